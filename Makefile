@@ -1,0 +1,37 @@
+# Two commands do all the set-up on a fresh machine:
+#   make demo  - create .venv if missing, install pb-gym, run the main job
+#   make test  - install pb-gym with the test extras, run the test suite
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install --disable-pip-version-check -c constraints.txt
+
+.PHONY: demo test test-slow bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.core: pyproject.toml constraints.txt | $(PY)
+	$(PIP) -e .
+	touch $@
+
+$(VENV)/.test: pyproject.toml constraints.txt | $(PY)
+	$(PIP) -e ".[dev,rl]"
+	touch $@ $(VENV)/.core
+
+demo: $(VENV)/.core
+	$(VENV)/bin/pb-gym odds --decks 8
+	$(VENV)/bin/pb-gym simulate --decks 8 --hands 2000000 --seed 1
+	$(VENV)/bin/pb-gym bench
+
+test: $(VENV)/.test
+	$(PY) -m pytest -m "not slow"
+
+test-slow: $(VENV)/.test
+	$(PY) -m pytest
+
+bench: $(VENV)/.core
+	$(VENV)/bin/pb-gym bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache
