@@ -161,6 +161,17 @@ def _init_kernel(shoe, position, counts, unseen, rng, full_counts, stack_len, bu
         _new_shoe(t, shoe, position, counts, unseen, rng, full_counts, stack_len, burn, burn_counts)
 
 
+@numba.njit(parallel=True, cache=True)
+def _shuffle_kernel(tables, shoe, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands,
+                    rng, full_counts, burn, burn_counts):
+    for i in numba.prange(tables.shape[0]):
+        t = tables[i]
+        _new_shoe(t, shoe, position, counts, unseen, rng, full_counts, 0, burn, burn_counts)
+        hands_in_shoe[t] = 0
+        shoes_started[t] += 1
+        cut_hands[t] = 0
+
+
 @dataclasses.dataclass
 class ShoeState:
     """The explicit state of N tables (row ``t`` of every array is table ``t``).
@@ -250,7 +261,28 @@ class HandResult:
         return R.payoffs(rules, self.outcome, self.player_pair, self.banker_pair)
 
 
-def _table_seeds(seed: int | np.random.SeedSequence | None, n_tables: int) -> np.ndarray:
+Seed = int | np.random.SeedSequence | Sequence[int] | np.ndarray | None
+
+
+def table_seeds(seed: Seed, n_tables: int) -> np.ndarray:
+    """The initial random state of each table.
+
+    An int (or ``SeedSequence``, or None for fresh entropy) is a root seed: the tables' states are drawn
+    from ``SeedSequence(seed)``. A sequence of ``n_tables`` ints seeds table ``t`` alone with
+    ``seed[t]``, exactly as a single table seeded with that int, so that N one-table states and one
+    N-table state deal the same hands (the Gymnasium convention ``seed + i`` for sub-environments).
+    """
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        seeds = np.asarray(seed)
+        if seeds.shape != (n_tables,) or seeds.dtype.kind not in "iu":
+            raise ValueError(f"seed must be an int or {n_tables} ints (one per table); got "
+                             f"{seeds.shape} of {seeds.dtype}")
+        return np.array([np.random.SeedSequence(int(s)).generate_state(1, dtype=np.uint64)[0]
+                         for s in seeds], dtype=np.uint64)
+    if isinstance(seed, (bool, np.bool_)) or not (seed is None or isinstance(
+            seed, (int, np.integer, np.random.SeedSequence))):
+        raise ValueError(f"seed={seed!r} is not allowed; allowed: an int >= 0, a SeedSequence, None, "
+                         "or one int per table")
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     return seq.generate_state(n_tables, dtype=np.uint64)
 
@@ -278,15 +310,15 @@ def _parse_stack(stack: Sequence | np.ndarray, rules: Rules, n_tables: int) -> n
     return np.broadcast_to(codes, (n_tables, codes.shape[1]))
 
 
-def init(rules: Rules, n_tables: int, seed: int | np.random.SeedSequence | None = None,
+def init(rules: Rules, n_tables: int, seed: Seed = None,
          stack: Sequence | np.ndarray | None = None) -> ShoeState:
     """Shuffle a fresh shoe at each of ``n_tables`` tables and apply the burn rule.
 
     Args:
         rules: the table rules (decks, burn, cut card).
         n_tables: number of independent tables (shoes).
-        seed: root seed; table ``t`` gets its own stream from ``SeedSequence(seed)``. The same seed
-            gives the same hands.
+        seed: root seed, or one seed per table (see :func:`table_seeds`). The same seed gives the
+            same hands.
         stack: optional stacked shoe top, in deal order: a list of cards (``"A"``, ``"10"``, ``"K"`` or
             codes 1..13) for every table, or one list per table. The rest of the shoe is the remaining
             cards, shuffled. The stack is the shoe from its top card, so with ``rules.burn`` its first
@@ -321,7 +353,7 @@ def init(rules: Rules, n_tables: int, seed: int | np.random.SeedSequence | None 
         hands_in_shoe=np.zeros(n_tables, dtype=np.int32),
         shoes_started=np.ones(n_tables, dtype=np.int64),
         cut_hands=np.zeros(n_tables, dtype=np.int8),
-        rng=_table_seeds(seed, n_tables),
+        rng=table_seeds(seed, n_tables),
         cut_position=n_cards - rules.cards_behind_cut,
     )
     _init_kernel(state.shoe, state.position, state.counts, state.unseen, state.rng, full, stack_len,
@@ -347,6 +379,30 @@ def deal(rules: Rules, state: ShoeState, out: HandResult | None = None) -> tuple
                  result.winner, result.natural, result.player_pair, result.banker_pair,
                  result.shuffled)
     return state, result
+
+
+def shuffle(rules: Rules, state: ShoeState, tables: np.ndarray | Sequence[int] | None = None,
+            seed: Seed = None) -> ShoeState:
+    """Start a fresh shoe (shuffle and burn) at the given tables (indices or a boolean mask; all if None).
+
+    Without ``seed`` each table continues its own random stream (deterministic given the original
+    seed); with ``seed`` (one int per selected table, or a root seed) the tables are reseeded first,
+    as :func:`init` would seed them.
+    """
+    index = np.arange(state.n_tables) if tables is None else np.asarray(tables)
+    if index.dtype == np.bool_:
+        if index.shape != (state.n_tables,):
+            raise ValueError(f"a table mask must have shape ({state.n_tables},); got {index.shape}")
+        index = np.flatnonzero(index)
+    index = index.astype(np.int64)
+    if index.size and (index.min() < 0 or index.max() >= state.n_tables):
+        raise ValueError(f"table indices must be in 0..{state.n_tables - 1}")
+    if seed is not None:
+        state.rng[index] = table_seeds(seed, index.size)
+    _shuffle_kernel(index, state.shoe, state.position, state.counts, state.unseen,
+                    state.hands_in_shoe, state.shoes_started, state.cut_hands, state.rng,
+                    R.full_shoe(rules.decks), bool(rules.burn), R.BURN_COUNTS)
+    return state
 
 
 def validate_stakes(rules: Rules, stakes: np.ndarray | dict, n: int) -> np.ndarray:
