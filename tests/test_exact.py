@@ -1,0 +1,146 @@
+"""The exact calculator against the published figures, integer counts, brute force and identities."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from pb_gym import exact
+from pb_gym import rules as R
+from pb_gym.reference import deal_hand
+from pb_gym.rules import Rules
+
+# domain-notes.md (Wizard of Odds appendices): decks -> P(banker), P(player), P(tie), house edges in %
+MAIN_FIGURES = {
+    1: (.459624, .446760, .093615, 1.0117, 1.2864, 15.7461, 6.3846),
+    2: (.459073, .446508, .094419, 1.0389, 1.2565, 15.0228, 5.5809),
+    4: (.458761, .446340, .094898, 1.0517, 1.2421, 14.5916, 5.1018),
+    6: (.458653, .446279, .095069, 1.0558, 1.2374, 14.4382, 4.9313),
+    8: (.458597, .446247, .095156, 1.0579, 1.2351, 14.3596, 4.8440),
+}
+
+
+def edge_pct(ev: float) -> float:
+    """House edge in percent, rounded to the 4 decimals the published tables show."""
+    return round(-100 * float(ev), 4)
+
+
+@pytest.mark.parametrize("decks", sorted(MAIN_FIGURES))
+def test_main_bets_reproduce_published_figures_exactly(decks):
+    pb, pp, pt, banker, player, tie8, tie9 = MAIN_FIGURES[decks]
+    shoe = R.full_shoe(decks)
+    odds = exact.odds(shoe)
+    assert round(odds["probabilities"]["banker"], 6) == pb
+    assert round(odds["probabilities"]["player"], 6) == pp
+    assert round(odds["probabilities"]["tie"], 6) == pt
+    assert edge_pct(odds["ev"]["banker"]) == banker
+    assert edge_pct(odds["ev"]["player"]) == player
+    assert edge_pct(odds["ev"]["tie"]) == tie8
+    assert edge_pct(exact.expected_values(shoe, Rules(tie_pays=9))[R.BETS.index("tie")]) == tie9
+
+
+# (8 decks, 6 decks) house edges in % from domain-notes.md
+VARIANT_FIGURES = [
+    ("banker", {"banker_variant": "no-commission"}, 1.4581, 1.4548),
+    ("banker", {"banker_variant": "ez"}, 1.0183, 1.0161),
+    ("banker", {"commission": 0.04}, 0.5993, 0.5972),
+    ("dragon7", {}, 7.6113, 7.6062),
+    ("panda8", {}, 10.1876, 10.2074),
+    ("player_pair", {}, 10.3614, 11.2540),
+    ("banker_pair", {}, 10.3614, 11.2540),
+]
+
+
+@pytest.mark.parametrize("bet, kwargs, edge8, edge6", VARIANT_FIGURES)
+def test_variants_and_side_bets_reproduce_published_figures(bet, kwargs, edge8, edge6):
+    for decks, edge in ((8, edge8), (6, edge6)):
+        ev = exact.expected_values(R.full_shoe(decks), Rules(decks=decks, **kwargs))
+        assert edge_pct(ev[R.BETS.index(bet)]) == edge, (decks, bet, kwargs)
+
+
+def test_integer_counts_for_8_decks_equal_the_published_integers():
+    counts = exact.outcome_counts(R.full_shoe(8))
+    by_winner = [sum(int(c) for c, w in zip(counts, R.OUTCOME_WINNER) if w == winner)
+                 for winner in range(3)]
+    assert int(counts.sum()) == 4_998_398_275_503_360 == exact.deals_of_six(416)
+    assert int(by_winner[R.BANKER]) == 2_292_252_566_437_888
+    assert int(by_winner[R.PLAYER]) == 2_230_518_282_592_256
+    assert int(by_winner[R.TIE]) == 475_627_426_473_216
+
+
+def test_multiset_weights_count_every_ordering_once():
+    weights = exact.multiset_weights()
+    assert weights.shape == (math.comb(15, 6), R.N_OUTCOMES)
+    assert weights.sum() == 10 ** 6
+    # the row of a multiset sums to its number of distinct orderings: 6! / prod(m_v!)
+    for index, multiset in enumerate(itertools.combinations_with_replacement(range(10), 6)):
+        expected = math.factorial(6)
+        for v in set(multiset):
+            expected //= math.factorial(multiset.count(v))
+        assert weights[index].sum() == expected
+
+
+@pytest.mark.parametrize("composition", [
+    [1, 1, 0, 2, 1, 0, 1, 2, 1, 1, 1, 0, 0],  # 11 cards, every branch reachable
+    [0, 2, 2, 0, 0, 1, 1, 0, 1, 0, 1, 1, 0],  # 9 cards, ten-valued cards of different ranks
+])
+def test_counts_equal_brute_force_over_every_ordered_deal(composition):
+    """Deal every ordered 6-card sequence of the physical cards through the plain reference loop."""
+    cards = [rank + 1 for rank, n in enumerate(composition) for _ in range(n)]
+    tally = np.zeros(R.N_OUTCOMES, dtype=np.int64)
+    pairs = 0
+    for deal in itertools.permutations(cards, 6):
+        hand, _ = deal_hand(deal, 0)
+        tally[hand.outcome] += 1
+        pairs += deal[0] == deal[2]
+    assert list(exact.outcome_counts(composition)) == list(tally)
+    assert exact.pair_probability(composition) == pytest.approx(pairs / tally.sum(), rel=1e-12)
+
+
+def test_float_path_equals_integer_path_and_counts_sum_to_deals_of_six():
+    rng = np.random.default_rng(7)
+    comps = R.full_shoe(8) - rng.integers(0, 30, size=(200, 13))
+    counts = exact.outcome_counts(comps)
+    totals = comps.sum(axis=1)
+    assert all(int(c.sum()) == exact.deals_of_six(n) for c, n in zip(counts, totals))
+    probs = exact.outcome_probabilities(comps)
+    expected = counts / np.array([float(exact.deals_of_six(n)) for n in totals])[:, None]
+    np.testing.assert_allclose(probs, expected, rtol=1e-13, atol=1e-16)
+
+
+@pytest.mark.parametrize("variant", R.BANKER_VARIANTS)
+def test_removing_a_card_is_a_martingale_for_every_bet(variant):
+    """Exchangeability: the count-weighted average of the EVs after removing one card equals the EV."""
+    rules = Rules(banker_variant=variant)
+    rng = np.random.default_rng(3)
+    for comp in [R.full_shoe(8), R.full_shoe(1), R.full_shoe(8) - rng.integers(0, 25, 13)]:
+        removed = np.array([comp - np.eye(13, dtype=np.int64)[r] for r in range(13) if comp[r] > 0])
+        weights = np.array([comp[r] for r in range(13) if comp[r] > 0]) / comp.sum()
+        np.testing.assert_allclose(weights @ exact.expected_values(removed, rules),
+                                   exact.expected_values(comp, rules), rtol=0, atol=1e-13)
+
+
+def test_vectorized_shapes():
+    comps = np.stack([R.full_shoe(8), R.full_shoe(6)])
+    assert exact.expected_values(comps).shape == (2, 7)
+    assert exact.outcome_probabilities(comps[None]).shape == (1, 2, 6)
+    np.testing.assert_allclose(exact.outcome_probabilities(comps).sum(axis=-1), 1.0, rtol=1e-14)
+
+
+@pytest.mark.parametrize("composition, message", [
+    ([4] * 12, r"13 counts by rank \(A, 2, 3, .*\) on its last axis; got shape \(12,\)"),
+    ([4] * 12 + [-1], r"composition counts must be >= 0"),
+    ([1, 1, 1, 1, 1] + [0] * 8, r"at least 6 cards .* got 5"),
+    ([0.5] * 13, r"whole numbers of cards"),
+    (["a"] * 13, r"whole numbers of cards"),
+])
+def test_bad_compositions_are_rejected(composition, message):
+    with pytest.raises(ValueError, match=message):
+        exact.expected_values(composition)
+
+
+def test_integer_counts_refuse_more_than_8_decks():
+    with pytest.raises(ValueError, match="at most 416 cards"):
+        exact.outcome_counts(R.full_shoe(8) + 1)
+    assert exact.outcome_probabilities(R.full_shoe(8) * 2).sum() == pytest.approx(1.0)
