@@ -1,0 +1,98 @@
+"""The pb-gym command line: JSON shapes and values, text output, and argument errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from pb_gym import cli
+
+
+def run_json(capsys, *argv):
+    assert cli.main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_odds_json_full_shoe(capsys):
+    out = run_json(capsys, "odds", "--decks", "8")
+    assert out["cards"] == 416
+    assert set(out["probabilities"]) >= {"banker", "player", "tie"}
+    assert set(out["ev"]) == {"banker", "player", "tie", "player_pair", "banker_pair", "dragon7",
+                              "panda8"}
+    assert round(-100 * out["ev"]["banker"], 4) == 1.0579
+    assert round(-100 * out["ev"]["player"], 4) == 1.2351
+    assert round(-100 * out["ev"]["tie"], 4) == 14.3596
+    assert round(out["probabilities"]["banker"], 6) == 0.458597
+
+
+def test_odds_variants_and_ranks(capsys):
+    assert round(-100 * run_json(capsys, "odds", "--decks", "6", "--tie-pays", "9")["ev"]["tie"],
+                 4) == 4.9313
+    assert round(-100 * run_json(capsys, "odds", "--variant", "ez")["ev"]["banker"], 4) == 1.0183
+    # only ten-valued cards left: every hand is a 0-0 tie
+    out = run_json(capsys, "odds", "--ranks", "0,0,0,0,0,0,0,0,0,10,10,10,10")
+    assert out["cards"] == 40 and out["probabilities"]["tie"] == 1.0 and out["ev"]["tie"] == 8.0
+    full = ",".join(["32"] * 13)
+    assert run_json(capsys, "odds", "--ranks", full)["ev"] == run_json(capsys, "odds")["ev"]
+
+
+def test_odds_text(capsys):
+    assert cli.main(["odds", "--decks", "8"]) == 0
+    text = capsys.readouterr().out
+    assert "8-deck shoe (416 cards)" in text and "-1.0579%" in text and "dragon7" in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["odds", "--decks", "9"], "--decks=9 is not allowed; allowed: an integer from 1 to 8"),
+    (["odds", "--ranks", "1,2,3"], "--ranks takes 13 comma-separated counts"),
+    (["odds", "--ranks", "1,1,1,1,1,0,0,0,0,0,0,0,0"], "at least 6 cards"),
+    (["odds", "--decks", "6", "--ranks", ",".join(["4"] * 13)], "not allowed with argument --decks"),
+    (["odds", "--variant", "french"], "invalid choice: 'french'"),
+    (["simulate", "--hands", "0"], "--hands=0 is not allowed; allowed: an integer >= 1"),
+    (["simulate", "--tables", "-3"], "--tables=-3 is not allowed"),
+])
+def test_argument_errors_exit_2_with_a_clear_message(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_simulate_json(capsys):
+    out = run_json(capsys, "simulate", "--decks", "8", "--hands", "300000", "--seed", "3",
+                   "--tables", "1000")
+    assert out["hands"] == 300000
+    assert sum(out["wins"].values()) == 300000
+    assert sum(out["outcomes"].values()) == 300000
+    for bet, row in out["bets"].items():
+        lo, hi = row["ci95"]
+        assert lo < row["return_per_unit"] < hi
+        assert row["exact_within_ci"] == (lo <= row["exact_ev"] <= hi)
+        # the realized return is within 5 standard errors of the exact EV (false alarm ~6e-7)
+        standard_error = (hi - lo) / 2 / 1.959964
+        assert abs(row["return_per_unit"] - row["exact_ev"]) < 5 * standard_error, bet
+    assert out["bets"]["banker"]["exact_ev"] == pytest.approx(-0.010579, abs=5e-7)
+    # same seed, same hands
+    again = run_json(capsys, "simulate", "--hands", "300000", "--seed", "3", "--tables", "1000")
+    assert again["wins"] == out["wins"]
+
+
+def test_simulate_partial_last_round_counts_exactly(capsys):
+    out = run_json(capsys, "simulate", "--hands", "1001", "--tables", "100", "--seed", "1")
+    assert sum(out["wins"].values()) == 1001
+
+
+def test_bench_quick_json(capsys):
+    out = run_json(capsys, "bench", "--quick")
+    assert out["engine_hands_per_s"] > 0
+    assert out["engine_vs_python_loop"] == pytest.approx(
+        out["engine_hands_per_s"] / out["python_loop_hands_per_s"])
+    assert out["exact_compositions_per_s"] > 0
+
+
+def test_console_script_help():
+    for command in ("odds", "simulate", "bench"):
+        done = subprocess.run([sys.executable, "-m", "pb_gym.cli", command, "--help"],
+                              capture_output=True, text=True, check=True)
+        assert "--json" in done.stdout

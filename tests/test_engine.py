@@ -1,0 +1,267 @@
+"""The vectorized engine: stacked-shoe scenarios and their settlement, parity with the plain reference
+loop, shoe bookkeeping (burn, cut card, counts), seeding, statistics against the exact odds, errors."""
+
+import numpy as np
+import pytest
+
+from pb_gym import engine, exact
+from pb_gym import rules as R
+from pb_gym.reference import deal_hand
+from pb_gym.rules import Rules
+
+ONE_UNIT_EACH = {bet: 1.0 for bet in R.BETS}
+
+# name, stack (P, B, P, B, then third cards), player cards, banker cards, outcome,
+# net per unit: banker under (standard, no-commission, ez), player, tie at 8:1, player pair,
+# banker pair, dragon 7, panda 8
+SCENARIOS = [
+    ("player natural 9", "4 K 5 2", "4 5", "K 2", "player", (-1, -1, -1), 1, -1, -1, -1, -1, -1),
+    ("banker natural stops a drawing player", "K 9 5 K", "K 5", "9 K", "banker",
+     (0.95, 1, 1), -1, -1, -1, -1, -1, -1),
+    ("natural tie 8-8, banker pair", "3 4 5 4", "3 5", "4 4", "tie", (0, 0, 0), 0, 8, -1, 11, -1, -1),
+    ("banker 3 stands on the player's 8", "2 A 3 2 8", "2 3 8", "A 2", "tie",
+     (0, 0, 0), 0, 8, -1, -1, -1, -1),
+    ("banker 3 draws on the player's 9", "2 A 3 2 9 5", "2 3 9", "A 2 5", "banker",
+     (0.95, 1, 1), -1, -1, -1, -1, -1, -1),
+    ("banker 4 stands on the player's ace", "A 3 3 A A", "A 3 A", "3 A", "player",
+     (-1, -1, -1), 1, -1, -1, -1, -1, -1),
+    ("banker 4 draws on the player's 2", "A 3 3 A 2 5", "A 3 2", "3 A 5", "banker",
+     (0.95, 1, 1), -1, -1, -1, -1, -1, -1),
+    ("banker 5 draws on the player's 4", "2 2 2 3 4 4", "2 2 4", "2 3 4", "banker",
+     (0.95, 1, 1), -1, -1, 11, -1, -1, -1),
+    ("banker 5 stands on the player's 3", "2 2 A 3 3", "2 A 3", "2 3", "player",
+     (-1, -1, -1), 1, -1, -1, -1, -1, -1),
+    ("banker 6 draws on the player's 6; Panda 8", "K 3 2 3 6 K", "K 2 6", "3 3 K", "player_3card_8",
+     (-1, -1, -1), 1, -1, -1, 11, -1, 25),
+    ("banker 6 stands on the player's 5", "K A 2 5 5", "K 2 5", "A 5", "player",
+     (-1, -1, -1), 1, -1, -1, -1, -1, -1),
+    ("banker 7 stands on the player's 7", "A 3 2 4 7", "A 2 7", "3 4", "banker",
+     (0.95, 1, 1), -1, -1, -1, -1, -1, -1),
+    ("player stands on 6, banker draws on 5 to a three-card 7: Dragon 7", "3 2 3 3 2", "3 3",
+     "2 3 2", "banker_3card_7", (0.95, 1, 0), -1, -1, 11, -1, 40, -1),
+    ("banker wins with 6: no-commission pays half", "A 2 3 4 K", "A 3 K", "2 4", "banker_6",
+     (0.95, 0.5, 1), -1, -1, -1, -1, -1, -1),
+    ("player stands on 7, banker stands on 6", "4 2 3 4", "4 3", "2 4", "player",
+     (-1, -1, -1), 1, -1, -1, -1, -1, -1),
+    ("both pairs, tie 9-9", "7 Q 7 Q 5 9", "7 7 5", "Q Q 9", "tie", (0, 0, 0), 0, 8, 11, 11, -1, -1),
+]
+
+
+def _cards(text):
+    return [R.card_code(c) for c in text.split()]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s[0] for s in SCENARIOS])
+@pytest.mark.parametrize("variant_index, variant", list(enumerate(R.BANKER_VARIANTS)))
+def test_stacked_scenarios_deal_and_settle_exactly(scenario, variant_index, variant):
+    _, stack, player, banker, outcome, banker_net, player_net, tie_net, pp, bp, d7, p8 = scenario
+    rules = Rules(burn=False, banker_variant=variant)
+    state = engine.init(rules, 2, seed=1, stack=stack.split())
+    state, hand = engine.deal(rules, state)
+    for t in range(2):
+        assert [c for c in hand.player_cards[t] if c] == _cards(player)
+        assert [c for c in hand.banker_cards[t] if c] == _cards(banker)
+        assert R.OUTCOMES[hand.outcome[t]] == outcome
+    expected = [banker_net[variant_index], player_net, tie_net, pp, bp, d7, p8]
+    np.testing.assert_allclose(engine.settle(rules, hand, ONE_UNIT_EACH), sum(expected))
+    np.testing.assert_allclose(hand.payoffs(rules)[0], expected)
+    # the tie at 9:1 and a stake on one spot only
+    nine = Rules(burn=False, banker_variant=variant, tie_pays=9)
+    tie_only = engine.settle(nine, hand, {"tie": 10.0})
+    np.testing.assert_allclose(tie_only, 10 * (9 if outcome == "tie" else -1))
+
+
+def test_stacked_result_fields():
+    rules = Rules(burn=False)
+    _, hand = engine.deal(rules, engine.init(rules, 1, stack="3 2 3 3 2".split()))
+    assert (hand.player_total[0], hand.banker_total[0]) == (6, 7)
+    assert (hand.player_ncards[0], hand.banker_ncards[0]) == (2, 3)
+    assert R.WINNERS[hand.winner[0]] == "banker"
+    assert not hand.natural[0] and hand.player_pair[0] and not hand.banker_pair[0]
+    _, hand = engine.deal(rules, engine.init(rules, 1, stack="K 9 5 K".split()))
+    assert hand.natural[0] and hand.player_ncards[0] == 2
+
+
+def test_stack_with_burn_turns_its_first_card():
+    rules = Rules(burn=True)
+    # the 3 is turned and burns 3 more; the hand starts at the fifth card
+    state = engine.init(rules, 1, stack="3 K K K 4 K 5 2".split())
+    assert state.position[0] == 4
+    assert state.unseen[0].sum() == 416 - 1 and state.counts[0].sum() == 416 - 4
+    _, hand = engine.deal(rules, state)
+    assert list(hand.player_cards[0][:2]) == [4, 5] and R.OUTCOMES[hand.outcome[0]] == "player"
+
+
+def test_stack_rest_of_shoe_is_the_remaining_cards_and_per_table_stacks():
+    rules = Rules(decks=1, burn=False)
+    state = engine.init(rules, 2, seed=3, stack=[["A", "A", "A", "A"], ["K", "Q", "J", "10"]])
+    for t, stack in enumerate(([1, 1, 1, 1], [13, 12, 11, 10])):
+        assert list(state.shoe[t, :4]) == stack
+        assert np.array_equal(np.bincount(state.shoe[t], minlength=14)[1:], np.full(13, 4))
+
+
+@pytest.mark.parametrize("stack, message", [
+    (["A"] * 33, r"impossible stack \(table 0\): 33 cards of rank A but a 8-deck shoe holds only 32"),
+    (["K", "X"], r"unknown card 'X'; allowed: one of A, 2, 3"),
+    ([["A"], ["A"], ["A"]], r"one list per table \(2 tables\); got shape \(3, 1\)"),
+    (["2"] * 417, r"stack has 417 cards but a 8-deck shoe holds 416"),
+])
+def test_bad_stacks_are_rejected(stack, message):
+    with pytest.raises(ValueError, match=message):
+        engine.init(Rules(), 2, stack=stack)
+
+
+@pytest.mark.parametrize("rules", [Rules(), Rules(decks=1, cut_card=0.75), Rules(decks=6, burn=False),
+                                   Rules(decks=2, hand_after_cut=True, cut_card=20)],
+                         ids=["8 decks", "1 deck 75%", "6 decks no burn", "hand after cut"])
+def test_engine_deals_each_shoe_exactly_as_the_reference_loop(rules):
+    """Replay each table's shoe through the plain Python loop: same hands, same reshuffle point."""
+    n = 64
+    state = engine.init(rules, n, seed=11)
+    shoes, positions = state.shoe.copy(), state.position.copy()
+    full = R.full_shoe(rules.decks)
+    for t in range(n):  # burn bookkeeping: the turned card is seen, the burned ones are not
+        first = shoes[t, 0] - 1
+        assert positions[t] == ((1 + R.BURN_COUNTS[first]) if rules.burn else 0)
+    expected_hands = []
+    for t in range(n):
+        hands, pos, after_cut = [], int(positions[t]), 0
+        while pos < state.cut_position or (rules.hand_after_cut and after_cut == 0):
+            after_cut += pos >= state.cut_position
+            hand, pos = deal_hand(list(shoes[t]), pos)
+            hands.append(hand)
+        expected_hands.append(hands)
+    for k in range(max(len(h) for h in expected_hands) + 1):
+        _, hand = engine.deal(rules, state)
+        for t in range(n):
+            if k < len(expected_hands[t]):
+                ref = expected_hands[t][k]
+                assert not hand.shuffled[t]
+                assert tuple(c for c in hand.player_cards[t] if c) == ref.player
+                assert tuple(c for c in hand.banker_cards[t] if c) == ref.banker
+                assert (hand.player_total[t], hand.banker_total[t]) == (ref.player_total,
+                                                                         ref.banker_total)
+                assert hand.outcome[t] == ref.outcome
+                dealt = np.bincount(shoes[t, :state.position[t]], minlength=14)[1:]
+                assert np.array_equal(state.counts[t], full - dealt)
+                burned = np.bincount(shoes[t, 1:positions[t]], minlength=14)[1:]
+                assert np.array_equal(state.unseen[t], full - dealt + burned)
+                assert state.hands_in_shoe[t] == k + 1
+            elif k == len(expected_hands[t]):
+                assert hand.shuffled[t] and state.hands_in_shoe[t] == 1
+                assert state.shoes_started[t] == 2
+
+
+def test_same_seed_same_hands_and_per_table_seeds_match_single_tables():
+    rules = Rules()
+    a, b, c = (engine.init(rules, 300, seed=5), engine.init(rules, 300, seed=5),
+               engine.init(rules, 300, seed=6))
+    singles = [engine.init(rules, 1, seed=s) for s in (40, 41, 42)]
+    batch = engine.init(rules, 3, seed=[40, 41, 42])
+    differs = False
+    for _ in range(200):
+        _, ha = engine.deal(rules, a)
+        _, hb = engine.deal(rules, b)
+        _, hc = engine.deal(rules, c)
+        assert np.array_equal(ha.player_cards, hb.player_cards)
+        assert np.array_equal(ha.banker_cards, hb.banker_cards)
+        differs |= not np.array_equal(ha.player_cards, hc.player_cards)
+        _, hbatch = engine.deal(rules, batch)
+        for t, single in enumerate(singles):
+            _, hs = engine.deal(rules, single)
+            assert np.array_equal(hs.banker_cards[0], hbatch.banker_cards[t])
+    assert differs
+
+
+def test_shuffle_selected_tables_and_copy():
+    rules = Rules()
+    state = engine.init(rules, 4, seed=0)
+    for _ in range(10):
+        engine.deal(rules, state)
+    saved = state.copy()
+    engine.shuffle(rules, state, np.array([False, True, False, True]))
+    assert list(state.hands_in_shoe) == [10, 0, 10, 0] and list(state.shoes_started) == [1, 2, 1, 2]
+    assert np.array_equal(state.shoe[0], saved.shoe[0]) and saved.hands_in_shoe[1] == 10
+    engine.shuffle(rules, state, [2], seed=[99])
+    assert np.array_equal(state.shoe[2], engine.init(rules, 1, seed=99).shoe[0])
+    with pytest.raises(ValueError, match=r"table indices must be in 0..3"):
+        engine.shuffle(rules, state, [4])
+
+
+def _z_scores(observed_counts, probabilities, n):
+    return (observed_counts - n * probabilities) / np.sqrt(n * probabilities * (1 - probabilities))
+
+
+def test_frequencies_over_a_million_hands_match_exact_probabilities():
+    """10^6 hands dealt through whole 8-deck shoes: every outcome class and the pair frequencies
+    within 5 standard errors of the exact full-shoe probabilities (false alarm ~6e-7 per check;
+    the cut-card effect is far below one standard error here)."""
+    rules = Rules()
+    tables, rounds = 4096, 245
+    state = engine.init(rules, tables, seed=2024)
+    out = engine.HandResult.empty(tables)
+    outcomes = np.zeros(R.N_OUTCOMES)
+    pairs = np.zeros(2)
+    for _ in range(rounds):
+        engine.deal(rules, state, out)
+        outcomes += np.bincount(out.outcome, minlength=R.N_OUTCOMES)
+        pairs += [out.player_pair.sum(), out.banker_pair.sum()]
+    n = tables * rounds
+    assert n >= 10 ** 6
+    z = _z_scores(outcomes, exact.outcome_probabilities(R.full_shoe(8)), n)
+    assert np.all(np.abs(z) < 5), dict(zip(R.OUTCOMES, z))
+    z_pairs = _z_scores(pairs, exact.pair_probability(R.full_shoe(8)), n)
+    assert np.all(np.abs(z_pairs) < 5), z_pairs
+
+
+def _martingale_z(hands: int, seed: int, decks: int) -> np.ndarray:
+    """Deal through whole shoes; compare each hand with the exact odds of the cards unseen before it."""
+    rules = Rules(decks=decks)
+    tables = 2048
+    state = engine.init(rules, tables, seed=seed)
+    out = engine.HandResult.empty(tables)
+    diff = np.zeros(R.N_OUTCOMES)
+    var = np.zeros(R.N_OUTCOMES)
+    for _ in range(hands // tables):
+        # the next hand's exact odds, from what the players have not seen (reshuffle: a full shoe)
+        due = state.position >= state.cut_position
+        composition = np.where(due[:, None], R.full_shoe(decks), state.unseen)
+        p = exact.outcome_probabilities(composition)
+        engine.deal(rules, state, out)
+        diff += (np.eye(R.N_OUTCOMES)[out.outcome] - p).sum(axis=0)
+        var += (p * (1 - p)).sum(axis=0)
+    return diff / np.sqrt(var)
+
+
+def test_every_hand_follows_the_exact_odds_of_its_unseen_cards():
+    """Sum over hands of (indicator - exact probability given the unseen cards) is a martingale:
+    within 5 standard errors for every outcome class, at every depth of 1-deck shoes."""
+    z = _martingale_z(200_000, seed=8, decks=1)
+    assert np.all(np.abs(z) < 5), z
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("decks", [1, 8])
+def test_every_hand_follows_the_exact_odds_of_its_unseen_cards_slow(decks):
+    z = _martingale_z(2_000_000, seed=9, decks=decks)
+    assert np.all(np.abs(z) < 5), z
+
+
+def test_settle_rejects_bad_stakes():
+    rules = Rules(side_bets=("dragon7",))
+    _, hand = engine.deal(rules, engine.init(rules, 3, seed=0))
+    with pytest.raises(ValueError, match=r"negative stake on 'player'; stakes must be >= 0"):
+        engine.settle(rules, hand, {"player": np.array([1.0, -2.0, 0.0])})
+    with pytest.raises(ValueError, match=r"unknown bet 'bankr'; allowed: banker, player, tie"):
+        engine.settle(rules, hand, {"bankr": 1.0})
+    with pytest.raises(ValueError, match=r"stake on 'panda8', which this table does not offer; "
+                                         r"offered: banker, player, tie, dragon7"):
+        engine.settle(rules, hand, {"panda8": 1.0})
+    with pytest.raises(ValueError, match=r"stakes must have shape \(3, 7\)"):
+        engine.settle(rules, hand, np.ones((3, 3)))
+    with pytest.raises(ValueError, match="stakes must be finite"):
+        engine.settle(rules, hand, {"tie": np.nan})
+    with pytest.raises(ValueError, match=r"n_tables=0 is not allowed"):
+        engine.init(rules, 0)
+    with pytest.raises(ValueError, match=r"seed must be an int or 3 ints"):
+        engine.init(rules, 3, seed=[1, 2])
