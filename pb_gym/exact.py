@@ -114,6 +114,60 @@ def _outcome_counts_kernel(c, weights, out):
             out[b, o] = acc[o]
 
 
+BLOCK = 16
+"""Compositions evaluated together by the float kernel: its inner loops run over a block, so the
+compiler vectorizes them (SIMD); about twice the scalar kernel's speed."""
+
+
+@numba.njit(parallel=True, cache=True)
+def _expectation_kernel(blocks, weights, out):
+    """Float twin of the kernel above over blocks of compositions: ``blocks`` is (n_blocks, 10, BLOCK)
+    value counts, ``out`` (n_blocks, k, BLOCK) receives sum_m weights[m, :] prod_v (c_v)_(m_v)."""
+    n_out = weights.shape[1]
+    for blk in numba.prange(blocks.shape[0]):
+        c = blocks[blk]
+        acc = np.zeros((n_out, BLOCK))
+        p1 = np.empty(BLOCK)
+        p2 = np.empty(BLOCK)
+        p3 = np.empty(BLOCK)
+        p4 = np.empty(BLOCK)
+        p5 = np.empty(BLOCK)
+        p6 = np.empty(BLOCK)
+        j = 0
+        for v1 in range(10):
+            for i in range(BLOCK):
+                p1[i] = c[v1, i]
+            for v2 in range(v1, 10):
+                k2 = 1.0 if v2 == v1 else 0.0
+                for i in range(BLOCK):
+                    p2[i] = p1[i] * (c[v2, i] - k2)
+                for v3 in range(v2, 10):
+                    k3 = k2 + 1.0 if v3 == v2 else 0.0
+                    for i in range(BLOCK):
+                        p3[i] = p2[i] * (c[v3, i] - k3)
+                    for v4 in range(v3, 10):
+                        k4 = k3 + 1.0 if v4 == v3 else 0.0
+                        for i in range(BLOCK):
+                            p4[i] = p3[i] * (c[v4, i] - k4)
+                        for v5 in range(v4, 10):
+                            k5 = k4 + 1.0 if v5 == v4 else 0.0
+                            for i in range(BLOCK):
+                                p5[i] = p4[i] * (c[v5, i] - k5)
+                            for v6 in range(v5, 10):
+                                k6 = k5 + 1.0 if v6 == v5 else 0.0
+                                for i in range(BLOCK):
+                                    p6[i] = p5[i] * (c[v6, i] - k6)
+                                for o in range(n_out):
+                                    w = weights[j, o]
+                                    if w != 0.0:
+                                        for i in range(BLOCK):
+                                            acc[o, i] += w * p6[i]
+                                j += 1
+        for o in range(n_out):
+            for i in range(BLOCK):
+                out[blk, o, i] = acc[o, i]
+
+
 def validate_composition(composition: np.ndarray | list) -> np.ndarray:
     """Check a composition (counts by rank A..K, last axis of length 13) and return it as int64."""
     array = np.asarray(composition)
@@ -167,12 +221,31 @@ def outcome_probabilities(composition: np.ndarray | list) -> np.ndarray:
 
     Vectorized and parallel over any leading axes of ``composition`` (counts by rank).
     """
+    return expectations(composition, np.eye(R.N_OUTCOMES))
+
+
+def expectations(composition: np.ndarray | list, columns: np.ndarray) -> np.ndarray:
+    """Expectations of functions of the outcome class: ``sum_o P(o) * columns[o, :]``, ``(..., k)``.
+
+    ``columns`` is ``(6, k)``: e.g. ``rules.paytable()[:, [0]]`` gives the banker EV alone. Folding the
+    columns into the multiset weights first costs one multiply-add per multiset and column, so asking
+    for fewer columns is proportionally faster (a Kelly bettor needs two, not six).
+    """
     comp = validate_composition(composition)
+    columns = np.asarray(columns, dtype=np.float64)
+    if columns.ndim != 2 or columns.shape[0] != R.N_OUTCOMES:
+        raise ValueError(f"columns must have shape ({R.N_OUTCOMES}, k); got {columns.shape}")
     flat = value_counts(comp).reshape(-1, 10).astype(np.float64)
-    out = np.zeros((flat.shape[0], R.N_OUTCOMES), dtype=np.float64)
-    _outcome_counts_kernel(flat, _float_weights(), out)
-    out /= _falling6(comp.reshape(-1, R.N_RANKS).sum(axis=1))[:, None]
-    return out.reshape(comp.shape[:-1] + (R.N_OUTCOMES,))
+    n = flat.shape[0]
+    n_blocks = -(-n // BLOCK)
+    if n_blocks * BLOCK != n:  # pad the last block with copies of a valid composition
+        flat = np.concatenate([flat, np.repeat(flat[:1], n_blocks * BLOCK - n, axis=0)])
+    blocks = np.ascontiguousarray(flat.reshape(n_blocks, BLOCK, 10).transpose(0, 2, 1))
+    out = np.empty((n_blocks, columns.shape[1], BLOCK))
+    _expectation_kernel(blocks, _float_weights() @ columns, out)
+    result = out.transpose(0, 2, 1).reshape(n_blocks * BLOCK, columns.shape[1])[:n]
+    result /= _falling6(comp.reshape(-1, R.N_RANKS).sum(axis=1))[:, None]
+    return result.reshape(comp.shape[:-1] + (columns.shape[1],))
 
 
 @functools.lru_cache(maxsize=1)
