@@ -12,11 +12,11 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.core: pyproject.toml constraints.txt | $(PY)
-	$(PIP) -e .
+	$(PIP) -e ".[studies]"
 	touch $@
 
 $(VENV)/.test: pyproject.toml constraints.txt | $(PY)
-	$(PIP) -e ".[dev,rl]"
+	$(PIP) -e ".[studies,rl,dev]"
 	touch $@ $(VENV)/.core
 
 demo: $(VENV)/.core

@@ -1,5 +1,5 @@
-"""Throughput benchmarks: the engine at several batch sizes against the plain Python loop, and the
-exact calculator. Speed is checked here (figures and ratios printed side by side in one run), never by
+"""Throughput benchmarks: the engine at several batch sizes against the plain Python loop, the exact
+calculator, and the native vector environment against Gymnasium's SyncVectorEnv. Speed is checked here (figures and ratios printed side by side in one run), never by
 timed unit tests."""
 
 from __future__ import annotations
@@ -69,4 +69,8 @@ def run(quick: bool = False, batch_sizes: tuple[int, ...] = (1, 256, 4096, 16384
         "engine_vs_python_loop": best / python_loop,
         "exact_compositions_per_s": exact_compositions_per_s(2000 if quick else 20000, seconds),
     }
+    from pb_gym.envs.bench import vector_env_throughput
+
+    figures.update(vector_env_throughput(n_envs=4096, seconds=seconds,
+                                         sync_n_envs=64 if quick else 256))
     return figures

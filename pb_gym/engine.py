@@ -20,6 +20,7 @@ face-down burned cards), which is what a card counter can know.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Sequence
 
 import numba
@@ -83,13 +84,28 @@ def _new_shoe(t, shoe, position, counts, unseen, rng, full_counts, start, burn, 
 
 
 @numba.njit(parallel=True, cache=True)
-def _deal_kernel(shoe, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng,
+def _deal_kernel(active, shoe, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng,
                  cut_position, hand_after_cut, burn, full_counts, burn_counts, card_values,
                  player_draws, banker_tableau, outcome_table, outcome_winner,
                  player_cards, banker_cards, player_total, banker_total, player_ncards,
                  banker_ncards, outcome, winner, natural, player_pair, banker_pair, shuffled):
     n = shoe.shape[0]
     for t in numba.prange(n):
+        if not active[t]:  # a table sitting this hand out: untouched state, an empty result row
+            for k in range(3):
+                player_cards[t, k] = 0
+                banker_cards[t, k] = 0
+            player_total[t] = 0
+            banker_total[t] = 0
+            player_ncards[t] = 0
+            banker_ncards[t] = 0
+            outcome[t] = 0
+            winner[t] = 0
+            natural[t] = False
+            player_pair[t] = False
+            banker_pair[t] = False
+            shuffled[t] = False
+            continue
         # Between hands: reshuffle once the cut card has come out (one more hand first if configured).
         reshuffle = False
         if position[t] >= cut_position:
@@ -361,16 +377,23 @@ def init(rules: Rules, n_tables: int, seed: Seed = None,
     return state
 
 
-def deal(rules: Rules, state: ShoeState, out: HandResult | None = None) -> tuple[ShoeState, HandResult]:
+def deal(rules: Rules, state: ShoeState, out: HandResult | None = None,
+         active: np.ndarray | None = None) -> tuple[ShoeState, HandResult]:
     """Deal one hand at every table (reshuffling first where the cut card has come out).
 
     Returns the (in-place updated) state and the hands. ``out`` reuses preallocated result arrays.
+    ``active`` (a boolean mask) deals only at those tables: the others keep their state untouched
+    (shoe, random stream) and get an empty result row (no cards, all flags False).
     """
     n = state.n_tables
     result = out if out is not None else HandResult.empty(n)
     if len(result) != n:
         raise ValueError(f"out holds {len(result)} tables but the state has {n}")
-    _deal_kernel(state.shoe, state.position, state.counts, state.unseen, state.hands_in_shoe,
+    if active is None:
+        active = _all_active(n)
+    elif active.shape != (n,) or active.dtype != np.bool_:
+        raise ValueError(f"active must be a boolean mask of shape ({n},)")
+    _deal_kernel(active, state.shoe, state.position, state.counts, state.unseen, state.hands_in_shoe,
                  state.shoes_started, state.cut_hands, state.rng, state.cut_position,
                  bool(rules.hand_after_cut), bool(rules.burn), R.full_shoe(rules.decks),
                  R.BURN_COUNTS, R.CARD_VALUES, R.PLAYER_DRAWS, R.BANKER_TABLEAU, R.OUTCOME_TABLE,
@@ -403,6 +426,23 @@ def shuffle(rules: Rules, state: ShoeState, tables: np.ndarray | Sequence[int] |
                     state.hands_in_shoe, state.shoes_started, state.cut_hands, state.rng,
                     R.full_shoe(rules.decks), bool(rules.burn), R.BURN_COUNTS)
     return state
+
+
+@functools.lru_cache(maxsize=8)
+def _all_active(n: int) -> np.ndarray:
+    mask = np.ones(n, dtype=np.bool_)
+    mask.flags.writeable = False
+    return mask
+
+
+def next_hand_composition(rules: Rules, state: ShoeState) -> np.ndarray:
+    """The cards the players have not seen before the next hand, ``(n, 13)``: ``state.unseen``, or a
+    full shoe at tables whose next :func:`deal` reshuffles first. Exact odds of this composition are
+    the odds of the next hand given everything seen."""
+    due = state.position >= state.cut_position
+    if rules.hand_after_cut:
+        due &= state.cut_hands > 0
+    return np.where(due[:, None], R.full_shoe(rules.decks), state.unseen)
 
 
 def validate_stakes(rules: Rules, stakes: np.ndarray | dict, n: int) -> np.ndarray:

@@ -89,6 +89,9 @@ def test_bench_quick_json(capsys):
     assert out["engine_vs_python_loop"] == pytest.approx(
         out["engine_hands_per_s"] / out["python_loop_hands_per_s"])
     assert out["exact_compositions_per_s"] > 0
+    assert out["vector_env_steps_per_s"] > 0 and out["sync_vector_env_steps_per_s"] > 0
+    assert out["vector_vs_sync_ratio"] == pytest.approx(
+        out["vector_env_steps_per_s"] / out["sync_vector_env_steps_per_s"])
 
 
 def test_console_script_help():

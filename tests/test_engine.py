@@ -224,9 +224,8 @@ def _martingale_z(hands: int, seed: int, decks: int) -> np.ndarray:
     var = np.zeros(R.N_OUTCOMES)
     for _ in range(hands // tables):
         # the next hand's exact odds, from what the players have not seen (reshuffle: a full shoe)
-        due = state.position >= state.cut_position
-        composition = np.where(due[:, None], R.full_shoe(decks), state.unseen)
-        p = exact.outcome_probabilities(composition)
+        p_hand = engine.next_hand_composition(rules, state)
+        p = exact.outcome_probabilities(p_hand)
         engine.deal(rules, state, out)
         diff += (np.eye(R.N_OUTCOMES)[out.outcome] - p).sum(axis=0)
         var += (p * (1 - p)).sum(axis=0)
@@ -265,3 +264,31 @@ def test_settle_rejects_bad_stakes():
         engine.init(rules, 0)
     with pytest.raises(ValueError, match=r"seed must be an int or 3 ints"):
         engine.init(rules, 3, seed=[1, 2])
+
+
+def test_deal_with_an_active_mask_leaves_other_tables_untouched():
+    rules = Rules()
+    state = engine.init(rules, 4, seed=[1, 2, 3, 4])
+    twin = engine.init(rules, 4, seed=[1, 2, 3, 4])
+    mask = np.array([True, False, True, False])
+    for _ in range(120):  # through a reshuffle
+        before = state.copy()
+        _, hand = engine.deal(rules, state, active=mask)
+        _, full = engine.deal(rules, twin)
+        for field in ("shoe", "position", "counts", "unseen", "rng", "shoes_started"):
+            assert np.array_equal(getattr(state, field)[~mask], getattr(before, field)[~mask]), field
+        assert not hand.player_cards[~mask].any() and not hand.shuffled[~mask].any()
+        assert np.array_equal(hand.player_cards[mask], full.player_cards[mask])
+    with pytest.raises(ValueError, match=r"active must be a boolean mask of shape \(4,\)"):
+        engine.deal(rules, state, active=np.ones(3, dtype=bool))
+
+
+@pytest.mark.parametrize("hand_after_cut", [False, True])
+def test_next_hand_composition_is_a_full_shoe_exactly_when_the_next_deal_reshuffles(hand_after_cut):
+    rules = Rules(decks=1, cut_card=14, hand_after_cut=hand_after_cut)
+    state = engine.init(rules, 16, seed=4)
+    for _ in range(30):
+        composition = engine.next_hand_composition(rules, state)
+        _, hand = engine.deal(rules, state)
+        full = np.all(composition == R.full_shoe(1), axis=1)
+        assert np.array_equal(full, hand.shuffled)

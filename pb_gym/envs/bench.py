@@ -1,0 +1,67 @@
+"""Throughput of the native vector environment against Gymnasium's SyncVectorEnv of single envs."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from gymnasium.vector import SyncVectorEnv
+
+from pb_gym.envs.punto_banco import PuntoBancoEnv
+from pb_gym.envs.vector import PuntoBancoVectorEnv
+
+
+def _steps_per_s(env, actions: list, n_envs: int, seconds: float, warmup: int = 3) -> float:
+    env.reset(seed=0)
+    for k in range(warmup):
+        env.step(actions[k % len(actions)])
+    steps, start = 0, time.perf_counter()
+    while True:
+        env.step(actions[steps % len(actions)])
+        steps += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return steps * n_envs / elapsed
+
+
+def vector_env_throughput(n_envs: int = 4096, seconds: float = 2.0, sync_n_envs: int | None = 256,
+                          sync_seconds: float | None = None, **env_kwargs) -> dict:
+    """Steps (hands) per second of the native vector env and of ``SyncVectorEnv`` over single envs.
+
+    Both play a random bet each step (a pre-drawn random action per table and step, cycled over 16
+    batches) with visible discards and the other settings at their defaults (``env_kwargs`` override
+    them). The SyncVectorEnv runs ``sync_n_envs`` sub-environments (per-step cost is linear in the
+    number of sub-environments, so its steps/s do not depend on it; None = ``n_envs``) for
+    ``sync_seconds`` (default ``seconds``).
+
+    Returns ``vector_env_steps_per_s``, ``sync_vector_env_steps_per_s``, ``vector_vs_sync_ratio``,
+    ``vector_env_n_envs`` and ``sync_vector_env_n_envs``.
+    """
+    env_kwargs = {"visible_discards": True, **env_kwargs}
+    rng = np.random.default_rng(0)
+    venv = PuntoBancoVectorEnv(n_envs, **env_kwargs)
+    actions = [_random_actions(venv, rng) for _ in range(16)]
+    vector = _steps_per_s(venv, actions, n_envs, seconds)
+    venv.close()
+    n_sync = n_envs if sync_n_envs is None else min(int(sync_n_envs), n_envs)
+    kwargs = {"hand_info": False, **env_kwargs}  # the vector env's default infos, for a fair race
+    sync = SyncVectorEnv([lambda: PuntoBancoEnv(**kwargs) for _ in range(n_sync)])
+    sync_actions = [a[:n_sync] for a in actions]
+    sync_rate = _steps_per_s(sync, sync_actions, n_sync, seconds if sync_seconds is None else sync_seconds)
+    sync.close()
+    return {
+        "vector_env_steps_per_s": vector,
+        "sync_vector_env_steps_per_s": sync_rate,
+        "vector_vs_sync_ratio": vector / sync_rate,
+        "vector_env_n_envs": n_envs,
+        "sync_vector_env_n_envs": n_sync,
+    }
+
+
+def _random_actions(venv: PuntoBancoVectorEnv, rng: np.random.Generator) -> np.ndarray:
+    space = venv.action_space  # batched: an int Box (multidiscrete), MultiDiscrete (discrete), a Box
+    if hasattr(space, "nvec"):
+        return rng.integers(0, space.nvec, dtype=np.int64)
+    if np.issubdtype(space.dtype, np.integer):
+        return rng.integers(space.low, space.high, endpoint=True, dtype=np.int64)
+    return rng.random(space.shape, dtype=np.float32)

@@ -1,0 +1,156 @@
+"""Punto Banco (casino baccarat) as a Gymnasium environment: one table, one hand per step.
+
+The game
+--------
+Each step is one hand of Punto Banco dealt from a multi-deck shoe (:class:`pb_gym.Rules`): the agent
+places its stakes, two cards go to the Player and two to the Banker, third cards are drawn by the
+fixed tableau, and the higher total (0-9) wins; equal totals are a tie, which pushes banker and player
+bets. Banker wins pay 19:20 in the standard game (or 1:1 with the no-commission / EZ variants), player
+wins 1:1, a tie 8:1 or 9:1; optional side bets are Player Pair, Banker Pair (11:1), Dragon 7 (banker
+wins with a three-card 7, 40:1) and Panda 8 (player wins with a three-card 8, 25:1). When the cut card
+has come out the shoe is reshuffled (and the burn rule applied) before the next hand.
+
+Units
+-----
+Money amounts given as arguments (``bankroll``, ``table_min``, ``table_max``, ``win_target``) are in
+money; ``unit`` is the betting unit in money. Everything the environment returns (observation, reward,
+stakes) is in **betting units** = money / ``unit``.
+
+Action space (``action_mode``)
+------------------------------
+* ``"multidiscrete"`` (default): ``MultiDiscrete([n_bet_choices, K])`` = ``[bet, size]``. ``bet`` is
+  ``0`` = no bet, ``1`` banker, ``2`` player, ``3`` tie, then each offered side bet in
+  :data:`pb_gym.rules.BETS` order (``env.bet_choices`` lists them). ``size`` picks one of the K
+  ``stake_levels`` (units, or fractions of the current bankroll with ``stake_unit="fraction"``).
+* ``"discrete"``: ``Discrete(1 + n_bets * K)``, the flattening for DQN: ``0`` = no bet, ``1 + b * K + k``
+  = bet ``b`` (0 banker, 1 player, 2 tie, then the offered side bets) at level ``k``.
+* ``"box"``: ``Box(0, 1, (n_offered,))``: one entry per offered bet spot (banker, player, tie, side
+  bets), several at once as at a real table; entry ``a`` stakes ``a * min(bankroll, table_max)``.
+
+With ``allow_no_bet=False`` (forced to bet each hand) the no-bet choice is removed (bet index ``0`` is
+then banker; the discrete space has ``n_bets * K`` actions). Stakes are capped (see
+:mod:`pb_gym.envs.table`): at the table maximum and the bankroll per spot, proportionally scaled down if
+several spots add up to more than the bankroll, and a spot below the table minimum is not placed (when
+forced to bet, the table minimum is placed instead).
+
+Observation space (a ``Dict`` of float32 Boxes; ``flatten_obs=True`` concatenates them, in this order,
+into one ``Box``)
+-----------------------------------------------------------------------------------------------------
+=============  ==========  ===========================================================================
+key            shape       meaning
+=============  ==========  ===========================================================================
+``bankroll``   (1,)        current bankroll, in units
+``bead_plate`` (history,)  outcomes of the last ``history`` hands of this shoe, most recent first:
+                           0 = none yet, 1 = banker, 2 = player, 3 = tie (cleared at each new shoe)
+``cards_left`` (1,)        cards left in the shoe (not dealt nor burned)
+``hands``      (2,)        hands dealt in this episode, hands dealt from the current shoe
+``last_hand``  (10,)       last hand: banker won, player won, tie (one-hot), player total, banker total,
+                           player cards (2/3), banker cards, natural, player pair, banker pair (0s
+                           before the first hand of the episode)
+``shoe``       (13,)       only with ``visible_discards=True``: cards of each rank A, 2, ..., 10, J, Q,
+                           K the players have not seen (the shoe plus the face-down burned cards)
+=============  ==========  ===========================================================================
+
+Reward, episode end
+-------------------
+Reward: net win of the hand in units (0 for no bet or a push). ``terminated`` on ruin (bankroll below
+the table minimum) or when the bankroll reaches ``win_target``; ``truncated`` after ``max_hands`` hands
+(default 100; None = no limit) or, with ``one_shoe=True``, when the cut card has come out. ``reset()``
+always starts a fresh shoe (seeded when a seed is given) and the starting bankroll; ``reset(seed=s)``
+deals exactly the hands of table ``i`` of the vector environment reset with seed ``s - i``.
+
+``info`` (``hand_info=True``, the default): ``player_cards``/``banker_cards`` (card codes 1..13 = A..K,
+0 = no third card), ``player_total``, ``banker_total``, ``winner`` (0 banker, 1 player, 2 tie),
+``natural``, ``player_pair``, ``banker_pair``, ``shuffled`` (a new shoe was started for this hand),
+``stakes`` (units per spot, BETS order), ``bankroll`` (units, after the hand); with ``info_ev=True``
+``ev``: exact EV per unit of each of the 7 bet spots before the hand, given the cards seen.
+
+Rendering: ``render_mode="ansi"`` returns text (both hands, totals, winner, stakes, bead plate);
+``"rgb_array"`` a small ``(150, W, 3)`` uint8 picture of the table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from pb_gym.envs import render as _render
+from pb_gym.envs import table as T
+
+
+class PuntoBancoEnv(gym.Env):
+    """One Punto Banco table (see the module docstring for the spaces, rewards and arguments).
+
+    Args:
+        render_mode: None, ``"ansi"`` or ``"rgb_array"``.
+        **kwargs: the rules (``rules=Rules(...)`` or ``decks``, ``banker_variant``, ``tie_pays``,
+            ``side_bets``, ``cut_card``, ``burn``, ...) and the table and interface options of
+            :func:`pb_gym.envs.table.make_config` (``bankroll``, ``unit``, ``table_min``,
+            ``table_max``, ``win_target``, ``max_hands``, ``one_shoe``, ``visible_discards``,
+            ``history``, ``action_mode``, ``stake_levels``, ``stake_unit``, ``allow_no_bet``,
+            ``flatten_obs``, ``info_ev``, ``hand_info``). Bad names or values raise ``ValueError``.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
+
+    def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise T._bad("render_mode", render_mode, "None, " + ", ".join(self.metadata["render_modes"]))
+        self.config = T.make_config(**kwargs)
+        self.render_mode = render_mode
+        self.observation_space = T.observation_space(self.config)
+        self.action_space = T.action_space(self.config)
+        self.tables = T.new_tables(self.config, 1, seed=[0])
+        self._active = np.ones(1, dtype=np.bool_)
+        self._seeded = False
+
+    # ---- convenience views ----------------------------------------------------------------------
+    @property
+    def rules(self):
+        return self.config.rules
+
+    @property
+    def bet_choices(self) -> tuple[str, ...]:
+        """Names of the values of the bet choice (multidiscrete/discrete modes)."""
+        return self.config.bet_choices
+
+    @property
+    def bankroll(self) -> float:
+        """Current bankroll in units."""
+        return float(self.tables.bankroll[0])
+
+    # ---- Gymnasium API --------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            seeds = [int(seed)]
+        elif not self._seeded:  # never seeded: take a seed from Gymnasium's np_random (fresh entropy)
+            seeds = [int(self.np_random.integers(0, 2**63 - 1))]
+        else:
+            seeds = None  # continue this table's random stream
+        self._seeded = True
+        T.reset_tables(self.config, self.tables, np.zeros(1, dtype=np.int64), seeds)
+        return self._obs(), {}
+
+    def step(self, action):
+        cfg = self.config
+        acts = np.asarray(action)[None]
+        reward, terminated, truncated = T.play_hand(cfg, self.tables, acts, self._active)
+        info = {k: v[0] for k, v in T.hand_info(cfg, self.tables).items()}
+        return self._obs(), float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions now (for sb3-contrib's MaskablePPO; see :func:`pb_gym.envs.table.action_masks`)."""
+        return T.action_masks(self.config, self.tables.bankroll)[0]
+
+    def render(self):
+        if self.render_mode == "ansi":
+            return _render.render_ansi(self.config, self.tables, 0)
+        if self.render_mode == "rgb_array":
+            return _render.render_rgb(self.config, self.tables, 0)
+        return None
+
+    def _obs(self):
+        return T.split_obs(self.config, T.write_obs(self.config, self.tables)[0])

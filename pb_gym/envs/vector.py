@@ -1,0 +1,182 @@
+"""The native vector form of :class:`~pb_gym.envs.punto_banco.PuntoBancoEnv`: N tables stepped together
+with ONE engine call per step (no Python loop over tables).
+
+``gymnasium.make_vec("pb_gym/PuntoBanco-v0", num_envs=N, **kwargs)`` returns this class. Table ``i`` of
+``reset(seed=s)`` is seeded with ``s + i`` and deals exactly the hands of a single environment reset with
+``seed=s + i`` and given the same actions (the parity test checks it).
+
+Autoreset (``autoreset_mode``, also in ``metadata["autoreset_mode"]``):
+
+* ``NEXT_STEP`` (default, as Gymnasium's own vector envs): the step after a table's episode ended resets
+  it (its action is ignored, reward 0, not terminated/truncated) and returns its first observation.
+* ``SAME_STEP``: an ending table is reset in the same step; the returned observation is the new
+  episode's first, and ``info["final_obs"]`` (object array, one observation per table, None where the
+  episode did not end), ``info["final_info"]`` (batched) with masks ``info["_final_obs"]``,
+  ``info["_final_info"]`` hold the end of the episode. The stable-baselines3 adapter uses this mode.
+* ``DISABLED``: no autoreset; reset tables with ``reset(options={"reset_mask": mask})``.
+
+Observations, rewards, flags and infos are new arrays on every call (nothing returned is reused).
+Infos are minimal by default (``hand_info=False``: empty, or ``ev`` with ``info_ev``); with
+``hand_info=True`` they hold the per-hand keys of the single env as batched arrays with ``_key`` masks.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from pb_gym.envs import render as _render
+from pb_gym.envs import table as T
+
+_MODES = {m.value: m for m in AutoresetMode}
+
+
+class PuntoBancoVectorEnv(VectorEnv):
+    """N Punto Banco tables (see :mod:`pb_gym.envs.punto_banco` for spaces, rewards and arguments).
+
+    Args:
+        num_envs: number of tables N.
+        autoreset_mode: ``AutoresetMode`` (or its value): NEXT_STEP (default), SAME_STEP or DISABLED.
+        max_episode_steps: hands per episode (truncation) as passed by ``gymnasium.make_vec``; combined
+            with ``max_hands`` (the smaller applies).
+        render_mode: None, ``"ansi"`` or ``"rgb_array"``; ``render()`` returns one frame per table.
+        **kwargs: as for the single environment; ``hand_info`` defaults to False here.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2,
+                "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int = 1, *, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+                 max_episode_steps: int | None = None, render_mode: str | None = None,
+                 **kwargs: Any) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise T._bad("num_envs", num_envs, "an integer >= 1")
+        if isinstance(autoreset_mode, str) and autoreset_mode in _MODES:
+            autoreset_mode = _MODES[autoreset_mode]
+        if not isinstance(autoreset_mode, AutoresetMode):
+            raise T._bad("autoreset_mode", autoreset_mode, ", ".join(_MODES))
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise T._bad("render_mode", render_mode, "None, " + ", ".join(self.metadata["render_modes"]))
+        if max_episode_steps is not None and (isinstance(max_episode_steps, bool) or not isinstance(
+                max_episode_steps, (int, np.integer)) or max_episode_steps < 1):
+            raise T._bad("max_episode_steps", max_episode_steps, "None or an integer >= 1")
+        kwargs.setdefault("hand_info", False)
+        self.config = T.make_config(**kwargs)
+        limits = [x for x in (self.config.max_hands, max_episode_steps) if x is not None]
+        self.max_hands = min(limits) if limits else None
+        self.num_envs = int(num_envs)
+        self.autoreset_mode = autoreset_mode
+        self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode}
+        self.render_mode = render_mode
+        self.single_observation_space = T.observation_space(self.config)
+        self.single_action_space = T.action_space(self.config)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.tables = T.new_tables(self.config, self.num_envs, seed=np.arange(self.num_envs))
+        self._all = np.ones(self.num_envs, dtype=np.bool_)
+        self._autoreset = np.zeros(self.num_envs, dtype=np.bool_)
+        self._seeded = False
+
+    @property
+    def bet_choices(self) -> tuple[str, ...]:
+        return self.config.bet_choices
+
+    @property
+    def bankroll(self) -> np.ndarray:
+        """Current bankroll of each table, in units (a copy)."""
+        return self.tables.bankroll.copy()
+
+    # ---- reset ----------------------------------------------------------------------------------
+    def _table_seeds(self, seed: int | Sequence[int | None] | None, n: int) -> list | None:
+        if seed is None:
+            if self._seeded:
+                return None
+            return [int(s) for s in self.np_random.integers(0, 2**63 - 1, size=n)]
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            return [int(seed) + i for i in range(n)]
+        seeds = list(seed)
+        if len(seeds) != self.num_envs:
+            raise ValueError(f"seed must be an int, None or a list of {self.num_envs} ints (one per "
+                             f"table); got {len(seeds)} values")
+        return seeds
+
+    def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict | None = None):
+        """Start new episodes (a fresh shoe and the starting bankroll) at every table, or at the tables
+        of ``options["reset_mask"]``. ``seed=s`` seeds table ``i`` with ``s + i``; a list gives one seed
+        per table (None: continue that table's random stream)."""
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            super().reset(seed=int(seed))
+        elif seed is None:
+            super().reset(seed=None)
+        mask = None if options is None else options.get("reset_mask")
+        if mask is not None:
+            mask = np.asarray(mask)
+            if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
+                raise ValueError(f"options['reset_mask'] must be a bool array of shape "
+                                 f"({self.num_envs},); got {mask.shape} of {mask.dtype}")
+            index = np.flatnonzero(mask)
+        else:
+            index = np.arange(self.num_envs)
+        seeds = self._table_seeds(seed, self.num_envs)
+        self._seeded = True
+        if seeds is None:
+            T.reset_tables(self.config, self.tables, index)
+        else:
+            picked = [seeds[i] for i in index]
+            fixed = np.array([s is not None for s in picked], dtype=bool)
+            if fixed.any():
+                T.reset_tables(self.config, self.tables, index[fixed],
+                               np.array([s for s in picked if s is not None], dtype=np.int64))
+            if (~fixed).any():
+                T.reset_tables(self.config, self.tables, index[~fixed])
+        self._autoreset[index] = False
+        return T.split_obs(self.config, T.write_obs(self.config, self.tables)), {}
+
+    # ---- step -----------------------------------------------------------------------------------
+    def step(self, actions):
+        cfg, tables = self.config, self.tables
+        mode = self.autoreset_mode
+        autoreset = self._autoreset if mode == AutoresetMode.NEXT_STEP else None
+        resetting = autoreset is not None and autoreset.any()
+        # tables whose episode ended last step start a new one instead of playing this hand
+        active = ~autoreset if resetting else self._all
+        reward, terminated, truncated = T.play_hand(cfg, tables, actions, active, self.max_hands)
+        if resetting:
+            T.reset_tables(cfg, tables, np.flatnonzero(autoreset))
+        info = T.hand_info(cfg, tables)
+        done = terminated | truncated
+        same_step = mode == AutoresetMode.SAME_STEP and done.any()
+        if info:
+            shown = active & ~done if same_step else active
+            for key in list(info):
+                info[f"_{key}"] = shown.copy()
+        if same_step:
+            index = np.flatnonzero(done)
+            final_flat = T.write_obs(cfg, tables)
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            for i in index:
+                final_obs[i] = T.split_obs(cfg, final_flat[i])
+            final_info = {k: (v.copy() if not k.startswith("_") else done.copy())
+                          for k, v in info.items()}
+            info.update(final_obs=final_obs, _final_obs=done.copy(), final_info=final_info,
+                        _final_info=done.copy())
+            T.reset_tables(cfg, tables, index)
+        self._autoreset = done
+        obs = T.split_obs(cfg, T.write_obs(cfg, tables))
+        return obs, reward, terminated, truncated, info
+
+    # ---- extras ---------------------------------------------------------------------------------
+    def action_masks(self) -> np.ndarray:
+        """Valid actions of every table, ``(N, m)`` bool (see :func:`pb_gym.envs.table.action_masks`)."""
+        return T.action_masks(self.config, self.tables.bankroll)
+
+    def render(self) -> tuple | None:
+        """One frame per table (text or image, per ``render_mode``)."""
+        if self.render_mode == "ansi":
+            return tuple(_render.render_ansi(self.config, self.tables, t) for t in range(self.num_envs))
+        if self.render_mode == "rgb_array":
+            return tuple(_render.render_rgb(self.config, self.tables, t) for t in range(self.num_envs))
+        return None

@@ -1,0 +1,359 @@
+"""The single-table Gymnasium environment pb_gym/PuntoBanco-v0."""
+
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import pb_gym
+from pb_gym import engine, exact
+from pb_gym.envs import PuntoBancoEnv, PuntoBancoVectorEnv
+from pb_gym.envs import table as T
+from pb_gym.rules import BETS, Rules
+
+MODES = ("multidiscrete", "discrete", "box")
+
+
+def play(env, steps, seed=0, action_seed=1):
+    """Random actions; returns the list of (obs, reward, terminated, truncated, info)."""
+    env.action_space.seed(action_seed)
+    out = [env.reset(seed=seed)]
+    for _ in range(steps):
+        out.append(env.step(env.action_space.sample()))
+        if out[-1][2] or out[-1][3]:
+            break
+    return out
+
+
+def test_registered_on_import():
+    assert pb_gym.envs.ENV_ID in gym.registry
+    env = gym.make("pb_gym/PuntoBanco-v0", decks=6, tie_pays=9)
+    assert isinstance(env.unwrapped, PuntoBancoEnv)
+    assert env.unwrapped.rules == Rules(decks=6, tie_pays=9)
+    venv = gym.make_vec("pb_gym/PuntoBanco-v0", num_envs=3)
+    assert isinstance(venv, PuntoBancoVectorEnv) and venv.num_envs == 3
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("flatten", [False, True])
+def test_gymnasium_checker_is_silent(mode, flatten):
+    for render_mode in (None, "ansi", "rgb_array"):
+        env = gym.make("pb_gym/PuntoBanco-v0", action_mode=mode, flatten_obs=flatten,
+                       render_mode=render_mode).unwrapped
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            check_env(env)
+        assert not [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.filterwarnings("ignore:We recommend you to use a symmetric")  # box is [0, 1] by design
+def test_sb3_checker(mode):
+    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
+    sb3_checker.check_env(PuntoBancoEnv(action_mode=mode))
+    sb3_checker.check_env(PuntoBancoEnv(action_mode=mode, flatten_obs=True, visible_discards=False))
+
+
+def test_spaces():
+    env = PuntoBancoEnv()
+    assert env.action_space == gym.spaces.MultiDiscrete([8, 5])
+    assert env.bet_choices == ("no_bet",) + BETS
+    assert list(env.observation_space.spaces) == ["bankroll", "bead_plate", "cards_left", "hands",
+                                                  "last_hand", "shoe"]
+    assert all(s.dtype == np.float32 for s in env.observation_space.spaces.values())
+    env = PuntoBancoEnv(side_bets=("dragon7",), stake_levels=[1, 3], allow_no_bet=False,
+                        action_mode="discrete", history=7)
+    assert env.bet_choices == ("banker", "player", "tie", "dragon7")
+    assert env.action_space == gym.spaces.Discrete(4 * 2)
+    assert env.observation_space["bead_plate"].shape == (7,)
+    env = PuntoBancoEnv(side_bets=(), action_mode="box")
+    assert env.action_space == gym.spaces.Box(0, 1, (3,), np.float32)
+    assert PuntoBancoEnv(action_mode="discrete").action_space == gym.spaces.Discrete(1 + 7 * 5)
+    flat = PuntoBancoEnv(flatten_obs=True, visible_discards=False)
+    assert flat.observation_space.shape == (1 + 20 + 1 + 2 + 10,)
+
+
+def test_visible_and_hidden_discards():
+    seen = PuntoBancoEnv(visible_discards=True)
+    hidden = PuntoBancoEnv(visible_discards=False)
+    obs_s, _ = seen.reset(seed=5)
+    obs_h, _ = hidden.reset(seed=5)
+    assert "shoe" not in obs_h and "shoe" not in hidden.observation_space.spaces
+    # after the burn, the unseen counts are the full shoe minus the turned card
+    burn_card = seen.tables.shoe.shoe[0, 0]
+    expected = np.full(13, 32.0)
+    expected[burn_card - 1] -= 1
+    np.testing.assert_array_equal(obs_s["shoe"], expected)
+    for _ in range(30):
+        obs_s, *_ , info = seen.step(np.array([0, 0]))
+        obs_h, *_ = hidden.step(np.array([0, 0]))
+        np.testing.assert_array_equal(obs_s["shoe"], seen.tables.shoe.unseen[0])
+        for key in obs_h:
+            np.testing.assert_array_equal(obs_s[key], obs_h[key])  # same hands, same other fields
+    # the unseen counts exceed the cards left by exactly the face-down burned cards
+    burned = int(pb_gym.rules.BURN_COUNTS[burn_card - 1])
+    assert obs_s["shoe"].sum() - obs_s["cards_left"][0] == burned
+
+
+def test_flat_observation_matches_gymnasium_flatten():
+    env = PuntoBancoEnv()
+    flat_env = PuntoBancoEnv(flatten_obs=True)
+    for (obs, *_), (flat, *_) in zip(play(env, 40, seed=3)[1:], play(flat_env, 40, seed=3)[1:]):
+        np.testing.assert_array_equal(gym.spaces.flatten(env.observation_space, obs), flat)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reward_accounting_against_engine_settle(mode):
+    env = PuntoBancoEnv(action_mode=mode, bankroll=2000, max_hands=None, hand_info=True)
+    obs, _ = env.reset(seed=11)
+    env.action_space.seed(2)
+    bankroll = float(obs["bankroll"][0])
+    n_bets = 0
+    for _ in range(300):
+        action = env.action_space.sample()
+        if mode == "box":
+            action *= 0.01  # modest stakes on several spots at once
+        obs, reward, terminated, truncated, info = env.step(action)
+        result = env.tables.result
+        settled = engine.settle(env.rules, result, info["stakes"][None])[0]
+        assert reward == pytest.approx(settled, abs=1e-9)
+        assert info["bankroll"] == pytest.approx(bankroll + settled, abs=1e-9)
+        assert obs["bankroll"][0] == pytest.approx(np.float32(info["bankroll"]))
+        np.testing.assert_array_equal(info["player_cards"], result.player_cards[0])
+        assert info["winner"] == result.winner[0]
+        assert (info["player_total"], info["banker_total"]) == (result.player_total[0],
+                                                                 result.banker_total[0])
+        np.testing.assert_array_equal(obs["last_hand"][3:5], [info["player_total"],
+                                                             info["banker_total"]])
+        assert info["stakes"].sum() <= bankroll + 1e-9
+        n_bets += info["stakes"].any()
+        bankroll = info["bankroll"]
+        if terminated:
+            break
+    assert n_bets > 50
+
+
+def _stakes(env, action):
+    env.step(action)
+    return dict(zip(BETS, env.tables.stakes[0]))
+
+
+def test_stake_levels_and_capping():
+    env = PuntoBancoEnv(bankroll=100, unit=10, table_min=20, table_max=60, stake_levels=(1, 4, 8, 50))
+    env.reset(seed=0)
+    env.tables.bankroll[:] = 7.0  # units
+    assert _stakes(env, np.array([0, 3]))["banker"] == 0  # no bet
+    env.tables.bankroll[:] = 7.0
+    assert _stakes(env, np.array([1, 1]))["banker"] == 4  # level in units
+    env.tables.bankroll[:] = 7.0
+    assert _stakes(env, np.array([3, 2]))["tie"] == 6  # table max (60 / 10)
+    env.tables.bankroll[:] = 5.0
+    assert _stakes(env, np.array([2, 3]))["player"] == 5  # capped by the bankroll
+    env.tables.bankroll[:] = 7.0
+    assert sum(_stakes(env, np.array([1, 0])).values()) == 0  # 1 unit < table min (2 units): no bet
+    forced = PuntoBancoEnv(bankroll=100, unit=10, table_min=20, stake_levels=(1, 4), allow_no_bet=False)
+    forced.reset(seed=0)
+    assert _stakes(forced, np.array([0, 0]))["banker"] == 2  # forced: raised to the table minimum
+    frac = PuntoBancoEnv(bankroll=1000, unit=10, table_min=10, stake_unit="fraction",
+                         stake_levels=(0.005, 0.1, 1.0), max_hands=None)
+    frac.reset(seed=0)
+    frac.tables.bankroll[:] = 50.0
+    assert _stakes(frac, np.array([1, 1]))["banker"] == pytest.approx(5.0)
+    frac.tables.bankroll[:] = 50.0
+    assert sum(_stakes(frac, np.array([1, 0])).values()) == 0  # 0.25 units < 1 unit minimum
+
+
+def test_box_stakes():
+    env = PuntoBancoEnv(action_mode="box", bankroll=100, unit=1, table_min=5, table_max=60,
+                        side_bets=("player_pair",), max_hands=None)
+    env.reset(seed=0)
+    env.tables.bankroll[:] = 100.0
+    s = _stakes(env, np.array([0.5, 0.0, 0.02, np.nan], np.float32))
+    assert s["banker"] == pytest.approx(30.0) and s["player"] == 0 and s["tie"] == 0  # 1.2 < 5
+    assert s["player_pair"] == 0
+    env.tables.bankroll[:] = 100.0
+    s = _stakes(env, np.array([1.0, 1.0, 0.5, 0.0], np.float32))  # 60 + 60 + 30 > 100: scaled
+    assert sum(s.values()) == pytest.approx(100.0)
+    assert s["banker"] == pytest.approx(40.0) and s["tie"] == pytest.approx(20.0)
+    forced = PuntoBancoEnv(action_mode="box", unit=1, table_min=5, allow_no_bet=False, side_bets=())
+    forced.reset(seed=0)
+    s = _stakes(forced, np.array([0.0, 0.001, 0.0], np.float32))
+    assert s["player"] == 5 and s["banker"] == 0
+
+
+def test_ruin_terminates():
+    env = PuntoBancoEnv(bankroll=50, unit=10, table_min=10, stake_levels=(1,), max_hands=None)
+    env.reset(seed=4)
+    for hand in range(10_000):
+        obs, reward, terminated, truncated, info = env.step(np.array([3, 0]))  # the tie: loses fast
+        assert terminated == (info["bankroll"] < 1.0)
+        assert not truncated
+        if terminated:
+            break
+    assert terminated and obs["bankroll"][0] < 1.0
+
+
+def test_win_target_terminates():
+    env = PuntoBancoEnv(bankroll=100, unit=10, table_min=10, win_target=130, stake_levels=(1,),
+                        max_hands=None)
+    env.reset(seed=9)
+    for hand in range(10_000):
+        obs, reward, terminated, truncated, info = env.step(np.array([2, 0]))
+        assert terminated == (info["bankroll"] >= 13.0 or info["bankroll"] < 1.0)
+        if terminated:
+            break
+    assert terminated
+
+
+def test_hand_limit_and_one_shoe_truncate():
+    env = PuntoBancoEnv(max_hands=7)
+    steps = play(env, 100)
+    assert len(steps) == 8 and steps[-1][3] and steps[-1][0]["hands"][0] == 7
+    env = PuntoBancoEnv(one_shoe=True, max_hands=None, decks=1, cut_card=16)
+    obs, _ = env.reset(seed=1)
+    hands = 0
+    while True:
+        obs, r, terminated, truncated, info = env.step(np.array([0, 0]))
+        hands += 1
+        assert not info["shuffled"]
+        if truncated:
+            break
+    shoe = env.tables.shoe
+    assert shoe.position[0] >= shoe.cut_position and obs["hands"][1] == hands
+    _, _, _, _, info = env.step(np.array([0, 0]))
+    assert info["shuffled"]  # the next hand would come from a new shoe
+
+
+def test_bead_plate_and_last_hand():
+    env = PuntoBancoEnv(history=5, max_hands=None)
+    winners = []
+    obs, _ = env.reset(seed=2)
+    assert not obs["bead_plate"].any() and not obs["last_hand"].any()
+    for _ in range(8):
+        obs, _, _, _, info = env.step(np.array([0, 0]))
+        winners.append(int(info["winner"]))
+        np.testing.assert_array_equal(obs["last_hand"][:3], np.eye(3)[info["winner"]])
+    np.testing.assert_array_equal(obs["bead_plate"], np.array(winners[::-1][:5]) + 1)
+
+
+def test_seeding_is_reproducible():
+    a = play(PuntoBancoEnv(), 50, seed=42)
+    b = play(PuntoBancoEnv(), 50, seed=42)
+    c = play(PuntoBancoEnv(), 50, seed=43)
+    for x, y in zip(a, b):
+        for u, v in zip(x, y):
+            assert gym.utils.env_checker.data_equivalence(u, v)
+    assert not all(np.array_equal(x[0]["shoe"], y[0]["shoe"]) for x, y in zip(a, c))
+    # reset() without a seed continues the table's stream: a new shoe, not the same one again
+    env = PuntoBancoEnv()
+    first, _ = env.reset(seed=42)
+    first_shoe = env.tables.shoe.shoe[0].copy()
+    env.step(np.array([0, 0]))
+    env.reset()
+    assert not np.array_equal(env.tables.shoe.shoe[0], first_shoe)
+    env2 = PuntoBancoEnv()
+    env2.reset(seed=42)
+    assert np.array_equal(env2.reset(seed=42)[0]["shoe"], first["shoe"])
+
+
+def test_info_ev_is_the_exact_ev_before_the_hand():
+    env = PuntoBancoEnv(info_ev=True, max_hands=None, decks=1, cut_card=20)
+    obs, _ = env.reset(seed=8)
+    checked = 0
+    for _ in range(60):
+        prev = obs["shoe"].astype(np.int64)
+        obs, _, _, _, info = env.step(np.array([0, 0]))
+        if not info["shuffled"]:
+            np.testing.assert_allclose(info["ev"], exact.expected_values(prev, env.rules))
+            checked += 1
+        else:  # a new shoe: the composition after the burn card, before this hand
+            comp = obs["shoe"].astype(np.int64)
+            for c in np.concatenate([info["player_cards"], info["banker_cards"]]):
+                if c:
+                    comp[c - 1] += 1
+            np.testing.assert_allclose(info["ev"], exact.expected_values(comp, env.rules))
+    assert checked > 40
+
+
+def test_action_masks():
+    env = PuntoBancoEnv(bankroll=100, unit=10, table_min=20, table_max=50, stake_levels=(1, 2, 5, 10))
+    env.reset(seed=0)
+    np.testing.assert_array_equal(env.action_masks(), [True] * 8 + [False, True, True, False])
+    env.tables.bankroll[:] = 3.0
+    np.testing.assert_array_equal(env.action_masks()[8:], [False, True, False, False])
+    env.tables.bankroll[:] = 1.0  # ruined: only "no bet"
+    np.testing.assert_array_equal(env.action_masks()[:8], [True] + [False] * 7)
+    d = PuntoBancoEnv(action_mode="discrete", allow_no_bet=False, side_bets=(), stake_levels=(1, 200))
+    d.reset(seed=0)
+    np.testing.assert_array_equal(d.action_masks(), [True, False] * 3)
+    with pytest.raises(ValueError, match="action masks exist for"):
+        PuntoBancoEnv(action_mode="box").action_masks()
+
+
+def test_render():
+    env = PuntoBancoEnv(render_mode="ansi")
+    env.reset(seed=3)
+    assert "no hand dealt yet" in env.render()
+    _, _, _, _, info = env.step(np.array([1, 0]))
+    text = env.render()
+    assert "Player:" in text and "Banker:" in text and "bead plate" in text
+    assert f"= {info['player_total']}" in text and "banker 1" in text
+    img_env = PuntoBancoEnv(render_mode="rgb_array")
+    img_env.reset(seed=3)
+    before = img_env.render()
+    img_env.step(np.array([1, 0]))
+    after = img_env.render()
+    assert after.dtype == np.uint8 and after.ndim == 3 and after.shape[2] == 3
+    assert not np.array_equal(before, after)
+    assert PuntoBancoEnv().render() is None
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"action_mode": "continuous"}, "action_mode='continuous' is not allowed; allowed: multidiscrete"),
+    ({"decks": 9}, r"Rules.decks=9 is not allowed"),
+    ({"tie_pays": 7}, r"Rules.tie_pays=7"),
+    ({"side_bets": ("lucky6",)}, r"Rules.side_bets='lucky6'"),
+    ({"colour": "red"}, "unknown keyword argument 'colour'; allowed: rules, bankroll"),
+    ({"rules": Rules(), "decks": 6}, "either rules=Rules"),
+    ({"bankroll": 5, "table_min": 10}, r"bankroll=5 is not allowed; allowed: a number >= table_min"),
+    ({"table_max": 5}, r"table_max=5 is not allowed"),
+    ({"unit": 0}, r"unit=0 is not allowed; allowed: a positive number"),
+    ({"win_target": 900}, r"win_target=900 is not allowed; allowed: None or a number > bankroll"),
+    ({"max_hands": 0}, r"max_hands=0 is not allowed"),
+    ({"history": 2.5}, r"history=2.5 is not allowed"),
+    ({"stake_levels": (2, 1)}, r"stake_levels=\(2, 1\) is not allowed; allowed: increasing"),
+    ({"stake_unit": "fraction", "stake_levels": (0.5, 2)}, r"fractions of the bankroll in \(0, 1\]"),
+    ({"stake_unit": "percent"}, "stake_unit='percent' is not allowed; allowed: units, fraction"),
+    ({"visible_discards": "yes"}, "visible_discards='yes' is not allowed; allowed: True or False"),
+    ({"render_mode": "human"}, "render_mode='human' is not allowed"),
+])
+def test_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        PuntoBancoEnv(**kwargs)
+    if "render_mode" not in kwargs:  # gymnasium.make wraps unknown render modes itself
+        with pytest.raises(ValueError, match=match):
+            gym.make("pb_gym/PuntoBanco-v0", **kwargs)
+
+
+def test_bad_actions():
+    env = PuntoBancoEnv()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"action \[8, 0\] \(table 0\) is out of range; allowed"):
+        env.step(np.array([8, 0]))
+    with pytest.raises(ValueError, match=r"multidiscrete actions must have shape \(1, 2\)"):
+        env.step(np.array([1, 0, 0]))
+    d = PuntoBancoEnv(action_mode="discrete")
+    d.reset(seed=0)
+    with pytest.raises(ValueError, match=r"action 36 \(table 0\) is out of range; allowed: 0..35"):
+        d.step(36)
+    b = PuntoBancoEnv(action_mode="box")
+    b.reset(seed=0)
+    with pytest.raises(ValueError, match=r"box actions must have shape \(1, 7\)"):
+        b.step(np.zeros(3, np.float32))
+
+
+def test_core_config_errors_name_the_argument():
+    with pytest.raises(ValueError, match="pass either rules="):
+        T.make_config(rules=Rules(), tie_pays=9)

@@ -1,0 +1,117 @@
+"""The stable-baselines3 adapter over the native vector environment (short training runs)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("stable_baselines3")
+
+from stable_baselines3 import DQN, PPO  # noqa: E402
+from stable_baselines3.common.evaluation import evaluate_policy  # noqa: E402
+from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
+
+from agents.sb3_vec_env import PuntoBancoSB3VecEnv  # noqa: E402
+from pb_gym.envs import PuntoBancoEnv, PuntoBancoVectorEnv  # noqa: E402
+
+
+def test_core_package_never_imports_torch():
+    code = ("import sys, gymnasium, pb_gym, pb_gym.envs.bench; "
+            "gymnasium.make_vec('pb_gym/PuntoBanco-v0', num_envs=2).reset(seed=0); "
+            "print('torch' in sys.modules, 'stable_baselines3' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_terminal_observation_and_truncation_flags():
+    env = PuntoBancoSB3VecEnv(3, max_hands=3, hand_info=True)
+    assert isinstance(env, VecEnv) and env.num_envs == 3
+    env.seed(5)
+    obs = env.reset()
+    singles = [PuntoBancoEnv(max_hands=3) for _ in range(3)]
+    for i, single in enumerate(singles):  # seed(s) seeds table i with s + i
+        expected, _ = single.reset(seed=5 + i)
+        for key in obs:
+            np.testing.assert_array_equal(obs[key][i], expected[key])
+    actions = np.array([[1, 0], [2, 1], [0, 0]])
+    for step in range(3):
+        obs, rewards, dones, infos = env.step(actions)
+        expected = [s.step(a) for s, a in zip(singles, actions)]
+        np.testing.assert_allclose(rewards, [e[1] for e in expected])
+        assert rewards.dtype == np.float32 and len(infos) == 3
+    assert dones.all()
+    for i, info in enumerate(infos):
+        assert info["TimeLimit.truncated"] is True
+        terminal = info["terminal_observation"]
+        for key, value in expected[i][0].items():  # the last observation of the finished episode
+            np.testing.assert_array_equal(terminal[key], value)
+        assert terminal["hands"][0] == 3
+        assert info["winner"] == expected[i][4]["winner"]
+    assert (obs["hands"][:, 0] == 0).all()  # already reset: first observation of the next episode
+    assert (obs["bankroll"][:, 0] == 100).all()
+
+
+def test_ruin_is_not_truncation():
+    env = PuntoBancoSB3VecEnv(2, bankroll=10, unit=10, table_min=10, stake_levels=(1,), max_hands=None,
+                              flatten_obs=True)
+    env.reset()
+    for _ in range(1000):
+        obs, rewards, dones, infos = env.step(np.array([[3, 0], [3, 0]]))  # tie bets: ruin
+        if dones.any():
+            break
+    i = int(np.flatnonzero(dones)[0])
+    assert infos[i]["TimeLimit.truncated"] is False
+    assert infos[i]["terminal_observation"].shape == env.observation_space.shape
+    assert infos[i]["terminal_observation"][0] == 0  # bankroll field first: ruined
+    assert obs[i][0] == 1  # reset: 1 unit again
+
+
+def test_attributes_and_methods():
+    env = PuntoBancoSB3VecEnv(4, stake_levels=(1, 2))
+    env.reset()
+    assert env.get_attr("bet_choices")[0][0] == "no_bet"
+    assert [float(b) for b in env.get_attr("bankroll", indices=[1, 3])] == [100.0, 100.0]
+    masks = env.env_method("action_masks")
+    assert len(masks) == 4 and masks[0].shape == (8 + 2,)
+    assert env.has_attr("action_masks")
+    assert env.env_is_wrapped(object) == [False] * 4
+    env.set_attr("render_mode", None)
+    with pytest.raises(ValueError, match="share their settings"):
+        env.set_attr("render_mode", None, indices=[0])
+    with pytest.raises(ValueError, match="autoreset_mode"):
+        PuntoBancoSB3VecEnv(venv=PuntoBancoVectorEnv(2))
+
+
+def test_ppo_trains_on_native_vector_env_and_evaluates():
+    env = VecMonitor(PuntoBancoSB3VecEnv(8, max_hands=20))
+    model = PPO("MultiInputPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=1024)
+    assert model.num_timesteps >= 1024
+    mean, std = evaluate_policy(model, env, n_eval_episodes=8)
+    assert np.isfinite(mean) and np.isfinite(std)
+
+
+def test_dqn_on_discrete_mode():
+    env = VecMonitor(PuntoBancoSB3VecEnv(4, max_hands=20, action_mode="discrete", flatten_obs=True))
+    model = DQN("MlpPolicy", env, learning_starts=100, buffer_size=2000, train_freq=4, seed=0,
+                device="cpu")
+    model.learn(total_timesteps=1000)
+    episode_rewards, lengths = evaluate_policy(model, env, n_eval_episodes=4, return_episode_rewards=True)
+    assert len(episode_rewards) == 4 and all(n == 20 for n in lengths)
+
+
+def test_maskable_ppo_respects_masks():
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    env = VecMonitor(PuntoBancoSB3VecEnv(4, bankroll=50, unit=10, table_min=20, stake_levels=(1, 2, 4),
+                                         allow_no_bet=False, max_hands=10))
+    model = sb3_contrib.MaskablePPO("MultiInputPolicy", env, n_steps=32, batch_size=64, n_epochs=1,
+                                    seed=0, device="cpu")
+    model.learn(total_timesteps=512)
+    obs = env.reset()
+    for _ in range(30):
+        masks = np.stack(env.env_method("action_masks"))
+        actions, _ = model.predict(obs, action_masks=masks)
+        for a, m in zip(actions, masks):
+            assert m[a[0]] and m[len(m) - 3 + a[1]]  # only allowed bet choices and stake levels
+        obs, _, _, _ = env.step(actions)

@@ -1,0 +1,187 @@
+"""The native vector environment: parity with single envs, autoreset modes, memory, seeding, speed."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import data_equivalence
+from gymnasium.utils.passive_env_checker import data_shares_objects
+from gymnasium.vector import AutoresetMode
+
+from pb_gym import engine
+from pb_gym.envs import PuntoBancoEnv, PuntoBancoVectorEnv
+from pb_gym.envs.bench import vector_env_throughput
+
+# small bankrolls and a hand limit so that ruin, win target and truncation all happen
+SETTINGS = dict(bankroll=60, unit=10, table_min=10, win_target=100, max_hands=25, hand_info=True)
+
+
+def random_actions(space, rng, n, mode):
+    if mode == "multidiscrete":
+        return np.stack([rng.integers(0, space.nvec) for _ in range(n)])
+    if mode == "discrete":
+        return rng.integers(0, space.n, size=n)
+    return (rng.random((n, space.shape[0])) * 0.3).astype(np.float32)
+
+
+@pytest.mark.parametrize("mode", ["multidiscrete", "discrete", "box"])
+def test_parity_with_single_envs_next_step(mode):
+    n, seed = 5, 100
+    venv = PuntoBancoVectorEnv(n, action_mode=mode, **SETTINGS)
+    envs = [PuntoBancoEnv(action_mode=mode, **SETTINGS) for _ in range(n)]
+    vobs, _ = venv.reset(seed=seed)
+    singles = [env.reset(seed=seed + i)[0] for i, env in enumerate(envs)]
+    for i in range(n):
+        assert data_equivalence({k: v[i] for k, v in vobs.items()}, singles[i], exact=True)
+    rng = np.random.default_rng(0)
+    done = np.zeros(n, bool)
+    episodes = 0
+    for _ in range(200):
+        actions = random_actions(envs[0].action_space, rng, n, mode)
+        vobs, vrew, vterm, vtrunc, vinfo = venv.step(actions)
+        for i, env in enumerate(envs):
+            if done[i]:  # NEXT_STEP: this step resets the table, the action is ignored
+                obs, info = env.reset()
+                rew, term, trunc = 0.0, False, False
+                assert not vinfo["_winner"][i]
+            else:
+                obs, rew, term, trunc, info = env.step(actions[i])
+                assert vinfo["_winner"][i]
+                for key, value in info.items():
+                    assert data_equivalence(vinfo[key][i], value, exact=True), key
+            assert data_equivalence({k: v[i] for k, v in vobs.items()}, obs, exact=True)
+            assert (vrew[i], vterm[i], vtrunc[i]) == (rew, term, trunc)
+            done[i] = term or trunc
+        episodes += done.sum()
+    assert episodes > 20 and vterm.dtype == np.bool_ and vrew.dtype == np.float64
+
+
+def test_parity_same_step_final_obs():
+    n, seed = 4, 7
+    venv = PuntoBancoVectorEnv(n, autoreset_mode=AutoresetMode.SAME_STEP, flatten_obs=True, **SETTINGS)
+    assert venv.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    envs = [PuntoBancoEnv(flatten_obs=True, **SETTINGS) for _ in range(n)]
+    venv.reset(seed=seed)
+    for i, env in enumerate(envs):
+        env.reset(seed=seed + i)
+    rng = np.random.default_rng(1)
+    finals = 0
+    for _ in range(150):
+        actions = random_actions(envs[0].action_space, rng, n, "multidiscrete")
+        vobs, vrew, vterm, vtrunc, vinfo = venv.step(actions)
+        for i, env in enumerate(envs):
+            obs, rew, term, trunc, info = env.step(actions[i])
+            assert (vrew[i], vterm[i], vtrunc[i]) == (rew, term, trunc)
+            if term or trunc:
+                finals += 1
+                assert vinfo["_final_obs"][i] and vinfo["_final_info"][i]
+                np.testing.assert_array_equal(vinfo["final_obs"][i], obs)
+                assert vinfo["final_info"]["winner"][i] == info["winner"]
+                obs, _ = env.reset()
+            else:
+                assert "final_obs" not in vinfo or not vinfo["_final_obs"][i]
+            np.testing.assert_array_equal(vobs[i], obs)
+    assert finals > 10
+
+
+def test_make_vec_returns_native_env_and_passes_max_episode_steps():
+    venv = gym.make_vec("pb_gym/PuntoBanco-v0", num_envs=8, max_episode_steps=3, max_hands=None)
+    assert isinstance(venv, PuntoBancoVectorEnv) and venv.max_hands == 3
+    assert venv.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    venv.reset(seed=0)
+    for _ in range(2):
+        _, _, _, trunc, _ = venv.step(np.zeros((8, 2), np.int64))
+        assert not trunc.any()
+    _, _, _, trunc, _ = venv.step(np.zeros((8, 2), np.int64))
+    assert trunc.all()
+    assert venv.observation_space["shoe"].shape == (8, 13)
+    assert venv.action_space.shape == (8, 2)
+
+
+def test_returned_data_is_never_reused():
+    venv = PuntoBancoVectorEnv(6, info_ev=True, hand_info=True, max_hands=2,
+                               autoreset_mode=AutoresetMode.SAME_STEP)
+    prev = venv.reset(seed=0)
+    prev_info = {}
+    for _ in range(6):
+        out = venv.step(venv.action_space.sample())
+        assert not data_shares_objects(prev[0], out[0])
+        assert not data_shares_objects(prev_info, out[4])
+        for a, b in zip(prev[1:] if len(prev) == 5 else (), out[1:4]):
+            assert not np.shares_memory(a, b)
+        prev, prev_info = out, out[4]
+    # internal state is not exposed either
+    assert not np.shares_memory(out[0]["shoe"], venv.tables.shoe.unseen)
+    assert not np.shares_memory(out[4]["stakes"], venv.tables.stakes)
+
+
+def test_reward_accounting_batched():
+    venv = PuntoBancoVectorEnv(64, hand_info=True, max_hands=None, bankroll=10_000)
+    venv.reset(seed=3)
+    bankroll = venv.bankroll
+    for _ in range(50):
+        obs, reward, term, trunc, info = venv.step(venv.action_space.sample())
+        settled = engine.settle(venv.config.rules, venv.tables.result, info["stakes"])
+        np.testing.assert_allclose(reward, settled, atol=1e-9)
+        np.testing.assert_allclose(info["bankroll"], bankroll + settled, atol=1e-9)
+        bankroll = info["bankroll"]
+
+
+def test_seeding_and_reset_mask():
+    venv = PuntoBancoVectorEnv(3, autoreset_mode=AutoresetMode.DISABLED)
+    a, _ = venv.reset(seed=11)
+    for _ in range(5):
+        venv.step(np.ones((3, 2), np.int64))
+    b, _ = venv.reset(seed=11)
+    assert data_equivalence(a, b, exact=True)
+    c, _ = venv.reset(seed=[11, 12, 99])
+    np.testing.assert_array_equal(c["shoe"][:2], a["shoe"][:2])
+    assert not np.array_equal(c["shoe"][2], a["shoe"][2])
+    for _ in range(5):
+        venv.step(np.ones((3, 2), np.int64))
+    mask = np.array([False, True, False])
+    d, _ = venv.reset(options={"reset_mask": mask})
+    assert d["hands"][1, 0] == 0 and d["hands"][0, 0] == 5 and d["hands"][2, 0] == 5
+    with pytest.raises(ValueError, match=r"reset_mask'\] must be a bool array of shape \(3,\)"):
+        venv.reset(options={"reset_mask": [1, 0, 1]})
+    with pytest.raises(ValueError, match="seed must be an int, None or a list of 3 ints"):
+        venv.reset(seed=[1, 2])
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="num_envs=0 is not allowed; allowed: an integer >= 1"):
+        PuntoBancoVectorEnv(0)
+    with pytest.raises(ValueError, match="autoreset_mode='sometimes' is not allowed; allowed: NextStep"):
+        PuntoBancoVectorEnv(2, autoreset_mode="sometimes")
+    with pytest.raises(ValueError, match="max_episode_steps=0 is not allowed"):
+        PuntoBancoVectorEnv(2, max_episode_steps=0)
+    with pytest.raises(ValueError, match="action_mode='x' is not allowed"):
+        gym.make_vec("pb_gym/PuntoBanco-v0", num_envs=2, action_mode="x")
+    venv = PuntoBancoVectorEnv(2)
+    venv.reset(seed=0)
+    with pytest.raises(ValueError, match=r"multidiscrete actions must have shape \(2, 2\)"):
+        venv.step(np.zeros((3, 2), np.int64))
+    with pytest.raises(ValueError, match=r"action \[1, 5\] \(table 1\) is out of range"):
+        venv.step(np.array([[0, 0], [1, 5]]))
+
+
+def test_action_masks_and_render():
+    venv = PuntoBancoVectorEnv(3, bankroll=100, unit=10, table_min=20, stake_levels=(1, 2, 5),
+                               render_mode="ansi")
+    venv.reset(seed=0)
+    venv.tables.bankroll[:] = [10.0, 3.0, 1.0]
+    masks = venv.action_masks()
+    np.testing.assert_array_equal(masks[:, 8:], [[False, True, True], [False, True, False],
+                                                 [True, True, True]])
+    assert masks[2, :8].tolist() == [True] + [False] * 7
+    venv.step(np.array([[1, 1], [2, 1], [0, 0]]))
+    frames = venv.render()
+    assert len(frames) == 3 and all("Banker:" in f for f in frames)
+
+
+def test_throughput_function_runs():
+    result = vector_env_throughput(n_envs=256, seconds=0.2, sync_n_envs=16, sync_seconds=0.2)
+    assert set(result) >= {"vector_env_steps_per_s", "sync_vector_env_steps_per_s",
+                           "vector_vs_sync_ratio", "sync_vector_env_n_envs"}
+    assert result["vector_vs_sync_ratio"] == pytest.approx(
+        result["vector_env_steps_per_s"] / result["sync_vector_env_steps_per_s"])
+    assert result["vector_vs_sync_ratio"] > 1
