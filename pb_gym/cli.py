@@ -1,4 +1,4 @@
-"""The ``pb-gym`` command line: ``odds``, ``simulate``, ``bench``.
+"""The ``pb-gym`` command line: ``odds``, ``simulate``, ``evaluate``, ``experiment``, ``bench``.
 
 Every subcommand has ``--help`` and ``--json`` (one JSON object on stdout, nothing else). Errors in the
 arguments exit with status 2 and a message naming the option and the allowed values.
@@ -197,6 +197,33 @@ def cmd_bench(args: argparse.Namespace) -> dict:
     return figures
 
 
+# ------------------------------------------------------------------------- studies (dispatch only)
+def _study(module: str, args: argparse.Namespace) -> dict:
+    """Run a study from ``experiments/`` (the core never imports it; only this shell dispatches)."""
+    import importlib
+
+    try:
+        study = importlib.import_module(module)
+    except ImportError as error:  # the `studies` extra (pyyaml, pydantic, matplotlib) is missing
+        raise UsageError(f"{error}; install the studies extra: pip install 'pb-gym[studies]'") from None
+    from experiments.config import ConfigError
+
+    try:
+        return study.main(args.config, out=args.out, as_json=args.json)
+    except ConfigError as error:
+        raise UsageError(f"invalid config\n{error}") from None
+
+
+def cmd_evaluate(args: argparse.Namespace) -> dict:
+    """Evaluate betting systems side by side from a YAML study config (common random numbers)."""
+    return _study("experiments.evaluate", args)
+
+
+def cmd_experiment(args: argparse.Namespace) -> dict:
+    """Run a study: ``counting`` (where counting wins) or ``ruin`` (gambler's ruin, for teaching)."""
+    return _study(f"experiments.{args.study}", args)
+
+
 # ------------------------------------------------------------------------------------------ main
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``pb-gym`` and its subcommands."""
@@ -225,12 +252,36 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rules_options(sim)
     sim.set_defaults(func=cmd_simulate)
 
+    evaluate = sub.add_parser("evaluate", help="betting systems side by side from a YAML config",
+                              description=cmd_evaluate.__doc__)
+    evaluate.add_argument("config", help="study config, e.g. configs/systems/classic.yaml")
+    evaluate.add_argument("--out", default=None, metavar="DIR",
+                          help="write report.json, systems.csv and PNG plots here")
+    evaluate.add_argument("--json", action="store_true", help="print one JSON object")
+    evaluate.set_defaults(func=cmd_evaluate)
+
+    experiment = sub.add_parser("experiment", help="the counting and gambler's-ruin studies",
+                                description=cmd_experiment.__doc__)
+    experiment.add_argument("study", choices=("counting", "ruin"))
+    experiment.add_argument("config", help="study config, e.g. configs/experiments/counting.yaml")
+    experiment.add_argument("--out", default=None, metavar="DIR", help="write the report and plots here")
+    experiment.add_argument("--json", action="store_true", help="print one JSON object")
+    experiment.set_defaults(func=cmd_experiment)
+
     bench = sub.add_parser("bench", help="throughput of the engine and exact calculator",
                            description=cmd_bench.__doc__)
     bench.add_argument("--quick", action="store_true", help="short timings (smoke test)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.set_defaults(func=cmd_bench)
     return parser
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -242,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         parser.exit(2, f"pb-gym {args.command}: error: {error}\n")
     if args.json:
-        json.dump(result, sys.stdout, indent=2)
+        json.dump(result, sys.stdout, indent=2, default=_json_default)
         sys.stdout.write("\n")
     return 0
 

@@ -1,0 +1,562 @@
+"""Betting systems, vectorized over N tables.
+
+Each system keeps its own state per table (arrays) and decides the next stake for every table at once;
+no Python loop over tables. The evaluator (:mod:`experiments.evaluate`) calls, for every hand:
+
+1. ``propose(view)`` -> ``(spot, units)``: the bet spot (an index into :data:`pb_gym.rules.BETS`, or
+   :data:`NO_BET`) and the wanted stake in betting units, per table;
+2. deals the hand, caps the stake by the table maximum and the bankroll, skips stakes below the table
+   minimum, settles;
+3. ``update(view, result)`` with what happened: whether a bet was placed, win / loss / push, the units
+   staked and won, and whether the table maximum cut the stake.
+
+Conventions shared by every system (stated once here, and in each docstring where it matters):
+
+* **Pushes.** A tie pushes banker and player bets (as does a banker three-card 7 under EZ rules): the
+  stake is returned and the system's state does not move, so the same stake is offered again.
+* **No bet placed** (session over, stake below the table minimum): the state does not move.
+* **Table maximum** (``on_cap``): ``"cap"`` stakes the maximum and keeps the progression going (the
+  next wanted stake is computed from the wanted, not the capped, stake); ``"reset"`` abandons the
+  series as soon as the progression asks for more than the maximum and stakes one base unit instead
+  (the losses of the series stay lost). The evaluator reports how often the maximum binds.
+* **Bankroll.** A stake above the bankroll is cut to the whole bankroll (all-in); a bankroll below the
+  table minimum is ruin.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar, Sequence
+
+import numpy as np
+
+from pb_gym import exact
+from pb_gym import rules as R
+
+NO_BET = -1
+WIN, PUSH, LOSS = 1, 0, -1
+BANKER_SPOT = R.BETS.index("banker")
+PLAYER_SPOT = R.BETS.index("player")
+
+
+@dataclasses.dataclass
+class TableView:
+    """What a system may look at before a hand (arrays over tables).
+
+    Attributes:
+        bankroll_units: each table's bankroll in betting units.
+        max_units: the table maximum in units (a scalar).
+        rules: the table's rules (payouts).
+        composition: ``(n, 13)`` cards the players have not seen, for systems that count
+            (``needs_composition``); None otherwise.
+        last_winner: winner of the previous hand (0 banker, 1 player, 2 tie; -1 before the first).
+        last_decision: winner of the last hand that was not a tie (-1 before the first).
+    """
+
+    bankroll_units: np.ndarray
+    max_units: float
+    rules: R.Rules
+    composition: np.ndarray | None
+    last_winner: np.ndarray
+    last_decision: np.ndarray
+
+
+@dataclasses.dataclass
+class HandOutcome:
+    """What happened to a system's bet on one hand, per table.
+
+    Attributes:
+        placed: a bet was placed.
+        result: WIN (1), PUSH (0) or LOSS (-1); 0 where nothing was placed.
+        staked_units: the units actually staked (after caps).
+        net_units: the net win in units.
+        table_capped: the table maximum (or, for ``on_cap="reset"``, the series restart) cut the stake.
+    """
+
+    placed: np.ndarray
+    result: np.ndarray
+    staked_units: np.ndarray
+    net_units: np.ndarray
+    table_capped: np.ndarray
+
+
+class BettingSystem:
+    """Base class: one bet spot, a base stake in units, the table-maximum policy.
+
+    Args:
+        bet: the bet spot the system plays (one of :data:`pb_gym.rules.BETS`).
+        base: the base stake in betting units.
+        on_cap: ``"cap"`` or ``"reset"`` (see the module docstring).
+        name: a display name (defaults to the system's key).
+    """
+
+    key: ClassVar[str] = "system"
+    needs_composition: ClassVar[bool] = False
+
+    def __init__(self, bet: str = "banker", base: float = 1.0, on_cap: str = "cap",
+                 name: str | None = None) -> None:
+        if bet not in R.BETS:
+            raise ValueError(f"bet={bet!r} is not allowed; allowed: {', '.join(R.BETS)}")
+        if not base > 0:
+            raise ValueError(f"base={base!r} is not allowed; allowed: a stake > 0 units")
+        if on_cap not in ("cap", "reset"):
+            raise ValueError(f"on_cap={on_cap!r} is not allowed; allowed: cap, reset")
+        self.bet = bet
+        self.spot = R.BETS.index(bet)
+        self.base = float(base)
+        self.on_cap = on_cap
+        self.name = name or self.key
+        self.n = 0
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
+        """Start every table's series afresh."""
+        self.n = n_tables
+        self.rng = rng if rng is not None else np.random.default_rng(0)
+        self.wanted = np.full(n_tables, self.base)
+        self._reset_state(np.ones(n_tables, dtype=bool))
+
+    def _reset_state(self, mask: np.ndarray) -> None:
+        """Restart the progression at the tables in ``mask`` (the wanted stake back to base)."""
+        self.wanted[mask] = self.base
+
+    # -- deciding -------------------------------------------------------------------------------
+    def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
+        """Bet spot and stake in units for every table, the table maximum already applied."""
+        units = self.wanted.copy()
+        over = units > view.max_units + 1e-9
+        if self.on_cap == "reset" and over.any():
+            self._reset_state(over)
+            units = self.wanted.copy()
+        return np.full(self.n, self.spot, dtype=np.int8), self._cap(units, view, over)
+
+    def _cap(self, units: np.ndarray, view: TableView, over: np.ndarray | None = None) -> np.ndarray:
+        """Cut stakes to the table maximum; remember where the maximum bound (``self.capped``)."""
+        self.capped = units > view.max_units + 1e-9 if over is None else over
+        return np.minimum(units, view.max_units)
+
+    # -- learning from the hand -----------------------------------------------------------------
+    def update(self, view: TableView, outcome: HandOutcome) -> None:
+        """Move the progression after a hand: wins and losses only; pushes and no-bets leave it."""
+        win = outcome.placed & (outcome.result == WIN)
+        loss = outcome.placed & (outcome.result == LOSS)
+        self._on_result(win, loss, outcome)
+
+    def _on_result(self, win: np.ndarray, loss: np.ndarray, outcome: HandOutcome) -> None:
+        """Flat by default: nothing moves."""
+
+    def win_pays(self, rules: R.Rules) -> float:
+        """The net win per unit of a plain win on this system's bet (0.95 for a 5% banker bet)."""
+        return float(rules.paytable()[_win_row(self.spot), self.spot]) if self.spot not in (
+            R.BETS.index("player_pair"), R.BETS.index("banker_pair")) else float(rules.pair_pays)
+
+
+def _win_row(spot: int) -> int:
+    """The outcome class of an ordinary win of a bet spot (to read its payout in the paytable)."""
+    return R.OUTCOMES.index({"banker": "banker", "player": "player", "tie": "tie",
+                             "dragon7": "banker_3card_7", "panda8": "player_3card_8"}[R.BETS[spot]])
+
+
+class Flat(BettingSystem):
+    """Flat betting: ``base`` units on every hand, whatever happens."""
+
+    key = "flat"
+
+
+class Martingale(BettingSystem):
+    """Martingale: double the stake after a loss, back to ``base`` after a win; a push changes nothing.
+
+    With ``recovering=True`` the stake after a loss is instead ``(series losses + base) / win_pays``,
+    so that a win recovers every loss of the series plus one base unit even at 19:20 (the plain
+    doubling on banker does not: after k >= 1 losses a win nets +0.95, +0.90, +0.80, ... and turns
+    negative after five). At the table maximum see ``on_cap``.
+    """
+
+    key = "martingale"
+
+    def __init__(self, recovering: bool = False, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.recovering = recovering
+
+    def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
+        self.series_loss = np.zeros(n_tables)
+        super().reset(n_tables, rng)
+
+    def _reset_state(self, mask: np.ndarray) -> None:
+        self.wanted[mask] = self.base
+        self.series_loss[mask] = 0.0
+
+    def _on_result(self, win, loss, outcome):
+        self.series_loss[loss] -= outcome.net_units[loss]
+        self._reset_state(win)
+        if self.recovering:
+            pays = self._pays
+            self.wanted[loss] = (self.series_loss[loss] + self.base) / pays
+        else:
+            self.wanted[loss] = self._next_after_loss(self.wanted[loss])
+
+    def _next_after_loss(self, wanted: np.ndarray) -> np.ndarray:
+        return 2.0 * wanted
+
+    def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
+        self._pays = self.win_pays(view.rules)
+        return super().propose(view)
+
+
+class GrandMartingale(Martingale):
+    """Grand Martingale: after a loss the next stake is twice the last plus one ``base``; after a win,
+    back to ``base``; a push changes nothing."""
+
+    key = "grand_martingale"
+
+    def _next_after_loss(self, wanted: np.ndarray) -> np.ndarray:
+        return 2.0 * wanted + self.base
+
+
+class Paroli(BettingSystem):
+    """Paroli (reverse Martingale with a goal): double after each win; after ``wins_to_reset``
+    consecutive wins (default 3) bank the gain and restart at ``base``; a loss restarts at ``base``;
+    a push changes nothing. ``wins_to_reset=None`` never banks: the plain reverse Martingale."""
+
+    key = "paroli"
+
+    def __init__(self, wins_to_reset: int | None = 3, **kwargs) -> None:
+        super().__init__(**kwargs)
+        if wins_to_reset is not None and wins_to_reset < 1:
+            raise ValueError(f"wins_to_reset={wins_to_reset!r} is not allowed; allowed: >= 1 or None")
+        self.wins_to_reset = wins_to_reset
+
+    def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
+        self.streak = np.zeros(n_tables, dtype=np.int64)
+        super().reset(n_tables, rng)
+
+    def _reset_state(self, mask: np.ndarray) -> None:
+        self.wanted[mask] = self.base
+        self.streak[mask] = 0
+
+    def _on_result(self, win, loss, outcome):
+        self._reset_state(loss)
+        self.streak[win] += 1
+        self.wanted[win] *= 2.0
+        if self.wins_to_reset is not None:
+            self._reset_state(win & (self.streak >= self.wins_to_reset))
+
+
+class ReverseMartingale(Paroli):
+    """Reverse Martingale: double after a win, back to ``base`` after a loss; a push changes nothing."""
+
+    key = "reverse_martingale"
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(wins_to_reset=None, **kwargs)
+
+
+class DAlembert(BettingSystem):
+    """D'Alembert: one ``base`` more after a loss, one less after a win, never below ``base``; a push
+    changes nothing."""
+
+    key = "dalembert"
+
+    def _on_result(self, win, loss, outcome):
+        self.wanted[loss] += self.base
+        self.wanted[win] = np.maximum(self.wanted[win] - self.base, self.base)
+
+
+def _fibonacci(n: int) -> list[int]:
+    sequence = [1, 1]
+    while len(sequence) < n:
+        sequence.append(sequence[-1] + sequence[-2])
+    return sequence
+
+
+class Fibonacci(BettingSystem):
+    """Fibonacci: stakes follow 1, 1, 2, 3, 5, 8, ... ``base``; one step forward after a loss, two
+    steps back after a win (not below the first); a push changes nothing."""
+
+    key = "fibonacci"
+    SEQUENCE = np.array([float(x) for x in _fibonacci(80)])
+
+    def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
+        self.step = np.zeros(n_tables, dtype=np.int64)
+        super().reset(n_tables, rng)
+
+    def _reset_state(self, mask: np.ndarray) -> None:
+        self.step[mask] = 0
+        self.wanted[mask] = self.base
+
+    def _on_result(self, win, loss, outcome):
+        self.step[loss] = np.minimum(self.step[loss] + 1, len(self.SEQUENCE) - 1)
+        self.step[win] = np.maximum(self.step[win] - 2, 0)
+        self.wanted = self.SEQUENCE[self.step] * self.base
+
+
+class Labouchere(BettingSystem):
+    """Labouchere (cancellation): a line of numbers (default 1, 2, 3, 4 units of ``base``); stake the
+    first plus the last (the single number when one is left); a win crosses both off, a loss appends
+    the amount lost (in units of ``base``); when the line is empty the series is won (its original sum)
+    and a new line starts. A push changes nothing. At the table maximum see ``on_cap`` (``"reset"``
+    starts a new line)."""
+
+    key = "labouchere"
+
+    def __init__(self, line: Sequence[float] = (1, 2, 3, 4), **kwargs) -> None:
+        super().__init__(**kwargs)
+        line = [float(x) for x in line]
+        if not line or any(not x > 0 for x in line):
+            raise ValueError(f"line={line!r} is not allowed; allowed: a non-empty list of numbers > 0")
+        self.line = np.array(line)
+
+    def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
+        self.buffer = np.zeros((n_tables, max(64, 4 * len(self.line))))
+        self.head = np.zeros(n_tables, dtype=np.int64)
+        self.tail = np.zeros(n_tables, dtype=np.int64)
+        super().reset(n_tables, rng)
+
+    def _reset_state(self, mask: np.ndarray) -> None:
+        self.buffer[mask, : len(self.line)] = self.line
+        self.head[mask] = 0
+        self.tail[mask] = len(self.line)
+        self._refresh(mask)
+
+    def _refresh(self, mask: np.ndarray) -> None:
+        rows = np.flatnonzero(mask)
+        first = self.buffer[rows, self.head[rows]]
+        last = self.buffer[rows, self.tail[rows] - 1]
+        single = self.tail[rows] - self.head[rows] == 1
+        self.wanted[rows] = np.where(single, first, first + last) * self.base
+
+    def _on_result(self, win, loss, outcome):
+        # a win crosses off the first and last numbers (the only one, if one is left)
+        rows = np.flatnonzero(win)
+        length = self.tail[rows] - self.head[rows]
+        self.head[rows] += 1
+        self.tail[rows] -= (length >= 2)
+        done = win & (self.tail <= self.head)
+        self._reset_state(done)
+        # a loss appends the amount lost, in units of base
+        rows = np.flatnonzero(loss)
+        if rows.size:
+            self._make_room(rows)
+            self.buffer[rows, self.tail[rows]] = -outcome.net_units[rows] / self.base
+            self.tail[rows] += 1
+        self._refresh(win & ~done | loss)
+
+    def _make_room(self, rows: np.ndarray) -> None:
+        """Shift lines to the buffer's start, and grow it, when a line reaches its end."""
+        if np.all(self.tail[rows] < self.buffer.shape[1]):
+            return
+        columns = np.arange(self.buffer.shape[1])
+        source = np.minimum(columns[None, :] + self.head[:, None], self.buffer.shape[1] - 1)
+        self.buffer = np.take_along_axis(self.buffer, source, axis=1)
+        self.tail -= self.head
+        self.head[:] = 0
+        if np.any(self.tail[rows] >= self.buffer.shape[1]):
+            self.buffer = np.concatenate([self.buffer, np.zeros_like(self.buffer)], axis=1)
+
+
+class OneThreeTwoSix(BettingSystem):
+    """1-3-2-6: after consecutive wins stake 1, 3, 2, 6 ``base``; a loss, or a completed cycle of four
+    wins, restarts at 1; a push changes nothing."""
+
+    key = "one_three_two_six"
+    CYCLE = np.array([1.0, 3.0, 2.0, 6.0])
+
+    def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
+        self.step = np.zeros(n_tables, dtype=np.int64)
+        super().reset(n_tables, rng)
+
+    def _reset_state(self, mask: np.ndarray) -> None:
+        self.step[mask] = 0
+        self.wanted[mask] = self.base
+
+    def _on_result(self, win, loss, outcome):
+        self.step[win] = (self.step[win] + 1) % len(self.CYCLE)
+        self.step[loss] = 0
+        self.wanted = self.CYCLE[self.step] * self.base
+
+
+class OscarsGrind(BettingSystem):
+    """Oscar's Grind: each series aims at a profit of one ``base``. After a loss the stake is repeated;
+    after a win it is raised by one ``base``, but never above what would finish the series at exactly
+    +``base`` (``(base - series profit) / win_pays``) and never below one ``base`` (with the banker's
+    commission a series can end 0.05 short: a win of one unit after a win of one unit finishes it
+    with +1.90); when the series profit reaches +``base`` a new series starts. A push changes
+    nothing."""
+
+    key = "oscars_grind"
+
+    def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
+        self.profit = np.zeros(n_tables)
+        super().reset(n_tables, rng)
+
+    def _reset_state(self, mask: np.ndarray) -> None:
+        self.profit[mask] = 0.0
+        self.wanted[mask] = self.base
+
+    def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
+        self._pays = self.win_pays(view.rules)
+        return super().propose(view)
+
+    def _on_result(self, win, loss, outcome):
+        placed = win | loss
+        self.profit[placed] += outcome.net_units[placed]
+        done = win & (self.profit >= self.base - 1e-9)
+        needed = (self.base - self.profit) / self._pays
+        raise_ = win & ~done
+        self.wanted[raise_] = np.maximum(np.minimum(self.wanted[raise_] + self.base, needed[raise_]),
+                                         self.base)
+        self._reset_state(done)
+
+
+class FollowTheWinner(BettingSystem):
+    """Follow the last winner: flat ``base`` on banker or player, whichever won the last hand that was
+    not a tie (banker before the first decision). Ties push and change nothing."""
+
+    key = "follow_winner"
+
+    def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
+        spot = np.where(view.last_decision == R.PLAYER, PLAYER_SPOT, BANKER_SPOT).astype(np.int8)
+        return spot, self._cap(self.wanted, view)
+
+
+class Chop(BettingSystem):
+    """Chop: flat ``base`` on the opposite of the last non-tie winner (a bet that the shoe alternates;
+    banker before the first decision). Ties push and change nothing."""
+
+    key = "chop"
+
+    def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
+        spot = np.where(view.last_decision == R.BANKER, PLAYER_SPOT, BANKER_SPOT).astype(np.int8)
+        return spot, self._cap(self.wanted, view)
+
+
+class RandomBettor(BettingSystem):
+    """Random bettor: each hand, with probability ``p_bet``, flat ``base`` on a bet drawn uniformly from
+    ``bets`` (default banker or player)."""
+
+    key = "random"
+
+    def __init__(self, bets: Sequence[str] = ("banker", "player"), p_bet: float = 1.0,
+                 **kwargs) -> None:
+        super().__init__(**kwargs)
+        for bet in bets:
+            if bet not in R.BETS:
+                raise ValueError(f"bets: {bet!r} is not allowed; allowed: {', '.join(R.BETS)}")
+        if not 0.0 < p_bet <= 1.0:
+            raise ValueError(f"p_bet={p_bet!r} is not allowed; allowed: a probability in (0, 1]")
+        self.spots = np.array([R.BETS.index(b) for b in bets], dtype=np.int8)
+        self.p_bet = p_bet
+
+    def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
+        spot = self.spots[self.rng.integers(0, len(self.spots), self.n)]
+        if self.p_bet < 1.0:
+            spot = np.where(self.rng.random(self.n) < self.p_bet, spot, NO_BET).astype(np.int8)
+        return spot, self._cap(self.wanted, view)
+
+
+class Kelly(BettingSystem):
+    """Kelly betting on the exact edge of the current shoe.
+
+    Before each hand the exact probabilities of the next hand are computed from the cards not yet seen
+    (:func:`pb_gym.exact.expectations`). For each bet in ``bets`` the Kelly fraction maximizes the
+    expected log of the bankroll over that bet's outcomes (win, push, loss, or several win payouts);
+    with a single win payout ``b`` and pushes it is ``(b p - q) / (b (p + q))``, which is <= 0 for
+    every bet off the top of the shoe, so the system bets only when the shoe has made some bet
+    positive. It stakes ``fraction`` x f* of its bankroll on the best such bet (by expected log growth),
+    rounded down to the table maximum; below the table minimum it does not bet.
+    """
+
+    key = "kelly"
+    needs_composition = True
+
+    def __init__(self, bets: Sequence[str] = ("banker",), fraction: float = 1.0, **kwargs) -> None:
+        super().__init__(bet=bets[0] if bets else "banker", **kwargs)
+        if not bets:
+            raise ValueError("bets: at least one bet is needed")
+        for bet in bets:
+            if bet not in R.BETS:
+                raise ValueError(f"bets: {bet!r} is not allowed; allowed: {', '.join(R.BETS)}")
+        if not 0.0 < fraction <= 1.0:
+            raise ValueError(f"fraction={fraction!r} is not allowed; allowed: (0, 1] of the Kelly stake")
+        self.bets = tuple(bets)
+        self.fraction = fraction
+
+    def _levels(self, rules: R.Rules) -> tuple[np.ndarray, list[tuple[int, np.ndarray]]]:
+        """Indicator columns over outcome classes for each bet's distinct non-zero payoffs."""
+        table = rules.paytable()
+        columns, groups = [], []
+        for bet in self.bets:
+            spot = R.BETS.index(bet)
+            if bet in ("player_pair", "banker_pair"):
+                groups.append((spot, np.array([rules.pair_pays, -1.0]), None))
+                continue
+            values = np.array(sorted(set(table[:, spot]) - {0.0}))
+            first = len(columns)
+            for value in values:
+                columns.append((table[:, spot] == value).astype(float))
+            groups.append((spot, values, slice(first, first + len(values))))
+        matrix = np.array(columns).T if columns else np.zeros((R.N_OUTCOMES, 0))
+        return matrix, groups
+
+    def stake_fractions(self, composition: np.ndarray, rules: R.Rules) -> tuple[np.ndarray, np.ndarray]:
+        """Best spot and its full-Kelly fraction of bankroll for each composition (0 if none is > 0)."""
+        matrix, groups = self._levels(rules)
+        probabilities = exact.expectations(composition, matrix) if matrix.shape[1] else None
+        n = composition.shape[0]
+        best_growth = np.zeros(n)
+        best_fraction = np.zeros(n)
+        best_spot = np.full(n, NO_BET, dtype=np.int8)
+        for spot, values, cols in groups:
+            if cols is None:
+                pair = exact.pair_probability(composition)
+                p = np.stack([pair, 1.0 - pair], axis=1)
+            else:
+                p = probabilities[:, cols]
+            f, growth = kelly_growth(p, values)
+            better = growth > best_growth
+            best_growth = np.where(better, growth, best_growth)
+            best_fraction = np.where(better, f, best_fraction)
+            best_spot = np.where(better, spot, best_spot).astype(np.int8)
+        return best_spot, best_fraction
+
+    def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
+        spot, f = self.stake_fractions(view.composition, view.rules)
+        units = self._cap(self.fraction * f * view.bankroll_units, view)
+        return np.where(f > 0, spot, NO_BET).astype(np.int8), units
+
+
+def kelly_growth(probabilities: np.ndarray, values: np.ndarray, iterations: int = 60
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The Kelly fraction and the expected log growth at it, for bets with net payoffs ``values``.
+
+    ``probabilities`` is ``(n, k)``: the probability of each payoff in ``values`` (``k``); the rest of
+    the mass is a push (net 0). Maximizes ``sum_k p_k log(1 + f x_k)`` over ``f`` in [0, 1) by
+    bisection on the derivative (concave in ``f``; the largest loss is the stake). Returns zeros where
+    the EV is <= 0.
+    """
+    p = np.asarray(probabilities, dtype=np.float64)
+    x = np.asarray(values, dtype=np.float64)
+    f = np.zeros(len(p))
+    growth = np.zeros(len(p))
+    positive = np.flatnonzero(p @ x > 0)  # off the top of the shoe: rare, so solve only these
+    if positive.size:
+        q = p[positive]
+        lo = np.zeros(positive.size)
+        # never the whole bankroll: log(0) where a loss is possible at all
+        hi = np.full(positive.size, (1.0 / max(1.0, -x.min()) if x.min() < 0 else 1.0) - 1e-9)
+        for _ in range(iterations):
+            mid = 0.5 * (lo + hi)
+            rising = (q * x / (1.0 + mid[:, None] * x)).sum(axis=1) > 0
+            lo = np.where(rising, mid, lo)
+            hi = np.where(rising, hi, mid)
+        f[positive] = lo
+        growth[positive] = (q * np.log1p(lo[:, None] * x)).sum(axis=1)
+    return f, growth
+
+
+SYSTEMS: dict[str, type[BettingSystem]] = {
+    cls.key: cls for cls in (Flat, Martingale, GrandMartingale, Paroli, ReverseMartingale, DAlembert,
+                             Fibonacci, Labouchere, OneThreeTwoSix, OscarsGrind, FollowTheWinner,
+                             Chop, RandomBettor, Kelly)
+}
+"""Every betting system by its config ``type``."""

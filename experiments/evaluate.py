@@ -1,0 +1,501 @@
+"""Evaluate betting systems side by side from a YAML study config (``pb-gym evaluate CONFIG``).
+
+Read top to bottom: the config schema, the session loop, the statistics, the report and plots.
+
+Every system plays the same dealt hands (common random numbers): session ``s`` is table ``s`` of one
+engine state, and each system keeps its own bankroll over those hands. Differences between systems
+are therefore differences of staking, not of luck. A session ends at the hand limit, at ruin (bankroll
+below the table minimum), at the stop-loss, or at the win goal; an ended session stops betting.
+
+Statistics are computed over sessions (independent shoes): EV per unit wagered is the ratio
+``sum(net) / sum(wagered)`` with a 95% confidence interval by the delta method, and it is set against
+the exact house edge of the bets the system placed (stake-weighted; for a counting system, the exact
+EV of the composition before each hand it bet on).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Literal, Union
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from agents import systems as S
+from experiments.config import ConfigError, RulesConfig, Strict, TableConfig, load
+from pb_gym import engine, exact
+from pb_gym import rules as R
+
+Z95 = 1.959963984540054
+Bet = Literal["banker", "player", "tie", "player_pair", "banker_pair", "dragon7", "panda8"]
+
+
+# ---------------------------------------------------------------------------------------- config
+class SystemConfig(Strict):
+    """Fields every system takes."""
+
+    name: str | None = None
+    bet: Bet = "banker"
+    base: float = Field(1.0, gt=0, description="base stake in betting units")
+    on_cap: Literal["cap", "reset"] = "cap"
+
+
+class FlatConfig(SystemConfig):
+    type: Literal["flat"]
+
+
+class MartingaleConfig(SystemConfig):
+    type: Literal["martingale"]
+    recovering: bool = False
+
+
+class GrandMartingaleConfig(SystemConfig):
+    type: Literal["grand_martingale"]
+    recovering: bool = False
+
+
+class ParoliConfig(SystemConfig):
+    type: Literal["paroli"]
+    wins_to_reset: int = Field(3, ge=1)
+
+
+class ReverseMartingaleConfig(SystemConfig):
+    type: Literal["reverse_martingale"]
+
+
+class DAlembertConfig(SystemConfig):
+    type: Literal["dalembert"]
+
+
+class FibonacciConfig(SystemConfig):
+    type: Literal["fibonacci"]
+
+
+class LabouchereConfig(SystemConfig):
+    type: Literal["labouchere"]
+    line: list[Annotated[float, Field(gt=0)]] = Field(default_factory=lambda: [1, 2, 3, 4],
+                                                     min_length=1)
+
+
+class OneThreeTwoSixConfig(SystemConfig):
+    type: Literal["one_three_two_six"]
+
+
+class OscarsGrindConfig(SystemConfig):
+    type: Literal["oscars_grind"]
+
+
+class FollowWinnerConfig(SystemConfig):
+    type: Literal["follow_winner"]
+
+
+class ChopConfig(SystemConfig):
+    type: Literal["chop"]
+
+
+class RandomConfig(SystemConfig):
+    type: Literal["random"]
+    bets: list[Bet] = Field(default_factory=lambda: ["banker", "player"], min_length=1)
+    p_bet: float = Field(1.0, gt=0, le=1)
+
+
+class KellyConfig(SystemConfig):
+    type: Literal["kelly"]
+    bets: list[Bet] = Field(default_factory=lambda: ["banker"], min_length=1)
+    fraction: float = Field(1.0, gt=0, le=1)
+
+
+AnySystem = Annotated[Union[
+    FlatConfig, MartingaleConfig, GrandMartingaleConfig, ParoliConfig, ReverseMartingaleConfig,
+    DAlembertConfig, FibonacciConfig, LabouchereConfig, OneThreeTwoSixConfig, OscarsGrindConfig,
+    FollowWinnerConfig, ChopConfig, RandomConfig, KellyConfig,
+], Field(discriminator="type")]
+
+
+class StudyConfig(Strict):
+    """A study: rules, table, sessions and the systems to compare."""
+
+    name: str = "study"
+    rules: RulesConfig = RulesConfig()
+    table: TableConfig = TableConfig()
+    bankroll: float = Field(1000.0, gt=0, description="starting bankroll, in money")
+    sessions: int = Field(10_000, ge=1)
+    hands: int = Field(1_000, ge=1, description="hands per session at most")
+    stop_loss: float | None = Field(None, gt=0, description="stop when down by this much money")
+    win_goal: float | None = Field(None, gt=0, description="stop when up by this much money")
+    seed: int = Field(0, ge=0)
+    sample_paths: int = Field(5, ge=0, le=50)
+    systems: list[AnySystem] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "StudyConfig":
+        rules = self.rules.to_rules()
+        names = set()
+        for i, system in enumerate(self.systems):
+            bets = [system.bet] + list(getattr(system, "bets", []))
+            for bet in bets:
+                if bet not in rules.offered_bets:
+                    raise ValueError(f"systems.{i}: bet {bet!r} is not offered by these rules; "
+                                     f"offered: {', '.join(rules.offered_bets)}")
+            if system.type != "kelly" and system.base * self.table.unit < self.table.minimum - 1e-9:
+                raise ValueError(f"systems.{i}.base: {system.base:g} unit(s) of {self.table.unit:g} is "
+                                 f"below the table minimum {self.table.minimum:g}")
+            name = system.name or default_name(system)
+            if name in names:
+                raise ValueError(f"systems.{i}: two systems are named {name!r}; give one a `name`")
+            names.add(name)
+        if self.bankroll < self.table.minimum:
+            raise ValueError(f"bankroll {self.bankroll:g} is below the table minimum "
+                             f"{self.table.minimum:g}")
+        return self
+
+
+def default_name(system: SystemConfig) -> str:
+    """A display name: the type, and the bet when it is not banker."""
+    suffix = "" if system.bet == "banker" or system.type in ("follow_winner", "chop", "random",
+                                                             "kelly") else f" ({system.bet})"
+    return f"{system.type}{suffix}"
+
+
+def make_system(config: SystemConfig) -> S.BettingSystem:
+    """The betting system a config entry describes."""
+    params = config.model_dump(exclude={"type"})
+    params["name"] = config.name or default_name(config)
+    if config.type in ("random", "kelly"):
+        params.pop("bet")
+    return S.SYSTEMS[config.type](**params)
+
+
+# ------------------------------------------------------------------------------------- the loop
+class Ledger:
+    """One system's bankrolls and running statistics over all sessions."""
+
+    def __init__(self, system: S.BettingSystem, n: int, bankroll: float, checkpoints: np.ndarray,
+                 sample_paths: int) -> None:
+        self.system = system
+        self.bankroll = np.full(n, bankroll)
+        self.active = np.ones(n, dtype=bool)
+        self.peak = self.bankroll.copy()
+        self.max_drawdown = np.zeros(n)
+        self.wagered = np.zeros(n)
+        self.net = np.zeros(n)
+        self.bets = np.zeros(n, dtype=np.int64)
+        self.exact_ev_wagered = 0.0  # sum of stake x exact EV (for counting systems)
+        self.wagered_by_spot = np.zeros(R.N_BETS)
+        self.table_capped = 0
+        self.bankroll_capped = 0
+        self.max_stake = 0.0
+        self.ended = {"ruin": np.zeros(n, dtype=bool), "target": np.zeros(n, dtype=bool),
+                      "stop_loss": np.zeros(n, dtype=bool)}
+        self.quantiles = np.zeros((len(checkpoints), 5))
+        self.paths = np.zeros((sample_paths, 0))
+        self.path_rows: list[np.ndarray] = []
+
+
+def run_study(config: StudyConfig, progress: bool = False) -> dict:
+    """Play every system over the same dealt hands and return the report (JSON-ready)."""
+    started = time.perf_counter()
+    rules = config.rules.to_rules()
+    table = config.table
+    n, hands = config.sessions, config.hands
+    root = np.random.SeedSequence(config.seed)
+    deal_seed, *system_seeds = root.spawn(1 + len(config.systems))
+    state = engine.init(rules, n, seed=deal_seed)
+    out = engine.HandResult.empty(n)
+    checkpoints = np.unique(np.linspace(0, hands, min(hands, 100) + 1).astype(int))
+    ledgers = []
+    for system_config, seed in zip(config.systems, system_seeds):
+        system = make_system(system_config)
+        system.reset(n, np.random.default_rng(seed))
+        ledgers.append(Ledger(system, n, config.bankroll, checkpoints, config.sample_paths))
+    counting = any(ledger.system.needs_composition for ledger in ledgers)
+    full_ev = exact.expected_values(R.full_shoe(rules.decks), rules)
+    last_winner = np.full(n, -1, dtype=np.int8)
+    last_decision = np.full(n, -1, dtype=np.int8)
+    rows = np.arange(n)
+    max_units = table.maximum / table.unit
+    target = config.bankroll + config.win_goal if config.win_goal else np.inf
+    floor = config.bankroll - config.stop_loss if config.stop_loss else -np.inf
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=hands, unit="hand", desc=config.name, file=sys.stderr)
+    for ledger in ledgers:
+        _record(ledger, 0, checkpoints, config.sample_paths)
+    for hand_index in range(hands):
+        composition = engine.next_hand_composition(rules, state) if counting else None
+        proposals = []
+        for ledger in ledgers:
+            view = S.TableView(ledger.bankroll / table.unit, max_units, rules, composition,
+                               last_winner, last_decision)
+            spot, units = ledger.system.propose(view)
+            proposals.append((view, spot, units))
+        engine.deal(rules, state, out)
+        payoffs = out.payoffs(rules)
+        for ledger, (view, spot, units) in zip(ledgers, proposals):
+            stake = np.minimum(units * table.unit, table.maximum)
+            all_in = stake > ledger.bankroll
+            stake = np.minimum(stake, ledger.bankroll)
+            placed = ledger.active & (spot != S.NO_BET) & (stake >= table.minimum - 1e-9)
+            stake = np.where(placed, stake, 0.0)
+            spot_safe = np.where(placed, spot, 0)
+            net = stake * payoffs[rows, spot_safe]
+            ledger.bankroll += net
+            ledger.net += net
+            ledger.wagered += stake
+            ledger.bets += placed
+            np.add.at(ledger.wagered_by_spot, spot_safe[placed], stake[placed])
+            if ledger.system.needs_composition and placed.any():
+                ev = exact.expected_values(composition[placed], rules)
+                ledger.exact_ev_wagered += float((stake[placed] * ev[np.arange(placed.sum()),
+                                                                     spot_safe[placed]]).sum())
+            capped = placed & getattr(ledger.system, "capped", np.zeros(n, dtype=bool))
+            ledger.table_capped += int(capped.sum())
+            ledger.bankroll_capped += int((placed & all_in).sum())
+            if placed.any():
+                ledger.max_stake = max(ledger.max_stake, float(stake.max()))
+            np.maximum(ledger.peak, ledger.bankroll, out=ledger.peak)
+            np.maximum(ledger.max_drawdown, ledger.peak - ledger.bankroll, out=ledger.max_drawdown)
+            result = np.sign(net).astype(np.int8)
+            ledger.system.update(view, S.HandOutcome(placed, result, stake / table.unit,
+                                                     net / table.unit, capped))
+            for reason, hit in (("ruin", ledger.bankroll < table.minimum - 1e-9),
+                                ("target", ledger.bankroll >= target - 1e-9),
+                                ("stop_loss", ledger.bankroll <= floor + 1e-9)):
+                hit &= ledger.active
+                ledger.ended[reason] |= hit
+                ledger.active &= ~hit
+            _record(ledger, hand_index + 1, checkpoints, config.sample_paths)
+        last_winner[:] = out.winner
+        decided = out.winner != R.TIE
+        last_decision[decided] = out.winner[decided]
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    report = {
+        "name": config.name,
+        "sessions": n,
+        "hands_per_session": hands,
+        "bankroll": config.bankroll,
+        "table": table.model_dump(),
+        "rules": config.rules.model_dump(),
+        "seed": config.seed,
+        "systems": [_summary(ledger, config, full_ev) for ledger in ledgers],
+        "checkpoints": checkpoints.tolist(),
+        "seconds": time.perf_counter() - started,
+    }
+    report["paths"] = {ledger.system.name: {"quantiles": ledger.quantiles.tolist(),
+                                            "samples": np.array(ledger.path_rows).T.tolist()}
+                       for ledger in ledgers}
+    report["final_bankrolls"] = {ledger.system.name: ledger.bankroll for ledger in ledgers}
+    return report
+
+
+def _record(ledger: Ledger, hand: int, checkpoints: np.ndarray, sample_paths: int) -> None:
+    ledger.path_rows.append(ledger.bankroll[:sample_paths].copy())
+    at = np.searchsorted(checkpoints, hand)
+    if at < len(checkpoints) and checkpoints[at] == hand:
+        ledger.quantiles[at] = np.quantile(ledger.bankroll, [0.05, 0.25, 0.5, 0.75, 0.95])
+
+
+# ------------------------------------------------------------------------------------ statistics
+def ratio_ci(net: np.ndarray, wagered: np.ndarray) -> tuple[float, float, float]:
+    """``sum(net) / sum(wagered)`` over sessions with its 95% CI (delta method, sessions i.i.d.)."""
+    total = wagered.sum()
+    if total <= 0:
+        return math.nan, math.nan, math.nan
+    ratio = net.sum() / total
+    n = len(net)
+    residual = net - ratio * wagered
+    se = math.sqrt(residual.var(ddof=1) / n) / (total / n) if n > 1 else math.inf
+    return float(ratio), float(ratio - Z95 * se), float(ratio + Z95 * se)
+
+
+def _summary(ledger: Ledger, config: StudyConfig, full_ev: np.ndarray) -> dict:
+    system = ledger.system
+    wagered = float(ledger.wagered.sum())
+    bets = int(ledger.bets.sum())
+    ev, lo, hi = ratio_ci(ledger.net, ledger.wagered)
+    if system.needs_composition:
+        exact_edge = ledger.exact_ev_wagered / wagered if wagered > 0 else math.nan
+    else:
+        exact_edge = float(ledger.wagered_by_spot @ full_ev / wagered) if wagered > 0 else math.nan
+    within = bool(lo <= exact_edge <= hi) if wagered > 0 else None
+    bet_spots = [R.BETS[i] for i in np.flatnonzero(ledger.wagered_by_spot > 0)]
+    final = ledger.bankroll
+    return {
+        "name": system.name,
+        "type": system.key,
+        "bet": "/".join(bet_spots) if bet_spots else system.bet,
+        "hands": bets,
+        "hands_dealt": config.sessions * config.hands,
+        "wagered": wagered,
+        "net": float(ledger.net.sum()),
+        "ev_per_hand": float(ledger.net.sum() / bets) if bets else math.nan,
+        "ev_per_unit_wagered": ev,
+        "ci95": [lo, hi],
+        "exact_edge": exact_edge,
+        "edge_within_ci": within,
+        "p_ruin": float(ledger.ended["ruin"].mean()),
+        "p_target": float(ledger.ended["target"].mean()),
+        "p_stop_loss": float(ledger.ended["stop_loss"].mean()),
+        "mean_final_bankroll": float(final.mean()),
+        "median_final_bankroll": float(np.median(final)),
+        "mean_max_drawdown": float(ledger.max_drawdown.mean()),
+        "max_drawdown": float(ledger.max_drawdown.max()),
+        "average_stake": wagered / bets if bets else math.nan,
+        "largest_stake": ledger.max_stake,
+        "table_max_binds": ledger.table_capped / bets if bets else 0.0,
+        "all_in_share": ledger.bankroll_capped / bets if bets else 0.0,
+    }
+
+
+# ---------------------------------------------------------------------------------------- report
+SCALARS = ["name", "bet", "hands", "wagered", "net", "ev_per_hand", "ev_per_unit_wagered", "ci95",
+           "exact_edge", "edge_within_ci", "p_ruin", "p_target", "p_stop_loss", "mean_final_bankroll",
+           "median_final_bankroll", "mean_max_drawdown", "max_drawdown", "average_stake",
+           "largest_stake", "table_max_binds", "all_in_share"]
+
+
+def print_report(report: dict) -> None:
+    """The human-readable table, and a loud line for every CI that misses its exact edge."""
+    print(f"{report['name']}: {report['sessions']:,} sessions x up to {report['hands_per_session']:,} "
+          f"hands, bankroll {report['bankroll']:g}, table {report['table']['minimum']:g}-"
+          f"{report['table']['maximum']:g} (unit {report['table']['unit']:g}), "
+          f"{report['seconds']:.1f} s")
+    header = (f"{'system':<22} {'bets':>10} {'wagered':>13} {'EV/unit wagered':>16} {'95% CI':>20} "
+              f"{'exact':>8} {'P(ruin)':>8} {'P(goal)':>8} {'mean end':>9} {'median':>8} "
+              f"{'max DD':>8} {'avg stake':>9} {'max stake':>9} {'max binds':>9}")
+    print(header)
+    for s in report["systems"]:
+        lo, hi = s["ci95"]
+        print(f"{s['name'][:22]:<22} {s['hands']:>10,} {s['wagered']:>13,.0f} "
+              f"{_pct(s['ev_per_unit_wagered']):>16} {'[' + _pct(lo) + ', ' + _pct(hi) + ']':>20} "
+              f"{_pct(s['exact_edge']):>8} {s['p_ruin']:>8.4f} {s['p_target']:>8.4f} "
+              f"{s['mean_final_bankroll']:>9.1f} {s['median_final_bankroll']:>8.1f} "
+              f"{s['max_drawdown']:>8.0f} {s['average_stake']:>9.2f} {s['largest_stake']:>9.0f} "
+              f"{s['table_max_binds']:>9.2%}")
+    for s in report["systems"]:
+        if s["edge_within_ci"] is False:
+            print(f"WARNING: {s['name']}: the 95% CI of EV per unit wagered "
+                  f"[{_pct(s['ci95'][0])}, {_pct(s['ci95'][1])}] does not contain the exact edge "
+                  f"{_pct(s['exact_edge'])}. At 95% one system in twenty misses by chance; a miss that "
+                  f"persists across seeds would be a bug.")
+        elif s["edge_within_ci"] is None:
+            print(f"NOTE: {s['name']} placed no bet.")
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:+.3f}%"
+
+
+def write_outputs(report: dict, out: Path) -> list[Path]:
+    """Write report.json, systems.csv and the plots under ``out``; return the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "report.json", out / "systems.csv", out / "paths.json"]
+    (out / "report.json").write_text(json.dumps(json_report(report), indent=2))
+    # bankroll quantiles at the checkpoints and the sample paths, to redraw the fan plots
+    (out / "paths.json").write_text(json.dumps({"checkpoints": report["checkpoints"],
+                                                "paths": report["paths"]}))
+    with open(out / "systems.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow([k for k in SCALARS if k != "ci95"] + ["ci95_low", "ci95_high"])
+        for s in report["systems"]:
+            writer.writerow([s[k] for k in SCALARS if k != "ci95"] + list(s["ci95"]))
+    written += plot(report, out)
+    return written
+
+
+def json_report(report: dict) -> dict:
+    """The report without the bulky arrays (what ``--json`` prints and report.json holds)."""
+    return {k: v for k, v in report.items() if k not in ("final_bankrolls", "paths")}
+
+
+def plot(report: dict, out: Path) -> list[Path]:
+    """Bankroll fans, final-bankroll distributions, and EV per unit wagered against the exact edge."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    systems = report["systems"]
+    names = [s["name"] for s in systems]
+    cols = min(4, len(names))
+    rows_ = math.ceil(len(names) / cols)
+    fig, axes = plt.subplots(rows_, cols, figsize=(4 * cols, 3 * rows_), squeeze=False,
+                             sharex=True)
+    x = np.array(report["checkpoints"])
+    for ax, name in zip(axes.flat, names):
+        q = np.array(report["paths"][name]["quantiles"])
+        ax.fill_between(x, q[:, 0], q[:, 4], alpha=0.2, color="C0", label="5-95%")
+        ax.fill_between(x, q[:, 1], q[:, 3], alpha=0.35, color="C0", label="25-75%")
+        ax.plot(x, q[:, 2], color="C0", label="median")
+        samples = np.array(report["paths"][name]["samples"])
+        for path in samples:
+            ax.plot(np.arange(len(path)), path, lw=0.6, alpha=0.8)
+        ax.axhline(report["bankroll"], color="k", lw=0.5, ls=":")
+        ax.set_title(name, fontsize=9)
+    for ax in list(axes.flat)[len(names):]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7)
+    fig.supxlabel("hand")
+    fig.supylabel("bankroll")
+    fig.tight_layout()
+    paths = [out / "bankroll_paths.png"]
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(names)), 4))
+    finals = [np.asarray(report["final_bankrolls"][n]) for n in names]
+    ax.boxplot(finals, showfliers=True, flierprops={"markersize": 2})
+    ax.set_xticks(range(1, len(names) + 1), names, rotation=60, ha="right", fontsize=8)
+    ax.axhline(report["bankroll"], color="k", lw=0.5, ls=":")
+    ax.set_ylabel("final bankroll")
+    ax.set_title("Distribution of final bankrolls per system")
+    fig.tight_layout()
+    paths.append(out / "final_bankrolls.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(names) + 1.5))
+    y = np.arange(len(names))
+    ev = np.array([s["ev_per_unit_wagered"] for s in systems]) * 100
+    lo = np.array([s["ci95"][0] for s in systems]) * 100
+    hi = np.array([s["ci95"][1] for s in systems]) * 100
+    edge = np.array([s["exact_edge"] for s in systems]) * 100
+    ax.errorbar(ev, y, xerr=[ev - lo, hi - ev], fmt="o", capsize=3, label="simulated, 95% CI")
+    ax.scatter(edge, y, marker="|", s=200, color="C3", label="exact edge of the bets placed")
+    ax.set_yticks(y, names, fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(0, color="k", lw=0.5)
+    ax.set_xlabel("EV per unit wagered (%)")
+    ax.legend(fontsize=8)
+    ax.set_title("Staking changes the shape of the outcome, not the edge")
+    fig.tight_layout()
+    paths.append(out / "ev_per_unit_wagered.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+    return paths
+
+
+def main(config_path: str, out: str | None = None, as_json: bool = False) -> dict:
+    """``pb-gym evaluate``: load and validate the config, run, print, write outputs."""
+    config = load(config_path, StudyConfig)
+    report = run_study(config, progress=not as_json and sys.stderr.isatty())
+    if out is not None:
+        report["written"] = [str(p) for p in write_outputs(report, Path(out))]
+    if not as_json:
+        print_report(report)
+        if out is not None:
+            print(f"wrote {', '.join(report['written'])}")
+    return json_report(report)
+
+
+__all__ = ["StudyConfig", "ConfigError", "run_study", "main", "make_system", "ratio_ci"]

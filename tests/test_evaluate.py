@@ -1,0 +1,183 @@
+"""pb-gym evaluate: config validation, an end-to-end study, common random numbers, the statistics."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import yaml
+
+from experiments import evaluate as E
+from experiments.config import ConfigError, validate
+from pb_gym import cli, engine
+from pb_gym import rules as R
+
+SMALL = {
+    "name": "small",
+    "rules": {"decks": 8},
+    "table": {"unit": 10, "minimum": 10, "maximum": 640},
+    "bankroll": 1000,
+    "sessions": 300,
+    "hands": 150,
+    "win_goal": 300,
+    "seed": 4,
+    "systems": [
+        {"type": "flat", "bet": "banker"},
+        {"type": "flat", "bet": "banker", "name": "flat twin"},
+        {"type": "martingale", "bet": "banker", "on_cap": "reset"},
+        {"type": "martingale", "bet": "player", "on_cap": "cap"},
+        {"type": "paroli", "bet": "player"},
+        {"type": "labouchere"},
+        {"type": "oscars_grind"},
+        {"type": "chop"},
+        {"type": "kelly", "bets": ["banker", "player", "tie", "dragon7", "panda8"]},
+        {"type": "flat", "bet": "tie"},
+    ],
+}
+
+
+def study(**changes):
+    data = json.loads(json.dumps(SMALL))
+    data.update(changes)
+    return validate(data, E.StudyConfig, "small.yaml")
+
+
+@pytest.fixture(scope="module")
+def report():
+    return E.run_study(study())
+
+
+def test_report_fields_and_accounting(report):
+    assert [s["name"] for s in report["systems"]][:3] == ["flat", "flat twin", "martingale"]
+    for s in report["systems"]:
+        for key in ("name", "bet", "hands", "wagered", "net", "ev_per_unit_wagered", "ci95",
+                    "exact_edge", "p_ruin", "p_target", "mean_final_bankroll", "median_final_bankroll",
+                    "max_drawdown", "average_stake", "largest_stake", "table_max_binds"):
+            assert key in s, key
+        assert s["p_ruin"] + s["p_target"] + s["p_stop_loss"] <= 1.0
+        assert s["largest_stake"] <= 640
+        finals = report["final_bankrolls"][s["name"]]
+        assert np.mean(finals) == pytest.approx(s["mean_final_bankroll"])
+        assert np.sum(finals) - 300 * 1000 == pytest.approx(s["net"], abs=1e-6)
+        if s["hands"]:
+            assert s["average_stake"] == pytest.approx(s["wagered"] / s["hands"])
+
+
+def test_every_system_is_within_5_standard_errors_of_its_exact_edge(report):
+    """The staking changes the shape of the results, not the edge: a 5-sigma bound per system."""
+    for s in report["systems"]:
+        if not s["hands"]:
+            continue
+        lo, hi = s["ci95"]
+        se = (hi - lo) / (2 * 1.959964)
+        assert abs(s["ev_per_unit_wagered"] - s["exact_edge"]) < 5 * se, s["name"]
+        assert s["edge_within_ci"] == (lo <= s["exact_edge"] <= hi)
+
+
+def test_common_random_numbers_and_flat_banker_matches_the_engine(report):
+    flat, twin = report["systems"][0], report["systems"][1]
+    assert flat["net"] == twin["net"] and flat["p_target"] == twin["p_target"]
+    # replay: flat banker 10 per hand until +300 or ruin, over the same dealt hands
+    rules = R.Rules()
+    seed = np.random.SeedSequence(4).spawn(1 + len(SMALL["systems"]))[0]
+    state = engine.init(rules, 300, seed=seed)
+    bankroll = np.full(300, 1000.0)
+    active = np.ones(300, dtype=bool)
+    for _ in range(150):
+        _, hand = engine.deal(rules, state)
+        bankroll += np.where(active, 10 * hand.payoffs(rules)[:, 0], 0.0)
+        active &= (bankroll >= 10) & (bankroll < 1300)
+    assert bankroll.sum() - 300_000 == pytest.approx(flat["net"])
+    assert flat["exact_edge"] == pytest.approx(-0.010579, abs=5e-7)
+
+
+def test_martingale_limits_are_reported(report):
+    by_name = {s["name"]: s for s in report["systems"]}
+    assert by_name["martingale"]["table_max_binds"] > 0  # 10 .. 640, then the series restarts
+    assert by_name["martingale (player)"]["largest_stake"] == 640
+    kelly = by_name["kelly"]
+    assert kelly["hands"] < 0.01 * kelly["hands_dealt"]  # bets only when the shoe turns positive
+    if kelly["hands"]:
+        assert kelly["exact_edge"] > 0
+
+
+def test_ratio_ci_matches_a_direct_computation():
+    rng = np.random.default_rng(0)
+    wagered = rng.uniform(10, 100, 500)
+    net = -0.01 * wagered + rng.normal(0, 5, 500)
+    ratio, lo, hi = E.ratio_ci(net, wagered)
+    assert ratio == pytest.approx(net.sum() / wagered.sum())
+    residual = net - ratio * wagered
+    se = residual.std(ddof=1) / math.sqrt(500) / wagered.mean()
+    assert hi - lo == pytest.approx(2 * 1.959964 * se, rel=1e-6)
+
+
+def test_evaluate_cli_end_to_end(tmp_path, capsys):
+    path = tmp_path / "study.yaml"
+    path.write_text(yaml.safe_dump({**SMALL, "sessions": 60, "hands": 50}))
+    out = tmp_path / "out"
+    assert cli.main(["evaluate", str(path), "--out", str(out), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert {s["name"] for s in printed["systems"]} >= {"flat", "martingale", "kelly"}
+    for name in ("report.json", "systems.csv", "paths.json", "bankroll_paths.png",
+                 "final_bankrolls.png", "ev_per_unit_wagered.png"):
+        assert (out / name).stat().st_size > 0, name
+    assert json.loads((out / "report.json").read_text())["systems"] == printed["systems"]
+    assert (out / "bankroll_paths.png").read_bytes()[:4] == b"\x89PNG"
+    assert cli.main(["evaluate", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "EV/unit wagered" in text and "martingale" in text
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"sessions": 0}, r"sessions: Input should be greater than or equal to 1 \(got 0\)"),
+    ({"sesions": 10}, r"sesions: unknown key; allowed keys here: name, rules, table, bankroll"),
+    ({"table": {"minimum": 10, "maximum": 5}}, r"table: maximum \(5\) must be >= minimum \(10\)"),
+    ({"table": {"unit": "ten"}}, r"table.unit: Input should be a valid number"),
+    ({"rules": {"decks": 10}}, r"rules.decks: Input should be less than or equal to 8"),
+    ({"rules": {"tie_pays": 7}}, r"rules.tie_pays: Input should be 8 or 9"),
+    ({"rules": {"cut_card": 2}}, r"Rules.cut_card=2 is not allowed; allowed: 6..208"),
+    ({"systems": []}, r"systems: List should have at least 1 item"),
+    ({"systems": [{"type": "martingal"}]}, r"systems.0: Input tag 'martingal' .* 'flat', 'martingale'"),
+    ({"systems": [{"type": "flat", "stake": 2}]},
+     r"systems.0.flat.stake: unknown key; allowed keys here: name, bet, base, on_cap, type"),
+    ({"systems": [{"type": "paroli", "wins_to_reset": 0}]}, r"wins_to_reset: Input should be greater"),
+    ({"systems": [{"type": "flat", "bet": "dragon7"}], "rules": {"side_bets": ["panda8"]}},
+     r"systems.0: bet 'dragon7' is not offered by these rules; offered: banker, player, tie, panda8"),
+    ({"systems": [{"type": "flat", "base": 0.5}]}, r"systems.0.base: 0.5 unit\(s\) of 10 is below"),
+    ({"systems": [{"type": "flat"}, {"type": "flat"}]}, r"two systems are named 'flat'"),
+    ({"bankroll": 5}, r"bankroll 5 is below the table minimum 10"),
+])
+def test_config_errors_name_the_key_and_what_is_allowed(change, message):
+    with pytest.raises(ConfigError, match=message):
+        study(**change)
+
+
+def test_config_file_errors(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("systems: [flat\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        E.main(str(bad))
+    bad.write_text("- 1\n- 2\n")
+    with pytest.raises(ConfigError, match="the top level must be a mapping"):
+        E.main(str(bad))
+    with pytest.raises(ConfigError, match="no such config file"):
+        E.main(str(tmp_path / "missing.yaml"))
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["evaluate", str(bad)])
+    assert exit_info.value.code == 2
+    assert "invalid config" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("path", ["configs/systems/classic.yaml", "configs/systems/martingale-limits.yaml",
+                                  "configs/systems/paroli-vs-flat.yaml", "configs/systems/tie-bettors.yaml",
+                                  "configs/systems/smoke.yaml"])
+def test_shipped_configs_are_valid(path):
+    from experiments.config import load
+
+    config = load(path, E.StudyConfig)
+    assert config.systems
+    if path.endswith("classic.yaml"):
+        assert {s.type for s in config.systems} == set(E.S.SYSTEMS)
+        assert all(getattr(s, "bets", [s.bet]) == ["banker"] or s.bet == "banker"
+                   for s in config.systems if s.type not in ("follow_winner", "chop", "random"))

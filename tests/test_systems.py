@@ -1,0 +1,163 @@
+"""Betting systems: stake sequences on hand-written outcome sequences (pushes, caps included)."""
+
+import numpy as np
+import pytest
+
+from agents import systems as S
+from pb_gym import exact
+from pb_gym import rules as R
+from pb_gym.rules import Rules
+
+RULES = Rules()
+PAYS = {"banker": 0.95, "player": 1.0, "tie": 8.0}
+
+
+def stakes_for(system, results, max_units=1000.0, bankroll_units=1e9):
+    """Play one table through results 'W', 'L', 'P' (push); return the stakes proposed before each
+    hand, the stake proposed after the last one, and where the table maximum bound."""
+    system.reset(1)
+    proposed, capped = [], []
+    minus_one = np.array([-1], dtype=np.int8)
+    for result in results + " ":
+        view = S.TableView(np.array([bankroll_units]), max_units, RULES, None, minus_one, minus_one)
+        spot, units = system.propose(view)
+        proposed.append(round(float(units[0]), 4))
+        capped.append(bool(system.capped[0]))
+        if result == " ":
+            break
+        code = {"W": S.WIN, "L": S.LOSS, "P": S.PUSH}[result]
+        pays = PAYS[R.BETS[spot[0]]]
+        net = units * {S.WIN: pays, S.LOSS: -1.0, S.PUSH: 0.0}[code]
+        system.update(view, S.HandOutcome(np.array([True]), np.array([code], dtype=np.int8), units,
+                                          net, system.capped.copy()))
+    return proposed[:-1], proposed[-1], capped[:-1]
+
+
+@pytest.mark.parametrize("system, results, expected, after", [
+    (S.Flat(), "WLPLW", [1, 1, 1, 1, 1], 1),
+    (S.Martingale(), "LLLWLPW", [1, 2, 4, 8, 1, 2, 2], 1),
+    (S.Martingale(bet="player"), "LPLLW", [1, 2, 2, 4, 8], 1),
+    (S.Martingale(recovering=True), "LLW", [1, 2.1053, 4.3213], 1),
+    (S.GrandMartingale(), "LLPW", [1, 3, 7, 7], 1),
+    (S.Paroli(wins_to_reset=3), "WWWWL", [1, 2, 4, 1, 2], 1),
+    (S.Paroli(wins_to_reset=2), "WPWW", [1, 2, 2, 1], 2),
+    (S.ReverseMartingale(), "WWWL", [1, 2, 4, 8], 1),
+    (S.DAlembert(), "LLWWWL", [1, 2, 3, 2, 1, 1], 2),
+    (S.DAlembert(base=2), "LPW", [2, 4, 4], 2),
+    (S.Fibonacci(), "LLLLWLWW", [1, 1, 2, 3, 5, 2, 3, 1], 1),
+    (S.Labouchere(bet="player"), "LWWW", [5, 6, 6, 3], 5),
+    (S.Labouchere(bet="player", line=[2]), "LPLW", [2, 4, 4, 6], 2),
+    (S.OneThreeTwoSix(), "WWWWWL", [1, 3, 2, 6, 1, 3], 1),
+    (S.OneThreeTwoSix(), "WWPL", [1, 3, 2, 2], 1),
+    (S.OscarsGrind(bet="player"), "LLWWW", [1, 1, 1, 2, 1], 1),
+    (S.OscarsGrind(bet="player"), "LLLWW", [1, 1, 1, 1, 2], 1),  # raise capped at what finishes +1
+    (S.OscarsGrind(), "WW", [1, 1], 1),  # banker: +0.95 is short of +1, never below one unit
+])
+def test_stake_sequences(system, results, expected, after):
+    proposed, next_stake, _ = stakes_for(system, results)
+    assert proposed == pytest.approx(expected, abs=1e-4)
+    assert next_stake == pytest.approx(after, abs=1e-4)
+
+
+def test_banker_martingale_win_after_losses_does_not_recover_them():
+    """Plain doubling on banker: after k losses a win nets +0.95, +0.90, +0.80, +0.60, +0.20."""
+    for k, expected in enumerate([0.95, 0.90, 0.80, 0.60, 0.20]):
+        stakes, _, _ = stakes_for(S.Martingale(), "L" * k + "W")
+        assert sum(-s for s in stakes[:-1]) + 0.95 * stakes[-1] == pytest.approx(expected)
+    stakes, _, _ = stakes_for(S.Martingale(recovering=True), "LLLLW")
+    assert sum(-s for s in stakes[:-1]) + 0.95 * stakes[-1] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_martingale_at_the_table_maximum_cap_or_reset():
+    proposed, after, capped = stakes_for(S.Martingale(on_cap="cap"), "LLLLW", max_units=5)
+    assert proposed == [1, 2, 4, 5, 5] and capped == [False, False, False, True, True] and after == 1
+    proposed, after, capped = stakes_for(S.Martingale(on_cap="reset"), "LLLLL", max_units=5)
+    assert proposed == [1, 2, 4, 1, 2] and capped == [False, False, False, True, False]
+    assert after == 4
+    proposed, _, _ = stakes_for(S.Labouchere(bet="player", on_cap="reset"), "LL", max_units=6)
+    assert proposed == [5, 6]
+    proposed, after, capped = stakes_for(S.Labouchere(bet="player", on_cap="reset"), "LLL",
+                                         max_units=6)
+    # the line 1,2,3,4,5,6 asks 7 > 6: a new line 1,2,3,4 starts (stake 5); its loss makes it ask 6
+    assert proposed == [5, 6, 5] and capped == [False, False, True] and after == 6
+
+
+def test_labouchere_line_grows_past_its_buffer():
+    system = S.Labouchere(bet="player", line=[1])
+    proposed, after, _ = stakes_for(system, "L" * 100)
+    assert after == pytest.approx(1 + proposed[-1])  # first (1) + last (the stake just lost)
+    assert system.tail[0] - system.head[0] == 101
+
+
+def test_systems_are_vectorized_over_tables():
+    system = S.Martingale()
+    system.reset(3)
+    minus_one = np.full(3, -1, dtype=np.int8)
+    view = S.TableView(np.full(3, 1e9), 1000.0, RULES, None, minus_one, minus_one)
+    _, units = system.propose(view)
+    result = np.array([S.WIN, S.LOSS, S.PUSH], dtype=np.int8)
+    system.update(view, S.HandOutcome(np.array([True, True, False]), result, units,
+                                      units * np.array([0.95, -1.0, 0.0]), np.zeros(3, bool)))
+    assert list(system.propose(view)[1]) == [1, 2, 1]
+
+
+def test_pattern_bettors_follow_and_chop():
+    for cls, expected in ((S.FollowTheWinner, [0, 0, 1, 0]), (S.Chop, [0, 1, 0, 0])):
+        system = cls()
+        system.reset(4)
+        last = np.array([-1, R.BANKER, R.PLAYER, -1], dtype=np.int8)
+        view = S.TableView(np.full(4, 100.0), 1000.0, RULES, None, last, last)
+        spot, units = system.propose(view)
+        expected_spots = [S.BANKER_SPOT if e == 0 else S.PLAYER_SPOT for e in expected]
+        if cls is S.Chop:  # chop bets against the last decision; banker before the first
+            expected_spots = [S.BANKER_SPOT, S.PLAYER_SPOT, S.BANKER_SPOT, S.BANKER_SPOT]
+        assert list(spot) == expected_spots and list(units) == [1, 1, 1, 1]
+
+
+def test_random_bettor_draws_its_bets():
+    system = S.RandomBettor(bets=["banker", "tie"], p_bet=0.5)
+    system.reset(20000, np.random.default_rng(1))
+    minus_one = np.full(20000, -1, dtype=np.int8)
+    spot, _ = system.propose(S.TableView(np.full(20000, 100.0), 1000.0, RULES, None, minus_one,
+                                         minus_one))
+    share = np.bincount(spot + 1, minlength=9) / 20000  # -1 (no bet) -> 0
+    # 4-sigma bounds for p=0.5 and p=0.25 over 20,000 draws
+    assert abs(share[0] - 0.5) < 4 * np.sqrt(0.25 / 20000)
+    assert abs(share[1 + S.BANKER_SPOT] - 0.25) < 4 * np.sqrt(0.1875 / 20000)
+    assert abs(share[1 + R.BETS.index("tie")] - 0.25) < 4 * np.sqrt(0.1875 / 20000)
+
+
+def test_kelly_growth_matches_the_closed_form_with_pushes():
+    p = np.array([[0.5, 0.3], [0.4, 0.5], [0.46, 0.45]])
+    f, growth = S.kelly_growth(p, np.array([0.95, -1.0]))
+    closed = np.maximum(0, (0.95 * p[:, 0] - p[:, 1]) / (0.95 * p.sum(axis=1)))
+    np.testing.assert_allclose(f, closed, atol=1e-12)
+    assert growth[0] > 0 and growth[1] == 0 and f[2] == closed[2]
+
+
+def test_kelly_bets_only_when_the_shoe_makes_a_bet_positive():
+    kelly = S.Kelly(bets=["banker", "player", "tie", "panda8"], fraction=0.5)
+    kelly.reset(2)
+    tens_only = np.array([0] * 9 + [10, 10, 10, 10])  # every hand is a 0-0 tie: tie EV = +8
+    composition = np.stack([R.full_shoe(8), tens_only])
+    minus_one = np.full(2, -1, dtype=np.int8)
+    view = S.TableView(np.array([100.0, 100.0]), 30.0, RULES, composition, minus_one, minus_one)
+    spot, units = kelly.propose(view)
+    assert spot[0] == S.NO_BET  # nothing is positive off the top of an 8-deck shoe
+    assert spot[1] == R.BETS.index("tie")
+    assert units[1] == 30.0 and kelly.capped[1]  # half Kelly of ~all the bankroll, cut to the maximum
+    assert exact.expected_values(tens_only)[R.BETS.index("tie")] == pytest.approx(8.0)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"bet": "lucky6"}, r"bet='lucky6' is not allowed; allowed: banker, player"),
+    ({"base": 0}, r"base=0 is not allowed; allowed: a stake > 0 units"),
+    ({"on_cap": "double"}, r"on_cap='double' is not allowed; allowed: cap, reset"),
+])
+def test_bad_system_parameters(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        S.Martingale(**kwargs)
+    with pytest.raises(ValueError, match=r"line=\[\] is not allowed"):
+        S.Labouchere(line=[])
+    with pytest.raises(ValueError, match=r"fraction=2 is not allowed"):
+        S.Kelly(fraction=2)
