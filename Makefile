@@ -19,10 +19,10 @@ $(VENV)/.test: pyproject.toml constraints.txt | $(PY)
 	$(PIP) -e ".[studies,rl,dev]"
 	touch $@ $(VENV)/.core
 
+# the main job: every classic betting system against the exact house edge (report, CSV, plots in out/)
 demo: $(VENV)/.core
 	$(VENV)/bin/pb-gym odds --decks 8
-	$(VENV)/bin/pb-gym simulate --decks 8 --hands 2000000 --seed 1
-	$(VENV)/bin/pb-gym bench
+	$(VENV)/bin/pb-gym evaluate configs/systems/classic.yaml --out out/classic
 
 test: $(VENV)/.test
 	$(PY) -m pytest -m "not slow"

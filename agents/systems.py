@@ -30,7 +30,7 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from pb_gym import exact
+from pb_gym import engine, exact
 from pb_gym import rules as R
 
 NO_BET = -1
@@ -51,6 +51,11 @@ class TableView:
             (``needs_composition``); None otherwise.
         last_winner: winner of the previous hand (0 banker, 1 player, 2 tie; -1 before the first).
         last_decision: winner of the last hand that was not a tie (-1 before the first).
+        min_units: the table minimum in units.
+        hands_played: hands dealt so far in the session (0 before the first).
+        shoe: the engine state of the tables (read only: position, hands in the shoe, unseen cards).
+        hand: the engine's result arrays of the last hand dealt (the previous hand when proposing,
+            this hand when updating); None before the first hand.
     """
 
     bankroll_units: np.ndarray
@@ -59,6 +64,10 @@ class TableView:
     composition: np.ndarray | None
     last_winner: np.ndarray
     last_decision: np.ndarray
+    min_units: float = 1.0
+    hands_played: int = 0
+    shoe: "engine.ShoeState | None" = None
+    hand: "engine.HandResult | None" = None
 
 
 @dataclasses.dataclass

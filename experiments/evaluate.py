@@ -233,12 +233,14 @@ def run_study(config: StudyConfig, progress: bool = False) -> dict:
         proposals = []
         for ledger in ledgers:
             view = S.TableView(ledger.bankroll / table.unit, max_units, rules, composition,
-                               last_winner, last_decision)
+                               last_winner, last_decision, table.minimum / table.unit, hand_index,
+                               state, out if hand_index else None)
             spot, units = ledger.system.propose(view)
             proposals.append((view, spot, units))
         engine.deal(rules, state, out)
         payoffs = out.payoffs(rules)
         for ledger, (view, spot, units) in zip(ledgers, proposals):
+            view.hand = out  # systems learn from this hand's result arrays
             stake = np.minimum(units * table.unit, table.maximum)
             all_in = stake > ledger.bankroll
             stake = np.minimum(stake, ledger.bankroll)
