@@ -1,0 +1,481 @@
+"""Card counting in Punto Banco: where the exact odds of the remaining shoe turn positive.
+
+``pb-gym experiment counting CONFIG [--json] [--out DIR]``
+
+One readable file, top to bottom:
+
+1. Effects of removal. For every studied bet, EoR(r) = EV(full shoe minus one card of rank r) - EV(full
+   shoe), from the exact calculator. By exchangeability the count-weighted average of the EVs after a
+   removal is the EV before it, so sum_r n_r EoR(r) = 0: a count with tags proportional to EoR is
+   *balanced*. The pair bets are the corner case: every rank is equally common in a full shoe, so every
+   EoR is the same, hence zero -- no linear count can see them (their EV depends on sum_r n_r^2).
+2. Linear counts. For each counted bet, tags proportional to its EoR (scaled so that the largest tag is
+   ``max_tag``, optionally rounded to integers); running count = sum of the tags of the cards seen;
+   true count = running count / decks unseen.
+3. Deal. ``shoes`` shoes dealt in parallel (one engine table per shoe, until the table's first shoe
+   ends; hands of later shoes are not counted). Before every hand, the exact EV of every bet is computed
+   from ``state.unseen`` (the cards the players have not seen: the shoe plus the face-down burn). One
+   ``exact.outcome_probabilities`` call per round serves every bet and variant (it is multiplied by each
+   variant's paytable); the pair bets use the closed-form pair probability.
+4. Bettors. The perfect-information bettor stakes one unit on a bet whenever its exact EV > 0; the
+   count-based bettor stakes one unit when the true count reaches a threshold. The threshold is chosen
+   on a separate *training* deal (``training_seed``, ``training_shoes``) as the value that maximises the
+   summed exact EV of the hands it would bet, then evaluated on the main deal (``seed``). Both bettors'
+   stakes are decided before the hand from what has been seen; their realized profit is the engine's
+   dealt payoff (``hand.payoffs(rules)``) on the hands they bet.
+5. Statistics. Hands within a shoe are correlated, so every confidence interval is computed over shoes:
+   each figure is a ratio of per-shoe sums (e.g. sum of max(EV, 0) over hands dealt), with the
+   delta-method (ratio-estimator) standard error across shoes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import Field, ValidationInfo, field_validator
+
+from experiments.config import ConfigError, RulesConfig, Strict, load
+from pb_gym import engine, exact
+from pb_gym import rules as R
+
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+
+# --------------------------------------------------------------------------------------------------
+# Config
+# --------------------------------------------------------------------------------------------------
+STUDIED: tuple[str, ...] = ("banker", "player", "tie_8to1", "tie_9to1", "player_pair", "banker_pair",
+                            "dragon7", "panda8", "banker_no_commission", "banker_ez")
+"""Every bet the experiment studies (column order of all per-hand arrays)."""
+StudiedBet = Literal["banker", "player", "tie_8to1", "tie_9to1", "player_pair", "banker_pair",
+                     "dragon7", "panda8", "banker_no_commission", "banker_ez"]
+
+
+class CountingConfig(Strict):
+    """``configs/experiments/counting.yaml``."""
+
+    rules: RulesConfig = RulesConfig()
+    shoes: int = Field(10_000, ge=2, description="shoes dealt (one engine table each)")
+    seed: int = Field(1, ge=0)
+    training_shoes: int = Field(2_000, ge=2, description="shoes of the deal that picks thresholds")
+    training_seed: int = Field(1_000_001, ge=0)
+    count_bets: tuple[StudiedBet, ...] = ("dragon7", "panda8", "tie_9to1", "player_pair",
+                                          "banker_pair")
+    max_tag: float = Field(10.0, gt=0, description="largest |tag| of a count")
+    integer_tags: bool = True
+    depth_bin_cards: int = Field(26, ge=1, description="width of a depth bin, in cards")
+
+    @field_validator("training_seed")
+    @classmethod
+    def _separate_seeds(cls, training_seed: int, info: ValidationInfo) -> int:
+        if training_seed == info.data.get("seed"):
+            raise ValueError(f"must differ from seed ({training_seed}): thresholds are chosen on a "
+                             "separate deal")
+        return training_seed
+
+    @field_validator("count_bets")
+    @classmethod
+    def _distinct(cls, count_bets: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(count_bets)) != len(count_bets):
+            raise ValueError("each bet at most once")
+        return count_bets
+
+
+# --------------------------------------------------------------------------------------------------
+# The studied bets: (rules, column of BETS) for each; variants are other Rules objects on the same hands
+# --------------------------------------------------------------------------------------------------
+def studied_rules(base: R.Rules) -> dict[str, tuple[R.Rules, int]]:
+    """The rules whose paytable settles each studied bet, and the bet's column in :data:`BETS`."""
+    standard = base.replace(banker_variant="standard", tie_pays=8)
+    col = R.BETS.index
+    return {
+        "banker": (standard, col("banker")),
+        "player": (standard, col("player")),
+        "tie_8to1": (standard, col("tie")),
+        "tie_9to1": (standard.replace(tie_pays=9), col("tie")),
+        "player_pair": (standard, col("player_pair")),
+        "banker_pair": (standard, col("banker_pair")),
+        "dragon7": (standard, col("dragon7")),
+        "panda8": (standard, col("panda8")),
+        "banker_no_commission": (standard.replace(banker_variant="no-commission"), col("banker")),
+        "banker_ez": (standard.replace(banker_variant="ez"), col("banker")),
+    }
+
+
+def studied_evs(compositions: np.ndarray, bets: dict[str, tuple[R.Rules, int]]) -> np.ndarray:
+    """Exact EV of every studied bet, ``(n, len(STUDIED))``: one outcome-probability call for all."""
+    probabilities = exact.outcome_probabilities(compositions)
+    pair = exact.pair_probability(compositions)
+    columns = np.stack([rules.paytable()[:, column] for rules, column in bets.values()], axis=1)
+    ev = probabilities @ columns
+    for k, (name, (rules, _)) in enumerate(bets.items()):
+        if name in ("player_pair", "banker_pair"):
+            ev[..., k] = pair * (rules.pair_pays + 1.0) - 1.0
+    return ev
+
+
+# --------------------------------------------------------------------------------------------------
+# Effects of removal and linear counts
+# --------------------------------------------------------------------------------------------------
+def effects_of_removal(composition: np.ndarray, bets: dict[str, tuple[R.Rules, int]]) -> dict:
+    """EV of each bet for ``composition`` and after removing one card of each rank.
+
+    Returns ``ev`` (k,), ``ev_removed`` (13, k) (NaN where the rank is absent) and ``eor`` (13, k).
+    """
+    composition = np.asarray(composition, dtype=np.int64)
+    removed = composition[None, :] - np.eye(R.N_RANKS, dtype=np.int64)
+    present = composition > 0
+    ev = studied_evs(composition[None, :], bets)[0]
+    ev_removed = np.full((R.N_RANKS, len(bets)), np.nan)
+    ev_removed[present] = studied_evs(removed[present], bets)
+    return {"ev": ev, "ev_removed": ev_removed, "eor": ev_removed - ev[None, :]}
+
+
+def count_tags(eor: np.ndarray, max_tag: float, integer: bool) -> np.ndarray:
+    """Tags proportional to the effects of removal of one bet, largest |tag| = ``max_tag``.
+
+    A card whose removal raises the bet's EV gets a positive tag: a high count favours the bet. All
+    zeros when the EoR vanish (the pair bets: no linear count exists).
+    """
+    scale = np.max(np.abs(eor))
+    if not np.isfinite(scale) or scale < 1e-15:
+        return np.zeros(R.N_RANKS)
+    tags = eor / scale * max_tag
+    return np.round(tags) if integer else tags
+
+
+# --------------------------------------------------------------------------------------------------
+# Deal every shoe once, recording the pre-hand exact EVs, true counts and dealt payoffs
+# --------------------------------------------------------------------------------------------------
+def deal_shoes(rules: R.Rules, bets: dict[str, tuple[R.Rules, int]], n_shoes: int, seed: int,
+               tags: np.ndarray) -> dict[str, np.ndarray]:
+    """Deal the first shoe of ``n_shoes`` tables in parallel; one row per hand dealt.
+
+    ``tags`` is ``(c, 13)`` (one count per row). Returns ``shoe`` (table index), ``depth`` (cards out of
+    the shoe before the hand, burn included), ``ev`` (exact, before the hand), ``payoff`` (dealt net
+    win per unit on each studied bet) and ``true_count`` (``(hands, c)``).
+    """
+    state = engine.init(rules, n_shoes, seed=seed)
+    hand = engine.HandResult.empty(n_shoes)
+    full = R.full_shoe(rules.decks)
+    payoff_rules = list(dict.fromkeys(r for r, _ in bets.values()))  # distinct Rules objects
+    columns = [(payoff_rules.index(r), c) for r, c in bets.values()]
+    rows: dict[str, list[np.ndarray]] = {k: [] for k in ("shoe", "depth", "ev", "payoff", "true_count")}
+    tables = np.arange(n_shoes)
+    while True:
+        # The next deal reshuffles where the cut card is out (after one more hand if so configured).
+        due = state.position >= state.cut_position
+        if rules.hand_after_cut:
+            due &= state.cut_hands == 1
+        live = (state.shoes_started == 1) & ~due
+        if not live.any():
+            break
+        unseen = state.unseen[live].astype(np.int64)
+        ev = studied_evs(unseen, bets)
+        decks_unseen = unseen.sum(axis=1) / R.CARDS_PER_DECK
+        true_count = ((full[None, :] - unseen) @ tags.T) / decks_unseen[:, None]
+        depth = state.position[live].copy()
+        engine.deal(rules, state, hand)
+        if hand.shuffled[live].any():
+            raise AssertionError("a live table reshuffled: the first-shoe bookkeeping is wrong")
+        dealt = [hand.payoffs(r)[live] for r in payoff_rules]
+        rows["payoff"].append(np.stack([dealt[i][:, c] for i, c in columns], axis=1)
+                              .astype(np.float32))
+        rows["shoe"].append(tables[live].astype(np.int32))
+        rows["depth"].append(depth.astype(np.int16))
+        rows["ev"].append(ev)
+        rows["true_count"].append(true_count.astype(np.float32))
+    return {k: np.concatenate(v) for k, v in rows.items()}
+
+
+# --------------------------------------------------------------------------------------------------
+# Statistics over shoes
+# --------------------------------------------------------------------------------------------------
+def ratio_ci(numerator: np.ndarray, denominator: np.ndarray, shoe: np.ndarray, n_shoes: int) -> dict:
+    """sum(numerator) / sum(denominator) over hands, with a 95% CI over shoes (ratio estimator).
+
+    Hands of one shoe are correlated; shoes are independent. With per-shoe sums ``x_s`` and ``n_s``
+    and ``R = sum x / sum n``: ``se = sqrt(S / (S - 1) * sum_s (x_s - R n_s)^2) / sum_s n_s``.
+    """
+    x = np.bincount(shoe, weights=numerator, minlength=n_shoes)
+    n = np.bincount(shoe, weights=denominator, minlength=n_shoes)
+    total = n.sum()
+    if total <= 0:
+        return {"estimate": None, "ci95": None, "se": None, "n": 0}
+    estimate = x.sum() / total
+    se = math.sqrt(n_shoes / (n_shoes - 1) * np.sum((x - estimate * n) ** 2)) / total
+    return {"estimate": float(estimate), "ci95": [float(estimate - Z95 * se),
+                                                   float(estimate + Z95 * se)],
+            "se": float(se), "n": int(round(total))}
+
+
+def best_threshold(true_count: np.ndarray, ev: np.ndarray) -> tuple[float, float]:
+    """The threshold t maximising sum of EV over hands with true count >= t (inf: never bet).
+
+    Exact over all thresholds: sort by true count, descending, and take the running sum of the EVs at
+    the last hand of each distinct count value. Returns (threshold, summed EV there).
+    """
+    order = np.argsort(-true_count, kind="stable")
+    tc, cumulative = true_count[order], np.cumsum(ev[order])
+    group_end = np.append(tc[1:] != tc[:-1], True)
+    candidates = np.flatnonzero(group_end)
+    if candidates.size == 0:
+        return math.inf, 0.0
+    best = candidates[np.argmax(cumulative[candidates])]
+    if cumulative[best] <= 0:
+        return math.inf, 0.0
+    return float(tc[best]), float(cumulative[best])
+
+
+# --------------------------------------------------------------------------------------------------
+# The experiment
+# --------------------------------------------------------------------------------------------------
+def run(config: CountingConfig) -> dict:
+    """Run the whole experiment; the JSON-ready result."""
+    rules = config.rules.to_rules()
+    bets = studied_rules(rules)
+    full = R.full_shoe(rules.decks)
+    timings: dict[str, float] = {}
+
+    # 1. effects of removal; exchangeability check on the full shoe
+    t0 = time.perf_counter()
+    removal = effects_of_removal(full, bets)
+    ev_full, eor = removal["ev"], removal["eor"]
+    exchangeability = np.abs(full @ removal["ev_removed"] / full.sum() - ev_full)
+
+    # 2. linear counts
+    count_index = [STUDIED.index(b) for b in config.count_bets]
+    tags = np.array([count_tags(eor[:, k], config.max_tag, config.integer_tags)
+                     for k in count_index]).reshape(len(count_index), R.N_RANKS)
+    timings["effects_of_removal_s"] = time.perf_counter() - t0
+
+    # 3a. training deal: choose each count's threshold
+    t0 = time.perf_counter()
+    training = deal_shoes(rules, bets, config.training_shoes, config.training_seed, tags)
+    thresholds = []
+    for j, k in enumerate(count_index):
+        if not np.any(tags[j]):
+            thresholds.append(math.inf)
+            continue
+        thresholds.append(best_threshold(training["true_count"][:, j], training["ev"][:, k])[0])
+    timings["training_deal_s"] = time.perf_counter() - t0
+
+    # 3b. main deal
+    t0 = time.perf_counter()
+    main = deal_shoes(rules, bets, config.shoes, config.seed, tags)
+    timings["main_deal_s"] = time.perf_counter() - t0
+
+    # 4-5. statistics
+    S = config.shoes
+    shoe, ev, payoff = main["shoe"], main["ev"], main["payoff"].astype(np.float64)
+    hands = ev.shape[0]
+    one = np.ones(hands)
+    per_bet: dict[str, dict] = {}
+    for k, name in enumerate(STUDIED):
+        positive = ev[:, k] > 0
+        average = ratio_ci(ev[:, k], one, shoe, S)
+        cut = ratio_ci(ev[:, k] - ev_full[k], one, shoe, S)
+        per_bet[name] = {
+            "ev_full_shoe": float(ev_full[k]),
+            "share_positive": ratio_ci(positive, one, shoe, S),
+            "mean_ev_when_positive": ratio_ci(np.where(positive, ev[:, k], 0.0), positive, shoe, S),
+            "gain_per_hand_predicted": ratio_ci(np.maximum(ev[:, k], 0.0), one, shoe, S),
+            "gain_per_hand_realized": ratio_ci(np.where(positive, payoff[:, k], 0.0), one, shoe, S),
+            "realized_minus_predicted": ratio_ci(
+                np.where(positive, payoff[:, k] - ev[:, k], 0.0), one, shoe, S),
+            "average_ev_per_hand_dealt": average,
+            "cut_card_effect": cut,
+            "cut_card_effect_significant": bool(cut["ci95"][0] > 0 or cut["ci95"][1] < 0),
+            "eor": {rank: float(eor[r, k]) for r, rank in enumerate(R.RANKS)},
+        }
+        per_bet[name]["gain_per_shoe_predicted"] = (
+            per_bet[name]["gain_per_hand_predicted"]["estimate"] * hands / S)
+
+    counts: dict[str, dict] = {}
+    for j, (name, k) in enumerate(zip(config.count_bets, count_index)):
+        entry: dict = {"tags": {rank: float(tags[j, r]) for r, rank in enumerate(R.RANKS)},
+                       "balance": float(full @ tags[j]),
+                       "threshold": None if math.isinf(thresholds[j]) else thresholds[j]}
+        if not np.any(tags[j]):
+            entry["note"] = ("no linear count: every effect of removal is zero (all ranks are equally "
+                             "common in a full shoe, so removing any one card changes the EV by the "
+                             "same amount, and exchangeability makes that amount zero)")
+            counts[name] = entry
+            continue
+        tc = main["true_count"][:, j].astype(np.float64)
+        bet = tc >= thresholds[j]
+        perfect = per_bet[name]["gain_per_hand_predicted"]["estimate"]
+        predicted = ratio_ci(np.where(bet, ev[:, k], 0.0), one, shoe, S)
+        entry.update({
+            "threshold_chosen_on": f"training deal: seed {config.training_seed}, "
+                                   f"{config.training_shoes} shoes",
+            "correlation_true_count_ev": float(np.corrcoef(tc, ev[:, k])[0, 1]),
+            "share_of_hands_bet": ratio_ci(bet, one, shoe, S),
+            "profit_per_hand_predicted": predicted,
+            "profit_per_hand_realized": ratio_ci(np.where(bet, payoff[:, k], 0.0), one, shoe, S),
+            "perfect_info_share_of_hands_bet": per_bet[name]["share_positive"]["estimate"],
+            "perfect_info_profit_per_hand_predicted": perfect,
+            "perfect_info_profit_per_hand_realized":
+                per_bet[name]["gain_per_hand_realized"]["estimate"],
+            "fraction_of_perfect_info_gain": (predicted["estimate"] / perfect) if perfect else None,
+        })
+        counts[name] = entry
+
+    # by depth: cards out of the shoe (burn included) before the hand
+    width = config.depth_bin_cards
+    n_bins = rules.n_cards // width + 1
+    depth_bin = main["depth"].astype(np.int64) // width
+    by_depth: dict[str, dict] = {}
+    for k, name in enumerate(STUDIED):
+        positive = ev[:, k] > 0
+        hands_in_bin = np.bincount(depth_bin, minlength=n_bins)
+        positives = np.bincount(depth_bin, weights=positive, minlength=n_bins)
+        ev_pos = np.bincount(depth_bin, weights=np.where(positive, ev[:, k], 0.0), minlength=n_bins)
+        ev_sum = np.bincount(depth_bin, weights=ev[:, k], minlength=n_bins)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            by_depth[name] = {
+                "share_positive": np.where(hands_in_bin > 0, positives / hands_in_bin, np.nan),
+                "mean_ev_when_positive": np.where(positives > 0, ev_pos / positives, np.nan),
+                "gain_per_hand": np.where(hands_in_bin > 0, ev_pos / hands_in_bin, np.nan),
+                "mean_ev": np.where(hands_in_bin > 0, ev_sum / hands_in_bin, np.nan),
+            }
+    depth = {"bin_start_cards": (np.arange(n_bins) * width).tolist(),
+             "hands": np.bincount(depth_bin, minlength=n_bins).tolist(),
+             "bets": {name: {key: [None if np.isnan(v) else float(v) for v in values]
+                             for key, values in stats.items()} for name, stats in by_depth.items()}}
+
+    timings["total_s"] = sum(timings.values())
+    return {
+        "experiment": "counting",
+        "rules": config.rules.model_dump(),
+        "shoes": S,
+        "hands": int(hands),
+        "hands_per_shoe": hands / S,
+        "seed": config.seed,
+        "training": {"seed": config.training_seed, "shoes": config.training_shoes,
+                     "hands": int(training["ev"].shape[0])},
+        "exchangeability_max_error": float(np.max(exchangeability)),
+        "bets": per_bet,
+        "counts": counts,
+        "by_depth": depth,
+        "timings": timings,
+    }
+
+
+# --------------------------------------------------------------------------------------------------
+# Report, plot, entry point
+# --------------------------------------------------------------------------------------------------
+def _ci(entry: dict, scale: float = 100.0, digits: int = 3) -> str:
+    if entry["estimate"] is None:
+        return "n/a"
+    lo, hi = entry["ci95"]
+    return (f"{scale * entry['estimate']:.{digits}f} "
+            f"[{scale * lo:.{digits}f}, {scale * hi:.{digits}f}]")
+
+
+def report(result: dict) -> str:
+    """The human-readable report (percentages per unit staked; CIs are 95% over shoes)."""
+    lines = [f"Counting experiment: {result['shoes']:,} shoes, {result['hands']:,} hands "
+             f"({result['hands_per_shoe']:.2f} per shoe); {result['rules']['decks']} decks, burn "
+             f"{result['rules']['burn']}, cut card {result['rules']['cut_card']}",
+             f"time: main deal {result['timings']['main_deal_s']:.1f} s (exact EV of every bet "
+             f"before every hand), total {result['timings']['total_s']:.1f} s",
+             f"exchangeability check (full shoe, every bet): max error "
+             f"{result['exchangeability_max_error']:.1e}", "",
+             "Perfect-information bettor (one unit whenever the exact EV > 0); % per unit, "
+             "[95% CI over shoes]:",
+             f"{'bet':<22}{'full-shoe EV':>13}  {'share of hands EV>0':<24}"
+             f"{'mean EV when >0':<26}{'gain/hand predicted':<24}{'gain/hand realized':<24}"]
+    for name, b in result["bets"].items():
+        lines.append(f"{name:<22}{100 * b['ev_full_shoe']:>12.4f}%  "
+                     f"{_ci(b['share_positive']):<24}{_ci(b['mean_ev_when_positive']):<26}"
+                     f"{_ci(b['gain_per_hand_predicted'], digits=4):<24}"
+                     f"{_ci(b['gain_per_hand_realized'], digits=4):<24}")
+    lines += ["", "Cut-card effect: average exact EV per hand dealt minus the full-shoe EV (%):"]
+    for name, b in result["bets"].items():
+        verdict = "significant" if b["cut_card_effect_significant"] else "not significant"
+        lines.append(f"  {name:<22}{_ci(b['cut_card_effect'], digits=5):<36}{verdict}")
+    lines += ["", "Count-based bettor (threshold chosen on the training deal) vs perfect information:"]
+    for name, c in result["counts"].items():
+        tags = " ".join(f"{rank}:{c['tags'][rank]:+g}" for rank in R.RANKS)
+        lines.append(f"  {name}: tags {tags} (balance {c['balance']:+g})")
+        if "note" in c:
+            lines.append(f"    {c['note']}")
+            continue
+        if c["threshold"] is None:
+            lines.append("    never bets: no threshold has a positive summed EV on the training deal")
+            continue
+        lines.append(f"    bet when true count >= {c['threshold']:.3f}; corr(TC, EV) "
+                     f"{c['correlation_true_count_ev']:.3f}")
+        lines.append(f"    count:   hands bet {_ci(c['share_of_hands_bet'])}%, profit/hand "
+                     f"predicted {_ci(c['profit_per_hand_predicted'], digits=4)}%, realized "
+                     f"{_ci(c['profit_per_hand_realized'], digits=4)}%")
+        lines.append(f"    perfect: hands bet {100 * c['perfect_info_share_of_hands_bet']:.3f}%, "
+                     f"profit/hand predicted {100 * c['perfect_info_profit_per_hand_predicted']:.4f}%,"
+                     f" realized {100 * c['perfect_info_profit_per_hand_realized']:.4f}%; the count "
+                     f"captures {100 * (c['fraction_of_perfect_info_gain'] or 0):.0f}% of it")
+    return "\n".join(lines)
+
+
+def plot_depth(result: dict, path: Path) -> None:
+    """Share of hands with EV > 0 and mean EV when positive, against cards dealt."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    depth = result["by_depth"]
+    x = np.array(depth["bin_start_cards"]) + result.get("depth_bin_cards", 0) / 2
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for name, stats in depth["bets"].items():
+        share = np.array([np.nan if v is None else v for v in stats["share_positive"]])
+        mean = np.array([np.nan if v is None else v for v in stats["mean_ev_when_positive"]])
+        if not np.nansum(share) > 0:
+            continue
+        style = {"marker": ".", "label": name,
+                 "linestyle": "--" if name == "banker_pair" else "-"}  # = player_pair exactly
+        axes[0].plot(x, 100 * share, **style)
+        axes[1].plot(x, 100 * mean, **style)
+    axes[0].set_yscale("symlog", linthresh=0.01)
+    axes[0].set_ylabel("hands with EV > 0 (%)")
+    axes[1].set_ylabel("mean EV when positive (% of stake)")
+    for ax in axes:
+        ax.set_xlabel("cards out of the shoe before the hand (burn included)")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"{result['rules']['decks']} decks, {result['shoes']:,} shoes: where the exact EV "
+                 "turns positive")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(config_path: str, out: str | None = None, as_json: bool = False) -> dict:
+    """Load and validate the config, run, print the report (unless ``as_json``), write ``out``."""
+    config = load(config_path, CountingConfig)
+    result = run(config)
+    result["config"] = str(config_path)
+    result["depth_bin_cards"] = config.depth_bin_cards
+    if out is not None:
+        directory = Path(out)
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "counting.json").write_text(json.dumps(result, indent=1))
+        (directory / "counting.txt").write_text(report(result) + "\n")
+        plot_depth(result, directory / "depth.png")
+        result["files"] = [str(directory / n) for n in ("counting.json", "counting.txt", "depth.png")]
+    if not as_json:
+        print(report(result))
+    return result
+
+
+__all__ = ["CountingConfig", "ConfigError", "main", "run", "effects_of_removal", "studied_evs",
+           "studied_rules", "count_tags", "deal_shoes", "ratio_ci", "best_threshold", "STUDIED"]
+
+if __name__ == "__main__":  # python -m experiments.counting CONFIG [OUT]
+    import sys
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None,
+         as_json=bool(os.environ.get("PB_GYM_JSON")))

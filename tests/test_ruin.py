@@ -1,0 +1,168 @@
+"""Gambler's ruin: closed form vs Markov chain, chain vs simulation, configs, report and notebook."""
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from experiments import ruin
+from experiments.config import ConfigError, validate
+from pb_gym import rules as R
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = ROOT / "configs" / "experiments" / "ruin-smoke.yaml"
+FULL = ROOT / "configs" / "experiments" / "ruin.yaml"
+RULES = R.Rules()
+
+
+@pytest.mark.parametrize("bet", ["player", "fair_coin"])
+@pytest.mark.parametrize("target", [2, 7, 20, 60])
+def test_markov_chain_equals_the_closed_form_on_the_unit_walk(bet, target):
+    steps = ruin.step_distribution(bet, RULES)
+    assert steps["lattice"] == 1
+    chain = ruin.markov_chain(steps, target)
+    formula = ruin.closed_form(steps["p_win"], steps["p_lose"], chain["starts"], target)
+    np.testing.assert_allclose(chain["p_win"], formula["p_win"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(chain["hands"], formula["hands"], rtol=1e-12, atol=0)
+
+
+def test_closed_form_known_values():
+    fair = ruin.closed_form(0.5, 0.5, np.array([3, 5]), 10)
+    np.testing.assert_allclose(fair["p_win"], [0.3, 0.5])
+    np.testing.assert_allclose(fair["hands"], [21, 25])
+    # ties only lengthen the session: hands = decisions / (1 - P(tie))
+    tied = ruin.closed_form(0.4, 0.4, np.array([3]), 10)
+    np.testing.assert_allclose(tied["hands"], [21 / 0.8])
+    biased = ruin.closed_form(0.4, 0.6, np.array([1]), 2)  # one decision decides it
+    np.testing.assert_allclose([biased["p_win"][0], biased["hands"][0]], [0.4, 1.0])
+
+
+def test_banker_chain_by_hand_and_banded_equals_dense():
+    steps = ruin.step_distribution("banker", RULES)
+    assert steps["lattice"] == 20 and steps["steps"] == [-20, 0, 19]
+    pw, pl, pt = steps["p_win"], steps["p_lose"], steps["p_push"]
+    assert pw == pytest.approx(0.458597, abs=1e-6) and pt == pytest.approx(0.095156, abs=1e-6)
+    # from 1 unit to 2: two banker wins (1 -> 1.95 -> 2.90) before any loss (1 -> 0, 1.95 -> 0.95)
+    chain = ruin.markov_chain(steps, 2)
+    w = pw / (pw + pl)
+    assert chain["p_win"][0] == pytest.approx(w * w, abs=1e-14)
+    assert chain["hands"][0] == pytest.approx((1 + w) / (1 - pt), rel=1e-13)
+    for target in (3, 12, 31):
+        banded, dense = ruin.markov_chain(steps, target), ruin.markov_chain(steps, target, dense=True)
+        np.testing.assert_allclose(banded["p_win"], dense["p_win"], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(banded["hands"], dense["hands"], rtol=1e-11)
+        assert np.all(np.diff(banded["p_win"]) > 0)
+
+
+def test_step_distributions_of_the_variants():
+    nc = ruin.step_distribution("banker", R.Rules(banker_variant="no-commission"))
+    assert nc["lattice"] == 2 and nc["steps"] == [-2, 0, 1, 2]
+    ez = ruin.step_distribution("banker", R.Rules(banker_variant="ez"))
+    assert ez["lattice"] == 1 and ez["steps"] == [-1, 0, 1]
+    four = ruin.step_distribution("banker", R.Rules(commission=0.04))
+    assert four["lattice"] == 25 and four["steps"] == [-25, 0, 24]
+    for s in (nc, ez, four):
+        assert sum(s["probabilities"]) == pytest.approx(1.0, abs=1e-14)
+
+
+def test_simulation_matches_the_exact_values():
+    """Sessions dealt by the engine (player, banker) and numpy (coin): the exact P(success) and
+    expected hands within 4 standard errors (|z| < 4: a 99.99% interval), 3000 sessions a point."""
+    points = [(3, 8), (6, 8), (4, 15)]
+    sims = ruin.simulate_engine(RULES, ["player", "banker"], points, 3000, seed=11, max_hands=10**6)
+    sims["fair_coin"] = ruin.simulate_coin(points, 3000, seed=12, max_hands=10**6)
+    for bet, sim in sims.items():
+        steps = ruin.step_distribution(bet, RULES)
+
+        def exact_at(start, target, steps=steps):
+            chain = ruin.markov_chain(steps, target)
+            return chain["p_win"][start - 1], chain["hands"][start - 1]
+        for row in ruin.summarize(sim, points, exact_at):
+            assert row["unfinished"] == 0
+            assert abs(row["p_win_z"]) < 4 and abs(row["hands_z"]) < 4, (bet, row)
+    # the banker steps of +0.95: a success can overshoot, a ruin leaves < 1 unit
+    assert sims["banker"]["success"].mean() > 0
+
+
+@pytest.mark.slow
+def test_simulation_matches_the_exact_values_slow():
+    """The same at 40,000 sessions a point; the closed form (player) inside the 99.99% interval."""
+    points = [(5, 10), (10, 40)]
+    sims = ruin.simulate_engine(RULES, ["player", "banker"], points, 40_000, seed=21, max_hands=10**7)
+    for bet, sim in sims.items():
+        steps = ruin.step_distribution(bet, RULES)
+
+        def exact_at(start, target, steps=steps):
+            chain = ruin.markov_chain(steps, target)
+            return chain["p_win"][start - 1], chain["hands"][start - 1]
+        for row in ruin.summarize(sim, points, exact_at):
+            assert abs(row["p_win_z"]) < 4 and abs(row["hands_z"]) < 4, (bet, row)
+
+
+def test_config_validation_messages(tmp_path):
+    with pytest.raises(ConfigError, match=r"vs_start\.simulate: every starting bankroll must be in "
+                                          r"1\.\.19 \(below the target 20\); 20 is not"):
+        validate({"vs_start": {"target": 20, "simulate": [5, 20]}}, ruin.RuinConfig)
+    with pytest.raises(ConfigError, match=r"vs_target\.max_target: must be above start \(10\) "
+                                          r"\(got 10\)"):
+        validate({"vs_target": {"start": 10, "max_target": 10, "simulate": []}}, ruin.RuinConfig)
+    with pytest.raises(ConfigError, match=r"vs_target\.simulate: every target must be in 11\.\.100 "
+                                          r"\(above start, at most max_target\); 5 is not"):
+        validate({"vs_target": {"simulate": [5]}}, ruin.RuinConfig)
+    with pytest.raises(ConfigError, match=r"r\.yaml: vs_start\.tagret: unknown key; allowed keys "
+                                          r"here: target, simulate"):
+        validate({"vs_start": {"tagret": 5}}, ruin.RuinConfig, "r.yaml")
+    with pytest.raises(ConfigError, match=r"bets\.0: Input should be 'player', 'banker' or "
+                                          r"'fair_coin'"):
+        validate({"bets": ["tie"]}, ruin.RuinConfig)
+    with pytest.raises(ConfigError, match=r"each at most once"):
+        validate({"bets": ["player", "player"]}, ruin.RuinConfig)
+    with pytest.raises(ConfigError, match=r"sessions: Input should be greater than or equal to 10"):
+        validate({"sessions": 1}, ruin.RuinConfig)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rules: [1, 2\n")
+    with pytest.raises(ConfigError, match=r"not valid YAML"):
+        ruin.main(str(bad))
+    full = validate(__import__("yaml").safe_load(FULL.read_text()), ruin.RuinConfig)
+    assert full.vs_start.target == 20 and full.bets == ("player", "banker", "fair_coin")
+
+
+def test_smoke_run_end_to_end(tmp_path, capsys):
+    result = ruin.main(str(SMOKE), str(tmp_path), as_json=True)
+    assert capsys.readouterr().out == ""
+    assert set(result["exact"]) == set(result["simulated"]) == {"player", "banker", "fair_coin"}
+    for bet in ("player", "fair_coin"):
+        diff = result["exact"][bet]["closed_form_max_abs_diff"]
+        assert diff["p_win"] < 1e-12 and diff["hands_relative"] < 1e-12
+    assert "closed_form_max_abs_diff" not in result["exact"]["banker"]
+    assert result["max_abs_z"] < 4
+    for rows in result["simulated"].values():
+        assert len(rows) == 4
+        for r in rows:
+            assert r["p_win_ci95"][0] <= r["p_win"] <= r["p_win_ci95"][1]
+            assert r["sessions"] == 400 and r["unfinished"] == 0
+    page = (tmp_path / "report.md").read_text()
+    assert "![ruin](ruin.png)" in page and ruin.MARTINGALE_SECTION in page
+    assert (tmp_path / "ruin.png").stat().st_size > 10_000
+    assert json.loads((tmp_path / "ruin.json").read_text())["seed"] == 2
+    ruin.main(str(SMOKE), None, as_json=False)
+    assert "largest |z|" in capsys.readouterr().out
+
+
+def test_notebook_reproduces_the_report(tmp_path, monkeypatch):
+    """The notebook's code cells, exec'd in order (no Jupyter kernel needed), write the same report as
+    ``ruin.main`` on the same config."""
+    notebook = json.loads((ROOT / "experiments" / "ruin.ipynb").read_text())
+    assert notebook["nbformat"] == 4
+    monkeypatch.setenv("PB_GYM_RUIN_CONFIG", str(SMOKE))
+    monkeypatch.setenv("PB_GYM_RUIN_OUT", str(tmp_path / "nb"))
+    monkeypatch.chdir(ROOT / "experiments")
+    namespace: dict = {}
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            exec(compile("".join(cell["source"]), "ruin.ipynb", "exec"), namespace)
+    ruin.main(str(SMOKE), str(tmp_path / "cli"), as_json=True)
+    assert (tmp_path / "nb" / "report.md").read_text() == (tmp_path / "cli" / "report.md").read_text()
+    assert (tmp_path / "nb" / "ruin.png").exists()
