@@ -54,8 +54,8 @@ Bet = Literal["player", "banker", "fair_coin"]
 ENGINE_BETS = ("player", "banker")
 SERIAL_BELOW = 20_000
 """Deal with one numba thread when fewer engine tables than this remain (see simulate_engine)."""
-MARTINGALE_SECTION = "<!-- martingale-illusion: the betting-systems section goes here -->"
-"""Placeholder in ``report.md`` where the Martingale-illusion section (betting systems) is inserted."""
+MARTINGALE_SECTION = "<!-- martingale-illusion: disabled in this config (martingale: null) -->"
+"""Left in ``report.md`` where the Martingale section goes when the config switches it off."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -106,8 +106,27 @@ class VsTarget(Strict):
         return simulate
 
 
+class MartingaleIllusion(Strict):
+    """The Martingale illusion: a banker Martingale aiming at a small win under table limits."""
+
+    bankroll: int = Field(1000, ge=2, description="starting bankroll, in units (the base stake)")
+    goal: int = Field(10, ge=1, description="stop as soon as up this many units")
+    table_max: tuple[int, ...] = (8, 32, 128, 512)
+    sessions: int = Field(10_000, ge=10)
+    hands: int = Field(1000, ge=10, description="hands per session at most")
+
+    @field_validator("table_max")
+    @classmethod
+    def _above_base(cls, table_max: tuple[int, ...]) -> tuple[int, ...]:
+        if not table_max or any(m < 2 for m in table_max):
+            raise ValueError("one or more table maximums of at least 2 units")
+        return table_max
+
+
 class RuinConfig(Strict):
     """``configs/experiments/ruin.yaml``."""
+
+    martingale: MartingaleIllusion | None = MartingaleIllusion()
 
     rules: RulesConfig = RulesConfig()
     bets: tuple[Bet, ...] = ("player", "banker", "fair_coin")
@@ -416,6 +435,9 @@ def run(config: RuinConfig) -> dict:
     simulate_s = time.perf_counter() - t0
 
     z = [abs(r[key]) for rows in simulated.values() for r in rows for key in ("p_win_z", "hands_z")]
+    t0 = time.perf_counter()
+    illusion = martingale_illusion(config) if config.martingale is not None else None
+    martingale_s = time.perf_counter() - t0
     return {
         "experiment": "ruin",
         "rules": config.rules.model_dump(),
@@ -427,8 +449,130 @@ def run(config: RuinConfig) -> dict:
         "exact": curves,
         "simulated": {bet: simulated[bet] for bet in config.bets if bet in simulated},
         "max_abs_z": float(max(z)) if z else None,
-        "timings": {"exact_s": exact_s, "simulate_s": simulate_s},
+        "martingale": illusion,
+        "timings": {"exact_s": exact_s, "simulate_s": simulate_s, "martingale_s": martingale_s},
     }
+
+
+# --------------------------------------------------------------------------------------------------
+# The Martingale illusion (on the betting systems of agents/, through pb-gym evaluate's machinery)
+# --------------------------------------------------------------------------------------------------
+def martingale_illusion(config: RuinConfig) -> dict:
+    """A banker Martingale (1, 2, 4, ... units; the series restarts when the table maximum would be
+    exceeded) stops at +``goal`` units or ruin, next to flat banker betting, over the same hands, for
+    each table maximum. Returns, per maximum, P(small win), the loss of the other sessions, and the
+    session results (for the histograms)."""
+    from experiments.evaluate import StudyConfig, run_study
+    from experiments.config import validate
+
+    m = config.martingale
+    rows = []
+    results = {}
+    for table_max in m.table_max:
+        study = validate({
+            "name": f"martingale-max-{table_max}", "rules": config.rules.model_dump(),
+            "table": {"unit": 1, "minimum": 1, "maximum": table_max},
+            "bankroll": m.bankroll, "sessions": m.sessions, "hands": m.hands, "win_goal": m.goal,
+            "seed": config.seed, "sample_paths": 0,
+            "systems": [{"type": "martingale", "bet": "banker", "on_cap": "reset",
+                         "name": "martingale"}]
+            # flat betting does not depend on the maximum: once, for contrast, on the same hands
+            + ([{"type": "flat", "bet": "banker", "name": "flat"}] if not rows else []),
+        }, StudyConfig, "ruin.martingale")
+        report_ = run_study(study)
+        for system in report_["systems"]:
+            result = np.asarray(report_["final_bankrolls"][system["name"]]) - m.bankroll
+            won = result >= m.goal - 1e-9
+            lost = result < 0
+            rows.append({
+                "system": system["name"], "table_max": table_max,
+                "p_goal": float(won.mean()), "p_goal_ci95": wilson(int(won.sum()), len(result)),
+                "p_loss": float(lost.mean()),
+                "mean_loss_when_lost": float(-result[lost].mean()) if lost.any() else 0.0,
+                "largest_loss": float(-result.min()) if lost.any() else 0.0,
+                "p_ruin": system["p_ruin"], "mean_result": float(result.mean()),
+                "ev_per_unit_wagered": system["ev_per_unit_wagered"], "ci95": system["ci95"],
+                "exact_edge": system["exact_edge"], "table_max_binds": system["table_max_binds"],
+            })
+            results[f"{system['name']}@{table_max}"] = result
+    everything = np.concatenate(list(results.values()))
+    edges = np.linspace(everything.min(), everything.max(), 61)
+    histograms = {key: np.histogram(result, bins=edges)[0].tolist() for key, result in results.items()}
+    return {"bankroll": m.bankroll, "goal": m.goal, "sessions": m.sessions, "hands": m.hands,
+            "rows": rows, "bin_edges": edges.tolist(), "histograms": histograms}
+
+
+def martingale_section(illusion: dict, plot_name: str = "martingale.png") -> str:
+    """The teaching page's Martingale section (Markdown)."""
+    lines = ["## The Martingale illusion", "",
+             f"A Martingale on banker doubles its stake after each loss (1, 2, 4, ... units) and stops "
+             f"as soon as it is {illusion['goal']} units up, starting with {illusion['bankroll']} "
+             f"units. When the next doubling would pass the table maximum, the series is abandoned "
+             f"and its losses stay lost. {illusion['sessions']:,} sessions per table maximum, next to "
+             f"flat one-unit banker bets on the same hands.", "",
+             f"![martingale]({plot_name})", "",
+             "| system | table max | P(small win) | P(loss) | average loss when it loses | "
+             "average result | EV per unit wagered [95% CI] | exact edge |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in illusion["rows"]:
+        lo, hi = r["ci95"]
+        lines.append(f"| {r['system']} | {r['table_max']} | {r['p_goal']:.3f} | {r['p_loss']:.3f} | "
+                     f"{r['mean_loss_when_lost']:.1f} | {r['mean_result']:+.2f} | "
+                     f"{100 * r['ev_per_unit_wagered']:+.2f}% [{100 * lo:+.2f}, {100 * hi:+.2f}] | "
+                     f"{100 * r['exact_edge']:+.3f}% |")
+    mart = [r for r in illusion["rows"] if r["system"] == "martingale"]
+    best = max(mart, key=lambda r: r["p_goal"])
+    lines += ["", "## What to notice", "",
+              f"* **It usually wins, a little.** With a table maximum of {best['table_max']} units the "
+              f"Martingale reaches +{illusion['goal']} in {100 * best['p_goal']:.1f}% of sessions.",
+              f"* **It sometimes loses, a lot.** The other sessions lose {best['mean_loss_when_lost']:.0f} "
+              f"units on average: many small wins pay for one large loss, and the table maximum (or the "
+              f"bankroll) decides how large.",
+              "* **The edge does not move.** Every line's EV per unit wagered agrees with the exact "
+              "banker edge within its confidence interval: doubling changes the *shape* of the "
+              "session results (a tall spike of small wins and a long tail of big losses), not the "
+              "house's share of the money wagered. The average result of a session is that edge "
+              "times the money wagered, whatever the staking plan.", ""]
+    return "\n".join(lines)
+
+
+def plot_martingale(illusion: dict, path: Path) -> None:
+    """P(small win) and the average loss against the table maximum; histograms of session results."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    mart = [r for r in illusion["rows"] if r["system"] == "martingale"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    maxima = [r["table_max"] for r in mart]
+    x = np.arange(len(maxima))
+    left.bar(x, [r["p_goal"] for r in mart], color="tab:green", label="P(small win)")
+    left.set_xticks(x, [str(m) for m in maxima])
+    left.set_xlabel("table maximum (units)")
+    left.set_ylabel(f"P(reach +{illusion['goal']} units)")
+    left.set_ylim(0, 1)
+    twin = left.twinx()
+    twin.plot(x, [r["mean_loss_when_lost"] for r in mart], "o-", color="tab:red",
+              label="average loss when it loses")
+    twin.set_ylabel("average loss when it loses (units)")
+    left.set_title("Small wins often, large losses sometimes")
+    left.legend(loc="upper left", fontsize=8)
+    twin.legend(loc="upper right", fontsize=8)
+    edges = np.asarray(illusion["bin_edges"])
+    for key, counts in illusion["histograms"].items():
+        name, table_max = key.split("@")
+        counts = np.asarray(counts, dtype=float)
+        right.stairs(counts / (counts.sum() * np.diff(edges)), edges,
+                     label=f"{name}" + (f", max {table_max}" if name == "martingale" else ""))
+    right.set_yscale("log")
+    right.set_xlabel("session result (units)")
+    right.set_ylabel("density (log)")
+    right.set_title("Distribution of session results")
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -463,6 +607,19 @@ def report(result: dict) -> str:
                          f"{r['p_win']:.4f} [{lo:.4f}, {hi:.4f}]{'':<6}{r['p_win_exact']:>9.4f}  "
                          f"{r['hands']:>8.1f} [{hlo:.1f}, {hhi:.1f}]{'':<6}{r['hands_exact']:>10.1f}")
     lines.append(f"largest |z| (simulation vs exact): {result['max_abs_z']:.2f}")
+    illusion = result.get("martingale")
+    if illusion:
+        lines += ["", f"Martingale illusion: banker, 1, 2, 4, ... units, stop at +{illusion['goal']} "
+                      f"from {illusion['bankroll']} units ({illusion['sessions']:,} sessions, "
+                      f"{result['timings']['martingale_s']:.1f} s)",
+                  f"{'system':<12}{'max':>5}{'P(small win)':>14}{'P(loss)':>9}{'avg loss':>10}"
+                  f"{'avg result':>12}  {'EV/unit wagered [95% CI]':<30}{'exact':>9}"]
+        for r in illusion["rows"]:
+            lo, hi = r["ci95"]
+            lines.append(f"{r['system']:<12}{r['table_max']:>5}{r['p_goal']:>14.4f}{r['p_loss']:>9.4f}"
+                         f"{r['mean_loss_when_lost']:>10.1f}{r['mean_result']:>12.2f}  "
+                         f"{100 * r['ev_per_unit_wagered']:+.3f}% [{100 * lo:+.3f}, {100 * hi:+.3f}]"
+                         f"{'':<4}{100 * r['exact_edge']:+.3f}%")
     return "\n".join(lines)
 
 
@@ -586,7 +743,8 @@ def teaching_page(result: dict, plot_name: str = "ruin.png") -> str:
               "* The chain agrees with the classical formula on the +1/-1 walk to about 1e-12, and "
               "the simulated sessions, dealt from real shoes, agree with it within their "
               "confidence intervals.", "",
-              MARTINGALE_SECTION, ""]
+              (martingale_section(result["martingale"]) if result.get("martingale")
+               else MARTINGALE_SECTION), ""]
     return "\n".join(lines)
 
 
@@ -595,9 +753,13 @@ def write_outputs(result: dict, out: str) -> list[str]:
     directory = Path(out)
     directory.mkdir(parents=True, exist_ok=True)
     plot(result, directory / "ruin.png")
+    names = ["report.md", "ruin.png", "ruin.json"]
+    if result.get("martingale"):
+        plot_martingale(result["martingale"], directory / "martingale.png")
+        names.append("martingale.png")
     (directory / "report.md").write_text(teaching_page(result, "ruin.png"))
     (directory / "ruin.json").write_text(json.dumps(result, indent=1, default=_json_default))
-    return [str(directory / n) for n in ("report.md", "ruin.png", "ruin.json")]
+    return [str(directory / n) for n in names]
 
 
 def _json_default(value):

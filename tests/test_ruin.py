@@ -144,8 +144,21 @@ def test_smoke_run_end_to_end(tmp_path, capsys):
             assert r["p_win_ci95"][0] <= r["p_win"] <= r["p_win_ci95"][1]
             assert r["sessions"] == 400 and r["unfinished"] == 0
     page = (tmp_path / "report.md").read_text()
-    assert "![ruin](ruin.png)" in page and ruin.MARTINGALE_SECTION in page
+    assert "![ruin](ruin.png)" in page and "## The Martingale illusion" in page
+    assert "![martingale](martingale.png)" in page and ruin.MARTINGALE_SECTION not in page
     assert (tmp_path / "ruin.png").stat().st_size > 10_000
+    assert (tmp_path / "martingale.png").read_bytes()[:4] == b"\x89PNG"
+    # the Martingale illusion: same edge (5-sigma bound), different shape
+    illusion = result["martingale"]
+    assert [(r["system"], r["table_max"]) for r in illusion["rows"]] == [
+        ("martingale", 8), ("flat", 8), ("martingale", 64)]
+    for r in illusion["rows"]:
+        lo, hi = r["ci95"]
+        assert abs(r["ev_per_unit_wagered"] - r["exact_edge"]) < 5 * (hi - lo) / (2 * 1.959964)
+        assert r["p_goal"] + r["p_loss"] <= 1.0
+    mart, flat = illusion["rows"][0], illusion["rows"][1]
+    assert mart["p_goal"] > flat["p_goal"] and mart["mean_loss_when_lost"] > flat["mean_loss_when_lost"]
+    assert sum(sum(h) for h in illusion["histograms"].values()) == 3 * 300
     assert json.loads((tmp_path / "ruin.json").read_text())["seed"] == 2
     ruin.main(str(SMOKE), None, as_json=False)
     assert "largest |z|" in capsys.readouterr().out
