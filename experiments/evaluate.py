@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Annotated, Literal, Union
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from agents import systems as S
 from experiments.config import ConfigError, RulesConfig, Strict, TableConfig, load
@@ -110,10 +110,44 @@ class KellyConfig(SystemConfig):
     fraction: float = Field(1.0, gt=0, le=1)
 
 
+class Sb3Config(SystemConfig):
+    """A learned policy saved by ``pb-gym train`` (agents/learned.py; needs the ``rl`` extra)."""
+
+    type: Literal["sb3"]
+    model: str = Field(description="model.zip written by pb-gym train, or its folder")
+    deterministic: bool = True
+
+    @field_validator("model")
+    @classmethod
+    def _model_exists(cls, model: str) -> str:
+        path = Path(model)
+        zip_path = path / "model.zip" if path.is_dir() else path
+        if not zip_path.is_file() and not zip_path.with_suffix(".zip").is_file():
+            raise ValueError(f"no saved model at {model!r} (a model.zip written by pb-gym train, "
+                             "or its folder)")
+        if not (zip_path.parent / "env.json").is_file():
+            raise ValueError(f"{str(zip_path.parent / 'env.json')!r} is missing (pb-gym train saves the "
+                             "environment settings of the model there)")
+        return model
+
+
+class NeverConfig(SystemConfig):
+    """The abstaining baseline: never bets."""
+
+    type: Literal["never"]
+
+
+class PerfectConfig(SystemConfig):
+    """Flat perfect-information bettor: ``base`` units on the best of ``bets`` when its exact EV > 0."""
+
+    type: Literal["perfect"]
+    bets: list[Bet] = Field(default_factory=lambda: ["dragon7", "panda8"], min_length=1)
+
+
 AnySystem = Annotated[Union[
     FlatConfig, MartingaleConfig, GrandMartingaleConfig, ParoliConfig, ReverseMartingaleConfig,
     DAlembertConfig, FibonacciConfig, LabouchereConfig, OneThreeTwoSixConfig, OscarsGrindConfig,
-    FollowWinnerConfig, ChopConfig, RandomConfig, KellyConfig,
+    FollowWinnerConfig, ChopConfig, RandomConfig, KellyConfig, Sb3Config, NeverConfig, PerfectConfig,
 ], Field(discriminator="type")]
 
 
@@ -166,8 +200,13 @@ def make_system(config: SystemConfig) -> S.BettingSystem:
     """The betting system a config entry describes."""
     params = config.model_dump(exclude={"type"})
     params["name"] = config.name or default_name(config)
-    if config.type in ("random", "kelly"):
+    if config.type in ("random", "kelly", "perfect"):
         params.pop("bet")
+    if config.type in ("sb3", "never", "perfect"):  # lazily: evaluate runs without torch otherwise
+        from agents import learned
+
+        return {"sb3": learned.Sb3Policy, "never": learned.NeverBet,
+                "perfect": learned.PerfectInformation}[config.type](**params)
     return S.SYSTEMS[config.type](**params)
 
 

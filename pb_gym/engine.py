@@ -83,8 +83,7 @@ def _new_shoe(t, shoe, position, counts, unseen, rng, full_counts, start, burn, 
     position[t] = pos
 
 
-@numba.njit(parallel=True, cache=True)
-def _deal_kernel(active, shoe, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng,
+def _deal_loop(active, shoe, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng,
                  cut_position, hand_after_cut, burn, full_counts, burn_counts, card_values,
                  player_draws, banker_tableau, outcome_table, outcome_winner,
                  player_cards, banker_cards, player_total, banker_total, player_ncards,
@@ -169,6 +168,14 @@ def _deal_kernel(active, shoe, position, counts, unseen, hands_in_shoe, shoes_st
         natural[t] = pn == 2 and bn == 2 and (pt >= 8 or bt >= 8)
         player_pair[t] = p1 == p2
         banker_pair[t] = b1 == b2
+
+
+# The same loop compiled twice: threads pay off from a few thousand tables; below that the cost of
+# waking them (about a millisecond on a loaded machine) exceeds the work, so small batches run serially.
+_deal_parallel = numba.njit(parallel=True, cache=True)(_deal_loop)
+_deal_serial = numba.njit(cache=True)(_deal_loop)
+PARALLEL_MIN_TABLES = 2048
+"""Batches of at least this many tables are dealt with numba's threads."""
 
 
 @numba.njit(parallel=True, cache=True)
@@ -393,7 +400,8 @@ def deal(rules: Rules, state: ShoeState, out: HandResult | None = None,
         active = _all_active(n)
     elif active.shape != (n,) or active.dtype != np.bool_:
         raise ValueError(f"active must be a boolean mask of shape ({n},)")
-    _deal_kernel(active, state.shoe, state.position, state.counts, state.unseen, state.hands_in_shoe,
+    kernel = _deal_parallel if n >= PARALLEL_MIN_TABLES else _deal_serial
+    kernel(active, state.shoe, state.position, state.counts, state.unseen, state.hands_in_shoe,
                  state.shoes_started, state.cut_hands, state.rng, state.cut_position,
                  bool(rules.hand_after_cut), bool(rules.burn), R.full_shoe(rules.decks),
                  R.BURN_COUNTS, R.CARD_VALUES, R.PLAYER_DRAWS, R.BANKER_TABLEAU, R.OUTCOME_TABLE,
