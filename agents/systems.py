@@ -278,12 +278,10 @@ def _fibonacci(n: int) -> list[int]:
     return sequence
 
 
-class Fibonacci(BettingSystem):
-    """Fibonacci: stakes follow 1, 1, 2, 3, 5, 8, ... ``base``; one step forward after a loss, two
-    steps back after a win (not below the first); a push changes nothing."""
+class _Stepped(BettingSystem):
+    """A system whose stake is ``base`` times an entry of a fixed sequence, indexed per table."""
 
-    key = "fibonacci"
-    SEQUENCE = np.array([float(x) for x in _fibonacci(80)])
+    SEQUENCE: ClassVar[np.ndarray] = np.array([1.0])
 
     def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
         self.step = np.zeros(n_tables, dtype=np.int64)
@@ -294,9 +292,23 @@ class Fibonacci(BettingSystem):
         self.wanted[mask] = self.base
 
     def _on_result(self, win, loss, outcome):
+        self._move(win, loss)
+        self.wanted = self.SEQUENCE[self.step] * self.base
+
+    def _move(self, win: np.ndarray, loss: np.ndarray) -> None:
+        raise NotImplementedError
+
+
+class Fibonacci(_Stepped):
+    """Fibonacci: stakes follow 1, 1, 2, 3, 5, 8, ... ``base``; one step forward after a loss, two
+    steps back after a win (not below the first); a push changes nothing."""
+
+    key = "fibonacci"
+    SEQUENCE = np.array([float(x) for x in _fibonacci(80)])
+
+    def _move(self, win, loss):
         self.step[loss] = np.minimum(self.step[loss] + 1, len(self.SEQUENCE) - 1)
         self.step[win] = np.maximum(self.step[win] - 2, 0)
-        self.wanted = self.SEQUENCE[self.step] * self.base
 
 
 class Labouchere(BettingSystem):
@@ -363,25 +375,16 @@ class Labouchere(BettingSystem):
             self.buffer = np.concatenate([self.buffer, np.zeros_like(self.buffer)], axis=1)
 
 
-class OneThreeTwoSix(BettingSystem):
+class OneThreeTwoSix(_Stepped):
     """1-3-2-6: after consecutive wins stake 1, 3, 2, 6 ``base``; a loss, or a completed cycle of four
     wins, restarts at 1; a push changes nothing."""
 
     key = "one_three_two_six"
-    CYCLE = np.array([1.0, 3.0, 2.0, 6.0])
+    SEQUENCE = np.array([1.0, 3.0, 2.0, 6.0])
 
-    def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
-        self.step = np.zeros(n_tables, dtype=np.int64)
-        super().reset(n_tables, rng)
-
-    def _reset_state(self, mask: np.ndarray) -> None:
-        self.step[mask] = 0
-        self.wanted[mask] = self.base
-
-    def _on_result(self, win, loss, outcome):
-        self.step[win] = (self.step[win] + 1) % len(self.CYCLE)
+    def _move(self, win, loss):
+        self.step[win] = (self.step[win] + 1) % len(self.SEQUENCE)
         self.step[loss] = 0
-        self.wanted = self.CYCLE[self.step] * self.base
 
 
 class OscarsGrind(BettingSystem):

@@ -1,4 +1,4 @@
-"""The ``pb-gym`` command line: ``odds``, ``simulate``, ``evaluate``, ``experiment``, ``bench``.
+"""The ``pb-gym`` command line: ``odds``, ``simulate``, ``evaluate``, ``train``, ``experiment``, ``bench``.
 
 Every subcommand has ``--help`` and ``--json`` (one JSON object on stdout, nothing else). Errors in the
 arguments exit with status 2 and a message naming the option and the allowed values.
@@ -219,6 +219,11 @@ def cmd_evaluate(args: argparse.Namespace) -> dict:
     return _study("experiments.evaluate", args)
 
 
+def cmd_train(args: argparse.Namespace) -> dict:
+    """Train a stable-baselines3 agent from a YAML config and evaluate it beside the betting systems."""
+    return _study("experiments.train", args)
+
+
 def cmd_experiment(args: argparse.Namespace) -> dict:
     """Run a study: ``counting`` (where counting wins) or ``ruin`` (gambler's ruin, for teaching)."""
     return _study(f"experiments.{args.study}", args)
@@ -259,6 +264,14 @@ def build_parser() -> argparse.ArgumentParser:
                           help="write report.json, systems.csv and PNG plots here")
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
     evaluate.set_defaults(func=cmd_evaluate)
+
+    train = sub.add_parser("train", help="train an RL agent (stable-baselines3) from a YAML config",
+                           description=cmd_train.__doc__)
+    train.add_argument("config", help="training config, e.g. configs/train/ppo.yaml")
+    train.add_argument("--out", default=None, metavar="DIR",
+                       help="model, settings, learning curve and evaluation (default out/train/NAME)")
+    train.add_argument("--json", action="store_true", help="print one JSON object")
+    train.set_defaults(func=cmd_train)
 
     experiment = sub.add_parser("experiment", help="the counting and gambler's-ruin studies",
                                 description=cmd_experiment.__doc__)
