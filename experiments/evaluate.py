@@ -16,6 +16,7 @@ EV of the composition before each hand it bet on).
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import math
 import sys
@@ -27,6 +28,7 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from agents import systems as S
+from experiments import scale
 from experiments.config import ConfigError, RulesConfig, Strict, TableConfig, load
 from pb_gym import engine, exact
 from pb_gym import rules as R
@@ -164,6 +166,7 @@ class StudyConfig(Strict):
     win_goal: float | None = Field(None, gt=0, description="stop when up by this much money")
     seed: int = Field(0, ge=0)
     sample_paths: int = Field(5, ge=0, le=50)
+    chunk_sessions: int = Field(5000, ge=1, description="sessions per chunk (scale-out unit)")
     systems: list[AnySystem] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -211,11 +214,19 @@ def make_system(config: SystemConfig) -> S.BettingSystem:
 
 
 # ------------------------------------------------------------------------------------- the loop
-class Ledger:
-    """One system's bankrolls and running statistics over all sessions."""
+QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+FAN_BINS = 400
 
-    def __init__(self, system: S.BettingSystem, n: int, bankroll: float, checkpoints: np.ndarray,
-                 sample_paths: int) -> None:
+
+def fan_range(config: StudyConfig) -> float:
+    """Upper edge of the bankroll histograms behind the fan plots (values above it fall in the top bin)."""
+    return max(config.bankroll + (config.win_goal or 0.0), 2.0 * config.bankroll)
+
+
+class Ledger:
+    """One system over the sessions of one chunk: bankrolls, and mergeable running statistics."""
+
+    def __init__(self, system: S.BettingSystem, n: int, bankroll: float, n_checkpoints: int) -> None:
         self.system = system
         self.bankroll = np.full(n, bankroll)
         self.active = np.ones(n, dtype=bool)
@@ -231,42 +242,71 @@ class Ledger:
         self.max_stake = 0.0
         self.ended = {"ruin": np.zeros(n, dtype=bool), "target": np.zeros(n, dtype=bool),
                       "stop_loss": np.zeros(n, dtype=bool)}
-        self.quantiles = np.zeros((len(checkpoints), 5))
-        self.paths = np.zeros((sample_paths, 0))
+        self.fan = np.zeros((n_checkpoints, FAN_BINS + 1), dtype=np.int64)
         self.path_rows: list[np.ndarray] = []
 
+    def statistics(self) -> dict:
+        """What the merge needs: sums, counts, histograms, and the final bankroll of each session."""
+        return {
+            "sessions": len(self.net),
+            "sum_net": float(self.net.sum()), "sum_wagered": float(self.wagered.sum()),
+            "sum_net2": float(self.net @ self.net), "sum_wagered2": float(self.wagered @ self.wagered),
+            "sum_net_wagered": float(self.net @ self.wagered), "bets": int(self.bets.sum()),
+            "ended": {reason: int(hit.sum()) for reason, hit in self.ended.items()},
+            "sum_max_drawdown": float(self.max_drawdown.sum()),
+            "max_drawdown": float(self.max_drawdown.max()),
+            "wagered_by_spot": self.wagered_by_spot, "exact_ev_wagered": self.exact_ev_wagered,
+            "table_capped": self.table_capped, "bankroll_capped": self.bankroll_capped,
+            "max_stake": self.max_stake, "fan": self.fan, "final": self.bankroll,
+            "samples": np.array(self.path_rows).T,
+        }
 
-def run_study(config: StudyConfig, progress: bool = False) -> dict:
-    """Play every system over the same dealt hands and return the report (JSON-ready)."""
-    started = time.perf_counter()
+
+def run_chunk(config_data: dict, chunk: scale.Chunk, show_progress: bool = False) -> dict:
+    """Play every system over the hands of one chunk of sessions (the scale-out task).
+
+    The chunk's seed deals its sessions and seeds its systems; everything returned merges exactly.
+    """
+    config = StudyConfig.model_validate(config_data)
     rules = config.rules.to_rules()
     table = config.table
-    n, hands = config.sessions, config.hands
-    root = np.random.SeedSequence(config.seed)
-    deal_seed, *system_seeds = root.spawn(1 + len(config.systems))
+    n, hands = chunk.size, config.hands
+    deal_seed, *system_seeds = chunk.child_seeds(1 + len(config.systems))
     state = engine.init(rules, n, seed=deal_seed)
     out = engine.HandResult.empty(n)
-    checkpoints = np.unique(np.linspace(0, hands, min(hands, 100) + 1).astype(int))
+    checkpoints = checkpoint_hands(hands)
+    fan_edges = np.linspace(0.0, fan_range(config), FAN_BINS + 1)
+    samples = min(config.sample_paths, n) if chunk.index == 0 else 0
     ledgers = []
     for system_config, seed in zip(config.systems, system_seeds):
         system = make_system(system_config)
         system.reset(n, np.random.default_rng(seed))
-        ledgers.append(Ledger(system, n, config.bankroll, checkpoints, config.sample_paths))
+        ledgers.append(Ledger(system, n, config.bankroll, len(checkpoints)))
     counting = any(ledger.system.needs_composition for ledger in ledgers)
-    full_ev = exact.expected_values(R.full_shoe(rules.decks), rules)
     last_winner = np.full(n, -1, dtype=np.int8)
     last_decision = np.full(n, -1, dtype=np.int8)
     rows = np.arange(n)
     max_units = table.maximum / table.unit
     target = config.bankroll + config.win_goal if config.win_goal else np.inf
     floor = config.bankroll - config.stop_loss if config.stop_loss else -np.inf
+
+    def record(ledger: Ledger, hand: int) -> None:
+        if samples:
+            ledger.path_rows.append(ledger.bankroll[:samples].copy())
+        at = np.searchsorted(checkpoints, hand)
+        if at < len(checkpoints) and checkpoints[at] == hand:
+            # bin i holds [edge_i, edge_i+1); the last bin also everything above the range
+            where = np.clip(np.searchsorted(fan_edges, ledger.bankroll, side="right") - 1, 0, FAN_BINS)
+            ledger.fan[at] += np.bincount(where, minlength=FAN_BINS + 1)
+
     bar = None
-    if progress:
+    if show_progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=hands, unit="hand", desc=config.name, file=sys.stderr)
+        bar = tqdm(total=hands, unit="hand", desc=f"{config.name} {chunk.index + 1}/{chunk.count}",
+                   file=sys.stderr)
     for ledger in ledgers:
-        _record(ledger, 0, checkpoints, config.sample_paths)
+        record(ledger, 0)
     for hand_index in range(hands):
         composition = engine.next_hand_composition(rules, state) if counting else None
         proposals = []
@@ -312,7 +352,7 @@ def run_study(config: StudyConfig, progress: bool = False) -> dict:
                 hit &= ledger.active
                 ledger.ended[reason] |= hit
                 ledger.active &= ~hit
-            _record(ledger, hand_index + 1, checkpoints, config.sample_paths)
+            record(ledger, hand_index + 1)
         last_winner[:] = out.winner
         decided = out.winner != R.TIE
         last_decision[decided] = out.winner[decided]
@@ -320,81 +360,149 @@ def run_study(config: StudyConfig, progress: bool = False) -> dict:
             bar.update(1)
     if bar is not None:
         bar.close()
+    return {"chunk": chunk.index, "systems": [ledger.statistics() for ledger in ledgers],
+            "names": [ledger.system.name for ledger in ledgers],
+            "types": [ledger.system.key for ledger in ledgers],
+            "bets": [ledger.system.bet for ledger in ledgers],
+            "counting": [ledger.system.needs_composition for ledger in ledgers]}
+
+
+def checkpoint_hands(hands: int) -> np.ndarray:
+    """The hands (0 = the start) at which the bankroll fans are recorded: at most 101."""
+    return np.unique(np.linspace(0, hands, min(hands, 100) + 1).astype(int))
+
+
+def merge(chunks: list[dict]) -> list[dict]:
+    """Add up the chunks' statistics system by system, in chunk order (exact: sums, counts,
+    histograms; the final bankrolls and the sample paths are concatenated)."""
+    merged = []
+    for i in range(len(chunks[0]["systems"])):
+        parts = [chunk["systems"][i] for chunk in chunks]
+        total = {key: sum(part[key] for part in parts)
+                 for key in ("sessions", "sum_net", "sum_wagered", "sum_net2", "sum_wagered2",
+                             "sum_net_wagered", "bets", "sum_max_drawdown", "wagered_by_spot",
+                             "exact_ev_wagered", "table_capped", "bankroll_capped", "fan")}
+        total["ended"] = {reason: sum(part["ended"][reason] for part in parts)
+                          for reason in parts[0]["ended"]}
+        total["max_drawdown"] = max(part["max_drawdown"] for part in parts)
+        total["max_stake"] = max(part["max_stake"] for part in parts)
+        total["final"] = np.concatenate([part["final"] for part in parts])
+        total["samples"] = parts[0]["samples"]
+        for key in ("names", "types", "bets", "counting"):
+            total[key[:-1] if key != "counting" else key] = chunks[0][key][i]
+        merged.append(total)
+    return merged
+
+
+def run_study(config: StudyConfig, progress: bool = False, backend: str = "serial",
+              scheduler: str | None = None, workers: int | None = None) -> dict:
+    """Play every system over the same dealt hands and return the report (JSON-ready).
+
+    The sessions are cut into chunks of ``config.chunk_sessions`` (see :mod:`experiments.scale`); the
+    report is identical whatever the backend that ran them.
+    """
+    started = time.perf_counter()
+    chunks = scale.plan(config.sessions, config.chunk_sessions, config.seed)
+    serial = backend == "serial"
+    task = functools.partial(run_chunk, config.model_dump(mode="json"),
+                             show_progress=progress and serial)
+    results = scale.run(task, chunks, backend, scheduler, workers,
+                        progress=scale.progress_printer(config.name, progress and not serial))
+    systems = merge(results)
+    rules = config.rules.to_rules()
+    full_ev = exact.expected_values(R.full_shoe(rules.decks), rules)
+    checkpoints = checkpoint_hands(config.hands)
+    edges = np.linspace(0.0, fan_range(config), FAN_BINS + 1)
     report = {
         "name": config.name,
-        "sessions": n,
-        "hands_per_session": hands,
+        "sessions": config.sessions,
+        "hands_per_session": config.hands,
         "bankroll": config.bankroll,
-        "table": table.model_dump(),
+        "table": config.table.model_dump(),
         "rules": config.rules.model_dump(),
         "seed": config.seed,
-        "systems": [_summary(ledger, config, full_ev) for ledger in ledgers],
+        "chunks": len(chunks),
+        "chunk_sessions": config.chunk_sessions,
+        "systems": [_summary(stats, config, full_ev) for stats in systems],
         "checkpoints": checkpoints.tolist(),
-        "seconds": time.perf_counter() - started,
+        "timings": {"seconds": time.perf_counter() - started},
     }
-    report["paths"] = {ledger.system.name: {"quantiles": ledger.quantiles.tolist(),
-                                            "samples": np.array(ledger.path_rows).T.tolist()}
-                       for ledger in ledgers}
-    report["final_bankrolls"] = {ledger.system.name: ledger.bankroll for ledger in ledgers}
+    report["paths"] = {stats["name"]: {"quantiles": [binned_quantiles(row, edges) for row in stats["fan"]],
+                                       "samples": stats["samples"].tolist()}
+                       for stats in systems}
+    report["final_bankrolls"] = {stats["name"]: stats["final"] for stats in systems}
     return report
 
 
-def _record(ledger: Ledger, hand: int, checkpoints: np.ndarray, sample_paths: int) -> None:
-    ledger.path_rows.append(ledger.bankroll[:sample_paths].copy())
-    at = np.searchsorted(checkpoints, hand)
-    if at < len(checkpoints) and checkpoints[at] == hand:
-        ledger.quantiles[at] = np.quantile(ledger.bankroll, [0.05, 0.25, 0.5, 0.75, 0.95])
-
-
 # ------------------------------------------------------------------------------------ statistics
-def ratio_ci(net: np.ndarray, wagered: np.ndarray) -> tuple[float, float, float]:
-    """``sum(net) / sum(wagered)`` over sessions with its 95% CI (delta method, sessions i.i.d.)."""
-    total = wagered.sum()
-    if total <= 0:
+def binned_quantiles(counts: np.ndarray, edges: np.ndarray) -> list[float]:
+    """:data:`QUANTILES` of a histogram (``counts`` over ``edges``, plus a top bin for everything above
+    the range), interpolated linearly within a bin: exact to one bin's width."""
+    cumulative = np.cumsum(counts)
+    total = cumulative[-1]
+    widths = np.append(np.diff(edges), 0.0)  # the overflow bin is read at the range's top edge
+    out = []
+    for q in QUANTILES:
+        rank = q * total
+        b = int(np.searchsorted(cumulative, rank, side="left"))
+        before = cumulative[b - 1] if b else 0
+        inside = (rank - before) / counts[b] if counts[b] else 0.0
+        out.append(float(min(edges[min(b, len(edges) - 1)] + inside * widths[b], edges[-1])))
+    return out
+
+
+def ratio_ci(sum_net: float, sum_wagered: float, sum_net2: float, sum_wagered2: float,
+             sum_net_wagered: float, n: int) -> tuple[float, float, float]:
+    """``sum(net) / sum(wagered)`` over sessions with its 95% CI (delta method, sessions i.i.d.),
+    from sums: the residuals ``net - R wagered`` have mean 0 and sum of squares
+    ``sum net^2 - 2 R sum net*wagered + R^2 sum wagered^2``."""
+    if sum_wagered <= 0:
         return math.nan, math.nan, math.nan
-    ratio = net.sum() / total
-    n = len(net)
-    residual = net - ratio * wagered
-    se = math.sqrt(residual.var(ddof=1) / n) / (total / n) if n > 1 else math.inf
+    ratio = sum_net / sum_wagered
+    if n < 2:
+        return float(ratio), -math.inf, math.inf
+    squares = max(sum_net2 - 2 * ratio * sum_net_wagered + ratio * ratio * sum_wagered2, 0.0)
+    se = math.sqrt(squares / (n - 1) / n) / (sum_wagered / n)
     return float(ratio), float(ratio - Z95 * se), float(ratio + Z95 * se)
 
 
-def _summary(ledger: Ledger, config: StudyConfig, full_ev: np.ndarray) -> dict:
-    system = ledger.system
-    wagered = float(ledger.wagered.sum())
-    bets = int(ledger.bets.sum())
-    ev, lo, hi = ratio_ci(ledger.net, ledger.wagered)
-    if system.needs_composition:
-        exact_edge = ledger.exact_ev_wagered / wagered if wagered > 0 else math.nan
+def _summary(stats: dict, config: StudyConfig, full_ev: np.ndarray) -> dict:
+    wagered = stats["sum_wagered"]
+    bets = stats["bets"]
+    n = stats["sessions"]
+    ev, lo, hi = ratio_ci(stats["sum_net"], wagered, stats["sum_net2"], stats["sum_wagered2"],
+                          stats["sum_net_wagered"], n)
+    if stats["counting"]:
+        exact_edge = stats["exact_ev_wagered"] / wagered if wagered > 0 else math.nan
     else:
-        exact_edge = float(ledger.wagered_by_spot @ full_ev / wagered) if wagered > 0 else math.nan
+        exact_edge = float(stats["wagered_by_spot"] @ full_ev / wagered) if wagered > 0 else math.nan
     within = bool(lo <= exact_edge <= hi) if wagered > 0 else None
-    bet_spots = [R.BETS[i] for i in np.flatnonzero(ledger.wagered_by_spot > 0)]
-    final = ledger.bankroll
+    bet_spots = [R.BETS[i] for i in np.flatnonzero(stats["wagered_by_spot"] > 0)]
+    final = stats["final"]
     return {
-        "name": system.name,
-        "type": system.key,
-        "bet": "/".join(bet_spots) if bet_spots else system.bet,
+        "name": stats["name"],
+        "type": stats["type"],
+        "bet": "/".join(bet_spots) if bet_spots else stats["bet"],
         "hands": bets,
         "hands_dealt": config.sessions * config.hands,
         "wagered": wagered,
-        "net": float(ledger.net.sum()),
-        "ev_per_hand": float(ledger.net.sum() / bets) if bets else math.nan,
+        "net": stats["sum_net"],
+        "ev_per_hand": stats["sum_net"] / bets if bets else math.nan,
         "ev_per_unit_wagered": ev,
         "ci95": [lo, hi],
         "exact_edge": exact_edge,
         "edge_within_ci": within,
-        "p_ruin": float(ledger.ended["ruin"].mean()),
-        "p_target": float(ledger.ended["target"].mean()),
-        "p_stop_loss": float(ledger.ended["stop_loss"].mean()),
+        "p_ruin": stats["ended"]["ruin"] / n,
+        "p_target": stats["ended"]["target"] / n,
+        "p_stop_loss": stats["ended"]["stop_loss"] / n,
         "mean_final_bankroll": float(final.mean()),
         "median_final_bankroll": float(np.median(final)),
-        "mean_max_drawdown": float(ledger.max_drawdown.mean()),
-        "max_drawdown": float(ledger.max_drawdown.max()),
+        "mean_max_drawdown": stats["sum_max_drawdown"] / n,
+        "max_drawdown": stats["max_drawdown"],
         "average_stake": wagered / bets if bets else math.nan,
-        "largest_stake": ledger.max_stake,
-        "table_max_binds": ledger.table_capped / bets if bets else 0.0,
-        "all_in_share": ledger.bankroll_capped / bets if bets else 0.0,
+        "largest_stake": stats["max_stake"],
+        "table_max_binds": stats["table_capped"] / bets if bets else 0.0,
+        "all_in_share": stats["bankroll_capped"] / bets if bets else 0.0,
     }
 
 
@@ -410,7 +518,7 @@ def print_report(report: dict) -> None:
     print(f"{report['name']}: {report['sessions']:,} sessions x up to {report['hands_per_session']:,} "
           f"hands, bankroll {report['bankroll']:g}, table {report['table']['minimum']:g}-"
           f"{report['table']['maximum']:g} (unit {report['table']['unit']:g}), "
-          f"{report['seconds']:.1f} s")
+          f"{report['chunks']} chunk(s), {report['timings']['seconds']:.1f} s")
     header = (f"{'system':<22} {'bets':>10} {'wagered':>13} {'EV/unit wagered':>16} {'95% CI':>20} "
               f"{'exact':>8} {'P(ruin)':>8} {'P(goal)':>8} {'mean end':>9} {'median':>8} "
               f"{'max DD':>8} {'avg stake':>9} {'max stake':>9} {'max binds':>9}")
@@ -526,10 +634,16 @@ def plot(report: dict, out: Path) -> list[Path]:
     return paths
 
 
-def main(config_path: str, out: str | None = None, as_json: bool = False) -> dict:
-    """``pb-gym evaluate``: load and validate the config, run, print, write outputs."""
+def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
+         scheduler: str | None = None, workers: int | None = None) -> dict:
+    """``pb-gym evaluate``: load and validate the config, run (on the backend), print, write outputs.
+
+    Outputs are written only after every chunk has finished and been merged. The report is the same
+    on every backend except its ``timings``.
+    """
     config = load(config_path, StudyConfig)
-    report = run_study(config, progress=not as_json and sys.stderr.isatty())
+    report = run_study(config, progress=not as_json and sys.stderr.isatty(), backend=backend,
+                       scheduler=scheduler, workers=workers)
     if out is not None:
         report["written"] = [str(p) for p in write_outputs(report, Path(out))]
     if not as_json:
@@ -539,4 +653,5 @@ def main(config_path: str, out: str | None = None, as_json: bool = False) -> dic
     return json_report(report)
 
 
-__all__ = ["StudyConfig", "ConfigError", "run_study", "main", "make_system", "ratio_ci"]
+__all__ = ["StudyConfig", "ConfigError", "run_study", "run_chunk", "merge", "main", "make_system",
+           "ratio_ci"]

@@ -208,10 +208,16 @@ def _study(module: str, args: argparse.Namespace) -> dict:
         raise UsageError(f"{error}; install the studies extra: pip install 'pb-gym[studies]'") from None
     from experiments.config import ConfigError
 
+    from experiments.scale import ChunkError
+
     try:
-        return study.main(args.config, out=args.out, as_json=args.json)
+        return study.main(args.config, out=args.out, as_json=args.json, backend=args.backend,
+                          scheduler=args.scheduler, workers=args.workers)
     except ConfigError as error:
         raise UsageError(f"invalid config\n{error}") from None
+    except ChunkError as error:
+        print(f"pb-gym {args.command}: error: {error}", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 def cmd_evaluate(args: argparse.Namespace) -> dict:
@@ -230,6 +236,24 @@ def cmd_experiment(args: argparse.Namespace) -> dict:
 
 
 # ------------------------------------------------------------------------------------------ main
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: an integer >= 1")
+    return int(text)
+
+
+def _add_backend_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", default="serial", choices=("serial", "processes", "dask"),
+                        help="where the study's chunks run: serially here (default), in local "
+                             "processes, or on Dask; the results are identical")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 (default with "
+                             "--backend dask: a local cluster on 127.0.0.1)")
+    parser.add_argument("--workers", type=_positive_int, default=None,
+                        help="processes for --backend processes, or the local Dask cluster's "
+                             "workers (default: the cores)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``pb-gym`` and its subcommands."""
     parser = argparse.ArgumentParser(
@@ -263,6 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--out", default=None, metavar="DIR",
                           help="write report.json, systems.csv and PNG plots here")
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_backend_options(evaluate)
     evaluate.set_defaults(func=cmd_evaluate)
 
     train = sub.add_parser("train", help="train an RL agent (stable-baselines3) from a YAML config",
@@ -271,6 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--out", default=None, metavar="DIR",
                        help="model, settings, learning curve and evaluation (default out/train/NAME)")
     train.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_backend_options(train)
     train.set_defaults(func=cmd_train)
 
     experiment = sub.add_parser("experiment", help="the counting and gambler's-ruin studies",
@@ -279,6 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     experiment.add_argument("config", help="study config, e.g. configs/experiments/counting.yaml")
     experiment.add_argument("--out", default=None, metavar="DIR", help="write the report and plots here")
     experiment.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_backend_options(experiment)
     experiment.set_defaults(func=cmd_experiment)
 
     bench = sub.add_parser("bench", help="throughput of the engine and exact calculator",
@@ -301,6 +328,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pb-gym`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "scheduler", None) and args.backend != "dask":
+        parser.error("--scheduler needs --backend dask")
     try:
         result = args.func(args)
     except UsageError as error:

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from experiments import evaluate as E
+from experiments import scale
 from experiments.config import ConfigError, validate
 from pb_gym import cli, engine
 from pb_gym import rules as R
@@ -79,7 +80,8 @@ def test_common_random_numbers_and_flat_banker_matches_the_engine(report):
     assert flat["net"] == twin["net"] and flat["p_target"] == twin["p_target"]
     # replay: flat banker 10 per hand until +300 or ruin, over the same dealt hands
     rules = R.Rules()
-    seed = np.random.SeedSequence(4).spawn(1 + len(SMALL["systems"]))[0]
+    (chunk,) = scale.plan(300, 5000, 4)  # one chunk: chunk_sessions (5000) > sessions
+    seed = chunk.child_seeds(1 + len(SMALL["systems"]))[0]
     state = engine.init(rules, 300, seed=seed)
     bankroll = np.full(300, 1000.0)
     active = np.ones(300, dtype=bool)
@@ -101,11 +103,12 @@ def test_martingale_limits_are_reported(report):
         assert kelly["exact_edge"] > 0
 
 
-def test_ratio_ci_matches_a_direct_computation():
+def test_ratio_ci_from_sums_matches_a_direct_computation():
     rng = np.random.default_rng(0)
     wagered = rng.uniform(10, 100, 500)
     net = -0.01 * wagered + rng.normal(0, 5, 500)
-    ratio, lo, hi = E.ratio_ci(net, wagered)
+    ratio, lo, hi = E.ratio_ci(net.sum(), wagered.sum(), net @ net, wagered @ wagered,
+                               net @ wagered, 500)
     assert ratio == pytest.approx(net.sum() / wagered.sum())
     residual = net - ratio * wagered
     se = residual.std(ddof=1) / math.sqrt(500) / wagered.mean()

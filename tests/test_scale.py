@@ -1,0 +1,142 @@
+"""Scale-out: chunk seeding, backends (serial, processes, a local Dask cluster on loopback) giving
+identical results, retries, and the error of a chunk that fails twice."""
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+import chunk_tasks
+from experiments import evaluate as E
+from experiments import scale
+from experiments.config import validate
+from pb_gym import cli
+
+BACKENDS = [("serial", None), ("processes", 2), ("dask", 2)]
+
+
+def test_plan_cuts_items_and_seeds_each_chunk_by_its_index():
+    chunks = scale.plan(10, 3, 42)
+    assert [(c.start, c.size) for c in chunks] == [(0, 3), (3, 3), (6, 3), (9, 1)]
+    assert [tuple(c.seed.spawn_key) for c in chunks] == [(0,), (1,), (2,), (3,)]
+    # chunk i's seed does not depend on how many chunks there are
+    other = scale.plan(100, 3, 42)
+    assert np.array_equal(chunks[2].seed.generate_state(4), other[2].seed.generate_state(4))
+    # child seeds are the same at every call (a retried chunk deals the same hands)
+    first = [s.generate_state(2) for s in chunks[1].child_seeds(3)]
+    again = [s.generate_state(2) for s in chunks[1].child_seeds(3)]
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+    assert "chunk 2/4 (items 3-5, seed entropy 42, spawn key (1,))" == chunks[1].describe()
+    with pytest.raises(ValueError, match="chunk_size=0"):
+        scale.plan(10, 0, 1)
+
+
+@pytest.mark.parametrize("backend, workers", BACKENDS)
+def test_backends_return_the_same_results_in_chunk_order(backend, workers):
+    chunks = scale.plan(10, 3, 42)
+    seen = []
+    results = scale.run(chunk_tasks.sum_of_draws, chunks, backend, workers=workers,
+                        progress=lambda chunk: seen.append(chunk.index))
+    assert results == scale.run(chunk_tasks.sum_of_draws, chunks)
+    assert [index for _, index in results] == [0, 1, 2, 3] and sorted(seen) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("backend, workers", BACKENDS[:2])
+def test_a_failing_chunk_is_retried(backend, workers, tmp_path, monkeypatch):
+    monkeypatch.setenv("PB_GYM_TEST_DIR", str(tmp_path))
+    assert scale.run(chunk_tasks.fails_once, scale.plan(4, 1, 0), backend, workers=workers) == [
+        0, 1, 2, 3]
+    assert len(list(tmp_path.iterdir())) == 4  # every chunk failed once, then succeeded
+
+
+@pytest.mark.parametrize("backend, workers", BACKENDS)
+def test_a_chunk_failing_twice_stops_the_run_naming_the_chunk_and_its_seed(backend, workers):
+    with pytest.raises(scale.ChunkError, match=r"chunk 3/4 \(items 6-8, seed entropy 42, spawn key "
+                                               r"\(2,\)\) failed twice.*ValueError: injected failure"):
+        scale.run(chunk_tasks.fails_on_chunk_two, scale.plan(10, 3, 42), backend, workers=workers)
+
+
+def test_bad_backend_arguments():
+    chunks = scale.plan(2, 1, 0)
+    with pytest.raises(ValueError, match="backend='cloud' is not allowed; allowed: serial, processes, "
+                                         "dask"):
+        scale.run(chunk_tasks.sum_of_draws, chunks, "cloud")
+    with pytest.raises(ValueError, match="--scheduler is only for the dask backend"):
+        scale.run(chunk_tasks.sum_of_draws, chunks, "processes", scheduler="tcp://127.0.0.1:8786")
+
+
+STUDY = {
+    "name": "scale", "rules": {"decks": 8}, "table": {"unit": 10, "minimum": 10, "maximum": 640},
+    "bankroll": 1000, "sessions": 300, "hands": 60, "win_goal": 300, "seed": 9,
+    "chunk_sessions": 100,
+    "systems": [{"type": "flat"}, {"type": "martingale", "on_cap": "reset"}, {"type": "paroli"},
+                {"type": "kelly", "bets": ["banker", "dragon7"]}, {"type": "random"}],
+}
+
+
+def _without_timings(report: dict) -> str:
+    report = {k: v for k, v in report.items() if k not in ("timings", "written")}
+    return json.dumps(report, sort_keys=True)
+
+
+def test_evaluate_is_bit_identical_on_every_backend(tmp_path, capsys):
+    path = tmp_path / "study.yaml"
+    path.write_text(yaml.safe_dump(STUDY))
+    printed = {}
+    for backend, workers in BACKENDS:
+        argv = ["evaluate", str(path), "--json", "--backend", backend]
+        assert cli.main(argv + (["--workers", str(workers)] if workers else [])) == 0
+        printed[backend] = json.loads(capsys.readouterr().out)
+    assert printed["serial"]["chunks"] == 3
+    assert _without_timings(printed["serial"]) == _without_timings(printed["processes"])
+    assert _without_timings(printed["serial"]) == _without_timings(printed["dask"])
+
+
+def test_merged_chunks_keep_exact_totals():
+    config = validate(STUDY, E.StudyConfig, "scale")
+    report = E.run_study(config)
+    chunks = scale.plan(300, 100, 9)
+    parts = [E.run_chunk(config.model_dump(mode="json"), chunk) for chunk in chunks]
+    for i, system in enumerate(report["systems"]):
+        assert system["net"] == sum(p["systems"][i]["sum_net"] for p in parts)
+        assert system["hands"] == sum(p["systems"][i]["bets"] for p in parts)
+        finals = np.concatenate([p["systems"][i]["final"] for p in parts])
+        assert np.array_equal(report["final_bankrolls"][system["name"]], finals)
+        assert system["median_final_bankroll"] == float(np.median(finals))
+
+
+def test_nothing_is_written_when_a_chunk_fails(tmp_path, monkeypatch):
+    path = tmp_path / "study.yaml"
+    path.write_text(yaml.safe_dump(STUDY))
+    real = E.run_chunk
+
+    def failing(config_data, chunk, show_progress=False):
+        if chunk.index == 1:
+            raise RuntimeError("worker lost")
+        return real(config_data, chunk, show_progress)
+
+    monkeypatch.setattr(E, "run_chunk", failing)
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["evaluate", str(path), "--out", str(out)])
+    assert exit_info.value.code == 1
+    assert not out.exists()
+
+
+def test_binned_quantiles_are_exact_to_a_bin():
+    rng = np.random.default_rng(0)
+    values = rng.normal(1000, 150, 20000).clip(0, None)
+    edges = np.linspace(0, 2000, E.FAN_BINS + 1)
+    where = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, E.FAN_BINS)
+    counts = np.bincount(where, minlength=E.FAN_BINS + 1)
+    width = edges[1] - edges[0]
+    np.testing.assert_allclose(E.binned_quantiles(counts, edges), np.quantile(values, E.QUANTILES),
+                               atol=width)
+
+
+def test_scheduler_needs_the_dask_backend(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["evaluate", "configs/systems/smoke.yaml", "--scheduler", "tcp://127.0.0.1:8786"])
+    assert exit_info.value.code == 2
+    assert "--scheduler needs --backend dask" in capsys.readouterr().err
