@@ -1,6 +1,7 @@
 """Card counting in Punto Banco: where the exact odds of the remaining shoe turn positive.
 
-``pb-gym experiment counting CONFIG [--json] [--out DIR]``
+``pb-gym experiment counting CONFIG [--json] [--out DIR] [--backend serial|processes|dask]
+[--scheduler ADDRESS] [--workers N]``
 
 One readable file, top to bottom:
 
@@ -12,8 +13,10 @@ One readable file, top to bottom:
 2. Linear counts. For each counted bet, tags proportional to its EoR (scaled so that the largest tag is
    ``max_tag``, optionally rounded to integers); running count = sum of the tags of the cards seen;
    true count = running count / decks unseen.
-3. Deal. ``shoes`` shoes dealt in parallel (one engine table per shoe, until the table's first shoe
-   ends; hands of later shoes are not counted). Before every hand, the exact EV of every bet is computed
+3. Deal. ``shoes`` shoes, one engine table per shoe, until the table's first shoe ends (hands of later
+   shoes are not counted). The main deal is cut into chunks of ``chunk_shoes`` shoes, chunk ``i`` seeded
+   with ``SeedSequence(seed).spawn(n)[i]`` (:mod:`experiments.scale`), so it can run serially, in local
+   processes or on a Dask cluster with the same result to the last bit. Before every hand, the exact EV of every bet is computed
    from ``state.unseen`` (the cards the players have not seen: the shoe plus the face-down burn). One
    ``exact.outcome_probabilities`` call per round serves every bet and variant (it is multiplied by each
    variant's paytable); the pair bets use the closed-form pair probability.
@@ -25,14 +28,20 @@ One readable file, top to bottom:
    dealt payoff (``hand.payoffs(rules)``) on the hands they bet.
 5. Statistics. Hands within a shoe are correlated, so every confidence interval is computed over shoes:
    each figure is a ratio of per-shoe sums (e.g. sum of max(EV, 0) over hands dealt), with the
-   delta-method (ratio-estimator) standard error across shoes.
+   delta-method (ratio-estimator) standard error across shoes. A chunk therefore returns sums only --
+   per shoe (one row per shoe of the chunk), per depth bin, and the moments of (true count, EV) -- never
+   per-hand arrays; the merge concatenates the per-shoe rows in chunk order and adds the rest, and every
+   figure is computed from the merged sums.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import operator
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Literal
@@ -40,6 +49,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
+from experiments import scale
 from experiments.config import ConfigError, RulesConfig, Strict, load
 from pb_gym import engine, exact
 from pb_gym import rules as R
@@ -62,6 +72,8 @@ class CountingConfig(Strict):
     rules: RulesConfig = RulesConfig()
     shoes: int = Field(10_000, ge=2, description="shoes dealt (one engine table each)")
     seed: int = Field(1, ge=0)
+    chunk_shoes: int = Field(2_500, ge=1, description="shoes per chunk of the main deal (the unit of "
+                                                     "work of a backend; changes the dealt hands)")
     training_shoes: int = Field(2_000, ge=2, description="shoes of the deal that picks thresholds")
     training_seed: int = Field(1_000_001, ge=0)
     count_bets: tuple[StudiedBet, ...] = ("dragon7", "panda8", "tie_9to1", "player_pair",
@@ -152,8 +164,8 @@ def count_tags(eor: np.ndarray, max_tag: float, integer: bool) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------
 # Deal every shoe once, recording the pre-hand exact EVs, true counts and dealt payoffs
 # --------------------------------------------------------------------------------------------------
-def deal_shoes(rules: R.Rules, bets: dict[str, tuple[R.Rules, int]], n_shoes: int, seed: int,
-               tags: np.ndarray) -> dict[str, np.ndarray]:
+def deal_shoes(rules: R.Rules, bets: dict[str, tuple[R.Rules, int]], n_shoes: int,
+               seed: int | np.random.SeedSequence, tags: np.ndarray) -> dict[str, np.ndarray]:
     """Deal the first shoe of ``n_shoes`` tables in parallel; one row per hand dealt.
 
     ``tags`` is ``(c, 13)`` (one count per row). Returns ``shoe`` (table index), ``depth`` (cards out of
@@ -194,17 +206,84 @@ def deal_shoes(rules: R.Rules, bets: dict[str, tuple[R.Rules, int]], n_shoes: in
 
 
 # --------------------------------------------------------------------------------------------------
-# Statistics over shoes
+# One chunk of the main deal: mergeable sums (per shoe, per depth bin, moments of true count and EV)
 # --------------------------------------------------------------------------------------------------
-def ratio_ci(numerator: np.ndarray, denominator: np.ndarray, shoe: np.ndarray, n_shoes: int) -> dict:
-    """sum(numerator) / sum(denominator) over hands, with a 95% CI over shoes (ratio estimator).
+PER_SHOE = ("hands", "ev", "positive", "gain", "realized", "count_bet", "count_ev", "count_payoff")
+"""The per-shoe sums (one row per shoe): the merge concatenates them in chunk order; the rest add up."""
 
-    Hands of one shoe are correlated; shoes are independent. With per-shoe sums ``x_s`` and ``n_s``
-    and ``R = sum x / sum n``: ``se = sqrt(S / (S - 1) * sum_s (x_s - R n_s)^2) / sum_s n_s``.
+
+def _sum_by(index: np.ndarray, weights: np.ndarray, length: int) -> np.ndarray:
+    """Column sums of ``weights`` ``(rows, k)`` grouped by ``index``: ``(length, k)``."""
+    columns = [np.bincount(index, weights=w, minlength=length) for w in weights.T]
+    return np.stack(columns, axis=1) if columns else np.zeros((length, 0))
+
+
+def shoe_sums(dealt: dict[str, np.ndarray], n_shoes: int, count_index: list[int],
+              thresholds: list[float], n_bins: int, bin_cards: int) -> dict[str, np.ndarray]:
+    """Reduce the per-hand rows of a deal (:func:`deal_shoes`) to the sums every statistic needs.
+
+    Per shoe (``(n_shoes,)`` or ``(n_shoes, k)``): ``hands`` dealt; per studied bet the sum of the exact
+    ``ev``, the number of hands with EV > 0 (``positive``), the sum of max(EV, 0) (``gain``: the
+    perfect-information bettor's predicted profit) and of the dealt payoff on those hands
+    (``realized``); per count, the hands with true count >= its threshold (``count_bet``) and the sums
+    of the EV and of the dealt payoff on them. Per depth bin: ``depth_hands``, ``depth_positive``,
+    ``depth_gain``, ``depth_ev``. Per count: ``moments`` = (n, sum x, sum y, sum x^2, sum y^2, sum xy)
+    of x = true count and y = the counted bet's EV.
     """
-    x = np.bincount(shoe, weights=numerator, minlength=n_shoes)
-    n = np.bincount(shoe, weights=denominator, minlength=n_shoes)
-    total = n.sum()
+    shoe, ev = dealt["shoe"], dealt["ev"]
+    payoff = dealt["payoff"].astype(np.float64)
+    positive = ev > 0
+    tc = dealt["true_count"].astype(np.float64)
+    counted = ev[:, count_index]
+    bet = tc >= np.asarray(thresholds, dtype=np.float64)[None, :]
+    depth_bin = dealt["depth"].astype(np.int64) // bin_cards
+    return {
+        "hands": np.bincount(shoe, minlength=n_shoes).astype(np.float64),
+        "ev": _sum_by(shoe, ev, n_shoes),
+        "positive": _sum_by(shoe, positive.astype(np.float64), n_shoes),
+        "gain": _sum_by(shoe, np.where(positive, ev, 0.0), n_shoes),
+        "realized": _sum_by(shoe, np.where(positive, payoff, 0.0), n_shoes),
+        "count_bet": _sum_by(shoe, bet.astype(np.float64), n_shoes),
+        "count_ev": _sum_by(shoe, np.where(bet, counted, 0.0), n_shoes),
+        "count_payoff": _sum_by(shoe, np.where(bet, payoff[:, count_index], 0.0), n_shoes),
+        "depth_hands": np.bincount(depth_bin, minlength=n_bins).astype(np.int64),
+        "depth_positive": _sum_by(depth_bin, positive.astype(np.float64), n_bins),
+        "depth_gain": _sum_by(depth_bin, np.where(positive, ev, 0.0), n_bins),
+        "depth_ev": _sum_by(depth_bin, ev, n_bins),
+        "moments": np.stack([np.full(len(count_index), float(len(shoe))), tc.sum(axis=0),
+                             counted.sum(axis=0), (tc * tc).sum(axis=0),
+                             (counted * counted).sum(axis=0), (tc * counted).sum(axis=0)], axis=1),
+    }
+
+
+def deal_chunk(chunk: scale.Chunk, rules: R.Rules, tags: np.ndarray, count_index: list[int],
+               thresholds: list[float], bin_cards: int) -> dict[str, np.ndarray]:
+    """The task of one chunk of the main deal: its ``chunk.size`` shoes, dealt from the chunk's own seed,
+    reduced to sums (:func:`shoe_sums`). Module level, with plain arguments, so that local processes
+    and Dask workers can run it (``functools.partial(deal_chunk, rules=..., ...)`` pickles)."""
+    dealt = deal_shoes(rules, studied_rules(rules), chunk.size, chunk.seed, tags)
+    return shoe_sums(dealt, chunk.size, count_index, thresholds, rules.n_cards // bin_cards + 1,
+                     bin_cards)
+
+
+def merge(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Merge chunk sums exactly: per-shoe rows concatenated in chunk order, everything else added (in
+    chunk order, so the floating-point result does not depend on where or when a chunk ran)."""
+    return {key: (np.concatenate([p[key] for p in parts]) if key in PER_SHOE
+                  else functools.reduce(operator.add, [p[key] for p in parts]))
+            for key in parts[0]}
+
+
+# --------------------------------------------------------------------------------------------------
+# Statistics over shoes, from the merged sums
+# --------------------------------------------------------------------------------------------------
+def ratio_ci(x: np.ndarray, n: np.ndarray) -> dict:
+    """sum(x) / sum(n) with a 95% CI over shoes (ratio estimator), from per-shoe sums ``x_s``, ``n_s``.
+
+    Hands of one shoe are correlated; shoes are independent. With ``S`` shoes and ``R = sum x / sum n``:
+    ``se = sqrt(S / (S - 1) * sum_s (x_s - R n_s)^2) / sum_s n_s``.
+    """
+    n_shoes, total = len(x), n.sum()
     if total <= 0:
         return {"estimate": None, "ci95": None, "se": None, "n": 0}
     estimate = x.sum() / total
@@ -212,6 +291,13 @@ def ratio_ci(numerator: np.ndarray, denominator: np.ndarray, shoe: np.ndarray, n
     return {"estimate": float(estimate), "ci95": [float(estimate - Z95 * se),
                                                    float(estimate + Z95 * se)],
             "se": float(se), "n": int(round(total))}
+
+
+def correlation(moments: np.ndarray) -> float:
+    """Pearson correlation from (n, sum x, sum y, sum x^2, sum y^2, sum xy)."""
+    n, sx, sy, sxx, syy, sxy = (float(v) for v in moments)
+    cov, var_x, var_y = sxy - sx * sy / n, sxx - sx * sx / n, syy - sy * sy / n
+    return cov / math.sqrt(var_x * var_y) if var_x > 0 and var_y > 0 else math.nan
 
 
 def best_threshold(true_count: np.ndarray, ev: np.ndarray) -> tuple[float, float]:
@@ -235,8 +321,14 @@ def best_threshold(true_count: np.ndarray, ev: np.ndarray) -> tuple[float, float
 # --------------------------------------------------------------------------------------------------
 # The experiment
 # --------------------------------------------------------------------------------------------------
-def run(config: CountingConfig) -> dict:
-    """Run the whole experiment; the JSON-ready result."""
+def run(config: CountingConfig, backend: str = "serial", scheduler: str | None = None,
+        workers: int | None = None, progress: bool = False) -> dict:
+    """Run the whole experiment; the JSON-ready result.
+
+    The main deal runs in chunks on ``backend`` (see :func:`experiments.scale.run`); the result is the
+    same, to the last bit, on every backend, except the wall-clock times under ``"timings"``.
+    ``progress`` prints a line to stderr per finished chunk.
+    """
     rules = config.rules.to_rules()
     bets = studied_rules(rules)
     full = R.full_shoe(rules.decks)
@@ -254,7 +346,7 @@ def run(config: CountingConfig) -> dict:
                      for k in count_index]).reshape(len(count_index), R.N_RANKS)
     timings["effects_of_removal_s"] = time.perf_counter() - t0
 
-    # 3a. training deal: choose each count's threshold
+    # 3a. training deal (one local deal: its thresholds are an input of every main chunk)
     t0 = time.perf_counter()
     training = deal_shoes(rules, bets, config.training_shoes, config.training_seed, tags)
     thresholds = []
@@ -265,30 +357,31 @@ def run(config: CountingConfig) -> dict:
         thresholds.append(best_threshold(training["true_count"][:, j], training["ev"][:, k])[0])
     timings["training_deal_s"] = time.perf_counter() - t0
 
-    # 3b. main deal
+    # 3b. main deal, in chunks of shoes; each chunk returns sums, merged exactly in chunk order
     t0 = time.perf_counter()
-    main = deal_shoes(rules, bets, config.shoes, config.seed, tags)
+    chunks = scale.plan(config.shoes, config.chunk_shoes, config.seed)
+    task = functools.partial(deal_chunk, rules=rules, tags=tags, count_index=count_index,
+                             thresholds=thresholds, bin_cards=config.depth_bin_cards)
+    main = merge(scale.run(task, chunks, backend, scheduler, workers,
+                           scale.progress_printer("counting: main deal", progress)))
     timings["main_deal_s"] = time.perf_counter() - t0
 
-    # 4-5. statistics
+    # 4-5. statistics: ratios of per-shoe sums, CIs over shoes
     S = config.shoes
-    shoe, ev, payoff = main["shoe"], main["ev"], main["payoff"].astype(np.float64)
-    hands = ev.shape[0]
-    one = np.ones(hands)
+    n = main["hands"]  # hands dealt, per shoe
+    hands = int(n.sum())
     per_bet: dict[str, dict] = {}
     for k, name in enumerate(STUDIED):
-        positive = ev[:, k] > 0
-        average = ratio_ci(ev[:, k], one, shoe, S)
-        cut = ratio_ci(ev[:, k] - ev_full[k], one, shoe, S)
+        gain, realized = main["gain"][:, k], main["realized"][:, k]
+        cut = ratio_ci(main["ev"][:, k] - ev_full[k] * n, n)
         per_bet[name] = {
             "ev_full_shoe": float(ev_full[k]),
-            "share_positive": ratio_ci(positive, one, shoe, S),
-            "mean_ev_when_positive": ratio_ci(np.where(positive, ev[:, k], 0.0), positive, shoe, S),
-            "gain_per_hand_predicted": ratio_ci(np.maximum(ev[:, k], 0.0), one, shoe, S),
-            "gain_per_hand_realized": ratio_ci(np.where(positive, payoff[:, k], 0.0), one, shoe, S),
-            "realized_minus_predicted": ratio_ci(
-                np.where(positive, payoff[:, k] - ev[:, k], 0.0), one, shoe, S),
-            "average_ev_per_hand_dealt": average,
+            "share_positive": ratio_ci(main["positive"][:, k], n),
+            "mean_ev_when_positive": ratio_ci(gain, main["positive"][:, k]),
+            "gain_per_hand_predicted": ratio_ci(gain, n),
+            "gain_per_hand_realized": ratio_ci(realized, n),
+            "realized_minus_predicted": ratio_ci(realized - gain, n),
+            "average_ev_per_hand_dealt": ratio_ci(main["ev"][:, k], n),
             "cut_card_effect": cut,
             "cut_card_effect_significant": bool(cut["ci95"][0] > 0 or cut["ci95"][1] < 0),
             "eor": {rank: float(eor[r, k]) for r, rank in enumerate(R.RANKS)},
@@ -307,17 +400,15 @@ def run(config: CountingConfig) -> dict:
                              "same amount, and exchangeability makes that amount zero)")
             counts[name] = entry
             continue
-        tc = main["true_count"][:, j].astype(np.float64)
-        bet = tc >= thresholds[j]
         perfect = per_bet[name]["gain_per_hand_predicted"]["estimate"]
-        predicted = ratio_ci(np.where(bet, ev[:, k], 0.0), one, shoe, S)
+        predicted = ratio_ci(main["count_ev"][:, j], n)
         entry.update({
             "threshold_chosen_on": f"training deal: seed {config.training_seed}, "
                                    f"{config.training_shoes} shoes",
-            "correlation_true_count_ev": float(np.corrcoef(tc, ev[:, k])[0, 1]),
-            "share_of_hands_bet": ratio_ci(bet, one, shoe, S),
+            "correlation_true_count_ev": correlation(main["moments"][j]),
+            "share_of_hands_bet": ratio_ci(main["count_bet"][:, j], n),
             "profit_per_hand_predicted": predicted,
-            "profit_per_hand_realized": ratio_ci(np.where(bet, payoff[:, k], 0.0), one, shoe, S),
+            "profit_per_hand_realized": ratio_ci(main["count_payoff"][:, j], n),
             "perfect_info_share_of_hands_bet": per_bet[name]["share_positive"]["estimate"],
             "perfect_info_profit_per_hand_predicted": perfect,
             "perfect_info_profit_per_hand_realized":
@@ -327,16 +418,11 @@ def run(config: CountingConfig) -> dict:
         counts[name] = entry
 
     # by depth: cards out of the shoe (burn included) before the hand
-    width = config.depth_bin_cards
-    n_bins = rules.n_cards // width + 1
-    depth_bin = main["depth"].astype(np.int64) // width
+    hands_in_bin = main["depth_hands"]
     by_depth: dict[str, dict] = {}
     for k, name in enumerate(STUDIED):
-        positive = ev[:, k] > 0
-        hands_in_bin = np.bincount(depth_bin, minlength=n_bins)
-        positives = np.bincount(depth_bin, weights=positive, minlength=n_bins)
-        ev_pos = np.bincount(depth_bin, weights=np.where(positive, ev[:, k], 0.0), minlength=n_bins)
-        ev_sum = np.bincount(depth_bin, weights=ev[:, k], minlength=n_bins)
+        positives, ev_pos, ev_sum = (main[key][:, k] for key in
+                                     ("depth_positive", "depth_gain", "depth_ev"))
         with np.errstate(invalid="ignore", divide="ignore"):
             by_depth[name] = {
                 "share_positive": np.where(hands_in_bin > 0, positives / hands_in_bin, np.nan),
@@ -344,8 +430,8 @@ def run(config: CountingConfig) -> dict:
                 "gain_per_hand": np.where(hands_in_bin > 0, ev_pos / hands_in_bin, np.nan),
                 "mean_ev": np.where(hands_in_bin > 0, ev_sum / hands_in_bin, np.nan),
             }
-    depth = {"bin_start_cards": (np.arange(n_bins) * width).tolist(),
-             "hands": np.bincount(depth_bin, minlength=n_bins).tolist(),
+    depth = {"bin_start_cards": (np.arange(len(hands_in_bin)) * config.depth_bin_cards).tolist(),
+             "hands": hands_in_bin.tolist(),
              "bets": {name: {key: [None if np.isnan(v) else float(v) for v in values]
                              for key, values in stats.items()} for name, stats in by_depth.items()}}
 
@@ -354,9 +440,11 @@ def run(config: CountingConfig) -> dict:
         "experiment": "counting",
         "rules": config.rules.model_dump(),
         "shoes": S,
-        "hands": int(hands),
+        "hands": hands,
         "hands_per_shoe": hands / S,
         "seed": config.seed,
+        "chunk_shoes": config.chunk_shoes,
+        "chunks": len(chunks),
         "training": {"seed": config.training_seed, "shoes": config.training_shoes,
                      "hands": int(training["ev"].shape[0])},
         "exchangeability_max_error": float(np.max(exchangeability)),
@@ -370,12 +458,12 @@ def run(config: CountingConfig) -> dict:
 # --------------------------------------------------------------------------------------------------
 # Report, plot, entry point
 # --------------------------------------------------------------------------------------------------
-def _ci(entry: dict, scale: float = 100.0, digits: int = 3) -> str:
+def _ci(entry: dict, factor: float = 100.0, digits: int = 3) -> str:
     if entry["estimate"] is None:
         return "n/a"
     lo, hi = entry["ci95"]
-    return (f"{scale * entry['estimate']:.{digits}f} "
-            f"[{scale * lo:.{digits}f}, {scale * hi:.{digits}f}]")
+    return (f"{factor * entry['estimate']:.{digits}f} "
+            f"[{factor * lo:.{digits}f}, {factor * hi:.{digits}f}]")
 
 
 def report(result: dict) -> str:
@@ -454,10 +542,17 @@ def plot_depth(result: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def main(config_path: str, out: str | None = None, as_json: bool = False) -> dict:
-    """Load and validate the config, run, print the report (unless ``as_json``), write ``out``."""
+def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
+         scheduler: str | None = None, workers: int | None = None) -> dict:
+    """Load and validate the config, run, print the report (unless ``as_json``), write ``out``.
+
+    ``backend`` (``serial``, ``processes``, ``dask``), ``scheduler`` (a Dask address; None: a local
+    cluster) and ``workers`` choose where the main deal's chunks run. The result is identical on every
+    backend except the wall-clock times, all under the one key ``"timings"``. A chunk that fails twice
+    raises :class:`experiments.scale.ChunkError` before anything is written.
+    """
     config = load(config_path, CountingConfig)
-    result = run(config)
+    result = run(config, backend, scheduler, workers, progress=not as_json and sys.stderr.isatty())
     result["config"] = str(config_path)
     result["depth_bin_cards"] = config.depth_bin_cards
     if out is not None:
@@ -473,9 +568,9 @@ def main(config_path: str, out: str | None = None, as_json: bool = False) -> dic
 
 
 __all__ = ["CountingConfig", "ConfigError", "main", "run", "effects_of_removal", "studied_evs",
-           "studied_rules", "count_tags", "deal_shoes", "ratio_ci", "best_threshold", "STUDIED"]
+           "studied_rules", "count_tags", "deal_shoes", "shoe_sums", "deal_chunk", "merge", "ratio_ci",
+           "correlation", "best_threshold", "STUDIED"]
 
 if __name__ == "__main__":  # python -m experiments.counting CONFIG [OUT]
-    import sys
     main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None,
          as_json=bool(os.environ.get("PB_GYM_JSON")))

@@ -210,9 +210,10 @@ def _study(module: str, args: argparse.Namespace) -> dict:
 
     from experiments.scale import ChunkError
 
+    scale_out = ({"backend": args.backend, "scheduler": args.scheduler, "workers": args.workers}
+                 if hasattr(args, "backend") else {})
     try:
-        return study.main(args.config, out=args.out, as_json=args.json, backend=args.backend,
-                          scheduler=args.scheduler, workers=args.workers)
+        return study.main(args.config, out=args.out, as_json=args.json, **scale_out)
     except ConfigError as error:
         raise UsageError(f"invalid config\n{error}") from None
     except ChunkError as error:
