@@ -119,12 +119,19 @@ def studied_rules(base: R.Rules) -> dict[str, tuple[R.Rules, int]]:
     }
 
 
+def _fixed_order_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` summed term by term in a fixed order. A BLAS product's rounding can depend on the
+    number of rows and on the CPU; this one gives the same bits for a hand whatever the chunk's size and
+    wherever the chunk runs (elementwise IEEE operations only)."""
+    return sum(a[..., i, None] * b[i] for i in range(b.shape[0]))
+
+
 def studied_evs(compositions: np.ndarray, bets: dict[str, tuple[R.Rules, int]]) -> np.ndarray:
     """Exact EV of every studied bet, ``(n, len(STUDIED))``: one outcome-probability call for all."""
     probabilities = exact.outcome_probabilities(compositions)
     pair = exact.pair_probability(compositions)
     columns = np.stack([rules.paytable()[:, column] for rules, column in bets.values()], axis=1)
-    ev = probabilities @ columns
+    ev = _fixed_order_dot(probabilities, columns)
     for k, (name, (rules, _)) in enumerate(bets.items()):
         if name in ("player_pair", "banker_pair"):
             ev[..., k] = pair * (rules.pair_pays + 1.0) - 1.0
@@ -190,7 +197,8 @@ def deal_shoes(rules: R.Rules, bets: dict[str, tuple[R.Rules, int]], n_shoes: in
         unseen = state.unseen[live].astype(np.int64)
         ev = studied_evs(unseen, bets)
         decks_unseen = unseen.sum(axis=1) / R.CARDS_PER_DECK
-        true_count = ((full[None, :] - unseen) @ tags.T) / decks_unseen[:, None]
+        true_count = _fixed_order_dot((full[None, :] - unseen).astype(np.float64), tags.T) \
+            / decks_unseen[:, None]
         depth = state.position[live].copy()
         engine.deal(rules, state, hand)
         if hand.shuffled[live].any():

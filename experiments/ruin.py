@@ -1,6 +1,7 @@
 """Gambler's ruin at the baccarat table: flat betting until a target or ruin, exactly and simulated.
 
-``pb-gym experiment ruin CONFIG [--json] [--out DIR]``
+``pb-gym experiment ruin CONFIG [--json] [--out DIR] [--backend serial|processes|dask]
+[--scheduler ADDRESS] [--workers N]``
 
 A session starts with a bankroll of ``start`` units and stakes one unit on the same bet every hand:
 
@@ -30,13 +31,21 @@ Exact answers:
 The chain assumes independent hands with the full-shoe probabilities; the simulation deals real shoes
 with the engine (each session is one engine table: burn, cut card, reshuffles), so it also checks that
 the shoe's small dependence between hands does not matter at this scale.
+
+Scale-out: the simulated sessions of all points, listed point after point, are cut into chunks of
+``chunk_sessions`` (:mod:`experiments.scale`; chunk ``i`` seeded with ``SeedSequence(seed).spawn(n)[i]``).
+A chunk returns, per bet and point, counts (successes, ruins, unfinished) and the sums of the hands and of
+their squares; the merge adds them in chunk order, and the estimates and CIs come from the merged sums,
+so the result is the same to the last bit on every backend (serial, local processes, Dask).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Literal
@@ -45,6 +54,7 @@ import numba
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
+from experiments import scale
 from experiments.config import ConfigError, RulesConfig, Strict, load
 from pb_gym import engine, exact
 from pb_gym import rules as R
@@ -133,6 +143,8 @@ class RuinConfig(Strict):
     vs_start: VsStart = VsStart()
     vs_target: VsTarget = VsTarget()
     sessions: int = Field(2000, ge=10, description="simulated sessions per (start, target) point")
+    chunk_sessions: int = Field(5000, ge=1, description="simulated sessions per chunk (the unit of "
+                                                       "work of a backend; changes the dealt hands)")
     seed: int = Field(1, ge=0)
     max_hands: int = Field(1_000_000, ge=100, description="safety cap on a session's length")
 
@@ -286,19 +298,18 @@ def exact_curves(config: RuinConfig, rules: R.Rules) -> dict:
 
 
 # --------------------------------------------------------------------------------------------------
-# Simulation: every session is one engine table (real shoes), all sessions in parallel
+# Simulation: every session is one engine table (real shoes), all sessions of a chunk in parallel
 # --------------------------------------------------------------------------------------------------
-def simulate_engine(rules: R.Rules, bets: list[str], points: list[tuple[int, int]], sessions: int,
-                    seed: int, max_hands: int) -> dict:
-    """Run ``sessions`` sessions per (start, target) point for each bet on the same dealt hands.
+def simulate_engine(rules: R.Rules, bets: list[str], starts: np.ndarray, targets: np.ndarray,
+                    seed: int | np.random.SeedSequence, max_hands: int) -> dict:
+    """One session per entry of ``starts`` / ``targets`` (units), for each bet on the same dealt hands.
 
-    Returns per bet ``success`` (bool), ``hands`` (int) and ``finished`` (bool), each
-    ``(len(points), sessions)``.
+    Returns per bet ``success`` (bool), ``hands`` (int) and ``finished`` (bool), one entry per session.
     """
-    n = len(points) * sessions
+    n = len(starts)
     lattice = {bet: step_distribution(bet, rules)["lattice"] for bet in bets}
-    start = np.repeat([p[0] for p in points], sessions)
-    target = np.repeat([p[1] for p in points], sessions)
+    start = np.asarray(starts, dtype=np.int64)
+    target = np.asarray(targets, dtype=np.int64)
     bankroll = {bet: start * lattice[bet] for bet in bets}
     done = {bet: np.zeros(n, dtype=bool) for bet in bets}
     success = {bet: np.zeros(n, dtype=bool) for bet in bets}
@@ -335,17 +346,16 @@ def simulate_engine(rules: R.Rules, bets: list[str], points: list[tuple[int, int
                 done[bet][t] = won | ruined
     finally:
         numba.set_num_threads(threads)
-    shape = (len(points), sessions)
-    return {bet: {"success": success[bet].reshape(shape), "hands": hands[bet].reshape(shape),
-                  "finished": done[bet].reshape(shape)} for bet in bets}
+    return {bet: {"success": success[bet], "hands": hands[bet], "finished": done[bet]} for bet in bets}
 
 
-def simulate_coin(points: list[tuple[int, int]], sessions: int, seed: int, max_hands: int) -> dict:
+def simulate_coin(starts: np.ndarray, targets: np.ndarray, seed: int | np.random.SeedSequence,
+                  max_hands: int) -> dict:
     """The fair coin: +1/-1 with probability 1/2, numpy random numbers, the same stopping rule."""
     rng = np.random.default_rng(seed)
-    n = len(points) * sessions
-    bankroll = np.repeat([p[0] for p in points], sessions).astype(np.int64)
-    target = np.repeat([p[1] for p in points], sessions)
+    bankroll = np.array(starts, dtype=np.int64)
+    target = np.asarray(targets, dtype=np.int64)
+    n = len(bankroll)
     hands = np.zeros(n, dtype=np.int64)
     done = np.zeros(n, dtype=bool)
     success = np.zeros(n, dtype=bool)
@@ -360,9 +370,50 @@ def simulate_coin(points: list[tuple[int, int]], sessions: int, seed: int, max_h
         success[live[won]] = True
         done[live[ended]] = True
         live = live[~ended]
-    shape = (len(points), sessions)
-    return {"success": success.reshape(shape), "hands": hands.reshape(shape),
-            "finished": done.reshape(shape)}
+    return {"success": success, "hands": hands, "finished": done}
+
+
+def session_counts(sim: dict, point: np.ndarray, n_points: int) -> dict[str, np.ndarray]:
+    """Per point (``point`` gives each session's): sessions ``finished``, ``successes``, ``ruins``,
+    ``unfinished``, and the sums of the hands and of their squares over the finished sessions. Integers,
+    so that merging chunks is exact in any order."""
+    finished = sim["finished"]
+    hands = np.where(finished, sim["hands"], 0).astype(np.int64)
+
+    def per_point(values: np.ndarray) -> np.ndarray:
+        out = np.zeros(n_points, dtype=np.int64)
+        np.add.at(out, point, values.astype(np.int64))
+        return out
+    successes = per_point(sim["success"] & finished)
+    return {"finished": per_point(finished), "successes": successes,
+            "ruins": per_point(finished) - successes, "unfinished": per_point(~finished),
+            "hands": per_point(hands), "hands_sq": per_point(hands * hands)}
+
+
+def simulate_chunk(chunk: scale.Chunk, rules: R.Rules, bets: tuple[str, ...],
+                   points: list[tuple[int, int]], sessions: int, max_hands: int) -> dict:
+    """The task of one chunk: sessions ``chunk.start ..`` of the list of all points' sessions (point
+    ``k`` owns sessions ``k * sessions .. (k + 1) * sessions - 1``), reduced to :func:`session_counts`
+    per bet. The engine deals from the chunk's seed itself and the coin draws from its first child:
+    the Martingale section's chunks (pb-gym evaluate, the same root seed) deal from *their* first
+    child, so the two sections never deal the same shoes."""
+    point = np.arange(chunk.start, chunk.start + chunk.size) // sessions
+    starts = np.array([p[0] for p in points])[point]
+    targets = np.array([p[1] for p in points])[point]
+    counts = {}
+    engine_bets = [b for b in bets if b in ENGINE_BETS]
+    if engine_bets:
+        sims = simulate_engine(rules, engine_bets, starts, targets, chunk.seed, max_hands)
+        counts.update({bet: session_counts(sims[bet], point, len(points)) for bet in engine_bets})
+    if "fair_coin" in bets:
+        coin = simulate_coin(starts, targets, chunk.child_seeds(1)[0], max_hands)
+        counts["fair_coin"] = session_counts(coin, point, len(points))
+    return counts
+
+
+def merge(parts: list[dict]) -> dict:
+    """Add the chunks' counts, per bet and key (integers: exact)."""
+    return {bet: {key: sum(p[bet][key] for p in parts) for key in parts[0][bet]} for bet in parts[0]}
 
 
 def wilson(successes: int, n: int) -> list[float]:
@@ -375,20 +426,22 @@ def wilson(successes: int, n: int) -> list[float]:
     return [centre - half, centre + half]
 
 
-def summarize(sim: dict, points: list[tuple[int, int]], exact_lookup) -> list[dict]:
-    """One row per point: simulated P(success) and mean hands with 95% CIs, the exact values, z."""
+def summarize(counts: dict, points: list[tuple[int, int]], exact_lookup) -> list[dict]:
+    """One row per point, from the merged :func:`session_counts`: simulated P(success) and mean hands
+    with 95% CIs (over the finished sessions), the exact values, z."""
     rows = []
     for k, (start, target) in enumerate(points):
-        finished = sim["finished"][k]
-        wins, n = int(sim["success"][k][finished].sum()), int(finished.sum())
-        hands = sim["hands"][k][finished].astype(np.float64)
-        p_hat = wins / n
-        mean, sd = float(hands.mean()), float(hands.std(ddof=1))
+        n, wins = int(counts["finished"][k]), int(counts["successes"][k])
+        total, squares = int(counts["hands"][k]), int(counts["hands_sq"][k])
+        p_hat = wins / n if n else math.nan
+        mean = total / n if n else math.nan
+        # sample variance from the integer sums, exactly: (n sum h^2 - (sum h)^2) / (n (n - 1))
+        sd = math.sqrt((n * squares - total * total) / (n * (n - 1))) if n > 1 else math.nan
         exact_p, exact_h = exact_lookup(start, target)
-        se_p = math.sqrt(max(exact_p * (1 - exact_p), 1e-300) / n)
-        se_h = sd / math.sqrt(n)
+        se_p = math.sqrt(max(exact_p * (1 - exact_p), 1e-300) / n) if n else math.nan
+        se_h = sd / math.sqrt(n) if n else math.nan
         rows.append({"start": start, "target": target, "sessions": n,
-                     "unfinished": int((~finished).sum()),
+                     "unfinished": int(counts["unfinished"][k]), "ruins": int(counts["ruins"][k]),
                      "p_win": p_hat, "p_win_ci95": wilson(wins, n), "p_win_exact": exact_p,
                      "p_win_z": (p_hat - exact_p) / se_p,
                      "hands": mean, "hands_ci95": [mean - Z95 * se_h, mean + Z95 * se_h],
@@ -399,8 +452,14 @@ def summarize(sim: dict, points: list[tuple[int, int]], exact_lookup) -> list[di
 # --------------------------------------------------------------------------------------------------
 # The experiment
 # --------------------------------------------------------------------------------------------------
-def run(config: RuinConfig) -> dict:
-    """Exact curves, simulations at the configured points, and their comparison (JSON-ready)."""
+def run(config: RuinConfig, backend: str = "serial", scheduler: str | None = None,
+        workers: int | None = None, progress: bool = False) -> dict:
+    """Exact curves, simulations at the configured points, and their comparison (JSON-ready).
+
+    The simulation runs in chunks on ``backend`` (see :func:`experiments.scale.run`); the result is the
+    same, to the last bit, on every backend, except the wall-clock times under ``"timings"``. The
+    Martingale section runs serially through :func:`experiments.evaluate.run_study`.
+    """
     rules = config.rules.to_rules()
     t0 = time.perf_counter()
     curves = exact_curves(config, rules)
@@ -422,16 +481,12 @@ def run(config: RuinConfig) -> dict:
         return exact_at
 
     t0 = time.perf_counter()
-    simulated: dict = {}
-    engine_bets = [b for b in config.bets if b in ENGINE_BETS]
-    if engine_bets:
-        sims = simulate_engine(rules, engine_bets, points, config.sessions, config.seed,
-                               config.max_hands)
-        for bet in engine_bets:
-            simulated[bet] = summarize(sims[bet], points, lookup(bet))
-    if "fair_coin" in config.bets:
-        coin = simulate_coin(points, config.sessions, config.seed, config.max_hands)
-        simulated["fair_coin"] = summarize(coin, points, lookup("fair_coin"))
+    chunks = scale.plan(len(points) * config.sessions, config.chunk_sessions, config.seed)
+    task = functools.partial(simulate_chunk, rules=rules, bets=config.bets, points=points,
+                             sessions=config.sessions, max_hands=config.max_hands)
+    counts = merge(scale.run(task, chunks, backend, scheduler, workers,
+                             scale.progress_printer("ruin: simulation", progress)))
+    simulated = {bet: summarize(counts[bet], points, lookup(bet)) for bet in config.bets}
     simulate_s = time.perf_counter() - t0
 
     z = [abs(r[key]) for rows in simulated.values() for r in rows for key in ("p_win_z", "hands_z")]
@@ -446,8 +501,10 @@ def run(config: RuinConfig) -> dict:
                          "and count as hands",
         "sessions_per_point": config.sessions,
         "seed": config.seed,
+        "chunk_sessions": config.chunk_sessions,
+        "chunks": len(chunks),
         "exact": curves,
-        "simulated": {bet: simulated[bet] for bet in config.bets if bet in simulated},
+        "simulated": simulated,
         "max_abs_z": float(max(z)) if z else None,
         "martingale": illusion,
         "timings": {"exact_s": exact_s, "simulate_s": simulate_s, "martingale_s": martingale_s},
@@ -770,10 +827,18 @@ def _json_default(value):
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
-def main(config_path: str, out: str | None = None, as_json: bool = False) -> dict:
-    """Load and validate the config, run, print the report (unless ``as_json``), write ``out``."""
+def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
+         scheduler: str | None = None, workers: int | None = None) -> dict:
+    """Load and validate the config, run, print the report (unless ``as_json``), write ``out``.
+
+    ``backend`` (``serial``, ``processes``, ``dask``), ``scheduler`` (a Dask address; None: a local
+    cluster) and ``workers`` choose where the simulation's chunks run. The result is identical on every
+    backend except the wall-clock times, all under the one key ``"timings"``. A chunk that fails twice
+    raises :class:`experiments.scale.ChunkError` before anything is written.
+    """
     config = load(config_path, RuinConfig)
-    result = json.loads(json.dumps(run(config), default=_json_default))  # plain JSON types
+    result = run(config, backend, scheduler, workers, progress=not as_json and sys.stderr.isatty())
+    result = json.loads(json.dumps(result, default=_json_default))  # plain JSON types
     result["config"] = str(config_path)
     if out is not None:
         result["files"] = write_outputs(result, out)
@@ -783,10 +848,9 @@ def main(config_path: str, out: str | None = None, as_json: bool = False) -> dic
 
 
 __all__ = ["RuinConfig", "ConfigError", "main", "run", "closed_form", "markov_chain",
-           "step_distribution", "simulate_engine", "simulate_coin", "teaching_page", "plot",
-           "MARTINGALE_SECTION"]
+           "step_distribution", "simulate_engine", "simulate_coin", "session_counts", "simulate_chunk",
+           "merge", "summarize", "teaching_page", "plot", "MARTINGALE_SECTION"]
 
 if __name__ == "__main__":  # python -m experiments.ruin CONFIG [OUT]
-    import sys
     main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None,
          as_json=bool(os.environ.get("PB_GYM_JSON")))

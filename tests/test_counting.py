@@ -1,11 +1,12 @@
 """The counting experiment: effects of removal, exchangeability, counts, statistics, an end-to-end run."""
 
+import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from experiments import counting
+from experiments import counting, scale
 from experiments.config import ConfigError, validate
 from pb_gym import engine, exact
 from pb_gym import rules as R
@@ -78,16 +79,72 @@ def test_effects_of_removal_and_tags():
 
 
 def test_ratio_ci_is_computed_over_shoes():
-    shoe = np.array([0, 0, 1, 1, 1, 2])
-    x = np.array([1.0, 2.0, 0.0, 3.0, 1.0, 5.0])
-    one = np.ones(6)
-    ci = counting.ratio_ci(x, one, shoe, 3)
-    assert ci["estimate"] == pytest.approx(12 / 6)
+    """From per-shoe sums: three shoes with hands 2, 3, 1 and sums of x 3, 4, 5."""
     per_shoe_x, per_shoe_n = np.array([3.0, 4.0, 5.0]), np.array([2.0, 3.0, 1.0])
+    ci = counting.ratio_ci(per_shoe_x, per_shoe_n)
+    assert ci["estimate"] == pytest.approx(12 / 6) and ci["n"] == 6
     se = np.sqrt(3 / 2 * np.sum((per_shoe_x - 2 * per_shoe_n) ** 2)) / 6
     assert ci["se"] == pytest.approx(se)
     assert ci["ci95"] == pytest.approx([2 - counting.Z95 * se, 2 + counting.Z95 * se])
-    assert counting.ratio_ci(x, np.zeros(6), shoe, 3)["estimate"] is None
+    assert counting.ratio_ci(per_shoe_x, np.zeros(3))["estimate"] is None
+
+
+def _per_hand_ratio(numerator, denominator, shoe, n_shoes):
+    """The ratio estimator computed from per-hand rows (the pre-chunking code), for comparison."""
+    x = np.bincount(shoe, weights=numerator, minlength=n_shoes)
+    n = np.bincount(shoe, weights=denominator, minlength=n_shoes)
+    estimate = x.sum() / n.sum()
+    se = np.sqrt(n_shoes / (n_shoes - 1) * np.sum((x - estimate * n) ** 2)) / n.sum()
+    return estimate, se
+
+
+def test_shoe_sums_give_the_per_hand_statistics():
+    """Every figure computed from a chunk's sums equals the one computed from its per-hand rows."""
+    rules = R.Rules()
+    bets = counting.studied_rules(rules)
+    eor = counting.effects_of_removal(R.full_shoe(8), bets)["eor"]
+    count_index = [counting.STUDIED.index("dragon7"), counting.STUDIED.index("panda8")]
+    tags = np.array([counting.count_tags(eor[:, k], 10, False) for k in count_index])
+    thresholds = [15.0, math.inf]
+    dealt = counting.deal_shoes(rules, bets, 30, seed=9, tags=tags)
+    sums = counting.shoe_sums(dealt, 30, count_index, thresholds, rules.n_cards // 52 + 1, 52)
+    shoe, ev, payoff = dealt["shoe"], dealt["ev"], dealt["payoff"].astype(np.float64)
+    one = np.ones(len(shoe))
+    for k in range(len(counting.STUDIED)):
+        positive = ev[:, k] > 0
+        pairs = [(sums["positive"][:, k], positive), (sums["gain"][:, k], np.maximum(ev[:, k], 0)),
+                 (sums["realized"][:, k], np.where(positive, payoff[:, k], 0.0)),
+                 (sums["ev"][:, k], ev[:, k])]
+        for per_shoe, per_hand in pairs:
+            ci = counting.ratio_ci(per_shoe, sums["hands"])
+            estimate, se = _per_hand_ratio(per_hand, one, shoe, 30)
+            assert ci["estimate"] == pytest.approx(estimate, rel=1e-12, abs=1e-15)
+            assert ci["se"] == pytest.approx(se, rel=1e-9, abs=1e-15)
+        depth_bin = dealt["depth"] // 52
+        np.testing.assert_allclose(sums["depth_ev"][:, k],
+                                   np.bincount(depth_bin, weights=ev[:, k], minlength=9), rtol=1e-12)
+    assert sums["hands"].sum() == len(shoe) == sums["depth_hands"].sum()
+    tc = dealt["true_count"].astype(np.float64)
+    bet = tc[:, 0] >= 15.0
+    assert bet.any() and not np.any(sums["count_bet"][:, 1])  # an infinite threshold never bets
+    assert sums["count_bet"][:, 0].sum() == bet.sum()
+    assert sums["count_payoff"][:, 0].sum() == pytest.approx(payoff[bet, count_index[0]].sum())
+    for j, k in enumerate(count_index):
+        assert counting.correlation(sums["moments"][j]) == pytest.approx(
+            np.corrcoef(tc[:, j], ev[:, k])[0, 1], rel=1e-9)
+
+
+def test_merge_concatenates_shoes_and_adds_the_rest():
+    rules = R.Rules()
+    chunks = scale.plan(25, 10, 5)
+    tags = np.zeros((1, 13))
+    parts = [counting.deal_chunk(c, rules, tags, [0], [0.0], 26) for c in chunks]
+    merged = counting.merge(parts)
+    assert merged["hands"].shape == (25,) and merged["ev"].shape == (25, len(counting.STUDIED))
+    np.testing.assert_array_equal(merged["ev"][10:20], parts[1]["ev"])
+    assert merged["depth_hands"].sum() == merged["hands"].sum()
+    np.testing.assert_array_equal(merged["moments"], parts[0]["moments"] + parts[1]["moments"]
+                                  + parts[2]["moments"])
 
 
 def test_best_threshold_is_the_exact_optimum():
@@ -147,6 +204,7 @@ def test_smoke_run_end_to_end(tmp_path, capsys):
     assert capsys.readouterr().out == ""
     assert {"bets", "counts", "by_depth", "timings", "hands", "shoes", "training"} <= set(result)
     assert result["shoes"] == 200 and 75 < result["hands_per_shoe"] < 85
+    assert result["chunk_shoes"] == 60 and result["chunks"] == 4
     assert result["exchangeability_max_error"] < 1e-12
     assert set(result["bets"]) == set(counting.STUDIED)
     for name, b in result["bets"].items():

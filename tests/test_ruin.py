@@ -67,37 +67,65 @@ def test_step_distributions_of_the_variants():
         assert sum(s["probabilities"]) == pytest.approx(1.0, abs=1e-14)
 
 
+def _sessions(points, sessions):
+    """Each session's point index, start and target (point after point)."""
+    point = np.repeat(np.arange(len(points)), sessions)
+    return point, np.array(points)[point, 0], np.array(points)[point, 1]
+
+
 def test_simulation_matches_the_exact_values():
     """Sessions dealt by the engine (player, banker) and numpy (coin): the exact P(success) and
     expected hands within 4 standard errors (|z| < 4: a 99.99% interval), 3000 sessions a point."""
     points = [(3, 8), (6, 8), (4, 15)]
-    sims = ruin.simulate_engine(RULES, ["player", "banker"], points, 3000, seed=11, max_hands=10**6)
-    sims["fair_coin"] = ruin.simulate_coin(points, 3000, seed=12, max_hands=10**6)
+    point, starts, targets = _sessions(points, 3000)
+    sims = ruin.simulate_engine(RULES, ["player", "banker"], starts, targets, seed=11,
+                                max_hands=10**6)
+    sims["fair_coin"] = ruin.simulate_coin(starts, targets, seed=12, max_hands=10**6)
     for bet, sim in sims.items():
         steps = ruin.step_distribution(bet, RULES)
 
         def exact_at(start, target, steps=steps):
             chain = ruin.markov_chain(steps, target)
             return chain["p_win"][start - 1], chain["hands"][start - 1]
-        for row in ruin.summarize(sim, points, exact_at):
-            assert row["unfinished"] == 0
+        counts = ruin.session_counts(sim, point, len(points))
+        for k, row in enumerate(ruin.summarize(counts, points, exact_at)):
+            assert row["unfinished"] == 0 and row["sessions"] == 3000
+            assert row["ruins"] == 3000 - round(row["p_win"] * 3000)
+            # the mean and standard deviation from the integer sums equal numpy's on the sessions
+            hands = sim["hands"][point == k].astype(np.float64)
+            assert row["hands"] == pytest.approx(hands.mean(), rel=1e-14)
+            se = (row["hands_ci95"][1] - row["hands_ci95"][0]) / (2 * ruin.Z95)
+            assert se == pytest.approx(hands.std(ddof=1) / np.sqrt(3000), rel=1e-9)
             assert abs(row["p_win_z"]) < 4 and abs(row["hands_z"]) < 4, (bet, row)
     # the banker steps of +0.95: a success can overshoot, a ruin leaves < 1 unit
     assert sims["banker"]["success"].mean() > 0
+
+
+def test_session_counts_exclude_unfinished_sessions():
+    sim = {"success": np.array([True, False, False, True, False]),
+           "finished": np.array([True, True, False, True, True]),
+           "hands": np.array([3, 5, 100, 7, 2])}
+    counts = ruin.session_counts(sim, np.array([0, 0, 0, 1, 1]), 3)
+    assert counts["finished"].tolist() == [2, 2, 0] and counts["unfinished"].tolist() == [1, 0, 0]
+    assert counts["successes"].tolist() == [1, 1, 0] and counts["ruins"].tolist() == [1, 1, 0]
+    assert counts["hands"].tolist() == [8, 9, 0] and counts["hands_sq"].tolist() == [34, 53, 0]
 
 
 @pytest.mark.slow
 def test_simulation_matches_the_exact_values_slow():
     """The same at 40,000 sessions a point; the closed form (player) inside the 99.99% interval."""
     points = [(5, 10), (10, 40)]
-    sims = ruin.simulate_engine(RULES, ["player", "banker"], points, 40_000, seed=21, max_hands=10**7)
+    point, starts, targets = _sessions(points, 40_000)
+    sims = ruin.simulate_engine(RULES, ["player", "banker"], starts, targets, seed=21,
+                                max_hands=10**7)
     for bet, sim in sims.items():
         steps = ruin.step_distribution(bet, RULES)
 
         def exact_at(start, target, steps=steps):
             chain = ruin.markov_chain(steps, target)
             return chain["p_win"][start - 1], chain["hands"][start - 1]
-        for row in ruin.summarize(sim, points, exact_at):
+        counts = ruin.session_counts(sim, point, len(points))
+        for row in ruin.summarize(counts, points, exact_at):
             assert abs(row["p_win_z"]) < 4 and abs(row["hands_z"]) < 4, (bet, row)
 
 
@@ -138,6 +166,7 @@ def test_smoke_run_end_to_end(tmp_path, capsys):
         assert diff["p_win"] < 1e-12 and diff["hands_relative"] < 1e-12
     assert "closed_form_max_abs_diff" not in result["exact"]["banker"]
     assert result["max_abs_z"] < 4
+    assert result["chunk_sessions"] == 300 and result["chunks"] == 6  # 4 points x 400 sessions
     for rows in result["simulated"].values():
         assert len(rows) == 4
         for r in rows:
