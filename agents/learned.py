@@ -1,0 +1,424 @@
+"""Learned policies as betting systems: a saved stable-baselines3 model plays inside ``pb-gym evaluate``.
+
+:class:`Sb3Policy` (config ``type: sb3``) loads a model saved by ``pb-gym train`` and, before every hand
+of the evaluation loop, builds for every session EXACTLY the observation the environment would have
+given: it keeps a :class:`pb_gym.envs.table.Tables` mirrored from the :class:`~agents.systems.TableView`
+and calls the environment's own :func:`~pb_gym.envs.table.write_obs` / :func:`~pb_gym.envs.table.split_obs`
+on it; the model's actions become stakes through the environment's own
+:func:`~pb_gym.envs.table.decode_actions` (same stake levels, limits and forced-bet rule as the
+environment the model was trained in).
+
+Files of a trained model (written by :func:`save_policy`, in one folder)::
+
+    model.zip          the SB3 model
+    env.json           algorithm, environment keyword arguments, observation transform, normalization
+    vecnormalize.pkl   VecNormalize statistics (only when the observations were normalized)
+
+Mirror of the environment state (what each observation field is made of, evaluate -> env):
+
+================  ============================================================================
+``bankroll``      ``view.bankroll_units`` (the session's bankroll in units, as the env's)
+``bead_plate``    updated from ``view.hand`` (the previous hand) with the env's own settle kernel
+``last_hand``     idem (cleared bead plate at each new shoe: ``hand.shuffled``)
+``cards_left``    ``view.shoe`` (the engine state the evaluation deals from)
+``hands``         ``[view.hands_played, view.shoe.hands_in_shoe]``
+``shoe``          ``view.shoe.unseen`` (with ``visible_discards``)
+================  ============================================================================
+
+Session vs episode. An evaluation session starts like an environment episode (fresh shoe, starting
+bankroll, hand counter 0, empty bead plate) and ends on the same events: ruin (bankroll below the
+table minimum) and the win goal (``win_goal = win_target - bankroll``); the session's hand limit plays
+the part of ``max_hands``. After a session ends the evaluator stops betting for it (the environment
+would reset the table; nothing the policy proposes for it is used). The stop-loss has no environment
+counterpart. When the study's bankroll, hand limit or win goal differ from the training environment's,
+the policy still runs (a generalization test) but a warning says so; rules and table limits must
+agree (an error names the mismatch).
+
+Also here: :class:`NeverBet` (``type: never``), the abstaining baseline, and :class:`PerfectInformation`
+(``type: perfect``), the flat perfect-information bettor (``base`` units on the best bet whose exact EV
+for the unseen cards is positive).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import warnings
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from agents import systems as S
+from pb_gym import engine, exact
+from pb_gym import rules as R
+from pb_gym.envs import table as T
+
+MODEL_FILE = "model.zip"
+ENV_FILE = "env.json"
+NORMALIZE_FILE = "vecnormalize.pkl"
+
+ALGORITHMS: tuple[str, ...] = ("PPO", "A2C", "DQN", "MaskablePPO", "RecurrentPPO")
+OBS_TRANSFORMS: tuple[str, ...] = ("none", "composition")
+
+
+class ModelMismatch(ValueError):
+    """The study and the model's training environment disagree (rules, table limits)."""
+
+
+def algorithm_class(name: str) -> type:
+    """The SB3 / sb3-contrib class of an algorithm name (imports torch)."""
+    if name in ("PPO", "A2C", "DQN"):
+        import stable_baselines3
+
+        return getattr(stable_baselines3, name)
+    if name in ("MaskablePPO", "RecurrentPPO"):
+        import sb3_contrib
+
+        return getattr(sb3_contrib, name)
+    raise ValueError(f"algorithm {name!r} is not allowed; allowed: {', '.join(ALGORITHMS)}")
+
+
+# ------------------------------------------------------------------------------ env kwargs <-> files
+def env_kwargs_to_json(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Environment keyword arguments as plain JSON values (tuples -> lists)."""
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in kwargs.items()}
+
+
+def env_kwargs_from_json(data: dict[str, Any]) -> dict[str, Any]:
+    out = dict(data)
+    for key in ("side_bets", "stake_levels"):
+        if isinstance(out.get(key), list):
+            out[key] = tuple(out[key])
+    return out
+
+
+def save_policy(model, folder: str | Path, env_kwargs: dict[str, Any], algorithm: str,
+                obs_transform: str = "none", vecnormalize=None, extra: dict | None = None) -> Path:
+    """Save ``model`` and what is needed to replay it (env kwargs, normalization) in ``folder``."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save(folder / MODEL_FILE)
+    meta = {"algorithm": algorithm, "env_kwargs": env_kwargs_to_json(env_kwargs),
+            "obs_transform": obs_transform, "vecnormalize": None}
+    if vecnormalize is not None:
+        vecnormalize.save(str(folder / NORMALIZE_FILE))
+        meta["vecnormalize"] = NORMALIZE_FILE
+    meta.update(extra or {})
+    (folder / ENV_FILE).write_text(json.dumps(meta, indent=2))
+    return folder / MODEL_FILE
+
+
+def model_files(path: str | Path) -> tuple[Path, Path]:
+    """``(model.zip, env.json)`` of a model given as the zip or its folder; ValueError if missing."""
+    path = Path(path)
+    zip_path = path / MODEL_FILE if path.is_dir() else path
+    if not zip_path.is_file() and zip_path.with_suffix(".zip").is_file():
+        zip_path = zip_path.with_suffix(".zip")
+    if not zip_path.is_file():
+        raise ValueError(f"no saved model at {str(path)!r} (expected a {MODEL_FILE} written by "
+                         "pb-gym train, or its folder)")
+    meta = zip_path.parent / ENV_FILE
+    if not meta.is_file():
+        raise ValueError(f"{str(meta)!r} is missing: the environment settings the model was trained "
+                         "with are saved there by pb-gym train")
+    return zip_path, meta
+
+
+# ----------------------------------------------------------------------------- observation transform
+_FULL_FRACTION: dict[int, np.ndarray] = {}
+
+
+def transform_obs(kind: str, obs: dict[str, np.ndarray], cfg: T.TableConfig) -> dict[str, np.ndarray]:
+    """Observation transform applied on top of the environment's observation (training and replay).
+
+    ``none``: unchanged. ``composition``: the ``shoe`` counts become the deviation of each rank's share
+    of the unseen cards from its share in a full shoe, in percent (a depletion-free view of the shoe's
+    composition; the counts' scale shrinks with the cards left, these do not).
+    """
+    if kind == "none" or "shoe" not in obs:
+        return obs
+    if kind != "composition":
+        raise ValueError(f"obs_transform={kind!r} is not allowed; allowed: {', '.join(OBS_TRANSFORMS)}")
+    full = _FULL_FRACTION.get(cfg.rules.decks)
+    if full is None:
+        f = R.full_shoe(cfg.rules.decks).astype(np.float32)
+        full = _FULL_FRACTION[cfg.rules.decks] = f / f.sum()
+    shoe = obs["shoe"].astype(np.float32)
+    total = np.maximum(shoe.sum(axis=-1, keepdims=True), 1.0)
+    out = dict(obs)
+    out["shoe"] = (100.0 * (shoe / total - full)).astype(np.float32)
+    return out
+
+
+def transformed_space(kind: str, space):
+    """The observation space after :func:`transform_obs`."""
+    from gymnasium import spaces
+
+    if kind == "none" or not isinstance(space, spaces.Dict) or "shoe" not in space.spaces:
+        return space
+    boxes = dict(space.spaces)
+    boxes["shoe"] = spaces.Box(-100.0, 100.0, shape=boxes["shoe"].shape, dtype=np.float32)
+    return spaces.Dict(boxes)
+
+
+def obs_transform_wrapper(venv, kind: str, cfg: T.TableConfig):
+    """A ``VecEnvWrapper`` applying :func:`transform_obs` (``venv`` unchanged for ``none``)."""
+    if kind == "none":
+        return venv
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    class ObsTransform(VecEnvWrapper):
+        def __init__(self, inner):
+            super().__init__(inner, observation_space=transformed_space(kind, inner.observation_space))
+
+        def reset(self):
+            return transform_obs(kind, self.venv.reset(), cfg)
+
+        def step_wait(self):
+            obs, rewards, dones, infos = self.venv.step_wait()
+            for info in infos:
+                if "terminal_observation" in info:
+                    info["terminal_observation"] = transform_obs(kind, info["terminal_observation"], cfg)
+            return transform_obs(kind, obs, cfg), rewards, dones, infos
+
+    return ObsTransform(venv)
+
+
+# ------------------------------------------------------------------------------------- the mirror
+class ObservationMirror:
+    """The environment's state of N tables rebuilt from the evaluator's :class:`TableView`\\ s.
+
+    ``observe(view)`` returns the observations the environment would give (Dict or flat, as configured)
+    and ``decode(actions, view)`` the ``(spot, units, capped)`` of the actions, both through the
+    environment's own code (:mod:`pb_gym.envs.table`).
+    """
+
+    def __init__(self, cfg: T.TableConfig) -> None:
+        self.cfg = cfg
+        self.tables: T.Tables | None = None
+        self.applied = 0  # hands folded into the bead plate / last hand
+
+    def reset(self, n: int) -> None:
+        # the shoe is the evaluator's (view.shoe); a placeholder until the first view
+        self.tables = T.new_tables(self.cfg, n, seed=np.arange(n))
+        self.applied = 0
+
+    def _record_hand(self, hand: engine.HandResult, shoe: engine.ShoeState) -> None:
+        """Fold one dealt hand into the bead plate and the last hand, with the environment's settle
+        kernel (no stakes: the bankroll and counters are taken from the view afterwards)."""
+        t, cfg = self.tables, self.cfg
+        n = t.n
+        paytable, pair_pays = T._Paytable.get(cfg.rules)
+        scratch_bankroll = np.full(n, np.inf)
+        scratch_hands = np.zeros(n, dtype=np.int64)
+        T._settle_update_kernel(
+            np.ones(n, dtype=np.bool_), np.zeros((n, R.N_BETS)), hand.outcome, hand.winner,
+            hand.player_total, hand.banker_total, hand.player_ncards, hand.banker_ncards,
+            hand.natural, hand.player_pair, hand.banker_pair, hand.shuffled, hand.player_cards,
+            hand.banker_cards, paytable, pair_pays, T._PP_COL, T._BP_COL, shoe.position,
+            shoe.cut_position, shoe.cut_hands, bool(cfg.rules.hand_after_cut), cfg.min_units,
+            cfg.target_units, 0, cfg.one_shoe, scratch_bankroll, scratch_hands, t.bead, t.last_hand,
+            t.player_cards, t.banker_cards, t.reward, np.empty(n), np.empty(n, dtype=np.bool_),
+            np.empty(n, dtype=np.bool_))
+
+    def observe(self, view: S.TableView) -> dict[str, np.ndarray] | np.ndarray:
+        if view.shoe is None:
+            raise ValueError("the TableView carries no shoe state (view.shoe): a learned policy needs "
+                             "it to build its observations")
+        n = len(view.bankroll_units)
+        if self.tables is None or self.tables.n != n:
+            self.reset(n)
+        t = self.tables
+        if view.hands_played == 0:
+            self.reset(n)
+            t = self.tables
+        elif view.hand is not None and view.hands_played > self.applied:
+            if view.hands_played != self.applied + 1:
+                raise ValueError(f"the policy saw hand {self.applied} then hand {view.hands_played}: "
+                                 "it must be asked before every hand to track the bead plate")
+            self._record_hand(view.hand, view.shoe)
+        self.applied = view.hands_played
+        t.shoe = view.shoe
+        t.bankroll[:] = view.bankroll_units
+        t.episode_hands[:] = view.hands_played
+        return T.split_obs(self.cfg, T.write_obs(self.cfg, t))
+
+    def decode(self, actions: np.ndarray, view: S.TableView
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(spot, units, capped)`` per table: the environment's stakes of ``actions`` (one bet spot;
+        NO_BET where nothing is placed) and where the table maximum cut the requested stake."""
+        cfg = self.cfg
+        bankroll = np.asarray(view.bankroll_units, dtype=np.float64)
+        n = bankroll.shape[0]
+        stakes = np.zeros((n, R.N_BETS))
+        T.decode_actions(cfg, actions, bankroll, stakes)
+        placed = stakes > 0
+        spot = np.where(placed.any(axis=1), placed.argmax(axis=1), S.NO_BET).astype(np.int8)
+        units = stakes[np.arange(n), np.maximum(spot, 0)] * (spot >= 0)
+        acts = np.asarray(actions).astype(np.int64).reshape(n, -1)
+        k = len(cfg.stake_levels)
+        if cfg.action_mode == "multidiscrete":
+            level = acts[:, 1]
+        else:
+            level = (acts[:, 0] - int(cfg.allow_no_bet)) % k
+        requested = np.asarray(cfg.stake_levels)[np.clip(level, 0, k - 1)]
+        if cfg.stake_unit == "fraction":
+            requested = requested * bankroll
+        capped = (spot >= 0) & (requested > cfg.max_units + 1e-9)
+        return spot, units, capped
+
+
+# ------------------------------------------------------------------------------------ the systems
+class Sb3Policy(S.BettingSystem):
+    """A saved stable-baselines3 model as a betting system (``type: sb3``, ``model: path``).
+
+    Args:
+        model: the ``model.zip`` written by ``pb-gym train`` or its folder (``env.json`` beside it).
+        deterministic: greedy actions (default); False samples from the policy (with the evaluation's
+            per-system seed).
+    """
+
+    key = "sb3"
+
+    def __init__(self, model: str | Path, deterministic: bool = True, **kwargs) -> None:
+        super().__init__(**kwargs)
+        zip_path, meta_path = model_files(model)
+        meta = json.loads(meta_path.read_text())
+        self.path = zip_path
+        self.algorithm = meta["algorithm"]
+        self.env_kwargs = env_kwargs_from_json(meta["env_kwargs"])
+        self.obs_transform = meta.get("obs_transform", "none")
+        self.cfg = T.make_config(**self.env_kwargs)
+        if self.cfg.action_mode == "box":
+            raise ValueError(f"{zip_path}: action_mode 'box' places several bets per hand; the "
+                             "evaluation replays one bet per hand (multidiscrete or discrete)")
+        self.deterministic = bool(deterministic)
+        self.model = algorithm_class(self.algorithm).load(zip_path, device="cpu")
+        self.normalizer = None
+        if meta.get("vecnormalize"):
+            self.normalizer = _load_normalizer(zip_path.parent / meta["vecnormalize"], self.env_kwargs,
+                                               self.obs_transform, self.cfg)
+        self.mirror = ObservationMirror(self.cfg)
+        self._checked = False
+        self._lstm_state = None
+
+    def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
+        super().reset(n_tables, rng)
+        self.mirror.reset(n_tables)
+        self._lstm_state = None
+        self._checked = False
+        if not self.deterministic:
+            import torch
+
+            torch.manual_seed(int(self.rng.integers(0, 2**31 - 1)))
+
+    # -- consistency with the training environment --------------------------------------------
+    def check_view(self, view: S.TableView) -> None:
+        """Raise :class:`ModelMismatch` if the study's rules or table limits differ from the model's
+        training environment; warn if the starting bankroll differs."""
+        cfg = self.cfg
+        where = f"system {self.name!r} (model {self.path})"
+        if view.rules != cfg.rules:
+            diffs = [f"rules.{f.name}: study {getattr(view.rules, f.name)!r}, model "
+                     f"{getattr(cfg.rules, f.name)!r}" for f in dataclasses.fields(R.Rules)
+                     if getattr(view.rules, f.name) != getattr(cfg.rules, f.name)]
+            raise ModelMismatch(f"{where}: the study's rules differ from the training environment's: "
+                                + "; ".join(diffs))
+        for label, study, model in (("table minimum", view.min_units, cfg.min_units),
+                                    ("table maximum", view.max_units, cfg.max_units)):
+            if abs(study - model) > 1e-9 * max(1.0, abs(model)):
+                raise ModelMismatch(
+                    f"{where}: the {label} differs from the training environment's: study {study:g} "
+                    f"unit(s), model {model:g} unit(s) (table.minimum / table.unit vs table_min / "
+                    f"unit = {cfg.table_min:g} / {cfg.unit:g}, table_max = {cfg.table_max:g})")
+        start = np.asarray(view.bankroll_units)
+        if view.hands_played == 0 and start.size and np.any(
+                np.abs(start - cfg.bankroll_units) > 1e-9 * cfg.bankroll_units):
+            warnings.warn(f"{where}: the starting bankroll ({float(start[0]):g} units) differs from the "
+                          f"training environment's ({cfg.bankroll_units:g} units): the bankroll "
+                          "observations are outside what the model was trained on", stacklevel=2)
+        self._checked = True
+
+    # -- deciding -------------------------------------------------------------------------------
+    def observe(self, view: S.TableView):
+        """The environment's observation of every table (before any transform or normalization)."""
+        return self.mirror.observe(view)
+
+    def _act(self, obs, view: S.TableView) -> np.ndarray:
+        """The model's actions for the observations (transform, normalization, masks, LSTM state)."""
+        obs = transform_obs(self.obs_transform, obs, self.cfg) if isinstance(obs, dict) else obs
+        if self.normalizer is not None:
+            obs = self.normalizer.normalize_obs(obs)
+        kwargs: dict[str, Any] = {"deterministic": self.deterministic}
+        if self.algorithm == "MaskablePPO":
+            kwargs["action_masks"] = T.action_masks(self.cfg, np.asarray(view.bankroll_units))
+        if self.algorithm == "RecurrentPPO":
+            n = len(view.bankroll_units)
+            starts = np.full(n, view.hands_played == 0)
+            actions, self._lstm_state = self.model.predict(obs, state=self._lstm_state,
+                                                           episode_start=starts, **kwargs)
+            return actions
+        actions, _ = self.model.predict(obs, **kwargs)
+        return actions
+
+    def propose(self, view: S.TableView) -> tuple[np.ndarray, np.ndarray]:
+        if not self._checked:
+            self.check_view(view)
+        obs = self.observe(view)
+        actions = self._act(obs, view)
+        spot, units, capped = self.mirror.decode(actions, view)
+        self.capped = capped
+        return spot, units
+
+
+def _load_normalizer(path: Path, env_kwargs: dict, obs_transform: str, cfg: T.TableConfig):
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    from agents.sb3_vec_env import PuntoBancoSB3VecEnv
+
+    venv = obs_transform_wrapper(PuntoBancoSB3VecEnv(num_envs=1, **env_kwargs), obs_transform, cfg)
+    normalizer = VecNormalize.load(str(path), venv)
+    normalizer.training = False
+    normalizer.norm_reward = False
+    return normalizer
+
+
+class NeverBet(S.BettingSystem):
+    """Never bets (the abstaining baseline: its report line shows 0 hands)."""
+
+    key = "never"
+
+    def propose(self, view: S.TableView) -> tuple[np.ndarray, np.ndarray]:
+        self.capped = np.zeros(self.n, dtype=bool)
+        return np.full(self.n, S.NO_BET, dtype=np.int8), np.zeros(self.n)
+
+
+class PerfectInformation(S.BettingSystem):
+    """Flat perfect-information bettor: ``base`` units on the bet of ``bets`` with the highest exact EV
+    for the cards not yet seen, whenever that EV is positive (no bet otherwise)."""
+
+    key = "perfect"
+    needs_composition = True
+
+    def __init__(self, bets: Sequence[str] = ("dragon7", "panda8"), **kwargs) -> None:
+        super().__init__(bet=bets[0] if bets else "banker", **kwargs)
+        if not bets:
+            raise ValueError("bets: at least one bet is needed")
+        for bet in bets:
+            if bet not in R.BETS:
+                raise ValueError(f"bets: {bet!r} is not allowed; allowed: {', '.join(R.BETS)}")
+        self.bets = tuple(bets)
+        self.spots = np.array([R.BETS.index(b) for b in bets], dtype=np.int64)
+
+    def propose(self, view: S.TableView) -> tuple[np.ndarray, np.ndarray]:
+        ev = exact.expected_values(view.composition, view.rules)[:, self.spots]
+        best = ev.argmax(axis=1)
+        positive = ev[np.arange(len(best)), best] > 0
+        spot = np.where(positive, self.spots[best], S.NO_BET).astype(np.int8)
+        return spot, self._cap(np.where(positive, self.base, 0.0), view)
+
+
+__all__ = ["Sb3Policy", "NeverBet", "PerfectInformation", "ObservationMirror", "save_policy",
+           "model_files", "algorithm_class", "transform_obs", "obs_transform_wrapper", "ALGORITHMS",
+           "OBS_TRANSFORMS", "ModelMismatch"]

@@ -1,0 +1,460 @@
+"""Train a stable-baselines3 agent from a YAML config, then evaluate it beside the betting systems.
+
+``pb-gym train CONFIG [--out DIR] [--json]``
+
+One readable file, top to bottom (CleanRL style):
+
+1. Config: the algorithm (PPO, A2C, DQN, MaskablePPO, RecurrentPPO), its hyperparameters (checked
+   against the algorithm's constructor), the policy, the environment's keyword arguments (rules,
+   table, action mode, ...), parallel tables, timesteps, seed, and the held-out evaluation.
+2. Environment: the native vector env through :class:`agents.sb3_vec_env.PuntoBancoSB3VecEnv`, wrapped
+   in ``VecMonitor`` (episode statistics), an optional observation transform and ``VecNormalize``
+   (running mean / std of the observations; saved and reused at evaluation).
+3. Training with SB3's progress bar (on a terminal) and a callback recording the learning curve: mean
+   reward per hand (units) and the share of hands with a bet requested, every ``timesteps / curve_points``
+   timesteps (CSV and PNG).
+4. Saving: ``model.zip``, ``env.json`` (the environment settings the model needs), ``vecnormalize.pkl``
+   and the resolved ``config.yaml`` under ``out`` (default ``out/train/<name>``).
+5. Held-out evaluation with the SAME machinery as ``pb-gym evaluate``: a :class:`StudyConfig` whose
+   systems are the learned policy (``type: sb3``), flat banker at the table minimum and the never-betting
+   baseline (plus any ``evaluation.systems``), on seeds not used in training; the same report, plus the
+   profit per hand dealt of each system with a 95% CI over sessions (and paired with the learned one).
+"""
+
+from __future__ import annotations
+
+import csv
+import inspect
+import json
+import math
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import yaml
+from pydantic import Field, model_validator
+
+from agents import learned as L
+from experiments.config import ConfigError, RulesConfig, Strict, TableConfig, load, validate
+from experiments.evaluate import (AnySystem, StudyConfig, json_report, print_report, run_study,
+                                  write_outputs)
+from pb_gym import exact
+from pb_gym import rules as R
+from pb_gym.envs import table as T
+
+Z95 = 1.959963984540054
+RESERVED = {"self", "policy", "env", "seed", "verbose", "device", "_init_setup_model",
+            "tensorboard_log"}
+"""Constructor arguments set by this script (not hyperparameters)."""
+ALGORITHM_MODES = {"PPO": ("multidiscrete", "discrete"), "A2C": ("multidiscrete", "discrete"),
+                   "DQN": ("discrete",), "MaskablePPO": ("multidiscrete", "discrete"),
+                   "RecurrentPPO": ("multidiscrete", "discrete")}
+
+
+# ---------------------------------------------------------------------------------------- config
+class EnvConfig(Strict):
+    """The ``env:`` section: keyword arguments of the environment (money amounts in money)."""
+
+    rules: RulesConfig = RulesConfig()
+    table: TableConfig = TableConfig(unit=10, minimum=10, maximum=5000)
+    bankroll: float = Field(1000.0, gt=0, description="starting bankroll, money")
+    win_target: float | None = Field(None, gt=0, description="episode ends when the bankroll reaches it")
+    max_hands: int | None = Field(100, ge=1, description="hands per episode (None: no limit)")
+    one_shoe: bool = False
+    visible_discards: bool = True
+    history: int = Field(20, ge=1, le=1000)
+    action_mode: Literal["multidiscrete", "discrete"] = "multidiscrete"
+    stake_levels: list[float] | None = None
+    stake_unit: Literal["units", "fraction"] = "units"
+    allow_no_bet: bool = True
+
+    @model_validator(mode="after")
+    def _env_accepts_it(self) -> "EnvConfig":
+        if self.bankroll < self.table.minimum:
+            raise ValueError(f"bankroll {self.bankroll:g} is below table.minimum {self.table.minimum:g}")
+        if self.win_target is not None and self.win_target <= self.bankroll:
+            raise ValueError(f"win_target {self.win_target:g} must be above bankroll {self.bankroll:g}")
+        T.make_config(**self.kwargs())  # stake levels etc.: let the environment say what is wrong
+        return self
+
+    def kwargs(self) -> dict[str, Any]:
+        """The environment's keyword arguments."""
+        rules = self.rules.model_dump()
+        rules["side_bets"] = tuple(rules["side_bets"])
+        out = dict(rules, bankroll=self.bankroll, unit=self.table.unit, table_min=self.table.minimum,
+                   table_max=self.table.maximum, win_target=self.win_target,
+                   max_hands=self.max_hands, one_shoe=self.one_shoe,
+                   visible_discards=self.visible_discards, history=self.history,
+                   action_mode=self.action_mode, stake_unit=self.stake_unit,
+                   allow_no_bet=self.allow_no_bet)
+        if self.stake_levels is not None:
+            out["stake_levels"] = tuple(self.stake_levels)
+        return out
+
+
+class NormalizeConfig(Strict):
+    """The ``normalize:`` section (VecNormalize; the statistics are saved with the model)."""
+
+    observations: bool = True
+    rewards: bool = False
+    clip_obs: float = Field(10.0, gt=0)
+
+
+class EvaluationConfig(Strict):
+    """The ``evaluation:`` section: the held-out study run after training."""
+
+    sessions: int = Field(2000, ge=1)
+    hands: int | None = Field(None, ge=1, description="hands per session; default env.max_hands")
+    seed: int = Field(1_000_003, ge=0, description="held-out seed (must differ from the training seed)")
+    bankroll: float | None = Field(None, gt=0, description="default: env.bankroll")
+    win_goal: float | None = Field(None, gt=0, description="default: env.win_target - env.bankroll")
+    stop_loss: float | None = Field(None, gt=0)
+    deterministic: bool = True
+    baselines: bool = True
+    sample_paths: int = Field(5, ge=0, le=50)
+    systems: list[AnySystem] = Field(default_factory=list, description="more systems to compare")
+
+
+class TrainConfig(Strict):
+    """``configs/train/*.yaml``."""
+
+    name: str = "train"
+    algorithm: Literal["PPO", "A2C", "DQN", "MaskablePPO", "RecurrentPPO"]
+    policy: str = "MultiInputPolicy"
+    hyperparameters: dict[str, Any] = Field(default_factory=dict)
+    env: EnvConfig = EnvConfig()
+    obs_transform: Literal["none", "composition"] = "none"
+    normalize: NormalizeConfig = NormalizeConfig()
+    n_envs: int = Field(64, ge=1, le=65536, description="parallel tables")
+    total_timesteps: int = Field(ge=1)
+    seed: int = Field(0, ge=0)
+    curve_points: int = Field(100, ge=2, le=10_000)
+    threads: int = Field(1, ge=1, description="torch threads")
+    evaluation: EvaluationConfig = EvaluationConfig()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "TrainConfig":
+        cls = L.algorithm_class(self.algorithm)
+        allowed = [p for p in inspect.signature(cls.__init__).parameters if p not in RESERVED]
+        unknown = sorted(set(self.hyperparameters) - set(allowed))
+        if unknown:
+            reserved = sorted(set(unknown) & RESERVED)
+            extra = (f" ({', '.join(reserved)}: set by the config's own keys: policy, seed; env is "
+                     "built from env)") if reserved else ""
+            raise ValueError(f"hyperparameters: unknown for {self.algorithm}: {', '.join(unknown)}"
+                             f"{extra}; allowed: {', '.join(allowed)}")
+        policies = [p for p in cls.policy_aliases if not p.startswith("Cnn")]
+        if self.policy not in policies:
+            raise ValueError(f"policy {self.policy!r} is not allowed for {self.algorithm}; allowed: "
+                             f"{', '.join(policies)}")
+        if not self.policy.startswith("MultiInput"):
+            raise ValueError(f"policy {self.policy!r}: the observation is a Dict; use "
+                             f"{'MultiInputLstmPolicy' if 'Lstm' in self.policy else 'MultiInputPolicy'}")
+        modes = ALGORITHM_MODES[self.algorithm]
+        if self.env.action_mode not in modes:
+            raise ValueError(f"env.action_mode {self.env.action_mode!r} is not allowed for "
+                             f"{self.algorithm}; allowed: {', '.join(modes)}")
+        if self.evaluation.seed == self.seed:
+            raise ValueError(f"evaluation.seed ({self.evaluation.seed}) must differ from the training "
+                             "seed: the evaluation is on held-out hands")
+        if self.evaluation.hands is None and self.env.max_hands is None:
+            raise ValueError("evaluation.hands is required when env.max_hands is None")
+        _check_evaluation(self)
+        return self
+
+
+def _check_evaluation(config: "TrainConfig") -> None:
+    """Validate the held-out study now (not after training), naming ``evaluation.systems.<i>``."""
+    data = _study_data(config, model=None)
+    offset = len(data["systems"]) - len(config.evaluation.systems)
+    try:
+        validate(data, StudyConfig, "evaluation")
+    except ConfigError as error:
+        lines = []
+        for line in str(error).splitlines():
+            line = re.sub(r"^evaluation: (\(top level\): )?", "", line)
+            line = re.sub(r"systems\.(\d+)", lambda m: (
+                f"evaluation.systems.{int(m.group(1)) - offset}" if int(m.group(1)) >= offset
+                else f"evaluation (built-in system {data['systems'][int(m.group(1))]['name']!r})"),
+                line)
+            lines.append(line if line.startswith("evaluation") else f"evaluation: {line}")
+        raise ValueError("; ".join(lines)) from None
+
+
+# ------------------------------------------------------------------------------------- environment
+def make_env(config: TrainConfig):
+    """The training VecEnv: native vector env -> VecMonitor -> obs transform -> VecNormalize."""
+    from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
+
+    from agents.sb3_vec_env import PuntoBancoSB3VecEnv
+
+    kwargs = config.env.kwargs()
+    env = VecMonitor(PuntoBancoSB3VecEnv(num_envs=config.n_envs, **kwargs))
+    env = L.obs_transform_wrapper(env, config.obs_transform, T.make_config(**kwargs))
+    norm = config.normalize
+    if norm.observations or norm.rewards:
+        env = VecNormalize(env, norm_obs=norm.observations, norm_reward=norm.rewards,
+                           clip_obs=norm.clip_obs, gamma=config.hyperparameters.get("gamma", 0.99))
+    env.seed(config.seed)
+    return env
+
+
+def hyperparameters(config: TrainConfig) -> dict[str, Any]:
+    """The hyperparameters as SB3 wants them (lists -> tuples for train_freq, activation names)."""
+    params = dict(config.hyperparameters)
+    if isinstance(params.get("train_freq"), list):
+        params["train_freq"] = tuple(params["train_freq"])
+    policy_kwargs = dict(params.get("policy_kwargs") or {})
+    if isinstance(policy_kwargs.get("activation_fn"), str):
+        import torch.nn
+
+        name = policy_kwargs["activation_fn"]
+        if not hasattr(torch.nn, name):
+            raise ConfigError(f"hyperparameters.policy_kwargs.activation_fn: {name!r} is not a "
+                              "torch.nn activation (e.g. ReLU, Tanh)")
+        policy_kwargs["activation_fn"] = getattr(torch.nn, name)
+    if policy_kwargs:
+        params["policy_kwargs"] = policy_kwargs
+    return params
+
+
+# ------------------------------------------------------------------------------- learning curve
+def make_curve_callback(every: int, cfg: T.TableConfig):
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    class LearningCurve(BaseCallback):
+        """Mean reward per hand (raw units) and share of hands with a bet requested, per window."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.rows: list[dict[str, float]] = []
+            self._reset_window()
+
+        def _reset_window(self) -> None:
+            self.reward_sum = 0.0
+            self.hands = 0
+            self.bets = 0
+            self.episodes = 0
+            self.episode_return = 0.0
+            self.episode_hands = 0
+
+        def _on_training_start(self) -> None:
+            self.next_at = every
+            env = self.training_env
+            self.normalizer = env if isinstance(env, VecNormalize) else None
+
+        def _on_step(self) -> bool:
+            rewards = (self.normalizer.get_original_reward() if self.normalizer is not None
+                       else self.locals["rewards"])
+            rewards = np.asarray(rewards, dtype=np.float64)
+            self.reward_sum += float(rewards.sum())
+            self.hands += rewards.size
+            actions = np.asarray(self.locals.get("actions")).reshape(rewards.size, -1)
+            if cfg.allow_no_bet:
+                self.bets += int((actions[:, 0] != 0).sum())
+            else:
+                self.bets += rewards.size
+            for info in self.locals.get("infos", []):
+                episode = info.get("episode")
+                if episode is not None:
+                    self.episodes += 1
+                    self.episode_return += float(episode["r"])
+                    self.episode_hands += int(episode["l"])
+            if self.num_timesteps >= self.next_at:
+                self._flush()
+                while self.next_at <= self.num_timesteps:
+                    self.next_at += every
+            return True
+
+        def _flush(self) -> None:
+            if self.hands == 0:
+                return
+            self.rows.append({
+                "timesteps": self.num_timesteps,
+                "reward_per_hand": self.reward_sum / self.hands,
+                "bet_rate": self.bets / self.hands,
+                "episodes": self.episodes,
+                "episode_return": self.episode_return / self.episodes if self.episodes else math.nan,
+                "episode_hands": self.episode_hands / self.episodes if self.episodes else math.nan,
+            })
+            self._reset_window()
+
+        def _on_training_end(self) -> None:
+            self._flush()
+
+    return LearningCurve()
+
+
+def write_curve(rows: list[dict], out: Path, title: str, cfg: T.TableConfig) -> list[Path]:
+    """``learning_curve.csv`` and ``learning_curve.png`` (with the flat-banker and abstain levels)."""
+    csv_path, png_path = out / "learning_curve.csv", out / "learning_curve.png"
+    with open(csv_path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["timesteps", "reward_per_hand", "bet_rate",
+                                                    "episodes", "episode_return", "episode_hands"])
+        writer.writeheader()
+        writer.writerows(rows)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    banker = float(exact.expected_values(R.full_shoe(cfg.rules.decks), cfg.rules)[R.BETS.index("banker")])
+    x = [r["timesteps"] for r in rows]
+    fig, (ax, ax2) = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
+    ax.plot(x, [r["reward_per_hand"] for r in rows], label="learned (training rollouts)")
+    ax.axhline(0.0, color="k", lw=0.6, ls=":", label="never bet")
+    ax.axhline(banker * cfg.min_units, color="C3", lw=0.8, ls="--",
+               label=f"flat banker at the minimum ({banker * cfg.min_units:+.4f})")
+    ax.set_ylabel("mean reward per hand (units)")
+    ax.legend(fontsize=7)
+    ax.set_title(title)
+    ax2.plot(x, [r["bet_rate"] for r in rows], color="C2")
+    ax2.set_ylim(-0.02, 1.02)
+    ax2.set_ylabel("share of hands bet")
+    ax2.set_xlabel("timesteps (hands, all tables)")
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=110)
+    plt.close(fig)
+    return [csv_path, png_path]
+
+
+# ---------------------------------------------------------------------------------------- evaluation
+def _study_data(config: TrainConfig, model: Path | None) -> dict:
+    """The held-out study as config data (``model=None``: a placeholder for the learned policy)."""
+    env, ev = config.env, config.evaluation
+    base = env.table.minimum / env.table.unit
+    bankroll = ev.bankroll if ev.bankroll is not None else env.bankroll
+    win_goal = ev.win_goal
+    if win_goal is None and env.win_target is not None:
+        win_goal = env.win_target - env.bankroll
+    learned = {"name": f"{config.algorithm} (learned)", "base": base}
+    learned.update({"type": "never"} if model is None else
+                   {"type": "sb3", "model": str(model), "deterministic": ev.deterministic})
+    systems: list[dict] = [learned]
+    if ev.baselines:
+        systems += [{"type": "flat", "bet": "banker", "name": "flat banker", "base": base},
+                    {"type": "never", "name": "never bet", "base": base}]
+    systems += [s.model_dump() for s in ev.systems]
+    return {"name": f"{config.name} (held-out, seed {ev.seed})", "rules": env.rules.model_dump(),
+            "table": env.table.model_dump(), "bankroll": bankroll, "sessions": ev.sessions,
+            "hands": ev.hands or env.max_hands, "win_goal": win_goal, "stop_loss": ev.stop_loss,
+            "seed": ev.seed, "sample_paths": ev.sample_paths, "systems": systems}
+
+
+def evaluation_study(config: TrainConfig, model_path: Path) -> StudyConfig:
+    """The held-out study: the learned policy next to flat banker and never betting (and any
+    ``evaluation.systems``), with the training environment's rules, table and bankroll."""
+    return validate(_study_data(config, model_path), StudyConfig, f"{config.name}: evaluation")
+
+
+def profit_per_hand(report: dict) -> list[dict]:
+    """Profit per hand dealt (money) of every system with a 95% CI over sessions, and the paired
+    difference from the first system (the learned policy; same hands, so the CI is paired)."""
+    hands = report["hands_per_session"]
+    start = report["bankroll"]
+    finals = report["final_bankrolls"]
+    names = [s["name"] for s in report["systems"]]
+    first = (np.asarray(finals[names[0]]) - start) / hands
+    rows = []
+    for s in report["systems"]:
+        per = (np.asarray(finals[s["name"]]) - start) / hands
+        n = per.size
+        se = per.std(ddof=1) / math.sqrt(n) if n > 1 else math.inf
+        diff = first - per
+        dse = diff.std(ddof=1) / math.sqrt(n) if n > 1 else math.inf
+        rows.append({"name": s["name"], "profit_per_hand": float(per.mean()),
+                     "ci95": [float(per.mean() - Z95 * se), float(per.mean() + Z95 * se)],
+                     "wagered_per_hand": s["wagered"] / (n * hands),
+                     "bet_share": s["hands"] / (n * hands),
+                     "learned_minus_this": float(diff.mean()),
+                     "learned_minus_this_ci95": [float(diff.mean() - Z95 * dse),
+                                                 float(diff.mean() + Z95 * dse)]})
+    return rows
+
+
+def print_profit(rows: list[dict], unit: float) -> None:
+    print(f"\nprofit per hand dealt (money; unit {unit:g}), 95% CI over sessions; last column: the "
+          f"learned policy minus this system (paired)")
+    print(f"{'system':<22} {'share bet':>9} {'wagered/hand':>12} {'profit/hand':>12} {'95% CI':>22} "
+          f"{'learned - this':>15} {'95% CI':>22}")
+    for r in rows:
+        lo, hi = r["ci95"]
+        dlo, dhi = r["learned_minus_this_ci95"]
+        print(f"{r['name'][:22]:<22} {r['bet_share']:>9.2%} {r['wagered_per_hand']:>12.4f} "
+              f"{r['profit_per_hand']:>+12.5f} {f'[{lo:+.5f}, {hi:+.5f}]':>22} "
+              f"{r['learned_minus_this']:>+15.5f} {f'[{dlo:+.5f}, {dhi:+.5f}]':>22}")
+
+
+# ---------------------------------------------------------------------------------------------- main
+def train(config: TrainConfig, out: Path, progress: bool = False) -> dict:
+    """Train, save the model, its settings and the learning curve; return what was written."""
+    import torch
+
+    torch.set_num_threads(config.threads)
+    cfg = T.make_config(**config.env.kwargs())
+    env = make_env(config)
+    cls = L.algorithm_class(config.algorithm)
+    try:
+        model = cls(config.policy, env, seed=config.seed, verbose=0, device="cpu",
+                    **hyperparameters(config))
+    except (TypeError, ValueError, AssertionError) as error:
+        raise ConfigError(f"{config.name}: hyperparameters: {config.algorithm} rejects them: "
+                          f"{error}") from None
+    every = max(1, config.total_timesteps // config.curve_points)
+    curve = make_curve_callback(every, cfg)
+    started = time.perf_counter()
+    model.learn(config.total_timesteps, callback=curve, progress_bar=progress)
+    seconds = time.perf_counter() - started
+    out.mkdir(parents=True, exist_ok=True)
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    normalizer = env if isinstance(env, VecNormalize) else None
+    model_path = L.save_policy(model, out, config.env.kwargs(), config.algorithm,
+                               config.obs_transform, normalizer,
+                               extra={"name": config.name, "timesteps": int(model.num_timesteps)})
+    (out / "config.yaml").write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False))
+    written = [model_path, out / L.ENV_FILE, out / "config.yaml"]
+    if normalizer is not None:
+        written.append(out / L.NORMALIZE_FILE)
+    written += write_curve(curve.rows, out, f"{config.name}: {config.algorithm}", cfg)
+    env.close()
+    return {"model": model_path, "seconds": seconds, "timesteps": int(model.num_timesteps),
+            "curve": curve.rows, "written": written}
+
+
+def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
+         scheduler: str | None = None, workers: int | None = None) -> dict:
+    """``pb-gym train``: load and validate the config, train, save, evaluate on held-out seeds (the
+    evaluation runs on ``backend``, as ``pb-gym evaluate``; training is always local)."""
+    config = load(config_path, TrainConfig)
+    folder = Path(out) if out is not None else Path("out/train") / config.name
+    progress = not as_json and sys.stderr.isatty()
+    trained = train(config, folder, progress=progress)
+    if not as_json:
+        print(f"{config.name}: trained {config.algorithm} for {trained['timesteps']:,} timesteps on "
+              f"{config.n_envs} tables in {trained['seconds']:.1f} s "
+              f"({trained['timesteps'] / trained['seconds']:,.0f} steps/s); saved {trained['model']}")
+    study = evaluation_study(config, trained["model"])
+    report = run_study(study, progress=progress, backend=backend, scheduler=scheduler, workers=workers)
+    profit = profit_per_hand(report)
+    written = [str(p) for p in trained["written"]]
+    written += [str(p) for p in write_outputs(report, folder / "evaluation")]
+    (folder / "evaluation" / "profit_per_hand.json").write_text(json.dumps(profit, indent=2))
+    written.append(str(folder / "evaluation" / "profit_per_hand.json"))
+    if not as_json:
+        print()
+        print_report(report)
+        print_profit(profit, config.env.table.unit)
+        print(f"wrote {', '.join(written)}")
+    last = trained["curve"][-1] if trained["curve"] else {}
+    return {"name": config.name, "algorithm": config.algorithm, "timesteps": trained["timesteps"],
+            "train_seconds": trained["seconds"], "out": str(folder), "model": str(trained["model"]),
+            "final_curve_point": last, "evaluation": json_report(report),
+            "profit_per_hand": profit, "written": written}
+
+
+__all__ = ["TrainConfig", "main", "train", "evaluation_study", "profit_per_hand", "ConfigError"]

@@ -1,0 +1,275 @@
+"""pb-gym train: smoke training per algorithm, config validation, the sb3 entry of evaluate, and the
+parity of the learned policy's observations (built inside the evaluation loop) with the environment's."""
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+pytest.importorskip("stable_baselines3")
+
+from agents import learned as L  # noqa: E402
+from experiments import evaluate as E  # noqa: E402
+from experiments import train as TR  # noqa: E402
+from experiments.config import ConfigError, validate  # noqa: E402
+from pb_gym import cli  # noqa: E402
+from pb_gym.envs import table as T  # noqa: E402
+from pb_gym.envs.vector import PuntoBancoVectorEnv  # noqa: E402
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
+
+
+@pytest.fixture(scope="module")
+def ppo_run(tmp_path_factory):
+    """One tiny PPO model shared by the tests (ppo-smoke.yaml)."""
+    out = tmp_path_factory.mktemp("ppo")
+    result = TR.main(str(CONFIGS / "ppo-smoke.yaml"), out=str(out), as_json=True)
+    return out, result
+
+
+def _check_run(out: Path, result: dict, algorithm: str) -> None:
+    for name in ("model.zip", "env.json", "config.yaml", "vecnormalize.pkl", "learning_curve.csv",
+                 "learning_curve.png", "evaluation/report.json", "evaluation/systems.csv",
+                 "evaluation/profit_per_hand.json"):
+        assert (out / name).is_file(), name
+    assert result["algorithm"] == algorithm and result["timesteps"] >= 4096
+    rows = list(__import__("csv").DictReader(open(out / "learning_curve.csv")))
+    assert len(rows) >= 4 and int(rows[-1]["timesteps"]) >= 4096
+    assert all(0.0 <= float(r["bet_rate"]) <= 1.0 for r in rows)
+    systems = {s["name"]: s for s in result["evaluation"]["systems"]}
+    assert list(systems) == [f"{algorithm} (learned)", "flat banker", "never bet"]
+    assert systems["never bet"]["hands"] == 0 and systems["never bet"]["net"] == 0
+    assert systems["flat banker"]["hands"] == 200 * 40  # never ruined at 1 unit in 40 hands
+    assert result["evaluation"]["seed"] == 1000003
+    # the resolved config reloads as a valid config
+    validate(yaml.safe_load((out / "config.yaml").read_text()), TR.TrainConfig, "config.yaml")
+    # the saved model reloads and acts
+    model = L.algorithm_class(algorithm).load(out / "model.zip", device="cpu")
+    assert model.num_timesteps == result["timesteps"]
+
+
+def test_ppo_smoke_trains_saves_reloads_and_evaluates(ppo_run):
+    out, result = ppo_run
+    _check_run(out, result, "PPO")
+
+
+@pytest.mark.parametrize("name,algorithm", [("a2c", "A2C"), ("dqn", "DQN")])
+def test_smoke_training_per_algorithm_through_the_cli(tmp_path, capsys, name, algorithm):
+    assert cli.main(["train", str(CONFIGS / f"{name}-smoke.yaml"), "--out", str(tmp_path),
+                     "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    _check_run(tmp_path, result, algorithm)
+
+
+@pytest.mark.parametrize("algorithm,policy", [("MaskablePPO", "MultiInputPolicy"),
+                                              ("RecurrentPPO", "MultiInputLstmPolicy")])
+def test_sb3_contrib_algorithms(tmp_path, algorithm, policy):
+    data = yaml.safe_load((CONFIGS / "ppo-smoke.yaml").read_text())
+    data.update(algorithm=algorithm, policy=policy, total_timesteps=1024, n_envs=8,
+                hyperparameters={"n_steps": 32, "batch_size": 128, "n_epochs": 1})
+    data["evaluation"].update(sessions=50, hands=20)
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = TR.main(str(path), out=str(tmp_path / "out"), as_json=True)
+    learned = result["evaluation"]["systems"][0]
+    assert learned["name"] == f"{algorithm} (learned)" and result["timesteps"] >= 1024
+
+
+def test_sb3_entry_in_an_evaluation_config(ppo_run, tmp_path, capsys):
+    """A study YAML with `type: sb3, model: <path>` runs end to end, and replays the training run's
+    own held-out evaluation exactly (same seeds, deterministic policy)."""
+    out, result = ppo_run
+    study = {
+        "name": "with a learned policy",
+        "rules": {"decks": 8, "side_bets": []},
+        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+        "bankroll": 1000, "sessions": 200, "hands": 40, "seed": 1000003,
+        "systems": [{"type": "sb3", "model": str(out), "name": "PPO (learned)"},
+                    {"type": "flat", "bet": "banker", "name": "flat banker"},
+                    {"type": "never", "name": "never bet"},
+                    {"type": "perfect", "bets": ["banker", "player", "tie"], "name": "perfect"}],
+    }
+    path = tmp_path / "study.yaml"
+    path.write_text(yaml.safe_dump(study))
+    report = E.main(str(path), out=str(tmp_path / "eval"))
+    printed = capsys.readouterr().out
+    assert "PPO (learned)" in printed and "never bet placed no bet" in printed
+    assert (tmp_path / "eval" / "report.json").is_file()
+    ours = {s["name"]: s for s in report["systems"]}
+    theirs = {s["name"]: s for s in result["evaluation"]["systems"]}
+    for name in ("PPO (learned)", "flat banker", "never bet"):
+        assert ours[name]["net"] == pytest.approx(theirs[name]["net"])
+        assert ours[name]["hands"] == theirs[name]["hands"]
+    assert ours["perfect"]["hands"] == 0  # banker/player/tie are never positive off an 8-deck shoe
+
+
+def test_evaluate_without_sb3_entries_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys; from experiments import evaluate as E; "
+            "E.run_study(E.StudyConfig(sessions=5, hands=5, systems=[{'type': 'flat'}, "
+            "{'type': 'never'}])); print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-1] == "False"
+
+
+# ------------------------------------------------------------------------------------ validation
+def _config(**changes) -> dict:
+    data = yaml.safe_load((CONFIGS / "ppo-smoke.yaml").read_text())
+    for key, value in changes.items():
+        section = data
+        *parents, last = key.split(".")
+        for p in parents:
+            section = section.setdefault(p, {})
+        section[last] = value
+    return data
+
+
+@pytest.mark.parametrize("changes,match", [
+    ({"hyperparameters.n_stepz": 8},
+     r"hyperparameters: unknown for PPO: n_stepz; allowed: learning_rate, n_steps, batch_size"),
+    ({"hyperparameters.seed": 3}, r"unknown for PPO: seed \(seed: set by the config's own keys"),
+    ({"algorithm": "DQN", "hyperparameters": {}},
+     r"env.action_mode 'multidiscrete' is not allowed for DQN; allowed: discrete"),
+    ({"algorithm": "SAC"}, r"algorithm: Input should be 'PPO', 'A2C', 'DQN', 'MaskablePPO' or "
+                           r"'RecurrentPPO'"),
+    ({"policy": "MlpPolicy"}, r"policy 'MlpPolicy': the observation is a Dict; use MultiInputPolicy"),
+    ({"policy": "Foo"}, r"policy 'Foo' is not allowed for PPO; allowed: MlpPolicy, MultiInputPolicy"),
+    ({"env.table.maxx": 3}, r"env.table.maxx: unknown key; allowed keys here: unit, minimum, maximum"),
+    ({"env.decks": 8}, r"env.decks: unknown key; allowed keys here: rules, table, bankroll"),
+    ({"env.stake_levels": [5, 2]}, r"env: stake_levels=\(5.0, 2.0\) is not allowed; allowed: "
+                                   r"increasing positive numbers"),
+    ({"env.action_mode": "box"}, r"env.action_mode: Input should be 'multidiscrete' or 'discrete'"),
+    ({"env.bankroll": 5}, r"env: bankroll 5 is below table.minimum 10"),
+    ({"env.rules.side_bets": ["dragon8"]}, r"env.rules.side_bets.0: Input should be"),
+    ({"evaluation.seed": 0}, r"evaluation.seed \(0\) must differ from the training seed"),
+    ({"evaluation.sessions": 0}, r"evaluation.sessions: Input should be greater than or equal to 1"),
+    ({"evaluation.systems": [{"type": "flat", "bet": "dragon7"}]},
+     r"evaluation.systems.0: bet .dragon7. is not offered by these rules"),
+    ({"total_timesteps": None}, r"total_timesteps: Input should be a valid integer"),
+    ({"n_envs": 0}, r"n_envs: Input should be greater than or equal to 1"),
+])
+def test_config_errors_name_the_key(tmp_path, changes, match):
+    data = _config(**changes)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match=match):
+        TR.load(path, TR.TrainConfig)
+
+
+def test_hyperparameter_values_rejected_by_sb3_are_config_errors(tmp_path):
+    config = validate(_config(**{"hyperparameters.batch_size": 1}), TR.TrainConfig, "c")
+    with pytest.raises(ConfigError, match=r"hyperparameters: PPO rejects them"):
+        TR.train(config, tmp_path)
+
+
+def test_cli_reports_config_errors(tmp_path, capsys):
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(_config(**{"hyperparameters.lr": 1})))
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["train", str(path)])
+    assert exit_info.value.code == 2
+    assert "unknown for PPO: lr" in capsys.readouterr().err
+
+
+def test_sb3_entry_errors(ppo_run, tmp_path):
+    out, _ = ppo_run
+    base = {"rules": {"side_bets": []}, "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+            "sessions": 5, "hands": 5}
+    with pytest.raises(ConfigError, match=r"systems.0.sb3.model: no saved model at 'nowhere'"):
+        validate({**base, "systems": [{"type": "sb3", "model": "nowhere"}]}, E.StudyConfig, "s")
+    lonely = tmp_path / "lonely"
+    lonely.mkdir()
+    shutil.copy(out / "model.zip", lonely / "model.zip")
+    with pytest.raises(ConfigError, match=r"env.json' is missing"):
+        validate({**base, "systems": [{"type": "sb3", "model": str(lonely)}]}, E.StudyConfig, "s")
+    # rules or limits unlike the training environment's: an error naming the difference
+    study = validate({**base, "rules": {"side_bets": ["dragon7"]},
+                      "systems": [{"type": "sb3", "model": str(out)}]}, E.StudyConfig, "s")
+    # (the evaluation may wrap the error of a chunk: the message is kept)
+    mismatch = (L.ModelMismatch, RuntimeError)
+    with pytest.raises(mismatch, match=r"rules.side_bets: study \('dragon7',\), model \(\)"):
+        E.run_study(study)
+    study = validate({**base, "table": {"unit": 10, "minimum": 20, "maximum": 5000}, "bankroll": 1000,
+                      "systems": [{"type": "sb3", "model": str(out), "base": 2}]}, E.StudyConfig, "s")
+    with pytest.raises(mismatch, match=r"table minimum differs .* study 2 unit\(s\), model 1"):
+        E.run_study(study)
+    study = validate({**base, "bankroll": 2000, "systems": [{"type": "sb3", "model": str(out)}]},
+                     E.StudyConfig, "s")
+    with pytest.warns(UserWarning, match="starting bankroll"):
+        E.run_study(study)
+
+
+# ---------------------------------------------------------------------------------------- parity
+PARITY = [
+    dict(action_mode="multidiscrete", allow_no_bet=True, stake_unit="units"),
+    dict(action_mode="discrete", allow_no_bet=False, stake_unit="fraction",
+         stake_levels=(0.0001, 0.0005, 0.002)),
+]
+
+
+@pytest.mark.parametrize("interface", PARITY, ids=["multidiscrete", "discrete-forced-fraction"])
+def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_path, monkeypatch,
+                                                                        interface):
+    """The real evaluation loop (run_study) with a learned-policy entry whose actions are scripted:
+    every observation the policy builds equals the one the environment gives for the same hands and
+    actions (a 1-deck shoe with a shallow cut card: several reshuffles), and the bankrolls agree."""
+    from stable_baselines3 import PPO
+
+    from agents.sb3_vec_env import PuntoBancoSB3VecEnv
+
+    kwargs = dict(decks=1, cut_card=14, side_bets=("dragon7", "panda8"), bankroll=100_000.0, unit=10.0,
+                  table_min=10.0, table_max=100.0, max_hands=None, history=8, visible_discards=True,
+                  **interface)
+    cfg = T.make_config(**kwargs)
+    model = PPO("MultiInputPolicy", PuntoBancoSB3VecEnv(2, **kwargs), n_steps=8, batch_size=16)
+    L.save_policy(model, tmp_path, kwargs, "PPO")
+    sessions, hands, seed = 6, 45, 11
+    study = validate({"rules": {"decks": 1, "cut_card": 14, "side_bets": ["dragon7", "panda8"]},
+                      "table": {"unit": 10, "minimum": 10, "maximum": 100}, "bankroll": 100_000,
+                      "sessions": sessions, "hands": hands, "seed": seed,
+                      "systems": [{"type": "sb3", "model": str(tmp_path), "name": "scripted"},
+                                  {"type": "flat"}]}, E.StudyConfig, "parity")
+    rng = np.random.default_rng(0)
+    seen, acted, first_shoe = [], [], []
+
+    def scripted(self, obs, view):
+        if not seen:  # the evaluation's engine state before the first hand
+            first_shoe.append(view.shoe.copy())
+        seen.append({k: v.copy() for k, v in obs.items()})
+        if cfg.action_mode == "multidiscrete":
+            actions = np.stack([rng.integers(0, len(cfg.bet_choices), sessions),
+                                rng.integers(0, len(cfg.stake_levels), sessions)], axis=1)
+        else:
+            actions = rng.integers(0, cfg.n_actions, sessions)
+        acted.append(actions)
+        return actions
+
+    monkeypatch.setattr(L.Sb3Policy, "_act", scripted)
+    report = E.run_study(study)
+    assert len(seen) == hands
+
+    # the same hands in the environment: its tables dealt from the evaluation's engine state
+    venv = PuntoBancoVectorEnv(sessions, autoreset_mode="Disabled", **kwargs)
+    venv.reset(seed=0)
+    venv.tables.shoe = first_shoe[0]
+    assert (venv.tables.shoe.position > 0).all()  # a fresh shoe, burn applied, nothing dealt
+    assert (venv.tables.shoe.hands_in_shoe == 0).all()
+    obs = T.split_obs(cfg, T.write_obs(cfg, venv.tables))
+    shuffles = 0
+    for k in range(hands):
+        for key in cfg.obs_keys:
+            if key == "bankroll":
+                np.testing.assert_allclose(seen[k][key], obs[key], rtol=1e-6, err_msg=f"hand {k}")
+            else:
+                np.testing.assert_array_equal(seen[k][key], obs[key], err_msg=f"hand {k}: {key}")
+        obs, *_ = venv.step(acted[k])
+        shuffles += int(venv.tables.result.shuffled.sum())
+    assert shuffles >= sessions  # the bead plate was cleared at new shoes along the way
+    final = np.asarray(report["final_bankrolls"]["scripted"])
+    np.testing.assert_allclose(final, venv.tables.bankroll * cfg.unit, rtol=1e-9)
+    assert report["systems"][0]["hands"] > 0
