@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import types
 from typing import Sequence
 
 import numba
@@ -170,10 +171,19 @@ def _deal_loop(active, shoe, position, counts, unseen, hands_in_shoe, shoes_star
         banker_pair[t] = b1 == b2
 
 
+def _renamed(func, name: str):
+    """A copy of ``func`` under another name: numba's on-disk cache is keyed by the function's name,
+    so two builds of one function (parallel and serial) would otherwise load each other's code."""
+    clone = types.FunctionType(func.__code__, func.__globals__, name, func.__defaults__,
+                               func.__closure__)
+    clone.__qualname__ = name
+    return clone
+
+
 # The same loop compiled twice: threads pay off from a few thousand tables; below that the cost of
 # waking them (about a millisecond on a loaded machine) exceeds the work, so small batches run serially.
 _deal_parallel = numba.njit(parallel=True, cache=True)(_deal_loop)
-_deal_serial = numba.njit(cache=True)(_deal_loop)
+_deal_serial = numba.njit(cache=True)(_renamed(_deal_loop, "_deal_loop_serial"))
 PARALLEL_MIN_TABLES = 2048
 """Batches of at least this many tables are dealt with numba's threads."""
 
