@@ -292,3 +292,15 @@ def test_next_hand_composition_is_a_full_shoe_exactly_when_the_next_deal_reshuff
         _, hand = engine.deal(rules, state)
         full = np.all(composition == R.full_shoe(1), axis=1)
         assert np.array_equal(full, hand.shuffled)
+
+
+def test_parallel_and_serial_kernels_keep_separate_disk_caches():
+    """One cache index for both builds would hand the threaded kernel the serial code (or back)."""
+    assert (engine._deal_parallel._cache._cache_file._index_name
+            != engine._deal_serial._cache._cache_file._index_name)
+    rules = Rules()
+    small, large = engine.init(rules, 8, seed=[1] * 8), engine.init(rules, 4096, seed=[1] * 4096)
+    for _ in range(90):  # the same table dealt by the serial (8 tables) and parallel (4096) kernel
+        _, a = engine.deal(rules, small)
+        _, b = engine.deal(rules, large)
+        assert np.array_equal(a.player_cards[0], b.player_cards[4095])
