@@ -270,6 +270,30 @@ class ObservationMirror:
 
 
 # ------------------------------------------------------------------------------------ the systems
+def training_config(model: str | Path) -> T.TableConfig:
+    """The environment settings a saved model was trained with (reads ``env.json``; no torch)."""
+    _, meta_path = model_files(model)
+    return T.make_config(**env_kwargs_from_json(json.loads(meta_path.read_text())["env_kwargs"]))
+
+
+def training_mismatch(cfg: T.TableConfig, rules: R.Rules, min_units: float,
+                      max_units: float) -> str | None:
+    """What differs between a study (rules, table limits in units) and a model's training environment
+    ``cfg``, naming each field; None when they agree."""
+    if rules != cfg.rules:
+        diffs = [f"rules.{f.name}: study {getattr(rules, f.name)!r}, model {getattr(cfg.rules, f.name)!r}"
+                 for f in dataclasses.fields(R.Rules)
+                 if getattr(rules, f.name) != getattr(cfg.rules, f.name)]
+        return "the study's rules differ from the training environment's: " + "; ".join(diffs)
+    for label, study, model in (("table minimum", min_units, cfg.min_units),
+                                ("table maximum", max_units, cfg.max_units)):
+        if abs(study - model) > 1e-9 * max(1.0, abs(model)):
+            return (f"the {label} differs from the training environment's: study {study:g} unit(s), "
+                    f"model {model:g} unit(s) (table.minimum / table.unit vs table_min / unit = "
+                    f"{cfg.table_min:g} / {cfg.unit:g}, table_max = {cfg.table_max:g})")
+    return None
+
+
 class Sb3Policy(S.BettingSystem):
     """A saved stable-baselines3 model as a betting system (``type: sb3``, ``model: path``).
 
@@ -319,19 +343,9 @@ class Sb3Policy(S.BettingSystem):
         training environment; warn if the starting bankroll differs."""
         cfg = self.cfg
         where = f"system {self.name!r} (model {self.path})"
-        if view.rules != cfg.rules:
-            diffs = [f"rules.{f.name}: study {getattr(view.rules, f.name)!r}, model "
-                     f"{getattr(cfg.rules, f.name)!r}" for f in dataclasses.fields(R.Rules)
-                     if getattr(view.rules, f.name) != getattr(cfg.rules, f.name)]
-            raise ModelMismatch(f"{where}: the study's rules differ from the training environment's: "
-                                + "; ".join(diffs))
-        for label, study, model in (("table minimum", view.min_units, cfg.min_units),
-                                    ("table maximum", view.max_units, cfg.max_units)):
-            if abs(study - model) > 1e-9 * max(1.0, abs(model)):
-                raise ModelMismatch(
-                    f"{where}: the {label} differs from the training environment's: study {study:g} "
-                    f"unit(s), model {model:g} unit(s) (table.minimum / table.unit vs table_min / "
-                    f"unit = {cfg.table_min:g} / {cfg.unit:g}, table_max = {cfg.table_max:g})")
+        problem = training_mismatch(cfg, view.rules, view.min_units, view.max_units)
+        if problem:
+            raise ModelMismatch(f"{where}: {problem}")
         start = np.asarray(view.bankroll_units)
         if view.hands_played == 0 and start.size and np.any(
                 np.abs(start - cfg.bankroll_units) > 1e-9 * cfg.bankroll_units):

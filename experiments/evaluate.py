@@ -182,6 +182,14 @@ class StudyConfig(Strict):
             if system.type != "kelly" and system.base * self.table.unit < self.table.minimum - 1e-9:
                 raise ValueError(f"systems.{i}.base: {system.base:g} unit(s) of {self.table.unit:g} is "
                                  f"below the table minimum {self.table.minimum:g}")
+            if system.type == "sb3":  # refuse a model trained for other rules now, not mid-run
+                from agents.learned import training_config, training_mismatch
+
+                problem = training_mismatch(training_config(system.model), rules,
+                                            self.table.minimum / self.table.unit,
+                                            self.table.maximum / self.table.unit)
+                if problem:
+                    raise ValueError(f"systems.{i} (model {system.model}): {problem}")
             name = system.name or default_name(system)
             if name in names:
                 raise ValueError(f"systems.{i}: two systems are named {name!r}; give one a `name`")

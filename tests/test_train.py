@@ -12,10 +12,12 @@ import yaml
 pytest.importorskip("stable_baselines3")
 
 from agents import learned as L  # noqa: E402
+from agents import systems as S  # noqa: E402
 from experiments import evaluate as E  # noqa: E402
 from experiments import train as TR  # noqa: E402
 from experiments.config import ConfigError, validate  # noqa: E402
 from pb_gym import cli  # noqa: E402
+from pb_gym import rules as R  # noqa: E402
 from pb_gym.envs import table as T  # noqa: E402
 from pb_gym.envs.vector import PuntoBancoVectorEnv  # noqa: E402
 
@@ -187,17 +189,22 @@ def test_sb3_entry_errors(ppo_run, tmp_path):
     shutil.copy(out / "model.zip", lonely / "model.zip")
     with pytest.raises(ConfigError, match=r"env.json' is missing"):
         validate({**base, "systems": [{"type": "sb3", "model": str(lonely)}]}, E.StudyConfig, "s")
-    # rules or limits unlike the training environment's: an error naming the difference
-    study = validate({**base, "rules": {"side_bets": ["dragon7"]},
-                      "systems": [{"type": "sb3", "model": str(out)}]}, E.StudyConfig, "s")
-    # (the evaluation may wrap the error of a chunk: the message is kept)
-    mismatch = (L.ModelMismatch, RuntimeError)
-    with pytest.raises(mismatch, match=r"rules.side_bets: study \('dragon7',\), model \(\)"):
-        E.run_study(study)
-    study = validate({**base, "table": {"unit": 10, "minimum": 20, "maximum": 5000}, "bankroll": 1000,
-                      "systems": [{"type": "sb3", "model": str(out), "base": 2}]}, E.StudyConfig, "s")
-    with pytest.raises(mismatch, match=r"table minimum differs .* study 2 unit\(s\), model 1"):
-        E.run_study(study)
+    # rules or limits unlike the training environment's: refused when the config is loaded
+    with pytest.raises(ConfigError, match=r"systems.0 \(model .*\): the study's rules differ .*"
+                                          r"rules.side_bets: study \('dragon7',\), model \(\)"):
+        validate({**base, "rules": {"side_bets": ["dragon7"]},
+                  "systems": [{"type": "sb3", "model": str(out)}]}, E.StudyConfig, "s")
+    with pytest.raises(ConfigError, match=r"table minimum differs .* study 2 unit\(s\), model 1"):
+        validate({**base, "table": {"unit": 10, "minimum": 20, "maximum": 5000}, "bankroll": 1000,
+                  "systems": [{"type": "sb3", "model": str(out), "base": 2}]}, E.StudyConfig, "s")
+    # and by the policy itself, should it meet another table at run time
+    policy = L.Sb3Policy(model=str(out))
+    policy.reset(1)
+    minus_one = np.full(1, -1, dtype=np.int8)
+    view = S.TableView(np.array([100.0]), 500.0, R.Rules(side_bets=("dragon7",)), None, minus_one,
+                       minus_one, 1.0)
+    with pytest.raises(L.ModelMismatch, match=r"rules.side_bets: study \('dragon7',\), model \(\)"):
+        policy.check_view(view)
     study = validate({**base, "bankroll": 2000, "systems": [{"type": "sb3", "model": str(out)}]},
                      E.StudyConfig, "s")
     with pytest.warns(UserWarning, match="starting bankroll"):
