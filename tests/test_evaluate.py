@@ -184,3 +184,20 @@ def test_shipped_configs_are_valid(path):
         assert {s.type for s in config.systems} == set(E.S.SYSTEMS)
         assert all(getattr(s, "bets", [s.bet]) == ["banker"] or s.bet == "banker"
                    for s in config.systems if s.type not in ("follow_winner", "chop", "random"))
+
+
+def test_exact_conditional_compares_with_the_exact_ev_of_the_shoes_bet_on():
+    report = E.run_study(study(exact_conditional=True, sessions=80, hands=60))
+    for s in report["systems"]:
+        if not s["hands"]:
+            continue
+        conditional = s["exact_edge_conditional"]
+        assert conditional is not None
+        lo, hi = s["ci95"]
+        assert s["edge_within_ci"] == (lo <= conditional <= hi)
+        if s["type"] in ("flat", "martingale", "paroli", "labouchere", "oscars_grind", "chop"):
+            # off the top of 8-deck shoes the exact EV of the hands bet stays near the full-shoe edge
+            assert abs(conditional - s["exact_edge"]) < 5e-4, s["name"]
+    plain = E.run_study(study(sessions=80, hands=60))
+    assert all(s["exact_edge_conditional"] is None for s in plain["systems"]
+               if s["type"] not in ("kelly",))
