@@ -416,13 +416,8 @@ class PerfectInformation(S.BettingSystem):
     needs_composition = True
 
     def __init__(self, bets: Sequence[str] = ("dragon7", "panda8"), **kwargs) -> None:
-        super().__init__(bet=bets[0] if bets else "banker", **kwargs)
-        if not bets:
-            raise ValueError("bets: at least one bet is needed")
-        for bet in bets:
-            if bet not in R.BETS:
-                raise ValueError(f"bets: {bet!r} is not allowed; allowed: {', '.join(R.BETS)}")
-        self.bets = tuple(bets)
+        self.bets = S.check_bets(bets)
+        super().__init__(bet=self.bets[0], **kwargs)
         self.spots = np.array([R.BETS.index(b) for b in bets], dtype=np.int64)
 
     def propose(self, view: S.TableView) -> tuple[np.ndarray, np.ndarray]:

@@ -160,6 +160,16 @@ class BettingSystem:
             R.BETS.index("player_pair"), R.BETS.index("banker_pair")) else float(rules.pair_pays)
 
 
+def check_bets(bets: Sequence[str]) -> tuple[str, ...]:
+    """Validate a list of bet spots (for systems that choose among several); return it as a tuple."""
+    if not bets:
+        raise ValueError("bets: at least one bet is needed")
+    for bet in bets:
+        if bet not in R.BETS:
+            raise ValueError(f"bets: {bet!r} is not allowed; allowed: {', '.join(R.BETS)}")
+    return tuple(bets)
+
+
 def _win_row(spot: int) -> int:
     """The outcome class of an ordinary win of a bet spot (to read its payout in the paytable)."""
     return R.OUTCOMES.index({"banker": "banker", "player": "player", "tie": "tie",
@@ -451,9 +461,7 @@ class RandomBettor(BettingSystem):
     def __init__(self, bets: Sequence[str] = ("banker", "player"), p_bet: float = 1.0,
                  **kwargs) -> None:
         super().__init__(**kwargs)
-        for bet in bets:
-            if bet not in R.BETS:
-                raise ValueError(f"bets: {bet!r} is not allowed; allowed: {', '.join(R.BETS)}")
+        bets = check_bets(bets)
         if not 0.0 < p_bet <= 1.0:
             raise ValueError(f"p_bet={p_bet!r} is not allowed; allowed: a probability in (0, 1]")
         self.spots = np.array([R.BETS.index(b) for b in bets], dtype=np.int8)
@@ -482,15 +490,10 @@ class Kelly(BettingSystem):
     needs_composition = True
 
     def __init__(self, bets: Sequence[str] = ("banker",), fraction: float = 1.0, **kwargs) -> None:
-        super().__init__(bet=bets[0] if bets else "banker", **kwargs)
-        if not bets:
-            raise ValueError("bets: at least one bet is needed")
-        for bet in bets:
-            if bet not in R.BETS:
-                raise ValueError(f"bets: {bet!r} is not allowed; allowed: {', '.join(R.BETS)}")
+        self.bets = check_bets(bets)
+        super().__init__(bet=self.bets[0], **kwargs)
         if not 0.0 < fraction <= 1.0:
             raise ValueError(f"fraction={fraction!r} is not allowed; allowed: (0, 1] of the Kelly stake")
-        self.bets = tuple(bets)
         self.fraction = fraction
 
     def _levels(self, rules: R.Rules) -> tuple[np.ndarray, list[tuple[int, np.ndarray]]]:

@@ -210,10 +210,9 @@ def _study(module: str, args: argparse.Namespace) -> dict:
 
     from experiments.scale import ChunkError
 
-    scale_out = ({"backend": args.backend, "scheduler": args.scheduler, "workers": args.workers}
-                 if hasattr(args, "backend") else {})
     try:
-        return study.main(args.config, out=args.out, as_json=args.json, **scale_out)
+        return study.main(args.config, out=args.out, as_json=args.json, backend=args.backend,
+                          scheduler=args.scheduler, workers=args.workers)
     except ConfigError as error:
         raise UsageError(f"invalid config\n{error}") from None
     except ChunkError as error:
@@ -241,6 +240,14 @@ def _positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: an integer >= 1")
     return int(text)
+
+
+def _add_study_arguments(parser: argparse.ArgumentParser, config_help: str, out_help: str) -> None:
+    """CONFIG, --out, --json and the scale-out options, shared by every study subcommand."""
+    parser.add_argument("config", help=config_help)
+    parser.add_argument("--out", default=None, metavar="DIR", help=out_help)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_backend_options(parser)
 
 
 def _add_backend_options(parser: argparse.ArgumentParser) -> None:
@@ -284,29 +291,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     evaluate = sub.add_parser("evaluate", help="betting systems side by side from a YAML config",
                               description=cmd_evaluate.__doc__)
-    evaluate.add_argument("config", help="study config, e.g. configs/systems/classic.yaml")
-    evaluate.add_argument("--out", default=None, metavar="DIR",
-                          help="write report.json, systems.csv and PNG plots here")
-    evaluate.add_argument("--json", action="store_true", help="print one JSON object")
-    _add_backend_options(evaluate)
+    _add_study_arguments(evaluate, "study config, e.g. configs/systems/classic.yaml",
+                         "write report.json, systems.csv and PNG plots here")
     evaluate.set_defaults(func=cmd_evaluate)
 
     train = sub.add_parser("train", help="train an RL agent (stable-baselines3) from a YAML config",
                            description=cmd_train.__doc__)
-    train.add_argument("config", help="training config, e.g. configs/train/ppo.yaml")
-    train.add_argument("--out", default=None, metavar="DIR",
-                       help="model, settings, learning curve and evaluation (default out/train/NAME)")
-    train.add_argument("--json", action="store_true", help="print one JSON object")
-    _add_backend_options(train)
+    _add_study_arguments(train, "training config, e.g. configs/train/ppo.yaml",
+                         "model, settings, learning curve and evaluation (default out/train/NAME)")
     train.set_defaults(func=cmd_train)
 
     experiment = sub.add_parser("experiment", help="the counting and gambler's-ruin studies",
                                 description=cmd_experiment.__doc__)
     experiment.add_argument("study", choices=("counting", "ruin"))
-    experiment.add_argument("config", help="study config, e.g. configs/experiments/counting.yaml")
-    experiment.add_argument("--out", default=None, metavar="DIR", help="write the report and plots here")
-    experiment.add_argument("--json", action="store_true", help="print one JSON object")
-    _add_backend_options(experiment)
+    _add_study_arguments(experiment, "study config, e.g. configs/experiments/counting.yaml",
+                         "write the report and plots here")
     experiment.set_defaults(func=cmd_experiment)
 
     bench = sub.add_parser("bench", help="throughput of the engine and exact calculator",
