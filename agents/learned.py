@@ -59,7 +59,7 @@ ENV_FILE = "env.json"
 NORMALIZE_FILE = "vecnormalize.pkl"
 
 ALGORITHMS: tuple[str, ...] = ("PPO", "A2C", "DQN", "MaskablePPO", "RecurrentPPO")
-OBS_TRANSFORMS: tuple[str, ...] = ("none", "composition")
+OBS_TRANSFORMS: tuple[str, ...] = ("none", "composition", "counts")
 
 
 class ModelMismatch(ValueError):
@@ -129,16 +129,39 @@ def model_files(path: str | Path) -> tuple[Path, Path]:
 _FULL_FRACTION: dict[int, np.ndarray] = {}
 
 
+_LINEAR_EV: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+COUNTED_BETS: tuple[str, ...] = ("dragon7", "panda8", "tie")
+"""The bets whose linear (effect-of-removal) EV estimate the ``counts`` transform adds (the pairs have
+none: every effect of removal of a pair bet is zero)."""
+
+
+def _linear_ev_model(rules: R.Rules) -> tuple[np.ndarray, np.ndarray]:
+    """Full-shoe EV ``(k,)`` and effects of removal ``(13, k)`` of :data:`COUNTED_BETS`, from the exact
+    calculator: the linear estimate EV(c) ~ EV(full) + sum_r EoR_r x removed_r x N_full / N_unseen."""
+    key = (rules,)
+    if key not in _LINEAR_EV:
+        full = R.full_shoe(rules.decks)
+        columns = [R.BETS.index(b) for b in COUNTED_BETS]
+        ev_full = exact.expected_values(full, rules)[columns]
+        removed = full[None, :] - np.eye(R.N_RANKS, dtype=np.int64)
+        eor = exact.expected_values(removed, rules)[:, columns] - ev_full[None, :]
+        _LINEAR_EV[key] = (ev_full, eor)
+    return _LINEAR_EV[key]
+
+
 def transform_obs(kind: str, obs: dict[str, np.ndarray], cfg: T.TableConfig) -> dict[str, np.ndarray]:
     """Observation transform applied on top of the environment's observation (training and replay).
 
     ``none``: unchanged. ``composition``: the ``shoe`` counts become the deviation of each rank's share
     of the unseen cards from its share in a full shoe, in percent (a depletion-free view of the shoe's
-    composition; the counts' scale shrinks with the cards left, these do not).
+    composition; the counts' scale shrinks with the cards left, these do not). ``counts``: the same,
+    plus ``count``: a card counter's linear estimate of the EV (in %) of each of :data:`COUNTED_BETS`
+    from the cards seen (effects of removal from the exact calculator, scaled by the cards unseen), the
+    feature a human counter would hand the agent.
     """
     if kind == "none" or "shoe" not in obs:
         return obs
-    if kind != "composition":
+    if kind not in OBS_TRANSFORMS:
         raise ValueError(f"obs_transform={kind!r} is not allowed; allowed: {', '.join(OBS_TRANSFORMS)}")
     full = _FULL_FRACTION.get(cfg.rules.decks)
     if full is None:
@@ -148,6 +171,11 @@ def transform_obs(kind: str, obs: dict[str, np.ndarray], cfg: T.TableConfig) -> 
     total = np.maximum(shoe.sum(axis=-1, keepdims=True), 1.0)
     out = dict(obs)
     out["shoe"] = (100.0 * (shoe / total - full)).astype(np.float32)
+    if kind == "counts":
+        ev_full, eor = _linear_ev_model(cfg.rules)
+        removed = R.full_shoe(cfg.rules.decks).astype(np.float64) - obs["shoe"]
+        scale = cfg.rules.n_cards / total.astype(np.float64)
+        out["count"] = (100.0 * (ev_full + (removed @ eor) * scale)).astype(np.float32)
     return out
 
 
@@ -159,6 +187,8 @@ def transformed_space(kind: str, space):
         return space
     boxes = dict(space.spaces)
     boxes["shoe"] = spaces.Box(-100.0, 100.0, shape=boxes["shoe"].shape, dtype=np.float32)
+    if kind == "counts":
+        boxes["count"] = spaces.Box(-1000.0, 1000.0, shape=(len(COUNTED_BETS),), dtype=np.float32)
     return spaces.Dict(boxes)
 
 

@@ -126,7 +126,7 @@ class TrainConfig(Strict):
     policy: str = "MultiInputPolicy"
     hyperparameters: dict[str, Any] = Field(default_factory=dict)
     env: EnvConfig = EnvConfig()
-    obs_transform: Literal["none", "composition"] = "none"
+    obs_transform: Literal["none", "composition", "counts"] = "none"
     normalize: NormalizeConfig = NormalizeConfig()
     n_envs: int = Field(64, ge=1, le=65536, description="parallel tables")
     total_timesteps: int = Field(ge=1)
