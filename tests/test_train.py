@@ -280,3 +280,25 @@ def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_pat
     final = np.asarray(report["final_bankrolls"]["scripted"])
     np.testing.assert_allclose(final, venv.tables.bankroll * cfg.unit, rtol=1e-9)
     assert report["systems"][0]["hands"] > 0
+
+
+def test_counts_transform_is_a_counters_linear_ev_estimate():
+    from pb_gym import engine, exact
+
+    cfg = T.make_config(side_bets=("dragon7", "panda8"))
+    state = engine.init(cfg.rules, 3000, seed=5)
+    for _ in range(55):  # mid to late shoe
+        engine.deal(cfg.rules, state)
+    obs = {"shoe": state.unseen.astype(np.float32), "bankroll": np.zeros((3000, 1), np.float32)}
+    out = L.transform_obs("counts", obs, cfg)
+    space = L.transformed_space("counts", PuntoBancoVectorEnv(num_envs=1, side_bets=(
+        "dragon7", "panda8")).single_observation_space)
+    assert out["count"].shape == (3000, len(L.COUNTED_BETS)) == (3000,) + space["count"].shape
+    ev = exact.expected_values(state.unseen, cfg.rules)
+    for k, bet in enumerate(L.COUNTED_BETS):
+        assert np.corrcoef(out["count"][:, k], ev[:, R.BETS.index(bet)])[0, 1] > 0.95, bet
+    # off the top of the shoe the estimate is the exact full-shoe EV
+    full = {"shoe": R.full_shoe(8)[None, :].astype(np.float32)}
+    np.testing.assert_allclose(L.transform_obs("counts", full, cfg)["count"][0],
+                               100 * exact.expected_values(R.full_shoe(8), cfg.rules)[
+                                   [R.BETS.index(b) for b in L.COUNTED_BETS]], rtol=1e-5)
