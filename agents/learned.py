@@ -237,20 +237,7 @@ class ObservationMirror:
     def _record_hand(self, hand: engine.HandResult, shoe: engine.ShoeState) -> None:
         """Fold one dealt hand into the bead plate and the last hand, with the environment's settle
         kernel (no stakes: the bankroll and counters are taken from the view afterwards)."""
-        t, cfg = self.tables, self.cfg
-        n = t.n
-        paytable, pair_pays = T._Paytable.get(cfg.rules)
-        scratch_bankroll = np.full(n, np.inf)
-        scratch_hands = np.zeros(n, dtype=np.int64)
-        T._settle_update_kernel(
-            np.ones(n, dtype=np.bool_), np.zeros((n, R.N_BETS)), hand.outcome, hand.winner,
-            hand.player_total, hand.banker_total, hand.player_ncards, hand.banker_ncards,
-            hand.natural, hand.player_pair, hand.banker_pair, hand.shuffled, hand.player_cards,
-            hand.banker_cards, paytable, pair_pays, T._PP_COL, T._BP_COL, shoe.position,
-            shoe.cut_position, shoe.cut_hands, bool(cfg.rules.hand_after_cut), cfg.min_units,
-            cfg.target_units, 0, cfg.one_shoe, scratch_bankroll, scratch_hands, t.bead, t.last_hand,
-            t.player_cards, t.banker_cards, t.reward, np.empty(n), np.empty(n, dtype=np.bool_),
-            np.empty(n, dtype=np.bool_))
+        T.record_hand(self.cfg, self.tables, hand, shoe)
 
     def observe(self, view: S.TableView) -> dict[str, np.ndarray] | np.ndarray:
         if view.shoe is None:

@@ -611,6 +611,25 @@ _PP_COL = BETS.index("player_pair")
 _BP_COL = BETS.index("banker_pair")
 
 
+def record_hand(cfg: TableConfig, tables: Tables, hand: engine.HandResult,
+                shoe: engine.ShoeState) -> None:
+    """Fold a hand dealt elsewhere into the tables' bead plates and last-hand records, exactly as a
+    step would (the same kernel, with no stakes; bankrolls and hand counters are left alone). For
+    code that deals with the engine itself and needs the environment's observations of it, such as
+    a learned policy replayed by ``pb-gym evaluate``."""
+    n = tables.n
+    paytable, pair_pays = _Paytable.get(cfg.rules)
+    _settle_update_kernel(
+        np.ones(n, dtype=np.bool_), np.zeros((n, R.N_BETS)), hand.outcome, hand.winner,
+        hand.player_total, hand.banker_total, hand.player_ncards, hand.banker_ncards, hand.natural,
+        hand.player_pair, hand.banker_pair, hand.shuffled, hand.player_cards, hand.banker_cards,
+        paytable, pair_pays, _PP_COL, _BP_COL, shoe.position, shoe.cut_position, shoe.cut_hands,
+        bool(cfg.rules.hand_after_cut), cfg.min_units, cfg.target_units, 0, cfg.one_shoe,
+        np.full(n, np.inf), np.zeros(n, dtype=np.int64), tables.bead, tables.last_hand,
+        tables.player_cards, tables.banker_cards, tables.reward, np.empty(n),
+        np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.bool_))
+
+
 def play_hand(cfg: TableConfig, tables: Tables, actions: np.ndarray, active: np.ndarray,
               max_hands: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Decode ``actions`` into stakes, deal one hand at every table (one engine call), settle and update
