@@ -73,6 +73,18 @@ def _sessions(points, sessions):
     return point, np.array(points)[point, 0], np.array(points)[point, 1]
 
 
+def _summaries(sims, point, points):
+    """Each bet's per-point rows (simulation against the exact Markov chain)."""
+    for bet, sim in sims.items():
+        steps = ruin.step_distribution(bet, RULES)
+
+        def exact_at(start, target, steps=steps):
+            chain = ruin.markov_chain(steps, target)
+            return chain["p_win"][start - 1], chain["hands"][start - 1]
+        counts = ruin.session_counts(sim, point, len(points))
+        yield bet, sim, ruin.summarize(counts, points, exact_at)
+
+
 def test_simulation_matches_the_exact_values():
     """Sessions dealt by the engine (player, banker) and numpy (coin): the exact P(success) and
     expected hands within 4 standard errors (|z| < 4: a 99.99% interval), 3000 sessions a point."""
@@ -81,14 +93,8 @@ def test_simulation_matches_the_exact_values():
     sims = ruin.simulate_engine(RULES, ["player", "banker"], starts, targets, seed=11,
                                 max_hands=10**6)
     sims["fair_coin"] = ruin.simulate_coin(starts, targets, seed=12, max_hands=10**6)
-    for bet, sim in sims.items():
-        steps = ruin.step_distribution(bet, RULES)
-
-        def exact_at(start, target, steps=steps):
-            chain = ruin.markov_chain(steps, target)
-            return chain["p_win"][start - 1], chain["hands"][start - 1]
-        counts = ruin.session_counts(sim, point, len(points))
-        for k, row in enumerate(ruin.summarize(counts, points, exact_at)):
+    for bet, sim, rows in _summaries(sims, point, points):
+        for k, row in enumerate(rows):
             assert row["unfinished"] == 0 and row["sessions"] == 3000
             assert row["ruins"] == 3000 - round(row["p_win"] * 3000)
             # the mean and standard deviation from the integer sums equal numpy's on the sessions
@@ -118,14 +124,8 @@ def test_simulation_matches_the_exact_values_slow():
     point, starts, targets = _sessions(points, 40_000)
     sims = ruin.simulate_engine(RULES, ["player", "banker"], starts, targets, seed=21,
                                 max_hands=10**7)
-    for bet, sim in sims.items():
-        steps = ruin.step_distribution(bet, RULES)
-
-        def exact_at(start, target, steps=steps):
-            chain = ruin.markov_chain(steps, target)
-            return chain["p_win"][start - 1], chain["hands"][start - 1]
-        counts = ruin.session_counts(sim, point, len(points))
-        for row in ruin.summarize(counts, points, exact_at):
+    for bet, _, rows in _summaries(sims, point, points):
+        for row in rows:
             assert abs(row["p_win_z"]) < 4 and abs(row["hands_z"]) < 4, (bet, row)
 
 
