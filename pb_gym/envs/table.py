@@ -50,6 +50,9 @@ from pb_gym.rules import BETS, Rules
 
 ACTION_MODES: tuple[str, ...] = ("multidiscrete", "discrete", "box")
 STAKE_UNITS: tuple[str, ...] = ("units", "fraction")
+REWARDS: tuple[str, ...] = ("realized", "expected")
+"""``reward`` options: the dealt net win of the hand, or the exact EV of the stakes placed given the
+cards unseen before the hand (see :func:`play_hand`)."""
 DEFAULT_STAKE_LEVELS: dict[str, tuple[float, ...]] = {
     "units": (1.0, 2.0, 5.0, 10.0, 25.0),
     "fraction": (0.01, 0.02, 0.05, 0.1, 0.25),
@@ -113,6 +116,7 @@ class TableConfig:
     flatten_obs: bool
     info_ev: bool
     hand_info: bool
+    reward: str = "realized"
 
     # ---- derived figures, in betting units ------------------------------------------------------
     @property
@@ -196,13 +200,16 @@ def make_config(**kwargs: Any) -> TableConfig:
     (increasing positive numbers; default 1, 2, 5, 10, 25 units or 1, 2, 5, 10, 25% of the bankroll),
     ``stake_unit`` (``units`` or ``fraction`` of the current bankroll), ``allow_no_bet`` (True),
     ``history`` (bead plate length, 20), ``flatten_obs`` (one Box instead of a Dict; False), ``info_ev``
-    (exact EV of each bet in ``info``; False), ``hand_info`` (cards, totals, winner, stakes in ``info``).
+    (exact EV of each bet in ``info``; False), ``hand_info`` (cards, totals, winner, stakes in ``info``),
+    ``reward`` (``realized``: the hand's net win, the default; ``expected``: the exact EV of the stakes
+    placed given the cards unseen before the hand, an unbiased, noise-free estimate of the realized
+    reward given what the agent knew; the bankroll still moves by the realized win).
     """
     defaults: dict[str, Any] = dict(
         rules=None, bankroll=1000.0, unit=10.0, table_min=10.0, table_max=5000.0, win_target=None,
         max_hands=100, one_shoe=False, visible_discards=True, history=20,
         action_mode="multidiscrete", stake_levels=None, stake_unit="units", allow_no_bet=True,
-        flatten_obs=False, info_ev=False, hand_info=True,
+        flatten_obs=False, info_ev=False, hand_info=True, reward="realized",
     )
     unknown = [k for k in kwargs if k not in defaults and k not in RULE_FIELDS]
     if unknown:
@@ -244,6 +251,8 @@ def make_config(**kwargs: Any) -> TableConfig:
         raise _bad("history", a["history"], "an integer from 1 to 1000")
     if a["action_mode"] not in ACTION_MODES:
         raise _bad("action_mode", a["action_mode"], ", ".join(ACTION_MODES))
+    if a["reward"] not in REWARDS:
+        raise _bad("reward", a["reward"], ", ".join(REWARDS))
     if a["stake_unit"] not in STAKE_UNITS:
         raise _bad("stake_unit", a["stake_unit"], ", ".join(STAKE_UNITS))
     levels = a["stake_levels"]
@@ -266,7 +275,7 @@ def make_config(**kwargs: Any) -> TableConfig:
         visible_discards=bool(a["visible_discards"]), history=int(a["history"]),
         action_mode=a["action_mode"], stake_levels=levels, stake_unit=a["stake_unit"],
         allow_no_bet=bool(a["allow_no_bet"]), flatten_obs=bool(a["flatten_obs"]),
-        info_ev=bool(a["info_ev"]), hand_info=bool(a["hand_info"]),
+        info_ev=bool(a["info_ev"]), hand_info=bool(a["hand_info"]), reward=a["reward"],
     )
 
 
@@ -636,6 +645,12 @@ def play_hand(cfg: TableConfig, tables: Tables, actions: np.ndarray, active: np.
     the tables where ``active``. Returns fresh ``(reward, terminated, truncated)`` arrays (inactive
     tables: 0, False, False; no hand is dealt to them and their shoe is untouched).
 
+    The reward is the hand's net win (``cfg.reward == "realized"``) or, with ``"expected"``, the sum
+    over the spots of stake x exact EV per unit (:func:`ev_before_hand`: the cards unseen before the
+    hand, burned cards included) -- the conditional expectation of the net win given the cards seen,
+    so the optimal policy is the same and the outcome noise is gone. The bankroll, ruin and the win
+    target always follow the realized net win.
+
     ``max_hands`` overrides ``cfg.max_hands`` (the vector env's ``max_episode_steps``)."""
     n = tables.n
     decode_actions(cfg, actions, tables.bankroll, tables.stakes, active)
@@ -656,6 +671,12 @@ def play_hand(cfg: TableConfig, tables: Tables, actions: np.ndarray, active: np.
         cfg.target_units, 0 if limit is None else int(limit), cfg.one_shoe, tables.bankroll,
         tables.episode_hands, tables.bead, tables.last_hand, tables.player_cards,
         tables.banker_cards, tables.reward, reward, terminated, truncated)
+    if cfg.reward == "expected":
+        staked = np.flatnonzero(active & (tables.stakes != 0.0).any(axis=1))
+        reward[active] = 0.0
+        if staked.size:
+            ev = ev_before_hand(cfg, tables, staked)
+            reward[staked] = np.einsum("ij,ij->i", tables.stakes[staked], ev)
     return reward, terminated, truncated
 
 
@@ -699,13 +720,15 @@ def split_obs(cfg: TableConfig, flat: np.ndarray) -> dict[str, np.ndarray] | np.
     return {k: flat[..., a:b] for k, (a, b) in cfg.obs_offsets.items()}
 
 
-def ev_before_hand(cfg: TableConfig, tables: Tables) -> np.ndarray:
+def ev_before_hand(cfg: TableConfig, tables: Tables, rows: np.ndarray | None = None) -> np.ndarray:
     """Exact EV per unit of every bet spot ``(n, 7)`` of the hand just dealt, given the cards the
     players had seen before it (the unseen counts plus the hand's own cards; after a reshuffle that is
-    the new shoe, burn card turned)."""
+    the new shoe, burn card turned). ``rows``: only these tables (``(len(rows), 7)``)."""
     res = tables.result
-    cards = np.concatenate([res.player_cards, res.banker_cards], axis=1).astype(np.intp)
-    comp = tables.shoe.unseen.astype(np.int64)
+    select = slice(None) if rows is None else rows
+    cards = np.concatenate([res.player_cards[select], res.banker_cards[select]],
+                           axis=1).astype(np.intp)
+    comp = tables.shoe.unseen[select].astype(np.int64)
     for c in range(cards.shape[1]):  # a row appears once per column: plain fancy-index adds suffice
         code = cards[:, c]
         rows = np.flatnonzero(code > 0)

@@ -1,0 +1,108 @@
+"""Issue 10: the ``reward="expected"`` env option, and learned agents that discover the real edges.
+
+* The expected reward is exactly stake x the exact EV of the cards unseen before the hand, the bankroll
+  still follows the realized net win, and the expected reward is an unbiased estimate of the realized
+  one for a policy that decides from what it has seen (a statistical test with a stated confidence,
+  and a check that the same test detects a biased estimator of realistic size).
+* The smoke discovery run (``configs/train/discover-smoke.yaml``) bets the side bets far more often when
+  their exact EV is positive than when it is negative.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pb_gym import engine, exact
+from pb_gym import rules as R
+from pb_gym.envs import table as T
+from pb_gym.envs.vector import PuntoBancoVectorEnv
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
+Z999 = 3.2905267314919255  # two-sided 99.9% normal quantile
+
+
+def test_reward_option_is_validated():
+    with pytest.raises(ValueError, match=r"reward='noisy' is not allowed; allowed: realized, expected"):
+        T.make_config(reward="noisy")
+    assert T.make_config().reward == "realized"
+
+
+@pytest.mark.parametrize("mode, actions", [
+    ("discrete", lambda rng, n: rng.integers(0, 16, n)),
+    ("box", lambda rng, n: 0.1 * rng.random((n, 5)) * (rng.random((n, 5)) < 0.4)),
+])
+def test_expected_reward_is_stake_times_exact_ev_and_the_bankroll_follows_the_realized_win(mode, actions):
+    kwargs = dict(decks=1, cut_card=14, side_bets=("dragon7", "panda8"), bankroll=1000, unit=1,
+                  table_min=1, table_max=50, max_hands=None, action_mode=mode, stake_levels=(1, 2, 5))
+    realized = PuntoBancoVectorEnv(32, info_ev=True, hand_info=True, **kwargs)
+    expected = PuntoBancoVectorEnv(32, reward="expected", info_ev=True, hand_info=True, **kwargs)
+    realized.reset(seed=3)
+    expected.reset(seed=3)
+    rng = np.random.default_rng(0)
+    shuffled = 0
+    for _ in range(60):
+        a = actions(rng, 32)
+        bankroll_before = realized.tables.bankroll.copy()
+        _, r_real, _, _, info_r = realized.step(a)
+        _, r_exp, _, _, info_e = expected.step(a)
+        np.testing.assert_array_equal(info_r["stakes"], info_e["stakes"])
+        np.testing.assert_allclose(r_exp, (info_e["stakes"] * info_e["ev"]).sum(axis=1), atol=1e-12)
+        np.testing.assert_allclose(r_real, realized.tables.bankroll - bankroll_before, atol=1e-9)
+        np.testing.assert_array_equal(realized.tables.bankroll, expected.tables.bankroll)
+        shuffled += int(info_e["shuffled"].sum())
+    assert shuffled > 10  # reshuffle hands are covered (the EV of the new shoe, burn card turned)
+
+
+def _twin_rewards(decks: int, tables: int, steps: int, seed: int):
+    """Realized and expected rewards of the same hands for a policy that decides from the cards seen:
+    a counter's linear EV estimate (effects of removal) picks Dragon 7 (1 unit) or Panda 8 (2 units)."""
+    from agents import learned as L
+
+    kwargs = dict(decks=decks, side_bets=("dragon7", "panda8"), cut_card=14, bankroll=1e7, unit=1,
+                  table_min=1, table_max=1e6, max_hands=None, action_mode="discrete",
+                  stake_levels=(1, 2, 5))
+    realized = PuntoBancoVectorEnv(tables, **kwargs)
+    expected = PuntoBancoVectorEnv(tables, reward="expected", **kwargs)
+    realized.reset(seed=seed)
+    expected.reset(seed=seed)
+    rules = realized.config.rules
+    ev_full, eor = L._linear_ev_model(rules)
+    full = R.full_shoe(decks).astype(np.float64)
+    full_shoe_ev = exact.expected_values(R.full_shoe(decks), rules)
+    real, exp, naive = [], [], []
+    for _ in range(steps):
+        seen = engine.next_hand_composition(rules, realized.tables.shoe).astype(np.float64)
+        estimate = ev_full + ((full - seen) @ eor) * full.sum() / seen.sum(axis=1, keepdims=True)
+        dragon, panda = estimate[:, 0], estimate[:, 1]
+        # discrete actions: 0 no bet, 1 + bet * 3 + level; bets: banker, player, tie, dragon7, panda8
+        act = np.where((dragon > 0) & (dragon >= panda), 1 + 3 * 3 + 0,
+                       np.where(panda > 0, 1 + 4 * 3 + 1, 0))
+        real.append(realized.step(act)[1])
+        exp.append(expected.step(act)[1])
+        naive.append(realized.tables.stakes @ full_shoe_ev)  # a biased "expected" reward
+    return np.concatenate(real), np.concatenate(exp), np.concatenate(naive)
+
+
+def _unbiasedness(decks: int, tables: int, steps: int, seed: int) -> None:
+    real, exp, naive = _twin_rewards(decks, tables, steps, seed)
+    diff = real - exp
+    se = diff.std(ddof=1) / math.sqrt(diff.size)
+    assert (real != 0).mean() > 0.1  # the policy bets
+    # realized - expected has mean 0 (martingale differences: hands are uncorrelated given the past)
+    assert abs(diff.mean()) < Z999 * se, (diff.mean(), se)
+    # the test has power: an estimator that ignores the cards seen (the full-shoe EV) is biased by
+    # more than twice the 99.9% margin, so the same check would reject it
+    assert (exp - naive).mean() > 2 * Z999 * se, ((exp - naive).mean(), se)
+
+
+def test_expected_reward_is_unbiased_for_a_policy_that_counts():
+    _unbiasedness(decks=1, tables=256, steps=1000, seed=5)
+
+
+@pytest.mark.slow
+def test_expected_reward_is_unbiased_for_a_policy_that_counts_8_decks():
+    _unbiasedness(decks=8, tables=512, steps=4000, seed=11)
