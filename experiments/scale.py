@@ -18,20 +18,33 @@ Backends:
   ``dask`` extra.
 
 A chunk that raises is run once more; a chunk that fails twice stops the run with a
-:class:`ChunkError` naming the chunk and its seed, and nothing is merged or written. Progress is
-reported as each chunk finishes.
+:class:`ChunkError` naming the chunk and its seed, and nothing is merged or written. A lost worker
+counts as a failure of the chunks it was running: with ``processes`` the broken pool is replaced by a
+new one and the unfinished chunks run again; with Dask the scheduler reruns a dead worker's tasks on
+the others (a chunk whose workers keep dying ends as ``KilledWorker``, one failed attempt). An
+unreachable ``scheduler`` is a :class:`SchedulerError` after :data:`CONNECT_TIMEOUT_S`, a malformed one
+a ValueError at once. Progress is reported as each chunk finishes.
+
+Resume: with a :class:`experiments.chunk_store.ChunkStore`, each chunk is saved as it finishes and a
+later run with the same config computes only the missing chunks (the merge is bit-identical).
 """
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures as futures
 import dataclasses
 import multiprocessing
 import os
+import re
 import sys
-from typing import Any, Callable, Literal, Sequence, TypeVar
+from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence, TypeVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from experiments.chunk_store import ChunkStore
 
 Backend = Literal["serial", "processes", "dask"]
 BACKENDS: tuple[str, ...] = ("serial", "processes", "dask")
@@ -77,33 +90,90 @@ def plan(n_items: int, chunk_size: int, seed: int | np.random.SeedSequence) -> l
 
 def run(task: Callable[[Chunk], Result], chunks: Sequence[Chunk], backend: str = "serial",
         scheduler: str | None = None, workers: int | None = None,
-        progress: Callable[[Chunk], None] | None = None) -> list[Result]:
+        progress: Callable[[Chunk], None] | None = None,
+        store: "ChunkStore | None" = None) -> list[Result]:
     """Run ``task`` on every chunk with the backend; return the results in chunk order.
 
     ``task`` must be a module-level function (it is pickled for processes and Dask). ``progress`` is
-    called with each chunk as it finishes.
+    called with each chunk as it finishes. With a ``store`` (:class:`experiments.chunk_store.ChunkStore`)
+    the chunks it already holds are loaded instead of computed, and every chunk is saved as soon as it
+    finishes, so that an interruption (Ctrl-C, a killed process, a chunk failing twice) loses only the
+    chunks that were running.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} is not allowed; allowed: {', '.join(BACKENDS)}")
     if scheduler is not None and backend != "dask":
         raise ValueError("--scheduler is only for the dask backend")
+    if scheduler is not None:
+        check_scheduler_address(scheduler)
     if workers is not None and workers < 1:
         raise ValueError(f"workers={workers} is not allowed; allowed: an integer >= 1")
     progress = progress or (lambda chunk: None)
-    if backend == "serial":
-        return _run_serial(task, chunks, progress)
-    if backend == "processes":
-        return _run_processes(task, chunks, workers or os.cpu_count() or 1, progress)
-    return _run_dask(task, chunks, scheduler, workers, progress)
+    results: dict[int, Any] = {}
+    if store is not None:
+        for chunk in chunks:
+            found, result = store.load(chunk)
+            if found:
+                results[chunk.index] = result
+        if results:
+            print(f"resuming: {len(results)} of {len(chunks)} chunks already finished in "
+                  f"{store.directory}; computing the other {len(chunks) - len(results)}",
+                  file=sys.stderr, flush=True)
+
+    def finished(chunk: Chunk, result: Any) -> None:
+        results[chunk.index] = result
+        if store is not None:
+            store.save(chunk, result)
+        progress(chunk)
+
+    todo = [chunk for chunk in chunks if chunk.index not in results]
+    try:
+        if not todo:
+            pass
+        elif backend == "serial":
+            _run_serial(task, todo, finished)
+        elif backend == "processes":
+            _run_processes(task, todo, workers or os.cpu_count() or 1, finished)
+        else:
+            _run_dask(task, todo, scheduler, workers, finished)
+    except ChunkError as error:
+        if store is not None and results:
+            raise ChunkError(f"{error}. {len(results)} finished chunk(s) are kept in "
+                             f"{store.directory}: rerun the same command to compute only the others"
+                             ) from error.__cause__
+        raise
+    except KeyboardInterrupt:
+        if store is not None and results:
+            print(f"interrupted: {len(results)} finished chunk(s) are kept in {store.directory}; "
+                  "rerun the same command to compute only the others", file=sys.stderr, flush=True)
+        raise
+    return [results[chunk.index] for chunk in chunks]
+
+
+class SchedulerError(RuntimeError):
+    """The Dask scheduler given with ``--scheduler`` cannot be reached."""
+
+
+CONNECT_TIMEOUT_S = 10.0
+"""How long to wait for a Dask scheduler to answer before giving up (seconds)."""
+_ADDRESS = re.compile(r"^(?:(tcp|tls|ws|wss|ucx)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
+
+
+def check_scheduler_address(address: str) -> None:
+    """Raise ValueError unless ``address`` looks like a Dask scheduler address (``tcp://host:port``)."""
+    match = _ADDRESS.match(address) if isinstance(address, str) else None
+    if match is None or not 1 <= int(match.group(3)) <= 65535:
+        raise ValueError(f"--scheduler {address!r} is not a scheduler address; allowed: "
+                         "PROTOCOL://HOST:PORT with PROTOCOL tcp, tls, ws, wss or ucx and PORT 1-65535, "
+                         "e.g. tcp://10.0.0.5:8786")
 
 
 def _failure(chunk: Chunk, error: BaseException) -> ChunkError:
-    return ChunkError(f"{chunk.describe()} failed twice; the run is stopped and nothing was written. "
+    return ChunkError(f"{chunk.describe()} failed twice; the run is stopped and no report was written. "
                       f"Last error: {type(error).__name__}: {error}")
 
 
-def _run_serial(task, chunks, progress):
-    results = []
+def _run_serial(task, chunks, finished):
     for chunk in chunks:
         try:
             result = task(chunk)
@@ -112,38 +182,71 @@ def _run_serial(task, chunks, progress):
                 result = task(chunk)
             except Exception as error:  # noqa: BLE001
                 raise _failure(chunk, error) from error
-        results.append(result)
-        progress(chunk)
-    return results
+        finished(chunk, result)
 
 
-def _run_processes(task, chunks, workers, progress):
-    results: dict[int, Any] = {}
-    context = multiprocessing.get_context("spawn")
-    with futures.ProcessPoolExecutor(max_workers=min(workers, len(chunks)),
-                                     mp_context=context) as pool:
-        pending = {pool.submit(task, chunk): (chunk, 1) for chunk in chunks}
-        try:
-            while pending:
-                done, _ = futures.wait(pending, return_when=futures.FIRST_COMPLETED)
-                for future in done:
-                    chunk, attempt = pending.pop(future)
-                    error = future.exception()
-                    if error is None:
-                        results[chunk.index] = future.result()
-                        progress(chunk)
-                    elif attempt == 1:
-                        pending[pool.submit(task, chunk)] = (chunk, 2)
-                    else:
+def _new_pool(workers: int) -> futures.ProcessPoolExecutor:
+    return futures.ProcessPoolExecutor(max_workers=workers,
+                                       mp_context=multiprocessing.get_context("spawn"))
+
+
+def _run_processes(task, chunks, workers, finished):
+    """At most ``workers`` chunks in flight, so that a lost worker implicates only the chunks then
+    running. A worker that dies (killed, out of memory, a crash in compiled code) breaks the whole
+    pool: the pool is recreated and the unfinished chunks run again; each chunk that was running when
+    it broke counts one failed attempt, and a chunk that fails twice stops the run."""
+    workers = min(workers, len(chunks))
+    queue = collections.deque(chunks)
+    failures: dict[int, int] = collections.defaultdict(int)
+    pool = _new_pool(workers)
+    running: dict[futures.Future, Chunk] = {}
+    try:
+        while queue or running:
+            while queue and len(running) < workers:
+                chunk = queue.popleft()
+                running[pool.submit(task, chunk)] = chunk
+            done, _ = futures.wait(running, return_when=futures.FIRST_COMPLETED)
+            lost: list[Chunk] = []
+            for future in done:
+                chunk = running.pop(future)
+                error = future.exception()
+                if error is None:
+                    finished(chunk, future.result())
+                elif isinstance(error, BrokenProcessPool):
+                    lost.append(chunk)
+                else:
+                    failures[chunk.index] += 1
+                    if failures[chunk.index] == 2:
                         raise _failure(chunk, error) from error
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            raise
-    return [results[chunk.index] for chunk in chunks]
+                    queue.appendleft(chunk)
+            if not lost:
+                continue
+            # The pool is broken: every other running chunk fails the same way (or has just finished).
+            for future in futures.as_completed(list(running)):
+                chunk = running.pop(future)
+                if future.exception() is None:
+                    finished(chunk, future.result())
+                else:
+                    lost.append(chunk)
+            pool.shutdown(wait=True, cancel_futures=True)
+            for chunk in sorted(lost, key=lambda c: c.index):
+                failures[chunk.index] += 1
+                if failures[chunk.index] == 2:
+                    raise ChunkError(
+                        f"{chunk.describe()} failed twice: a worker process died while it ran (killed, "
+                        "out of memory, or a crash in compiled code), twice; the run is stopped and no "
+                        "report was written")
+            print(f"a worker process died while running {len(lost)} chunk(s); restarting the pool and "
+                  "running them again", file=sys.stderr, flush=True)
+            queue.extendleft(sorted(lost, key=lambda c: c.index, reverse=True))
+            pool = _new_pool(workers)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _run_dask(task, chunks, scheduler, workers, progress):
+def _run_dask(task, chunks, scheduler, workers, finished):
+    """A worker lost mid-chunk is handled by Dask itself (the scheduler reruns its tasks elsewhere);
+    a chunk whose workers keep dying ends as ``KilledWorker``, which counts as one failed attempt."""
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError as error:
@@ -154,18 +257,24 @@ def _run_dask(task, chunks, scheduler, workers, progress):
                                processes=True, host="127.0.0.1", dashboard_address=None)
         client = Client(cluster)
     else:
-        client = Client(scheduler)
+        try:
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+        except (OSError, TimeoutError) as error:
+            raise SchedulerError(f"--scheduler {scheduler}: no Dask scheduler answered within "
+                                 f"{CONNECT_TIMEOUT_S:g} s ({type(error).__name__}: {error}); is it "
+                                 "running, and reachable from here?") from None
     try:
-        results: dict[int, Any] = {}
         submitted = {client.submit(task, chunk, pure=False): (chunk, 1) for chunk in chunks}
         queue = as_completed(list(submitted))
         for future in queue:
             chunk, attempt = submitted.pop(future)
             if future.status == "finished":
-                results[chunk.index] = future.result()
-                progress(chunk)
+                finished(chunk, future.result())
                 continue
-            error = future.exception()
+            try:
+                error = future.exception()
+            except BaseException as raised:  # noqa: BLE001 - a cancelled or lost future
+                error = raised
             if attempt == 1:
                 retry = client.submit(task, chunk, pure=False)
                 submitted[retry] = (chunk, 2)
@@ -174,7 +283,6 @@ def _run_dask(task, chunks, scheduler, workers, progress):
                 for other in submitted:
                     other.cancel()
                 raise _failure(chunk, error) from error
-        return [results[chunk.index] for chunk in chunks]
     finally:
         client.close()
         if cluster is not None:

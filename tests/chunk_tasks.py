@@ -1,6 +1,7 @@
 """Chunk tasks for tests/test_scale.py (module level, so processes and Dask workers can import them)."""
 
 import os
+import signal
 
 import numpy as np
 
@@ -24,3 +25,27 @@ def fails_once(chunk):
         open(marker, "w").close()
         raise RuntimeError("transient failure")
     return chunk.index
+
+
+def kills_its_worker_once(chunk):
+    """Chunk 1 kills its own worker process (SIGKILL, as ``kill -9`` or the OOM killer would) the first
+    time it runs (a marker file under $PB_GYM_TEST_DIR); then the same result as :func:`sum_of_draws`."""
+    marker = os.path.join(os.environ["PB_GYM_TEST_DIR"], "killed-once")
+    if chunk.index == 1 and not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return sum_of_draws(chunk)
+
+
+def kills_its_worker_always(chunk):
+    """Chunk 1 kills its own worker process every time it runs."""
+    if chunk.index == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return chunk.index
+
+
+def interrupted_after(chunk):
+    """:func:`sum_of_draws`, but chunk $PB_GYM_INTERRUPT_AT raises KeyboardInterrupt (Ctrl-C)."""
+    if chunk.index == int(os.environ.get("PB_GYM_INTERRUPT_AT", "-1")):
+        raise KeyboardInterrupt
+    return sum_of_draws(chunk)

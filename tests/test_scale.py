@@ -57,6 +57,46 @@ def test_a_chunk_failing_twice_stops_the_run_naming_the_chunk_and_its_seed(backe
         scale.run(chunk_tasks.fails_on_chunk_two, scale.plan(10, 3, 42), backend, workers=workers)
 
 
+@pytest.mark.parametrize("backend, workers", [("processes", 2), ("dask", 2)])
+def test_a_lost_worker_is_replaced_and_its_chunks_rerun(backend, workers, tmp_path, monkeypatch):
+    """A worker killed with SIGKILL mid-chunk (as kill -9 or the OOM killer would): processes recreate
+    the pool and rerun the unfinished chunks, Dask reruns them on a new worker; same results."""
+    monkeypatch.setenv("PB_GYM_TEST_DIR", str(tmp_path))
+    chunks = scale.plan(10, 3, 42)
+    results = scale.run(chunk_tasks.kills_its_worker_once, chunks, backend, workers=workers)
+    assert (tmp_path / "killed-once").exists()  # the worker really died once
+    assert results == scale.run(chunk_tasks.sum_of_draws, chunks)
+
+
+def test_a_chunk_whose_worker_dies_twice_stops_the_run(capsys):
+    with pytest.raises(scale.ChunkError, match=r"chunk 2/4 \(items 3-5, seed entropy 42, spawn key "
+                                               r"\(1,\)\) failed twice: a worker process died while it "
+                                               r"ran \(killed, out of memory"):
+        scale.run(chunk_tasks.kills_its_worker_always, scale.plan(10, 3, 42), "processes", workers=2)
+    assert "a worker process died while running" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("address", ["not an address", "tcp://10.0.0.5", "tcp://host:99999",
+                                     "http://host:8786", ""])
+def test_a_malformed_scheduler_address_is_refused_at_once(address, capsys):
+    with pytest.raises(ValueError, match=r"--scheduler .* is not a scheduler address; allowed: "
+                                         r"PROTOCOL://HOST:PORT"):
+        scale.run(chunk_tasks.sum_of_draws, scale.plan(2, 1, 0), "dask", scheduler=address)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["evaluate", "configs/systems/smoke.yaml", "--backend", "dask", "--scheduler",
+                  address or " "])
+    assert exit_info.value.code == 2
+    assert "is not a scheduler address" in capsys.readouterr().err
+
+
+def test_an_unreachable_scheduler_is_a_clear_error_within_the_timeout(monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(scale, "CONNECT_TIMEOUT_S", 1.0)
+    with pytest.raises(scale.SchedulerError, match=r"--scheduler tcp://127.0.0.1:1: no Dask scheduler "
+                                                   r"answered within 1 s"):
+        scale.run(chunk_tasks.sum_of_draws, scale.plan(2, 1, 0), "dask", scheduler="tcp://127.0.0.1:1")
+
+
 def test_bad_backend_arguments():
     chunks = scale.plan(2, 1, 0)
     with pytest.raises(ValueError, match="backend='cloud' is not allowed; allowed: serial, processes, "
