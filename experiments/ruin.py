@@ -54,7 +54,7 @@ import numba
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
-from experiments import scale
+from experiments import chunk_store, outputs, scale
 from experiments.config import ConfigError, RulesConfig, Strict, load
 from pb_gym import engine, exact
 from pb_gym import rules as R
@@ -62,8 +62,6 @@ from pb_gym import rules as R
 Z95 = 1.959963984540054
 Bet = Literal["player", "banker", "fair_coin"]
 ENGINE_BETS = ("player", "banker")
-SERIAL_BELOW = 20_000
-"""Deal with one numba thread when fewer engine tables than this remain (see simulate_engine)."""
 MARTINGALE_SECTION = "<!-- martingale-illusion: disabled in this config (martingale: null) -->"
 """Left in ``report.md`` where the Martingale section goes when the config switches it off."""
 
@@ -317,35 +315,28 @@ def simulate_engine(rules: R.Rules, bets: list[str], starts: np.ndarray, targets
     state = engine.init(rules, n, seed=seed)
     table = np.arange(n)  # the session of each engine table (tables are dropped as sessions end)
     played = 0
-    threads = numba.get_num_threads()
-    try:
-        while played < max_hands:
-            live = ~np.all([done[b][table] for b in bets], axis=0)
-            if not live.any():
-                break
-            if live.sum() < 0.5 * len(table):  # compact: keep dealing only where a session is open
-                keep = np.flatnonzero(live)
-                state = engine.ShoeState(**{k: (v[keep] if isinstance(v, np.ndarray) else v)
-                                            for k, v in vars(state).items()})
-                table = table[keep]
-            # Thousands of small deals: numba's parallel start-up (about 1 ms a call on a busy
-            # machine) would dominate, so deal serially once few tables remain (35 us for 400).
-            numba.set_num_threads(threads if len(table) >= SERIAL_BELOW else 1)
-            _, hand = engine.deal(rules, state)
-            payoffs = hand.payoffs(rules)
-            played += 1
-            for bet in bets:
-                open_ = ~done[bet][table]
-                t = table[open_]
-                step = np.round(payoffs[open_, R.BETS.index(bet)] * lattice[bet]).astype(np.int64)
-                bankroll[bet][t] += step
-                hands[bet][t] += 1
-                won = bankroll[bet][t] >= target[t] * lattice[bet]
-                ruined = bankroll[bet][t] < lattice[bet]
-                success[bet][t] = won
-                done[bet][t] = won | ruined
-    finally:
-        numba.set_num_threads(threads)
+    while played < max_hands:
+        live = ~np.all([done[b][table] for b in bets], axis=0)
+        if not live.any():
+            break
+        if live.sum() < 0.5 * len(table):  # compact: keep dealing only where a session is open
+            keep = np.flatnonzero(live)
+            state = engine.ShoeState(**{k: (v[keep] if isinstance(v, np.ndarray) else v)
+                                        for k, v in vars(state).items()})
+            table = table[keep]
+        _, hand = engine.deal(rules, state)
+        payoffs = hand.payoffs(rules)
+        played += 1
+        for bet in bets:
+            open_ = ~done[bet][table]
+            t = table[open_]
+            step = np.round(payoffs[open_, R.BETS.index(bet)] * lattice[bet]).astype(np.int64)
+            bankroll[bet][t] += step
+            hands[bet][t] += 1
+            won = bankroll[bet][t] >= target[t] * lattice[bet]
+            ruined = bankroll[bet][t] < lattice[bet]
+            success[bet][t] = won
+            done[bet][t] = won | ruined
     return {bet: {"success": success[bet], "hands": hands[bet], "finished": done[bet]} for bet in bets}
 
 
@@ -453,7 +444,8 @@ def summarize(counts: dict, points: list[tuple[int, int]], exact_lookup) -> list
 # The experiment
 # --------------------------------------------------------------------------------------------------
 def run(config: RuinConfig, backend: str = "serial", scheduler: str | None = None,
-        workers: int | None = None, progress: bool = False) -> dict:
+        workers: int | None = None, progress: bool = False,
+        store: chunk_store.ChunkStore | None = None) -> dict:
     """Exact curves, simulations at the configured points, and their comparison (JSON-ready).
 
     The simulation runs in chunks on ``backend`` (see :func:`experiments.scale.run`); the result is the
@@ -485,7 +477,8 @@ def run(config: RuinConfig, backend: str = "serial", scheduler: str | None = Non
     task = functools.partial(simulate_chunk, rules=rules, bets=config.bets, points=points,
                              sessions=config.sessions, max_hands=config.max_hands)
     counts = merge(scale.run(task, chunks, backend, scheduler, workers,
-                             scale.progress_printer("ruin: simulation", progress)))
+                             scale.progress_printer("ruin: simulation", progress),
+                        store=store))
     simulated = {bet: summarize(counts[bet], points, lookup(bet)) for bet in config.bets}
     simulate_s = time.perf_counter() - t0
 
@@ -827,21 +820,35 @@ def _json_default(value):
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
+OUTPUT_NAMES = ("report.md", "ruin.png", "ruin.json", "martingale.png")
+"""The files ``--out`` receives (a reused ``--out`` folder may hold only these)."""
+
+
 def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
-         scheduler: str | None = None, workers: int | None = None) -> dict:
+         scheduler: str | None = None, workers: int | None = None,
+         resume: bool | None = None) -> dict:
     """Load and validate the config, run, print the report (unless ``as_json``), write ``out``.
 
     ``backend`` (``serial``, ``processes``, ``dask``), ``scheduler`` (a Dask address; None: a local
     cluster) and ``workers`` choose where the simulation's chunks run. The result is identical on every
     backend except the wall-clock times, all under the one key ``"timings"``. A chunk that fails twice
-    raises :class:`experiments.scale.ChunkError` before anything is written.
+    raises :class:`experiments.scale.ChunkError` before anything is written. ``out`` is checked before
+    the run, its files are moved into place together, and the finished chunks of an interrupted
+    simulation are kept in ``out/.partial`` for a rerun to resume (``resume=False`` discards them): see
+    :mod:`experiments.outputs`.
     """
     config = load(config_path, RuinConfig)
-    result = run(config, backend, scheduler, workers, progress=not as_json and sys.stderr.isatty())
+    destination = outputs.prepare(out, OUTPUT_NAMES)
+    store = outputs.chunk_store(destination, {"study": "ruin",
+                                              "config": config.model_dump(mode="json")}, resume)
+    result = run(config, backend, scheduler, workers, progress=not as_json and sys.stderr.isatty(),
+                 store=store)
     result = json.loads(json.dumps(result, default=_json_default))  # plain JSON types
     result["config"] = str(config_path)
-    if out is not None:
-        result["files"] = write_outputs(result, out)
+    if destination is not None:
+        with destination.staging() as staged:
+            written = write_outputs(result, str(staged))
+        result["files"] = [str(destination.final_path(p, staged)) for p in written]
     if not as_json:
         print(report(result))
     return result

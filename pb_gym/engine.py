@@ -3,7 +3,7 @@
 Design (after EnvPool / pgx): the whole state of every table is a handful of arrays in a
 :class:`ShoeState`; :func:`deal` is a state transition that deals one hand at every table and returns a
 :class:`HandResult` of per-table arrays; :func:`settle` turns stakes per bet spot into net wins. The hot
-loop is compiled with numba (``parallel=True``, one iteration per table) because a hand is a short chain
+loop is compiled with numba (one iteration per table, run on several threads by :mod:`pb_gym.threads`) because a hand is a short chain
 of data-dependent branches (naturals, third cards, the tableau) that numpy can only express as many
 full-array passes; compiled, it deals tens of millions of hands per second on two cores.
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import types
 from typing import Sequence
 
 import numba
@@ -29,6 +28,7 @@ import numpy as np
 
 from pb_gym import rules as R
 from pb_gym.rules import Rules
+from pb_gym.threads import parallel_for
 
 _U64 = np.uint64
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -84,13 +84,13 @@ def _new_shoe(t, shoe, position, counts, unseen, rng, full_counts, start, burn, 
     position[t] = pos
 
 
-def _deal_loop(active, shoe, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng,
+@numba.njit(cache=True, nogil=True)
+def _deal_kernel(start, stop, active, shoe, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng,
                  cut_position, hand_after_cut, burn, full_counts, burn_counts, card_values,
                  player_draws, banker_tableau, outcome_table, outcome_winner,
                  player_cards, banker_cards, player_total, banker_total, player_ncards,
                  banker_ncards, outcome, winner, natural, player_pair, banker_pair, shuffled):
-    n = shoe.shape[0]
-    for t in numba.prange(n):
+    for t in range(start, stop):
         if not active[t]:  # a table sitting this hand out: untouched state, an empty result row
             for k in range(3):
                 player_cards[t, k] = 0
@@ -171,33 +171,24 @@ def _deal_loop(active, shoe, position, counts, unseen, hands_in_shoe, shoes_star
         banker_pair[t] = b1 == b2
 
 
-def _renamed(func, name: str):
-    """A copy of ``func`` under another name: numba's on-disk cache is keyed by the function's name,
-    so two builds of one function (parallel and serial) would otherwise load each other's code."""
-    clone = types.FunctionType(func.__code__, func.__globals__, name, func.__defaults__,
-                               func.__closure__)
-    clone.__qualname__ = name
-    return clone
+DEAL_MIN_TABLES = 2048
+"""Batches of at least this many tables are dealt on several threads (:mod:`pb_gym.threads`); below
+that, waking a thread costs more than the hands."""
+SHUFFLE_MIN_TABLES = 128
+"""The same for shuffling (a shuffle is some hundreds of cards: threads pay off sooner)."""
 
 
-# The same loop compiled twice: threads pay off from a few thousand tables; below that the cost of
-# waking them (about a millisecond on a loaded machine) exceeds the work, so small batches run serially.
-_deal_parallel = numba.njit(parallel=True, cache=True)(_deal_loop)
-_deal_serial = numba.njit(cache=True)(_renamed(_deal_loop, "_deal_loop_serial"))
-PARALLEL_MIN_TABLES = 2048
-"""Batches of at least this many tables are dealt with numba's threads."""
-
-
-@numba.njit(parallel=True, cache=True)
-def _init_kernel(shoe, position, counts, unseen, rng, full_counts, stack_len, burn, burn_counts):
-    for t in numba.prange(shoe.shape[0]):
+@numba.njit(cache=True, nogil=True)
+def _init_kernel(start, stop, shoe, position, counts, unseen, rng, full_counts, stack_len, burn,
+                 burn_counts):
+    for t in range(start, stop):
         _new_shoe(t, shoe, position, counts, unseen, rng, full_counts, stack_len, burn, burn_counts)
 
 
-@numba.njit(parallel=True, cache=True)
-def _shuffle_kernel(tables, shoe, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands,
-                    rng, full_counts, burn, burn_counts):
-    for i in numba.prange(tables.shape[0]):
+@numba.njit(cache=True, nogil=True)
+def _shuffle_kernel(start, stop, tables, shoe, position, counts, unseen, hands_in_shoe, shoes_started,
+                    cut_hands, rng, full_counts, burn, burn_counts):
+    for i in range(start, stop):
         t = tables[i]
         _new_shoe(t, shoe, position, counts, unseen, rng, full_counts, 0, burn, burn_counts)
         hands_in_shoe[t] = 0
@@ -205,8 +196,142 @@ def _shuffle_kernel(tables, shoe, position, counts, unseen, hands_in_shoe, shoes
         cut_hands[t] = 0
 
 
+@numba.njit(cache=True)
+def _check_tables_kernel(shoe, position, counts, unseen, cut_hands, cut_position, hand_after_cut,
+                         per_rank):
+    """The first table whose state the deal kernel could not use safely, and why (0 = all fine).
+
+    The deal kernel trusts what it reads: a position past the shoe or a card code outside 1..13
+    would make it read or write outside its arrays. One pass over the tables (13 counts and at most
+    the 6 cards the next hand can take), far cheaper than the deal itself."""
+    n_cards = shoe.shape[1]
+    for t in range(shoe.shape[0]):
+        pos = position[t]
+        if pos < 0 or pos > n_cards:
+            return t, 1
+        left = 0
+        for r in range(13):
+            if counts[t, r] < 0 or counts[t, r] > unseen[t, r] or unseen[t, r] > per_rank:
+                return t, 2
+            left += counts[t, r]
+        if left != n_cards - pos:
+            return t, 3
+        if pos < cut_position or (hand_after_cut and cut_hands[t] == 0):  # deals from this shoe
+            if pos + 6 > n_cards:
+                return t, 4
+            for k in range(pos, pos + 6):
+                if shoe[t, k] < 1 or shoe[t, k] > 13:
+                    return t, 5
+    return -1, 0
+
+
+_TABLE_PROBLEMS = {
+    1: "its position is outside the shoe",
+    2: "its counts by rank are negative, above the unseen counts or above a full shoe",
+    3: "its counts by rank do not add up to the cards left behind its position",
+    4: "it would deal past the end of the shoe (position beyond the cut card)",
+    5: "a card code of the next hand is outside 1..13",
+}
+
+_STATE_ARRAYS: tuple[tuple[str, np.dtype, int], ...] = tuple(
+    (name, np.dtype(dtype), ndim) for name, dtype, ndim in (
+    ("shoe", np.uint8, 2), ("position", np.int32, 1), ("counts", np.int16, 2),
+    ("unseen", np.int16, 2), ("hands_in_shoe", np.int32, 1), ("shoes_started", np.int64, 1),
+    ("cut_hands", np.int8, 1), ("rng", np.uint64, 1),
+))
+_RESULT_ARRAYS: tuple[tuple[str, np.dtype, int], ...] = tuple(
+    (name, np.dtype(dtype), ndim) for name, dtype, ndim in (
+    ("player_cards", np.uint8, 2), ("banker_cards", np.uint8, 2), ("player_total", np.uint8, 1),
+    ("banker_total", np.uint8, 1), ("player_ncards", np.uint8, 1), ("banker_ncards", np.uint8, 1),
+    ("outcome", np.uint8, 1), ("winner", np.uint8, 1), ("natural", np.bool_, 1),
+    ("player_pair", np.bool_, 1), ("banker_pair", np.bool_, 1), ("shuffled", np.bool_, 1),
+))
+
+
+def _check_arrays(owner: str, obj: object, fields: tuple, n: int, width: dict[str, int]) -> None:
+    """Every array field of ``obj`` has its dtype, ``n`` rows and (2-D ones) the given width."""
+    for name, dtype, ndim in fields:
+        array = getattr(obj, name)
+        shape = (n, width[name]) if ndim == 2 else (n,)
+        if type(array) is np.ndarray and (array.dtype is dtype or array.dtype == dtype) and (
+                array.shape == shape):
+            continue
+        got = (f"{array.shape} of {array.dtype}" if isinstance(array, np.ndarray)
+               else type(array).__name__)
+        raise ValueError(f"{owner}.{name} must be a {dtype.name} array of shape {shape}; got {got}")
+
+
+def check_state(rules: Rules, state: "ShoeState", deals: bool = True) -> None:
+    """Check that ``state`` can be used with ``rules`` by the compiled kernels; raise ValueError if not.
+
+    :func:`deal` and :func:`shuffle` call this once per call: the kernels write in place and trust the
+    arrays, so a state made for other rules (another shoe size or cut card) or edited by hand must be
+    refused before it makes them write outside their arrays. The arrays' dtypes and shapes are
+    checked when a :class:`ShoeState` is built or one of its arrays is replaced; here, the shoe
+    against the rules and, with ``deals``, every table (position inside the shoe, counts by rank
+    consistent with it, card codes of the next hand in 1..13) in one compiled pass."""
+    if not isinstance(rules, Rules):
+        raise TypeError(f"rules must be a pb_gym.Rules, got {type(rules).__name__}")
+    if not isinstance(state, ShoeState):
+        raise TypeError(f"state must be a pb_gym.engine.ShoeState (from engine.init), got "
+                        f"{type(state).__name__}")
+    n_cards = state.shoe.shape[1]
+    if n_cards != rules.n_cards:
+        raise ValueError(f"the state holds shoes of {n_cards} cards but the rules deal "
+                         f"{rules.decks}-deck shoes of {rules.n_cards} cards: deal a state with the "
+                         "Rules it was made for (engine.init)")
+    cut = n_cards - rules.cards_behind_cut
+    if state.cut_position != cut:
+        raise ValueError(f"the state's cut card is at card {state.cut_position} but the rules put it "
+                         f"at card {cut} (cut_card={rules.cut_card!r}): deal a state with the Rules "
+                         "it was made for (engine.init)")
+    if deals:
+        table, problem = _check_tables_kernel(state.shoe, state.position, state.counts, state.unseen,
+                                              state.cut_hands, cut, bool(rules.hand_after_cut),
+                                              R.CARDS_PER_RANK_PER_DECK * rules.decks)
+        if table >= 0:
+            raise ValueError(f"the state of table {table} is inconsistent: "
+                             f"{_TABLE_PROBLEMS[problem]} (was it changed by hand, or made for "
+                             "other Rules?)")
+
+
+class _CheckedArrays:
+    """Base of the engine's array dataclasses: the dtypes and shapes of their arrays are checked when
+    one is built and whenever an array is replaced, so that the kernels can trust them."""
+
+    _FIELDS: tuple = ()  # (name, dtype, ndim) of each array field, the first one giving n
+
+    def _widths(self) -> dict[str, int]:
+        raise NotImplementedError
+
+    def _check(self) -> None:
+        first = getattr(self, self._FIELDS[0][0])
+        if type(first) is not np.ndarray or first.ndim != self._FIELDS[0][2] or first.shape[0] < 1:
+            raise ValueError(f"{type(self).__name__}.{self._FIELDS[0][0]} must be a "
+                             f"{self._FIELDS[0][2]}-D array with one row per table")
+        _check_arrays(type(self).__name__, self, self._FIELDS, first.shape[0], self._widths())
+
+    def __post_init__(self) -> None:
+        self._check()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        built = self._FIELDS[-1][0] in self.__dict__  # __init__ sets the fields in order
+        object.__setattr__(self, name, value)
+        if built and any(name == f[0] for f in self._FIELDS):
+            self._check()
+
+
+def check_result(result: "HandResult", n: int) -> None:
+    """Check that ``result`` can receive a hand at each of ``n`` tables (``out=`` of :func:`deal`)."""
+    if not isinstance(result, HandResult):
+        raise TypeError(f"out must be a pb_gym.engine.HandResult (HandResult.empty(n)), got "
+                        f"{type(result).__name__}")
+    if len(result) != n:
+        raise ValueError(f"out holds {len(result)} tables but the state has {n}")
+
+
 @dataclasses.dataclass
-class ShoeState:
+class ShoeState(_CheckedArrays):
     """The explicit state of N tables (row ``t`` of every array is table ``t``).
 
     Attributes:
@@ -221,7 +346,12 @@ class ShoeState:
         cut_hands: ``(n,)`` hands begun after the cut card came out (for ``hand_after_cut``).
         rng: ``(n,)`` uint64 state of each table's random stream.
         cut_position: index in the shoe of the cut card (``cards - cards_behind_cut``).
+
+    The arrays' dtypes and shapes are checked when the state is built and when an array is replaced
+    (ValueError naming the array); :func:`deal` checks the state against its rules.
     """
+
+    _FIELDS = _STATE_ARRAYS
 
     shoe: np.ndarray
     position: np.ndarray
@@ -232,6 +362,9 @@ class ShoeState:
     cut_hands: np.ndarray
     rng: np.ndarray
     cut_position: int
+
+    def _widths(self) -> dict[str, int]:
+        return {"shoe": self.shoe.shape[1], "counts": R.N_RANKS, "unseen": R.N_RANKS}
 
     @property
     def n_tables(self) -> int:
@@ -250,7 +383,7 @@ class ShoeState:
 
 
 @dataclasses.dataclass
-class HandResult:
+class HandResult(_CheckedArrays):
     """One hand at each of N tables. Card codes 1..13 (A..K), 0 = no third card.
 
     Attributes:
@@ -262,7 +395,15 @@ class HandResult:
         natural: either hand had a natural (8 or 9 on two cards).
         player_pair, banker_pair: the first two cards of that hand have the same rank.
         shuffled: the shoe was (re)shuffled and burned just before this hand.
+
+    The arrays' dtypes and shapes (those of :meth:`empty`) are checked when a result is built and
+    when an array is replaced, so that :func:`deal` can write into it (``out=``).
     """
+
+    _FIELDS = _RESULT_ARRAYS
+
+    def _widths(self) -> dict[str, int]:
+        return {"player_cards": 3, "banker_cards": 3}
 
     player_cards: np.ndarray
     banker_cards: np.ndarray
@@ -310,12 +451,18 @@ def table_seeds(seed: Seed, n_tables: int) -> np.ndarray:
         if seeds.shape != (n_tables,) or seeds.dtype.kind not in "iu":
             raise ValueError(f"seed must be an int or {n_tables} ints (one per table); got "
                              f"{seeds.shape} of {seeds.dtype}")
+        if seeds.size and seeds.min() < 0:
+            raise ValueError(f"seed={int(seeds.min())} (table {int(np.argmin(seeds))}) is not "
+                             "allowed; allowed: ints >= 0, one per table")
         return np.array([np.random.SeedSequence(int(s)).generate_state(1, dtype=np.uint64)[0]
                          for s in seeds], dtype=np.uint64)
     if isinstance(seed, (bool, np.bool_)) or not (seed is None or isinstance(
             seed, (int, np.integer, np.random.SeedSequence))):
         raise ValueError(f"seed={seed!r} is not allowed; allowed: an int >= 0, a SeedSequence, None, "
                          "or one int per table")
+    if isinstance(seed, (int, np.integer)) and seed < 0:
+        raise ValueError(f"seed={int(seed)} is not allowed; allowed: an int >= 0, a SeedSequence, "
+                         "None, or one int per table")
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     return seq.generate_state(n_tables, dtype=np.uint64)
 
@@ -389,8 +536,9 @@ def init(rules: Rules, n_tables: int, seed: Seed = None,
         rng=table_seeds(seed, n_tables),
         cut_position=n_cards - rules.cards_behind_cut,
     )
-    _init_kernel(state.shoe, state.position, state.counts, state.unseen, state.rng, full, stack_len,
-                 bool(rules.burn), R.BURN_COUNTS)
+    parallel_for(n_tables, lambda start, stop: _init_kernel(
+        start, stop, state.shoe, state.position, state.counts, state.unseen, state.rng, full,
+        stack_len, bool(rules.burn), R.BURN_COUNTS), SHUFFLE_MIN_TABLES)
     return state
 
 
@@ -402,23 +550,31 @@ def deal(rules: Rules, state: ShoeState, out: HandResult | None = None,
     ``active`` (a boolean mask) deals only at those tables: the others keep their state untouched
     (shoe, random stream) and get an empty result row (no cards, all flags False).
     """
+    check_state(rules, state)
     n = state.n_tables
-    result = out if out is not None else HandResult.empty(n)
-    if len(result) != n:
-        raise ValueError(f"out holds {len(result)} tables but the state has {n}")
+    if out is None:
+        result = HandResult.empty(n)
+    else:
+        result = out
+        check_result(out, n)
     if active is None:
         active = _all_active(n)
-    elif active.shape != (n,) or active.dtype != np.bool_:
+    elif type(active) is not np.ndarray or active.shape != (n,) or active.dtype != np.bool_:
         raise ValueError(f"active must be a boolean mask of shape ({n},)")
-    kernel = _deal_parallel if n >= PARALLEL_MIN_TABLES else _deal_serial
-    kernel(active, state.shoe, state.position, state.counts, state.unseen, state.hands_in_shoe,
-                 state.shoes_started, state.cut_hands, state.rng, state.cut_position,
-                 bool(rules.hand_after_cut), bool(rules.burn), R.full_shoe(rules.decks),
-                 R.BURN_COUNTS, R.CARD_VALUES, R.PLAYER_DRAWS, R.BANKER_TABLEAU, R.OUTCOME_TABLE,
-                 R.OUTCOME_WINNER, result.player_cards, result.banker_cards, result.player_total,
-                 result.banker_total, result.player_ncards, result.banker_ncards, result.outcome,
-                 result.winner, result.natural, result.player_pair, result.banker_pair,
-                 result.shuffled)
+    full_counts = R.full_shoe(rules.decks)
+    hand_after_cut, burn = bool(rules.hand_after_cut), bool(rules.burn)
+
+    def deal_rows(start: int, stop: int) -> None:
+        _deal_kernel(start, stop, active, state.shoe, state.position, state.counts, state.unseen,
+                     state.hands_in_shoe, state.shoes_started, state.cut_hands, state.rng,
+                     state.cut_position, hand_after_cut, burn, full_counts, R.BURN_COUNTS,
+                     R.CARD_VALUES, R.PLAYER_DRAWS, R.BANKER_TABLEAU, R.OUTCOME_TABLE,
+                     R.OUTCOME_WINNER, result.player_cards, result.banker_cards,
+                     result.player_total, result.banker_total, result.player_ncards,
+                     result.banker_ncards, result.outcome, result.winner, result.natural,
+                     result.player_pair, result.banker_pair, result.shuffled)
+
+    parallel_for(n, deal_rows, DEAL_MIN_TABLES)
     return state, result
 
 
@@ -430,19 +586,25 @@ def shuffle(rules: Rules, state: ShoeState, tables: np.ndarray | Sequence[int] |
     seed); with ``seed`` (one int per selected table, or a root seed) the tables are reseeded first,
     as :func:`init` would seed them.
     """
+    check_state(rules, state, deals=False)  # a new shoe overwrites the tables' cards and counts
     index = np.arange(state.n_tables) if tables is None else np.asarray(tables)
     if index.dtype == np.bool_:
         if index.shape != (state.n_tables,):
             raise ValueError(f"a table mask must have shape ({state.n_tables},); got {index.shape}")
         index = np.flatnonzero(index)
+    if index.ndim != 1 or (index.size and index.dtype.kind not in "iu"):
+        raise ValueError(f"tables must be table indices or a boolean mask of shape "
+                         f"({state.n_tables},); got {index.shape} of {index.dtype}")
     index = index.astype(np.int64)
     if index.size and (index.min() < 0 or index.max() >= state.n_tables):
         raise ValueError(f"table indices must be in 0..{state.n_tables - 1}")
     if seed is not None:
         state.rng[index] = table_seeds(seed, index.size)
-    _shuffle_kernel(index, state.shoe, state.position, state.counts, state.unseen,
-                    state.hands_in_shoe, state.shoes_started, state.cut_hands, state.rng,
-                    R.full_shoe(rules.decks), bool(rules.burn), R.BURN_COUNTS)
+    full_counts = R.full_shoe(rules.decks)
+    parallel_for(index.size, lambda start, stop: _shuffle_kernel(
+        start, stop, index, state.shoe, state.position, state.counts, state.unseen,
+        state.hands_in_shoe, state.shoes_started, state.cut_hands, state.rng, full_counts,
+        bool(rules.burn), R.BURN_COUNTS), SHUFFLE_MIN_TABLES)
     return state
 
 

@@ -10,9 +10,9 @@ composition. The probability of a sequence depends only on its *multiset* of val
 where ``W[m, o]`` is how many orderings of ``m`` end in outcome ``o`` when dealt by the rules
 (:data:`pb_gym.rules.BANKER_TABLEAU` and friends). ``W`` is built once by dealing all 10^6 value
 sequences through the rule tables; evaluating a composition is then a walk over the multiset tree with
-one multiplication per node plus a 6-wide multiply-add per leaf, compiled with numba and run in parallel
-over compositions. With integer arithmetic the counts are exact (they fit in int64 for up to 8 decks);
-the fast path uses float64.
+one multiplication per node plus a 6-wide multiply-add per leaf, compiled with numba and run on several
+threads over compositions (:mod:`pb_gym.threads`). With integer arithmetic the counts are exact (they fit
+in int64 for up to 8 decks); the fast path uses float64.
 
 Pair bets depend on ranks, not values, and have a closed form: ``P(pair) = sum_r n_r (n_r - 1) /
 (N (N - 1))`` for the first two cards of either hand (by exchangeability).
@@ -27,6 +27,7 @@ import numba
 import numpy as np
 
 from pb_gym import rules as R
+from pb_gym.threads import run_rows
 from pb_gym.rules import Rules
 
 MIN_CARDS = 6
@@ -83,11 +84,11 @@ def multiset_weights() -> np.ndarray:
     return weights.reshape(len(multisets), R.N_OUTCOMES).astype(np.int64)
 
 
-@numba.njit(parallel=True, cache=True)
-def _outcome_counts_kernel(c, weights, out):
+@numba.njit(cache=True, nogil=True)
+def _outcome_counts_kernel(start, stop, c, weights, out):
     """out[b, o] = sum_m W[m, o] prod_v (c[b, v])_(m_v), walking nondecreasing 6-sequences."""
     n_out = weights.shape[1]
-    for b in numba.prange(c.shape[0]):
+    for b in range(start, stop):
         acc = np.zeros(n_out, dtype=out.dtype)
         j = 0
         for v1 in range(10):
@@ -119,12 +120,12 @@ BLOCK = 16
 compiler vectorizes them (SIMD); about twice the scalar kernel's speed."""
 
 
-@numba.njit(parallel=True, cache=True)
-def _expectation_kernel(blocks, weights, out):
+@numba.njit(cache=True, nogil=True)
+def _expectation_kernel(start, stop, blocks, weights, out):
     """Float twin of the kernel above over blocks of compositions: ``blocks`` is (n_blocks, 10, BLOCK)
     value counts, ``out`` (n_blocks, k, BLOCK) receives sum_m weights[m, :] prod_v (c_v)_(m_v)."""
     n_out = weights.shape[1]
-    for blk in numba.prange(blocks.shape[0]):
+    for blk in range(start, stop):
         c = blocks[blk]
         acc = np.zeros((n_out, BLOCK))
         p1 = np.empty(BLOCK)
@@ -207,7 +208,7 @@ def outcome_counts(composition: np.ndarray | list) -> np.ndarray:
                          "outcome_probabilities for larger compositions")
     flat = value_counts(comp).reshape(-1, 10)
     out = np.zeros((flat.shape[0], R.N_OUTCOMES), dtype=np.int64)
-    _outcome_counts_kernel(flat, multiset_weights(), out)
+    run_rows(_outcome_counts_kernel, flat.shape[0], 4, flat, multiset_weights(), out)
     return out.reshape(comp.shape[:-1] + (R.N_OUTCOMES,))
 
 
@@ -242,7 +243,7 @@ def expectations(composition: np.ndarray | list, columns: np.ndarray) -> np.ndar
         flat = np.concatenate([flat, np.repeat(flat[:1], n_blocks * BLOCK - n, axis=0)])
     blocks = np.ascontiguousarray(flat.reshape(n_blocks, BLOCK, 10).transpose(0, 2, 1))
     out = np.empty((n_blocks, columns.shape[1], BLOCK))
-    _expectation_kernel(blocks, _float_weights() @ columns, out)
+    run_rows(_expectation_kernel, n_blocks, 2, blocks, _float_weights() @ columns, out)
     result = out.transpose(0, 2, 1).reshape(n_blocks * BLOCK, columns.shape[1])[:n]
     result /= _falling6(comp.reshape(-1, R.N_RANKS).sum(axis=1))[:, None]
     return result.reshape(comp.shape[:-1] + (columns.shape[1],))

@@ -1,10 +1,16 @@
 """The vectorized engine: stacked-shoe scenarios and their settlement, parity with the plain reference
 loop, shoe bookkeeping (burn, cut card, counts), seeding, statistics against the exact odds, errors."""
 
+import os
+import subprocess
+import sys
+import tempfile
+
 import numpy as np
 import pytest
 
 from pb_gym import engine, exact
+from pb_gym import threads as pb_threads
 from pb_gym import rules as R
 from pb_gym.reference import deal_hand
 from pb_gym.rules import Rules
@@ -294,13 +300,78 @@ def test_next_hand_composition_is_a_full_shoe_exactly_when_the_next_deal_reshuff
         assert np.array_equal(full, hand.shuffled)
 
 
-def test_parallel_and_serial_kernels_keep_separate_disk_caches():
-    """One cache index for both builds would hand the threaded kernel the serial code (or back)."""
-    assert (engine._deal_parallel._cache._cache_file._index_name
-            != engine._deal_serial._cache._cache_file._index_name)
-    rules = Rules()
-    small, large = engine.init(rules, 8, seed=[1] * 8), engine.init(rules, 4096, seed=[1] * 4096)
-    for _ in range(90):  # the same table dealt by the serial (8 tables) and parallel (4096) kernel
-        _, a = engine.deal(rules, small)
-        _, b = engine.deal(rules, large)
-        assert np.array_equal(a.player_cards[0], b.player_cards[4095])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_hands_do_not_depend_on_the_threads_or_the_batch_size(threads):
+    """A table deals the same hands alone, in a small (one-thread) batch and in a large batch split
+    into chunks over several threads; reshuffles included."""
+    rules = Rules(decks=1)  # short shoes: several reshuffles within the 90 hands
+    before = pb_threads.get_num_threads()
+    pb_threads.set_num_threads(threads)
+    try:
+        small = engine.init(rules, 8, seed=[1] * 8)
+        large = engine.init(rules, 3 * engine.DEAL_MIN_TABLES + 1, seed=1)
+        alone = engine.init(rules, 1, seed=[1])
+        reference = engine.init(rules, 3 * engine.DEAL_MIN_TABLES + 1, seed=1)
+        for _ in range(90):
+            _, a = engine.deal(rules, small)
+            _, b = engine.deal(rules, alone)
+            assert np.array_equal(a.player_cards[0], b.player_cards[0])
+            _, c = engine.deal(rules, large)
+            pb_threads.set_num_threads(1)
+            _, d = engine.deal(rules, reference)
+            pb_threads.set_num_threads(threads)
+            assert np.array_equal(c.player_cards, d.player_cards)
+            assert np.array_equal(c.banker_cards, d.banker_cards)
+        assert np.array_equal(large.unseen, reference.unseen)
+        assert large.shoes_started.min() > 1
+    finally:
+        pb_threads.set_num_threads(before)
+
+
+def test_no_numba_threading_layer_is_ever_started():
+    """pb-gym runs its kernels on its own thread pool (pb_gym.threads), never on numba's parallel
+    runtime: GNU OpenMP would spin on a busy machine and abort a later fork()."""
+    code = (
+        "import numba, numpy as np\n"
+        "from pb_gym import Rules, engine, exact, rules\n"
+        "import gymnasium as gym, pb_gym\n"
+        "s = engine.init(Rules(), 5000, seed=0)\n"
+        "for _ in range(3): engine.deal(Rules(), s)\n"
+        "exact.expected_values(s.unseen); exact.outcome_counts(rules.full_shoe(1))\n"
+        "v = gym.make_vec('pb_gym/PuntoBanco-v0', num_envs=9000); v.reset(seed=0)\n"
+        "v.step(v.action_space.sample())\n"
+        "try:\n"
+        "    print(numba.threading_layer())\n"
+        "except ValueError as e:\n"
+        "    print('none:', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("none:"), out.stdout
+
+
+def test_fork_after_dealing_is_safe():
+    """A child forked after the engine ran on several threads deals the same hands as its parent
+    (SubprocVecEnv and AsyncVectorEnv fork after the parent has stepped its envs)."""
+    code = (
+        "import os, numpy as np\n"
+        "from pb_gym import Rules, engine, threads\n"
+        "threads.set_num_threads(2)\n"
+        "s = engine.init(Rules(), 5000, seed=0); engine.deal(Rules(), s)\n"
+        "pid = os.fork()\n"
+        "_, h = engine.deal(Rules(), s)\n"
+        "if pid == 0:\n"
+        "    np.save(os.environ['OUT'], h.player_cards)\n"
+        "    os._exit(0)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "assert status == 0, status\n"
+        "assert np.array_equal(np.load(os.environ['OUT'] + '.npy'), h.player_cards)\n"
+        "print('ok')\n"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "OUT": os.path.join(tmp, "child")}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
