@@ -49,7 +49,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
-from experiments import scale
+from experiments import chunk_store, outputs, scale
 from experiments.config import ConfigError, RulesConfig, Strict, load
 from pb_gym import engine, exact
 from pb_gym import rules as R
@@ -330,7 +330,8 @@ def best_threshold(true_count: np.ndarray, ev: np.ndarray) -> tuple[float, float
 # The experiment
 # --------------------------------------------------------------------------------------------------
 def run(config: CountingConfig, backend: str = "serial", scheduler: str | None = None,
-        workers: int | None = None, progress: bool = False) -> dict:
+        workers: int | None = None, progress: bool = False,
+        store: chunk_store.ChunkStore | None = None) -> dict:
     """Run the whole experiment; the JSON-ready result.
 
     The main deal runs in chunks on ``backend`` (see :func:`experiments.scale.run`); the result is the
@@ -371,7 +372,8 @@ def run(config: CountingConfig, backend: str = "serial", scheduler: str | None =
     task = functools.partial(deal_chunk, rules=rules, tags=tags, count_index=count_index,
                              thresholds=thresholds, bin_cards=config.depth_bin_cards)
     main = merge(scale.run(task, chunks, backend, scheduler, workers,
-                           scale.progress_printer("counting: main deal", progress)))
+                           scale.progress_printer("counting: main deal", progress),
+                           store=store))
     timings["main_deal_s"] = time.perf_counter() - t0
 
     # 4-5. statistics: ratios of per-shoe sums, CIs over shoes
@@ -550,26 +552,37 @@ def plot_depth(result: dict, path: Path) -> None:
     plt.close(fig)
 
 
+OUTPUT_NAMES = ("counting.json", "counting.txt", "depth.png")
+"""The files ``--out`` receives (a reused ``--out`` folder may hold only these)."""
+
+
 def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
-         scheduler: str | None = None, workers: int | None = None) -> dict:
+         scheduler: str | None = None, workers: int | None = None,
+         resume: bool | None = None) -> dict:
     """Load and validate the config, run, print the report (unless ``as_json``), write ``out``.
 
     ``backend`` (``serial``, ``processes``, ``dask``), ``scheduler`` (a Dask address; None: a local
     cluster) and ``workers`` choose where the main deal's chunks run. The result is identical on every
     backend except the wall-clock times, all under the one key ``"timings"``. A chunk that fails twice
-    raises :class:`experiments.scale.ChunkError` before anything is written.
+    raises :class:`experiments.scale.ChunkError` before anything is written. ``out`` is checked before
+    the run, its files are moved into place together, and the finished chunks of an interrupted run
+    are kept in ``out/.partial`` for a rerun to resume (``resume=False`` discards them): see
+    :mod:`experiments.outputs`.
     """
     config = load(config_path, CountingConfig)
-    result = run(config, backend, scheduler, workers, progress=not as_json and sys.stderr.isatty())
+    destination = outputs.prepare(out, OUTPUT_NAMES)
+    store = outputs.chunk_store(destination, {"study": "counting",
+                                              "config": config.model_dump(mode="json")}, resume)
+    result = run(config, backend, scheduler, workers, progress=not as_json and sys.stderr.isatty(),
+                 store=store)
     result["config"] = str(config_path)
     result["depth_bin_cards"] = config.depth_bin_cards
-    if out is not None:
-        directory = Path(out)
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / "counting.json").write_text(json.dumps(result, indent=1))
-        (directory / "counting.txt").write_text(report(result) + "\n")
-        plot_depth(result, directory / "depth.png")
-        result["files"] = [str(directory / n) for n in ("counting.json", "counting.txt", "depth.png")]
+    if destination is not None:
+        with destination.staging() as staged:
+            (staged / "counting.json").write_text(json.dumps(result, indent=1))
+            (staged / "counting.txt").write_text(report(result) + "\n")
+            plot_depth(result, staged / "depth.png")
+        result["files"] = [str(destination.final / n) for n in OUTPUT_NAMES]
     if not as_json:
         print(report(result))
     return result

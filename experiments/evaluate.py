@@ -28,7 +28,7 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from agents import systems as S
-from experiments import scale
+from experiments import chunk_store, outputs, scale
 from experiments.config import ConfigError, RulesConfig, Strict, TableConfig, load
 from pb_gym import engine, exact
 from pb_gym import rules as R
@@ -409,11 +409,13 @@ def merge(chunks: list[dict]) -> list[dict]:
 
 
 def run_study(config: StudyConfig, progress: bool = False, backend: str = "serial",
-              scheduler: str | None = None, workers: int | None = None) -> dict:
+              scheduler: str | None = None, workers: int | None = None,
+              store: chunk_store.ChunkStore | None = None) -> dict:
     """Play every system over the same dealt hands and return the report (JSON-ready).
 
     The sessions are cut into chunks of ``config.chunk_sessions`` (see :mod:`experiments.scale`); the
-    report is identical whatever the backend that ran them.
+    report is identical whatever the backend that ran them. With a ``store`` (see
+    :func:`experiments.outputs.chunk_store`) finished chunks are kept and an interrupted run resumes.
     """
     started = time.perf_counter()
     chunks = scale.plan(config.sessions, config.chunk_sessions, config.seed)
@@ -421,7 +423,8 @@ def run_study(config: StudyConfig, progress: bool = False, backend: str = "seria
     task = functools.partial(run_chunk, config.model_dump(mode="json"),
                              show_progress=progress and serial)
     results = scale.run(task, chunks, backend, scheduler, workers,
-                        progress=scale.progress_printer(config.name, progress and not serial))
+                        progress=scale.progress_printer(config.name, progress and not serial),
+                        store=store)
     systems = merge(results)
     rules = config.rules.to_rules()
     full_ev = exact.expected_values(R.full_shoe(rules.decks), rules)
@@ -574,8 +577,14 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:+.3f}%"
 
 
+OUTPUT_NAMES = ("report.json", "systems.csv", "paths.json", "bankroll_paths.png",
+                "final_bankrolls.png", "ev_per_unit_wagered.png")
+"""The files :func:`write_outputs` writes (a reused ``--out`` folder may hold only these)."""
+
+
 def write_outputs(report: dict, out: Path) -> list[Path]:
-    """Write report.json, systems.csv and the plots under ``out``; return the paths written."""
+    """Write report.json, systems.csv and the plots under ``out``; return the paths written. (``pb-gym
+    evaluate`` writes them into a staging folder moved into place whole: see experiments.outputs.)"""
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "report.json", out / "systems.csv", out / "paths.json"]
     (out / "report.json").write_text(json.dumps(json_report(report), indent=2))
@@ -664,17 +673,26 @@ def plot(report: dict, out: Path) -> list[Path]:
 
 
 def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
-         scheduler: str | None = None, workers: int | None = None) -> dict:
+         scheduler: str | None = None, workers: int | None = None,
+         resume: bool | None = None) -> dict:
     """``pb-gym evaluate``: load and validate the config, run (on the backend), print, write outputs.
 
-    Outputs are written only after every chunk has finished and been merged. The report is the same
-    on every backend except its ``timings``.
+    ``out`` is checked before anything is computed; finished chunks are kept in ``out/.partial`` and a
+    rerun resumes from them (``resume``: None resumes a matching unfinished run, False discards it);
+    outputs are written only after every chunk has finished and been merged, into a staging folder
+    moved into place whole (:mod:`experiments.outputs`). The report is the same on every backend, and
+    resumed or not, except its ``timings``.
     """
     config = load(config_path, StudyConfig)
+    destination = outputs.prepare(out, OUTPUT_NAMES)
+    store = outputs.chunk_store(destination, {"study": "evaluate",
+                                              "config": config.model_dump(mode="json")}, resume)
     report = run_study(config, progress=not as_json and sys.stderr.isatty(), backend=backend,
-                       scheduler=scheduler, workers=workers)
-    if out is not None:
-        report["written"] = [str(p) for p in write_outputs(report, Path(out))]
+                       scheduler=scheduler, workers=workers, store=store)
+    if destination is not None:
+        with destination.staging() as staged:
+            written = write_outputs(report, staged)
+        report["written"] = [str(destination.final_path(p, staged)) for p in written]
     if not as_json:
         print_report(report)
         if out is not None:

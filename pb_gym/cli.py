@@ -208,14 +208,24 @@ def _study(module: str, args: argparse.Namespace) -> dict:
         raise UsageError(f"{error}; install the studies extra: pip install 'pb-gym[studies]'") from None
     from experiments.config import ConfigError
 
-    from experiments.scale import ChunkError
+    from experiments.chunk_store import ResumeError
+    from experiments.outputs import OutputError
+    from experiments.scale import ChunkError, SchedulerError, check_scheduler_address
 
+    options = {"resume": args.resume} if getattr(args, "resume", None) is not None else {}
+    if args.scheduler is not None:  # before any work: a malformed address is a usage error
+        try:
+            check_scheduler_address(args.scheduler)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
     try:
         return study.main(args.config, out=args.out, as_json=args.json, backend=args.backend,
-                          scheduler=args.scheduler, workers=args.workers)
+                          scheduler=args.scheduler, workers=args.workers, **options)
     except ConfigError as error:
         raise UsageError(f"invalid config\n{error}") from None
-    except ChunkError as error:
+    except (OutputError, ResumeError) as error:
+        raise UsageError(str(error)) from None
+    except (ChunkError, SchedulerError) as error:
         print(f"pb-gym {args.command}: error: {error}", file=sys.stderr)
         raise SystemExit(1) from None
 
@@ -248,6 +258,14 @@ def _add_study_arguments(parser: argparse.ArgumentParser, config_help: str, out_
     parser.add_argument("--out", default=None, metavar="DIR", help=out_help)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     _add_backend_options(parser)
+
+
+def _add_resume_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--resume", action=argparse.BooleanOptionalAction, default=None,
+                        help="with --out DIR: finished chunks are kept in DIR/.partial until the run "
+                             "ends, and a rerun computes only the missing ones (the default when DIR "
+                             "holds an unfinished run of the same config; --resume also requires "
+                             "--out); --no-resume discards them and starts over")
 
 
 def _add_backend_options(parser: argparse.ArgumentParser) -> None:
@@ -293,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
                               description=cmd_evaluate.__doc__)
     _add_study_arguments(evaluate, "study config, e.g. configs/systems/classic.yaml",
                          "write report.json, systems.csv and PNG plots here")
+    _add_resume_option(evaluate)
     evaluate.set_defaults(func=cmd_evaluate)
 
     train = sub.add_parser("train", help="train an RL agent (stable-baselines3) from a YAML config",
@@ -306,6 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
     experiment.add_argument("study", choices=("counting", "ruin"))
     _add_study_arguments(experiment, "study config, e.g. configs/experiments/counting.yaml",
                          "write the report and plots here")
+    _add_resume_option(experiment)
     experiment.set_defaults(func=cmd_experiment)
 
     bench = sub.add_parser("bench", help="throughput of the engine and exact calculator",

@@ -146,7 +146,7 @@ def test_merged_chunks_keep_exact_totals():
         assert system["median_final_bankroll"] == float(np.median(finals))
 
 
-def test_nothing_is_written_when_a_chunk_fails(tmp_path, monkeypatch):
+def test_no_report_is_written_when_a_chunk_fails(tmp_path, monkeypatch):
     path = tmp_path / "study.yaml"
     path.write_text(yaml.safe_dump(STUDY))
     real = E.run_chunk
@@ -161,7 +161,9 @@ def test_nothing_is_written_when_a_chunk_fails(tmp_path, monkeypatch):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["evaluate", str(path), "--out", str(out)])
     assert exit_info.value.code == 1
-    assert not out.exists()
+    # no report, only the finished chunk kept for a rerun to resume (tests/test_outputs.py)
+    assert sorted(p.name for p in out.iterdir()) == [".partial"]
+    assert sorted(p.name for p in (out / ".partial").iterdir()) == ["chunk-000000.json", "run.json"]
 
 
 def test_binned_quantiles_are_exact_to_a_bin():

@@ -136,7 +136,7 @@ def test_a_chunk_failing_once_is_retried_with_the_same_result(study, serial, mon
 
 
 @pytest.mark.parametrize("study", sorted(STUDIES))
-def test_a_chunk_failing_twice_stops_the_study_and_writes_nothing(study, tmp_path, monkeypatch):
+def test_a_chunk_failing_twice_stops_the_study_and_writes_no_report(study, tmp_path, monkeypatch):
     module, path = STUDIES[study]
     name = "deal_chunk" if study == "counting" else "simulate_chunk"
     task = getattr(module, name)
@@ -149,4 +149,39 @@ def test_a_chunk_failing_twice_stops_the_study_and_writes_nothing(study, tmp_pat
     with pytest.raises(scale.ChunkError, match=r"chunk 2/\d \(items \d+-\d+, seed entropy \d, spawn "
                                                r"key \(1,\)\) failed twice.*injected failure"):
         module.main(str(path), str(tmp_path / "out"), as_json=True)
-    assert not (tmp_path / "out").exists()
+    # no report: only the first chunk, kept for a rerun to resume
+    assert [p.name for p in (tmp_path / "out").iterdir()] == [".partial"]
+    assert sorted(p.name for p in (tmp_path / "out" / ".partial").iterdir()) == [
+        "chunk-000000.json", "run.json"]
+
+
+@pytest.mark.parametrize("study", sorted(STUDIES))
+def test_an_interrupted_study_resumes_bit_for_bit(study, serial, tmp_path, monkeypatch):
+    """Ctrl-C after two chunks, then the same command: only the other chunks run, and the result
+    (and its files) equal the uninterrupted run's."""
+    module, path = STUDIES[study]
+    name = "deal_chunk" if study == "counting" else "simulate_chunk"
+    task, ran = getattr(module, name), []
+
+    def interrupted(chunk, **kwargs):
+        if chunk.index == 2:
+            raise KeyboardInterrupt
+        return task(chunk, **kwargs)
+
+    monkeypatch.setattr(module, name, interrupted)
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        module.main(str(path), str(out), as_json=True)
+    assert [p.name for p in out.iterdir()] == [".partial"]
+
+    def counted(chunk, **kwargs):
+        ran.append(chunk.index)
+        return task(chunk, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    result = module.main(str(path), str(out), as_json=True)
+    assert ran == list(range(2, result["chunks"]))
+    assert _comparable(result) == _comparable({**serial[study], "files": result["files"]})
+    assert sorted(p.name for p in out.iterdir()) == sorted(module.OUTPUT_NAMES)
+    saved = json.loads((out / f"{study}.json").read_text())
+    assert _comparable(saved) == _comparable({k: v for k, v in serial[study].items()})

@@ -1,0 +1,152 @@
+"""A run's output folder: checked before computing, filled all at once.
+
+Every study that writes files (``pb-gym evaluate``, ``train``, ``experiment counting|ruin``) goes through
+:func:`prepare` before it computes anything, and writes its files through :meth:`Destination.staging`:
+
+1. :func:`prepare` refuses, at once, a destination that cannot take the outputs: an empty path, a path
+   that is a file, a folder holding files this command does not write (a reused output folder is
+   replaced as a whole, so anything else in it would be lost), or a parent folder where nothing can be
+   written (checked by creating and removing a temporary folder there).
+2. The run's files are written into a temporary folder beside the destination (same parent, hence the
+   same file system), then moved into place with renames: the destination is either absent, the
+   previous run's complete outputs, or this run's complete outputs; never a mix, never a report
+   without its plots. A run that fails while writing leaves the previous outputs as they were.
+
+The finished chunks of an unfinished run (``DIR/.partial``, :mod:`experiments.chunk_store`) are kept
+until the outputs are in place, then removed with the previous outputs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import pb_gym
+from experiments.chunk_store import PARTIAL, ChunkStore
+
+
+class OutputError(ValueError):
+    """The output folder cannot take this run's outputs (named, with what to do instead)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Destination:
+    """A checked output folder (``final``) and the names a run of this command writes in it."""
+
+    final: Path
+    owned: frozenset[str]
+    option: str = "--out"
+
+    @property
+    def partial(self) -> Path:
+        """Where the finished chunks of an unfinished run are kept."""
+        return self.final / PARTIAL
+
+    @contextlib.contextmanager
+    def staging(self) -> Iterator[Path]:
+        """A temporary folder beside ``final`` to write the run's files into; moved into place as
+        ``final`` when the block ends normally, removed when it raises."""
+        self.final.parent.mkdir(parents=True, exist_ok=True)
+        staged = Path(tempfile.mkdtemp(prefix=f".{self.final.name}.staging-", dir=self.final.parent))
+        try:
+            staged.chmod(0o777 & ~_umask())  # mkdtemp's folder is private; outputs are not
+            yield staged
+            self._commit(staged)
+        except BaseException:
+            shutil.rmtree(staged, ignore_errors=True)
+            raise
+
+    def _commit(self, staged: Path) -> None:
+        if not self.final.exists():
+            os.rename(staged, self.final)
+            return
+        foreign = _foreign(self.final, self.owned)
+        if foreign:  # something appeared while the run computed: keep both, say where
+            kept = self.final.parent / f"{self.final.name}.new"
+            if kept.exists():
+                kept = Path(tempfile.mkdtemp(prefix=f"{self.final.name}.new-", dir=self.final.parent))
+                kept.rmdir()
+            os.rename(staged, kept)
+            raise OutputError(f"{self.option} {self.final}: while the run computed, files this command "
+                              f"does not write appeared there ({', '.join(foreign[:5])}); nothing was "
+                              f"replaced, and this run's outputs are in {kept}")
+        old = Path(tempfile.mkdtemp(prefix=f".{self.final.name}.old-", dir=self.final.parent))
+        old.rmdir()
+        os.rename(self.final, old)  # the previous outputs (and the finished chunks) step aside,
+        os.rename(staged, self.final)  # the new ones take their place,
+        shutil.rmtree(old, ignore_errors=True)  # and the previous ones go
+
+    def final_path(self, path: str | Path, staged: Path) -> Path:
+        """Where a file written under ``staged`` lies once the outputs are in place."""
+        return self.final / Path(path).relative_to(staged)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _foreign(folder: Path, owned: frozenset[str]) -> list[str]:
+    """Entries of ``folder`` that a run of this command does not write (nor its finished chunks)."""
+    return sorted(p.name for p in folder.iterdir() if p.name not in owned and p.name != PARTIAL)
+
+
+def prepare(out: str | os.PathLike | None, owned: Iterable[str],
+            option: str = "--out") -> Destination | None:
+    """Check that ``out`` can take the outputs of a run writing the names ``owned``; None for no
+    ``out``. Raises :class:`OutputError` (naming ``option``) before anything is computed."""
+    if out is None:
+        return None
+    text = os.fspath(out)
+    if not text.strip():
+        raise OutputError(f"{option} {text!r} is not allowed; allowed: a folder path (a new folder, "
+                          "or the output folder of an earlier run of this command)")
+    final = Path(text).expanduser().absolute()
+    owned = frozenset(owned)
+    if final.exists() or final.is_symlink():
+        if not final.is_dir() or final.is_symlink():
+            raise OutputError(f"{option} {text}: exists and is not a folder; allowed: a new folder, or "
+                              "the output folder of an earlier run of this command")
+        foreign = _foreign(final, owned)
+        if foreign:
+            raise OutputError(f"{option} {text}: the folder holds files this command does not write "
+                              f"({', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''}); a new "
+                              "run replaces its output folder as a whole, so choose a new or empty "
+                              "folder, or an earlier output folder of this command")
+        if not os.access(final, os.W_OK | os.X_OK):
+            raise OutputError(f"{option} {text}: the folder is not writable")
+    ancestor = final.parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise OutputError(f"{option} {text}: {ancestor} is not a folder")
+    try:  # the one test that tells: create (and remove) a folder where the staging folder will go
+        final.parent.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.mkdtemp(prefix=f".{final.name}.probe-", dir=final.parent)
+        os.rmdir(probe)
+    except OSError as error:
+        raise OutputError(f"{option} {text}: cannot write in {final.parent} "
+                          f"({error.strerror or error})") from None
+    return Destination(final, owned, option)
+
+
+def chunk_store(destination: Destination | None, identity: dict,
+                resume: bool | None = None) -> ChunkStore | None:
+    """The store of finished chunks of a run writing to ``destination`` (``DIR/.partial``); its
+    identity is ``identity`` (study and validated config) plus the pb-gym version. None without a
+    destination (``resume=True`` then is an error: there is nowhere to keep chunks)."""
+    if destination is None:
+        if resume:
+            raise OutputError("--resume needs --out DIR: an unfinished run keeps its finished chunks in "
+                              f"DIR/{PARTIAL}")
+        return None
+    return ChunkStore(destination.partial, {**identity, "pb_gym": pb_gym.__version__}, resume)
+
+
+__all__ = ["Destination", "OutputError", "prepare", "chunk_store"]

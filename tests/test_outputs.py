@@ -1,0 +1,242 @@
+"""Output folders and resume: --out checked before computing, a run's files moved into place together
+(never a report without its plots, never a mix with the previous run's), finished chunks kept in
+OUT/.partial so that an interrupted study resumes, bit for bit, and refuses to mix another config's."""
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+import chunk_tasks
+from experiments import chunk_store, outputs, scale
+from experiments import evaluate as E
+from pb_gym import cli
+
+STUDY = {
+    "name": "resume", "rules": {"decks": 8}, "table": {"unit": 10, "minimum": 10, "maximum": 640},
+    "bankroll": 1000, "sessions": 300, "hands": 40, "win_goal": 300, "seed": 9,
+    "chunk_sessions": 100, "sample_paths": 2,
+    "systems": [{"type": "flat"}, {"type": "martingale", "on_cap": "reset"}, {"type": "paroli"}],
+}
+
+
+@pytest.fixture
+def study(tmp_path):
+    path = tmp_path / "study.yaml"
+    path.write_text(yaml.safe_dump(STUDY))
+    return path
+
+
+def _names(folder):
+    return sorted(p.name for p in folder.iterdir())
+
+
+def _without_timings(path):
+    data = json.loads(path.read_text())
+    data.pop("timings")
+    return data
+
+
+# --------------------------------------------------------------------------------- the destination
+@pytest.mark.parametrize("make, message", [
+    (lambda tmp: "", r"--out '' is not allowed; allowed: a folder path"),
+    (lambda tmp: "   ", r"--out '   ' is not allowed; allowed: a folder path"),
+    (lambda tmp: (tmp / "file.txt").write_text("x") and str(tmp / "file.txt"),
+     r"file.txt: exists and is not a folder"),
+    (lambda tmp: (tmp / "file.txt").write_text("x") and str(tmp / "file.txt" / "out"),
+     r"file.txt/out: .*file.txt is not a folder"),
+    (lambda tmp: (tmp / "mine").mkdir() or (tmp / "mine" / "notes.md").write_text("x") and str(
+        tmp / "mine"), r"the folder holds files this command does not write \(notes.md\); a new run "
+                       r"replaces its output folder as a whole"),
+])
+def test_a_bad_out_is_refused_before_anything_is_computed(make, message, study, tmp_path, monkeypatch,
+                                                          capsys):
+    def never(*args, **kwargs):
+        raise AssertionError("the study ran")
+
+    monkeypatch.setattr(E, "run_study", never)
+    out = make(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["evaluate", str(study), "--out", out])
+    assert exit_info.value.code == 2
+    assert __import__("re").search(message, capsys.readouterr().err)
+    if (tmp_path / "mine").exists():
+        assert _names(tmp_path / "mine") == ["notes.md"]  # untouched
+
+
+def test_outputs_are_written_together_and_a_rerun_replaces_them_all(study, tmp_path):
+    out = tmp_path / "out"
+    E.main(str(study), str(out), as_json=True)
+    assert _names(out) == sorted(E.OUTPUT_NAMES)
+    assert oct(out.stat().st_mode & 0o777) != oct(0o700)  # not mkdtemp's private mode
+    first = (out / "systems.csv").read_text()
+    # an earlier run of the same command may be overwritten: every file is replaced, none is left
+    (out / "paths.json").write_text("from an earlier run")
+    (out / "bankroll_paths.png").unlink()
+    E.main(str(study), str(out), as_json=True)
+    assert _names(out) == sorted(E.OUTPUT_NAMES)
+    assert (out / "systems.csv").read_text() == first
+    assert (out / "paths.json").read_text() != "from an earlier run"
+    assert _names(tmp_path) == ["out", "study.yaml"]  # no staging or old folder left beside it
+
+
+@pytest.mark.parametrize("fails_in", ["plot", "write_outputs"])
+def test_a_failure_while_writing_leaves_the_previous_outputs_whole(fails_in, study, tmp_path,
+                                                                 monkeypatch):
+    out = tmp_path / "out"
+    E.main(str(study), str(out), as_json=True)
+    before = {name: (out / name).read_bytes() for name in _names(out)}
+    real = getattr(E, fails_in)
+
+    def broken(report, folder):
+        if fails_in == "write_outputs":
+            real(report, folder)  # every file written, then the failure
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(E, fails_in, broken)
+    data = dict(STUDY, seed=10)
+    study.write_text(yaml.safe_dump(data))
+    with pytest.raises(OSError, match="No space left"):
+        E.main(str(study), str(out), as_json=True)
+    assert {name: (out / name).read_bytes() for name in _names(out) if name != ".partial"} == before
+    assert len(list((out / ".partial").glob("chunk-*.json"))) == 3  # a rerun only writes the files
+    assert _names(tmp_path) == ["out", "study.yaml"]
+    # and in a new folder: no report without its plots, only the finished chunks
+    with pytest.raises(OSError, match="No space left"):
+        E.main(str(study), str(tmp_path / "new"), as_json=True)
+    assert _names(tmp_path / "new") == [".partial"]
+
+
+def test_files_that_appear_during_the_run_are_not_lost(study, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    out.mkdir()
+    real = E.run_study
+
+    def meanwhile(*args, **kwargs):
+        (out / "notes.md").write_text("mine")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(E, "run_study", meanwhile)
+    with pytest.raises(outputs.OutputError, match=r"files this command does not write appeared there "
+                                                  r"\(notes.md\); nothing was replaced, and this run's "
+                                                  r"outputs are in .*out.new"):
+        E.main(str(study), str(out), as_json=True)
+    assert _names(out) == [".partial", "notes.md"]
+    assert _names(tmp_path / "out.new") == sorted(E.OUTPUT_NAMES)
+
+
+# ------------------------------------------------------------------------------------------ resume
+def test_the_chunk_codec_is_exact():
+    value = {"a": np.arange(6, dtype=np.int64).reshape(2, 3), 3: (np.float64(0.1), 1 / 3),
+             "nan": float("nan"), "f32": np.array([1.5, np.inf], dtype=np.float32),
+             "list": [True, None, "x", np.bool_(True), np.int32(-7)], "empty": np.zeros((0, 4))}
+    back = chunk_store.decode(json.loads(json.dumps(chunk_store.encode(value))))
+    assert back.keys() == value.keys() and isinstance(back[3], tuple)
+    for key in ("a", "f32", "empty"):
+        assert back[key].dtype == value[key].dtype and back[key].shape == value[key].shape
+        assert back[key].tobytes() == value[key].tobytes()
+    assert type(back[3][0]) is np.float64 and back[3][0] == 0.1 and back[3][1] == 1 / 3
+    assert np.isnan(back["nan"]) and back["list"][:3] == [True, None, "x"]
+    assert type(back["list"][4]) is np.int32 and back["list"][4] == -7
+    with pytest.raises(TypeError, match="holds a set"):
+        chunk_store.encode({1, 2})
+
+
+def test_an_interrupted_run_resumes_computing_only_the_missing_chunks(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PB_GYM_INTERRUPT_AT", "2")
+    chunks = scale.plan(10, 2, 7)
+    store = chunk_store.ChunkStore(tmp_path / ".partial", {"study": "test", "n": 10})
+    with pytest.raises(KeyboardInterrupt):
+        scale.run(chunk_tasks.interrupted_after, chunks, store=store)
+    assert "interrupted: 2 finished chunk(s) are kept in" in capsys.readouterr().err
+    assert _names(tmp_path / ".partial") == ["chunk-000000.json", "chunk-000001.json", "run.json"]
+    monkeypatch.delenv("PB_GYM_INTERRUPT_AT")
+    ran = []
+    store = chunk_store.ChunkStore(tmp_path / ".partial", {"study": "test", "n": 10})
+    resumed = scale.run(chunk_tasks.sum_of_draws, chunks, progress=lambda c: ran.append(c.index),
+                        store=store)
+    assert ran == [2, 3, 4]
+    assert resumed == scale.run(chunk_tasks.sum_of_draws, chunks)
+    assert "resuming: 2 of 5 chunks already finished" in capsys.readouterr().err
+    # a damaged chunk file is computed again, not trusted
+    (tmp_path / ".partial" / "chunk-000003.json").write_text("{")
+    ran.clear()
+    assert scale.run(chunk_tasks.sum_of_draws, chunks, progress=lambda c: ran.append(c.index),
+                     store=chunk_store.ChunkStore(tmp_path / ".partial", {"study": "test", "n": 10})
+                     ) == resumed
+    assert ran == [3]
+
+
+def test_an_interrupted_study_resumes_bit_for_bit(study, tmp_path, monkeypatch, capsys):
+    reference = tmp_path / "reference"
+    E.main(str(study), str(reference), as_json=True)
+    out = tmp_path / "out"
+    real, ran = E.run_chunk, []
+
+    def interrupted(config_data, chunk, show_progress=False):
+        if chunk.index == 2:
+            raise KeyboardInterrupt  # Ctrl-C after two chunks
+        return real(config_data, chunk, show_progress)
+
+    monkeypatch.setattr(E, "run_chunk", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        cli.main(["evaluate", str(study), "--out", str(out)])
+    assert _names(out) == [".partial"]  # no report: only the finished chunks
+    assert _names(out / ".partial") == ["chunk-000000.json", "chunk-000001.json", "run.json"]
+
+    def counted(config_data, chunk, show_progress=False):
+        ran.append(chunk.index)
+        return real(config_data, chunk, show_progress)
+
+    monkeypatch.setattr(E, "run_chunk", counted)
+    capsys.readouterr()
+    assert cli.main(["evaluate", str(study), "--out", str(out), "--json"]) == 0
+    assert ran == [2]
+    assert "resuming: 2 of 3 chunks already finished" in capsys.readouterr().err
+    assert _names(out) == sorted(E.OUTPUT_NAMES)  # .partial is gone with the run finished
+    assert _without_timings(out / "report.json") == _without_timings(reference / "report.json")
+    for name in ("systems.csv", "paths.json"):
+        assert (out / name).read_bytes() == (reference / name).read_bytes(), name
+
+
+def test_a_resume_with_another_config_refuses_to_mix_the_chunks(study, tmp_path, monkeypatch,
+                                                               capsys):
+    out = tmp_path / "out"
+    real = E.run_chunk
+
+    def fails(config_data, chunk, show_progress=False):
+        if chunk.index == 1:
+            raise RuntimeError("worker lost")
+        return real(config_data, chunk, show_progress)
+
+    monkeypatch.setattr(E, "run_chunk", fails)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["evaluate", str(study), "--out", str(out)])
+    assert exit_info.value.code == 1
+    assert __import__("re").search(
+        r"chunk 2/3 .* failed twice; the run is stopped and no report was written. Last error: "
+        r"RuntimeError: worker lost. 1 finished chunk\(s\) are kept in .*out/.partial: rerun the same "
+        r"command to compute only the others", capsys.readouterr().err)
+    monkeypatch.setattr(E, "run_chunk", real)
+    study.write_text(yaml.safe_dump(dict(STUDY, seed=10, hands=41)))
+    for extra in ([], ["--resume"]):
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(["evaluate", str(study), "--out", str(out)] + extra)
+        assert exit_info.value.code == 2
+        assert __import__("re").search(
+            r"out/.partial holds 1 finished chunk\(s\) of another run \(it differs in config.hands, "
+            r"config.seed; .*\): they will not be mixed with this run's. Rerun with the config they "
+            r"belong to to finish it, or pass --no-resume to discard them", capsys.readouterr().err)
+    assert _names(out / ".partial") == ["chunk-000000.json", "run.json"]
+    assert cli.main(["evaluate", str(study), "--out", str(out), "--no-resume", "--json"]) == 0
+    assert "resuming" not in capsys.readouterr().err
+    assert _names(out) == sorted(E.OUTPUT_NAMES)
+
+
+def test_resume_needs_an_out_folder(study, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["evaluate", str(study), "--resume"])
+    assert exit_info.value.code == 2
+    assert "--resume needs --out DIR: an unfinished run keeps its finished chunks in DIR/.partial" in (
+        capsys.readouterr().err)
