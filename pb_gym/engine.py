@@ -315,9 +315,10 @@ class _CheckedArrays:
         self._check()
 
     def __setattr__(self, name: str, value: object) -> None:
-        built = self._FIELDS[-1][0] in self.__dict__  # __init__ sets the fields in order
+        fields = self.__dataclass_fields__  # type: ignore[attr-defined]
+        built = next(reversed(fields)) in self.__dict__  # __init__ sets the fields in order
         object.__setattr__(self, name, value)
-        if built and any(name == f[0] for f in self._FIELDS):
+        if built and name in fields:
             self._check()
 
 

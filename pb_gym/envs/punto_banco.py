@@ -18,12 +18,14 @@ stakes) is in **betting units** = money / ``unit``.
 
 Action space (``action_mode``)
 ------------------------------
-* ``"multidiscrete"`` (default): ``MultiDiscrete([n_bet_choices, K])`` = ``[bet, size]``. ``bet`` is
-  ``0`` = no bet, ``1`` banker, ``2`` player, ``3`` tie, then each offered side bet in
-  :data:`pb_gym.rules.BETS` order (``env.bet_choices`` lists them). ``size`` picks one of the K
-  ``stake_levels`` (units, or fractions of the current bankroll with ``stake_unit="fraction"``).
-* ``"discrete"``: ``Discrete(1 + n_bets * K)``, the flattening for DQN: ``0`` = no bet, ``1 + b * K + k``
-  = bet ``b`` (0 banker, 1 player, 2 tie, then the offered side bets) at level ``k``.
+* ``"discrete"`` (default; PPO, A2C, DQN and every other SB3 / RL Zoo algorithm take it):
+  ``Discrete(1 + n_bets * K)``: ``0`` = no bet, ``1 + b * K + k`` = bet ``b`` (0 banker, 1 player,
+  2 tie, then the offered side bets in :data:`pb_gym.rules.BETS` order) at stake level ``k``
+  (``K = len(stake_levels)``; with the standard 4 side bets and 5 levels, ``Discrete(36)``).
+* ``"multidiscrete"``: ``MultiDiscrete([n_bet_choices, K])`` = ``[bet, size]``. ``bet`` is ``0`` = no
+  bet, ``1`` banker, ``2`` player, ``3`` tie, then each offered side bet (``env.bet_choices`` lists
+  them); ``size`` picks one of the K ``stake_levels`` (units, or fractions of the current bankroll with
+  ``stake_unit="fraction"``).
 * ``"box"``: ``Box(0, 1, (n_offered,))``: one entry per offered bet spot (banker, player, tie, side
   bets), several at once as at a real table; entry ``a`` stakes ``a * min(bankroll, table_max)``.
 
@@ -33,31 +35,55 @@ then banker; the discrete space has ``n_bets * K`` actions). Stakes are capped (
 several spots add up to more than the bankroll, and a spot below the table minimum is not placed (when
 forced to bet, the table minimum is placed instead).
 
-Observation space (a ``Dict`` of float32 Boxes; ``flatten_obs=True`` concatenates them, in this order,
-into one ``Box``)
------------------------------------------------------------------------------------------------------
-=============  ==========  ===========================================================================
-key            shape       meaning
-=============  ==========  ===========================================================================
-``bankroll``   (1,)        current bankroll, in units
-``bead_plate`` (history,)  outcomes of the last ``history`` hands of this shoe, most recent first:
-                           0 = none yet, 1 = banker, 2 = player, 3 = tie (cleared at each new shoe)
-``cards_left`` (1,)        cards left in the shoe (not dealt nor burned)
-``hands``      (2,)        hands dealt in this episode, hands dealt from the current shoe
-``last_hand``  (10,)       last hand: banker won, player won, tie (one-hot), player total, banker total,
-                           player cards (2/3), banker cards, natural, player pair, banker pair (0s
-                           before the first hand of the episode)
-``shoe``       (13,)       only with ``visible_discards=True``: cards of each rank A, 2, ..., 10, J, Q,
-                           K the players have not seen (the shoe plus the face-down burned cards)
-=============  ==========  ===========================================================================
+Observation space (``observation``, ``obs_scale``)
+--------------------------------------------------
+By default (``observation="flat"``, ``obs_scale="scaled"``) one float32 ``Box`` whose fields lie at
+these offsets (``env.config.obs_offsets``; the defaults: ``history=20``, ``visible_discards=True``, 47
+entries), each divided by the bound in the last column so that it lies in [0, 1] (the bankroll: 1 at
+the start, 0 at ruin, unbounded above). ``obs_scale="raw"`` gives the raw units (column "raw");
+``observation="dict"`` gives the same fields as a ``Dict`` of Boxes (keys in this order; ``flatten_obs``
+is the older name: True = flat, False = dict). ``gymnasium.spaces.flatten`` of the dict equals the flat
+observation.
+
+=============  ========  ==========  ===========================================  ===================
+key            offset    shape       raw                                          divided by
+=============  ========  ==========  ===========================================  ===================
+``bankroll``   0         (1,)        current bankroll, in units                   starting bankroll
+``bead_plate`` 1         (history,)  outcomes of the last ``history`` hands of    3
+                                     this shoe, most recent first: 0 = none yet,
+                                     1 banker, 2 player, 3 tie (cleared at each
+                                     new shoe)
+``cards_left`` 21        (1,)        cards left in the shoe (not dealt/burned)    cards of a full shoe
+``hands``      22        (2,)        hands dealt in this episode, hands dealt     ``max_hands`` (100
+                                     from the current shoe                        when None), and
+                                                                                  ``n_cards / 4`` (a
+                                                                                  hand takes >= 4 cards)
+``last_hand``  24        (10,)       last hand: banker won, player won, tie       1, 1, 1, 9, 9, 3, 3,
+                                     (one-hot), player total, banker total,       1, 1, 1
+                                     player cards (2/3), banker cards, natural,
+                                     player pair, banker pair (0s before the
+                                     first hand of the episode)
+``shoe``       34        (13,)       only with ``visible_discards=True``: cards   ``4 x decks``
+                                     of each rank A, 2, ..., 10, J, Q, K the
+                                     players have not seen (the shoe plus the
+                                     face-down burned cards)
+=============  ========  ==========  ===========================================  ===================
+
+Why this default: measured with PPO on this env (README, "Using pb-gym from stable-baselines3 / RL Zoo
+/ Gymnasium"); ``MlpPolicy`` and Gymnasium's ``NormalizeObservation`` / ``FlattenObservation`` take it
+as it is.
 
 Reward, episode end
 -------------------
 Reward: net win of the hand in units (0 for no bet or a push). ``terminated`` on ruin (bankroll below
 the table minimum) or when the bankroll reaches ``win_target``; ``truncated`` after ``max_hands`` hands
-(default 100; None = no limit) or, with ``one_shoe=True``, when the cut card has come out. ``reset()``
-always starts a fresh shoe (seeded when a seed is given) and the starting bankroll; ``reset(seed=s)``
-deals exactly the hands of table ``i`` of the vector environment reset with seed ``s - i``.
+or, with ``one_shoe=True``, when the cut card has come out. Episode length: ``gymnasium.make`` uses
+Gymnasium's own ``TimeLimit`` with the registered ``max_episode_steps=100`` (``env.spec.max_episode_steps``;
+``make(..., max_episode_steps=N)`` changes it) and sets the env's own ``max_hands`` to None; building the
+class directly, ``max_hands`` (default 100, None = no limit) is the limit. Given both, the first limit
+reached truncates. ``reset()`` always starts a fresh shoe (seeded when a seed is given) and the starting
+bankroll; ``reset(seed=s)`` deals exactly the hands of table ``i`` of the vector environment reset with
+seed ``s - i``.
 
 ``info`` (``hand_info=True``, the default): ``player_cards``/``banker_cards`` (card codes 1..13 = A..K,
 0 = no third card), ``player_total``, ``banker_total``, ``winner`` (0 banker, 1 player, 2 tie),
@@ -74,6 +100,7 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium as gym
+from gymnasium.error import ResetNeeded
 import numpy as np
 
 from pb_gym.envs import render as _render
@@ -90,7 +117,8 @@ class PuntoBancoEnv(gym.Env):
             :func:`pb_gym.envs.table.make_config` (``bankroll``, ``unit``, ``table_min``,
             ``table_max``, ``win_target``, ``max_hands``, ``one_shoe``, ``visible_discards``,
             ``history``, ``action_mode``, ``stake_levels``, ``stake_unit``, ``allow_no_bet``,
-            ``flatten_obs``, ``info_ev``, ``hand_info``). Bad names or values raise ``ValueError``.
+            ``observation``, ``obs_scale``, ``info_ev``, ``hand_info``, ...). Bad names or values
+            raise ``ValueError``.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
@@ -135,6 +163,8 @@ class PuntoBancoEnv(gym.Env):
         return self._obs(), {}
 
     def step(self, action):
+        if not self._seeded:  # as Gymnasium's OrderEnforcing wrapper (gymnasium.make) does
+            raise ResetNeeded("Cannot call env.step() before calling env.reset()")
         cfg = self.config
         acts = np.asarray(action)[None]
         reward, terminated, truncated = T.play_hand(cfg, self.tables, acts, self._active)

@@ -36,6 +36,7 @@ Stake rules (applied to every table every hand, in this order):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any, Sequence
 
@@ -47,8 +48,18 @@ from pb_gym import engine
 from pb_gym import exact
 from pb_gym import rules as R
 from pb_gym.rules import BETS, Rules
+from pb_gym.threads import run_rows
 
-ACTION_MODES: tuple[str, ...] = ("multidiscrete", "discrete", "box")
+ACTION_MODES: tuple[str, ...] = ("discrete", "multidiscrete", "box")
+"""``action_mode`` options, the default first (``discrete`` works with every SB3 / RL Zoo algorithm)."""
+OBSERVATIONS: tuple[str, ...] = ("flat", "dict")
+"""``observation`` options, the default first: one float32 ``Box`` (``MlpPolicy``) or a ``Dict``."""
+OBS_SCALES: tuple[str, ...] = ("scaled", "raw")
+"""``obs_scale`` options, the default first: every feature divided by a documented bound (about
+[0, 1]), or the raw units (cards, betting units, hands)."""
+HANDS_SCALE = 100
+"""Hands that scale the episode-hands feature when the env has no ``max_hands`` of its own (the limit
+is then Gymnasium's ``TimeLimit``; 100 is the registered ``max_episode_steps``)."""
 STAKE_UNITS: tuple[str, ...] = ("units", "fraction")
 REWARDS: tuple[str, ...] = ("realized", "expected")
 """``reward`` options: the dealt net win of the hand, or the exact EV of the stakes placed given the
@@ -79,7 +90,7 @@ HAND_INFO_KEYS: tuple[str, ...] = (
 """Keys of the per-hand ``info`` (``hand_info=True``); ``ev`` is added with ``info_ev=True``."""
 
 _F32_MAX = float(np.finfo(np.float32).max)
-_BOOL_ARGS = ("one_shoe", "visible_discards", "allow_no_bet", "flatten_obs", "info_ev", "hand_info")
+_BOOL_ARGS = ("one_shoe", "visible_discards", "allow_no_bet", "info_ev", "hand_info")
 
 
 def _bad(name: str, value: object, allowed: str) -> ValueError:
@@ -113,7 +124,8 @@ class TableConfig:
     stake_levels: tuple[float, ...]
     stake_unit: str
     allow_no_bet: bool
-    flatten_obs: bool
+    observation: str
+    obs_scale: str
     info_ev: bool
     hand_info: bool
     reward: str = "realized"
@@ -182,6 +194,33 @@ class TableConfig:
     def obs_size(self) -> int:
         return sum(self.obs_sizes.values())
 
+    @property
+    def flatten_obs(self) -> bool:
+        """True when the observation is one flat ``Box`` (``observation="flat"``)."""
+        return self.observation == "flat"
+
+    @functools.cached_property
+    def obs_factors(self) -> np.ndarray | None:
+        """What :func:`write_obs` multiplies the raw flat observation by (``obs_scale="scaled"``), one
+        float32 per entry; None for ``"raw"``. Each field is divided by its bound (see
+        :func:`observation_space`): bankroll by the starting bankroll, the bead plate by 3, cards left
+        by the cards of a full shoe, episode hands by ``max_hands`` (or :data:`HANDS_SCALE`), hands of
+        this shoe by the most a shoe can deal (``n_cards / 4``: a hand takes at least 4 cards), the last
+        hand by its maxima (totals 9, cards 3), the unseen counts of each rank by ``4 x decks``."""
+        if self.obs_scale == "raw":
+            return None
+        n_cards = float(self.rules.n_cards)
+        bound = {
+            "bankroll": [self.bankroll_units],
+            "bead_plate": [3.0] * self.history,
+            "cards_left": [n_cards],
+            "hands": [float(self.max_hands or HANDS_SCALE), n_cards / 4.0],
+            "last_hand": list(_LAST_HAND_HIGH),
+            "shoe": [float(R.CARDS_PER_RANK_PER_DECK * self.rules.decks)] * R.N_RANKS,
+        }
+        return (1.0 / np.concatenate([np.asarray(bound[k], dtype=np.float64) for k in self.obs_keys])
+                ).astype(np.float32)
+
 
 def make_config(**kwargs: Any) -> TableConfig:
     """Validate the environment keyword arguments; a bad name or value raises a ``ValueError`` naming it.
@@ -192,14 +231,18 @@ def make_config(**kwargs: Any) -> TableConfig:
 
     Table: ``bankroll`` (starting bankroll, money, default 1000), ``unit`` (betting unit, money, 10),
     ``table_min`` (10), ``table_max`` (5000), ``win_target`` (money; the episode ends when the bankroll
-    reaches it; None), ``max_hands`` (hands per episode, truncation; 100, None = no limit), ``one_shoe``
+    reaches it; None), ``max_hands`` (hands per episode, truncation; 100, None = no limit of the
+    env's own; ``gymnasium.make`` passes None and Gymnasium's ``TimeLimit`` ends episodes), ``one_shoe``
     (an episode is one shoe: truncated when the cut card has come out; False = episodes run across
     reshuffles), ``visible_discards`` (observe the 13 unseen counts; True).
 
-    Agent interface: ``action_mode`` (``multidiscrete``, ``discrete``, ``box``), ``stake_levels``
+    Agent interface: ``action_mode`` (``discrete``, the default; ``multidiscrete``; ``box``), ``stake_levels``
     (increasing positive numbers; default 1, 2, 5, 10, 25 units or 1, 2, 5, 10, 25% of the bankroll),
     ``stake_unit`` (``units`` or ``fraction`` of the current bankroll), ``allow_no_bet`` (True),
-    ``history`` (bead plate length, 20), ``flatten_obs`` (one Box instead of a Dict; False), ``info_ev``
+    ``history`` (bead plate length, 20), ``observation`` (``flat``: one Box, the default; ``dict``: a
+    Dict of Boxes), ``obs_scale`` (``scaled``: every feature divided by a documented bound, the
+    default; ``raw``: cards, units, hands), ``flatten_obs`` (older name: True = ``observation="flat"``,
+    False = ``"dict"``), ``info_ev``
     (exact EV of each bet in ``info``; False), ``hand_info`` (cards, totals, winner, stakes in ``info``),
     ``reward`` (``realized``: the hand's net win, the default; ``expected``: the exact EV of the stakes
     placed given the cards unseen before the hand, an unbiased, noise-free estimate of the realized
@@ -208,8 +251,9 @@ def make_config(**kwargs: Any) -> TableConfig:
     defaults: dict[str, Any] = dict(
         rules=None, bankroll=1000.0, unit=10.0, table_min=10.0, table_max=5000.0, win_target=None,
         max_hands=100, one_shoe=False, visible_discards=True, history=20,
-        action_mode="multidiscrete", stake_levels=None, stake_unit="units", allow_no_bet=True,
-        flatten_obs=False, info_ev=False, hand_info=True, reward="realized",
+        action_mode="discrete", stake_levels=None, stake_unit="units", allow_no_bet=True,
+        observation="flat", obs_scale="scaled", flatten_obs=None, info_ev=False, hand_info=True,
+        reward="realized",
     )
     unknown = [k for k in kwargs if k not in defaults and k not in RULE_FIELDS]
     if unknown:
@@ -251,6 +295,18 @@ def make_config(**kwargs: Any) -> TableConfig:
         raise _bad("history", a["history"], "an integer from 1 to 1000")
     if a["action_mode"] not in ACTION_MODES:
         raise _bad("action_mode", a["action_mode"], ", ".join(ACTION_MODES))
+    if a["observation"] not in OBSERVATIONS:
+        raise _bad("observation", a["observation"], ", ".join(OBSERVATIONS))
+    if a["obs_scale"] not in OBS_SCALES:
+        raise _bad("obs_scale", a["obs_scale"], ", ".join(OBS_SCALES))
+    observation = a["observation"]
+    if a["flatten_obs"] is not None:  # the older name of observation= (True: flat, False: dict)
+        if not isinstance(a["flatten_obs"], (bool, np.bool_)):
+            raise _bad("flatten_obs", a["flatten_obs"], "None, True or False")
+        observation = "flat" if a["flatten_obs"] else "dict"
+        if "observation" in kwargs and kwargs["observation"] != observation:
+            raise ValueError(f"flatten_obs={a['flatten_obs']!r} contradicts observation="
+                             f"{kwargs['observation']!r}; pass observation= only")
     if a["reward"] not in REWARDS:
         raise _bad("reward", a["reward"], ", ".join(REWARDS))
     if a["stake_unit"] not in STAKE_UNITS:
@@ -274,7 +330,8 @@ def make_config(**kwargs: Any) -> TableConfig:
         max_hands=None if max_hands is None else int(max_hands), one_shoe=bool(a["one_shoe"]),
         visible_discards=bool(a["visible_discards"]), history=int(a["history"]),
         action_mode=a["action_mode"], stake_levels=levels, stake_unit=a["stake_unit"],
-        allow_no_bet=bool(a["allow_no_bet"]), flatten_obs=bool(a["flatten_obs"]),
+        allow_no_bet=bool(a["allow_no_bet"]), observation=observation,
+        obs_scale=a["obs_scale"],
         info_ev=bool(a["info_ev"]), hand_info=bool(a["hand_info"]), reward=a["reward"],
     )
 
@@ -283,12 +340,15 @@ def make_config(**kwargs: Any) -> TableConfig:
 # Spaces (of one table)
 # --------------------------------------------------------------------------------------------------
 def _field_bounds(cfg: TableConfig, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """Raw-unit bounds of one field (the bankroll, and the episode hands without ``max_hands``, have
+    none: float32's maximum)."""
     size = cfg.obs_sizes[key]
     high = {
         "bankroll": np.full(1, _F32_MAX),
         "bead_plate": np.full(size, 3.0),
         "cards_left": np.full(1, float(cfg.rules.n_cards)),
-        "hands": np.full(2, _F32_MAX),
+        "hands": np.array([_F32_MAX if cfg.max_hands is None else float(cfg.max_hands),
+                           cfg.rules.n_cards / 4.0]),
         "last_hand": _LAST_HAND_HIGH,
         "shoe": np.full(R.N_RANKS, float(R.CARDS_PER_RANK_PER_DECK * cfg.rules.decks)),
     }[key]
@@ -296,8 +356,18 @@ def _field_bounds(cfg: TableConfig, key: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def observation_space(cfg: TableConfig) -> spaces.Dict | spaces.Box:
-    """The observation space of one table: a Dict of float32 Boxes, or one Box if ``flatten_obs``."""
+    """The observation space of one table: one float32 Box (``observation="flat"``, fields in
+    :data:`OBS_KEYS` order at ``cfg.obs_offsets``) or a Dict of float32 Boxes. With ``obs_scale=
+    "scaled"`` the bounds are the raw ones times :attr:`TableConfig.obs_factors` (every bounded
+    feature in [0, 1]; the unbounded ones keep float32's maximum)."""
     bounds = {k: _field_bounds(cfg, k) for k in cfg.obs_keys}
+    factors = cfg.obs_factors
+    if factors is not None:
+        scaled = {}
+        for key, (lo, hi) in bounds.items():
+            a, b = cfg.obs_offsets[key]
+            scaled[key] = (lo, np.where(hi >= _F32_MAX, _F32_MAX, hi * factors[a:b]).astype(np.float32))
+        bounds = scaled
     if cfg.flatten_obs:
         low = np.concatenate([b[0] for b in bounds.values()])
         high = np.concatenate([b[1] for b in bounds.values()])
@@ -318,8 +388,16 @@ def action_space(cfg: TableConfig) -> spaces.Space:
 # State of N tables
 # --------------------------------------------------------------------------------------------------
 @dataclasses.dataclass
-class Tables:
-    """State of N tables. Amounts in betting units. Updated in place by the functions of this module."""
+class Tables(engine._CheckedArrays):
+    """State of N tables. Amounts in betting units. Updated in place by the functions of this module.
+
+    The arrays' dtypes and shapes (those of :func:`new_tables`) are checked when the tables are built
+    and when a field is replaced, so that the compiled kernels can trust them."""
+
+    _FIELDS = tuple((name, np.dtype(dtype), ndim) for name, dtype, ndim in (
+        ("bankroll", np.float64, 1), ("episode_hands", np.int64, 1), ("bead", np.int8, 2),
+        ("last_hand", np.float32, 2), ("player_cards", np.uint8, 2), ("banker_cards", np.uint8, 2),
+        ("stakes", np.float64, 2), ("reward", np.float64, 1)))
 
     shoe: engine.ShoeState
     bankroll: np.ndarray  # (n,) float64
@@ -336,6 +414,35 @@ class Tables:
     @property
     def n(self) -> int:
         return self.bankroll.shape[0]
+
+    def _widths(self) -> dict[str, int]:
+        return {"bead": self.bead.shape[1] if self.bead.ndim == 2 else -1,
+                "last_hand": len(LAST_HAND_FIELDS), "player_cards": 3, "banker_cards": 3,
+                "stakes": R.N_BETS}
+
+    def _check(self) -> None:
+        super()._check()
+        if not isinstance(self.shoe, engine.ShoeState) or self.shoe.n_tables != self.n:
+            raise ValueError(f"Tables.shoe must be an engine.ShoeState of {self.n} tables")
+        if not isinstance(self.result, engine.HandResult) or len(self.result) != self.n:
+            raise ValueError(f"Tables.result must be an engine.HandResult of {self.n} tables")
+
+
+def _check_batch(cfg: TableConfig, tables: Tables, active: np.ndarray | None = None) -> None:
+    """Before a kernel: ``tables`` were made for ``cfg`` (bead plate length, shoe size) and ``active``
+    is one flag per table. Cheap (a few comparisons); the arrays themselves are checked by
+    :class:`Tables` when set."""
+    if not isinstance(tables, Tables):
+        raise TypeError(f"tables must be a pb_gym.envs.table.Tables (new_tables), got "
+                        f"{type(tables).__name__}")
+    if tables.bead.shape[1] != cfg.history or tables.shoe.shoe.shape[1] != cfg.rules.n_cards:
+        raise ValueError(f"these tables were made for another config (bead plate of "
+                         f"{tables.bead.shape[1]} hands, {tables.shoe.shoe.shape[1]}-card shoes; "
+                         f"this config: history={cfg.history}, {cfg.rules.n_cards}-card shoes): use "
+                         "new_tables(cfg, n) with the config you play them with")
+    if active is not None and (type(active) is not np.ndarray or active.dtype != np.bool_
+                               or active.shape != (tables.n,)):
+        raise ValueError(f"active must be a boolean mask of shape ({tables.n},)")
 
 
 def new_tables(cfg: TableConfig, n: int, seed: engine.Seed = None) -> Tables:
@@ -359,6 +466,7 @@ def reset_tables(cfg: TableConfig, tables: Tables, index: np.ndarray | None = No
                  seeds: Sequence[int] | np.ndarray | None = None) -> None:
     """Start new episodes at the tables ``index`` (all if None): a fresh shoe (seeded with one int per
     table if ``seeds`` is given, else continuing each table's random stream) and the starting bankroll."""
+    _check_batch(cfg, tables)
     idx = np.arange(tables.n) if index is None else np.asarray(index, dtype=np.int64)
     engine.shuffle(cfg.rules, tables.shoe, idx, seed=None if seeds is None else np.asarray(seeds))
     tables.bankroll[idx] = cfg.bankroll_units
@@ -472,9 +580,15 @@ def decode_actions(cfg: TableConfig, actions: np.ndarray, bankroll: np.ndarray, 
     ``actions``: ``(n, 2)`` ints (multidiscrete), ``(n,)`` ints (discrete) or ``(n, n_offered)`` floats
     (box). Rows where ``active`` is False get no stakes. Out-of-range discrete actions raise ValueError.
     """
+    if type(bankroll) is not np.ndarray or bankroll.ndim != 1 or bankroll.dtype != np.float64:
+        raise ValueError("bankroll must be a 1-D float64 array, one bankroll per table")
     n = bankroll.shape[0]
+    if type(out) is not np.ndarray or out.shape != (n, R.N_BETS) or out.dtype != np.float64:
+        raise ValueError(f"out must be a float64 array of shape ({n}, {R.N_BETS})")
     if active is None:
         active = np.ones(n, dtype=np.bool_)
+    elif type(active) is not np.ndarray or active.shape != (n,) or active.dtype != np.bool_:
+        raise ValueError(f"active must be a boolean mask of shape ({n},)")
     mode = cfg.action_mode
     if mode == "box":
         acts = np.asarray(actions, dtype=np.float64)
@@ -543,16 +657,21 @@ def action_masks(cfg: TableConfig, bankroll: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------
 # One hand at every table
 # --------------------------------------------------------------------------------------------------
-@numba.njit(cache=True, parallel=True)
-def _settle_update_kernel(active, stakes, outcome, winner, player_total, banker_total, player_ncards,
+SETTLE_MIN_TABLES = 8192
+"""Batches of at least this many tables are settled on several threads (:mod:`pb_gym.threads`)."""
+OBS_MIN_TABLES = 4096
+"""The same for writing observations."""
+
+
+@numba.njit(cache=True, nogil=True)
+def _settle_update_kernel(start, stop, active, stakes, outcome, winner, player_total, banker_total, player_ncards,
                           banker_ncards, natural, player_pair, banker_pair, shuffled, player_cards,
                           banker_cards, paytable, pair_pays, pp_col, bp_col, position, cut_position,
                           cut_hands, hand_after_cut, min_u, target_u, max_hands, one_shoe,
                           bankroll, episode_hands, bead, last_hand, last_player, last_banker,
                           last_reward, reward, terminated, truncated):
-    n = bankroll.shape[0]
     history = bead.shape[1]
-    for t in numba.prange(n):
+    for t in range(start, stop):
         if not active[t]:
             reward[t] = 0.0
             terminated[t] = False
@@ -626,9 +745,14 @@ def record_hand(cfg: TableConfig, tables: Tables, hand: engine.HandResult,
     step would (the same kernel, with no stakes; bankrolls and hand counters are left alone). For
     code that deals with the engine itself and needs the environment's observations of it, such as
     a learned policy replayed by ``pb-gym evaluate``."""
+    _check_batch(cfg, tables)
     n = tables.n
+    engine.check_state(cfg.rules, shoe, deals=False)
+    engine.check_result(hand, n)
+    if shoe.n_tables != n:
+        raise ValueError(f"shoe holds {shoe.n_tables} tables but the tables are {n}")
     paytable, pair_pays = _Paytable.get(cfg.rules)
-    _settle_update_kernel(
+    run_rows(_settle_update_kernel, n, SETTLE_MIN_TABLES,
         np.ones(n, dtype=np.bool_), np.zeros((n, R.N_BETS)), hand.outcome, hand.winner,
         hand.player_total, hand.banker_total, hand.player_ncards, hand.banker_ncards, hand.natural,
         hand.player_pair, hand.banker_pair, hand.shuffled, hand.player_cards, hand.banker_cards,
@@ -652,6 +776,7 @@ def play_hand(cfg: TableConfig, tables: Tables, actions: np.ndarray, active: np.
     target always follow the realized net win.
 
     ``max_hands`` overrides ``cfg.max_hands`` (the vector env's ``max_episode_steps``)."""
+    _check_batch(cfg, tables, active)
     n = tables.n
     decode_actions(cfg, actions, tables.bankroll, tables.stakes, active)
     rules = cfg.rules
@@ -663,7 +788,7 @@ def play_hand(cfg: TableConfig, tables: Tables, actions: np.ndarray, active: np.
     terminated = np.empty(n, dtype=np.bool_)
     truncated = np.empty(n, dtype=np.bool_)
     limit = cfg.max_hands if max_hands is None else max_hands
-    _settle_update_kernel(
+    run_rows(_settle_update_kernel, n, SETTLE_MIN_TABLES,
         active, tables.stakes, res.outcome, res.winner, res.player_total, res.banker_total,
         res.player_ncards, res.banker_ncards, res.natural, res.player_pair, res.banker_pair,
         res.shuffled, res.player_cards, res.banker_cards, paytable, pair_pays, _PP_COL, _BP_COL,
@@ -683,10 +808,10 @@ def play_hand(cfg: TableConfig, tables: Tables, actions: np.ndarray, active: np.
 # --------------------------------------------------------------------------------------------------
 # Observations and infos
 # --------------------------------------------------------------------------------------------------
-@numba.njit(cache=True, parallel=True)
-def _obs_kernel(bankroll, bead, position, n_cards, episode_hands, hands_in_shoe, last_hand, unseen,
-                o_bankroll, o_bead, o_cards, o_hands, o_last, o_shoe, out):
-    for t in numba.prange(out.shape[0]):
+@numba.njit(cache=True, nogil=True)
+def _obs_kernel(start, stop, bankroll, bead, position, n_cards, episode_hands, hands_in_shoe,
+                last_hand, unseen, o_bankroll, o_bead, o_cards, o_hands, o_last, o_shoe, out):
+    for t in range(start, stop):
         out[t, o_bankroll] = bankroll[t]
         for k in range(bead.shape[1]):
             out[t, o_bead + k] = bead[t, k]
@@ -701,20 +826,25 @@ def _obs_kernel(bankroll, bead, position, n_cards, episode_hands, hands_in_shoe,
 
 
 def write_obs(cfg: TableConfig, tables: Tables) -> np.ndarray:
-    """The flat observations ``(n, obs_size)`` float32 of every table, in a NEW array (never reused)."""
+    """The flat observations ``(n, obs_size)`` float32 of every table, in a NEW array (never reused),
+    scaled by :attr:`TableConfig.obs_factors` unless ``obs_scale="raw"``."""
+    _check_batch(cfg, tables)
     out = np.empty((tables.n, cfg.obs_size), dtype=np.float32)
     off = cfg.obs_offsets
     shoe = tables.shoe
-    _obs_kernel(tables.bankroll, tables.bead, shoe.position, shoe.shoe.shape[1],
-                tables.episode_hands, shoe.hands_in_shoe, tables.last_hand, shoe.unseen,
-                off["bankroll"][0], off["bead_plate"][0], off["cards_left"][0], off["hands"][0],
-                off["last_hand"][0], off["shoe"][0] if "shoe" in off else -1, out)
+    run_rows(_obs_kernel, tables.n, OBS_MIN_TABLES, tables.bankroll, tables.bead, shoe.position,
+             shoe.shoe.shape[1], tables.episode_hands, shoe.hands_in_shoe, tables.last_hand,
+             shoe.unseen, off["bankroll"][0], off["bead_plate"][0], off["cards_left"][0],
+             off["hands"][0], off["last_hand"][0], off["shoe"][0] if "shoe" in off else -1, out)
+    factors = cfg.obs_factors
+    if factors is not None:
+        out *= factors
     return out
 
 
 def split_obs(cfg: TableConfig, flat: np.ndarray) -> dict[str, np.ndarray] | np.ndarray:
-    """The observation in the configured form: ``flat`` itself (``flatten_obs``) or a dict of views of it
-    (one per field; the last axis is the field)."""
+    """The observation in the configured form: ``flat`` itself (``observation="flat"``) or a dict of
+    views of it (one per field; the last axis is the field)."""
     if cfg.flatten_obs:
         return flat
     return {k: flat[..., a:b] for k, (a, b) in cfg.obs_offsets.items()}

@@ -1,7 +1,9 @@
 """The native vector form of :class:`~pb_gym.envs.punto_banco.PuntoBancoEnv`: N tables stepped together
 with ONE engine call per step (no Python loop over tables).
 
-``gymnasium.make_vec("pb_gym/PuntoBanco-v0", num_envs=N, **kwargs)`` returns this class. Table ``i`` of
+``gymnasium.make_vec("pb_gym/PuntoBanco-v0", num_envs=N, **kwargs)`` returns this class (add
+``autoreset_mode="SameStep"`` or ``AutoresetMode.SAME_STEP`` for the mode below; ``vectorization_mode=
+"sync"`` / ``"async"`` gives Gymnasium's Sync/AsyncVectorEnv of single envs instead). Table ``i`` of
 ``reset(seed=s)`` is seeded with ``s + i`` and deals exactly the hands of a single environment reset with
 ``seed=s + i`` and given the same actions (the parity test checks it).
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
@@ -40,8 +43,10 @@ class PuntoBancoVectorEnv(VectorEnv):
     Args:
         num_envs: number of tables N.
         autoreset_mode: ``AutoresetMode`` (or its value): NEXT_STEP (default), SAME_STEP or DISABLED.
-        max_episode_steps: hands per episode (truncation) as passed by ``gymnasium.make_vec``; combined
-            with ``max_hands`` (the smaller applies).
+        max_episode_steps: hands per episode (truncation). ``gymnasium.make_vec`` passes the registered
+            100 (or its own ``max_episode_steps=`` argument) and ``max_hands=None``, as ``make`` does for
+            the single env; given both, the smaller applies. Directly built, the default None leaves
+            ``max_hands`` (default 100) as the limit.
         render_mode: None, ``"ansi"`` or ``"rgb_array"``; ``render()`` returns one frame per table.
         **kwargs: as for the single environment; ``hand_info`` defaults to False here.
     """
@@ -137,6 +142,8 @@ class PuntoBancoVectorEnv(VectorEnv):
 
     # ---- step -----------------------------------------------------------------------------------
     def step(self, actions):
+        if not self._seeded:  # as the single env (and Gymnasium's OrderEnforcing wrapper) does
+            raise ResetNeeded("Cannot call env.step() before calling env.reset()")
         cfg, tables = self.config, self.tables
         mode = self.autoreset_mode
         autoreset = self._autoreset if mode == AutoresetMode.NEXT_STEP else None

@@ -1,0 +1,125 @@
+"""Hostile and unlucky input (issue 12): every bad input is refused with a clear error naming what is
+wrong, before a compiled kernel or an allocation can go wrong; the command line answers each fault with
+one line and a documented exit status."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gymnasium.error import ResetNeeded
+
+from pb_gym import Rules, engine
+from pb_gym.envs import table as T
+from pb_gym.envs.punto_banco import PuntoBancoEnv
+from pb_gym.envs.vector import PuntoBancoVectorEnv
+
+
+# ------------------------------------------------------------------ the engine's kernels (item 1)
+def test_a_state_dealt_with_other_rules_is_refused_not_corrupting_memory():
+    # the issue's reproduction: before the check this ended in heap corruption (exit 134 or 139)
+    state = engine.init(Rules(decks=1), 64, seed=0)
+    for _ in range(3):
+        with pytest.raises(ValueError, match=r"^the state holds shoes of 52 cards but the rules deal "
+                           r"8-deck shoes of 416 cards: deal a state with the Rules it was made for"):
+            engine.deal(Rules(decks=8), state)
+    with pytest.raises(ValueError, match="holds shoes of 52 cards"):
+        engine.shuffle(Rules(decks=8), state)
+    with pytest.raises(ValueError, match=r"the state's cut card is at card 38 but the rules put it "
+                       r"at card 32 \(cut_card=20\)"):
+        engine.deal(Rules(decks=1, cut_card=20), state)
+    engine.deal(Rules(decks=1), state)  # the rules it was made for still deal
+
+
+@pytest.mark.parametrize("edit, problem", [
+    (lambda s: s.position.__setitem__(1, 10_000), "its position is outside the shoe"),
+    (lambda s: s.position.__setitem__(1, -3), "its position is outside the shoe"),
+    (lambda s: s.counts.__setitem__((1, 4), -1), "its counts by rank are negative"),
+    (lambda s: s.unseen.__setitem__((1, 4), 99),
+     "its counts by rank are negative, above the unseen counts or above a full shoe"),
+    (lambda s: s.counts.__setitem__((1, 4), s.counts[1, 4] - 1),
+     "its counts by rank do not add up to the cards left behind its position"),
+    (lambda s: s.shoe.__setitem__((1, int(s.position[1]) + 2), 200),
+     "a card code of the next hand is outside 1..13"),
+    (lambda s: s.shoe.__setitem__((1, int(s.position[1])), 0),
+     "a card code of the next hand is outside 1..13"),
+])
+def test_a_state_edited_by_hand_is_refused_naming_the_table_and_the_problem(edit, problem):
+    rules = Rules(decks=1)
+    state = engine.init(rules, 3, seed=1)
+    edit(state)
+    with pytest.raises(ValueError, match=rf"^the state of table 1 is inconsistent: {problem}"):
+        engine.deal(rules, state)
+
+
+def test_dealing_past_the_end_of_the_shoe_is_refused():
+    rules = Rules(decks=1, hand_after_cut=True)
+    state = engine.init(rules, 2, seed=0)
+    # past the cut card but the extra hand still to come: the kernel would read past the shoe
+    state.position[0] = 50
+    state.counts[0] = 0
+    state.counts[0, 0] = 2
+    with pytest.raises(ValueError, match="table 0 is inconsistent: it would deal past the end"):
+        engine.deal(rules, state)
+
+
+def test_state_and_result_arrays_are_checked_when_set():
+    state = engine.init(Rules(), 4, seed=0)
+    with pytest.raises(ValueError, match=r"^ShoeState.position must be a int32 array of shape \(4,\); "
+                       r"got \(4,\) of int64$"):
+        state.position = np.zeros(4, dtype=np.int64)
+    with pytest.raises(ValueError, match=r"ShoeState.counts must be a int16 array of shape \(4, 13\)"):
+        engine.ShoeState(**{**vars(engine.init(Rules(), 4, seed=0)),
+                            "counts": np.zeros((3, 13), np.int16)})
+    out = engine.HandResult.empty(4)
+    with pytest.raises(ValueError, match=r"HandResult.outcome must be a uint8 array of shape \(4,\)"):
+        out.outcome = np.zeros(5, np.uint8)
+    state = engine.init(Rules(), 4, seed=0)
+    with pytest.raises(ValueError, match=r"^out holds 3 tables but the state has 4$"):
+        engine.deal(Rules(), state, out=engine.HandResult.empty(3))
+    with pytest.raises(TypeError, match="out must be a pb_gym.engine.HandResult"):
+        engine.deal(Rules(), state, out={"outcome": np.zeros(4)})
+    with pytest.raises(ValueError, match=r"active must be a boolean mask of shape \(4,\)"):
+        engine.deal(Rules(), state, active=np.ones(4, dtype=np.int64))
+    with pytest.raises(ValueError, match=r"active must be a boolean mask of shape \(4,\)"):
+        engine.deal(Rules(), state, active=[True] * 4)
+    with pytest.raises(ValueError, match="tables must be table indices or a boolean mask"):
+        engine.shuffle(Rules(), state, [0.5])
+
+
+def test_a_negative_seed_is_named():
+    with pytest.raises(ValueError, match=r"^seed=-1 is not allowed; allowed: an int >= 0"):
+        engine.init(Rules(), 2, seed=-1)
+    with pytest.raises(ValueError, match=r"^seed=-5 \(table 1\) is not allowed; allowed: ints >= 0"):
+        engine.init(Rules(), 2, seed=[3, -5])
+
+
+def test_the_env_kernels_refuse_tables_of_another_config():
+    cfg = T.make_config(history=20)
+    other = T.make_config(history=200)
+    tables = T.new_tables(other, 2, seed=0)
+    message = (r"^these tables were made for another config \(bead plate of 200 hands, 416-card "
+               r"shoes; this config: history=20, 416-card shoes\)")
+    with pytest.raises(ValueError, match=message):
+        T.write_obs(cfg, tables)
+    with pytest.raises(ValueError, match=message):
+        T.play_hand(cfg, tables, np.zeros(2, dtype=np.int64), np.ones(2, dtype=bool))
+    tables = T.new_tables(cfg, 2, seed=0)
+    with pytest.raises(ValueError, match=r"Tables.bead must be a int8 array of shape \(2, 20\)"):
+        tables.bead = np.zeros((3, 20), np.int8)
+    with pytest.raises(ValueError, match=r"^out must be a float64 array of shape \(2, 7\)$"):
+        T.decode_actions(cfg, np.zeros(2, dtype=np.int64), tables.bankroll, np.zeros((2, 3)))
+    with pytest.raises(ValueError, match=r"^active must be a boolean mask of shape \(2,\)$"):
+        T.play_hand(cfg, tables, np.zeros(2, dtype=np.int64), np.ones(3, dtype=bool))
+    hand = engine.HandResult.empty(5)
+    with pytest.raises(ValueError, match="out holds 5 tables but the state has 2"):
+        T.record_hand(cfg, tables, hand, tables.shoe)
+
+
+# ------------------------------------------------------------------- step before reset (item 10)
+def test_single_and_vector_env_both_refuse_a_step_before_reset():
+    for env, action in ((PuntoBancoEnv(), 0), (PuntoBancoVectorEnv(2), np.zeros(2, dtype=np.int64))):
+        with pytest.raises(ResetNeeded, match=r"^Cannot call env.step\(\) before calling "
+                           r"env.reset\(\)$"):
+            env.step(action)
+        env.reset(seed=0)
+        env.step(action)
