@@ -14,7 +14,17 @@ Files of a trained model (written by :func:`save_policy`, in one folder)::
     env.json           algorithm, environment keyword arguments, observation transform, normalization
     vecnormalize.pkl   VecNormalize statistics (only when the observations were normalized)
 
+Loading a model unpickles ``model.zip`` (its policy) and ``vecnormalize.pkl``: a crafted file runs
+any code it likes. ``env.json`` records the SHA-256 of both when the model is saved, and a model
+whose files changed since is refused before anything is unpickled (:func:`verify_model_files`,
+naming the file); ``pb-gym train`` also writes ``SHA256SUMS`` for every file of the run. A checksum
+catches a changed or swapped file, not someone who rewrites ``env.json`` too: load only models from
+sources you trust.
+
 Mirror of the environment state (what each observation field is made of, evaluate -> env):
+
+Each field is written in the env's form (flat or Dict, scaled or raw, as the model's ``env.json``
+says) by the env's own :func:`~pb_gym.envs.table.write_obs` from these sources:
 
 ================  ============================================================================
 ``bankroll``      ``view.bankroll_units`` (the session's bankroll in units, as the env's)
@@ -42,6 +52,7 @@ for the unseen cards is positive).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import warnings
 from pathlib import Path
@@ -85,8 +96,20 @@ def env_kwargs_to_json(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in kwargs.items()}
 
 
+LEGACY_ENV_DEFAULTS: dict[str, Any] = {"observation": "dict", "obs_scale": "raw",
+                                       "action_mode": "multidiscrete"}
+"""The environment defaults before the flat, scaled observation and the discrete actions became the
+defaults: a saved ``env.json`` that does not name these keys was trained with these values."""
+
+
 def env_kwargs_from_json(data: dict[str, Any]) -> dict[str, Any]:
+    """Environment keyword arguments read from ``env.json`` (lists -> tuples; the older defaults of
+    :data:`LEGACY_ENV_DEFAULTS` filled in where a file from before they changed does not name them)."""
     out = dict(data)
+    if "flatten_obs" in out:  # the older name of observation=
+        out.setdefault("observation", "flat" if out.pop("flatten_obs") else "dict")
+    for key, value in LEGACY_ENV_DEFAULTS.items():
+        out.setdefault(key, value)
     for key in ("side_bets", "stake_levels"):
         if isinstance(out.get(key), list):
             out[key] = tuple(out[key])
@@ -99,14 +122,81 @@ def save_policy(model, folder: str | Path, env_kwargs: dict[str, Any], algorithm
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     model.save(folder / MODEL_FILE)
+    cfg = T.make_config(**env_kwargs)  # the interface spelled out: defaults may change, files stay true
+    env_kwargs = {k: v for k, v in env_kwargs.items() if k != "flatten_obs"}
+    env_kwargs.update(action_mode=cfg.action_mode, observation=cfg.observation, obs_scale=cfg.obs_scale)
     meta = {"algorithm": algorithm, "env_kwargs": env_kwargs_to_json(env_kwargs),
             "obs_transform": obs_transform, "vecnormalize": None}
     if vecnormalize is not None:
         vecnormalize.save(str(folder / NORMALIZE_FILE))
         meta["vecnormalize"] = NORMALIZE_FILE
     meta.update(extra or {})
+    # the files evaluate unpickles: a changed one is refused before it is loaded (see model_files)
+    meta["sha256"] = {name: file_sha256(folder / name) for name in (MODEL_FILE, meta["vecnormalize"])
+                      if name is not None}
     (folder / ENV_FILE).write_text(json.dumps(meta, indent=2))
     return folder / MODEL_FILE
+
+
+# -------------------------------------------------------------------------------------- checksums
+MANIFEST_FILE = "SHA256SUMS"
+"""The SHA-256 of every file a training run wrote, in ``sha256sum`` format (``sha256sum -c``)."""
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file, in hexadecimal."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_manifest(folder: str | Path, files: Sequence[str | Path]) -> Path:
+    """Write :data:`MANIFEST_FILE` in ``folder``: the SHA-256 of each of ``files`` (paths under it)."""
+    folder = Path(folder)
+    lines = [f"{file_sha256(f)}  {Path(f).relative_to(folder).as_posix()}\n" for f in files]
+    (folder / MANIFEST_FILE).write_text("".join(lines))
+    return folder / MANIFEST_FILE
+
+
+def verify_model_files(folder: str | Path, meta: dict) -> None:
+    """Raise ValueError, naming the file, unless the files of a saved model that are unpickled when it
+    is loaded (``model.zip``, ``vecnormalize.pkl``) have the SHA-256 recorded in its ``env.json`` when
+    it was trained. (This catches a file changed or swapped since training; it cannot stop someone who
+    rewrites env.json as well: load only models from people you trust.)"""
+    folder = Path(folder)
+    recorded = meta.get("sha256")
+    needed = [MODEL_FILE] + ([meta["vecnormalize"]] if meta.get("vecnormalize") else [])
+    if not isinstance(recorded, dict):
+        raise ValueError(f"{folder / ENV_FILE} records no SHA-256 of {', '.join(needed)} (saved before "
+                         "pb-gym recorded them, or not by pb-gym train); loading a model unpickles "
+                         "it, which can run any code: retrain it, or, if you trust its source, record "
+                         f"the checksums with: python -m agents.learned --trust {folder}")
+    for name in needed:
+        if Path(name).name != name:
+            raise ValueError(f"{folder / ENV_FILE}: {name!r} is not a file name in the model's folder")
+        expected = recorded.get(name)
+        if expected is None:
+            raise ValueError(f"{folder / ENV_FILE} records no SHA-256 of {name}; refusing to load it")
+        if not (folder / name).is_file():
+            raise ValueError(f"{folder / name} is missing (env.json says the model needs it)")
+        actual = file_sha256(folder / name)
+        if actual != expected:
+            raise ValueError(f"{folder / name} changed since training (SHA-256 {actual[:16]}..., "
+                             f"recorded in env.json {str(expected)[:16]}...); refusing to load it: "
+                             "loading unpickles it, which can run any code")
+
+
+def record_checksums(folder: str | Path) -> dict:
+    """Record in ``env.json`` the SHA-256 of the model's files as they are now (for a model saved
+    before pb-gym recorded them, and that you trust)."""
+    folder = Path(folder)
+    meta = json.loads((folder / ENV_FILE).read_text())
+    names = [MODEL_FILE] + ([meta["vecnormalize"]] if meta.get("vecnormalize") else [])
+    meta["sha256"] = {name: file_sha256(folder / name) for name in names}
+    (folder / ENV_FILE).write_text(json.dumps(meta, indent=2))
+    return meta["sha256"]
 
 
 def model_files(path: str | Path) -> tuple[Path, Path]:
@@ -122,6 +212,16 @@ def model_files(path: str | Path) -> tuple[Path, Path]:
     if not meta.is_file():
         raise ValueError(f"{str(meta)!r} is missing: the environment settings the model was trained "
                          "with are saved there by pb-gym train")
+    try:
+        data = json.loads(meta.read_text())
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{meta}: not a readable env.json ({error})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{meta}: not an env.json written by pb-gym train")
+    if zip_path.name != MODEL_FILE:
+        raise ValueError(f"{zip_path}: a saved model is the {MODEL_FILE} of a folder written by "
+                         "pb-gym train (give that file or its folder)")
+    verify_model_files(zip_path.parent, data)
     return zip_path, meta
 
 
@@ -447,4 +547,14 @@ class PerfectInformation(S.BettingSystem):
 
 __all__ = ["Sb3Policy", "NeverBet", "PerfectInformation", "ObservationMirror", "save_policy",
            "model_files", "algorithm_class", "transform_obs", "obs_transform_wrapper", "ALGORITHMS",
-           "OBS_TRANSFORMS", "ModelMismatch"]
+           "OBS_TRANSFORMS", "ModelMismatch", "file_sha256", "write_manifest", "verify_model_files",
+           "record_checksums"]
+
+if __name__ == "__main__":  # python -m agents.learned --trust FOLDER
+    import sys
+
+    if len(sys.argv) != 3 or sys.argv[1] != "--trust":
+        sys.exit("usage: python -m agents.learned --trust FOLDER  (record the SHA-256 of a saved model's "
+                 "files in its env.json: only for a model whose source you trust)")
+    for name, digest in record_checksums(sys.argv[2]).items():
+        print(f"{digest}  {name}")

@@ -2,15 +2,18 @@
 
 SB3 does not accept a Gymnasium ``VectorEnv``; :class:`PuntoBancoSB3VecEnv` is a
 ``stable_baselines3.common.vec_env.VecEnv`` that drives :class:`pb_gym.envs.PuntoBancoVectorEnv` (in
-``SAME_STEP`` autoreset mode) directly, so that ``PPO("MultiInputPolicy", PuntoBancoSB3VecEnv(64))``
-trains on N tables stepped by one engine call per step (no DummyVecEnv of N single envs)::
+``SAME_STEP`` autoreset mode) directly, so that ``PPO("MlpPolicy", PuntoBancoSB3VecEnv(64))`` trains
+on N tables stepped by one engine call per step (no DummyVecEnv of N single envs)::
 
     from stable_baselines3 import PPO
     from stable_baselines3.common.vec_env import VecMonitor
     from agents.sb3_vec_env import PuntoBancoSB3VecEnv
 
     env = VecMonitor(PuntoBancoSB3VecEnv(num_envs=16, max_hands=50))
-    PPO("MultiInputPolicy", env, n_steps=64).learn(10_000)
+    PPO("MlpPolicy", env, n_steps=64).learn(10_000)   # the default flat, scaled observation
+
+With ``observation="dict"`` use ``"MultiInputPolicy"``; the defaults (discrete actions, 100-hand
+episodes) are the registered env's, so PPO, A2C and DQN all take them.
 
 SB3 conventions: ``reset()`` returns the observations only (reset infos in ``reset_infos``);
 ``step_wait()`` returns ``(obs, rewards, dones, infos)`` with ``infos`` a list of one dict per table;

@@ -35,10 +35,12 @@ from typing import Any, Literal
 
 import numpy as np
 import yaml
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from agents import learned as L
 from experiments.config import ConfigError, RulesConfig, Strict, TableConfig, load, validate
+from experiments import outputs
+from experiments.discovery import DiscoveryConfig
 from experiments.evaluate import (AnySystem, StudyConfig, json_report, print_report, run_study,
                                   write_outputs)
 from pb_gym import exact
@@ -49,6 +51,8 @@ Z95 = 1.959963984540054
 RESERVED = {"self", "policy", "env", "seed", "verbose", "device", "_init_setup_model",
             "tensorboard_log"}
 """Constructor arguments set by this script (not hyperparameters)."""
+NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
+"""What a run's ``name`` may be: a folder name, never a path."""
 ALGORITHM_MODES = {"PPO": ("multidiscrete", "discrete"), "A2C": ("multidiscrete", "discrete"),
                    "DQN": ("discrete",), "MaskablePPO": ("multidiscrete", "discrete"),
                    "RecurrentPPO": ("multidiscrete", "discrete")}
@@ -70,6 +74,9 @@ class EnvConfig(Strict):
     stake_levels: list[float] | None = None
     stake_unit: Literal["units", "fraction"] = "units"
     allow_no_bet: bool = True
+    reward: Literal["realized", "expected"] = Field(
+        "realized", description="training reward: the hand's net win, or the exact EV of the stakes "
+        "given the cards unseen (unbiased, no outcome noise); the evaluation is always realized")
 
     @model_validator(mode="after")
     def _env_accepts_it(self) -> "EnvConfig":
@@ -89,7 +96,10 @@ class EnvConfig(Strict):
                    max_hands=self.max_hands, one_shoe=self.one_shoe,
                    visible_discards=self.visible_discards, history=self.history,
                    action_mode=self.action_mode, stake_unit=self.stake_unit,
-                   allow_no_bet=self.allow_no_bet)
+                   allow_no_bet=self.allow_no_bet, reward=self.reward,
+                   # the Dict in raw units: the observation transforms work on its "shoe" field and
+                   # VecNormalize (normalize.observations) scales every feature
+                   observation="dict", obs_scale="raw")
         if self.stake_levels is not None:
             out["stake_levels"] = tuple(self.stake_levels)
         return out
@@ -121,7 +131,7 @@ class EvaluationConfig(Strict):
 class TrainConfig(Strict):
     """``configs/train/*.yaml``."""
 
-    name: str = "train"
+    name: str = Field("train", description="the run's folder name: out/train/NAME")
     algorithm: Literal["PPO", "A2C", "DQN", "MaskablePPO", "RecurrentPPO"]
     policy: str = "MultiInputPolicy"
     hyperparameters: dict[str, Any] = Field(default_factory=dict)
@@ -133,7 +143,25 @@ class TrainConfig(Strict):
     seed: int = Field(0, ge=0)
     curve_points: int = Field(100, ge=2, le=10_000)
     threads: int = Field(1, ge=1, description="torch threads")
+    learning_rate_schedule: Literal["constant", "linear"] = Field(
+        "constant", description="linear: hyperparameters.learning_rate decays linearly to 0")
+    init_abstain: float | None = Field(
+        None, description="added to the no-bet logit of the initial policy (actor-critic algorithms): "
+        "the agent starts by mostly abstaining instead of betting at random")
     evaluation: EvaluationConfig = EvaluationConfig()
+    discovery: DiscoveryConfig | None = Field(
+        None, description="score the agent against the perfect-information bettor (exact EVs): "
+        "experiments/discovery.py")
+
+    @field_validator("name")
+    @classmethod
+    def _a_name_not_a_path(cls, name: str) -> str:
+        # the default output folder is out/train/NAME: a path here would write anywhere
+        if not NAME.fullmatch(name):
+            raise ValueError(f"{name[:80]!r} is not allowed; allowed: a plain name of 1-64 letters, "
+                             "digits, '.', '_' or '-' that does not start with '.' (no '/', no '..'): "
+                             "the run is saved in out/train/NAME (use --out DIR for another folder)")
+        return name
 
     @model_validator(mode="after")
     def _consistent(self) -> "TrainConfig":
@@ -162,6 +190,15 @@ class TrainConfig(Strict):
                              "seed: the evaluation is on held-out hands")
         if self.evaluation.hands is None and self.env.max_hands is None:
             raise ValueError("evaluation.hands is required when env.max_hands is None")
+        if self.init_abstain is not None and (self.algorithm == "DQN" or not self.env.allow_no_bet):
+            raise ValueError("init_abstain needs an actor-critic algorithm (PPO, A2C, MaskablePPO, "
+                             "RecurrentPPO) and env.allow_no_bet: true")
+        if self.discovery is not None:
+            offered = self.env.rules.to_rules().offered_bets
+            for bet in self.discovery.bets:
+                if bet not in offered:
+                    raise ValueError(f"discovery.bets: {bet!r} is not offered by env.rules; offered: "
+                                     f"{', '.join(offered)}")
         _check_evaluation(self)
         return self
 
@@ -218,7 +255,36 @@ def hyperparameters(config: TrainConfig) -> dict[str, Any]:
         policy_kwargs["activation_fn"] = getattr(torch.nn, name)
     if policy_kwargs:
         params["policy_kwargs"] = policy_kwargs
+    if config.learning_rate_schedule == "linear":
+        cls = L.algorithm_class(config.algorithm)
+        start = float(params.get("learning_rate",
+                                 inspect.signature(cls.__init__).parameters["learning_rate"].default))
+        params["learning_rate"] = LinearSchedule(start)
     return params
+
+
+class LinearSchedule:
+    """``learning_rate x progress_remaining`` (1 at the start of training, 0 at the end); a class, not a
+    lambda, so that the saved model records what it was."""
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+
+    def __call__(self, progress_remaining: float) -> float:
+        return self.start * progress_remaining
+
+    def __repr__(self) -> str:
+        return f"LinearSchedule({self.start:g})"
+
+
+def start_abstaining(model, bias: float) -> None:
+    """Add ``bias`` to the no-bet logit of the policy's action head (the first output: action 0 of
+    the discrete mode, bet choice 0 of the multidiscrete mode), so that the initial policy mostly
+    abstains rather than betting at random."""
+    import torch
+
+    with torch.no_grad():
+        model.policy.action_net.bias[0] += float(bias)
 
 
 # ------------------------------------------------------------------------------- learning curve
@@ -404,15 +470,24 @@ def train(config: TrainConfig, out: Path, progress: bool = False) -> dict:
     except (TypeError, ValueError, AssertionError) as error:
         raise ConfigError(f"{config.name}: hyperparameters: {config.algorithm} rejects them: "
                           f"{error}") from None
-    every = max(1, config.total_timesteps // config.curve_points)
-    curve = make_curve_callback(every, cfg)
-    started = time.perf_counter()
-    model.learn(config.total_timesteps, callback=curve, progress_bar=progress)
-    seconds = time.perf_counter() - started
-    out.mkdir(parents=True, exist_ok=True)
+    if config.init_abstain is not None:
+        start_abstaining(model, config.init_abstain)
+    from stable_baselines3.common.callbacks import CallbackList
     from stable_baselines3.common.vec_env import VecNormalize
 
     normalizer = env if isinstance(env, VecNormalize) else None
+    every = max(1, config.total_timesteps // config.curve_points)
+    curve = make_curve_callback(every, cfg)
+    callbacks = [curve]
+    exact_curve = None
+    if config.discovery is not None and config.discovery.curve_points > 0:
+        exact_curve = make_exact_curve_callback(config, normalizer)
+        callbacks.append(exact_curve)
+    started = time.perf_counter()
+    model.learn(config.total_timesteps, callback=CallbackList(callbacks), progress_bar=progress)
+    seconds = time.perf_counter() - started
+    scoring_seconds = exact_curve.seconds if exact_curve is not None else 0.0
+    out.mkdir(parents=True, exist_ok=True)
     model_path = L.save_policy(model, out, config.env.kwargs(), config.algorithm,
                                config.obs_transform, normalizer,
                                extra={"name": config.name, "timesteps": int(model.num_timesteps)})
@@ -421,9 +496,97 @@ def train(config: TrainConfig, out: Path, progress: bool = False) -> dict:
     if normalizer is not None:
         written.append(out / L.NORMALIZE_FILE)
     written += write_curve(curve.rows, out, f"{config.name}: {config.algorithm}", cfg)
+    result = {"model": model_path, "seconds": seconds - scoring_seconds,
+              "curve_scoring_seconds": scoring_seconds, "timesteps": int(model.num_timesteps),
+              "curve": curve.rows, "written": written}
+    if config.discovery is not None:
+        result["discovery"], files = run_discovery(config, model, normalizer, out,
+                                                   exact_curve.rows if exact_curve else [])
+        written += files
     env.close()
-    return {"model": model_path, "seconds": seconds, "timesteps": int(model.num_timesteps),
-            "curve": curve.rows, "written": written}
+    return result
+
+
+# ------------------------------------------------------------------------- discovery (issue 10)
+def make_policy(config: TrainConfig, model, normalizer):
+    """The model being trained (or trained) as an :class:`experiments.discovery.Policy`."""
+    from experiments import discovery as D
+
+    return D.Policy(model, config.algorithm, T.make_config(**config.env.kwargs()), config.obs_transform,
+                    normalizer)
+
+
+def make_exact_curve_callback(config: TrainConfig, normalizer):
+    """Every ``timesteps / discovery.curve_points`` timesteps, score the current greedy policy on the
+    same held-out hands (``discovery.curve_*``): exact conditional profit per hand dealt."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    from experiments import discovery as D
+
+    spec = config.discovery
+    every = max(1, config.total_timesteps // spec.curve_points)
+
+    class ExactCurve(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rows: list[dict] = []
+            self.seconds = 0.0
+            self.next_at = every
+
+        def _score(self) -> None:
+            started = time.perf_counter()
+            result = D.score(make_policy(config, self.model, normalizer), config.env.kwargs(),
+                             spec.bets, spec.curve_tables, spec.curve_hands, spec.curve_seed)
+            self.rows.append(D.curve_row(self.num_timesteps, result))
+            self.seconds += time.perf_counter() - started
+
+        def _on_training_start(self) -> None:
+            self._score()  # the initial policy
+
+        def _on_step(self) -> bool:
+            if self.num_timesteps >= self.next_at:
+                self._score()
+                while self.next_at <= self.num_timesteps:
+                    self.next_at += every
+            return True
+
+        def _on_training_end(self) -> None:
+            if not self.rows or self.rows[-1]["timesteps"] != self.num_timesteps:
+                self._score()
+
+    return ExactCurve()
+
+
+def run_discovery(config: TrainConfig, model, normalizer, out: Path, curve_rows: list[dict]
+                  ) -> tuple[dict, list[Path]]:
+    """Score the trained policy against the perfect-information bettor and the best linear count on
+    the held-out ``discovery`` deal; write ``discovery/`` (JSON, text, calibration and exact learning
+    curve plots)."""
+    from experiments import discovery as D
+
+    spec = config.discovery
+    started = time.perf_counter()
+    rules = config.env.rules.to_rules()
+    count = D.linear_count(rules, spec.bets, spec.count_training_shoes, spec.count_training_seed)
+    result = D.score(make_policy(config, model, normalizer), config.env.kwargs(), spec.bets,
+                     spec.tables, spec.hands, spec.seed, count=count)
+    result["seconds"] = time.perf_counter() - started
+    result["curve"] = curve_rows
+    folder = out / "discovery"
+    folder.mkdir(parents=True, exist_ok=True)
+    title = f"{config.name}: {config.algorithm}, reward {config.env.reward}"
+    files = [folder / "discovery.json", folder / "discovery.txt"]
+    files[0].write_text(json.dumps(result, indent=2))
+    files[1].write_text(D.report(result) + "\n")
+    files.append(D.plot_calibration(result, folder / "calibration.png", title))
+    if curve_rows:
+        files += D.write_curve(curve_rows, folder, title)
+    return result, files
+
+
+OUTPUT_NAMES = ("model.zip", "env.json", "vecnormalize.pkl", "config.yaml", "learning_curve.csv",
+                "learning_curve.png", "evaluation", "discovery", "SHA256SUMS")
+"""What a training run writes in its folder (a reused folder may hold only these)."""
 
 
 def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
@@ -432,29 +595,45 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     evaluation runs on ``backend``, as ``pb-gym evaluate``; training is always local)."""
     config = load(config_path, TrainConfig)
     folder = Path(out) if out is not None else Path("out/train") / config.name
+    # checked before training; everything is written into a staging folder beside it, moved into
+    # place whole once the held-out evaluation is written too (experiments.outputs)
+    destination = outputs.prepare(folder, OUTPUT_NAMES)
     progress = not as_json and sys.stderr.isatty()
-    trained = train(config, folder, progress=progress)
-    if not as_json:
-        print(f"{config.name}: trained {config.algorithm} for {trained['timesteps']:,} timesteps on "
-              f"{config.n_envs} tables in {trained['seconds']:.1f} s "
-              f"({trained['timesteps'] / trained['seconds']:,.0f} steps/s); saved {trained['model']}")
-    study = evaluation_study(config, trained["model"])
-    report = run_study(study, progress=progress, backend=backend, scheduler=scheduler, workers=workers)
-    profit = profit_per_hand(report)
-    written = [str(p) for p in trained["written"]]
-    written += [str(p) for p in write_outputs(report, folder / "evaluation")]
-    (folder / "evaluation" / "profit_per_hand.json").write_text(json.dumps(profit, indent=2))
-    written.append(str(folder / "evaluation" / "profit_per_hand.json"))
+    with destination.staging() as staged:
+        trained = train(config, staged, progress=progress)
+        if not as_json:
+            print(f"{config.name}: trained {config.algorithm} for {trained['timesteps']:,} timesteps "
+                  f"on {config.n_envs} tables in {trained['seconds']:.1f} s "
+                  f"({trained['timesteps'] / trained['seconds']:,.0f} steps/s)")
+        study = evaluation_study(config, trained["model"])
+        report = run_study(study, progress=progress, backend=backend, scheduler=scheduler,
+                           workers=workers)
+        profit = profit_per_hand(report)
+        files = list(trained["written"]) + write_outputs(report, staged / "evaluation")
+        (staged / "evaluation" / "profit_per_hand.json").write_text(json.dumps(profit, indent=2))
+        files.append(staged / "evaluation" / "profit_per_hand.json")
+        files.append(L.write_manifest(staged, files))
+    written = [str(destination.final_path(p, staged)) for p in files]
+    trained["model"] = destination.final_path(trained["model"], staged)
     if not as_json:
         print()
         print_report(report)
         print_profit(profit, config.env.table.unit)
+        if "discovery" in trained:
+            from experiments import discovery as D
+
+            print()
+            print(D.report(trained["discovery"]))
         print(f"wrote {', '.join(written)}")
     last = trained["curve"][-1] if trained["curve"] else {}
-    return {"name": config.name, "algorithm": config.algorithm, "timesteps": trained["timesteps"],
-            "train_seconds": trained["seconds"], "out": str(folder), "model": str(trained["model"]),
-            "final_curve_point": last, "evaluation": json_report(report),
-            "profit_per_hand": profit, "written": written}
+    result = {"name": config.name, "algorithm": config.algorithm, "timesteps": trained["timesteps"],
+              "train_seconds": trained["seconds"], "out": str(folder), "model": str(trained["model"]),
+              "final_curve_point": last, "evaluation": json_report(report),
+              "profit_per_hand": profit, "written": written}
+    if "discovery" in trained:
+        result["discovery"] = trained["discovery"]
+        result["curve_scoring_seconds"] = trained["curve_scoring_seconds"]
+    return result
 
 
 __all__ = ["TrainConfig", "main", "train", "evaluation_study", "profit_per_hand", "ConfigError"]

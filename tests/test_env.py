@@ -14,6 +14,14 @@ from pb_gym.envs import table as T
 from pb_gym.rules import BETS, Rules
 
 MODES = ("multidiscrete", "discrete", "box")
+RAW = dict(observation="dict", obs_scale="raw", action_mode="multidiscrete")
+"""The interface most tests below read: the Dict in raw units and [bet, size] actions (the defaults
+are the flat, scaled Box and discrete actions; test_default_observation_is_the_scaled_raw_one ties
+the two together)."""
+
+
+def raw_env(**kwargs) -> PuntoBancoEnv:
+    return PuntoBancoEnv(**{**RAW, **kwargs})
 
 
 def play(env, steps, seed=0, action_seed=1):
@@ -37,11 +45,12 @@ def test_registered_on_import():
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("flatten", [False, True])
-def test_gymnasium_checker_is_silent(mode, flatten):
+@pytest.mark.parametrize("observation", ["flat", "dict"])
+@pytest.mark.parametrize("scale", ["scaled", "raw"])
+def test_gymnasium_checker_is_silent(mode, observation, scale):
     for render_mode in (None, "ansi", "rgb_array"):
-        env = gym.make("pb_gym/PuntoBanco-v0", action_mode=mode, flatten_obs=flatten,
-                       render_mode=render_mode).unwrapped
+        env = gym.make("pb_gym/PuntoBanco-v0", action_mode=mode, observation=observation,
+                       obs_scale=scale, render_mode=render_mode).unwrapped
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             check_env(env)
@@ -53,31 +62,65 @@ def test_gymnasium_checker_is_silent(mode, flatten):
 def test_sb3_checker(mode):
     sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
     sb3_checker.check_env(PuntoBancoEnv(action_mode=mode))
-    sb3_checker.check_env(PuntoBancoEnv(action_mode=mode, flatten_obs=True, visible_discards=False))
+    sb3_checker.check_env(PuntoBancoEnv(action_mode=mode, observation="dict", obs_scale="raw",
+                                        visible_discards=False))
 
 
 def test_spaces():
-    env = PuntoBancoEnv()
-    assert env.action_space == gym.spaces.MultiDiscrete([8, 5])
+    env = PuntoBancoEnv()  # the defaults: discrete actions, one flat scaled Box
+    assert env.action_space == gym.spaces.Discrete(1 + 7 * 5)
     assert env.bet_choices == ("no_bet",) + BETS
+    assert env.observation_space.shape == (47,) and env.observation_space.dtype == np.float32
+    assert env.config.obs_offsets == {"bankroll": (0, 1), "bead_plate": (1, 21), "cards_left": (21, 22),
+                                      "hands": (22, 24), "last_hand": (24, 34), "shoe": (34, 47)}
+    # every bounded feature lies in [0, 1]; the bankroll (x starting bankroll) has no upper bound
+    assert (env.observation_space.low == 0).all() and (env.observation_space.high[1:] == 1).all()
+    assert env.observation_space.high[0] == np.finfo(np.float32).max
+    env = raw_env()
+    assert env.action_space == gym.spaces.MultiDiscrete([8, 5])
     assert list(env.observation_space.spaces) == ["bankroll", "bead_plate", "cards_left", "hands",
                                                   "last_hand", "shoe"]
     assert all(s.dtype == np.float32 for s in env.observation_space.spaces.values())
-    env = PuntoBancoEnv(side_bets=("dragon7",), stake_levels=[1, 3], allow_no_bet=False,
-                        action_mode="discrete", history=7)
+    np.testing.assert_array_equal(env.observation_space["hands"].high, [100, 104])  # 416 cards / 4
+    np.testing.assert_array_equal(env.observation_space["shoe"].high, np.full(13, 32))
+    env = raw_env(side_bets=("dragon7",), stake_levels=[1, 3], allow_no_bet=False,
+                  action_mode="discrete", history=7)
     assert env.bet_choices == ("banker", "player", "tie", "dragon7")
     assert env.action_space == gym.spaces.Discrete(4 * 2)
     assert env.observation_space["bead_plate"].shape == (7,)
     env = PuntoBancoEnv(side_bets=(), action_mode="box")
     assert env.action_space == gym.spaces.Box(0, 1, (3,), np.float32)
     assert PuntoBancoEnv(action_mode="discrete").action_space == gym.spaces.Discrete(1 + 7 * 5)
-    flat = PuntoBancoEnv(flatten_obs=True, visible_discards=False)
+    flat = PuntoBancoEnv(visible_discards=False)
     assert flat.observation_space.shape == (1 + 20 + 1 + 2 + 10,)
+    assert PuntoBancoEnv(flatten_obs=False).observation_space == PuntoBancoEnv(
+        observation="dict").observation_space  # the older name of observation=
+
+
+def test_default_observation_is_the_scaled_raw_one():
+    """Every entry of the default observation is the raw one divided by the documented bound."""
+    kwargs = dict(decks=6, history=9, max_hands=60, bankroll=500, unit=5)
+    scaled, raw = PuntoBancoEnv(**kwargs), PuntoBancoEnv(**kwargs, obs_scale="raw")
+    bound = np.concatenate([[100.0], np.full(9, 3.0), [312.0], [60.0, 78.0],
+                            [1, 1, 1, 9, 9, 3, 3, 1, 1, 1], np.full(13, 24.0)])
+    steps = 0
+    for (s, *_), (r, *_) in zip(play(scaled, 200, seed=4), play(raw, 200, seed=4)):
+        np.testing.assert_allclose(s, (r / bound).astype(np.float32), rtol=1e-6)
+        assert scaled.observation_space.contains(s) and raw.observation_space.contains(r)
+        steps += 1
+    assert steps == 61  # reset + 60 hands
+    assert 0 < s[0] and s[11] == 1.0  # the bankroll is a share of the starting one; 60 of 60 hands
+    # the Dict carries the same numbers as views of the flat observation
+    d = PuntoBancoEnv(**kwargs, observation="dict")
+    obs, _ = d.reset(seed=4)
+    first, _ = scaled.reset(seed=4)
+    np.testing.assert_array_equal(gym.spaces.flatten(d.observation_space, obs), first)
+
 
 
 def test_visible_and_hidden_discards():
-    seen = PuntoBancoEnv(visible_discards=True)
-    hidden = PuntoBancoEnv(visible_discards=False)
+    seen = raw_env(visible_discards=True)
+    hidden = raw_env(visible_discards=False)
     obs_s, _ = seen.reset(seed=5)
     obs_h, _ = hidden.reset(seed=5)
     assert "shoe" not in obs_h and "shoe" not in hidden.observation_space.spaces
@@ -97,16 +140,17 @@ def test_visible_and_hidden_discards():
     assert obs_s["shoe"].sum() - obs_s["cards_left"][0] == burned
 
 
-def test_flat_observation_matches_gymnasium_flatten():
-    env = PuntoBancoEnv()
-    flat_env = PuntoBancoEnv(flatten_obs=True)
+@pytest.mark.parametrize("scale", ["scaled", "raw"])
+def test_flat_observation_matches_gymnasium_flatten(scale):
+    env = PuntoBancoEnv(observation="dict", obs_scale=scale)
+    flat_env = PuntoBancoEnv(observation="flat", obs_scale=scale)
     for (obs, *_), (flat, *_) in zip(play(env, 40, seed=3)[1:], play(flat_env, 40, seed=3)[1:]):
         np.testing.assert_array_equal(gym.spaces.flatten(env.observation_space, obs), flat)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_reward_accounting_against_engine_settle(mode):
-    env = PuntoBancoEnv(action_mode=mode, bankroll=2000, max_hands=None, hand_info=True)
+    env = raw_env(action_mode=mode, bankroll=2000, max_hands=None, hand_info=True)
     obs, _ = env.reset(seed=11)
     env.action_space.seed(2)
     bankroll = float(obs["bankroll"][0])
@@ -141,7 +185,7 @@ def _stakes(env, action):
 
 
 def test_stake_levels_and_capping():
-    env = PuntoBancoEnv(bankroll=100, unit=10, table_min=20, table_max=60, stake_levels=(1, 4, 8, 50))
+    env = raw_env(bankroll=100, unit=10, table_min=20, table_max=60, stake_levels=(1, 4, 8, 50))
     env.reset(seed=0)
     env.tables.bankroll[:] = 7.0  # units
     assert _stakes(env, np.array([0, 3]))["banker"] == 0  # no bet
@@ -153,10 +197,10 @@ def test_stake_levels_and_capping():
     assert _stakes(env, np.array([2, 3]))["player"] == 5  # capped by the bankroll
     env.tables.bankroll[:] = 7.0
     assert sum(_stakes(env, np.array([1, 0])).values()) == 0  # 1 unit < table min (2 units): no bet
-    forced = PuntoBancoEnv(bankroll=100, unit=10, table_min=20, stake_levels=(1, 4), allow_no_bet=False)
+    forced = raw_env(bankroll=100, unit=10, table_min=20, stake_levels=(1, 4), allow_no_bet=False)
     forced.reset(seed=0)
     assert _stakes(forced, np.array([0, 0]))["banker"] == 2  # forced: raised to the table minimum
-    frac = PuntoBancoEnv(bankroll=1000, unit=10, table_min=10, stake_unit="fraction",
+    frac = raw_env(bankroll=1000, unit=10, table_min=10, stake_unit="fraction",
                          stake_levels=(0.005, 0.1, 1.0), max_hands=None)
     frac.reset(seed=0)
     frac.tables.bankroll[:] = 50.0
@@ -166,7 +210,7 @@ def test_stake_levels_and_capping():
 
 
 def test_box_stakes():
-    env = PuntoBancoEnv(action_mode="box", bankroll=100, unit=1, table_min=5, table_max=60,
+    env = raw_env(action_mode="box", bankroll=100, unit=1, table_min=5, table_max=60,
                         side_bets=("player_pair",), max_hands=None)
     env.reset(seed=0)
     env.tables.bankroll[:] = 100.0
@@ -177,14 +221,14 @@ def test_box_stakes():
     s = _stakes(env, np.array([1.0, 1.0, 0.5, 0.0], np.float32))  # 60 + 60 + 30 > 100: scaled
     assert sum(s.values()) == pytest.approx(100.0)
     assert s["banker"] == pytest.approx(40.0) and s["tie"] == pytest.approx(20.0)
-    forced = PuntoBancoEnv(action_mode="box", unit=1, table_min=5, allow_no_bet=False, side_bets=())
+    forced = raw_env(action_mode="box", unit=1, table_min=5, allow_no_bet=False, side_bets=())
     forced.reset(seed=0)
     s = _stakes(forced, np.array([0.0, 0.001, 0.0], np.float32))
     assert s["player"] == 5 and s["banker"] == 0
 
 
 def test_ruin_terminates():
-    env = PuntoBancoEnv(bankroll=50, unit=10, table_min=10, stake_levels=(1,), max_hands=None)
+    env = raw_env(bankroll=50, unit=10, table_min=10, stake_levels=(1,), max_hands=None)
     env.reset(seed=4)
     for hand in range(10_000):
         obs, reward, terminated, truncated, info = env.step(np.array([3, 0]))  # the tie: loses fast
@@ -196,7 +240,7 @@ def test_ruin_terminates():
 
 
 def test_win_target_terminates():
-    env = PuntoBancoEnv(bankroll=100, unit=10, table_min=10, win_target=130, stake_levels=(1,),
+    env = raw_env(bankroll=100, unit=10, table_min=10, win_target=130, stake_levels=(1,),
                         max_hands=None)
     env.reset(seed=9)
     for hand in range(10_000):
@@ -208,10 +252,10 @@ def test_win_target_terminates():
 
 
 def test_hand_limit_and_one_shoe_truncate():
-    env = PuntoBancoEnv(max_hands=7)
+    env = raw_env(max_hands=7)
     steps = play(env, 100)
     assert len(steps) == 8 and steps[-1][3] and steps[-1][0]["hands"][0] == 7
-    env = PuntoBancoEnv(one_shoe=True, max_hands=None, decks=1, cut_card=16)
+    env = raw_env(one_shoe=True, max_hands=None, decks=1, cut_card=16)
     obs, _ = env.reset(seed=1)
     hands = 0
     while True:
@@ -227,7 +271,7 @@ def test_hand_limit_and_one_shoe_truncate():
 
 
 def test_bead_plate_and_last_hand():
-    env = PuntoBancoEnv(history=5, max_hands=None)
+    env = raw_env(history=5, max_hands=None)
     winners = []
     obs, _ = env.reset(seed=2)
     assert not obs["bead_plate"].any() and not obs["last_hand"].any()
@@ -239,27 +283,27 @@ def test_bead_plate_and_last_hand():
 
 
 def test_seeding_is_reproducible():
-    a = play(PuntoBancoEnv(), 50, seed=42)
-    b = play(PuntoBancoEnv(), 50, seed=42)
-    c = play(PuntoBancoEnv(), 50, seed=43)
+    a = play(raw_env(), 50, seed=42)
+    b = play(raw_env(), 50, seed=42)
+    c = play(raw_env(), 50, seed=43)
     for x, y in zip(a, b):
         for u, v in zip(x, y):
             assert gym.utils.env_checker.data_equivalence(u, v)
     assert not all(np.array_equal(x[0]["shoe"], y[0]["shoe"]) for x, y in zip(a, c))
     # reset() without a seed continues the table's stream: a new shoe, not the same one again
-    env = PuntoBancoEnv()
+    env = raw_env()
     first, _ = env.reset(seed=42)
     first_shoe = env.tables.shoe.shoe[0].copy()
     env.step(np.array([0, 0]))
     env.reset()
     assert not np.array_equal(env.tables.shoe.shoe[0], first_shoe)
-    env2 = PuntoBancoEnv()
+    env2 = raw_env()
     env2.reset(seed=42)
     assert np.array_equal(env2.reset(seed=42)[0]["shoe"], first["shoe"])
 
 
 def test_info_ev_is_the_exact_ev_before_the_hand():
-    env = PuntoBancoEnv(info_ev=True, max_hands=None, decks=1, cut_card=20)
+    env = raw_env(info_ev=True, max_hands=None, decks=1, cut_card=20)
     obs, _ = env.reset(seed=8)
     checked = 0
     for _ in range(60):
@@ -278,29 +322,29 @@ def test_info_ev_is_the_exact_ev_before_the_hand():
 
 
 def test_action_masks():
-    env = PuntoBancoEnv(bankroll=100, unit=10, table_min=20, table_max=50, stake_levels=(1, 2, 5, 10))
+    env = raw_env(bankroll=100, unit=10, table_min=20, table_max=50, stake_levels=(1, 2, 5, 10))
     env.reset(seed=0)
     np.testing.assert_array_equal(env.action_masks(), [True] * 8 + [False, True, True, False])
     env.tables.bankroll[:] = 3.0
     np.testing.assert_array_equal(env.action_masks()[8:], [False, True, False, False])
     env.tables.bankroll[:] = 1.0  # ruined: only "no bet"
     np.testing.assert_array_equal(env.action_masks()[:8], [True] + [False] * 7)
-    d = PuntoBancoEnv(action_mode="discrete", allow_no_bet=False, side_bets=(), stake_levels=(1, 200))
+    d = raw_env(action_mode="discrete", allow_no_bet=False, side_bets=(), stake_levels=(1, 200))
     d.reset(seed=0)
     np.testing.assert_array_equal(d.action_masks(), [True, False] * 3)
     with pytest.raises(ValueError, match="action masks exist for"):
-        PuntoBancoEnv(action_mode="box").action_masks()
+        raw_env(action_mode="box").action_masks()
 
 
 def test_render():
-    env = PuntoBancoEnv(render_mode="ansi")
+    env = raw_env(render_mode="ansi")
     env.reset(seed=3)
     assert "no hand dealt yet" in env.render()
     _, _, _, _, info = env.step(np.array([1, 0]))
     text = env.render()
     assert "Player:" in text and "Banker:" in text and "bead plate" in text
     assert f"= {info['player_total']}" in text and "banker 1" in text
-    img_env = PuntoBancoEnv(render_mode="rgb_array")
+    img_env = raw_env(render_mode="rgb_array")
     img_env.reset(seed=3)
     before = img_env.render()
     img_env.step(np.array([1, 0]))
@@ -311,7 +355,11 @@ def test_render():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"action_mode": "continuous"}, "action_mode='continuous' is not allowed; allowed: multidiscrete"),
+    ({"action_mode": "continuous"}, "action_mode='continuous' is not allowed; allowed: discrete, multidiscrete, box"),
+    ({"observation": "image"}, "observation='image' is not allowed; allowed: flat, dict"),
+    ({"obs_scale": "normalized"}, "obs_scale='normalized' is not allowed; allowed: scaled, raw"),
+    ({"flatten_obs": 1}, "flatten_obs=1 is not allowed; allowed: None, True or False"),
+    ({"flatten_obs": True, "observation": "dict"}, "flatten_obs=True contradicts observation='dict'"),
     ({"decks": 9}, r"Rules.decks=9 is not allowed"),
     ({"tie_pays": 7}, r"Rules.tie_pays=7"),
     ({"side_bets": ("lucky6",)}, r"Rules.side_bets='lucky6'"),
@@ -338,17 +386,17 @@ def test_bad_arguments(kwargs, match):
 
 
 def test_bad_actions():
-    env = PuntoBancoEnv()
+    env = raw_env()
     env.reset(seed=0)
     with pytest.raises(ValueError, match=r"action \[8, 0\] \(table 0\) is out of range; allowed"):
         env.step(np.array([8, 0]))
     with pytest.raises(ValueError, match=r"multidiscrete actions must have shape \(1, 2\)"):
         env.step(np.array([1, 0, 0]))
-    d = PuntoBancoEnv(action_mode="discrete")
+    d = raw_env(action_mode="discrete")
     d.reset(seed=0)
     with pytest.raises(ValueError, match=r"action 36 \(table 0\) is out of range; allowed: 0..35"):
         d.step(36)
-    b = PuntoBancoEnv(action_mode="box")
+    b = raw_env(action_mode="box")
     b.reset(seed=0)
     with pytest.raises(ValueError, match=r"box actions must have shape \(1, 7\)"):
         b.step(np.zeros(3, np.float32))

@@ -15,6 +15,9 @@ from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
 from agents.sb3_vec_env import PuntoBancoSB3VecEnv  # noqa: E402
 from pb_gym.envs import PuntoBancoEnv, PuntoBancoVectorEnv  # noqa: E402
 
+RAW = dict(observation="dict", obs_scale="raw", action_mode="multidiscrete")
+"""The Dict in raw units and [bet, size] actions (the defaults: flat scaled Box, discrete actions)."""
+
 
 def test_core_package_never_imports_torch():
     code = ("import sys, gymnasium, pb_gym, pb_gym.envs.bench; "
@@ -25,11 +28,11 @@ def test_core_package_never_imports_torch():
 
 
 def test_terminal_observation_and_truncation_flags():
-    env = PuntoBancoSB3VecEnv(3, max_hands=3, hand_info=True)
+    env = PuntoBancoSB3VecEnv(3, max_hands=3, hand_info=True, **RAW)
     assert isinstance(env, VecEnv) and env.num_envs == 3
     env.seed(5)
     obs = env.reset()
-    singles = [PuntoBancoEnv(max_hands=3) for _ in range(3)]
+    singles = [PuntoBancoEnv(max_hands=3, **RAW) for _ in range(3)]
     for i, single in enumerate(singles):  # seed(s) seeds table i with s + i
         expected, _ = single.reset(seed=5 + i)
         for key in obs:
@@ -54,7 +57,7 @@ def test_terminal_observation_and_truncation_flags():
 
 def test_ruin_is_not_truncation():
     env = PuntoBancoSB3VecEnv(2, bankroll=10, unit=10, table_min=10, stake_levels=(1,), max_hands=None,
-                              flatten_obs=True)
+                              observation="flat", obs_scale="raw", action_mode="multidiscrete")
     env.reset()
     for _ in range(1000):
         obs, rewards, dones, infos = env.step(np.array([[3, 0], [3, 0]]))  # tie bets: ruin
@@ -68,7 +71,7 @@ def test_ruin_is_not_truncation():
 
 
 def test_attributes_and_methods():
-    env = PuntoBancoSB3VecEnv(4, stake_levels=(1, 2))
+    env = PuntoBancoSB3VecEnv(4, stake_levels=(1, 2), **RAW)
     env.reset()
     assert env.get_attr("bet_choices")[0][0] == "no_bet"
     assert [float(b) for b in env.get_attr("bankroll", indices=[1, 3])] == [100.0, 100.0]
@@ -84,16 +87,16 @@ def test_attributes_and_methods():
 
 
 def test_ppo_trains_on_native_vector_env_and_evaluates():
-    env = VecMonitor(PuntoBancoSB3VecEnv(8, max_hands=20))
-    model = PPO("MultiInputPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    env = VecMonitor(PuntoBancoSB3VecEnv(8, max_hands=20))  # the defaults: flat scaled Box, discrete
+    model = PPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu")
     model.learn(total_timesteps=1024)
     assert model.num_timesteps >= 1024
     mean, std = evaluate_policy(model, env, n_eval_episodes=8)
     assert np.isfinite(mean) and np.isfinite(std)
 
 
-def test_dqn_on_discrete_mode():
-    env = VecMonitor(PuntoBancoSB3VecEnv(4, max_hands=20, action_mode="discrete", flatten_obs=True))
+def test_dqn_with_the_defaults():
+    env = VecMonitor(PuntoBancoSB3VecEnv(4, max_hands=20))
     model = DQN("MlpPolicy", env, learning_starts=100, buffer_size=2000, train_freq=4, seed=0,
                 device="cpu")
     model.learn(total_timesteps=1000)
@@ -104,7 +107,7 @@ def test_dqn_on_discrete_mode():
 def test_maskable_ppo_respects_masks():
     sb3_contrib = pytest.importorskip("sb3_contrib")
     env = VecMonitor(PuntoBancoSB3VecEnv(4, bankroll=50, unit=10, table_min=20, stake_levels=(1, 2, 4),
-                                         allow_no_bet=False, max_hands=10))
+                                         allow_no_bet=False, max_hands=10, **RAW))
     model = sb3_contrib.MaskablePPO("MultiInputPolicy", env, n_steps=32, batch_size=64, n_epochs=1,
                                     seed=0, device="cpu")
     model.learn(total_timesteps=512)

@@ -213,13 +213,16 @@ def test_sb3_entry_errors(ppo_run, tmp_path):
 
 # ---------------------------------------------------------------------------------------- parity
 PARITY = [
-    dict(action_mode="multidiscrete", allow_no_bet=True, stake_unit="units"),
+    dict(action_mode="multidiscrete", allow_no_bet=True, stake_unit="units", observation="dict",
+         obs_scale="raw"),
     dict(action_mode="discrete", allow_no_bet=False, stake_unit="fraction",
-         stake_levels=(0.0001, 0.0005, 0.002)),
+         stake_levels=(0.0001, 0.0005, 0.002), observation="dict", obs_scale="raw"),
+    dict(),  # the env's defaults: discrete actions, the flat scaled Box
 ]
 
 
-@pytest.mark.parametrize("interface", PARITY, ids=["multidiscrete", "discrete-forced-fraction"])
+@pytest.mark.parametrize("interface", PARITY, ids=["multidiscrete", "discrete-forced-fraction",
+                                                   "defaults-flat-scaled"])
 def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_path, monkeypatch,
                                                                         interface):
     """The real evaluation loop (run_study) with a learned-policy entry whose actions are scripted:
@@ -233,7 +236,12 @@ def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_pat
                   table_min=10.0, table_max=100.0, max_hands=None, history=8, visible_discards=True,
                   **interface)
     cfg = T.make_config(**kwargs)
-    model = PPO("MultiInputPolicy", PuntoBancoSB3VecEnv(2, **kwargs), n_steps=8, batch_size=16)
+
+    def fields(obs):  # the flat observation cut into its fields (views), a Dict as it is
+        return obs if isinstance(obs, dict) else {k: obs[..., a:b] for k, (a, b) in cfg.obs_offsets.items()}
+
+    policy = "MlpPolicy" if cfg.observation == "flat" else "MultiInputPolicy"
+    model = PPO(policy, PuntoBancoSB3VecEnv(2, **kwargs), n_steps=8, batch_size=16)
     L.save_policy(model, tmp_path, kwargs, "PPO")
     sessions, hands, seed = 6, 45, 11
     study = validate({"rules": {"decks": 1, "cut_card": 14, "side_bets": ["dragon7", "panda8"]},
@@ -247,7 +255,7 @@ def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_pat
     def scripted(self, obs, view):
         if not seen:  # the evaluation's engine state before the first hand
             first_shoe.append(view.shoe.copy())
-        seen.append({k: v.copy() for k, v in obs.items()})
+        seen.append({k: v.copy() for k, v in fields(obs).items()})
         if cfg.action_mode == "multidiscrete":
             actions = np.stack([rng.integers(0, len(cfg.bet_choices), sessions),
                                 rng.integers(0, len(cfg.stake_levels), sessions)], axis=1)
@@ -266,7 +274,7 @@ def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_pat
     venv.tables.shoe = first_shoe[0]
     assert (venv.tables.shoe.position > 0).all()  # a fresh shoe, burn applied, nothing dealt
     assert (venv.tables.shoe.hands_in_shoe == 0).all()
-    obs = T.split_obs(cfg, T.write_obs(cfg, venv.tables))
+    obs = fields(T.split_obs(cfg, T.write_obs(cfg, venv.tables)))
     shuffles = 0
     for k in range(hands):
         for key in cfg.obs_keys:
@@ -275,6 +283,7 @@ def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_pat
             else:
                 np.testing.assert_array_equal(seen[k][key], obs[key], err_msg=f"hand {k}: {key}")
         obs, *_ = venv.step(acted[k])
+        obs = fields(obs)
         shuffles += int(venv.tables.result.shuffled.sum())
     assert shuffles >= sessions  # the bead plate was cleared at new shoes along the way
     final = np.asarray(report["final_bankrolls"]["scripted"])
@@ -302,3 +311,76 @@ def test_counts_transform_is_a_counters_linear_ev_estimate():
     np.testing.assert_allclose(L.transform_obs("counts", full, cfg)["count"][0],
                                100 * exact.expected_values(R.full_shoe(8), cfg.rules)[
                                    [R.BETS.index(b) for b in L.COUNTED_BETS]], rtol=1e-5)
+
+
+# ------------------------------------------------------------------------------- names and checksums
+@pytest.mark.parametrize("name", ["../../x", "/some/other/dir", "a/b", ".hidden", "..", "", "a" * 65,
+                                  "tab\there"])
+def test_a_run_name_is_a_name_not_a_path(name):
+    data = yaml.safe_load((CONFIGS / "ppo-smoke.yaml").read_text())
+    with pytest.raises(ConfigError, match=r"c.yaml: name: .* is not allowed; allowed: a plain name of "
+                                          r"1-64 letters, digits, '.', '_' or '-' that does not start "
+                                          r"with '.' \(no '/', no '..'\)"):
+        validate({**data, "name": name}, TR.TrainConfig, "c.yaml")
+
+
+def test_a_training_run_records_the_sha256_of_every_file(ppo_run):
+    import hashlib
+
+    out, result = ppo_run
+    meta = json.loads((out / "env.json").read_text())
+    assert meta["sha256"] == {name: hashlib.sha256((out / name).read_bytes()).hexdigest()
+                              for name in ("model.zip", "vecnormalize.pkl")}
+    listed = {}
+    for line in (out / "SHA256SUMS").read_text().splitlines():  # sha256sum -c format
+        digest, name = line.split("  ")
+        listed[name] = digest
+    files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert set(listed) == files - {"SHA256SUMS"}
+    assert all(hashlib.sha256((out / n).read_bytes()).hexdigest() == d for n, d in listed.items())
+    assert str(out / "SHA256SUMS") in result["written"] and result["model"] == str(out / "model.zip")
+
+
+def test_a_model_whose_files_changed_since_training_is_refused(ppo_run, tmp_path):
+    """A crafted vecnormalize.pkl (a pickle that runs code when loaded) put in a trained model's folder
+    is refused, naming the file, before anything is unpickled."""
+    import pickle
+
+    out, _ = ppo_run
+    model = tmp_path / "model"
+    shutil.copytree(out, model, ignore=shutil.ignore_patterns("evaluation"))
+    ran = tmp_path / "code-ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(ran), "w"))
+
+    (model / "vecnormalize.pkl").write_bytes(pickle.dumps(Payload()))
+    base = {"rules": {"side_bets": []}, "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+            "sessions": 5, "hands": 5, "systems": [{"type": "sb3", "model": str(model)}]}
+    with pytest.raises(ConfigError, match=r"vecnormalize.pkl changed since training \(SHA-256 "
+                                          r"[0-9a-f]{16}\.\.\., recorded in env.json [0-9a-f]{16}\.\.\.\); "
+                                          r"refusing to load it"):
+        validate(base, E.StudyConfig, "s")
+    with pytest.raises(ValueError, match=r"vecnormalize.pkl changed since training"):
+        L.Sb3Policy(model=str(model))
+    assert not ran.exists()
+    # a model saved before the checksums were recorded: refused until someone vouches for it
+    shutil.copy(out / "vecnormalize.pkl", model / "vecnormalize.pkl")
+    meta = json.loads((model / "env.json").read_text())
+    del meta["sha256"]
+    (model / "env.json").write_text(json.dumps(meta))
+    with pytest.raises(ConfigError, match=r"env.json records no SHA-256 of model.zip, vecnormalize.pkl "
+                                          r".* python -m agents.learned --trust"):
+        validate(base, E.StudyConfig, "s")
+    assert L.record_checksums(model) == json.loads((out / "env.json").read_text())["sha256"]
+    validate(base, E.StudyConfig, "s")
+
+
+def test_train_refuses_an_unusable_out_before_training(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(TR, "train", lambda *a, **k: pytest.fail("trained"))
+    (tmp_path / "notes.md").write_text("mine")
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["train", str(CONFIGS / "ppo-smoke.yaml"), "--out", str(tmp_path)])
+    assert exit_info.value.code == 2
+    assert "the folder holds files this command does not write (notes.md)" in capsys.readouterr().err

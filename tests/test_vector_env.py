@@ -13,6 +13,9 @@ from pb_gym.envs.bench import vector_env_throughput
 
 # small bankrolls and a hand limit so that ruin, win target and truncation all happen
 SETTINGS = dict(bankroll=60, unit=10, table_min=10, win_target=100, max_hands=25, hand_info=True)
+RAW = dict(observation="dict", obs_scale="raw", action_mode="multidiscrete")
+"""The Dict in raw units and [bet, size] actions, which several tests read (the defaults are the flat
+scaled Box and discrete actions)."""
 
 
 def random_actions(space, rng, n, mode):
@@ -26,8 +29,8 @@ def random_actions(space, rng, n, mode):
 @pytest.mark.parametrize("mode", ["multidiscrete", "discrete", "box"])
 def test_parity_with_single_envs_next_step(mode):
     n, seed = 5, 100
-    venv = PuntoBancoVectorEnv(n, action_mode=mode, **SETTINGS)
-    envs = [PuntoBancoEnv(action_mode=mode, **SETTINGS) for _ in range(n)]
+    venv = PuntoBancoVectorEnv(n, action_mode=mode, observation="dict", **SETTINGS)
+    envs = [PuntoBancoEnv(action_mode=mode, observation="dict", **SETTINGS) for _ in range(n)]
     vobs, _ = venv.reset(seed=seed)
     singles = [env.reset(seed=seed + i)[0] for i, env in enumerate(envs)]
     for i in range(n):
@@ -57,16 +60,16 @@ def test_parity_with_single_envs_next_step(mode):
 
 def test_parity_same_step_final_obs():
     n, seed = 4, 7
-    venv = PuntoBancoVectorEnv(n, autoreset_mode=AutoresetMode.SAME_STEP, flatten_obs=True, **SETTINGS)
+    venv = PuntoBancoVectorEnv(n, autoreset_mode=AutoresetMode.SAME_STEP, **SETTINGS)  # flat, scaled
     assert venv.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
-    envs = [PuntoBancoEnv(flatten_obs=True, **SETTINGS) for _ in range(n)]
+    envs = [PuntoBancoEnv(**SETTINGS) for _ in range(n)]
     venv.reset(seed=seed)
     for i, env in enumerate(envs):
         env.reset(seed=seed + i)
     rng = np.random.default_rng(1)
     finals = 0
     for _ in range(150):
-        actions = random_actions(envs[0].action_space, rng, n, "multidiscrete")
+        actions = random_actions(envs[0].action_space, rng, n, "discrete")
         vobs, vrew, vterm, vtrunc, vinfo = venv.step(actions)
         for i, env in enumerate(envs):
             obs, rew, term, trunc, info = env.step(actions[i])
@@ -84,22 +87,26 @@ def test_parity_same_step_final_obs():
 
 
 def test_make_vec_returns_native_env_and_passes_max_episode_steps():
-    venv = gym.make_vec("pb_gym/PuntoBanco-v0", num_envs=8, max_episode_steps=3, max_hands=None)
+    venv = gym.make_vec("pb_gym/PuntoBanco-v0", num_envs=8, max_episode_steps=3)
     assert isinstance(venv, PuntoBancoVectorEnv) and venv.max_hands == 3
+    assert venv.config.max_hands is None and venv.spec.max_episode_steps == 100  # registered
     assert venv.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
     venv.reset(seed=0)
     for _ in range(2):
-        _, _, _, trunc, _ = venv.step(np.zeros((8, 2), np.int64))
+        _, _, _, trunc, _ = venv.step(np.zeros(8, np.int64))
         assert not trunc.any()
-    _, _, _, trunc, _ = venv.step(np.zeros((8, 2), np.int64))
+    _, _, _, trunc, _ = venv.step(np.zeros(8, np.int64))
     assert trunc.all()
-    assert venv.observation_space["shoe"].shape == (8, 13)
-    assert venv.action_space.shape == (8, 2)
+    assert venv.observation_space.shape == (8, 47)
+    assert venv.action_space == gym.spaces.MultiDiscrete(np.full(8, 36))
+    # the registered limit by default; the env's own max_hands, if given, also applies
+    assert gym.make_vec("pb_gym/PuntoBanco-v0", num_envs=2).max_hands == 100
+    assert gym.make_vec("pb_gym/PuntoBanco-v0", num_envs=2, max_hands=40).max_hands == 40
 
 
 def test_returned_data_is_never_reused():
     venv = PuntoBancoVectorEnv(6, info_ev=True, hand_info=True, max_hands=2,
-                               autoreset_mode=AutoresetMode.SAME_STEP)
+                               autoreset_mode=AutoresetMode.SAME_STEP, observation="dict")
     prev = venv.reset(seed=0)
     prev_info = {}
     for _ in range(6):
@@ -127,7 +134,7 @@ def test_reward_accounting_batched():
 
 
 def test_seeding_and_reset_mask():
-    venv = PuntoBancoVectorEnv(3, autoreset_mode=AutoresetMode.DISABLED)
+    venv = PuntoBancoVectorEnv(3, autoreset_mode=AutoresetMode.DISABLED, **RAW)
     a, _ = venv.reset(seed=11)
     for _ in range(5):
         venv.step(np.ones((3, 2), np.int64))
@@ -156,7 +163,7 @@ def test_bad_arguments():
         PuntoBancoVectorEnv(2, max_episode_steps=0)
     with pytest.raises(ValueError, match="action_mode='x' is not allowed"):
         gym.make_vec("pb_gym/PuntoBanco-v0", num_envs=2, action_mode="x")
-    venv = PuntoBancoVectorEnv(2)
+    venv = PuntoBancoVectorEnv(2, **RAW)
     venv.reset(seed=0)
     with pytest.raises(ValueError, match=r"multidiscrete actions must have shape \(2, 2\)"):
         venv.step(np.zeros((3, 2), np.int64))
@@ -166,7 +173,7 @@ def test_bad_arguments():
 
 def test_action_masks_and_render():
     venv = PuntoBancoVectorEnv(3, bankroll=100, unit=10, table_min=20, stake_levels=(1, 2, 5),
-                               render_mode="ansi")
+                               render_mode="ansi", **RAW)
     venv.reset(seed=0)
     venv.tables.bankroll[:] = [10.0, 3.0, 1.0]
     masks = venv.action_masks()

@@ -3,7 +3,8 @@
 Importing :mod:`pb_gym` registers ``pb_gym/PuntoBanco-v0``: ``gymnasium.make("pb_gym/PuntoBanco-v0",
 **kwargs)`` builds the single-table :class:`PuntoBancoEnv`, and ``gymnasium.make_vec(
 "pb_gym/PuntoBanco-v0", num_envs=N, **kwargs)`` the native :class:`PuntoBancoVectorEnv` (N tables
-stepped by one engine call). The stable-baselines3 adapter lives outside the core package, in
+stepped by one engine call). Episodes last ``max_episode_steps`` hands (registered: 100; Gymnasium's
+``TimeLimit`` for ``make``, the vector env's own counter for ``make_vec``). The stable-baselines3 adapter lives outside the core package, in
 :mod:`agents.sb3_vec_env` (the core never imports torch).
 """
 
@@ -13,12 +14,21 @@ from pb_gym.envs.punto_banco import PuntoBancoEnv
 from pb_gym.envs.vector import PuntoBancoVectorEnv
 
 ENV_ID = "pb_gym/PuntoBanco-v0"
+MAX_EPISODE_STEPS = 100
+"""The registered episode length (hands): ``gymnasium.make`` wraps the env in ``TimeLimit`` with it (or
+with its ``max_episode_steps=`` argument), ``make_vec`` passes it to the vector env."""
 
 if ENV_ID not in gymnasium.registry:
     gymnasium.register(
         id=ENV_ID,
         entry_point="pb_gym.envs.punto_banco:PuntoBancoEnv",
         vector_entry_point="pb_gym.envs.vector:PuntoBancoVectorEnv",
+        # Gymnasium's own mechanism sets the episode length: TimeLimit(max_episode_steps), so that
+        # spec.max_episode_steps is the truth and make(..., max_episode_steps=N) works; the env's own
+        # hand limit is off (max_hands=None) unless the caller passes one (then the first limit
+        # reached truncates).
+        max_episode_steps=MAX_EPISODE_STEPS,
+        kwargs={"max_hands": None},
     )
 
-__all__ = ["ENV_ID", "PuntoBancoEnv", "PuntoBancoVectorEnv"]
+__all__ = ["ENV_ID", "MAX_EPISODE_STEPS", "PuntoBancoEnv", "PuntoBancoVectorEnv"]
