@@ -1,19 +1,40 @@
-"""Throughput benchmarks: the engine at several batch sizes against the plain Python loop, the exact
-calculator, and the native vector environment against Gymnasium's SyncVectorEnv. Speed is checked here (figures and ratios printed side by side in one run), never by
-timed unit tests."""
+"""Throughput benchmarks, printed as figures and side-by-side ratios (speed is checked here, never by
+timed unit tests: machines are shared and noisy, and a ratio measured in one run cancels most of it).
+
+What is measured, under each condition (``idle``; with ``load=True`` also ``busy``: one busy process
+per core running beside the benchmark, as SB3's torch threads or a user's other jobs do):
+
+* the engine at several batch sizes (1 table to 65,536), on all threads and on one thread, and the
+  plain one-table Python loop it replaces;
+* the exact calculator (compositions per second);
+* the single environment (``gym.make``, one table) against Gymnasium's ``Blackjack-v1``;
+* the native vector environment (4,096 tables) on all threads and on one thread, against Gymnasium's
+  ``SyncVectorEnv`` over single environments.
+
+The reinforcement-learning figures (SB3 PPO on this environment against PPO on ``CartPole-v1``) need
+torch, which the core never imports: they live in :mod:`experiments.bench_rl` (``pb-gym bench --rl``).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
+import sys
 import time
+from typing import Callable, Iterator
 
 import numpy as np
 
 from pb_gym import engine, exact
 from pb_gym import rules as R
+from pb_gym import threads
 from pb_gym.reference import ReferenceTable
 
+BATCH_SIZES: tuple[int, ...] = (1, 256, 4096, 65536)
 
-def _rate(step, units_per_call: int, seconds: float, min_calls: int = 3) -> float:
+
+def _rate(step: Callable[[], object], units_per_call: int, seconds: float, min_calls: int = 3) -> float:
     """Units per second of ``step()`` over at least ``seconds`` (after one warm-up call)."""
     step()
     calls = 0
@@ -22,6 +43,32 @@ def _rate(step, units_per_call: int, seconds: float, min_calls: int = 3) -> floa
         step()
         calls += 1
     return units_per_call * calls / (time.perf_counter() - start)
+
+
+@contextlib.contextmanager
+def busy_cores(n: int | None = None) -> Iterator[int]:
+    """Run ``n`` busy processes (default: one per core this process may use) for the duration."""
+    count = n if n is not None else threads.get_num_threads()
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        time.sleep(0.3)  # let them start spinning
+        yield count
+    finally:
+        for proc in procs:
+            proc.kill()
+        for proc in procs:
+            proc.wait()
+
+
+@contextlib.contextmanager
+def thread_count(n: int) -> Iterator[None]:
+    """Run the block with ``n`` engine threads (:func:`pb_gym.threads.set_num_threads`)."""
+    before = threads.get_num_threads()
+    threads.set_num_threads(n)
+    try:
+        yield
+    finally:
+        threads.set_num_threads(before)
 
 
 def engine_hands_per_s(rules: R.Rules, n_tables: int, seconds: float = 1.0) -> float:
@@ -54,23 +101,88 @@ def exact_compositions_per_s(n: int = 20000, seconds: float = 1.0) -> float:
     return _rate(lambda: exact.expected_values(sample), n, seconds)
 
 
-def run(quick: bool = False, batch_sizes: tuple[int, ...] = (1, 256, 4096, 16384, 65536)) -> dict:
-    """Run every benchmark and return the figures (``quick`` shortens each timing for smoke tests)."""
-    seconds = 0.2 if quick else 1.5
+def _condition(quick: bool, seconds: float) -> dict:
+    """Every figure of one condition (idle or busy)."""
+    from pb_gym.envs.bench import single_env_throughput, vector_env_throughput
+
     rules = R.Rules()
-    by_batch = {str(n): engine_hands_per_s(rules, n, seconds) for n in batch_sizes}
-    best = max(by_batch.values())
+    by_batch = {str(n): engine_hands_per_s(rules, n, seconds) for n in BATCH_SIZES}
+    with thread_count(1):
+        one_thread = {str(n): engine_hands_per_s(rules, n, seconds) for n in BATCH_SIZES}
+    best = max(by_batch, key=lambda k: by_batch[k])
     python_loop = python_loop_hands_per_s(rules, seconds)
-    figures = {
-        "engine_hands_per_s": best,
-        "engine_best_batch": int(max(by_batch, key=by_batch.get)),
+    figures: dict = {
+        "engine_hands_per_s": by_batch[best],
+        "engine_best_batch": int(best),
         "engine_hands_per_s_by_batch": by_batch,
+        "engine_one_thread_hands_per_s_by_batch": one_thread,
+        "engine_vs_one_thread_by_batch": {k: by_batch[k] / one_thread[k] for k in by_batch},
         "python_loop_hands_per_s": python_loop,
-        "engine_vs_python_loop": best / python_loop,
+        "engine_vs_python_loop": by_batch[best] / python_loop,
         "exact_compositions_per_s": exact_compositions_per_s(2000 if quick else 20000, seconds),
     }
-    from pb_gym.envs.bench import vector_env_throughput
-
+    figures.update(single_env_throughput(seconds))
     figures.update(vector_env_throughput(n_envs=4096, seconds=seconds,
                                          sync_n_envs=64 if quick else 256))
+    with thread_count(1):
+        one = vector_env_throughput(n_envs=4096, seconds=seconds, sync_n_envs=None)
+    figures["vector_env_one_thread_steps_per_s"] = one["vector_env_steps_per_s"]
+    figures["vector_env_vs_one_thread"] = (figures["vector_env_steps_per_s"]
+                                          / one["vector_env_steps_per_s"])
     return figures
+
+
+def run(quick: bool = False, load: bool = False) -> dict:
+    """Run every benchmark and return the figures.
+
+    The idle figures are at the top level (``engine_hands_per_s``, ...); with ``load`` the same figures
+    measured beside one busy process per core are under ``"busy"``, and ``"busy_vs_idle"`` gives the
+    ratios of the main ones. ``quick`` shortens each timing (smoke tests)."""
+    seconds = 0.2 if quick else 1.5
+    figures = {"threads": threads.get_num_threads(), "cores": os.cpu_count(),
+               **_condition(quick, seconds)}
+    if load:
+        with busy_cores() as count:
+            busy = _condition(quick, seconds)
+        busy["busy_processes"] = count
+        figures["busy"] = busy
+        figures["busy_vs_idle"] = {key: busy[key] / figures[key] for key in (
+            "engine_hands_per_s", "exact_compositions_per_s", "single_env_steps_per_s",
+            "vector_env_steps_per_s")}
+    return figures
+
+
+def print_figures(figures: dict) -> None:
+    """The figures of :func:`run` as a readable report (idle and, if measured, busy side by side)."""
+    conditions = [("idle", figures)] + ([("busy", figures["busy"])] if "busy" in figures else [])
+    head = "".join(f"{name:>16}" for name, _ in conditions)
+    print(f"{figures['threads']} engine threads on {figures['cores']} cores"
+          + (f"; busy = beside {figures['busy']['busy_processes']} busy processes"
+             if "busy" in figures else ""))
+    print(f"{'':<52}{head}")
+
+    def row(label: str, key: Callable[[dict], float], fmt: str = "{:>16,.0f}") -> None:
+        print(f"{label:<52}" + "".join(fmt.format(key(f)) for _, f in conditions))
+
+    ratio = "{:>15.2f}x"
+    for batch in figures["engine_hands_per_s_by_batch"]:
+        row(f"engine, {int(batch):,} tables (hands/s)", lambda f, b=batch: f["engine_hands_per_s_by_batch"][b])
+        row("  one thread", lambda f, b=batch: f["engine_one_thread_hands_per_s_by_batch"][b])
+        row("  all threads / one thread",
+            lambda f, b=batch: f["engine_vs_one_thread_by_batch"][b], ratio)
+    row("plain one-table Python loop (hands/s)", lambda f: f["python_loop_hands_per_s"])
+    row("  engine (best batch) / Python loop", lambda f: f["engine_vs_python_loop"], ratio)
+    row("exact odds (compositions/s)", lambda f: f["exact_compositions_per_s"])
+    row("single env, gym.make, 1 table (steps/s)", lambda f: f["single_env_steps_per_s"])
+    row("  Blackjack-v1, gym.make (steps/s)", lambda f: f["blackjack_steps_per_s"])
+    row("  single env / Blackjack-v1", lambda f: f["single_env_vs_blackjack"], ratio)
+    row(f"native vector env, {figures['vector_env_n_envs']:,} tables (steps/s)",
+        lambda f: f["vector_env_steps_per_s"])
+    row("  one thread", lambda f: f["vector_env_one_thread_steps_per_s"])
+    row("  all threads / one thread", lambda f: f["vector_env_vs_one_thread"], ratio)
+    row(f"  SyncVectorEnv of single envs ({figures['sync_vector_env_n_envs']})",
+        lambda f: f["sync_vector_env_steps_per_s"])
+    row("  native / SyncVectorEnv", lambda f: f["vector_vs_sync_ratio"], ratio)
+    if "expected_reward_steps_per_s" in figures:
+        row("native vector env, reward='expected' (steps/s)",
+            lambda f: f["expected_reward_steps_per_s"])

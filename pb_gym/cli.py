@@ -7,6 +7,7 @@ arguments exit with status 2 and a message naming the option and the allowed val
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import sys
@@ -178,22 +179,19 @@ def cmd_simulate(args: argparse.Namespace) -> dict:
 
 # ----------------------------------------------------------------------------------------- bench
 def cmd_bench(args: argparse.Namespace) -> dict:
-    """Throughput of the engine, the exact calculator and the native vector environment."""
+    """Throughput of the engine, the exact calculator and the environments, idle and (--load) beside one
+    busy process per core; --rl adds SB3 PPO on this env against PPO on CartPole-v1 (needs the rl
+    extra). Figures and side-by-side ratios of one run."""
     from pb_gym import bench
 
-    figures = bench.run(quick=args.quick)
+    figures = bench.run(quick=args.quick, load=args.load)
+    if args.rl:  # torch: only the top layer may import it
+        rl = importlib.import_module("experiments.bench_rl")
+        figures["rl"] = rl.run(quick=args.quick, load=args.load)
     if not args.json:
-        print("Engine (hands per second, batched, reshuffles included):")
-        for batch, rate in figures["engine_hands_per_s_by_batch"].items():
-            print(f"  {int(batch):>7} tables: {rate:>14,.0f}")
-        print(f"  plain one-table Python loop: {figures['python_loop_hands_per_s']:>14,.0f}  "
-              f"(engine is {figures['engine_vs_python_loop']:,.0f}x faster)")
-        print(f"Exact odds: {figures['exact_compositions_per_s']:,.0f} compositions per second")
-        print(f"Native vector env ({figures['vector_env_n_envs']} tables, random bet, visible "
-              f"discards): {figures['vector_env_steps_per_s']:,.0f} steps per second")
-        print(f"  SyncVectorEnv over the single env ({figures['sync_vector_env_n_envs']} sub-envs): "
-              f"{figures['sync_vector_env_steps_per_s']:,.0f} steps per second "
-              f"(native is {figures['vector_vs_sync_ratio']:,.0f}x faster)")
+        bench.print_figures(figures)
+        if args.rl:
+            rl.print_figures(figures["rl"])
     return figures
 
 
@@ -328,9 +326,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_resume_option(experiment)
     experiment.set_defaults(func=cmd_experiment)
 
-    bench = sub.add_parser("bench", help="throughput of the engine and exact calculator",
+    bench = sub.add_parser("bench", help="throughput of the engine, exact odds and environments",
                            description=cmd_bench.__doc__)
     bench.add_argument("--quick", action="store_true", help="short timings (smoke test)")
+    bench.add_argument("--load", action="store_true",
+                       help="measure again beside one busy process per core (a loaded machine)")
+    bench.add_argument("--rl", action="store_true",
+                       help="add SB3 PPO steps/s on this env vs CartPole-v1 (needs the rl extra)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.set_defaults(func=cmd_bench)
     return parser

@@ -1,4 +1,5 @@
-"""Throughput of the native vector environment against Gymnasium's SyncVectorEnv of single envs."""
+"""Throughput of the environments: the single env against Gymnasium's ``Blackjack-v1``, the native vector
+environment against Gymnasium's ``SyncVectorEnv`` of single envs."""
 
 from __future__ import annotations
 
@@ -22,6 +23,52 @@ def _steps_per_s(env, actions: list, n_envs: int, seconds: float, warmup: int = 
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:
             return steps * n_envs / elapsed
+
+
+def single_env_throughput(seconds: float = 2.0, **env_kwargs) -> dict:
+    """Steps per second of one table made by ``gymnasium.make`` (with Gymnasium's default wrappers),
+    beside Gymnasium's ``Blackjack-v1`` made the same way, in the same run.
+
+    Both take a fixed action (this env: a one-unit banker bet; Blackjack: stick) and reset when an
+    episode ends. Returns ``single_env_steps_per_s``, ``blackjack_steps_per_s`` and
+    ``single_env_vs_blackjack``."""
+    import gymnasium
+
+    import pb_gym.envs  # noqa: F401  (registers the env)
+
+    def rate(env, action) -> float:
+        env.reset(seed=0)
+        steps, start = 0, time.perf_counter()
+        while True:
+            for _ in range(100):
+                _, _, terminated, truncated, _ = env.step(action)
+                if terminated or truncated:
+                    env.reset()
+            steps += 100
+            elapsed = time.perf_counter() - start
+            if elapsed >= seconds:
+                return steps / elapsed
+
+    env = gymnasium.make("pb_gym/PuntoBanco-v0", **env_kwargs)
+    action = _min_banker_bet(env.unwrapped.config)
+    rate(env, action)  # warm-up: compile or load the kernels
+    single = rate(env, action)
+    blackjack = rate(gymnasium.make("Blackjack-v1"), 0)
+    return {"single_env_steps_per_s": single, "blackjack_steps_per_s": blackjack,
+            "single_env_vs_blackjack": single / blackjack}
+
+
+def _min_banker_bet(cfg) -> object:
+    """The action that stakes the table minimum on banker, in the config's action mode."""
+    choice = cfg.bet_choices.index("banker")
+    if cfg.action_mode == "multidiscrete":
+        return np.array([choice, 0])
+    if cfg.action_mode == "discrete":
+        return int(cfg.allow_no_bet) + (choice - int(cfg.allow_no_bet)) * len(cfg.stake_levels)
+    action = np.zeros(len(cfg.rules.offered_bets), dtype=np.float32)
+    action[cfg.rules.offered_bets.index("banker")] = cfg.min_units / min(cfg.bankroll_units,
+                                                                         cfg.max_units)
+    return action
 
 
 def vector_env_throughput(n_envs: int = 4096, seconds: float = 2.0, sync_n_envs: int | None = 256,
