@@ -1,0 +1,519 @@
+"""Every code block of README.md, run at small sizes, so that the README cannot drift from the code.
+
+Each fenced block of the README is preceded by a marker (an HTML comment, invisible on a rendered page)
+on the last non-blank line before its opening fence, which says how the block is tested:
+
+    <!-- test: python [ID] -->        run as a fresh script (``python -c``) in an empty folder, after the
+                                      size substitutions ``SIZES[ID]`` below (each must still match)
+    <!-- test: commands -->           shell lines, each checked and run (see ``check_command``):
+                                      ``pb-gym ...`` parsed by pb-gym's own parser, then run in-process
+                                      at a small size (the configs it names are copied, shrunk by
+                                      ``shrink``, into a scratch folder that mirrors the repository);
+                                      ``make T`` dry-run (``make -n T``); ``pip install ...`` against the
+                                      extras of pyproject.toml; ``python -m M`` importable
+    <!-- test: commands-parse -->     the same checks without running pb-gym (for lines that need a
+                                      cluster, a GPU or minutes); other programs must be installed
+    <!-- test: config KIND -->        a YAML study config (KIND: evaluate, train, counting, ruin):
+                                      validated by the study's own loader, then run shrunk; a model
+                                      of a ``type: sb3`` entry is first trained by the README's own
+                                      ``pb-gym train`` line that writes it
+    <!-- test: tableau -->            the banker's tableau, cell by cell against ``pb_gym.rules``
+    <!-- test: skip (reason) -->      not run; the reason is required
+
+A block without a marker, an unknown kind, an ID without an entry in ``SIZES`` (or an entry of
+``SIZES`` no block uses) fails the test, so that a new block is tested from the start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+import importlib.util
+import io
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from unittest import mock
+
+import pytest
+import yaml
+
+from pb_gym import cli
+from pb_gym import rules as R
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+VENV_BIN = Path(sys.executable).parent
+
+# Size substitutions for `python ID` blocks: (text in the README block, what the test runs instead).
+# Each text must occur in its block; when a README edit removes it, update the entry here.
+SIZES: dict[str, list[tuple[str, str]]] = {
+    "sb3-ppo": [("num_envs=64", "num_envs=4"), ("learn(100_000)", "learn(512)"),
+                ("n_eval_episodes=50", "n_eval_episodes=2")],
+}
+
+# pb-gym subcommands that `commands` blocks parse but do not run, and why
+PARSE_ONLY = {"bench": "its timings take 20 s even with --quick; tests/test_cli.py runs bench --quick"}
+SIMULATE_HANDS = 20_000  # `pb-gym simulate --hands N` runs min(N, this)
+
+MARKER = re.compile(r"^\s*<!--\s*test:\s*(?P<spec>.*?)\s*-->\s*$")
+FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)")
+KINDS = {"python": {"python"}, "commands": {"bash", "sh", "shell"},
+         "commands-parse": {"bash", "sh", "shell"}, "config": {"yaml"}, "tableau": {""},
+         "skip": None}
+CONFIG_KINDS = ("evaluate", "train", "counting", "ruin")
+
+
+@dataclasses.dataclass
+class Block:
+    """One fenced code block of the README and its test marker."""
+
+    line: int            # line number of the opening fence (1-based)
+    lang: str
+    text: str
+    kind: str | None     # None: no marker
+    arg: str | None      # ID of a python block, KIND of a config block, reason of a skip
+
+    @property
+    def label(self) -> str:
+        return f"README.md:{self.line} ({self.lang or 'text'}, {self.kind or 'no marker'}" + (
+            f" {self.arg})" if self.arg and self.kind != "skip" else ")")
+
+
+def read_blocks(path: Path = README) -> list[Block]:
+    """The fenced blocks of ``path`` with the marker on the last non-blank line before each."""
+    lines = path.read_text().splitlines()
+    blocks, i = [], 0
+    while i < len(lines):
+        match = FENCE.match(lines[i])
+        if not match:
+            i += 1
+            continue
+        fence, start = match["fence"], i
+        end = start + 1
+        while end < len(lines) and not lines[end].strip().startswith(fence):
+            end += 1
+        indent = len(match["indent"])
+        body = "\n".join(line[indent:] for line in lines[start + 1:end])
+        before = start - 1
+        while before >= 0 and not lines[before].strip():
+            before -= 1
+        marker = MARKER.match(lines[before]) if before >= 0 else None
+        kind = arg = None
+        if marker:
+            spec = marker["spec"]
+            skip = re.fullmatch(r"skip\s*\((.+)\)", spec)
+            if skip:
+                kind, arg = "skip", skip[1].strip()
+            else:
+                kind, _, arg = spec.partition(" ")
+                arg = arg.strip() or None
+        blocks.append(Block(start + 1, match["lang"].lower(), body, kind, arg))
+        i = end + 1
+    return blocks
+
+
+BLOCKS = read_blocks()
+
+
+def blocks_of(kind: str) -> list[pytest.param]:
+    return [pytest.param(b, id=f"line{b.line}" + (f"-{b.arg}" if b.arg and kind != "skip" else ""))
+            for b in BLOCKS if b.kind == kind]
+
+
+# ------------------------------------------------------------------------------------- the markers
+def test_every_block_has_a_valid_marker():
+    problems = []
+    for block in BLOCKS:
+        if block.kind is None:
+            problems.append(f"{block.label}: no <!-- test: ... --> marker on the line before it "
+                            f"(see tests/test_readme.py for the kinds)")
+        elif block.kind not in KINDS:
+            problems.append(f"{block.label}: unknown kind {block.kind!r}; allowed: "
+                            f"{', '.join(KINDS)}")
+        elif KINDS[block.kind] is not None and block.lang not in KINDS[block.kind]:
+            problems.append(f"{block.label}: a {block.kind!r} marker on a {block.lang or 'plain'} "
+                            f"block; allowed: {', '.join(sorted(KINDS[block.kind])) or 'plain'}")
+        elif block.kind == "python" and block.arg is not None and block.arg not in SIZES:
+            problems.append(f"{block.label}: ID {block.arg!r} has no entry in SIZES")
+        elif block.kind == "config" and block.arg not in CONFIG_KINDS:
+            problems.append(f"{block.label}: config kind {block.arg!r}; allowed: "
+                            f"{', '.join(CONFIG_KINDS)}")
+    used = [b.arg for b in BLOCKS if b.kind == "python" and b.arg]
+    problems += [f"SIZES[{name!r}] is used by no README block" for name in SIZES if name not in used]
+    problems += [f"ID {name!r} is used by {used.count(name)} blocks" for name in set(used)
+                 if used.count(name) > 1]
+    assert not problems, "\n".join(problems)
+
+
+def test_marker_parser_reads_kinds_ids_and_skip_reasons(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("text\n<!-- test: python demo -->\n\n```python\nx = 1\n```\n"
+                    "```bash\nmake demo\n```\n"
+                    "<!-- test: skip (needs a cluster) -->\n```bash\ndask scheduler\n```\n"
+                    "- item\n  <!-- test: commands -->\n  ```bash\n  pb-gym odds\n  ```\n")
+    blocks = read_blocks(page)
+    assert [(b.line, b.lang, b.kind, b.arg, b.text) for b in blocks] == [
+        (4, "python", "python", "demo", "x = 1"), (7, "bash", None, None, "make demo"),
+        (11, "bash", "skip", "needs a cluster", "dask scheduler"),
+        (16, "bash", "commands", None, "pb-gym odds")]
+
+
+# ---------------------------------------------------------------------------------- python blocks
+def substituted(block: Block) -> str:
+    """The block's code with the small sizes of ``SIZES[block.arg]``."""
+    code = block.text
+    for old, new in SIZES.get(block.arg or "", []):
+        assert old in code, (f"{block.label} no longer contains {old!r}: update SIZES[{block.arg!r}] "
+                             "in tests/test_readme.py")
+        code = code.replace(old, new)
+    return code
+
+
+def needs_rl(text: str) -> bool:
+    return bool(re.search(r"stable_baselines3|sb3_contrib|agents\.sb3_vec_env|\btype: sb3\b|"
+                          r"pb-gym train|rl_zoo3", text))
+
+
+@pytest.mark.parametrize("block", blocks_of("python"))
+def test_python_block_runs(block, tmp_path):
+    if needs_rl(block.text) and importlib.util.find_spec("stable_baselines3") is None:
+        pytest.skip("the rl extra is not installed")
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, "-c", substituted(block)], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, f"{block.label} failed:\n{result.stderr[-3000:]}"
+
+
+# ------------------------------------------------------------------------- shrinking study configs
+def _cap(mapping: dict, key: str, value: int) -> None:
+    if mapping.get(key) is None or mapping[key] > value:
+        mapping[key] = value
+
+
+def shrink(kind: str, data: dict) -> dict:
+    """A copy of a study config with small sizes: the same keys and systems, seconds to run."""
+    data = copy.deepcopy(data)
+    if kind == "evaluate":
+        _cap(data, "sessions", 40)
+        _cap(data, "hands", 60)
+        data["chunk_sessions"] = 20
+        _cap(data, "sample_paths", 2)
+    elif kind == "train":
+        _cap(data, "total_timesteps", 512)
+        _cap(data, "n_envs", 8)
+        _cap(data, "curve_points", 4)
+        hyper = data.setdefault("hyperparameters", {}) or {}
+        for key, value in {"n_steps": 32, "batch_size": 64, "learning_starts": 64,
+                           "buffer_size": 4096}.items():
+            if key in hyper:
+                _cap(hyper, key, value)
+        evaluation = data.setdefault("evaluation", {}) or {}
+        _cap(evaluation, "sessions", 20)
+        _cap(evaluation, "hands", 20)
+        _cap(evaluation, "sample_paths", 2)
+        data["evaluation"] = evaluation
+    elif kind == "counting":
+        _cap(data, "shoes", 20)
+        data["chunk_shoes"] = 10
+        _cap(data, "training_shoes", 10)
+    elif kind == "ruin":
+        _cap(data, "sessions", 20)
+        data["chunk_sessions"] = 20
+        if data.get("martingale") is not None:
+            martingale = data.setdefault("martingale", {}) or {}
+            _cap(martingale, "sessions", 20)
+            _cap(martingale, "hands", 100)
+            data["martingale"] = martingale
+    else:
+        raise ValueError(f"unknown study kind {kind!r}")
+    return data
+
+
+def config_model(kind: str):
+    if kind == "evaluate":
+        from experiments.evaluate import StudyConfig as model
+    elif kind == "train":
+        pytest.importorskip("stable_baselines3", reason="the rl extra is not installed")
+        from experiments.train import TrainConfig as model
+    elif kind == "counting":
+        from experiments.counting import CountingConfig as model
+    else:
+        from experiments.ruin import RuinConfig as model
+    return model
+
+
+STAGED = "readme-configs/"  # the scratch folder's own configs (from README blocks), not the repo's
+STUDY_OF = {"evaluate": "evaluate", "train": "train"}  # pb-gym subcommand -> config kind
+
+
+def study_kind(argv: list[str]) -> str | None:
+    if argv[0] in STUDY_OF:
+        return STUDY_OF[argv[0]]
+    if argv[0] == "experiment" and len(argv) > 1:
+        return argv[1]
+    return None
+
+
+# ------------------------------------------------------------------------- running pb-gym commands
+class Workdir:
+    """A scratch folder laid out like the repository (shrunk configs at the same relative paths), in
+    which the README's commands run exactly as written; runs are cached, so that a model trained by
+    one block is there for the next."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.done: dict[tuple[str, ...], str] = {}
+        self.plotted = False
+
+    def plot_once(self):
+        """``evaluate``'s plots, drawn for the first run only (they take most of a small run's time;
+        tests/test_evaluate.py checks them); later runs write everything else."""
+        from experiments import evaluate
+
+        real = evaluate.plot
+
+        def plot(report: dict, out: Path) -> list[Path]:
+            if self.plotted:
+                return []
+            self.plotted = True
+            return real(report, out)
+
+        return mock.patch.object(evaluate, "plot", plot)
+
+    def stage_config(self, argv: list[str]) -> None:
+        """Copy the repository config that ``argv`` names into the scratch folder, shrunk (a config
+        already there, written by a test from a README block, is used as it is)."""
+        kind = study_kind(argv)
+        if kind is None:
+            return
+        config = argv[2] if argv[0] == "experiment" else argv[1]
+        if config.startswith(STAGED):
+            return
+        source = ROOT / config
+        assert source.is_file(), f"{config}: no such config in the repository"
+        target = self.path / config
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(yaml.safe_dump(shrink(kind, yaml.safe_load(source.read_text()))))
+
+    def run(self, argv: list[str]) -> str:
+        """``pb-gym ARGV`` in-process in the scratch folder, at small sizes; returns its stdout."""
+        key = tuple(argv)
+        if key in self.done:
+            return self.done[key]
+        if needs_rl(" ".join(argv)) and importlib.util.find_spec("stable_baselines3") is None:
+            pytest.skip("the rl extra is not installed")
+        argv = list(argv)
+        if argv[0] == "simulate" and "--hands" in argv:
+            at = argv.index("--hands") + 1
+            argv[at] = str(min(int(argv[at]), SIMULATE_HANDS))
+        self.stage_config(argv)
+        stdout, stderr = io.StringIO(), io.StringIO()
+        cwd = os.getcwd()
+        os.chdir(self.path)
+        try:
+            with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr), \
+                    self.plot_once():
+                status = cli.main(argv)
+        except SystemExit as exit_:
+            status = exit_.code
+        finally:
+            os.chdir(cwd)
+        assert status in (0, None), (f"pb-gym {' '.join(key)} exited with {status}:\n"
+                                     f"{stderr.getvalue()[-3000:]}")
+        self.done[key] = stdout.getvalue()
+        return self.done[key]
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Workdir:
+    return Workdir(tmp_path_factory.mktemp("readme"))
+
+
+def command_lines(text: str) -> list[str]:
+    """The shell lines of a block: comments dropped, ``\\`` continuations joined."""
+    lines, pending = [], ""
+    for raw in text.splitlines():
+        line = pending + raw
+        pending = ""
+        if line.rstrip().endswith("\\"):
+            pending = line.rstrip()[:-1] + " "
+            continue
+        words = shlex.split(line, comments=True)
+        if words:
+            lines.append(shlex.join(words))
+    return lines
+
+
+def parse_pb_gym(argv: list[str], where: str) -> None:
+    """pb-gym's own parser accepts ``argv``, and the configs it names exist in the repository."""
+    stderr = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(stderr):
+            args = cli.build_parser().parse_args(argv)
+    except SystemExit:
+        pytest.fail(f"{where}: pb-gym {shlex.join(argv)}: {stderr.getvalue().strip()}")
+    config = getattr(args, "config", None)
+    if config is not None:
+        assert (ROOT / config).is_file(), f"{where}: {config}: no such file in the repository"
+
+
+def check_pip(words: list[str], where: str) -> None:
+    """``pip install`` of this project: from the clone (``-e .[extras]``) or a git URL, never by name
+    from an index (pb-gym is not on one), and only extras that pyproject.toml defines."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    targets = [w for w in words[2:] if not w.startswith("-")]
+    options = words[2:]
+    assert words[1] == "install", f"{where}: only `pip install` is expected in the README"
+    assert targets, f"{where}: pip install of nothing"
+    for i, word in enumerate(options):
+        if word in ("-c", "--constraint", "-r", "--requirement"):
+            assert (ROOT / options[i + 1]).is_file(), f"{where}: {options[i + 1]}: no such file"
+            targets.remove(options[i + 1])
+    for target in targets:
+        match = re.fullmatch(r"(?P<name>[\w.\-/]+)(\[(?P<extras>[\w,\-]*)\])?(\s*@\s*(?P<url>\S+))?",
+                             target)
+        assert match, f"{where}: cannot read the requirement {target!r}"
+        name, url = match["name"], match["url"]
+        if name in (".", "./") or name.startswith("git+"):
+            pass  # the clone, or the repository itself
+        elif name.replace("_", "-") == "pb-gym":
+            assert url and url.startswith("git+"), (
+                f"{where}: {target!r}: pb-gym is not on a package index; install it from the clone "
+                "(pip install -e '.[...]') or from its git URL")
+        else:
+            continue  # another package (for example jupyter); pip will say if it does not exist
+        for extra in filter(None, (match["extras"] or "").split(",")):
+            assert extra in extras, (f"{where}: extra {extra!r} is not in pyproject.toml; allowed: "
+                                     f"{', '.join(extras)}")
+
+
+def check_command(line: str, where: str, workdir: Workdir, run: bool) -> None:
+    """One shell line of a README block (see the module docstring)."""
+    words = shlex.split(line)
+    program = words[0]
+    if program == "pb-gym":
+        parse_pb_gym(words[1:], where)
+        if run and words[1] not in PARSE_ONLY:
+            workdir.run(words[1:])
+    elif program == "make":
+        for target in words[1:]:
+            result = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True)
+            assert result.returncode == 0, f"{where}: make {target}: {result.stderr.strip()}"
+    elif program in ("pip", "pip3") or words[:3] == ["python", "-m", "pip"]:
+        check_pip(words[2:] if program == "python" else words, where)
+    elif program == "python" and len(words) > 2 and words[1] == "-m":
+        module = words[2]
+        if needs_rl(module) and importlib.util.find_spec("stable_baselines3") is None:
+            pytest.skip("the rl extra is not installed")
+        assert importlib.util.find_spec(module.split(".")[0]) is not None, (
+            f"{where}: python -m {module}: {module} is not installed (which extra should bring it?)")
+    elif program in ("git", "cd", "export", "source", ".", "for", "done"):
+        pass  # shell set-up, nothing of the project's to check
+    else:
+        assert shutil.which(program, path=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"), (
+            f"{where}: {program}: not installed")
+
+
+@pytest.mark.parametrize("block", blocks_of("commands") + blocks_of("commands-parse"))
+def test_command_block(block, workdir):
+    lines = command_lines(block.text)
+    assert lines, f"{block.label}: no command"
+    for line in lines:
+        check_command(line, block.label, workdir, run=block.kind == "commands")
+
+
+# ---------------------------------------------------------------------------------- config blocks
+def train_commands() -> dict[str, list[str]]:
+    """The README's `pb-gym train` lines, by the folder each writes (its --out, or out/train/NAME)."""
+    found = {}
+    for block in BLOCKS:
+        if block.lang not in ("bash", "sh", "shell") or block.kind == "skip":
+            continue
+        for line in command_lines(block.text):
+            words = shlex.split(line)
+            if words[:2] != ["pb-gym", "train"] or len(words) < 3:
+                continue
+            if "--out" in words:
+                folder = words[words.index("--out") + 1]
+            else:
+                folder = f"out/train/{yaml.safe_load((ROOT / words[2]).read_text())['name']}"
+            found.setdefault(folder.rstrip("/"), words[1:])
+    return found
+
+
+@pytest.mark.parametrize("block", blocks_of("config"))
+def test_config_block_validates_and_runs(block, workdir):
+    from experiments.config import validate
+
+    data = yaml.safe_load(block.text)
+    assert isinstance(data, dict), f"{block.label}: not a YAML mapping"
+    # a learned model named by the config is made the way the README says: its `pb-gym train` line
+    for system in data.get("systems") or []:
+        if isinstance(system, dict) and system.get("type") == "sb3":
+            folder = str(Path(system["model"]).with_suffix("")).removesuffix("/model")
+            trains = train_commands()
+            assert folder in trains, (f"{block.label}: model {system['model']!r} is written by no "
+                                      f"`pb-gym train` line of the README; they write: "
+                                      f"{', '.join(trains) or 'nothing'}")
+            workdir.run(trains[folder])
+    model = config_model(block.arg)
+    cwd = os.getcwd()
+    os.chdir(workdir.path)  # relative model paths resolve as they would for the reader
+    try:
+        validate(data, model, block.label)
+    finally:
+        os.chdir(cwd)
+    config = workdir.path / STAGED / f"line{block.line}.yaml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(yaml.safe_dump(shrink(block.arg, data)))
+    subcommand = ["experiment", block.arg] if block.arg in ("counting", "ruin") else [block.arg]
+    out = f"readme-out/line{block.line}"
+    workdir.run([*subcommand, str(config.relative_to(workdir.path)), "--out", out])
+    assert any((workdir.path / out).iterdir()), f"{block.label}: the run wrote nothing"
+
+
+def test_shrink_keeps_configs_valid():
+    """The shrunk repository configs still validate (so a failure above is the README's, not ours)."""
+    from experiments.config import validate
+
+    for kind, folder in (("evaluate", "systems"), ("counting", "experiments"),
+                         ("ruin", "experiments")):
+        for path in sorted((ROOT / "configs" / folder).glob("*.yaml")):
+            data = yaml.safe_load(path.read_text())
+            if kind == "evaluate" or path.stem.startswith(kind):
+                small = shrink(kind, data)
+                validate(small, config_model(kind), str(path))
+                if kind == "evaluate":
+                    assert small["sessions"] <= 40 and small["hands"] <= 60
+
+
+# -------------------------------------------------------------------------------------- the rest
+@pytest.mark.parametrize("block", blocks_of("tableau"))
+def test_tableau_block_is_the_rules_table(block):
+    rows = [line.split() for line in block.text.splitlines() if line.strip()]
+    header, body = rows[0], rows[1:]
+    assert header == [str(d) for d in range(10)] + ["none"], f"{block.label}: header {header}"
+    seen = set()
+    for row in body:
+        assert row[0] == "banker", f"{block.label}: {row}"
+        lo, _, hi = row[1].partition("-")
+        cells = row[2:]
+        assert len(cells) == 11, f"{block.label}: {row}"
+        for total in range(int(lo), int(hi or lo) + 1):
+            seen.add(total)
+            for column, cell in enumerate(cells):
+                third = None if column == 10 else column
+                assert (cell == "D") == bool(R.banker_draws(total, third)), (total, third, cell)
+    assert seen == set(range(8)), f"{block.label}: banker totals {sorted(seen)}, not 0-7"
+
+
+@pytest.mark.parametrize("block", blocks_of("skip"))
+def test_skipped_blocks_say_why(block):
+    assert len(block.arg) >= 10, f"{block.label}: a skip needs a reason in words, got {block.arg!r}"
