@@ -17,6 +17,7 @@ def run_json(capsys, *argv):
 def test_odds_json_full_shoe(capsys):
     out = run_json(capsys, "odds", "--decks", "8")
     assert out["cards"] == 416
+    # published 8-deck figures (Wizard of Odds, "Baccarat"; tests/data/published_figures.json)
     assert set(out["probabilities"]) >= {"banker", "player", "tie"}
     assert set(out["ev"]) == {"banker", "player", "tie", "player_pair", "banker_pair", "dragon7",
                               "panda8"}
@@ -27,6 +28,7 @@ def test_odds_json_full_shoe(capsys):
 
 
 def test_odds_variants_and_ranks(capsys):
+    # published: 6-deck tie at 9:1 (Wizard of Odds, "Baccarat"), 8-deck EZ banker ("EZ Baccarat")
     assert round(-100 * run_json(capsys, "odds", "--decks", "6", "--tie-pays", "9")["ev"]["tie"],
                  4) == 4.9313
     assert round(-100 * run_json(capsys, "odds", "--variant", "ez")["ev"]["banker"], 4) == 1.0183

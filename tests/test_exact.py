@@ -11,14 +11,10 @@ from pb_gym import rules as R
 from pb_gym.reference import deal_hand
 from pb_gym.rules import Rules
 
-# domain-notes.md (Wizard of Odds appendices): decks -> P(banker), P(player), P(tie), house edges in %
-MAIN_FIGURES = {
-    1: (.459624, .446760, .093615, 1.0117, 1.2864, 15.7461, 6.3846),
-    2: (.459073, .446508, .094419, 1.0389, 1.2565, 15.0228, 5.5809),
-    4: (.458761, .446340, .094898, 1.0517, 1.2421, 14.5916, 5.1018),
-    6: (.458653, .446279, .095069, 1.0558, 1.2374, 14.4382, 4.9313),
-    8: (.458597, .446247, .095156, 1.0579, 1.2351, 14.3596, 4.8440),
-}
+# The published figures (tests/data/published_figures.json names their sources: the Wizard of Odds'
+# baccarat and EZ baccarat analyses): decks -> P(banker), P(player), P(tie), house edges in %; and
+# (bet, rules, 8-deck edge, 6-deck edge) of the variants and side bets
+from published_figures import EIGHT_DECK_COUNTS, MAIN_FIGURES, VARIANT_FIGURES  # noqa: E402
 
 
 def edge_pct(ev: float) -> float:
@@ -40,18 +36,6 @@ def test_main_bets_reproduce_published_figures_exactly(decks):
     assert edge_pct(exact.expected_values(shoe, Rules(tie_pays=9))[R.BETS.index("tie")]) == tie9
 
 
-# (8 decks, 6 decks) house edges in % from domain-notes.md
-VARIANT_FIGURES = [
-    ("banker", {"banker_variant": "no-commission"}, 1.4581, 1.4548),
-    ("banker", {"banker_variant": "ez"}, 1.0183, 1.0161),
-    ("banker", {"commission": 0.04}, 0.5993, 0.5972),
-    ("dragon7", {}, 7.6113, 7.6062),
-    ("panda8", {}, 10.1876, 10.2074),
-    ("player_pair", {}, 10.3614, 11.2540),
-    ("banker_pair", {}, 10.3614, 11.2540),
-]
-
-
 @pytest.mark.parametrize("bet, kwargs, edge8, edge6", VARIANT_FIGURES)
 def test_variants_and_side_bets_reproduce_published_figures(bet, kwargs, edge8, edge6):
     for decks, edge in ((8, edge8), (6, edge6)):
@@ -63,10 +47,10 @@ def test_integer_counts_for_8_decks_equal_the_published_integers():
     counts = exact.outcome_counts(R.full_shoe(8))
     by_winner = [sum(int(c) for c, w in zip(counts, R.OUTCOME_WINNER) if w == winner)
                  for winner in range(3)]
-    assert int(counts.sum()) == 4_998_398_275_503_360 == exact.deals_of_six(416)
-    assert int(by_winner[R.BANKER]) == 2_292_252_566_437_888
-    assert int(by_winner[R.PLAYER]) == 2_230_518_282_592_256
-    assert int(by_winner[R.TIE]) == 475_627_426_473_216
+    assert int(counts.sum()) == EIGHT_DECK_COUNTS["deals_of_six_cards"] == exact.deals_of_six(416)
+    assert int(by_winner[R.BANKER]) == EIGHT_DECK_COUNTS["banker"]
+    assert int(by_winner[R.PLAYER]) == EIGHT_DECK_COUNTS["player"]
+    assert int(by_winner[R.TIE]) == EIGHT_DECK_COUNTS["tie"]
 
 
 def test_multiset_weights_count_every_ordering_once():

@@ -517,3 +517,45 @@ def test_tableau_block_is_the_rules_table(block):
 @pytest.mark.parametrize("block", blocks_of("skip"))
 def test_skipped_blocks_say_why(block):
     assert len(block.arg) >= 10, f"{block.label}: a skip needs a reason in words, got {block.arg!r}"
+
+
+# ------------------------------------------------------------------------- the exact-odds figures
+ODDS_COLUMNS = ["decks", "P(banker)", "P(player)", "P(tie)", "banker 5%", "player", "tie 8:1", "tie 9:1",
+                "no-commission", "EZ banker", "Dragon 7 40:1", "Panda 8 25:1", "pair 11:1"]
+
+
+def test_odds_table_is_the_calculators_and_the_published_figures():
+    """Every cell of the README's odds table from the exact calculator, and the published cells equal
+    to tests/data/published_figures.json (the figures whose sources it names)."""
+    import numpy as np
+
+    from pb_gym import exact
+    from published_figures import MAIN_FIGURES, VARIANT_FIGURES
+
+    text = README.read_text()
+    header = "| " + " | ".join(ODDS_COLUMNS) + " |"
+    assert header in text, "README: the odds table's header changed; update ODDS_COLUMNS"
+    rows = {}
+    for line in text[text.index(header):].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip().rstrip("%") for c in line.strip("|").split("|")]
+        rows[int(cells[0])] = [float(c) for c in cells[1:]]
+    assert sorted(rows) == [1, 2, 4, 6, 8]
+    variants = [({}, "banker"), ({}, "player"), ({}, "tie"), ({"tie_pays": 9}, "tie"),
+                ({"banker_variant": "no-commission"}, "banker"), ({"banker_variant": "ez"}, "banker"),
+                ({}, "dragon7"), ({}, "panda8"), ({}, "player_pair")]
+    published = {(bet, str(rules)): (e8, e6) for bet, rules, e8, e6 in VARIANT_FIGURES}
+    for decks, row in rows.items():
+        shoe = R.full_shoe(decks)
+        probabilities = exact.odds(shoe)["probabilities"]
+        computed = [round(probabilities[w], 6) for w in ("banker", "player", "tie")]
+        for kwargs, bet in variants:
+            ev = exact.expected_values(shoe, R.Rules(decks=decks, **kwargs))[R.BETS.index(bet)]
+            computed.append(round(-100 * float(ev), 4))
+        np.testing.assert_array_equal(row, computed, err_msg=f"README odds table, {decks} decks")
+        assert tuple(row[:7]) == MAIN_FIGURES[decks], decks
+        for k, (kwargs, bet) in enumerate(variants[4:], start=7):
+            if decks in (6, 8):
+                e8, e6 = published[(bet, str(kwargs))]
+                assert row[k] == (e8 if decks == 8 else e6), (decks, bet, kwargs)

@@ -43,6 +43,7 @@ def test_banker_chain_by_hand_and_banded_equals_dense():
     steps = ruin.step_distribution("banker", RULES)
     assert steps["lattice"] == 20 and steps["steps"] == [-20, 0, 19]
     pw, pl, pt = steps["p_win"], steps["p_lose"], steps["p_push"]
+    # published 8-deck P(banker), P(tie) (Wizard of Odds; tests/data/published_figures.json)
     assert pw == pytest.approx(0.458597, abs=1e-6) and pt == pytest.approx(0.095156, abs=1e-6)
     # from 1 unit to 2: two banker wins (1 -> 1.95 -> 2.90) before any loss (1 -> 0, 1.95 -> 0.95)
     chain = ruin.markov_chain(steps, 2)
