@@ -9,12 +9,14 @@ errors into one message per problem that names the key path and what is allowed,
 
 from __future__ import annotations
 
+import math
 import typing
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from pb_gym import rules as R
 
@@ -25,10 +27,52 @@ class ConfigError(ValueError):
     """A config that cannot be used; the message names the file, the key and what is allowed."""
 
 
+MAX_CONFIG_BYTES = 1 << 20
+"""A config file is at most this big (1 MiB; the shipped ones are under 2 KiB)."""
+MAX_DEPTH = 32
+"""Deepest nesting of lists and mappings a config may have (the schemas use at most 4)."""
+MAX_VALUES = 100_000
+"""Most values a config may hold once its YAML aliases are expanded (a guard against alias bombs)."""
+MAX_PROBLEMS = 20
+"""Problems listed in one error; the rest are counted."""
+
+
+def _mentions(annotation: object, kinds: tuple) -> bool:
+    """Whether an annotation accepts one of ``kinds`` anywhere (through list, Union, Literal, Any)."""
+    if annotation is Any or annotation in kinds:
+        return True
+    if typing.get_origin(annotation) is Literal:
+        return any(isinstance(arg, kinds) for arg in typing.get_args(annotation))
+    return any(_mentions(arg, kinds) for arg in typing.get_args(annotation))
+
+
 class Strict(BaseModel):
-    """Base of every config section: unknown keys are errors, values are immutable."""
+    """Base of every config section: unknown keys are errors, values are immutable, and true/false is
+    not a number (pydantic would read ``sessions: true`` as 1)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bool_for_a_number(cls, data: object) -> object:
+        if not isinstance(data, dict):
+            return data
+        for key, value in data.items():
+            field = cls.model_fields.get(key) if isinstance(key, str) else None
+            if field is None or _mentions(field.annotation, (bool,)) or any(
+                    isinstance(m, type) and issubclass(m, BaseModel)
+                    for m in _all_args(field.annotation)):
+                continue  # sections check their own fields
+            items = value if isinstance(value, (list, tuple)) else [value]
+            if any(isinstance(item, bool) for item in items):
+                raise PydanticCustomError("bool_not_number", "true/false is not allowed here",
+                                          {"key": key, "value": value})
+        return data
+
+
+def _all_args(annotation: object) -> list:
+    """Every type inside an annotation (itself, and through list, Union, Annotated...)."""
+    return [annotation] + [a for arg in typing.get_args(annotation) for a in _all_args(arg)]
 
 
 SideBet = Literal["player_pair", "banker_pair", "dragon7", "panda8"]
@@ -73,7 +117,23 @@ class TableConfig(Strict):
         return self
 
 
+def _short(value: object, limit: int = 60) -> str:
+    """A value for an error message: never the whole of a large input (an alias bomb's expansion
+    would be hundreds of megabytes)."""
+    if isinstance(value, dict):
+        return f"a mapping of {len(value)} key(s)"
+    if isinstance(value, (list, tuple)):
+        return f"a list of {len(value)} item(s)"
+    if isinstance(value, str) and len(value) > limit:
+        return repr(value[:limit]) + f"... ({len(value)} characters)"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _format_error(error: dict, model: type[BaseModel]) -> str:
+    if error["type"] == "bool_not_number":  # raised by a section for one of its keys
+        error = {**error, "loc": tuple(error["loc"]) + (error["ctx"]["key"],),
+                 "input": error["ctx"]["value"]}
     loc = ".".join(str(part) for part in error["loc"]) or "(top level)"
     if error["type"] == "extra_forbidden":
         parent = _model_at(model, error["loc"][:-1])
@@ -84,7 +144,9 @@ def _format_error(error: dict, model: type[BaseModel]) -> str:
         message = message[len("Value error, "):]
     if error["type"] == "missing":
         return f"{loc}: required key is missing"
-    return f"{loc}: {message} (got {error.get('input')!r})"
+    if not error["loc"] or isinstance(error.get("input"), dict):  # a check of a whole section
+        return f"{loc}: {message}"
+    return f"{loc}: {message} (got {_short(error.get('input'))})"
 
 
 def _models_in(annotation: object) -> list[type[BaseModel]]:
@@ -112,25 +174,143 @@ def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
     return candidates[0] if len(candidates) == 1 else None
 
 
+def _non_finite(data: object, path: str = "") -> tuple[str, float] | None:
+    """The key path and value of the first NaN or infinite number in parsed YAML, or None."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return path or "(top level)", data
+    items = (data.items() if isinstance(data, dict) else enumerate(data)
+             if isinstance(data, (list, tuple)) else ())
+    for key, value in items:
+        found = _non_finite(value, f"{path}.{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None
+
+
 def validate(data: object, model: type[Model], source: str = "config") -> Model:
     """Validate parsed YAML ``data`` against ``model``; raise :class:`ConfigError` listing every problem."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping of keys (got "
                           f"{type(data).__name__}); allowed keys: {', '.join(model.model_fields)}")
+    found = _non_finite(data)
+    if found is not None:
+        raise ConfigError(f"{source}: {found[0]}: {found[1]} is not allowed; numbers must be finite "
+                          "(no .inf or .nan)")
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        problems = [_format_error(e, model) for e in error.errors()]
+        problems = [_format_error(e, model) for e in error.errors()[:MAX_PROBLEMS]]
+        if error.error_count() > MAX_PROBLEMS:
+            problems.append(f"... and {error.error_count() - MAX_PROBLEMS} more problem(s)")
         raise ConfigError("\n".join(f"{source}: {p}" for p in problems)) from None
 
 
-def load(path: str | Path, model: type[Model]) -> Model:
-    """Read a YAML file and validate it against ``model``."""
+class _YamlLimit(yaml.YAMLError):
+    """A YAML document this loader refuses (too deep, too large once expanded, a duplicate key)."""
+
+
+def _check_shape(text: str) -> None:
+    """Walk the YAML events (PyYAML's parser is not recursive) and refuse, before anything is built,
+    nesting deeper than :data:`MAX_DEPTH` and more than :data:`MAX_VALUES` values once aliases are
+    expanded: a few hundred bytes of nested aliases expand to billions of values."""
+    open_nodes: list[list] = []  # [values, height, anchor] of each open list or mapping
+    anchored: dict[str, tuple[int, int]] = {}  # anchor -> (values, height) of its node
+    total = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            open_nodes.append([1, 1, event.anchor])
+            if len(open_nodes) > MAX_DEPTH:
+                raise _YamlLimit(f"line {event.start_mark.line + 1}: nested deeper than "
+                                 f"{MAX_DEPTH} levels; a config is a few levels of keys and lists")
+            continue
+        if isinstance(event, yaml.CollectionEndEvent):
+            values, height, anchor = open_nodes.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            values, height, anchor = 1, 0, event.anchor
+        elif isinstance(event, yaml.AliasEvent):
+            values, height = anchored.get(event.anchor, (1, 0))
+            anchor = None
+            if len(open_nodes) + height > MAX_DEPTH:
+                raise _YamlLimit(f"line {event.start_mark.line + 1}: the alias *{event.anchor} "
+                                 f"nests deeper than {MAX_DEPTH} levels")
+        else:
+            continue
+        if anchor is not None:
+            anchored[anchor] = (values, height)
+        if open_nodes:
+            parent = open_nodes[-1]
+            parent[0] += values
+            parent[1] = max(parent[1], height + 1)
+            if parent[0] > MAX_VALUES:
+                raise _YamlLimit(f"line {event.start_mark.line + 1}: more than {MAX_VALUES:,} values "
+                                 "once its aliases (*name) are expanded; a config is far smaller")
+        total += values
+        if total > MAX_VALUES:
+            raise _YamlLimit(f"more than {MAX_VALUES:,} values once its aliases (*name) are "
+                             "expanded; a config is far smaller")
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, but a key given twice in one mapping is an error (YAML says keys are
+    unique; PyYAML would silently keep the last value)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        first_line: dict[object, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                line = first_line.setdefault(key, key_node.start_mark.line)
+            except TypeError:  # an unhashable key: PyYAML's own error follows
+                continue
+            if line != key_node.start_mark.line:
+                raise _YamlLimit(f"line {key_node.start_mark.line + 1}: duplicate key "
+                                 f"{_short(key)} (first given on line {line + 1}); each key may "
+                                 "appear once in a mapping")
+        return super().construct_mapping(node, deep=deep)
+
+
+def parse_yaml(text: str, source: str = "config") -> object:
+    """Parse a YAML config: :func:`yaml.safe_load` with limits (nesting depth, values once aliases are
+    expanded) and duplicate keys refused; a refusal is a :class:`ConfigError` naming ``source``."""
+    try:
+        _check_shape(text)
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader subclass)
+    except _YamlLimit as error:
+        raise ConfigError(f"{source}: {error}") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{source}: not valid YAML: {error}") from None
+    except RecursionError:  # unreachable with MAX_DEPTH below Python's limit; kept as a guard
+        raise ConfigError(f"{source}: nested too deeply") from None
+
+
+def read_config_text(path: str | Path) -> str:
+    """The text of a config file, or a :class:`ConfigError` saying why it cannot be one (missing, a
+    directory, unreadable, too large, binary, not UTF-8)."""
     path = Path(path)
-    if not path.is_file():
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a directory, not a config file")
+    if not path.exists():
         raise ConfigError(f"{path}: no such config file")
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML: {error}") from None
-    return validate(data, model, str(path))
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot be read: {error.strerror or error}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES // 1024} KiB; a config is a short "
+                          "YAML text file")
+    if b"\0" in raw:
+        raise ConfigError(f"{path}: a binary file, not a YAML config (it contains NUL bytes)")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{raw[error.start]:02x} at offset "
+                          f"{error.start}); a config is a YAML text file") from None
+
+
+def load(path: str | Path, model: type[Model]) -> Model:
+    """Read a YAML file and validate it against ``model`` (see :func:`read_config_text`,
+    :func:`parse_yaml` and :func:`validate` for what is refused)."""
+    return validate(parse_yaml(read_config_text(path), str(path)), model, str(path))

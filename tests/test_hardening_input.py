@@ -123,3 +123,99 @@ def test_single_and_vector_env_both_refuse_a_step_before_reset():
             env.step(action)
         env.reset(seed=0)
         env.step(action)
+
+
+# -------------------------------------------------------------- YAML configs (items 3, 7, 8, 10)
+def _load(tmp_path, text: str | bytes, model=None):
+    from experiments.config import load
+    from experiments.evaluate import StudyConfig
+
+    path = tmp_path / "c.yaml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return load(path, model or StudyConfig)
+
+
+def _refused(tmp_path, text: str | bytes, model=None) -> str:
+    from experiments.config import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        _load(tmp_path, text, model)
+    return str(caught.value).replace(str(tmp_path / "c.yaml"), "c.yaml")
+
+
+def alias_bomb(levels: int) -> str:
+    lines = ['a0: &a0 ["xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"]']
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, levels + 1)]
+    return "\n".join(lines + [f"name: *a{levels}", "systems: [{type: flat}]"]) + "\n"
+
+
+def test_an_alias_bomb_is_refused_before_it_is_expanded(tmp_path):
+    # 9 levels: 2 x 9^9 strings once expanded; the file is a few hundred bytes
+    message = _refused(tmp_path, alias_bomb(9))
+    assert message == ("c.yaml: more than 100,000 values once its aliases (*name) are expanded; "
+                       "a config is far smaller")
+    # three levels (1,458 values) load, and the error does not echo the expanded value
+    message = _refused(tmp_path, alias_bomb(3))
+    assert message.splitlines()[0] == (
+        "c.yaml: name: Input should be a valid string (got a list of 9 item(s))")
+    assert len(message) < 2000
+
+
+def test_deep_nesting_is_a_clear_error_not_a_recursion_error(tmp_path):
+    message = _refused(tmp_path, "name: " + "[" * 5000 + "]" * 5000 + "\n")
+    assert message == ("c.yaml: line 1: nested deeper than 32 levels; a config is a few levels of "
+                       "keys and lists")
+    message = _refused(tmp_path, "a: &a " + "[" * 20 + "]" * 20 + "\nb: [[[[[[[[[[[[[[*a]]]]]]]]]]]]]]\n")
+    assert message == "c.yaml: line 2: the alias *a nests deeper than 32 levels"
+
+
+def test_a_duplicate_key_is_an_error_naming_it(tmp_path):
+    message = _refused(tmp_path, "name: a\nsessions: 10\nname: b\nsystems: [{type: flat}]\n")
+    assert message == ("c.yaml: line 3: duplicate key 'name' (first given on line 1); each key may "
+                       "appear once in a mapping")
+    message = _refused(tmp_path, "systems:\n  - type: flat\n    base: 1\n    base: 2\n")
+    assert "line 4: duplicate key 'base' (first given on line 3)" in message
+    # a YAML merge key is not a duplicate: explicit keys override the merged ones
+    from experiments.config import parse_yaml
+
+    assert parse_yaml("a: &a {x: 1, y: 2}\nb: {<<: *a, y: 3}\n")["b"] == {"x": 1, "y": 3}
+
+
+def test_true_is_not_a_number_and_numbers_are_finite(tmp_path):
+    assert _refused(tmp_path, "sessions: true\nsystems: [{type: flat}]\n") == (
+        "c.yaml: sessions: true/false is not allowed here (got True)")
+    assert _refused(tmp_path, "systems: [{type: flat, base: false}]\n") == (
+        "c.yaml: systems.0.flat.base: true/false is not allowed here (got False)")
+    for value in (".inf", "-.inf", ".nan"):
+        message = _refused(tmp_path, f"bankroll: {value}\nsystems: [{{type: flat}}]\n")
+        assert message.startswith("c.yaml: bankroll: ") and message.endswith(
+            " is not allowed; numbers must be finite (no .inf or .nan)")
+    assert _refused(tmp_path, "systems: [{type: flat}]\ntable: {maximum: .inf}\n") == (
+        "c.yaml: table.maximum: inf is not allowed; numbers must be finite (no .inf or .nan)")
+    assert _load(tmp_path, "sessions: 10\nexact_conditional: true\nsystems: [{type: flat}]\n"
+                 ).exact_conditional is True
+
+
+def test_a_failed_whole_config_check_does_not_repeat_the_config(tmp_path):
+    long_name = "n" * 5000
+    message = _refused(tmp_path, f"name: {long_name}\nbankroll: 5\ntable: {{minimum: 10}}\n"
+                                 "systems: [{type: flat, base: 10}]\n")
+    assert message == "c.yaml: (top level): bankroll 5 is below the table minimum 10"
+    message = _refused(tmp_path, f"sessions: {long_name}\nsystems: [{{type: flat}}]\n")
+    assert len(message) < 300 and "(5000 characters)" in message
+
+
+def test_files_that_are_not_configs_say_what_they_are(tmp_path):
+    from experiments.config import ConfigError, load
+    from experiments.evaluate import StudyConfig
+
+    with pytest.raises(ConfigError, match=r": is a directory, not a config file$"):
+        load(tmp_path, StudyConfig)
+    with pytest.raises(ConfigError, match=r"nope.yaml: no such config file$"):
+        load(tmp_path / "nope.yaml", StudyConfig)
+    assert _refused(tmp_path, bytes(range(256))) == (
+        "c.yaml: a binary file, not a YAML config (it contains NUL bytes)")
+    assert _refused(tmp_path, b"name: caf\xe9\n") == (
+        "c.yaml: not UTF-8 text (byte 0xe9 at offset 9); a config is a YAML text file")
+    assert _refused(tmp_path, "# padding\n" * 120_000) == (
+        "c.yaml: larger than 1024 KiB; a config is a short YAML text file")
