@@ -250,7 +250,7 @@ def _run_dask(task, chunks, scheduler, workers, finished):
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError as error:
-        raise RuntimeError("the dask backend needs the dask extra: pip install 'pb-gym[dask]'") from error
+        raise RuntimeError("the dask backend needs the dask extra: pip install -e '.[dask]' in the clone") from error
     cluster = None
     if scheduler is None:  # a local cluster on the loopback interface only
         cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,

@@ -101,3 +101,13 @@ def test_console_script_help():
         done = subprocess.run([sys.executable, "-m", "pb_gym.cli", command, "--help"],
                               capture_output=True, text=True, check=True)
         assert "--json" in done.stdout
+
+
+def test_experiment_help_describes_every_study(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["experiment", "--help"])
+    text = capsys.readouterr().out
+    assert set(cli.STUDIES) == {"counting", "ruin"}
+    for name, description in cli.STUDIES.items():
+        first_words = " ".join(description.split()[:4])
+        assert f"  {name}" in text and first_words in " ".join(text.split()), name
