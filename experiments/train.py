@@ -125,6 +125,8 @@ class EvaluationConfig(Strict):
     deterministic: bool = True
     baselines: bool = True
     sample_paths: int = Field(5, ge=0, le=50)
+    exact_conditional: bool = Field(False, description="compare each system's EV per unit wagered "
+                                    "with the exact EV of the cards unseen before its bets")
     systems: list[AnySystem] = Field(default_factory=list, description="more systems to compare")
 
 
@@ -408,7 +410,8 @@ def _study_data(config: TrainConfig, model: Path | None) -> dict:
     return {"name": f"{config.name} (held-out, seed {ev.seed})", "rules": env.rules.model_dump(),
             "table": env.table.model_dump(), "bankroll": bankroll, "sessions": ev.sessions,
             "hands": ev.hands or env.max_hands, "win_goal": win_goal, "stop_loss": ev.stop_loss,
-            "seed": ev.seed, "sample_paths": ev.sample_paths, "systems": systems}
+            "seed": ev.seed, "sample_paths": ev.sample_paths,
+            "exact_conditional": ev.exact_conditional, "systems": systems}
 
 
 def evaluation_study(config: TrainConfig, model_path: Path) -> StudyConfig:

@@ -106,3 +106,36 @@ def test_expected_reward_is_unbiased_for_a_policy_that_counts():
 @pytest.mark.slow
 def test_expected_reward_is_unbiased_for_a_policy_that_counts_8_decks():
     _unbiasedness(decks=8, tables=512, steps=4000, seed=11)
+
+
+# ----------------------------------------------------------------------------- the smoke discovery run
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    """discover-smoke.yaml: PPO on the expected reward, 200k hands, then scored (about a minute)."""
+    pytest.importorskip("stable_baselines3")
+    from experiments import train as TR
+
+    out = tmp_path_factory.mktemp("discover-smoke")
+    return out, TR.main(str(CONFIGS / "discover-smoke.yaml"), out=str(out), as_json=True)
+
+
+def test_smoke_discovery_bets_the_side_bets_where_their_ev_is_positive(smoke_run):
+    out, result = smoke_run
+    found = result["discovery"]
+    positive, negative = found["p_bet_when_positive"], found["p_bet_when_negative"]
+    # enough hands on each side for the rates to be measured (10,000+ positive spots on 100,000 hands)
+    assert positive["hands"] > 5_000 and negative["hands"] > 50_000
+    # the issue's criterion, on the policy's own betting probability (and on its greedy actions)
+    assert positive["policy"] >= 5 * negative["policy"], (positive, negative)
+    assert positive["greedy"] >= 5 * negative["greedy"], (positive, negative)
+    # it earns: the exact conditional profit per hand dealt is positive, with its 95% CI over shoes
+    assert found["systems"]["learned"]["exact_profit_per_hand"]["ci95"][0] > 0
+    # the perfect-information bettor is the ceiling on the same hands (its exact profit is the most
+    # any one-unit policy can expect)
+    assert found["regret_exact"]["estimate"] > 0
+    for name in ("discovery/discovery.json", "discovery/discovery.txt", "discovery/calibration.png",
+                 "discovery/learning_curve_exact.csv", "discovery/learning_curve_exact.png",
+                 "evaluation/profit_per_hand.json"):
+        assert (out / name).is_file(), name
+    curve = found["curve"]
+    assert curve[0]["timesteps"] == 0 and curve[0]["learned_exact"] < curve[-1]["learned_exact"]

@@ -1,0 +1,422 @@
+"""Score a learned policy against the known optimum: the perfect-information bettor (issue 10).
+
+The exact calculator gives the EV of every bet for the cards the player has not seen, so this
+environment is an RL benchmark with a known optimum: the flat perfect-information bettor (one unit on
+the best of the scored bets whenever its exact EV is positive) is Bayes-optimal for one-hand decisions
+at a flat stake. :func:`score` replays a policy on held-out seeds in the native vector environment (the
+observations it was trained on, realized rewards) and, on the SAME hands, the perfect-information
+bettor, the best linear effects-of-removal count of the counting study and never betting:
+
+* exact conditional profit per hand dealt: the sum over a system's bets of stake x the exact EV of the
+  cards unseen before the hand (no outcome noise: a narrow CI), and the realized profit per hand;
+* both with 95% CIs over shoes (hands of a shoe are correlated, shoes are independent: ratio
+  estimators of per-shoe sums, as in :mod:`experiments.counting`), the learned policy's share of the
+  perfect bettor's profit and its regret (perfect minus learned) with paired CIs;
+* calibration: the policy's probability of betting each scored bet against the exact EV of that bet
+  before the hand, in bins (a good agent's curve jumps from ~0 to ~1 at EV = 0), from the greedy
+  actions (the policy evaluated) and, where the algorithm has one, the policy's action distribution.
+
+The policy is a :class:`Policy`: a saved SB3 model with its observation transform and VecNormalize
+statistics, fed the environment's own observations. Episodes run as in training (the env's
+``max_hands``, starting bankroll) and are reset where they end; a shoe ends at a reshuffle or a reset.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+from pydantic import Field
+
+from experiments import counting as C
+from experiments.config import Strict
+from pb_gym import engine, exact
+from pb_gym import rules as R
+from pb_gym.envs import table as T
+
+Z95 = 1.959963984540054
+EV_BINS = (-1.0, -0.10, -0.06, -0.04, -0.02, -0.01, 0.0, 0.01, 0.02, 0.04, 0.06, 0.10, 1.0e9)
+"""Edges of the exact-EV bins of the calibration table and plot (per unit staked)."""
+
+
+class DiscoveryConfig(Strict):
+    """The ``discovery:`` section of a train config: the exact scoring of the trained policy."""
+
+    bets: list[str] = Field(default_factory=lambda: ["dragon7", "panda8"], min_length=1,
+                            description="the bets the perfect-information bettor and the counts play")
+    tables: int = Field(500, ge=2, description="held-out tables scored in parallel")
+    hands: int = Field(2000, ge=1, description="hands dealt per table (episodes reset as in training)")
+    seed: int = Field(2_000_003, ge=0, description="held-out seed of the scoring deal")
+    curve_points: int = Field(10, ge=0, le=1000, description="points of the exact learning curve "
+                              "(0: none); each scores the policy on curve_tables x curve_hands")
+    curve_tables: int = Field(128, ge=2)
+    curve_hands: int = Field(400, ge=1)
+    curve_seed: int = Field(3_000_017, ge=0)
+    count_training_shoes: int = Field(2000, ge=2, description="shoes of the deal that picks each "
+                                      "count's threshold (counting study method)")
+    count_training_seed: int = Field(1_000_001, ge=0)
+
+
+# ------------------------------------------------------------------------------------ the policy
+class Policy:
+    """A trained SB3 model as a function of the environment's observations (greedy actions, and the
+    probability of betting each spot where the algorithm has an action distribution)."""
+
+    def __init__(self, model, algorithm: str, cfg: T.TableConfig, obs_transform: str = "none",
+                 normalizer=None) -> None:
+        from agents import learned as L
+
+        self.model, self.algorithm, self.cfg = model, algorithm, cfg
+        self.transform = obs_transform
+        self.normalizer = normalizer
+        self._transform_obs = L.transform_obs
+        self.lstm_state = None
+        # the bet spot (BETS column, -1 = none) each action or choice index stakes
+        choice_spot = cfg.choice_spot
+        if cfg.action_mode == "discrete":
+            k = len(cfg.stake_levels)
+            first = int(cfg.allow_no_bet)
+            spots = [-1] * first + [int(choice_spot[first + (a // k)]) for a in range(cfg.n_actions - first)]
+            self.action_spot = np.array(spots, dtype=np.int64)
+        else:
+            self.action_spot = choice_spot.astype(np.int64)
+
+    def reset(self) -> None:
+        self.lstm_state = None
+
+    def _prepare(self, obs):
+        if isinstance(obs, dict):
+            obs = self._transform_obs(self.transform, obs, self.cfg)
+        if self.normalizer is not None:
+            obs = self.normalizer.normalize_obs(obs)
+        return obs
+
+    def act(self, obs, bankroll: np.ndarray, episode_start: np.ndarray,
+            probabilities: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """Greedy actions, and ``(n, 7)`` probabilities of staking each bet spot (None for DQN)."""
+        import torch
+
+        obs = self._prepare(obs)
+        kwargs: dict[str, Any] = {"deterministic": True}
+        masks = None
+        if self.algorithm == "MaskablePPO":
+            masks = T.action_masks(self.cfg, bankroll)
+            kwargs["action_masks"] = masks
+        state_before = self.lstm_state
+        if self.algorithm == "RecurrentPPO":
+            actions, self.lstm_state = self.model.predict(obs, state=self.lstm_state,
+                                                          episode_start=episode_start, **kwargs)
+        else:
+            actions, _ = self.model.predict(obs, **kwargs)
+        if not probabilities or self.algorithm == "DQN":
+            return actions, None
+        policy = self.model.policy
+        with torch.no_grad():
+            tensor, _ = policy.obs_to_tensor(obs)
+            if self.algorithm == "RecurrentPPO":
+                n = len(bankroll)
+                states = state_before
+                if states is None:
+                    shape = (policy.lstm_actor.num_layers, n, policy.lstm_actor.hidden_size)
+                    states = (np.zeros(shape, np.float32), np.zeros(shape, np.float32))
+                device = policy.device
+                lstm = tuple(torch.tensor(s, dtype=torch.float32, device=device) for s in states)
+                dist, _ = policy.get_distribution(tensor, lstm, torch.tensor(
+                    episode_start, dtype=torch.float32, device=device))
+            elif self.algorithm == "MaskablePPO":
+                dist = policy.get_distribution(tensor, action_masks=masks)
+            else:
+                dist = policy.get_distribution(tensor)
+            inner = dist.distribution
+            first = inner[0] if isinstance(inner, (list, tuple)) else inner  # multidiscrete: bet choice
+            probs = first.probs.cpu().numpy()
+        out = np.zeros((probs.shape[0], R.N_BETS))
+        for index, spot in enumerate(self.action_spot):
+            if spot >= 0:
+                out[:, spot] += probs[:, index]
+        return actions, out
+
+
+# ----------------------------------------------------------------------- the best linear count
+def linear_count(rules: R.Rules, bets: Sequence[str], shoes: int, seed: int) -> dict:
+    """The counting study's best linear count for each bet: tags proportional to the effects of removal
+    (exact), true count = running count / decks unseen, threshold maximising the summed exact EV of the
+    hands bet on a training deal (``shoes`` first shoes dealt with ``seed``)."""
+    studied = {b: (rules, R.BETS.index(b)) for b in bets}
+    removal = C.effects_of_removal(R.full_shoe(rules.decks), studied)
+    tags = np.array([C.count_tags(removal["eor"][:, k], 10.0, False) for k in range(len(bets))])
+    training = C.deal_shoes(rules, studied, shoes, seed, tags)
+    thresholds = [C.best_threshold(training["true_count"][:, k].astype(np.float64),
+                                   training["ev"][:, k])[0] if np.any(tags[k]) else math.inf
+                  for k in range(len(bets))]
+    return {"tags": tags, "thresholds": np.array(thresholds), "ev_full": removal["ev"],
+            "eor": removal["eor"]}
+
+
+def count_stakes(count: dict, composition: np.ndarray, spots: np.ndarray, decks: int) -> np.ndarray:
+    """One unit on the counted bet whose true count reaches its threshold (the one with the higher
+    linear EV estimate when several do), ``(n, 7)``."""
+    full = R.full_shoe(decks).astype(np.float64)
+    removed = full[None, :] - composition
+    decks_unseen = composition.sum(axis=1) / R.CARDS_PER_DECK
+    true_count = removed @ count["tags"].T / decks_unseen[:, None]
+    estimate = count["ev_full"][None, :] + removed @ count["eor"] * (full.sum() / composition.sum(
+        axis=1, keepdims=True))
+    estimate = np.where(true_count >= count["thresholds"][None, :], estimate, -np.inf)
+    best = estimate.argmax(axis=1)
+    bet = np.isfinite(estimate[np.arange(len(best)), best])
+    stakes = np.zeros((len(best), R.N_BETS))
+    stakes[np.flatnonzero(bet), spots[best[bet]]] = 1.0
+    return stakes
+
+
+# ------------------------------------------------------------------------------------ the deal
+def _ratio(x: np.ndarray, n: np.ndarray) -> dict:
+    return C.ratio_ci(np.asarray(x, dtype=np.float64), np.asarray(n, dtype=np.float64))
+
+
+def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, hands: int, seed: int,
+          count: dict | None = None, calibration: bool = True) -> dict:
+    """Play ``policy`` on ``tables`` x ``hands`` held-out hands (seed ``seed``) beside the perfect
+    bettor (and the linear ``count`` if given); the JSON-ready statistics (see the module docstring)."""
+    from pb_gym.envs.vector import PuntoBancoVectorEnv
+
+    kwargs = dict(env_kwargs, reward="realized")
+    env = PuntoBancoVectorEnv(tables, autoreset_mode=_disabled(), **kwargs)
+    cfg = env.config
+    rules = cfg.rules
+    spots = np.array([R.BETS.index(b) for b in bets], dtype=np.int64)
+    obs, _ = env.reset(seed=seed)
+    policy.reset()
+    rows = np.arange(tables)
+    max_shoes = tables * (hands // 20 + 2)
+    systems = ("learned", "perfect", "count", "never") if count is not None else ("learned", "perfect")
+    exact_sum = {s: np.zeros(max_shoes) for s in systems}
+    real_sum = {s: np.zeros(max_shoes) for s in systems}
+    bets_sum = {s: np.zeros(max_shoes) for s in systems}
+    staked_sum = {s: np.zeros(max_shoes) for s in systems}
+    hands_sum = np.zeros(max_shoes)
+    shoe_id = np.arange(tables)
+    next_id = tables
+    n_bins = len(EV_BINS) - 1
+    calib = {b: {"hands": np.zeros(n_bins), "greedy": np.zeros(n_bins), "probability": np.zeros(n_bins),
+                 "ev": np.zeros(n_bins), "stake": np.zeros(n_bins)} for b in bets}
+    split = {"positive": np.zeros(3), "negative": np.zeros(3)}  # hands, greedy bets, probability
+    has_probs = True
+    episode_start = np.ones(tables, dtype=bool)
+    stakes = np.zeros((tables, R.N_BETS))
+    for _ in range(hands):
+        composition = engine.next_hand_composition(rules, env.tables.shoe)
+        ev = exact.expected_values(composition, rules)
+        bankroll = env.tables.bankroll.copy()
+        actions, probs = policy.act(obs, bankroll, episode_start, probabilities=calibration)
+        has_probs = has_probs and probs is not None
+        T.decode_actions(cfg, actions, bankroll, stakes)
+        obs, reward, terminated, truncated, _ = env.step(actions)
+        payoffs = env.tables.result.payoffs(rules)
+        new_shoe = env.tables.result.shuffled
+        if new_shoe.any():  # this hand came from a freshly shuffled shoe
+            shoe_id[new_shoe] = next_id + np.arange(int(new_shoe.sum()))
+            next_id += int(new_shoe.sum())
+        hands_sum[:] += np.bincount(shoe_id, minlength=max_shoes)
+        # the systems' stakes and exact / realized profits on this hand
+        side_ev = ev[:, spots]
+        best = side_ev.argmax(axis=1)
+        perfect = np.zeros_like(stakes)
+        positive = side_ev[rows, best] > 0
+        perfect[rows[positive], spots[best[positive]]] = 1.0
+        placed = {"learned": stakes, "perfect": perfect}
+        if count is not None:
+            placed["count"] = count_stakes(count, composition.astype(np.float64), spots, rules.decks)
+            placed["never"] = np.zeros_like(stakes)
+        for name, st in placed.items():
+            exact_sum[name] += np.bincount(shoe_id, weights=(st * ev).sum(axis=1), minlength=max_shoes)
+            realized = reward if name == "learned" else (st * payoffs).sum(axis=1)
+            real_sum[name] += np.bincount(shoe_id, weights=realized, minlength=max_shoes)
+            bets_sum[name] += np.bincount(shoe_id, weights=(st > 0).any(axis=1), minlength=max_shoes)
+            staked_sum[name] += np.bincount(shoe_id, weights=st.sum(axis=1), minlength=max_shoes)
+        if calibration:
+            for k, b in enumerate(bets):
+                spot = spots[k]
+                which = np.clip(np.searchsorted(EV_BINS, ev[:, spot], side="right") - 1, 0, n_bins - 1)
+                c = calib[b]
+                c["hands"] += np.bincount(which, minlength=n_bins)
+                c["greedy"] += np.bincount(which, weights=stakes[:, spot] > 0, minlength=n_bins)
+                c["ev"] += np.bincount(which, weights=ev[:, spot], minlength=n_bins)
+                c["stake"] += np.bincount(which, weights=stakes[:, spot], minlength=n_bins)
+                if probs is not None:
+                    c["probability"] += np.bincount(which, weights=probs[:, spot], minlength=n_bins)
+                for key, mask in (("positive", ev[:, spot] > 0), ("negative", ev[:, spot] <= 0)):
+                    split[key] += [mask.sum(), (stakes[mask, spot] > 0).sum(),
+                                   probs[mask, spot].sum() if probs is not None else 0.0]
+        # episodes that ended start again, as in training (a reset starts a new shoe)
+        done = terminated | truncated
+        episode_start = done.copy()
+        if done.any():
+            obs, _ = env.reset(options={"reset_mask": done})
+            shoe_id[done] = next_id + np.arange(int(done.sum()))
+            next_id += int(done.sum())
+        if next_id + tables >= max_shoes:
+            raise RuntimeError("more shoes than expected: increase max_shoes")
+    env.close()
+    used = hands_sum > 0
+    n = hands_sum[used]
+    out: dict[str, Any] = {"tables": tables, "hands_per_table": hands, "seed": seed,
+                           "hands": int(n.sum()), "shoes": int(used.sum()), "bets": list(bets),
+                           "systems": {}}
+    for name in systems:
+        out["systems"][name] = {
+            "exact_profit_per_hand": _ratio(exact_sum[name][used], n),
+            "realized_profit_per_hand": _ratio(real_sum[name][used], n),
+            "bet_rate": _ratio(bets_sum[name][used], n),
+            "staked_per_hand": _ratio(staked_sum[name][used], n),
+        }
+    learned_exact, perfect_exact = exact_sum["learned"][used], exact_sum["perfect"][used]
+    learned_real, perfect_real = real_sum["learned"][used], real_sum["perfect"][used]
+    out["share_of_perfect_exact"] = _ratio(learned_exact, perfect_exact)
+    out["share_of_perfect_realized"] = _ratio(learned_real, perfect_real)
+    out["regret_exact"] = _ratio(perfect_exact - learned_exact, n)
+    out["regret_realized"] = _ratio(perfect_real - learned_real, n)
+    if count is not None:
+        out["learned_minus_count_exact"] = _ratio(learned_exact - exact_sum["count"][used], n)
+        out["count_share_of_perfect_exact"] = _ratio(exact_sum["count"][used], perfect_exact)
+        out["count_thresholds"] = {b: (None if math.isinf(t) else float(t))
+                                   for b, t in zip(bets, count["thresholds"])}
+    if calibration:
+        table = {}
+        for b, c in calib.items():
+            h = np.maximum(c["hands"], 1)
+            table[b] = [{"ev_from": EV_BINS[i], "ev_to": EV_BINS[i + 1], "hands": int(c["hands"][i]),
+                         "mean_ev": float(c["ev"][i] / h[i]) if c["hands"][i] else None,
+                         "p_bet_greedy": float(c["greedy"][i] / h[i]) if c["hands"][i] else None,
+                         "mean_stake": float(c["stake"][i] / h[i]) if c["hands"][i] else None,
+                         "p_bet_policy": (float(c["probability"][i] / h[i])
+                                          if c["hands"][i] and has_probs else None)}
+                        for i in range(n_bins)]
+        out["calibration"] = table
+        pos, neg = split["positive"], split["negative"]
+        out["p_bet_when_positive"] = {"greedy": pos[1] / max(pos[0], 1),
+                                      "policy": pos[2] / max(pos[0], 1) if has_probs else None,
+                                      "hands": int(pos[0])}
+        out["p_bet_when_negative"] = {"greedy": neg[1] / max(neg[0], 1),
+                                      "policy": neg[2] / max(neg[0], 1) if has_probs else None,
+                                      "hands": int(neg[0])}
+    return out
+
+
+def _disabled():
+    from gymnasium.vector import AutoresetMode
+
+    return AutoresetMode.DISABLED
+
+
+# ------------------------------------------------------------------------------------ outputs
+def _fmt(entry: dict, scale: float = 1.0, digits: int = 4) -> str:
+    if entry.get("estimate") is None:
+        return "n/a"
+    lo, hi = entry["ci95"]
+    return f"{entry['estimate'] * scale:+.{digits}f} [{lo * scale:+.{digits}f}, {hi * scale:+.{digits}f}]"
+
+
+def report(result: dict) -> str:
+    """The scoring as text: profit per hand dealt of each system, shares, regret, calibration split."""
+    lines = [f"discovery: {result['hands']:,} held-out hands ({result['tables']} tables x "
+             f"{result['hands_per_table']} hands, {result['shoes']:,} shoes, seed {result['seed']}); "
+             f"bets scored: {', '.join(result['bets'])}; units per hand dealt, 95% CIs over shoes",
+             f"{'system':<10} {'bet rate':>8} {'exact profit / hand':>32} {'realized profit / hand':>32}"]
+    for name, s in result["systems"].items():
+        lines.append(f"{name:<10} {s['bet_rate']['estimate']:>8.2%} {_fmt(s['exact_profit_per_hand']):>32} "
+                     f"{_fmt(s['realized_profit_per_hand']):>32}")
+    lines.append(f"learned / perfect, exact:    {_fmt(result['share_of_perfect_exact'], 100, 1)} %")
+    lines.append(f"learned / perfect, realized: {_fmt(result['share_of_perfect_realized'], 100, 1)} %")
+    lines.append(f"regret (perfect - learned), exact: {_fmt(result['regret_exact'])}")
+    if "learned_minus_count_exact" in result:
+        lines.append(f"count / perfect, exact:      {_fmt(result['count_share_of_perfect_exact'], 100, 1)} %")
+        lines.append(f"learned - count, exact: {_fmt(result['learned_minus_count_exact'])}")
+    if "p_bet_when_positive" in result:
+        pos, neg = result["p_bet_when_positive"], result["p_bet_when_negative"]
+        lines.append(f"P(bet | its EV > 0) greedy {pos['greedy']:.3f}, policy "
+                     f"{pos['policy'] if pos['policy'] is None else round(pos['policy'], 4)}; "
+                     f"P(bet | EV <= 0) greedy {neg['greedy']:.4f}, policy "
+                     f"{neg['policy'] if neg['policy'] is None else round(neg['policy'], 5)}")
+    return "\n".join(lines)
+
+
+def plot_calibration(result: dict, path: Path, title: str) -> Path:
+    """P(bet) against the exact EV of the bet before the hand, binned, one line per scored bet."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for k, (bet, rows) in enumerate(result["calibration"].items()):
+        pts = [r for r in rows if r["hands"] >= 20]
+        x = [100 * r["mean_ev"] for r in pts]
+        ax.plot(x, [r["p_bet_greedy"] for r in pts], "o-", color=f"C{k}", label=f"{bet}: greedy action")
+        if pts and pts[0]["p_bet_policy"] is not None:
+            ax.plot(x, [r["p_bet_policy"] for r in pts], "s--", color=f"C{k}", alpha=0.6,
+                    label=f"{bet}: policy probability")
+    ax.axvline(0.0, color="k", lw=0.6, ls=":")
+    ax.set_xlabel("exact EV of the bet before the hand (% of the stake; bin means)")
+    ax.set_ylabel("P(bet)")
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+CURVE_FIELDS = ("timesteps", "learned_exact", "learned_exact_lo", "learned_exact_hi", "perfect_exact",
+                "share_of_perfect", "bet_rate", "p_bet_when_positive", "p_bet_when_negative")
+
+
+def curve_row(timesteps: int, result: dict) -> dict:
+    """One point of the exact learning curve from a :func:`score` result."""
+    learned = result["systems"]["learned"]["exact_profit_per_hand"]
+    return {"timesteps": timesteps, "learned_exact": learned["estimate"],
+            "learned_exact_lo": learned["ci95"][0], "learned_exact_hi": learned["ci95"][1],
+            "perfect_exact": result["systems"]["perfect"]["exact_profit_per_hand"]["estimate"],
+            "share_of_perfect": result["share_of_perfect_exact"]["estimate"],
+            "bet_rate": result["systems"]["learned"]["bet_rate"]["estimate"],
+            "p_bet_when_positive": result["p_bet_when_positive"]["greedy"],
+            "p_bet_when_negative": result["p_bet_when_negative"]["greedy"]}
+
+
+def write_curve(rows: list[dict], out: Path, title: str) -> list[Path]:
+    """``learning_curve_exact.csv`` / ``.png``: exact conditional profit per hand vs timesteps."""
+    csv_path, png_path = out / "learning_curve_exact.csv", out / "learning_curve_exact.png"
+    with open(csv_path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(CURVE_FIELDS))
+        writer.writeheader()
+        writer.writerows(rows)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = [r["timesteps"] for r in rows]
+    fig, (ax, ax2) = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
+    ax.fill_between(x, [r["learned_exact_lo"] for r in rows], [r["learned_exact_hi"] for r in rows],
+                    color="C0", alpha=0.25)
+    ax.plot(x, [r["learned_exact"] for r in rows], "o-", color="C0", label="learned (greedy), 95% CI")
+    ax.plot(x, [r["perfect_exact"] for r in rows], "--", color="C3", label="perfect information")
+    ax.axhline(0.0, color="k", lw=0.6, ls=":", label="never bet")
+    ax.set_ylabel("exact profit per hand dealt (units)")
+    ax.legend(fontsize=7)
+    ax.set_title(title, fontsize=9)
+    ax2.plot(x, [r["p_bet_when_positive"] for r in rows], "o-", color="C2", label="P(bet | EV > 0)")
+    ax2.plot(x, [r["p_bet_when_negative"] for r in rows], "o-", color="C1", label="P(bet | EV <= 0)")
+    ax2.set_ylim(-0.02, 1.02)
+    ax2.set_ylabel("greedy bet rate")
+    ax2.set_xlabel("timesteps (hands, all tables)")
+    ax2.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=110)
+    plt.close(fig)
+    return [csv_path, png_path]
