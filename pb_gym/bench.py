@@ -103,7 +103,8 @@ def exact_compositions_per_s(n: int = 20000, seconds: float = 1.0) -> float:
 
 def _condition(quick: bool, seconds: float) -> dict:
     """Every figure of one condition (idle or busy)."""
-    from pb_gym.envs.bench import single_env_throughput, vector_env_throughput
+    from pb_gym.envs.bench import (expected_reward_throughput, single_env_throughput,
+                                   vector_env_throughput)
 
     rules = R.Rules()
     by_batch = {str(n): engine_hands_per_s(rules, n, seconds) for n in BATCH_SIZES}
@@ -129,6 +130,7 @@ def _condition(quick: bool, seconds: float) -> dict:
     figures["vector_env_one_thread_steps_per_s"] = one["vector_env_steps_per_s"]
     figures["vector_env_vs_one_thread"] = (figures["vector_env_steps_per_s"]
                                           / one["vector_env_steps_per_s"])
+    figures.update(expected_reward_throughput(n_envs=256, seconds=seconds))
     return figures
 
 
@@ -186,3 +188,4 @@ def print_figures(figures: dict) -> None:
     if "expected_reward_steps_per_s" in figures:
         row("native vector env, reward='expected' (steps/s)",
             lambda f: f["expected_reward_steps_per_s"])
+        row("  expected / realized (256 tables, random bets)", lambda f: f["expected_vs_realized"], ratio)
