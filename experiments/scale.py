@@ -202,24 +202,30 @@ def _run_processes(task, chunks, workers, finished):
     running: dict[futures.Future, Chunk] = {}
     try:
         while queue or running:
+            broken = False
             while queue and len(running) < workers:
-                chunk = queue.popleft()
-                running[pool.submit(task, chunk)] = chunk
-            done, _ = futures.wait(running, return_when=futures.FIRST_COMPLETED)
+                try:
+                    future = pool.submit(task, queue[0])
+                except BrokenProcessPool:  # it broke since the last wait; its futures will say so
+                    broken = True
+                    break
+                running[future] = queue.popleft()
             lost: list[Chunk] = []
-            for future in done:
-                chunk = running.pop(future)
-                error = future.exception()
-                if error is None:
-                    finished(chunk, future.result())
-                elif isinstance(error, BrokenProcessPool):
-                    lost.append(chunk)
-                else:
-                    failures[chunk.index] += 1
-                    if failures[chunk.index] == 2:
-                        raise _failure(chunk, error) from error
-                    queue.appendleft(chunk)
-            if not lost:
+            if running:
+                done, _ = futures.wait(running, return_when=futures.FIRST_COMPLETED)
+                for future in done:
+                    chunk = running.pop(future)
+                    error = future.exception()
+                    if error is None:
+                        finished(chunk, future.result())
+                    elif isinstance(error, BrokenProcessPool):
+                        lost.append(chunk)
+                    else:
+                        failures[chunk.index] += 1
+                        if failures[chunk.index] == 2:
+                            raise _failure(chunk, error) from error
+                        queue.appendleft(chunk)
+            if not (lost or broken):
                 continue
             # The pool is broken: every other running chunk fails the same way (or has just finished).
             for future in futures.as_completed(list(running)):
@@ -236,8 +242,8 @@ def _run_processes(task, chunks, workers, finished):
                         f"{chunk.describe()} failed twice: a worker process died while it ran (killed, "
                         "out of memory, or a crash in compiled code), twice; the run is stopped and no "
                         "report was written")
-            print(f"a worker process died while running {len(lost)} chunk(s); restarting the pool and "
-                  "running them again", file=sys.stderr, flush=True)
+            print(f"a worker process died ({len(lost)} chunk(s) were running); restarting the pool "
+                  "and running the unfinished chunks again", file=sys.stderr, flush=True)
             queue.extendleft(sorted(lost, key=lambda c: c.index, reverse=True))
             pool = _new_pool(workers)
     finally:
