@@ -37,7 +37,6 @@ One readable file, top to bottom:
 from __future__ import annotations
 
 import functools
-import json
 import math
 import operator
 import os
@@ -51,7 +50,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from experiments import chunk_store, outputs, scale
 from experiments.config import ConfigError, RulesConfig, Strict, load
-from pb_gym import engine, exact
+from pb_gym import engine, exact, strict_json
 from pb_gym import rules as R
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
@@ -579,7 +578,7 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     result["depth_bin_cards"] = config.depth_bin_cards
     if destination is not None:
         with destination.staging() as staged:
-            (staged / "counting.json").write_text(json.dumps(result, indent=1))
+            (staged / "counting.json").write_text(strict_json.dumps(result, indent=1))
             (staged / "counting.txt").write_text(report(result) + "\n")
             plot_depth(result, staged / "depth.png")
         result["files"] = [str(destination.final / n) for n in OUTPUT_NAMES]

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import json
 import math
 import sys
 import time
@@ -30,7 +29,7 @@ from pydantic import Field, field_validator, model_validator
 from agents import systems as S
 from experiments import chunk_store, outputs, scale
 from experiments.config import ConfigError, RulesConfig, Strict, TableConfig, load
-from pb_gym import engine, exact
+from pb_gym import engine, exact, strict_json
 from pb_gym import rules as R
 
 Z95 = 1.959963984540054
@@ -587,9 +586,9 @@ def write_outputs(report: dict, out: Path) -> list[Path]:
     evaluate`` writes them into a staging folder moved into place whole: see experiments.outputs.)"""
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "report.json", out / "systems.csv", out / "paths.json"]
-    (out / "report.json").write_text(json.dumps(json_report(report), indent=2))
+    (out / "report.json").write_text(strict_json.dumps(json_report(report), indent=2))
     # bankroll quantiles at the checkpoints and the sample paths, to redraw the fan plots
-    (out / "paths.json").write_text(json.dumps({"checkpoints": report["checkpoints"],
+    (out / "paths.json").write_text(strict_json.dumps({"checkpoints": report["checkpoints"],
                                                 "paths": report["paths"]}))
     with open(out / "systems.csv", "w", newline="") as handle:
         writer = csv.writer(handle)

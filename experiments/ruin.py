@@ -56,7 +56,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from experiments import chunk_store, outputs, scale
 from experiments.config import ConfigError, RulesConfig, Strict, load
-from pb_gym import engine, exact
+from pb_gym import engine, exact, strict_json
 from pb_gym import rules as R
 
 Z95 = 1.959963984540054
@@ -808,7 +808,7 @@ def write_outputs(result: dict, out: str) -> list[str]:
         plot_martingale(result["martingale"], directory / "martingale.png")
         names.append("martingale.png")
     (directory / "report.md").write_text(teaching_page(result, "ruin.png"))
-    (directory / "ruin.json").write_text(json.dumps(result, indent=1, default=_json_default))
+    (directory / "ruin.json").write_text(strict_json.dumps(result, indent=1))
     return [str(directory / n) for n in names]
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import csv
 import inspect
-import json
 import math
 import re
 import sys
@@ -43,7 +42,7 @@ from experiments import outputs
 from experiments.discovery import DiscoveryConfig
 from experiments.evaluate import (AnySystem, StudyConfig, json_report, print_report, run_study,
                                   write_outputs)
-from pb_gym import exact
+from pb_gym import exact, strict_json
 from pb_gym import rules as R
 from pb_gym.envs import table as T
 
@@ -130,6 +129,21 @@ class EvaluationConfig(Strict):
     systems: list[AnySystem] = Field(default_factory=list, description="more systems to compare")
 
 
+def _check_net_arch(net_arch: object) -> None:
+    """``policy_kwargs.net_arch``: a list of layer sizes (ints >= 1), or a dict of such lists per
+    network (``pi``/``vf``, ``qf``), as SB3 takes it; anything else fails deep inside torch."""
+    if net_arch is None:
+        return
+    allowed = ("a list of layer sizes (integers >= 1), e.g. [64, 64], or {pi: [...], vf: [...]} "
+               "(qf for DQN)")
+    lists = net_arch.values() if isinstance(net_arch, dict) else [net_arch]
+    for layers in lists:
+        if not isinstance(layers, list) or not all(
+                isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 65536 for n in layers):
+            raise ValueError(f"hyperparameters.policy_kwargs.net_arch: {str(net_arch)[:80]} is not "
+                             f"allowed; allowed: {allowed}")
+
+
 class TrainConfig(Strict):
     """``configs/train/*.yaml``."""
 
@@ -176,6 +190,7 @@ class TrainConfig(Strict):
                      "built from env)") if reserved else ""
             raise ValueError(f"hyperparameters: unknown for {self.algorithm}: {', '.join(unknown)}"
                              f"{extra}; allowed: {', '.join(allowed)}")
+        _check_net_arch((self.hyperparameters.get("policy_kwargs") or {}).get("net_arch"))
         policies = [p for p in cls.policy_aliases if not p.startswith("Cnn")]
         if self.policy not in policies:
             raise ValueError(f"policy {self.policy!r} is not allowed for {self.algorithm}; allowed: "
@@ -470,7 +485,7 @@ def train(config: TrainConfig, out: Path, progress: bool = False) -> dict:
     try:
         model = cls(config.policy, env, seed=config.seed, verbose=0, device="cpu",
                     **hyperparameters(config))
-    except (TypeError, ValueError, AssertionError) as error:
+    except (TypeError, ValueError, AssertionError, RuntimeError) as error:
         raise ConfigError(f"{config.name}: hyperparameters: {config.algorithm} rejects them: "
                           f"{error}") from None
     if config.init_abstain is not None:
@@ -579,7 +594,7 @@ def run_discovery(config: TrainConfig, model, normalizer, out: Path, curve_rows:
     folder.mkdir(parents=True, exist_ok=True)
     title = f"{config.name}: {config.algorithm}, reward {config.env.reward}"
     files = [folder / "discovery.json", folder / "discovery.txt"]
-    files[0].write_text(json.dumps(result, indent=2))
+    files[0].write_text(strict_json.dumps(result, indent=2))
     files[1].write_text(D.report(result) + "\n")
     files.append(D.plot_calibration(result, folder / "calibration.png", title))
     if curve_rows:
@@ -613,7 +628,7 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
                            workers=workers)
         profit = profit_per_hand(report)
         files = list(trained["written"]) + write_outputs(report, staged / "evaluation")
-        (staged / "evaluation" / "profit_per_hand.json").write_text(json.dumps(profit, indent=2))
+        (staged / "evaluation" / "profit_per_hand.json").write_text(strict_json.dumps(profit, indent=2))
         files.append(staged / "evaluation" / "profit_per_hand.json")
         files.append(L.write_manifest(staged, files))
     written = [str(destination.final_path(p, staged)) for p in files]

@@ -1,21 +1,24 @@
 """The ``pb-gym`` command line: ``odds``, ``simulate``, ``evaluate``, ``train``, ``experiment``, ``bench``.
 
-Every subcommand has ``--help`` and ``--json`` (one JSON object on stdout, nothing else). Errors in the
-arguments exit with status 2 and a message naming the option and the allowed values.
+Every subcommand has ``--help`` and ``--json`` (one strict JSON object on stdout, nothing else: a
+statistic that is undefined is ``null``, explained under ``null_values``). Exit status: 0 done; 2 bad
+input (an option, a config, a run too large for this machine), with a message naming the option or key
+and the allowed values; 1 the environment failed (a full disk, the output closed early, a lost worker);
+130 interrupted (Ctrl-C). Every failure is one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import math
+import os
 import sys
 from typing import Callable, Sequence
 
 import numpy as np
 
-from pb_gym import engine, exact
+from pb_gym import engine, exact, memory, strict_json
 from pb_gym import rules as R
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
@@ -41,11 +44,20 @@ def _rules(args: argparse.Namespace, decks: int) -> R.Rules:
         raise UsageError(str(error).replace("Rules.", "--").replace("_", "-")) from None
 
 
+MAX_RANK_COUNT = 10**9
+"""Largest count of one rank ``--ranks`` takes (a billion cards: far beyond any shoe)."""
+
+
 def _parse_ranks(text: str) -> np.ndarray:
     parts = [p.strip() for p in text.split(",")]
-    if len(parts) != R.N_RANKS or not all(p.isdigit() for p in parts):
+    shown = text if len(text) <= 80 else text[:80] + "..."
+    # ASCII digits only: str.isdigit() also accepts '²' or '٣', which int() then rejects or reads
+    if len(parts) != R.N_RANKS or not all(p.isascii() and p.isdigit() for p in parts):
         raise UsageError(f"--ranks takes 13 comma-separated counts of cards remaining "
-                         f"({','.join(R.RANKS)}), each a whole number >= 0; got {text!r}")
+                         f"({','.join(R.RANKS)}), each a whole number >= 0 in ASCII digits; got "
+                         f"{shown!r}")
+    if any(len(p.lstrip("0")) > 10 or int(p) > MAX_RANK_COUNT for p in parts):
+        raise UsageError(f"--ranks: each count must be at most {MAX_RANK_COUNT:,}; got {shown!r}")
     return np.array([int(p) for p in parts], dtype=np.int64)
 
 
@@ -151,6 +163,12 @@ def cmd_simulate(args: argparse.Namespace) -> dict:
         raise UsageError(f"--seed={args.seed} is not allowed; allowed: an integer >= 0")
     rules = _rules(args, args.decks)
     tables = args.tables or min(args.hands, 4096)
+    try:  # the state, one hand's results and the payoffs of every table, before allocating them
+        memory.require(tables * (engine.table_bytes(rules) + 3 * R.N_BETS * 8),
+                       f"simulate --tables {tables:,}", "use fewer --tables (the tables dealt at "
+                       "once; --hands are dealt in rounds over them)")
+    except memory.TooLarge as error:
+        raise UsageError(str(error)) from None
     bar = None
     if not args.json and sys.stderr.isatty() and args.hands >= 1_000_000:
         from tqdm import tqdm
@@ -368,28 +386,74 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _json_default(value: object) -> object:
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+EXIT_OK = 0
+EXIT_FAILURE = 1
+"""The environment failed: a full disk, output closed early (broken pipe), a lost worker."""
+EXIT_USAGE = 2
+"""Bad input: an option, a config file, a run too large for this machine."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C (128 + SIGINT, as shells report it)."""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``pb-gym`` console script."""
+def _silence_broken_stdout() -> None:
+    """If stdout cannot be written (a full disk, a closed pipe), point it at /dev/null, so that
+    Python's final flush of what is still buffered cannot fail a second time, with a traceback,
+    after the failure has been reported. A working stdout is left alone."""
+    try:
+        sys.stdout.flush()
+        return
+    except (OSError, ValueError):
+        pass
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _fail(status: int, message: str) -> int:
+    _silence_broken_stdout()
+    try:
+        print(message, file=sys.stderr)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    return status
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "scheduler", None) and args.backend != "dask":
         parser.error("--scheduler needs --backend dask")
     try:
         result = args.func(args)
-    except UsageError as error:
-        parser.exit(2, f"pb-gym {args.command}: error: {error}\n")
+    except (UsageError, memory.TooLarge) as error:
+        parser.exit(EXIT_USAGE, f"pb-gym {args.command}: error: {error}\n")
     if args.json:
-        json.dump(result, sys.stdout, indent=2, default=_json_default)
-        sys.stdout.write("\n")
-    return 0
+        sys.stdout.write(strict_json.dumps(result, indent=2) + "\n")
+    sys.stdout.flush()  # here, where a full disk or a closed pipe can still be reported
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``pb-gym`` console script. Exit status: 0 success, 1 the environment failed
+    (a full disk, output closed early, a lost worker), 2 bad input (an option, a config, a run too
+    large for this machine), 130 interrupted (Ctrl-C); each failure is one line on stderr."""
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:
+        return _fail(EXIT_INTERRUPTED, "pb-gym: interrupted")
+    except BrokenPipeError:
+        return _fail(EXIT_FAILURE, "pb-gym: error: the output was closed before it was all written "
+                                   "(broken pipe)")
+    except OSError as error:  # a full disk, a read-only or vanished folder, ...
+        where = f": {error.filename}" if error.filename else ""
+        reason = error.strerror or str(error)
+        return _fail(EXIT_FAILURE, f"pb-gym: error: {reason}{where}")
+    except MemoryError:
+        return _fail(EXIT_FAILURE, "pb-gym: error: out of memory; use fewer tables, sessions or "
+                                   "shoes per chunk")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from typing import Sequence
 import numba
 import numpy as np
 
+from pb_gym import memory
 from pb_gym import rules as R
 from pb_gym.rules import Rules
 from pb_gym.threads import parallel_for
@@ -491,6 +492,14 @@ def _parse_stack(stack: Sequence | np.ndarray, rules: Rules, n_tables: int) -> n
     return np.broadcast_to(codes, (n_tables, codes.shape[1]))
 
 
+def table_bytes(rules: Rules) -> int:
+    """Bytes of one table's state (:class:`ShoeState`: the shoe, counts, counters) and of its row of a
+    :class:`HandResult`: what :func:`init` and a :func:`deal` allocate per table."""
+    state = sum(dtype.itemsize * (rules.n_cards if name == "shoe" else R.N_RANKS if ndim == 2 else 1)
+                for name, dtype, ndim in _STATE_ARRAYS)
+    return state + sum(dtype.itemsize * (3 if ndim == 2 else 1) for _, dtype, ndim in _RESULT_ARRAYS)
+
+
 def init(rules: Rules, n_tables: int, seed: Seed = None,
          stack: Sequence | np.ndarray | None = None) -> ShoeState:
     """Shuffle a fresh shoe at each of ``n_tables`` tables and apply the burn rule.
@@ -511,6 +520,8 @@ def init(rules: Rules, n_tables: int, seed: Seed = None,
     if isinstance(n_tables, bool) or not isinstance(n_tables, (int, np.integer)) or n_tables < 1:
         raise ValueError(f"n_tables={n_tables!r} is not allowed; allowed: an integer >= 1")
     n_tables = int(n_tables)
+    memory.require(n_tables * table_bytes(rules), f"a shoe state of {n_tables:,} tables",
+                   "deal fewer tables at once")
     n_cards = rules.n_cards
     shoe = np.zeros((n_tables, n_cards), dtype=np.uint8)
     full = R.full_shoe(rules.decks)

@@ -219,3 +219,94 @@ def test_files_that_are_not_configs_say_what_they_are(tmp_path):
         "c.yaml: not UTF-8 text (byte 0xe9 at offset 9); a config is a YAML text file")
     assert _refused(tmp_path, "# padding\n" * 120_000) == (
         "c.yaml: larger than 1024 KiB; a config is a short YAML text file")
+
+
+# ------------------------------------------------------------------- strict JSON reports (item 7)
+def _strict_loads(text: str) -> object:
+    import json
+
+    def refuse(token: str) -> None:
+        raise AssertionError(f"non-strict JSON token {token}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_strict_json_writes_null_and_says_why():
+    from pb_gym import strict_json
+
+    text = strict_json.dumps({"mean": float("nan"), "ci": [np.float64(-np.inf), np.float32(0.5)],
+                              "n": np.int64(3), "flags": np.array([True, False])})
+    assert _strict_loads(text) == {
+        "mean": None, "ci": [None, 0.5], "n": 3, "flags": [True, False],
+        "null_values": {"mean": strict_json.WHY["nan"], "ci.0": strict_json.WHY["-inf"]}}
+    assert strict_json.dumps({"x": 1.0}) == '{"x": 1.0}'  # nothing to explain: no extra key
+    with pytest.raises(TypeError, match=r"^a.b: set is not JSON serializable$"):
+        strict_json.dumps({"a": {"b": {1}}})
+
+
+# ------------------------------------------------------- the command line: exit statuses (item 8)
+PB_GYM = str(__import__("pathlib").Path(__file__).resolve().parents[1] / ".venv" / "bin" / "pb-gym")
+
+
+def _cli(*args: str, stdout=None, timeout: float = 120) -> tuple[int, str, str]:
+    import subprocess
+
+    done = subprocess.run([PB_GYM, *args], stdout=stdout or subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=timeout)
+    return done.returncode, done.stdout or "", done.stderr
+
+
+def test_cli_bad_input_is_one_line_and_status_2(tmp_path):
+    status, _, err = _cli("odds", "--ranks", "4,4,4,4,4,4,4,4,4,4,4,4," + "9" * 5000)
+    assert status == 2 and err.count("\n") == 1 and err.startswith(
+        "pb-gym odds: error: --ranks: each count must be at most 1,000,000,000; got '4,4,")
+    for digit in ("\u0663", "\u00b2"):  # ARABIC-INDIC THREE, SUPERSCRIPT TWO: isdigit() but not ASCII
+        status, _, err = _cli("odds", "--ranks", "4,4,4,4,4,4,4,4,4,4,4,4," + digit)
+        assert status == 2 and "each a whole number >= 0 in ASCII digits" in err
+    binary = tmp_path / "model.yaml"
+    binary.write_bytes(bytes(range(256)))
+    status, _, err = _cli("evaluate", str(binary))
+    assert status == 2 and err == (f"pb-gym evaluate: error: invalid config\n{binary}: a binary file, "
+                                   "not a YAML config (it contains NUL bytes)\n")
+    status, _, err = _cli("evaluate", str(tmp_path))
+    assert status == 2 and err.endswith(f"{tmp_path}: is a directory, not a config file\n")
+
+
+def test_cli_too_large_a_run_is_refused_before_allocating():
+    status, _, err = _cli("simulate", "--hands", "10", "--tables", "10000000000")
+    assert status == 2 and err.count("\n") == 1
+    assert err.startswith("pb-gym simulate: error: simulate --tables 10,000,000,000 needs about ")
+    assert err.endswith("use fewer --tables (the tables dealt at once; --hands are dealt in rounds "
+                        "over them)\n")
+    with pytest.raises(ValueError, match=r"^a shoe state of 10,000,000,000 tables needs about "
+                       r"[0-9.]+ (GiB|e\+\d+ GiB) of memory but this machine has .* available; deal "
+                       r"fewer tables at once$"):
+        engine.init(Rules(), 10**10)
+
+
+def test_cli_environment_failures_are_status_1_and_one_line():
+    import subprocess
+
+    with open("/dev/full", "w") as full:
+        status, _, err = _cli("odds", "--json", stdout=full)
+    assert (status, err) == (1, "pb-gym: error: No space left on device\n")
+    # the reader goes away before pb-gym writes (`pb-gym odds --json | head -c 0`)
+    process = subprocess.Popen([PB_GYM, "odds", "--json"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 1
+    assert err == "pb-gym: error: the output was closed before it was all written (broken pipe)\n"
+
+
+def test_cli_ctrl_c_is_status_130():
+    import signal
+    import subprocess
+    import time
+
+    process = subprocess.Popen([PB_GYM, "simulate", "--hands", "10000000000", "--tables", "64"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(5)  # started (imports done) and dealing
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert (process.returncode, err.decode()) == (130, "pb-gym: interrupted\n")
