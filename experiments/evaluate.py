@@ -671,6 +671,17 @@ def plot(report: dict, out: Path) -> list[Path]:
     return paths
 
 
+def _model_checksums(config: StudyConfig) -> dict:
+    """The recorded SHA-256 of each learned model's files (a model retrained in the same folder makes
+    another run: its finished chunks must not be resumed)."""
+    import json
+
+    from agents.learned import model_files
+
+    return {system.model: json.loads(model_files(system.model)[1].read_text()).get("sha256")
+            for system in config.systems if system.type == "sb3"}
+
+
 def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
          scheduler: str | None = None, workers: int | None = None,
          resume: bool | None = None) -> dict:
@@ -684,8 +695,8 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     """
     config = load(config_path, StudyConfig)
     destination = outputs.prepare(out, OUTPUT_NAMES)
-    store = outputs.chunk_store(destination, {"study": "evaluate",
-                                              "config": config.model_dump(mode="json")}, resume)
+    store = outputs.chunk_store(destination, {"study": "evaluate", "config": config.model_dump(
+        mode="json"), "models": _model_checksums(config)}, resume)
     report = run_study(config, progress=not as_json and sys.stderr.isatty(), backend=backend,
                        scheduler=scheduler, workers=workers, store=store)
     if destination is not None:

@@ -107,10 +107,16 @@ def prepare(out: str | os.PathLike | None, owned: Iterable[str],
     if not text.strip():
         raise OutputError(f"{option} {text!r} is not allowed; allowed: a folder path (a new folder, "
                           "or the output folder of an earlier run of this command)")
-    final = Path(text).expanduser().absolute()
+    final = Path(os.path.abspath(os.path.expanduser(text)))
+    if final.is_symlink():  # a link to a folder elsewhere (scratch space): the folder is the output
+        final = final.resolve()
     owned = frozenset(owned)
-    if final.exists() or final.is_symlink():
-        if not final.is_dir() or final.is_symlink():
+    here = Path(os.path.abspath(os.getcwd()))
+    if final == here or final in here.parents:
+        raise OutputError(f"{option} {text}: is the current folder or one above it, which a run replaces "
+                          "as a whole; allowed: a folder inside it, e.g. out/NAME")
+    if final.exists():
+        if not final.is_dir():
             raise OutputError(f"{option} {text}: exists and is not a folder; allowed: a new folder, or "
                               "the output folder of an earlier run of this command")
         foreign = _foreign(final, owned)

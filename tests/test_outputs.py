@@ -65,6 +65,24 @@ def test_a_bad_out_is_refused_before_anything_is_computed(make, message, study, 
         assert _names(tmp_path / "mine") == ["notes.md"]  # untouched
 
 
+@pytest.mark.parametrize("out", [".", "..", "./"])
+def test_the_current_folder_is_refused(out, study, tmp_path, monkeypatch):
+    here = tmp_path / "empty" / "here"
+    here.mkdir(parents=True)
+    monkeypatch.chdir(here)
+    with pytest.raises(outputs.OutputError, match=r"is the current folder or one above it, which a run "
+                                                  r"replaces as a whole; allowed: a folder inside it"):
+        E.main(str(study), out, as_json=True)
+
+
+def test_a_link_to_a_folder_elsewhere_is_filled_through_the_link(study, tmp_path):
+    scratch = tmp_path / "scratch" / "run"
+    scratch.mkdir(parents=True)
+    (tmp_path / "link").symlink_to(scratch)
+    E.main(str(study), str(tmp_path / "link"), as_json=True)
+    assert (tmp_path / "link").is_symlink() and _names(scratch) == sorted(E.OUTPUT_NAMES)
+
+
 def test_outputs_are_written_together_and_a_rerun_replaces_them_all(study, tmp_path):
     out = tmp_path / "out"
     E.main(str(study), str(out), as_json=True)

@@ -384,3 +384,14 @@ def test_train_refuses_an_unusable_out_before_training(tmp_path, capsys, monkeyp
         cli.main(["train", str(CONFIGS / "ppo-smoke.yaml"), "--out", str(tmp_path)])
     assert exit_info.value.code == 2
     assert "the folder holds files this command does not write (notes.md)" in capsys.readouterr().err
+
+
+def test_a_resumable_evaluation_is_tied_to_the_model_files_it_plays(ppo_run):
+    """The identity of an evaluate run's finished chunks holds the SHA-256 of each learned model's
+    files: a model retrained in the same folder is another run, whose chunks are not mixed in."""
+    out, _ = ppo_run
+    config = validate({"rules": {"side_bets": []}, "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+                       "sessions": 5, "hands": 5, "systems": [{"type": "sb3", "model": str(out)},
+                                                              {"type": "flat"}]}, E.StudyConfig, "s")
+    assert E._model_checksums(config) == {
+        str(out): json.loads((out / "env.json").read_text())["sha256"]}
