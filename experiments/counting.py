@@ -341,6 +341,20 @@ def run(config: CountingConfig, backend: str = "serial", scheduler: str | None =
     bets = studied_rules(rules)
     full = R.full_shoe(rules.decks)
     timings: dict[str, float] = {}
+    # A shoe deals about cards / 4.94 hands; each is a row of depth, EVs, payoffs and true counts
+    # (kept twice while the rows are joined), and a shoe leaves a row of sums per statistic.
+    hands_per_shoe = (rules.n_cards - rules.cards_behind_cut) / 4.9
+    per_shoe = engine.table_bytes(rules) + hands_per_shoe * 2 * (
+        6 + 8 * len(STUDIED) + 4 * len(STUDIED) + 4 * len(config.count_bets))
+    for what, shoes, chunk, chunk_key, items_key, parallel in (
+            ("the training deal (one piece)", config.training_shoes, config.training_shoes,
+             "training_shoes", "training_shoes", 1),
+            ("the counting study", config.shoes, config.chunk_shoes, "chunk_shoes", "shoes",
+             1 if backend == "serial" else workers or os.cpu_count() or 1)):
+        scale.require_memory(
+            what, shoes, chunk, item="shoe", chunk_key=chunk_key, items_key=items_key,
+            working_per_item=per_shoe, kept_per_item=2 * 8 * len(PER_SHOE) * len(STUDIED),
+            parallel=parallel)
 
     # 1. effects of removal; exchangeability check on the full shoe
     t0 = time.perf_counter()

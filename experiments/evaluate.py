@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import functools
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -417,6 +418,15 @@ def run_study(config: StudyConfig, progress: bool = False, backend: str = "seria
     :func:`experiments.outputs.chunk_store`) finished chunks are kept and an interrupted run resumes.
     """
     started = time.perf_counter()
+    n_systems = len(config.systems)
+    scale.require_memory(
+        f"the study {config.name!r}", config.sessions, config.chunk_sessions, item="session",
+        items_key="sessions", chunk_key="chunk_sessions",
+        # a table's shoe state, each system's ledger row and stakes, the exact odds if computed
+        working_per_item=engine.table_bytes(config.rules.to_rules()) + 170 * n_systems + 200,
+        kept_per_item=3 * 8 * n_systems,  # every session's final bankroll, merged and reported
+        kept_per_chunk=n_systems * (len(checkpoint_hands(config.hands)) * (FAN_BINS + 1) * 8 + 1024),
+        parallel=1 if backend == "serial" else workers or os.cpu_count() or 1)
     chunks = scale.plan(config.sessions, config.chunk_sessions, config.seed)
     serial = backend == "serial"
     task = functools.partial(run_chunk, config.model_dump(mode="json"),

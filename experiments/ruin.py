@@ -453,13 +453,20 @@ def run(config: RuinConfig, backend: str = "serial", scheduler: str | None = Non
     Martingale section runs serially through :func:`experiments.evaluate.run_study`.
     """
     rules = config.rules.to_rules()
-    t0 = time.perf_counter()
-    curves = exact_curves(config, rules)
-    exact_s = time.perf_counter() - t0
-
     vs, vt = config.vs_start, config.vs_target
     points = ([(s, vs.target) for s in vs.simulate] + [(vt.start, t) for t in vt.simulate])
     points = list(dict.fromkeys(points))  # the same point may appear on both curves
+    n_bets = len(config.bets)
+    scale.require_memory(
+        "the ruin study", len(points) * config.sessions, config.chunk_sessions, item="session",
+        items_key="sessions", chunk_key="chunk_sessions",
+        working_per_item=engine.table_bytes(rules) + 64 * n_bets,  # a table, each bet's bankroll
+        kept_per_chunk=len(points) * n_bets * 6 * 8 + 1024,  # integer counts per point and bet
+        parallel=1 if backend == "serial" else workers or os.cpu_count() or 1)
+
+    t0 = time.perf_counter()
+    curves = exact_curves(config, rules)
+    exact_s = time.perf_counter() - t0
 
     def lookup(bet):
         cache: dict[int, dict] = {}

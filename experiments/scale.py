@@ -73,6 +73,43 @@ class Chunk:
                 f"seed entropy {self.seed.entropy}, spawn key {tuple(self.seed.spawn_key)})")
 
 
+CHUNK_OVERHEAD = 2048
+"""Bytes a planned chunk costs before its result (its seed, its place in the lists)."""
+
+
+def require_memory(study: str, items: int, chunk_items: int, *, item: str, items_key: str,
+                   chunk_key: str, working_per_item: float, kept_per_item: float = 0.0,
+                   kept_per_chunk: float = 0.0, parallel: int = 1) -> None:
+    """Refuse, before planning anything, a study this machine cannot hold
+    (:class:`pb_gym.memory.TooLarge`, naming the key to change).
+
+    A chunk of ``chunk_items`` items needs ``working_per_item`` bytes per item while it runs
+    (``parallel`` chunks at once); each finished chunk is kept until the merge (``kept_per_chunk``,
+    plus what it keeps per item: ``kept_per_item``, e.g. the final bankroll of every session). The
+    working memory is bounded by the chunk size whatever the number of items; what is kept grows with
+    it, and the message says which part is too large."""
+    from pb_gym import memory
+
+    chunks = -(-items // chunk_items)
+    working = max(parallel, 1) * min(chunk_items, items) * working_per_item
+    kept_items = items * kept_per_item
+    kept_chunks = chunks * (kept_per_chunk + CHUNK_OVERHEAD)
+    largest = max(working, kept_items, kept_chunks)
+    if largest == working:
+        advice = (f"lower `{chunk_key}` (a running chunk needs about "
+                  f"{memory.describe(working_per_item)} per {item}"
+                  + (f", {parallel} chunks at once" if parallel > 1 else "") + ")")
+    elif largest == kept_items:
+        advice = (f"lower `{items_key}` (the study keeps about {memory.describe(kept_per_item)} for "
+                  f"every {item} until its report)")
+    else:
+        advice = (f"raise `{chunk_key}` or lower `{items_key}` ({chunks:,} chunks; each finished "
+                  f"chunk is kept until the merge, about "
+                  f"{memory.describe(kept_per_chunk + CHUNK_OVERHEAD)} each)")
+    memory.require(working + kept_items + kept_chunks,
+                   f"{study} ({items:,} {item}s in chunks of {chunk_items:,})", advice)
+
+
 class ChunkError(RuntimeError):
     """A chunk failed twice; the run stopped and nothing was merged."""
 

@@ -310,3 +310,46 @@ def test_cli_ctrl_c_is_status_130():
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=120)
     assert (process.returncode, err.decode()) == (130, "pb-gym: interrupted\n")
+
+
+# ------------------------------------------------------------ studies too large to hold (item 6)
+def test_a_study_says_which_part_is_too_large_and_what_to_change(monkeypatch):
+    from experiments import scale
+    from pb_gym import memory
+
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1 << 30)  # 1 GiB available
+    common = dict(item="session", items_key="sessions", chunk_key="chunk_sessions")
+    with pytest.raises(memory.TooLarge) as caught:  # the running chunks
+        scale.require_memory("s", 10**6, 10**6, working_per_item=2048, parallel=2, **common)
+    assert str(caught.value) == (
+        "s (1,000,000 sessions in chunks of 1,000,000) needs about 3.8 GiB of memory but this "
+        "machine has 1.0 GiB available; lower `chunk_sessions` (a running chunk needs about 2.0 KiB "
+        "per session, 2 chunks at once)")
+    with pytest.raises(memory.TooLarge, match=r"lower `sessions` \(the study keeps about 24 B for "
+                       r"every session until its report\)$"):
+        scale.require_memory("s", 10**9, 5000, working_per_item=1000, kept_per_item=24, **common)
+    with pytest.raises(memory.TooLarge, match=r"raise `chunk_sessions` or lower `sessions` "
+                       r"\(10,000,000 chunks; each finished chunk is kept until the merge, about "
+                       r"2.0 KiB each\)$"):
+        scale.require_memory("s", 10**7, 1, working_per_item=1000, **common)
+    scale.require_memory("s", 10**5, 5000, working_per_item=1000, kept_per_item=24, **common)
+
+
+@pytest.mark.parametrize("command, config, start, end", [
+    (["evaluate"], "sessions: 1000000000000\nhands: 10\nsystems: [{type: flat}]\n",
+     "pb-gym evaluate: error: the study 'study' (1,000,000,000,000 sessions in chunks of 5,000) "
+     "needs about ", "lower `sessions` (the study keeps about 24 B for every session until its "
+     "report)\n"),
+    (["experiment", "ruin"], "sessions: 1000000000000\n",
+     "pb-gym experiment: error: the ruin study (", "raise `chunk_sessions` or lower `sessions` "),
+    (["experiment", "counting"], "shoes: 100000000000\n",
+     "pb-gym experiment: error: the counting study (100,000,000,000 shoes in chunks of 2,500) ",
+     "lower `shoes` "),
+])
+def test_cli_refuses_a_study_larger_than_the_machine(tmp_path, command, config, start, end):
+    path = tmp_path / "big.yaml"
+    path.write_text(config)
+    status, _, err = _cli(*command, str(path), "--out", str(tmp_path / "out"))
+    assert status == 2 and err.count("\n") == 1, err
+    assert err.startswith(start) and (end in err), err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
