@@ -631,6 +631,7 @@ def next_hand_composition(rules: Rules, state: ShoeState) -> np.ndarray:
     """The cards the players have not seen before the next hand, ``(n, 13)``: ``state.unseen``, or a
     full shoe at tables whose next :func:`deal` reshuffles first. Exact odds of this composition are
     the odds of the next hand given everything seen."""
+    check_state(rules, state, deals=False)  # a full shoe of other rules would be wrong odds
     due = state.position >= state.cut_position
     if rules.hand_after_cut:
         due &= state.cut_hands > 0

@@ -24,6 +24,8 @@ def test_a_state_dealt_with_other_rules_is_refused_not_corrupting_memory():
             engine.deal(Rules(decks=8), state)
     with pytest.raises(ValueError, match="holds shoes of 52 cards"):
         engine.shuffle(Rules(decks=8), state)
+    with pytest.raises(ValueError, match="holds shoes of 52 cards"):
+        engine.next_hand_composition(Rules(decks=8), state)
     with pytest.raises(ValueError, match=r"the state's cut card is at card 38 but the rules put it "
                        r"at card 32 \(cut_card=20\)"):
         engine.deal(Rules(decks=1, cut_card=20), state)
