@@ -144,7 +144,9 @@ def _format_error(error: dict, model: type[BaseModel]) -> str:
         message = message[len("Value error, "):]
     if error["type"] == "missing":
         return f"{loc}: required key is missing"
-    if not error["loc"] or isinstance(error.get("input"), dict):  # a check of a whole section
+    if not error["loc"]:  # a check of the whole config: its message names the keys
+        return message
+    if isinstance(error.get("input"), dict):  # a check of a whole section
         return f"{loc}: {message}"
     return f"{loc}: {message} (got {_short(error.get('input'))})"
 

@@ -238,8 +238,9 @@ def _study(module: str, args: argparse.Namespace) -> dict:
     try:
         return study.main(args.config, out=args.out, as_json=args.json, backend=args.backend,
                           scheduler=args.scheduler, workers=args.workers, **options)
-    except ConfigError as error:
-        raise UsageError(f"invalid config\n{error}") from None
+    except ConfigError as error:  # one line for one problem; several are listed one per line
+        text = str(error)
+        raise UsageError(f"invalid config{chr(10) if chr(10) in text else ': '}{text}") from None
     except (OutputError, ResumeError) as error:
         raise UsageError(str(error)) from None
     except (ChunkError, SchedulerError) as error:

@@ -202,7 +202,7 @@ def test_a_failed_whole_config_check_does_not_repeat_the_config(tmp_path):
     long_name = "n" * 5000
     message = _refused(tmp_path, f"name: {long_name}\nbankroll: 5\ntable: {{minimum: 10}}\n"
                                  "systems: [{type: flat, base: 10}]\n")
-    assert message == "c.yaml: (top level): bankroll 5 is below the table minimum 10"
+    assert message == "c.yaml: bankroll 5 is below the table minimum 10"
     message = _refused(tmp_path, f"sessions: {long_name}\nsystems: [{{type: flat}}]\n")
     assert len(message) < 300 and "(5000 characters)" in message
 
@@ -268,7 +268,7 @@ def test_cli_bad_input_is_one_line_and_status_2(tmp_path):
     binary = tmp_path / "model.yaml"
     binary.write_bytes(bytes(range(256)))
     status, _, err = _cli("evaluate", str(binary))
-    assert status == 2 and err == (f"pb-gym evaluate: error: invalid config\n{binary}: a binary file, "
+    assert status == 2 and err == (f"pb-gym evaluate: error: invalid config: {binary}: a binary file, "
                                    "not a YAML config (it contains NUL bytes)\n")
     status, _, err = _cli("evaluate", str(tmp_path))
     assert status == 2 and err.endswith(f"{tmp_path}: is a directory, not a config file\n")
