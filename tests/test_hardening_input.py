@@ -284,6 +284,9 @@ def test_cli_too_large_a_run_is_refused_before_allocating():
                        r"[0-9.]+ (GiB|e\+\d+ GiB) of memory but this machine has .* available; deal "
                        r"fewer tables at once$"):
         engine.init(Rules(), 10**10)
+    with pytest.raises(ValueError, match=r"^PuntoBancoVectorEnv\(num_envs=10,000,000,000\) needs "
+                       r"about .* available; use fewer num_envs$"):
+        PuntoBancoVectorEnv(10**10)
 
 
 def test_cli_environment_failures_are_status_1_and_one_line():

@@ -445,6 +445,14 @@ def _check_batch(cfg: TableConfig, tables: Tables, active: np.ndarray | None = N
         raise ValueError(f"active must be a boolean mask of shape ({tables.n},)")
 
 
+def table_bytes(cfg: TableConfig) -> int:
+    """Bytes one table of a batch holds: its shoe state and hand (:func:`pb_gym.engine.table_bytes`),
+    its row of :class:`Tables` and its rows of the batched observation space's bounds and of one
+    observation (float32)."""
+    row = 8 + 8 + cfg.history + 4 * len(LAST_HAND_FIELDS) + 3 + 3 + 8 * R.N_BETS + 8
+    return engine.table_bytes(cfg.rules) + row + 3 * 4 * cfg.obs_size
+
+
 def new_tables(cfg: TableConfig, n: int, seed: engine.Seed = None) -> Tables:
     """N tables with a fresh shoe each (``seed``: see :func:`pb_gym.engine.table_seeds`)."""
     tables = Tables(

@@ -31,6 +31,7 @@ from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from pb_gym import memory
 from pb_gym.envs import render as _render
 from pb_gym.envs import table as T
 
@@ -70,6 +71,8 @@ class PuntoBancoVectorEnv(VectorEnv):
             raise T._bad("max_episode_steps", max_episode_steps, "None or an integer >= 1")
         kwargs.setdefault("hand_info", False)
         self.config = T.make_config(**kwargs)
+        memory.require(int(num_envs) * T.table_bytes(self.config),
+                       f"PuntoBancoVectorEnv(num_envs={int(num_envs):,})", "use fewer num_envs")
         limits = [x for x in (self.config.max_hands, max_episode_steps) if x is not None]
         self.max_hands = min(limits) if limits else None
         self.num_envs = int(num_envs)
