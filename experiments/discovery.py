@@ -203,8 +203,10 @@ def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, ha
     next_id = tables
     n_bins = len(EV_BINS) - 1
     calib = {b: {"hands": np.zeros(n_bins), "greedy": np.zeros(n_bins), "probability": np.zeros(n_bins),
-                 "ev": np.zeros(n_bins), "stake": np.zeros(n_bins)} for b in bets}
-    split = {"positive": np.zeros(3), "negative": np.zeros(3)}  # hands, greedy bets, probability
+                 "ev": np.zeros(n_bins), "stake": np.zeros(n_bins), "perfect": np.zeros(n_bins)}
+             for b in bets}
+    # hands, greedy bets, policy probability, the perfect bettor's bets
+    split = {"positive": np.zeros(4), "negative": np.zeros(4)}
     has_probs = True
     episode_start = np.ones(tables, dtype=bool)
     stakes = np.zeros((tables, R.N_BETS))
@@ -247,11 +249,13 @@ def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, ha
                 c["greedy"] += np.bincount(which, weights=stakes[:, spot] > 0, minlength=n_bins)
                 c["ev"] += np.bincount(which, weights=ev[:, spot], minlength=n_bins)
                 c["stake"] += np.bincount(which, weights=stakes[:, spot], minlength=n_bins)
+                c["perfect"] += np.bincount(which, weights=perfect[:, spot] > 0, minlength=n_bins)
                 if probs is not None:
                     c["probability"] += np.bincount(which, weights=probs[:, spot], minlength=n_bins)
                 for key, mask in (("positive", ev[:, spot] > 0), ("negative", ev[:, spot] <= 0)):
                     split[key] += [mask.sum(), (stakes[mask, spot] > 0).sum(),
-                                   probs[mask, spot].sum() if probs is not None else 0.0]
+                                   probs[mask, spot].sum() if probs is not None else 0.0,
+                                   (perfect[mask, spot] > 0).sum()]
         # episodes that ended start again, as in training (a reset starts a new shoe)
         done = terminated | truncated
         episode_start = done.copy()
@@ -293,17 +297,16 @@ def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, ha
                          "mean_ev": float(c["ev"][i] / h[i]) if c["hands"][i] else None,
                          "p_bet_greedy": float(c["greedy"][i] / h[i]) if c["hands"][i] else None,
                          "mean_stake": float(c["stake"][i] / h[i]) if c["hands"][i] else None,
+                         "p_bet_perfect": float(c["perfect"][i] / h[i]) if c["hands"][i] else None,
                          "p_bet_policy": (float(c["probability"][i] / h[i])
                                           if c["hands"][i] and has_probs else None)}
                         for i in range(n_bins)]
         out["calibration"] = table
         pos, neg = split["positive"], split["negative"]
-        out["p_bet_when_positive"] = {"greedy": pos[1] / max(pos[0], 1),
-                                      "policy": pos[2] / max(pos[0], 1) if has_probs else None,
-                                      "hands": int(pos[0])}
-        out["p_bet_when_negative"] = {"greedy": neg[1] / max(neg[0], 1),
-                                      "policy": neg[2] / max(neg[0], 1) if has_probs else None,
-                                      "hands": int(neg[0])}
+        for key, v in (("p_bet_when_positive", pos), ("p_bet_when_negative", neg)):
+            out[key] = {"greedy": v[1] / max(v[0], 1),
+                        "policy": v[2] / max(v[0], 1) if has_probs else None,
+                        "perfect": v[3] / max(v[0], 1), "hands": int(v[0])}
     return out
 
 
@@ -339,14 +342,17 @@ def report(result: dict) -> str:
     if "p_bet_when_positive" in result:
         pos, neg = result["p_bet_when_positive"], result["p_bet_when_negative"]
         lines.append(f"P(bet | its EV > 0) greedy {pos['greedy']:.3f}, policy "
-                     f"{pos['policy'] if pos['policy'] is None else round(pos['policy'], 4)}; "
+                     f"{pos['policy'] if pos['policy'] is None else round(pos['policy'], 4)}, "
+                     f"perfect {pos.get('perfect', math.nan):.3f}; "
                      f"P(bet | EV <= 0) greedy {neg['greedy']:.4f}, policy "
                      f"{neg['policy'] if neg['policy'] is None else round(neg['policy'], 5)}")
     return "\n".join(lines)
 
 
 def plot_calibration(result: dict, path: Path, title: str) -> Path:
-    """P(bet) against the exact EV of the bet before the hand, binned, one line per scored bet."""
+    """P(bet) against the exact EV of the bet before the hand, binned, one line per scored bet, beside
+    the perfect-information bettor's (which stakes only the best of the scored bets: a positive bet
+    whose neighbour is better is not its choice, so its curve too stays below 1)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -360,6 +366,8 @@ def plot_calibration(result: dict, path: Path, title: str) -> Path:
         if pts and pts[0]["p_bet_policy"] is not None:
             ax.plot(x, [r["p_bet_policy"] for r in pts], "s--", color=f"C{k}", alpha=0.6,
                     label=f"{bet}: policy probability")
+        ax.plot(x, [r["p_bet_perfect"] for r in pts], ":", color=f"C{k}", lw=2, alpha=0.5,
+                label=f"{bet}: perfect information (the optimum)")
     ax.axvline(0.0, color="k", lw=0.6, ls=":")
     ax.set_xlabel("exact EV of the bet before the hand (% of the stake; bin means)")
     ax.set_ylabel("P(bet)")
