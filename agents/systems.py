@@ -30,7 +30,7 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from pb_gym import engine, exact
+from pb_gym import engine, ev_bound, exact
 from pb_gym import rules as R
 
 NO_BET = -1
@@ -484,17 +484,24 @@ class Kelly(BettingSystem):
     every bet off the top of the shoe, so the system bets only when the shoe has made some bet
     positive. It stakes ``fraction`` x f* of its bankroll on the best such bet (by expected log growth),
     rounded down to the table maximum; below the table minimum it does not bet.
+
+    Most hands need no exact calculation: where the proven upper bound of :mod:`pb_gym.ev_bound`
+    shows that every bet in ``bets`` has EV < 0 (about nine hands in ten), nothing can be staked, and
+    the exact EV is computed only for the other hands. The decisions are the same as with the exact
+    EV everywhere (``skip_proven=False``), only faster.
     """
 
     key = "kelly"
     needs_composition = True
 
-    def __init__(self, bets: Sequence[str] = ("banker",), fraction: float = 1.0, **kwargs) -> None:
+    def __init__(self, bets: Sequence[str] = ("banker",), fraction: float = 1.0,
+                 skip_proven: bool = True, **kwargs) -> None:
         self.bets = check_bets(bets)
         super().__init__(bet=self.bets[0], **kwargs)
         if not 0.0 < fraction <= 1.0:
             raise ValueError(f"fraction={fraction!r} is not allowed; allowed: (0, 1] of the Kelly stake")
         self.fraction = fraction
+        self.skip_proven = bool(skip_proven)
 
     def _levels(self, rules: R.Rules) -> tuple[np.ndarray, list[tuple[int, np.ndarray]]]:
         """Indicator columns over outcome classes for each bet's distinct non-zero payoffs."""
@@ -516,8 +523,21 @@ class Kelly(BettingSystem):
     def stake_fractions(self, composition: np.ndarray, rules: R.Rules) -> tuple[np.ndarray, np.ndarray]:
         """Best spot and its full-Kelly fraction of bankroll for each composition (0 if none is > 0)."""
         matrix, groups = self._levels(rules)
-        probabilities = exact.expectations(composition, matrix) if matrix.shape[1] else None
         n = composition.shape[0]
+        probabilities = None
+        if matrix.shape[1]:
+            # rows where the bound proves every bet negative keep zero probabilities: EV 0, no stake
+            probabilities = np.zeros((n, matrix.shape[1]))
+            undecided = np.ones(n, dtype=bool)
+            if self.skip_proven:
+                table = rules.paytable()
+                columns = [R.BETS.index(bet) for bet in self.bets
+                           if bet not in ("player_pair", "banker_pair")]
+                undecided = ~ev_bound.proven_negative(composition, table[:, columns])
+            if undecided.all():
+                probabilities = exact.expectations(composition, matrix)
+            elif undecided.any():
+                probabilities[undecided] = exact.expectations(composition[undecided], matrix)
         best_growth = np.zeros(n)
         best_fraction = np.zeros(n)
         best_spot = np.full(n, NO_BET, dtype=np.int8)

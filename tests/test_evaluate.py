@@ -201,3 +201,23 @@ def test_exact_conditional_compares_with_the_exact_ev_of_the_shoes_bet_on():
     plain = E.run_study(study(sessions=80, hands=60))
     assert all(s["exact_edge_conditional"] is None for s in plain["systems"]
                if s["type"] not in ("kelly",))
+
+
+def test_kelly_report_is_bit_identical_with_and_without_the_ev_bound(monkeypatch):
+    """The Kelly bettor skips the exact EV where pb_gym.ev_bound proves every bet negative: a study
+    where it bets often (1-deck shoes) gives the same report, to the last bit, with the skip off."""
+    import functools
+
+    from agents import systems as S
+
+    kellys = [{"type": "kelly", "bets": ["banker", "player", "tie", "dragon7", "panda8"]},
+              {"type": "kelly", "bets": ["panda8", "banker"], "fraction": 0.5, "name": "half kelly"}]
+    config = study(rules={"decks": 1}, sessions=120, hands=60, chunk_sessions=60, bankroll=20000,
+                   systems=kellys)
+    fast = E.json_report(E.run_study(config))
+    monkeypatch.setattr(S.Kelly, "__init__",
+                        functools.partialmethod(S.Kelly.__init__, skip_proven=False))
+    slow = E.json_report(E.run_study(config))
+    fast.pop("timings"), slow.pop("timings")
+    assert fast == slow
+    assert all(s["hands"] >= 100 for s in fast["systems"])  # both bet: decisions were compared

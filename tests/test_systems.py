@@ -149,6 +149,29 @@ def test_kelly_bets_only_when_the_shoe_makes_a_bet_positive():
     assert exact.expected_values(tens_only)[R.BETS.index("tie")] == pytest.approx(8.0)
 
 
+@pytest.mark.parametrize("decks, bets", [(8, ["banker"]), (1, ["banker", "player", "tie", "dragon7",
+                                                                 "panda8", "player_pair"])])
+def test_kelly_skipping_proven_negative_hands_changes_no_decision(decks, bets):
+    """The bound of pb_gym.ev_bound only skips hands where no bet can be positive: on every composition
+    of real shoes, the spot and the fraction are the same, bit for bit, as with the exact EV
+    everywhere (the 1-deck shoes make bets positive often, so both branches are exercised)."""
+    from pb_gym import engine
+
+    rules = Rules(decks=decks)
+    state = engine.init(rules, 300, seed=11)
+    out = engine.HandResult.empty(300)
+    comps = []
+    for _ in range(90 if decks == 8 else 15):  # every depth of the shoe
+        comps.append(engine.next_hand_composition(rules, state))
+        engine.deal(rules, state, out)
+    comps = np.concatenate(comps)
+    fast_spot, fast_f = S.Kelly(bets=bets).stake_fractions(comps, rules)
+    exact_spot, exact_f = S.Kelly(bets=bets, skip_proven=False).stake_fractions(comps, rules)
+    np.testing.assert_array_equal(fast_spot, exact_spot)
+    np.testing.assert_array_equal(fast_f, exact_f)
+    assert (exact_spot != S.NO_BET).sum() >= (20 if decks == 1 else 1)
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"bet": "lucky6"}, r"bet='lucky6' is not allowed; allowed: banker, player"),
     ({"base": 0}, r"base=0 is not allowed; allowed: a stake > 0 units"),
