@@ -16,7 +16,7 @@ $(VENV)/.core: pyproject.toml constraints.txt | $(PY)
 	touch $@
 
 $(VENV)/.test: pyproject.toml constraints.txt | $(PY)
-	$(PIP) -e ".[studies,rl,dask,dev]"
+	$(PIP) -e ".[studies,rl,zoo,dask,dev]"
 	touch $@ $(VENV)/.core
 
 # the main job: every classic betting system against the exact house edge (report, CSV, plots in out/)

@@ -92,7 +92,8 @@ seed ``s - i``.
 ``ev``: exact EV per unit of each of the 7 bet spots before the hand, given the cards seen.
 
 Rendering: ``render_mode="ansi"`` returns text (both hands, totals, winner, stakes, bead plate);
-``"rgb_array"`` a small ``(150, W, 3)`` uint8 picture of the table.
+``"human"`` prints that text to stdout at each hand (RL Zoo's ``enjoy`` uses it); ``"rgb_array"`` a
+small ``(150, W, 3)`` uint8 picture of the table (``RecordVideo``, RL Zoo's ``record_video``).
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ class PuntoBancoEnv(gym.Env):
     """One Punto Banco table (see the module docstring for the spaces, rewards and arguments).
 
     Args:
-        render_mode: None, ``"ansi"`` or ``"rgb_array"``.
+        render_mode: None, ``"human"`` (each hand printed to stdout as it is dealt, as ``"ansi"``
+            renders it; ``render()`` prints it only if ``step`` has not yet), ``"ansi"`` or ``"rgb_array"``.
         **kwargs: the rules (``rules=Rules(...)`` or ``decks``, ``banker_variant``, ``tie_pays``,
             ``side_bets``, ``cut_card``, ``burn``, ...) and the table and interface options of
             :func:`pb_gym.envs.table.make_config` (``bankroll``, ``unit``, ``table_min``,
@@ -121,13 +123,14 @@ class PuntoBancoEnv(gym.Env):
             raise ``ValueError``.
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise T._bad("render_mode", render_mode, "None, " + ", ".join(self.metadata["render_modes"]))
         self.config = T.make_config(**kwargs)
         self.render_mode = render_mode
+        self._shown = False  # human mode: the current hand has been printed
         self.observation_space = T.observation_space(self.config)
         self.action_space = T.action_space(self.config)
         self.tables = T.new_tables(self.config, 1, seed=[0])
@@ -160,6 +163,7 @@ class PuntoBancoEnv(gym.Env):
             seeds = None  # continue this table's random stream
         self._seeded = True
         T.reset_tables(self.config, self.tables, np.zeros(1, dtype=np.int64), seeds)
+        self._show()
         return self._obs(), {}
 
     def step(self, action):
@@ -169,13 +173,26 @@ class PuntoBancoEnv(gym.Env):
         acts = np.asarray(action)[None]
         reward, terminated, truncated = T.play_hand(cfg, self.tables, acts, self._active)
         info = {k: v[0] for k, v in T.hand_info(cfg, self.tables).items()}
+        self._show()
         return self._obs(), float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
 
     def action_masks(self) -> np.ndarray:
         """Valid actions now (for sb3-contrib's MaskablePPO; see :func:`pb_gym.envs.table.action_masks`)."""
         return T.action_masks(self.config, self.tables.bankroll)[0]
 
+    def _show(self) -> None:
+        """Human mode: print the table as it is now (Gymnasium renders human mode inside step/reset)."""
+        self._shown = False
+        if self.render_mode == "human":
+            print(_render.render_ansi(self.config, self.tables, 0), flush=True)
+            self._shown = True
+
     def render(self):
+        if self.render_mode == "human":
+            if not self._shown:  # (SB3 / RL Zoo also call render() after each step: print once)
+                print(_render.render_ansi(self.config, self.tables, 0), flush=True)
+                self._shown = True
+            return None
         if self.render_mode == "ansi":
             return _render.render_ansi(self.config, self.tables, 0)
         if self.render_mode == "rgb_array":
