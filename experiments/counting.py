@@ -384,9 +384,8 @@ def run(config: CountingConfig, backend: str = "serial", scheduler: str | None =
     chunks = scale.plan(config.shoes, config.chunk_shoes, config.seed)
     task = functools.partial(deal_chunk, rules=rules, tags=tags, count_index=count_index,
                              thresholds=thresholds, bin_cards=config.depth_bin_cards)
-    main = merge(scale.run(task, chunks, backend, scheduler, workers,
-                           scale.progress_printer("counting: main deal", progress),
-                           store=store))
+    with scale.progress_printer("counting: main deal", progress, len(chunks)) as printer:
+        main = merge(scale.run(task, chunks, backend, scheduler, workers, printer, store=store))
     timings["main_deal_s"] = time.perf_counter() - t0
 
     # 4-5. statistics: ratios of per-shoe sums, CIs over shoes
@@ -586,7 +585,7 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     destination = outputs.prepare(out, OUTPUT_NAMES)
     store = outputs.chunk_store(destination, {"study": "counting",
                                               "config": config.model_dump(mode="json")}, resume)
-    result = run(config, backend, scheduler, workers, progress=not as_json and sys.stderr.isatty(),
+    result = run(config, backend, scheduler, workers, progress=not as_json,
                  store=store)
     result["config"] = str(config_path)
     result["depth_bin_cards"] = config.depth_bin_cards

@@ -19,7 +19,6 @@ import csv
 import functools
 import math
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Annotated, Literal, Union
@@ -31,6 +30,7 @@ from agents import systems as S
 from experiments import chunk_store, outputs, scale
 from experiments.config import ConfigError, RulesConfig, Strict, TableConfig, load
 from pb_gym import engine, exact, strict_json
+from pb_gym import progress as progress_display
 from pb_gym import rules as R
 
 Z95 = 1.959963984540054
@@ -272,10 +272,13 @@ class Ledger:
         }
 
 
-def run_chunk(config_data: dict, chunk: scale.Chunk, show_progress: bool = False) -> dict:
+def run_chunk(config_data: dict, chunk: scale.Chunk,
+              show_progress: "bool | progress_display.Progress" = False) -> dict:
     """Play every system over the hands of one chunk of sessions (the scale-out task).
 
     The chunk's seed deals its sessions and seeds its systems; everything returned merges exactly.
+    ``show_progress``: the study's :class:`pb_gym.progress.Progress` to count the hands dealt in (the
+    serial backend), or True for a display of this chunk alone.
     """
     config = StudyConfig.model_validate(config_data)
     rules = config.rules.to_rules()
@@ -309,12 +312,10 @@ def run_chunk(config_data: dict, chunk: scale.Chunk, show_progress: bool = False
             where = np.clip(np.searchsorted(fan_edges, ledger.bankroll, side="right") - 1, 0, FAN_BINS)
             ledger.fan[at] += np.bincount(where, minlength=FAN_BINS + 1)
 
-    bar = None
-    if show_progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=hands, unit="hand", desc=f"{config.name} {chunk.index + 1}/{chunk.count}",
-                   file=sys.stderr)
+    bar = show_progress if isinstance(show_progress, progress_display.Progress) else None
+    if show_progress is True:
+        bar = progress_display.Progress(f"{config.name} {chunk.index + 1}/{chunk.count}",
+                                        total=n * hands)
     for ledger in ledgers:
         record(ledger, 0)
     for hand_index in range(hands):
@@ -368,8 +369,8 @@ def run_chunk(config_data: dict, chunk: scale.Chunk, show_progress: bool = False
         decided = out.winner != R.TIE
         last_decision[decided] = out.winner[decided]
         if bar is not None:
-            bar.update(1)
-    if bar is not None:
+            bar.update(n)
+    if show_progress is True:
         bar.close()
     return {"chunk": chunk.index, "systems": [ledger.statistics() for ledger in ledgers],
             "names": [ledger.system.name for ledger in ledgers],
@@ -428,12 +429,14 @@ def run_study(config: StudyConfig, progress: bool = False, backend: str = "seria
         kept_per_chunk=n_systems * (len(checkpoint_hands(config.hands)) * (FAN_BINS + 1) * 8 + 1024),
         parallel=1 if backend == "serial" else workers or os.cpu_count() or 1)
     chunks = scale.plan(config.sessions, config.chunk_sessions, config.seed)
-    serial = backend == "serial"
+    # hands dealt: counted hand by hand when the chunks run here, chunk by chunk otherwise
+    tracker = progress_display.Progress(config.name, total=config.sessions * config.hands,
+                                        chunks=len(chunks), per_item=config.hands, enabled=progress)
     task = functools.partial(run_chunk, config.model_dump(mode="json"),
-                             show_progress=progress and serial)
-    results = scale.run(task, chunks, backend, scheduler, workers,
-                        progress=scale.progress_printer(config.name, progress and not serial),
-                        store=store)
+                             show_progress=tracker if progress and backend == "serial" else False)
+    with tracker:
+        results = scale.run(task, chunks, backend, scheduler, workers,
+                            progress=tracker if progress else None, store=store)
     systems = merge(results)
     rules = config.rules.to_rules()
     full_ev = exact.expected_values(R.full_shoe(rules.decks), rules)
@@ -707,7 +710,7 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     destination = outputs.prepare(out, OUTPUT_NAMES)
     store = outputs.chunk_store(destination, {"study": "evaluate", "config": config.model_dump(
         mode="json"), "models": _model_checksums(config)}, resume)
-    report = run_study(config, progress=not as_json and sys.stderr.isatty(), backend=backend,
+    report = run_study(config, progress=not as_json, backend=backend,
                        scheduler=scheduler, workers=workers, store=store)
     if destination is not None:
         with destination.staging() as staged:

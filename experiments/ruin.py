@@ -483,9 +483,8 @@ def run(config: RuinConfig, backend: str = "serial", scheduler: str | None = Non
     chunks = scale.plan(len(points) * config.sessions, config.chunk_sessions, config.seed)
     task = functools.partial(simulate_chunk, rules=rules, bets=config.bets, points=points,
                              sessions=config.sessions, max_hands=config.max_hands)
-    counts = merge(scale.run(task, chunks, backend, scheduler, workers,
-                             scale.progress_printer("ruin: simulation", progress),
-                        store=store))
+    with scale.progress_printer("ruin: simulation", progress, len(chunks)) as printer:
+        counts = merge(scale.run(task, chunks, backend, scheduler, workers, printer, store=store))
     simulated = {bet: summarize(counts[bet], points, lookup(bet)) for bet in config.bets}
     simulate_s = time.perf_counter() - t0
 
@@ -848,7 +847,7 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     destination = outputs.prepare(out, OUTPUT_NAMES)
     store = outputs.chunk_store(destination, {"study": "ruin",
                                               "config": config.model_dump(mode="json")}, resume)
-    result = run(config, backend, scheduler, workers, progress=not as_json and sys.stderr.isatty(),
+    result = run(config, backend, scheduler, workers, progress=not as_json,
                  store=store)
     result = json.loads(json.dumps(result, default=_json_default))  # plain JSON types
     result["config"] = str(config_path)

@@ -43,6 +43,8 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence, TypeVar
 
 import numpy as np
 
+from pb_gym import progress as progress_display
+
 if TYPE_CHECKING:
     from experiments.chunk_store import ChunkStore
 
@@ -332,15 +334,9 @@ def _run_dask(task, chunks, scheduler, workers, finished):
             cluster.close()
 
 
-def progress_printer(label: str, enabled: bool) -> Callable[[Chunk], None] | None:
-    """A progress callback that prints one line per finished chunk to stderr (None when disabled)."""
-    if not enabled:
-        return None
-    finished = []
-
-    def report(chunk: Chunk) -> None:
-        finished.append(chunk.index)
-        print(f"{label}: {len(finished)}/{chunk.count} chunks done (last: {chunk.describe()})",
-              file=sys.stderr, flush=True)
-
-    return report
+def progress_printer(label: str, enabled: bool, chunks: int | None = None
+                     ) -> progress_display.Progress:
+    """A ``progress`` callback for :func:`run`: a bar on a terminal, else a line at least every few
+    seconds (chunks done, elapsed, time left; see :class:`pb_gym.progress.Progress`); silent when not
+    ``enabled``. It stops when its last chunk is done, or at ``close()`` (use it in a ``with``)."""
+    return progress_display.Progress(label, total=None, unit="chunk", chunks=chunks, enabled=enabled)

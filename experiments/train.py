@@ -624,7 +624,7 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
                   f"on {config.n_envs} tables in {trained['seconds']:.1f} s "
                   f"({trained['timesteps'] / trained['seconds']:,.0f} steps/s)")
         study = evaluation_study(config, trained["model"])
-        report = run_study(study, progress=progress, backend=backend, scheduler=scheduler,
+        report = run_study(study, progress=not as_json, backend=backend, scheduler=scheduler,
                            workers=workers)
         profit = profit_per_hand(report)
         files = list(trained["written"]) + write_outputs(report, staged / "evaluation")

@@ -20,6 +20,7 @@ import numpy as np
 
 from pb_gym import engine, exact, memory, strict_json
 from pb_gym import rules as R
+from pb_gym.progress import Progress
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -169,16 +170,11 @@ def cmd_simulate(args: argparse.Namespace) -> dict:
                        "once; --hands are dealt in rounds over them)")
     except memory.TooLarge as error:
         raise UsageError(str(error)) from None
-    bar = None
-    if not args.json and sys.stderr.isatty() and args.hands >= 1_000_000:
-        from tqdm import tqdm
-
-        bar = tqdm(total=args.hands, unit="hand", unit_scale=True, file=sys.stderr)
-    try:
-        result = simulate(rules, args.hands, args.seed, tables, bar.update if bar else None)
-    finally:
-        if bar is not None:
-            bar.close()
+    # a bar on a terminal for long runs; elsewhere a line every few seconds once a run takes that long
+    terminal = sys.stderr.isatty()
+    with Progress("simulate", total=args.hands, bar=terminal,
+                  enabled=not args.json and (args.hands >= 1_000_000 or not terminal)) as bar:
+        result = simulate(rules, args.hands, args.seed, tables, bar.update)
     if not args.json:
         n = result["hands"]
         print(f"{n:,} hands, {rules.decks} decks, {result['tables']} tables, seed {args.seed}")
