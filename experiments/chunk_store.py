@@ -1,15 +1,15 @@
 """Finished chunks kept on disk, so that an interrupted study resumes where it stopped.
 
 A study run with ``--out DIR`` keeps every finished chunk under ``DIR/.partial/``, one file per chunk
-(``chunk-000003.json``), written atomically (a temporary file renamed into place: a chunk file is whole
-or absent, even after ``kill -9``). ``DIR/.partial/run.json`` records the *identity* of the run the
-chunks belong to: the study, its validated config (seed included), the chunk plan and the pb-gym
-version, and their SHA-256. A later run with the same identity loads the finished chunks and computes
-only the missing ones; because a chunk's result depends only on the config and its index (see
-:mod:`experiments.scale`) and is stored exactly (arrays as raw bytes, floats in hexadecimal), the merged
-result is bit-identical to an uninterrupted run. A run with another identity refuses to mix them
-(:class:`ResumeError`, naming what differs). The folder is removed with the rest of the old outputs when
-the run's outputs are moved into place.
+(``chunk-000003.json.gz``, gzip-compressed JSON), written atomically (a temporary file renamed into
+place: a chunk file is whole or absent, even after ``kill -9``). ``DIR/.partial/run.json`` records
+the *identity* of the run the chunks belong to (the study, its validated config with its seed and
+chunk size, the pb-gym version) and its SHA-256. A later run with the same identity loads the finished
+chunks and computes only the missing ones; because a chunk's result depends only on the config and its
+index (see :mod:`experiments.scale`) and is stored exactly (arrays as raw bytes, floats in
+hexadecimal), the merged result is bit-identical to an uninterrupted run. A run with another identity
+refuses to mix them (:class:`ResumeError`, naming what differs). The folder is removed with the rest
+of the old outputs when the run's outputs are moved into place.
 
 Chunk files are JSON, never pickles: loading one cannot run code.
 """
@@ -17,11 +17,13 @@ Chunk files are JSON, never pickles: loading one cannot run code.
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
 import os
 import shutil
 import tempfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -83,12 +85,12 @@ def decode(value: Any) -> Any:
     raise ValueError(f"unknown encoded value with keys {sorted(value)}")
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, flush it to disk, rename it into place."""
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path``, flush it to disk, rename it into place."""
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(handle, "w") as file:
-            file.write(text)
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)
@@ -145,13 +147,14 @@ class ChunkStore:
             shutil.rmtree(self.directory)
 
     def _path(self, index: int) -> Path:
-        return self.directory / f"chunk-{index:06d}.json"
+        return self.directory / f"chunk-{index:06d}.json.gz"
 
     def finished(self) -> list[int]:
         """Indexes of the chunks whose files are on disk."""
         if not self.directory.is_dir():
             return []
-        return sorted(int(p.stem.split("-")[1]) for p in self.directory.glob("chunk-*.json"))
+        return sorted(int(p.name.split("-")[1].split(".")[0])
+                      for p in self.directory.glob("chunk-*.json.gz"))
 
     def load(self, chunk) -> tuple[bool, Any]:
         """``(True, result)`` for a finished chunk of this run, ``(False, None)`` otherwise (also for a
@@ -160,12 +163,12 @@ class ChunkStore:
         if not path.is_file():
             return False, None
         try:
-            data = json.loads(path.read_text())
+            data = json.loads(gzip.decompress(path.read_bytes()))
             if (data["key"] != self.key or data["chunk"] != chunk.index
                     or data["spawn_key"] != list(chunk.seed.spawn_key)):
                 return False, None
             return True, decode(data["result"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, EOFError, zlib.error, ValueError, KeyError, TypeError):
             return False, None
 
     def save(self, chunk, result: Any) -> None:
@@ -174,10 +177,13 @@ class ChunkStore:
             self.directory.mkdir(parents=True, exist_ok=True)
         meta = self.directory / RUN_FILE
         if not meta.is_file():
-            _write_atomically(meta, json.dumps({"key": self.key, "identity": self.identity}, indent=1))
-        _write_atomically(self._path(chunk.index), json.dumps(
+            _write_atomically(meta, json.dumps({"key": self.key, "identity": self.identity},
+                                               indent=1).encode())
+        # level 1: the histograms of a chunk are mostly zeros (an evaluate chunk of 1,000 sessions of
+        # classic.yaml: 7.5 MB of JSON, 0.46 MB compressed in 40 ms)
+        _write_atomically(self._path(chunk.index), gzip.compress(json.dumps(
             {"key": self.key, "chunk": chunk.index, "spawn_key": list(chunk.seed.spawn_key),
-             "result": encode(result)}))
+             "result": encode(result)}).encode(), compresslevel=1, mtime=0))
 
     def discard(self) -> None:
         """Remove the stored chunks (the run's outputs are in place)."""

@@ -113,8 +113,8 @@ def prepare(out: str | os.PathLike | None, owned: Iterable[str],
     owned = frozenset(owned)
     here = Path(os.path.abspath(os.getcwd()))
     if final == here or final in here.parents:
-        raise OutputError(f"{option} {text}: is the current folder or one above it, which a run replaces "
-                          "as a whole; allowed: a folder inside it, e.g. out/NAME")
+        raise OutputError(f"{option} {text}: is the current folder or one above it, which a run "
+                          "replaces as a whole; allowed: a folder inside it, e.g. out/NAME")
     if final.exists():
         if not final.is_dir():
             raise OutputError(f"{option} {text}: exists and is not a folder; allowed: a new folder, or "

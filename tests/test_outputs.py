@@ -118,7 +118,7 @@ def test_a_failure_while_writing_leaves_the_previous_outputs_whole(fails_in, stu
     with pytest.raises(OSError, match="No space left"):
         E.main(str(study), str(out), as_json=True)
     assert {name: (out / name).read_bytes() for name in _names(out) if name != ".partial"} == before
-    assert len(list((out / ".partial").glob("chunk-*.json"))) == 3  # a rerun only writes the files
+    assert len(list((out / ".partial").glob("chunk-*.json.gz"))) == 3  # a rerun only writes the files
     assert _names(tmp_path) == ["out", "study.yaml"]
     # and in a new folder: no report without its plots, only the finished chunks
     with pytest.raises(OSError, match="No space left"):
@@ -168,7 +168,8 @@ def test_an_interrupted_run_resumes_computing_only_the_missing_chunks(tmp_path, 
     with pytest.raises(KeyboardInterrupt):
         scale.run(chunk_tasks.interrupted_after, chunks, store=store)
     assert "interrupted: 2 finished chunk(s) are kept in" in capsys.readouterr().err
-    assert _names(tmp_path / ".partial") == ["chunk-000000.json", "chunk-000001.json", "run.json"]
+    assert _names(tmp_path / ".partial") == ["chunk-000000.json.gz", "chunk-000001.json.gz",
+                                             "run.json"]
     monkeypatch.delenv("PB_GYM_INTERRUPT_AT")
     ran = []
     store = chunk_store.ChunkStore(tmp_path / ".partial", {"study": "test", "n": 10})
@@ -177,13 +178,15 @@ def test_an_interrupted_run_resumes_computing_only_the_missing_chunks(tmp_path, 
     assert ran == [2, 3, 4]
     assert resumed == scale.run(chunk_tasks.sum_of_draws, chunks)
     assert "resuming: 2 of 5 chunks already finished" in capsys.readouterr().err
-    # a damaged chunk file is computed again, not trusted
-    (tmp_path / ".partial" / "chunk-000003.json").write_text("{")
+    # damaged chunk files (not gzip, cut short) are computed again, not trusted
+    (tmp_path / ".partial" / "chunk-000003.json.gz").write_text("{")
+    whole = (tmp_path / ".partial" / "chunk-000001.json.gz").read_bytes()
+    (tmp_path / ".partial" / "chunk-000001.json.gz").write_bytes(whole[:len(whole) // 2])
     ran.clear()
     assert scale.run(chunk_tasks.sum_of_draws, chunks, progress=lambda c: ran.append(c.index),
                      store=chunk_store.ChunkStore(tmp_path / ".partial", {"study": "test", "n": 10})
                      ) == resumed
-    assert ran == [3]
+    assert ran == [1, 3]
 
 
 def test_an_interrupted_study_resumes_bit_for_bit(study, tmp_path, monkeypatch, capsys):
@@ -200,7 +203,8 @@ def test_an_interrupted_study_resumes_bit_for_bit(study, tmp_path, monkeypatch, 
     monkeypatch.setattr(E, "run_chunk", interrupted)
     assert cli.main(["evaluate", str(study), "--out", str(out)]) == 130  # Ctrl-C: status 130
     assert _names(out) == [".partial"]  # no report: only the finished chunks
-    assert _names(out / ".partial") == ["chunk-000000.json", "chunk-000001.json", "run.json"]
+    assert _names(out / ".partial") == ["chunk-000000.json.gz", "chunk-000001.json.gz",
+                                        "run.json"]
 
     def counted(config_data, chunk, show_progress=False):
         ran.append(chunk.index)
@@ -245,7 +249,7 @@ def test_a_resume_with_another_config_refuses_to_mix_the_chunks(study, tmp_path,
             r"out/.partial holds 1 finished chunk\(s\) of another run \(it differs in config.hands, "
             r"config.seed; .*\): they will not be mixed with this run's. Rerun with the config they "
             r"belong to to finish it, or pass --no-resume to discard them", capsys.readouterr().err)
-    assert _names(out / ".partial") == ["chunk-000000.json", "run.json"]
+    assert _names(out / ".partial") == ["chunk-000000.json.gz", "run.json"]
     assert cli.main(["evaluate", str(study), "--out", str(out), "--no-resume", "--json"]) == 0
     assert "resuming" not in capsys.readouterr().err
     assert _names(out) == sorted(E.OUTPUT_NAMES)

@@ -165,7 +165,8 @@ def test_no_report_is_written_when_a_chunk_fails(tmp_path, monkeypatch):
     assert exit_info.value.code == 1
     # no report, only the finished chunk kept for a rerun to resume (tests/test_outputs.py)
     assert sorted(p.name for p in out.iterdir()) == [".partial"]
-    assert sorted(p.name for p in (out / ".partial").iterdir()) == ["chunk-000000.json", "run.json"]
+    assert sorted(p.name for p in (out / ".partial").iterdir()) == ["chunk-000000.json.gz",
+                                                                    "run.json"]
 
 
 def test_binned_quantiles_are_exact_to_a_bin():

@@ -152,7 +152,7 @@ def test_a_chunk_failing_twice_stops_the_study_and_writes_no_report(study, tmp_p
     # no report: only the first chunk, kept for a rerun to resume
     assert [p.name for p in (tmp_path / "out").iterdir()] == [".partial"]
     assert sorted(p.name for p in (tmp_path / "out" / ".partial").iterdir()) == [
-        "chunk-000000.json", "run.json"]
+        "chunk-000000.json.gz", "run.json"]
 
 
 @pytest.mark.parametrize("study", sorted(STUDIES))
