@@ -198,15 +198,39 @@ def _shuffle_kernel(start, stop, tables, shoe, position, counts, unseen, hands_i
 
 
 @numba.njit(cache=True)
-def _check_tables_kernel(shoe, position, counts, unseen, cut_hands, cut_position, hand_after_cut,
-                         per_rank):
-    """The first table whose state the deal kernel could not use safely, and why (0 = all fine).
+def _check_tables_kernel(start, stop, shoe, position, counts, unseen, cut_hands, cut_position,
+                         hand_after_cut, per_rank):
+    """The first table of ``start..stop-1`` whose state the deal kernel could not use safely, and why
+    (a key of ``_TABLE_PROBLEMS``), or (-1, 0).
 
     The deal kernel trusts what it reads: a position past the shoe or a card code outside 1..13
-    would make it read or write outside its arrays. One pass over the tables (13 counts and at most
-    the 6 cards the next hand can take), far cheaper than the deal itself."""
+    would make it read or write outside its arrays. A first pass, free of branches, only says whether
+    anything is wrong (the loads of the tables' next cards then overlap instead of waiting for each
+    other: the pass costs a fraction of the deal); only then does a second find the table and why."""
     n_cards = shoe.shape[1]
-    for t in range(shoe.shape[0]):
+    bad = False
+    for t in range(start, stop):
+        pos = position[t]
+        bad |= (pos < 0) | (pos > n_cards)
+        left = 0
+        for r in range(13):
+            c = counts[t, r]
+            u = unseen[t, r]
+            bad |= (c < 0) | (c > u) | (u > per_rank)
+            left += c
+        bad |= left != n_cards - pos
+        deals = (pos < cut_position) | (hand_after_cut & (cut_hands[t] == 0))  # else reshuffles
+        bad |= deals & (pos + 6 > n_cards)
+        first = min(max(pos, 0), n_cards - 6)  # in bounds whatever the position
+        low = shoe[t, first]
+        high = low
+        for k in range(first + 1, first + 6):
+            low = min(low, shoe[t, k])
+            high = max(high, shoe[t, k])
+        bad |= deals & ((low < 1) | (high > 13))
+    if not bad:
+        return -1, 0
+    for t in range(start, stop):
         pos = position[t]
         if pos < 0 or pos > n_cards:
             return t, 1
@@ -287,9 +311,20 @@ def check_state(rules: Rules, state: "ShoeState", deals: bool = True) -> None:
                          f"at card {cut} (cut_card={rules.cut_card!r}): deal a state with the Rules "
                          "it was made for (engine.init)")
     if deals:
-        table, problem = _check_tables_kernel(state.shoe, state.position, state.counts, state.unseen,
-                                              state.cut_hands, cut, bool(rules.hand_after_cut),
-                                              R.CARDS_PER_RANK_PER_DECK * rules.decks)
+        n = state.shoe.shape[0]
+        args = (state.shoe, state.position, state.counts, state.unseen, state.cut_hands, cut,
+                bool(rules.hand_after_cut), R.CARDS_PER_RANK_PER_DECK * rules.decks)
+        if n < DEAL_MIN_TABLES:
+            table, problem = _check_tables_kernel(0, n, *args)
+        else:  # on the deal's threads
+            found: list[tuple[int, int]] = [(-1, 0)]
+
+            def check_rows(start: int, stop: int) -> None:
+                bad = _check_tables_kernel(start, stop, *args)
+                if bad[0] >= 0:
+                    found.append(bad)
+            parallel_for(n, check_rows, DEAL_MIN_TABLES)
+            table, problem = min(found[1:], default=found[0])
         if table >= 0:
             raise ValueError(f"the state of table {table} is inconsistent: "
                              f"{_TABLE_PROBLEMS[problem]} (was it changed by hand, or made for "
