@@ -10,7 +10,9 @@ Every study that writes files (``pb-gym evaluate``, ``train``, ``experiment coun
 2. The run's files are written into a temporary folder beside the destination (same parent, hence the
    same file system), then moved into place with renames: the destination is either absent, the
    previous run's complete outputs, or this run's complete outputs; never a mix, never a report
-   without its plots. A run that fails while writing leaves the previous outputs as they were.
+   without its plots. (On Linux a reused folder is swapped with one atomic ``renameat2`` exchange,
+   so it is never even absent.) A run that fails while writing leaves the previous outputs as they
+   were.
 
 The finished chunks of an unfinished run (``DIR/.partial``, :mod:`experiments.chunk_store`) are kept
 until the outputs are in place, then removed with the previous outputs.
@@ -19,9 +21,11 @@ until the outputs are in place, then removed with the previous outputs.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -75,6 +79,9 @@ class Destination:
             raise OutputError(f"{self.option} {self.final}: while the run computed, files this command "
                               f"does not write appeared there ({', '.join(foreign[:5])}); nothing was "
                               f"replaced, and this run's outputs are in {kept}")
+        if _exchange(staged, self.final):  # one atomic swap (Linux): never absent, never mixed
+            shutil.rmtree(staged, ignore_errors=True)  # now the previous outputs (and chunks)
+            return
         old = Path(tempfile.mkdtemp(prefix=f".{self.final.name}.old-", dir=self.final.parent))
         old.rmdir()
         os.rename(self.final, old)  # the previous outputs (and the finished chunks) step aside,
@@ -84,6 +91,21 @@ class Destination:
     def final_path(self, path: str | Path, staged: Path) -> Path:
         """Where a file written under ``staged`` lies once the outputs are in place."""
         return self.final / Path(path).relative_to(staged)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two folders atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False where unavailable."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    return False  # e.g. a file system without it (EINVAL): the two renames instead
 
 
 def _umask() -> int:

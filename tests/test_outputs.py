@@ -3,6 +3,7 @@
 OUT/.partial so that an interrupted study resumes, bit for bit, and refuses to mix another config's."""
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -83,7 +84,17 @@ def test_a_link_to_a_folder_elsewhere_is_filled_through_the_link(study, tmp_path
     assert (tmp_path / "link").is_symlink() and _names(scratch) == sorted(E.OUTPUT_NAMES)
 
 
-def test_outputs_are_written_together_and_a_rerun_replaces_them_all(study, tmp_path):
+@pytest.mark.parametrize("exchange", [True, False], ids=["renameat2-exchange", "two-renames"])
+def test_outputs_are_written_together_and_a_rerun_replaces_them_all(exchange, study, tmp_path,
+                                                                    monkeypatch):
+    swaps = []
+    real = outputs._exchange
+
+    def swap(a, b):
+        swaps.append(real(a, b) if exchange else False)
+        return swaps[-1]
+
+    monkeypatch.setattr(outputs, "_exchange", swap)
     out = tmp_path / "out"
     E.main(str(study), str(out), as_json=True)
     assert _names(out) == sorted(E.OUTPUT_NAMES)
@@ -97,6 +108,8 @@ def test_outputs_are_written_together_and_a_rerun_replaces_them_all(study, tmp_p
     assert (out / "systems.csv").read_text() == first
     assert (out / "paths.json").read_text() != "from an earlier run"
     assert _names(tmp_path) == ["out", "study.yaml"]  # no staging or old folder left beside it
+    if sys.platform.startswith("linux"):
+        assert swaps == [exchange]  # the reused folder was swapped atomically (or renamed twice)
 
 
 @pytest.mark.parametrize("fails_in", ["plot", "write_outputs"])
