@@ -209,16 +209,17 @@ def _check_tables_kernel(start, stop, shoe, position, counts, unseen, cut_hands,
     other: the pass costs a fraction of the deal); only then does a second find the table and why."""
     n_cards = shoe.shape[1]
     bad = False
-    for t in range(start, stop):
-        pos = position[t]
-        bad |= (pos < 0) | (pos > n_cards)
+    for t in range(start, stop):  # two loops: each alone compiles to vector code, together not
         left = 0
         for r in range(13):
             c = counts[t, r]
             u = unseen[t, r]
             bad |= (c < 0) | (c > u) | (u > per_rank)
             left += c
-        bad |= left != n_cards - pos
+        bad |= left != n_cards - position[t]
+    for t in range(start, stop):
+        pos = position[t]
+        bad |= (pos < 0) | (pos > n_cards)
         deals = (pos < cut_position) | (hand_after_cut & (cut_hands[t] == 0))  # else reshuffles
         bad |= deals & (pos + 6 > n_cards)
         first = min(max(pos, 0), n_cards - 6)  # in bounds whatever the position
