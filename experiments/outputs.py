@@ -24,7 +24,9 @@ import contextlib
 import ctypes
 import dataclasses
 import os
+import re
 import shutil
+import socket
 import sys
 import tempfile
 from pathlib import Path
@@ -56,7 +58,8 @@ class Destination:
         """A temporary folder beside ``final`` to write the run's files into; moved into place as
         ``final`` when the block ends normally, removed when it raises."""
         self.final.parent.mkdir(parents=True, exist_ok=True)
-        staged = Path(tempfile.mkdtemp(prefix=f".{self.final.name}.staging-", dir=self.final.parent))
+        staged = Path(tempfile.mkdtemp(prefix=_owned_prefix(self.final, "staging"),
+                                       dir=self.final.parent))
         try:
             staged.chmod(0o777 & ~_umask())  # mkdtemp's folder is private; outputs are not
             yield staged
@@ -82,7 +85,7 @@ class Destination:
         if _exchange(staged, self.final):  # one atomic swap (Linux): never absent, never mixed
             shutil.rmtree(staged, ignore_errors=True)  # now the previous outputs (and chunks)
             return
-        old = Path(tempfile.mkdtemp(prefix=f".{self.final.name}.old-", dir=self.final.parent))
+        old = Path(tempfile.mkdtemp(prefix=_owned_prefix(self.final, "old"), dir=self.final.parent))
         old.rmdir()
         os.rename(self.final, old)  # the previous outputs (and the finished chunks) step aside,
         os.rename(staged, self.final)  # the new ones take their place,
@@ -91,6 +94,30 @@ class Destination:
     def final_path(self, path: str | Path, staged: Path) -> Path:
         """Where a file written under ``staged`` lies once the outputs are in place."""
         return self.final / Path(path).relative_to(staged)
+
+
+def _owned_prefix(final: Path, kind: str) -> str:
+    """``.NAME.staging-HOST-PID-``: whose temporary folder it is, so a later run can remove the ones
+    left by a process that was killed while writing (on this host, and no longer running)."""
+    return f".{final.name}.{kind}-{socket.gethostname()}-{os.getpid()}-"
+
+
+def _remove_abandoned(final: Path) -> None:
+    """Remove the temporary folders beside ``final`` left by killed runs of this host."""
+    if not final.parent.is_dir():
+        return
+    pattern = re.compile(rf"\.{re.escape(final.name)}\.(staging|old)-{re.escape(socket.gethostname())}"
+                         r"-(\d+)-")
+    for entry in final.parent.iterdir():
+        match = pattern.match(entry.name)
+        if match is None or not entry.is_dir():
+            continue
+        try:
+            os.kill(int(match.group(2)), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry, ignore_errors=True)
+        except (PermissionError, OverflowError):  # alive (another user's), or not a pid
+            pass
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -154,6 +181,7 @@ def prepare(out: str | os.PathLike | None, owned: Iterable[str],
         ancestor = ancestor.parent
     if not ancestor.is_dir():
         raise OutputError(f"{option} {text}: {ancestor} is not a folder")
+    _remove_abandoned(final)
     try:  # the one test that tells: create (and remove) a folder where the staging folder will go
         final.parent.mkdir(parents=True, exist_ok=True)
         probe = tempfile.mkdtemp(prefix=f".{final.name}.probe-", dir=final.parent)

@@ -140,6 +140,25 @@ def test_a_failure_while_writing_leaves_the_previous_outputs_whole(fails_in, stu
     assert _names(tmp_path / "new") == [".partial"]
 
 
+def test_folders_left_by_a_run_killed_while_writing_are_removed_by_the_next(study, tmp_path):
+    import os
+    import socket
+    import subprocess
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid that no longer runs
+    host = socket.gethostname()
+    left = [tmp_path / f".out.staging-{host}-{dead.pid}-abc",
+            tmp_path / f".out.old-{host}-{dead.pid}-x"]
+    alive = [tmp_path / f".out.staging-{host}-{os.getpid()}-abc",  # a running process's
+             tmp_path / f".out.staging-otherhost-{dead.pid}-abc"]  # another host's: not judged here
+    for folder in left + alive:
+        folder.mkdir()
+        (folder / "report.json").write_text("{}")
+    E.main(str(study), str(tmp_path / "out"), as_json=True)
+    assert not any(folder.exists() for folder in left) and all(folder.exists() for folder in alive)
+
+
 def test_files_that_appear_during_the_run_are_not_lost(study, tmp_path, monkeypatch):
     out = tmp_path / "out"
     out.mkdir()
