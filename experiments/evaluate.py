@@ -226,6 +226,13 @@ def make_system(config: SystemConfig) -> S.BettingSystem:
 # ------------------------------------------------------------------------------------- the loop
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 FAN_BINS = 400
+FAN_EXACT_VALUES = 256
+"""A chunk keeps every distinct bankroll of a checkpoint, with its count, when there are at most this
+many (e.g. a system that seldom bets, or the first hands); the quantiles are then exact."""
+FAN_EXACT_VALUES_MERGED = 4096
+"""The merged table of a checkpoint stays exact up to this many distinct bankrolls."""
+STATES = ("playing", "ruin", "target", "stop_loss")
+"""Where each session stands at a checkpoint: still playing, or ended by ruin, goal or stop-loss."""
 
 
 def fan_range(config: StudyConfig) -> float:
@@ -253,6 +260,12 @@ class Ledger:
         self.ended = {"ruin": np.zeros(n, dtype=bool), "target": np.zeros(n, dtype=bool),
                       "stop_loss": np.zeros(n, dtype=bool)}
         self.fan = np.zeros((n_checkpoints, FAN_BINS + 1), dtype=np.int64)
+        # exact distinct bankrolls and counts per checkpoint (None where there are too many), the
+        # exact range, and the sessions in each state (STATES)
+        self.fan_values: list[tuple[np.ndarray, np.ndarray] | None] = [None] * n_checkpoints
+        self.fan_min = np.zeros(n_checkpoints)
+        self.fan_max = np.zeros(n_checkpoints)
+        self.states = np.zeros((n_checkpoints, len(STATES)), dtype=np.int64)
         self.path_rows: list[np.ndarray] = []
 
     def statistics(self) -> dict:
@@ -268,6 +281,8 @@ class Ledger:
             "wagered_by_spot": self.wagered_by_spot, "exact_ev_wagered": self.exact_ev_wagered,
             "table_capped": self.table_capped, "bankroll_capped": self.bankroll_capped,
             "max_stake": self.max_stake, "fan": self.fan, "final": self.bankroll,
+            "fan_values": self.fan_values, "fan_min": self.fan_min, "fan_max": self.fan_max,
+            "states": self.states,
             "samples": np.array(self.path_rows).T,
         }
 
@@ -311,6 +326,10 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
             # bin i holds [edge_i, edge_i+1); the last bin also everything above the range
             where = np.clip(np.searchsorted(fan_edges, ledger.bankroll, side="right") - 1, 0, FAN_BINS)
             ledger.fan[at] += np.bincount(where, minlength=FAN_BINS + 1)
+            values, counts = np.unique(ledger.bankroll, return_counts=True)
+            ledger.fan_values[at] = (values, counts) if len(values) <= FAN_EXACT_VALUES else None
+            ledger.fan_min[at], ledger.fan_max[at] = values[0], values[-1]
+            ledger.states[at] = [ledger.active.sum()] + [ledger.ended[s].sum() for s in STATES[1:]]
 
     bar = show_progress if isinstance(show_progress, progress_display.Progress) else None
     if show_progress is True:
@@ -395,7 +414,12 @@ def merge(chunks: list[dict]) -> list[dict]:
         total = {key: sum(part[key] for part in parts)
                  for key in ("sessions", "sum_net", "sum_wagered", "sum_net2", "sum_wagered2",
                              "sum_net_wagered", "bets", "sum_max_drawdown", "wagered_by_spot",
-                             "exact_ev_wagered", "table_capped", "bankroll_capped", "fan")}
+                             "exact_ev_wagered", "table_capped", "bankroll_capped", "fan",
+                             "states")}
+        total["fan_min"] = np.min([part["fan_min"] for part in parts], axis=0)
+        total["fan_max"] = np.max([part["fan_max"] for part in parts], axis=0)
+        total["fan_values"] = [merge_value_counts([part["fan_values"][k] for part in parts])
+                               for k in range(len(parts[0]["fan_values"]))]
         total["ended"] = {reason: sum(part["ended"][reason] for part in parts)
                           for reason in parts[0]["ended"]}
         total["max_drawdown"] = max(part["max_drawdown"] for part in parts)
@@ -426,7 +450,8 @@ def run_study(config: StudyConfig, progress: bool = False, backend: str = "seria
         # a table's shoe state, each system's ledger row and stakes, the exact odds if computed
         working_per_item=engine.table_bytes(config.rules.to_rules()) + 170 * n_systems + 200,
         kept_per_item=3 * 8 * n_systems,  # every session's final bankroll, merged and reported
-        kept_per_chunk=n_systems * (len(checkpoint_hands(config.hands)) * (FAN_BINS + 1) * 8 + 1024),
+        kept_per_chunk=n_systems * (len(checkpoint_hands(config.hands)) * (
+            (FAN_BINS + 1) * 8 + FAN_EXACT_VALUES * 16 + (len(STATES) + 2) * 8) + 1024),
         parallel=1 if backend == "serial" else workers or os.cpu_count() or 1)
     chunks = scale.plan(config.sessions, config.chunk_sessions, config.seed)
     # hands dealt: counted hand by hand when the chunks run here, chunk by chunk otherwise
@@ -456,14 +481,62 @@ def run_study(config: StudyConfig, progress: bool = False, backend: str = "seria
         "checkpoints": checkpoints.tolist(),
         "timings": {"seconds": time.perf_counter() - started},
     }
-    report["paths"] = {stats["name"]: {"quantiles": [binned_quantiles(row, edges) for row in stats["fan"]],
-                                       "samples": stats["samples"].tolist()}
-                       for stats in systems}
+    report["paths"] = {stats["name"]: fan_summary(stats, edges) | {
+                           "samples": stats["samples"].tolist()} for stats in systems}
     report["final_bankrolls"] = {stats["name"]: stats["final"] for stats in systems}
     return report
 
 
 # ------------------------------------------------------------------------------------ statistics
+def merge_value_counts(parts: list[tuple[np.ndarray, np.ndarray] | None]
+                       ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Add up the exact (distinct bankrolls, counts) tables of one checkpoint over chunks: None as soon
+    as one chunk had too many values, or the union has more than :data:`FAN_EXACT_VALUES_MERGED`.
+    The result is sorted by value, so it does not depend on the order of the chunks."""
+    if any(part is None for part in parts):
+        return None
+    values, where = np.unique(np.concatenate([part[0] for part in parts]), return_inverse=True)
+    if len(values) > FAN_EXACT_VALUES_MERGED:
+        return None
+    counts = np.bincount(where, weights=np.concatenate([part[1] for part in parts]),
+                         minlength=len(values)).astype(np.int64)
+    return values, counts
+
+
+def exact_quantiles(values: np.ndarray, counts: np.ndarray) -> list[float]:
+    """:data:`QUANTILES` of the sessions from their distinct bankrolls and counts, as
+    ``numpy.quantile`` (linear interpolation between order statistics) of the full array gives them."""
+    cumulative = np.cumsum(counts)
+    total = int(cumulative[-1])
+    out = []
+    for q in QUANTILES:
+        position = q * (total - 1)
+        below = int(math.floor(position))
+        a = values[np.searchsorted(cumulative, below, side="right")]
+        b = values[np.searchsorted(cumulative, min(below + 1, total - 1), side="right")]
+        out.append(float(a + (position - below) * (b - a)))
+    return out
+
+
+def fan_summary(stats: dict, edges: np.ndarray) -> dict:
+    """The fan of one system at every checkpoint: the :data:`QUANTILES` of the bankroll, exact where
+    the chunks kept every distinct bankroll (``quantiles_exact``), else read from the histogram and
+    kept inside the exact range; and the share of sessions in each of :data:`STATES`."""
+    quantiles, exact_flags = [], []
+    for k, row in enumerate(stats["fan"]):
+        table = stats["fan_values"][k]
+        if table is not None:
+            quantiles.append(exact_quantiles(*table))
+        else:
+            low, high = stats["fan_min"][k], stats["fan_max"][k]
+            quantiles.append([float(min(max(x, low), high)) for x in binned_quantiles(row, edges)])
+        exact_flags.append(table is not None)
+    sessions = stats["states"].sum(axis=1, keepdims=True)
+    shares = stats["states"] / np.maximum(sessions, 1)
+    return {"quantiles": quantiles, "quantiles_exact": exact_flags,
+            "states": {state: shares[:, i].tolist() for i, state in enumerate(STATES)}}
+
+
 def binned_quantiles(counts: np.ndarray, edges: np.ndarray) -> list[float]:
     """:data:`QUANTILES` of a histogram (``counts`` over ``edges``, plus a top bin for everything above
     the range), interpolated linearly within a bin: exact to one bin's width."""
@@ -495,6 +568,12 @@ def ratio_ci(sum_net: float, sum_wagered: float, sum_net2: float, sum_wagered2: 
     return float(ratio), float(ratio - Z95 * se), float(ratio + Z95 * se)
 
 
+MIN_BETS_FOR_INTERVAL = 30
+"""Below this many bets a system's report gives no confidence interval ("too few bets for an
+interval"): the delta-method interval rests on a normal approximation that a few bets do not support
+(four losing bets give an interval of width zero)."""
+
+
 def _summary(stats: dict, config: StudyConfig, full_ev: np.ndarray) -> dict:
     wagered = stats["sum_wagered"]
     bets = stats["bets"]
@@ -510,6 +589,12 @@ def _summary(stats: dict, config: StudyConfig, full_ev: np.ndarray) -> dict:
     # the CI is checked against the exact EV of the shoes the bets were really placed on, when known
     reference = conditional if conditional is not None else exact_edge
     within = bool(lo <= reference <= hi) if wagered > 0 else None
+    note = None
+    if wagered <= 0:
+        note = "no bet placed"
+    elif bets < MIN_BETS_FOR_INTERVAL:  # a handful of bets can give a zero-width interval
+        note = "too few bets for an interval"
+        lo, hi, within = math.nan, math.nan, None
     bet_spots = [R.BETS[i] for i in np.flatnonzero(stats["wagered_by_spot"] > 0)]
     final = stats["final"]
     return {
@@ -526,6 +611,7 @@ def _summary(stats: dict, config: StudyConfig, full_ev: np.ndarray) -> dict:
         "exact_edge": exact_edge,
         "exact_edge_conditional": conditional,
         "edge_within_ci": within,
+        "interval_note": note,
         "p_ruin": stats["ended"]["ruin"] / n,
         "p_target": stats["ended"]["target"] / n,
         "p_stop_loss": stats["ended"]["stop_loss"] / n,
@@ -553,14 +639,17 @@ def print_report(report: dict) -> None:
           f"hands, bankroll {report['bankroll']:g}, table {report['table']['minimum']:g}-"
           f"{report['table']['maximum']:g} (unit {report['table']['unit']:g}), "
           f"{report['chunks']} chunk(s), {report['timings']['seconds']:.1f} s")
-    header = (f"{'system':<22} {'bets':>10} {'wagered':>13} {'EV/unit wagered':>16} {'95% CI':>20} "
+    width = max([len("system")] + [len(s["name"]) for s in report["systems"]])  # names in full
+    header = (f"{'system':<{width}} {'bets':>10} {'wagered':>13} {'EV/unit wagered':>16} {'95% CI':>20} "
               f"{'exact':>8} {'P(ruin)':>8} {'P(goal)':>8} {'mean end':>9} {'median':>8} "
               f"{'max DD':>8} {'avg stake':>9} {'max stake':>9} {'max binds':>9}")
     print(header)
     for s in report["systems"]:
         lo, hi = s["ci95"]
-        print(f"{s['name'][:22]:<22} {s['hands']:>10,} {s['wagered']:>13,.0f} "
-              f"{_pct(s['ev_per_unit_wagered']):>16} {'[' + _pct(lo) + ', ' + _pct(hi) + ']':>20} "
+        interval = ("too few bets" if s.get("interval_note") == "too few bets for an interval"
+                    else f"[{_pct(lo)}, {_pct(hi)}]")
+        print(f"{s['name']:<{width}} {s['hands']:>10,} {s['wagered']:>13,.0f} "
+              f"{_pct(s['ev_per_unit_wagered']):>16} {interval:>20} "
               f"{_pct(s['exact_edge']):>8} {s['p_ruin']:>8.4f} {s['p_target']:>8.4f} "
               f"{s['mean_final_bankroll']:>9.1f} {s['median_final_bankroll']:>8.1f} "
               f"{s['max_drawdown']:>8.0f} {s['average_stake']:>9.2f} {s['largest_stake']:>9.0f} "
@@ -575,6 +664,10 @@ def print_report(report: dict) -> None:
             print(f"WARNING: {s['name']}: the 95% CI of EV per unit wagered "
                   f"[{_pct(s['ci95'][0])}, {_pct(s['ci95'][1])}] does not contain {which} "
                   f"{_pct(reference if reference is not None else s['exact_edge'])}.")
+        elif s.get("interval_note") == "too few bets for an interval":
+            print(f"NOTE: {s['name']}: {s['hands']} bet(s), too few bets for an interval (at least "
+                  f"{MIN_BETS_FOR_INTERVAL}); its EV per unit wagered is not compared with the exact "
+                  "edge.")
         elif s["edge_within_ci"] is None:
             print(f"NOTE: {s['name']} placed no bet.")
     if misses:
@@ -626,26 +719,41 @@ def plot(report: dict, out: Path) -> list[Path]:
 
     systems = report["systems"]
     names = [s["name"] for s in systems]
-    cols = min(4, len(names))
-    rows_ = math.ceil(len(names) / cols)
-    fig, axes = plt.subplots(rows_, cols, figsize=(4 * cols, 3 * rows_), squeeze=False,
-                             sharex=True)
+    # each system: its bankroll fan, and beside it where the sessions stand (a fan alone hides the
+    # two peaks of a progression: sessions at the goal and ruined ones)
+    pairs = min(2, len(names))
+    rows_ = math.ceil(len(names) / pairs)
+    fig, axes = plt.subplots(rows_, 2 * pairs, figsize=(8.5 * pairs, 2.8 * rows_), squeeze=False,
+                             gridspec_kw={"width_ratios": [3, 2] * pairs})
     x = np.array(report["checkpoints"])
-    for ax, name in zip(axes.flat, names):
-        q = np.array(report["paths"][name]["quantiles"])
+    colors = {"playing": "0.8", "target": "C2", "stop_loss": "C1", "ruin": "C3"}
+    labels = {"playing": "still playing", "target": "at the goal", "stop_loss": "stop-loss",
+              "ruin": "ruined"}
+    for i, name in enumerate(names):
+        ax, share_ax = axes[i // pairs, 2 * (i % pairs)], axes[i // pairs, 2 * (i % pairs) + 1]
+        fan = report["paths"][name]
+        q = np.array(fan["quantiles"])
         ax.fill_between(x, q[:, 0], q[:, 4], alpha=0.2, color="C0", label="5-95%")
         ax.fill_between(x, q[:, 1], q[:, 3], alpha=0.35, color="C0", label="25-75%")
         ax.plot(x, q[:, 2], color="C0", label="median")
-        samples = np.array(report["paths"][name]["samples"])
-        for path in samples:
+        for path in np.array(fan["samples"]):
             ax.plot(np.arange(len(path)), path, lw=0.6, alpha=0.8)
         ax.axhline(report["bankroll"], color="k", lw=0.5, ls=":")
         ax.set_title(name, fontsize=9)
-    for ax in list(axes.flat)[len(names):]:
+        states = fan["states"]
+        order = ["ruin", "stop_loss", "playing", "target"]
+        share_ax.stackplot(x, *[np.array(states[k]) for k in order], colors=[colors[k] for k in order],
+                           labels=[labels[k] for k in order])
+        share_ax.set_ylim(0, 1)
+        share_ax.set_xlim(x[0], x[-1])
+        share_ax.set_title("share of sessions", fontsize=8)
+        share_ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[2 * len(names):]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
+    axes[0, 0].legend(fontsize=7)
+    axes[0, 1].legend(fontsize=6, loc="center left")
     fig.supxlabel("hand")
-    fig.supylabel("bankroll")
+    fig.supylabel("bankroll (fan); share of sessions (beside it)")
     fig.tight_layout()
     paths = [out / "bankroll_paths.png"]
     fig.savefig(paths[-1], dpi=110)
@@ -665,11 +773,12 @@ def plot(report: dict, out: Path) -> list[Path]:
 
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(names) + 1.5))
     y = np.arange(len(names))
-    ev = np.array([s["ev_per_unit_wagered"] for s in systems]) * 100
-    lo = np.array([s["ci95"][0] for s in systems]) * 100
-    hi = np.array([s["ci95"][1] for s in systems]) * 100
-    edge = np.array([s["exact_edge"] for s in systems]) * 100
-    ax.errorbar(ev, y, xerr=[ev - lo, hi - ev], fmt="o", capsize=3, label="simulated, 95% CI")
+    ev = np.array([s["ev_per_unit_wagered"] for s in systems], dtype=float) * 100
+    lo = np.array([s["ci95"][0] for s in systems], dtype=float) * 100  # nan: too few bets
+    hi = np.array([s["ci95"][1] for s in systems], dtype=float) * 100
+    edge = np.array([s["exact_edge"] for s in systems], dtype=float) * 100
+    ax.errorbar(ev, y, xerr=np.nan_to_num([ev - lo, hi - ev]), fmt="o", capsize=3,
+                label="simulated, 95% CI (none: too few bets)")
     ax.scatter(edge, y, marker="|", s=200, color="C3", label="exact edge of the bets placed")
     ax.set_yticks(y, names, fontsize=8)
     ax.invert_yaxis()

@@ -67,7 +67,7 @@ def test_report_fields_and_accounting(report):
 def test_every_system_is_within_5_standard_errors_of_its_exact_edge(report):
     """The staking changes the shape of the results, not the edge: a 5-sigma bound per system."""
     for s in report["systems"]:
-        if not s["hands"]:
+        if s["interval_note"]:  # no bet, or too few bets for an interval
             continue
         lo, hi = s["ci95"]
         se = (hi - lo) / (2 * 1.959964)
@@ -189,7 +189,7 @@ def test_shipped_configs_are_valid(path):
 def test_exact_conditional_compares_with_the_exact_ev_of_the_shoes_bet_on():
     report = E.run_study(study(exact_conditional=True, sessions=80, hands=60))
     for s in report["systems"]:
-        if not s["hands"]:
+        if s["interval_note"]:  # no bet, or too few bets for an interval
             continue
         conditional = s["exact_edge_conditional"]
         assert conditional is not None
@@ -221,3 +221,107 @@ def test_kelly_report_is_bit_identical_with_and_without_the_ev_bound(monkeypatch
     fast.pop("timings"), slow.pop("timings")
     assert fast == slow
     assert all(s["hands"] >= 100 for s in fast["systems"])  # both bet: decisions were compared
+
+
+# ------------------------------------------------------------------------- fans, states, the table
+FAN_STUDY = {"sessions": 300, "hands": 150, "chunk_sessions": 100, "win_goal": 300, "stop_loss": 600,
+             "systems": [{"type": "never"}, {"type": "flat"}, {"type": "martingale"},
+                         {"type": "kelly", "bets": ["banker"]}]}
+
+
+@pytest.fixture(scope="module")
+def fan_report():
+    return E.run_study(study(**FAN_STUDY))
+
+
+def test_fan_quantiles_are_exact_where_the_bankrolls_take_few_values(fan_report):
+    never = fan_report["paths"]["never"]
+    assert all(never["quantiles_exact"])
+    assert never["quantiles"] == [[1000.0] * 5] * len(fan_report["checkpoints"])  # not 1002.5
+    for name, fan in fan_report["paths"].items():
+        assert all(fan["quantiles_exact"])  # 100 sessions a chunk: never more than 256 values
+        finals = fan_report["final_bankrolls"][name]  # the bankrolls at the last checkpoint
+        np.testing.assert_allclose(fan["quantiles"][-1], np.quantile(finals, E.QUANTILES),
+                                   rtol=0, atol=1e-9)
+
+
+def test_fan_quantiles_fall_back_to_the_histogram_inside_the_exact_range(monkeypatch):
+    monkeypatch.setattr(E, "FAN_EXACT_VALUES", 10)
+    config = study(**{**FAN_STUDY, "hands": 60})
+    report = E.run_study(config)
+    width = E.fan_range(config) / E.FAN_BINS
+    fan = report["paths"]["flat"]
+    assert fan["quantiles_exact"][0] and not fan["quantiles_exact"][-1]
+    finals = report["final_bankrolls"]["flat"]
+    quantiles = np.array(fan["quantiles"][-1])
+    assert np.all(np.abs(quantiles - np.quantile(finals, E.QUANTILES)) <= width + 1e-9)
+    assert finals.min() <= quantiles.min() and quantiles.max() <= finals.max()
+    assert report["paths"]["never"]["quantiles"][-1] == [1000.0] * 5  # one value: still exact
+
+
+def test_exact_quantiles_match_numpy_on_ties():
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 7, 100, 1001):
+        values = rng.integers(0, 12, n) * 9.5
+        table = np.unique(values, return_counts=True)
+        np.testing.assert_allclose(E.exact_quantiles(*table), np.quantile(values, E.QUANTILES),
+                                   rtol=0, atol=1e-12)
+
+
+def test_session_states_over_time_match_the_end_of_session_figures(fan_report):
+    for s in fan_report["systems"]:
+        states = {k: np.array(v) for k, v in fan_report["paths"][s["name"]]["states"].items()}
+        assert set(states) == set(E.STATES)
+        np.testing.assert_allclose(sum(states.values()), 1.0)
+        assert states["playing"][0] == 1.0
+        assert states["ruin"][-1] == s["p_ruin"] and states["target"][-1] == s["p_target"]
+        assert states["stop_loss"][-1] == s["p_stop_loss"]
+        for ended in ("ruin", "target", "stop_loss"):  # an ended session stays ended
+            assert np.all(np.diff(states[ended]) >= 0)
+    assert fan_report["paths"]["martingale"]["states"]["target"][-1] > 0.3  # the second peak
+
+
+def test_fan_merge_is_exact_and_independent_of_where_chunks_ran(fan_report):
+    config = study(**FAN_STUDY)
+    chunks = scale.plan(config.sessions, config.chunk_sessions, config.seed)
+    parts = [E.run_chunk(config.model_dump(mode="json"), chunk) for chunk in reversed(chunks)]
+    merged = E.merge(sorted(parts, key=lambda part: part["chunk"]))
+    edges = np.linspace(0.0, E.fan_range(config), E.FAN_BINS + 1)
+    for stats in merged:
+        again = E.fan_summary(stats, edges)
+        expected = {k: v for k, v in fan_report["paths"][stats["name"]].items() if k != "samples"}
+        assert json.dumps(again) == json.dumps(expected)
+    tables = [part["systems"][1]["fan_values"][3] for part in parts]
+    forward, backward = E.merge_value_counts(tables), E.merge_value_counts(tables[::-1])
+    assert np.array_equal(forward[0], backward[0]) and np.array_equal(forward[1], backward[1])
+    assert E.merge_value_counts(tables + [None]) is None
+
+
+def test_a_handful_of_bets_gives_no_interval_and_no_warning(capsys):
+    report = E.run_study(study(**{**FAN_STUDY, "sessions": 100}))
+    kelly = next(s for s in report["systems"] if s["type"] == "kelly")
+    assert 0 < kelly["hands"] < E.MIN_BETS_FOR_INTERVAL  # a Kelly bettor seldom bets off 8 decks
+    assert kelly["interval_note"] == "too few bets for an interval"
+    assert all(math.isnan(x) for x in kelly["ci95"]) and kelly["edge_within_ci"] is None
+    E.print_report(report)
+    out = capsys.readouterr().out
+    assert "WARNING: kelly" not in out
+    assert (f"NOTE: kelly: {kelly['hands']} bet(s), too few bets for an interval (at least 30)"
+            in out)
+    assert [s["interval_note"] for s in report["systems"] if s["type"] == "never"] == ["no bet placed"]
+
+
+def test_the_terminal_table_shows_long_names_in_full(report, capsys):
+    long = "martingale (recovering), banker, capped at the table maximum"
+    renamed = {**report, "systems": [{**s, "name": long} if i == 2 else s
+                                     for i, s in enumerate(report["systems"])]}
+    E.print_report(renamed)
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.startswith("system"))
+    row = next(line for line in lines if line.startswith(long))
+    assert row.startswith(long + " ")
+    # the bets column ends at the same place in the header and in every row
+    end = header.index("bets") + len("bets")
+    for s in renamed["systems"]:
+        line = next(line for line in lines if line.startswith(s["name"] + " "))
+        assert line[:end].rstrip().endswith(f"{s['hands']:,}"), s["name"]
