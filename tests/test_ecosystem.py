@@ -249,6 +249,23 @@ def test_sb3_subproc_vec_env_with_every_start_method(tmp_path):
         np.testing.assert_allclose(r["rewards"], results["None"]["rewards"], rtol=1e-6, err_msg=method)
 
 
+def test_sb3_subproc_default_start_method_without_a_script(tmp_path):
+    """From ``python -c`` or a notebook, spawn / forkserver workers (forkserver: SubprocVecEnv's
+    default) have no script to re-import: the id written ``"pb_gym:pb_gym/PuntoBanco-v0"`` makes
+    Gymnasium import pb_gym in each worker."""
+    pytest.importorskip("stable_baselines3")
+    code = ("from stable_baselines3.common.env_util import make_vec_env\n"
+            "from stable_baselines3.common.vec_env import SubprocVecEnv\n"
+            "env = make_vec_env('pb_gym:pb_gym/PuntoBanco-v0', n_envs=2, vec_env_cls=SubprocVecEnv)\n"
+            "print(env.get_attr('spec')[0].max_episode_steps, env.reset().shape, "
+            "type(env.get_attr('unwrapped')[0]).__name__)\n"
+            "env.close()\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300, env=ENV)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["100", "(2,", "47)", "PuntoBancoEnv"]
+
+
 # ----------------------------------------------------------------------------------- RL Zoo
 ZOO_DRIVER = """
     import runpy, sys
@@ -281,20 +298,19 @@ def test_rl_zoo_train_with_its_default_hyperparameters(tmp_path):
     """``python -m rl_zoo3.train --algo ppo|a2c|dqn --env pb_gym/PuntoBanco-v0 --gym-packages pb_gym``
     with RL Zoo's default hyperparameters (MlpPolicy), then ``enjoy`` with its defaults (human
     rendering) and ``record_video`` through ``python -m agents.rlzoo``."""
-    _zoo(tmp_path, [
+    out = _zoo(tmp_path, [
         'run("train", "--algo", "ppo", "--gym-packages", "pb_gym", "-n", "64", *common)',
         'run("train", "--algo", "a2c", "--gym-packages", "pb_gym", "-n", "64", *common)',
         'run("train", "--algo", "dqn", "--gym-packages", "pb_gym", "-n", "64", *common)',
+        'print("ENJOY")',
+        'run("enjoy", "--algo", "dqn", "--gym-packages", "pb_gym", "-n", "12", *common)',
     ])
     for algo in ("ppo", "a2c", "dqn"):
         run = _trained(tmp_path, algo)
         config = (run / "pb_gym-PuntoBanco-v0" / "config.yml").read_text()
         assert "MlpPolicy" in config
-    enjoy = subprocess.run([sys.executable, "-m", "rl_zoo3.enjoy", "--algo", "dqn", "--env", ENV_ID,
-                            "--gym-packages", "pb_gym", "-f", "logs", "-n", "12"], cwd=tmp_path,
-                           capture_output=True, text=True, timeout=300, env=ENV)
-    assert enjoy.returncode == 0, enjoy.stderr[-3000:]
-    assert enjoy.stdout.count("Player:") >= 12  # the hands, printed by the human render mode
+    enjoyed = out.stdout.split("ENJOY", 1)[1]
+    assert enjoyed.count("Player:") >= 12  # the hands, printed by the human render mode
     video = subprocess.run([sys.executable, "-m", "agents.rlzoo", "record_video", "--algo", "ppo",
                             "--env", ENV_ID, "-f", "logs", "-n", "10"], cwd=tmp_path,
                            capture_output=True, text=True, timeout=300, env=ENV)

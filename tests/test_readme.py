@@ -56,6 +56,8 @@ VENV_BIN = Path(sys.executable).parent
 SIZES: dict[str, list[tuple[str, str]]] = {
     "sb3-ppo": [("num_envs=64", "num_envs=4"), ("learn(100_000)", "learn(512)"),
                 ("n_eval_episodes=50", "n_eval_episodes=2")],
+    "eco-sb3": [("n_envs=8", "n_envs=2"), ("learn(200_000)", "learn(256)"), ("learn(20_000)", "learn(100)"),
+                ("num_envs=16", "num_envs=2"), ("learn(50_000)", "learn(256)")],
 }
 
 # pb-gym subcommands that `commands` blocks parse but do not run, and why
