@@ -531,9 +531,15 @@ class Kelly(BettingSystem):
             undecided = np.ones(n, dtype=bool)
             if self.skip_proven:
                 table = rules.paytable()
-                columns = [R.BETS.index(bet) for bet in self.bets
-                           if bet not in ("player_pair", "banker_pair")]
-                undecided = ~ev_bound.proven_negative(composition, table[:, columns])
+                payoffs = table[:, [R.BETS.index(bet) for bet in self.bets
+                                    if bet not in ("player_pair", "banker_pair")]]
+                undecided = ~ev_bound.proven_negative(composition, payoffs)
+                # where the bound cannot tell, the exact EV of each bet (one column a bet, not one a
+                # payoff level) still rules out most hands; clearly negative EVs stake nothing
+                rows = np.flatnonzero(undecided)
+                if rows.size:
+                    ev = exact.expectations(composition[rows], payoffs)
+                    undecided[rows[np.all(ev < -ev_bound.MARGIN, axis=1)]] = False
             if undecided.all():
                 probabilities = exact.expectations(composition, matrix)
             elif undecided.any():
