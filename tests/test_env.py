@@ -48,7 +48,7 @@ def test_registered_on_import():
 @pytest.mark.parametrize("observation", ["flat", "dict"])
 @pytest.mark.parametrize("scale", ["scaled", "raw"])
 def test_gymnasium_checker_is_silent(mode, observation, scale):
-    for render_mode in (None, "ansi", "rgb_array"):
+    for render_mode in (None, "human", "ansi", "rgb_array"):
         env = gym.make("pb_gym/PuntoBanco-v0", action_mode=mode, observation=observation,
                        obs_scale=scale, render_mode=render_mode).unwrapped
         with warnings.catch_warnings(record=True) as caught:
@@ -375,7 +375,7 @@ def test_render():
     ({"stake_unit": "fraction", "stake_levels": (0.5, 2)}, r"fractions of the bankroll in \(0, 1\]"),
     ({"stake_unit": "percent"}, "stake_unit='percent' is not allowed; allowed: units, fraction"),
     ({"visible_discards": "yes"}, "visible_discards='yes' is not allowed; allowed: True or False"),
-    ({"render_mode": "human"}, "render_mode='human' is not allowed"),
+    ({"render_mode": "console"}, "render_mode='console' is not allowed; allowed: None, human, ansi"),
 ])
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):

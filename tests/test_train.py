@@ -301,7 +301,7 @@ def test_counts_transform_is_a_counters_linear_ev_estimate():
     obs = {"shoe": state.unseen.astype(np.float32), "bankroll": np.zeros((3000, 1), np.float32)}
     out = L.transform_obs("counts", obs, cfg)
     space = L.transformed_space("counts", PuntoBancoVectorEnv(num_envs=1, side_bets=(
-        "dragon7", "panda8")).single_observation_space)
+        "dragon7", "panda8"), observation="dict").single_observation_space)
     assert out["count"].shape == (3000, len(L.COUNTED_BETS)) == (3000,) + space["count"].shape
     ev = exact.expected_values(state.unseen, cfg.rules)
     for k, bet in enumerate(L.COUNTED_BETS):
