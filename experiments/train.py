@@ -129,6 +129,38 @@ class EvaluationConfig(Strict):
     systems: list[AnySystem] = Field(default_factory=list, description="more systems to compare")
 
 
+HYPERPARAMETER_RANGES: dict[str, tuple[type, float, float]] = {
+    "n_steps": (int, 1, math.inf), "batch_size": (int, 1, math.inf), "n_epochs": (int, 1, math.inf),
+    "buffer_size": (int, 1, math.inf), "learning_starts": (int, 0, math.inf),
+    "gradient_steps": (int, -1, math.inf), "target_update_interval": (int, 1, math.inf),
+    "learning_rate": (float, 0, math.inf), "gamma": (float, 0, 1), "gae_lambda": (float, 0, 1),
+    "ent_coef": (float, 0, math.inf), "vf_coef": (float, 0, math.inf),
+    "max_grad_norm": (float, 0, math.inf), "clip_range": (float, 0, math.inf),
+    "tau": (float, 0, 1), "exploration_fraction": (float, 0, 1),
+    "exploration_initial_eps": (float, 0, 1), "exploration_final_eps": (float, 0, 1),
+}
+"""Ranges of the numeric SB3 hyperparameters (type, lowest, highest; ``learning_rate`` and
+``clip_range`` > 0): SB3 checks few of them, and a bad one fails minutes later deep in its training
+loop (``n_epochs: -1`` ends in an ``UnboundLocalError``)."""
+
+
+def _check_hyperparameter_ranges(params: dict) -> None:
+    for name, (kind, low, high) in HYPERPARAMETER_RANGES.items():
+        if name not in params:
+            continue
+        value = params[name]
+        exclusive = name in ("learning_rate", "clip_range")
+        ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
+              and (kind is float or isinstance(value, int)) and math.isfinite(value)
+              and (low < value if exclusive else low <= value) and value <= high)
+        if not ok:
+            what = "an integer" if kind is int else "a number"
+            bounds = (f"> {low:g}" if exclusive else f">= {low:g}") + (
+                f" and <= {high:g}" if math.isfinite(high) else "")
+            raise ValueError(f"hyperparameters.{name}: {str(value)[:40]} is not allowed; allowed: "
+                             f"{what} {bounds}")
+
+
 def _check_net_arch(net_arch: object) -> None:
     """``policy_kwargs.net_arch``: a list of layer sizes (ints >= 1), or a dict of such lists per
     network (``pi``/``vf``, ``qf``), as SB3 takes it; anything else fails deep inside torch."""
@@ -191,6 +223,7 @@ class TrainConfig(Strict):
             raise ValueError(f"hyperparameters: unknown for {self.algorithm}: {', '.join(unknown)}"
                              f"{extra}; allowed: {', '.join(allowed)}")
         _check_net_arch((self.hyperparameters.get("policy_kwargs") or {}).get("net_arch"))
+        _check_hyperparameter_ranges(self.hyperparameters)
         policies = [p for p in cls.policy_aliases if not p.startswith("Cnn")]
         if self.policy not in policies:
             raise ValueError(f"policy {self.policy!r} is not allowed for {self.algorithm}; allowed: "

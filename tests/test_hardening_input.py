@@ -358,3 +358,27 @@ def test_cli_refuses_a_study_larger_than_the_machine(tmp_path, command, config, 
     assert status == 2 and err.count("\n") == 1, err
     assert err.startswith(start) and (end in err), err
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+# ------------------------------------------------------------------ train hyperparameters (item 8)
+@pytest.mark.parametrize("edit, message", [
+    ({"policy_kwargs": {"net_arch": [-32]}},
+     "hyperparameters.policy_kwargs.net_arch: [-32] is not allowed; allowed: a list of layer sizes "
+     "(integers >= 1), e.g. [64, 64], or {pi: [...], vf: [...]} (qf for DQN)"),
+    ({"policy_kwargs": {"net_arch": {"pi": [64], "vf": [0]}}},
+     "hyperparameters.policy_kwargs.net_arch: {'pi': [64], 'vf': [0]} is not allowed"),
+    ({"n_epochs": -1}, "hyperparameters.n_epochs: -1 is not allowed; allowed: an integer >= 1"),
+    ({"batch_size": 1.5}, "hyperparameters.batch_size: 1.5 is not allowed; allowed: an integer >= 1"),
+    ({"gamma": 2}, "hyperparameters.gamma: 2 is not allowed; allowed: a number >= 0 and <= 1"),
+    ({"learning_rate": 0}, "hyperparameters.learning_rate: 0 is not allowed; allowed: a number > 0"),
+])
+def test_train_refuses_hyperparameters_that_would_fail_deep_in_sb3(tmp_path, edit, message):
+    import yaml
+
+    from experiments.train import TrainConfig
+
+    config = yaml.safe_load(open(__import__("pathlib").Path(__file__).resolve().parents[1]
+                                 / "configs" / "train" / "ppo-smoke.yaml"))
+    config["hyperparameters"].update(edit)
+    text = _refused(tmp_path, yaml.safe_dump(config), TrainConfig)
+    assert text.startswith(f"c.yaml: {message}"), text
