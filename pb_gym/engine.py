@@ -259,19 +259,21 @@ _TABLE_PROBLEMS = {
     5: "a card code of the next hand is outside 1..13",
 }
 
-_STATE_ARRAYS: tuple[tuple[str, np.dtype, int], ...] = tuple(
-    (name, np.dtype(dtype), ndim) for name, dtype, ndim in (
+def _array_fields(*fields: tuple[str, type, int]) -> tuple[tuple[str, np.dtype, int], ...]:
+    return tuple((name, np.dtype(dtype), ndim) for name, dtype, ndim in fields)
+
+
+_STATE_ARRAYS = _array_fields(
     ("shoe", np.uint8, 2), ("position", np.int32, 1), ("counts", np.int16, 2),
     ("unseen", np.int16, 2), ("hands_in_shoe", np.int32, 1), ("shoes_started", np.int64, 1),
-    ("cut_hands", np.int8, 1), ("rng", np.uint64, 1),
-))
-_RESULT_ARRAYS: tuple[tuple[str, np.dtype, int], ...] = tuple(
-    (name, np.dtype(dtype), ndim) for name, dtype, ndim in (
+    ("cut_hands", np.int8, 1), ("rng", np.uint64, 1))
+"""(name, dtype, dimensions) of each array of a :class:`ShoeState`, as :func:`init` makes them."""
+_RESULT_ARRAYS = _array_fields(
     ("player_cards", np.uint8, 2), ("banker_cards", np.uint8, 2), ("player_total", np.uint8, 1),
     ("banker_total", np.uint8, 1), ("player_ncards", np.uint8, 1), ("banker_ncards", np.uint8, 1),
     ("outcome", np.uint8, 1), ("winner", np.uint8, 1), ("natural", np.bool_, 1),
-    ("player_pair", np.bool_, 1), ("banker_pair", np.bool_, 1), ("shuffled", np.bool_, 1),
-))
+    ("player_pair", np.bool_, 1), ("banker_pair", np.bool_, 1), ("shuffled", np.bool_, 1))
+"""(name, dtype, dimensions) of each array of a :class:`HandResult`, as :meth:`HandResult.empty`."""
 
 
 def _check_arrays(owner: str, obj: object, fields: tuple, n: int, width: dict[str, int]) -> None:

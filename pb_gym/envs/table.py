@@ -394,10 +394,10 @@ class Tables(engine._CheckedArrays):
     The arrays' dtypes and shapes (those of :func:`new_tables`) are checked when the tables are built
     and when a field is replaced, so that the compiled kernels can trust them."""
 
-    _FIELDS = tuple((name, np.dtype(dtype), ndim) for name, dtype, ndim in (
+    _FIELDS = engine._array_fields(
         ("bankroll", np.float64, 1), ("episode_hands", np.int64, 1), ("bead", np.int8, 2),
         ("last_hand", np.float32, 2), ("player_cards", np.uint8, 2), ("banker_cards", np.uint8, 2),
-        ("stakes", np.float64, 2), ("reward", np.float64, 1)))
+        ("stakes", np.float64, 2), ("reward", np.float64, 1))
 
     shoe: engine.ShoeState
     bankroll: np.ndarray  # (n,) float64
