@@ -272,6 +272,14 @@ class _Loader(yaml.SafeLoader):
                                  "appear once in a mapping")
         return super().construct_mapping(node, deep=deep)
 
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> object:
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, OverflowError, TypeError) as error:  # not YAMLErrors: a 5000-digit
+            value = node.value if isinstance(node, yaml.ScalarNode) else node.tag  # int, 2001-02-30
+            raise _YamlLimit(f"line {node.start_mark.line + 1}: {_short(value)} cannot be read: "
+                             f"{str(error).split(';')[0]}") from None
+
 
 def parse_yaml(text: str, source: str = "config") -> object:
     """Parse a YAML config: :func:`yaml.safe_load` with limits (nesting depth, values once aliases are

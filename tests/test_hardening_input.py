@@ -382,3 +382,11 @@ def test_train_refuses_hyperparameters_that_would_fail_deep_in_sb3(tmp_path, edi
     config["hyperparameters"].update(edit)
     text = _refused(tmp_path, yaml.safe_dump(config), TrainConfig)
     assert text.startswith(f"c.yaml: {message}"), text
+
+
+def test_yaml_values_python_cannot_build_are_config_errors(tmp_path):
+    assert _refused(tmp_path, "systems: [{type: flat}]\nsessions: 1" + "0" * 5000 + "\n") == (
+        "c.yaml: line 2: '1" + "0" * 59 + "'... (5001 characters) cannot be read: Exceeds the limit "
+        "(4300 digits) for integer string conversion: value has 5001 digits")
+    assert _refused(tmp_path, "name: 2001-02-30\nsystems: [{type: flat}]\n") == (
+        "c.yaml: line 1: '2001-02-30' cannot be read: day is out of range for month")
