@@ -189,7 +189,9 @@ def needs_rl(text: str) -> bool:
 def test_python_block_runs(block, tmp_path):
     if needs_rl(block.text) and importlib.util.find_spec("stable_baselines3") is None:
         pytest.skip("the rl extra is not installed")
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=str(ROOT))
+    # one torch / OpenMP thread: on a loaded machine torch's threads wait on each other (a tiny PPO
+    # minibatch took 0.4 s instead of a millisecond); the README says the same to its readers
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     result = subprocess.run([sys.executable, "-c", substituted(block)], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, f"{block.label} failed:\n{result.stderr[-3000:]}"
