@@ -225,6 +225,11 @@ def shrink(kind: str, data: dict) -> dict:
         _cap(evaluation, "hands", 20)
         _cap(evaluation, "sample_paths", 2)
         data["evaluation"] = evaluation
+        discovery = data.get("discovery")
+        if discovery:  # the exact scoring against the perfect-information bettor
+            for key, value in {"tables": 8, "hands": 20, "curve_points": 2, "curve_tables": 4,
+                               "curve_hands": 10, "count_training_shoes": 10}.items():
+                _cap(discovery, key, value)
     elif kind == "counting":
         _cap(data, "shoes", 20)
         data["chunk_shoes"] = 10
@@ -567,3 +572,29 @@ def test_odds_table_is_the_calculators_and_the_published_figures():
             if decks in (6, 8):
                 e8, e6 = published[(bet, str(kwargs))]
                 assert row[k] == (e8 if decks == 8 else e6), (decks, bet, kwargs)
+
+
+# ------------------------------------------------------------------- the checks can fail (drift)
+def test_checks_refuse_what_a_newcomer_could_not_run():
+    """The failures that once reached the README: an install by name from an index, a synopsis line
+    that is not a command, an extra that does not exist, a size substitution that no longer matches,
+    and evaluation bettors on bets the rules do not offer."""
+    from experiments.config import ConfigError, validate
+
+    with pytest.raises(AssertionError, match="not on a package index"):
+        check_pip(shlex.split("pip install 'pb-gym[studies,dask]'"), "here")
+    with pytest.raises(AssertionError, match="extra 'nosuch' is not in pyproject.toml"):
+        check_pip(shlex.split("pip install -e '.[studies,nosuch]'"), "here")
+    check_pip(shlex.split("pip install -e '.[studies,dask]' -c constraints.txt"), "here")
+    check_pip(shlex.split("pip install 'pb-gym[studies] @ git+https://example.org/pb-gym.git'"), "here")
+    with pytest.raises(pytest.fail.Exception, match="unrecognized arguments"):
+        parse_pb_gym(shlex.split("experiment ruin configs/experiments/ruin.yaml [--json]"), "here")
+    with pytest.raises(AssertionError, match="no such file"):
+        parse_pb_gym(["evaluate", "configs/systems/nosuch.yaml"], "here")
+    with pytest.raises(AssertionError, match="no longer contains 'num_envs=64'"):
+        substituted(Block(1, "python", "model.learn(5)", "python", "sb3-ppo"))
+    data = yaml.safe_load((ROOT / "configs" / "train" / "ppo-smoke.yaml").read_text())
+    data["evaluation"]["systems"] = [{"type": "perfect", "bets": ["dragon7", "panda8"]}]
+    pytest.importorskip("stable_baselines3", reason="the rl extra is not installed")
+    with pytest.raises(ConfigError, match="dragon7"):
+        validate(data, config_model("train"), "here")
