@@ -318,7 +318,8 @@ class Workdir:
         key = tuple(argv)
         if key in self.done:
             return self.done[key]
-        if needs_rl(" ".join(argv)) and importlib.util.find_spec("stable_baselines3") is None:
+        if (argv[0] == "train" or needs_rl(" ".join(argv))) and \
+                importlib.util.find_spec("stable_baselines3") is None:
             pytest.skip("the rl extra is not installed")
         argv = list(argv)
         if argv[0] == "simulate" and "--hands" in argv:
