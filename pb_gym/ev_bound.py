@@ -248,18 +248,20 @@ def _upper_kernel(ranks, rank_values, u0, constant, linear, coarse, pair_index, 
         for r in range(ranks.shape[1]):  # counts by value from counts by rank
             counts[rank_values[r]] += ranks[b, r]
             cards += ranks[b, r]
+        eps = 1.0 / cards
         norm = 0.0
         for i in range(n_delta):
-            delta[i] = counts[i + 1] / cards - u0[i + 1]
+            delta[i] = counts[i + 1] * eps - u0[i + 1]
             norm += abs(delta[i])
         eps_pow[0] = 1.0
         norm_pow[0] = 1.0
         for l in range(1, n_pow):
-            eps_pow[l] = eps_pow[l - 1] / cards
+            eps_pow[l] = eps_pow[l - 1] * eps
             norm_pow[l] = norm_pow[l - 1] * norm
-        kappa = 1.0
-        for k in range(n_pow - 1):  # N^6 / (N)_6
-            kappa *= cards / (cards - k)
+        falling = 1.0
+        for k in range(n_pow - 1):
+            falling *= 1.0 - k * eps
+        kappa = 1.0 / falling  # N^6 / (N)_6
         low = 0.0
         for l in range(n_pow):
             term = constant[l]
