@@ -192,13 +192,11 @@ def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, ha
     obs, _ = env.reset(seed=seed)
     policy.reset()
     rows = np.arange(tables)
-    max_shoes = tables * (hands // 20 + 2)
     systems = ("learned", "perfect", "count", "never") if count is not None else ("learned", "perfect")
-    exact_sum = {s: np.zeros(max_shoes) for s in systems}
-    real_sum = {s: np.zeros(max_shoes) for s in systems}
-    bets_sum = {s: np.zeros(max_shoes) for s in systems}
-    staked_sum = {s: np.zeros(max_shoes) for s in systems}
-    hands_sum = np.zeros(max_shoes)
+    # per-shoe sums, by shoe id (grown as shoes start: a shoe ends at a reshuffle or a reset)
+    sums = {f"{kind}/{s}": np.zeros(2 * tables) for kind in ("exact", "real", "bets", "staked")
+            for s in systems}
+    sums["hands"] = np.zeros(2 * tables)
     shoe_id = np.arange(tables)
     next_id = tables
     n_bins = len(EV_BINS) - 1
@@ -223,7 +221,11 @@ def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, ha
         if new_shoe.any():  # this hand came from a freshly shuffled shoe
             shoe_id[new_shoe] = next_id + np.arange(int(new_shoe.sum()))
             next_id += int(new_shoe.sum())
-        hands_sum[:] += np.bincount(shoe_id, minlength=max_shoes)
+        if next_id > len(sums["hands"]):
+            size = max(2 * len(sums["hands"]), next_id + tables)
+            sums = {k: np.concatenate([v, np.zeros(size - len(v))]) for k, v in sums.items()}
+        size = len(sums["hands"])
+        sums["hands"] += np.bincount(shoe_id, minlength=size)
         # the systems' stakes and exact / realized profits on this hand
         side_ev = ev[:, spots]
         best = side_ev.argmax(axis=1)
@@ -235,11 +237,10 @@ def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, ha
             placed["count"] = count_stakes(count, composition.astype(np.float64), spots, rules.decks)
             placed["never"] = np.zeros_like(stakes)
         for name, st in placed.items():
-            exact_sum[name] += np.bincount(shoe_id, weights=(st * ev).sum(axis=1), minlength=max_shoes)
             realized = reward if name == "learned" else (st * payoffs).sum(axis=1)
-            real_sum[name] += np.bincount(shoe_id, weights=realized, minlength=max_shoes)
-            bets_sum[name] += np.bincount(shoe_id, weights=(st > 0).any(axis=1), minlength=max_shoes)
-            staked_sum[name] += np.bincount(shoe_id, weights=st.sum(axis=1), minlength=max_shoes)
+            for kind, weights in (("exact", (st * ev).sum(axis=1)), ("real", realized),
+                                  ("bets", (st > 0).any(axis=1)), ("staked", st.sum(axis=1))):
+                sums[f"{kind}/{name}"] += np.bincount(shoe_id, weights=weights, minlength=size)
         if calibration:
             for k, b in enumerate(bets):
                 spot = spots[k]
@@ -263,11 +264,13 @@ def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, ha
             obs, _ = env.reset(options={"reset_mask": done})
             shoe_id[done] = next_id + np.arange(int(done.sum()))
             next_id += int(done.sum())
-        if next_id + tables >= max_shoes:
-            raise RuntimeError("more shoes than expected: increase max_shoes")
     env.close()
-    used = hands_sum > 0
-    n = hands_sum[used]
+    used = sums["hands"] > 0
+    n = sums["hands"][used]
+    exact_sum = {s: sums[f"exact/{s}"] for s in systems}
+    real_sum = {s: sums[f"real/{s}"] for s in systems}
+    bets_sum = {s: sums[f"bets/{s}"] for s in systems}
+    staked_sum = {s: sums[f"staked/{s}"] for s in systems}
     out: dict[str, Any] = {"tables": tables, "hands_per_table": hands, "seed": seed,
                            "hands": int(n.sum()), "shoes": int(used.sum()), "bets": list(bets),
                            "systems": {}}
