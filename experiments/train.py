@@ -19,6 +19,14 @@ One readable file, top to bottom (CleanRL style):
    systems are the learned policy (``type: sb3``), flat banker at the table minimum and the never-betting
    baseline (plus any ``evaluation.systems``), on seeds not used in training; the same report, plus the
    profit per hand dealt of each system with a 95% CI over sessions (and paired with the learned one).
+6. Discovery (optional ``discovery:`` section; :mod:`experiments.discovery`): the exact scoring against
+   the perfect-information bettor, the known optimum -- an exact learning curve during training, then
+   exact and realized profit per hand, regret, the best linear count and a calibration plot.
+
+Levers for the side-bet task, each a config key: ``env.reward: expected`` (the exact EV of the stakes
+for the unseen cards as the training reward: unbiased, without the 40:1 outcome noise),
+``init_abstain`` (the initial policy mostly abstains), ``learning_rate_schedule: linear``, and the
+observation transform.
 """
 
 from __future__ import annotations
