@@ -301,13 +301,15 @@ STUDIES = {
                 "turns positive, the perfect-information bettor's gain, linear counts (tags from the "
                 "effects of removal, thresholds chosen on a separate deal) and the cut-card effect, "
                 "with 95% CIs over shoes. configs/experiments/counting.yaml: 10,000 shoes, about "
-                "10-20 s. --out DIR: counting.json, counting.txt, depth.png.",
+                "10 s on 2 idle cores, a minute on a busy machine. --out DIR: counting.json, "
+                "counting.txt, depth.png.",
     "ruin": "Gambler's ruin, for teaching. Flat one-unit bets on player, banker or a fair coin until a "
             "target or ruin: the exact probability of reaching the target and the expected hands "
             "(closed form and an exact Markov chain) against simulated sessions dealt by the "
             "engine, and the Martingale illusion under table maximums. "
-            "configs/experiments/ruin.yaml: about 30-60 s. --out DIR: report.md (the teaching page), "
-            "ruin.json and the plots; experiments/ruin.ipynb builds the same page.",
+            "configs/experiments/ruin.yaml: about 30 s on 2 idle cores, 2-3 minutes on a busy "
+            "machine. --out DIR: report.md (the teaching page), ruin.json and the plots; "
+            "experiments/ruin.ipynb builds the same page.",
 }
 """The studies of ``pb-gym experiment``, described in its ``--help``."""
 
