@@ -172,7 +172,7 @@ def _deal_kernel(start, stop, active, shoe, position, counts, unseen, hands_in_s
         banker_pair[t] = b1 == b2
 
 
-DEAL_MIN_TABLES = 2048
+DEAL_MIN_TABLES = 8192
 """Batches of at least this many tables are dealt on several threads (:mod:`pb_gym.threads`); below
 that, waking a thread costs more than the hands."""
 SHUFFLE_MIN_TABLES = 128
@@ -314,24 +314,20 @@ def check_state(rules: Rules, state: "ShoeState", deals: bool = True) -> None:
                          f"at card {cut} (cut_card={rules.cut_card!r}): deal a state with the Rules "
                          "it was made for (engine.init)")
     if deals:
-        n = state.shoe.shape[0]
-        args = (state.shoe, state.position, state.counts, state.unseen, state.cut_hands, cut,
-                bool(rules.hand_after_cut), R.CARDS_PER_RANK_PER_DECK * rules.decks)
-        if n < DEAL_MIN_TABLES:
-            table, problem = _check_tables_kernel(0, n, *args)
-        else:  # on the deal's threads
-            found: list[tuple[int, int]] = [(-1, 0)]
+        table, problem = _check_tables_kernel(0, state.shoe.shape[0], *_table_check_args(rules, state))
+        _raise_table_problem(table, problem)
 
-            def check_rows(start: int, stop: int) -> None:
-                bad = _check_tables_kernel(start, stop, *args)
-                if bad[0] >= 0:
-                    found.append(bad)
-            parallel_for(n, check_rows, DEAL_MIN_TABLES)
-            table, problem = min(found[1:], default=found[0])
-        if table >= 0:
-            raise ValueError(f"the state of table {table} is inconsistent: "
-                             f"{_TABLE_PROBLEMS[problem]} (was it changed by hand, or made for "
-                             "other Rules?)")
+
+def _table_check_args(rules: Rules, state: "ShoeState") -> tuple:
+    """The arguments of :func:`_check_tables_kernel` after its range."""
+    return (state.shoe, state.position, state.counts, state.unseen, state.cut_hands,
+            state.cut_position, bool(rules.hand_after_cut), R.CARDS_PER_RANK_PER_DECK * rules.decks)
+
+
+def _raise_table_problem(table: int, problem: int) -> None:
+    if table >= 0:
+        raise ValueError(f"the state of table {table} is inconsistent: {_TABLE_PROBLEMS[problem]} "
+                         "(was it changed by hand, or made for other Rules?)")
 
 
 class _CheckedArrays:
@@ -599,8 +595,12 @@ def deal(rules: Rules, state: ShoeState, out: HandResult | None = None,
     Returns the (in-place updated) state and the hands. ``out`` reuses preallocated result arrays.
     ``active`` (a boolean mask) deals only at those tables: the others keep their state untouched
     (shoe, random stream) and get an empty result row (no cards, all flags False).
+
+    A state that does not fit the rules, or a table whose state is inconsistent (see
+    :func:`check_state`), raises ``ValueError`` before any card of that table is dealt; in a batch
+    dealt on several threads the tables of the other chunks may have been dealt by then.
     """
-    check_state(rules, state)
+    check_state(rules, state, deals=False)  # the per-table checks run with the deal, chunk by chunk
     n = state.n_tables
     if out is None:
         result = HandResult.empty(n)
@@ -614,7 +614,16 @@ def deal(rules: Rules, state: ShoeState, out: HandResult | None = None,
     full_counts = R.full_shoe(rules.decks)
     hand_after_cut, burn = bool(rules.hand_after_cut), bool(rules.burn)
 
+    check_args = _table_check_args(rules, state)
+    problems: list[tuple[int, int]] = []
+
     def deal_rows(start: int, stop: int) -> None:
+        # each chunk checks its tables just before dealing them (the rows are then in cache); a chunk
+        # with an unusable table deals nothing
+        table, problem = _check_tables_kernel(start, stop, *check_args)
+        if table >= 0:
+            problems.append((table, problem))
+            return
         _deal_kernel(start, stop, active, state.shoe, state.position, state.counts, state.unseen,
                      state.hands_in_shoe, state.shoes_started, state.cut_hands, state.rng,
                      state.cut_position, hand_after_cut, burn, full_counts, R.BURN_COUNTS,
@@ -625,6 +634,8 @@ def deal(rules: Rules, state: ShoeState, out: HandResult | None = None,
                      result.player_pair, result.banker_pair, result.shuffled)
 
     parallel_for(n, deal_rows, DEAL_MIN_TABLES)
+    if problems:
+        _raise_table_problem(*min(problems))
     return state, result
 
 

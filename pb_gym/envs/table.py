@@ -106,6 +106,11 @@ def _int(value: object) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
 @dataclasses.dataclass(frozen=True)
 class TableConfig:
     """Validated settings of a table (see :func:`make_config` for the meaning of each field)."""
@@ -148,40 +153,40 @@ class TableConfig:
         """Win target in units (0 = none)."""
         return 0.0 if self.win_target is None else self.win_target / self.unit
 
-    @property
+    @functools.cached_property
     def bet_choices(self) -> tuple[str, ...]:
         """Names of the bet choices of the discrete modes: ``no_bet`` (if allowed), banker, player, tie
         and each offered side bet in :data:`pb_gym.rules.BETS` order."""
         return (("no_bet",) if self.allow_no_bet else ()) + self.rules.offered_bets
 
-    @property
+    @functools.cached_property
     def choice_spot(self) -> np.ndarray:
         """Column in :data:`~pb_gym.rules.BETS` of each bet choice (-1 = no bet)."""
-        return np.array([-1 if c == "no_bet" else BETS.index(c) for c in self.bet_choices],
-                        dtype=np.int64)
+        return _read_only(np.array([-1 if c == "no_bet" else BETS.index(c) for c in self.bet_choices],
+                                   dtype=np.int64))
 
-    @property
+    @functools.cached_property
     def box_spots(self) -> np.ndarray:
         """Column in :data:`~pb_gym.rules.BETS` of each entry of a ``box`` action (the offered spots)."""
-        return np.array([BETS.index(b) for b in self.rules.offered_bets], dtype=np.int64)
+        return _read_only(np.array([BETS.index(b) for b in self.rules.offered_bets], dtype=np.int64))
 
-    @property
+    @functools.cached_property
     def n_actions(self) -> int:
         """Size of the ``discrete`` action space: 1 (no bet, if allowed) + bets x stake levels."""
         n_bets = len(self.rules.offered_bets)
         return int(self.allow_no_bet) + n_bets * len(self.stake_levels)
 
-    @property
+    @functools.cached_property
     def obs_keys(self) -> tuple[str, ...]:
         return tuple(k for k in OBS_KEYS if k != "shoe" or self.visible_discards)
 
-    @property
+    @functools.cached_property
     def obs_sizes(self) -> dict[str, int]:
         sizes = {"bankroll": 1, "bead_plate": self.history, "cards_left": 1, "hands": 2,
                  "last_hand": len(LAST_HAND_FIELDS), "shoe": R.N_RANKS}
         return {k: sizes[k] for k in self.obs_keys}
 
-    @property
+    @functools.cached_property
     def obs_offsets(self) -> dict[str, tuple[int, int]]:
         """``key -> (start, stop)`` of each observation field in the flat observation."""
         out, start = {}, 0
@@ -190,7 +195,7 @@ class TableConfig:
             start += size
         return out
 
-    @property
+    @functools.cached_property
     def obs_size(self) -> int:
         return sum(self.obs_sizes.values())
 
@@ -665,9 +670,9 @@ def action_masks(cfg: TableConfig, bankroll: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------
 # One hand at every table
 # --------------------------------------------------------------------------------------------------
-SETTLE_MIN_TABLES = 8192
+SETTLE_MIN_TABLES = 16384
 """Batches of at least this many tables are settled on several threads (:mod:`pb_gym.threads`)."""
-OBS_MIN_TABLES = 4096
+OBS_MIN_TABLES = 16384
 """The same for writing observations."""
 
 
