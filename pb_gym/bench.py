@@ -103,8 +103,8 @@ def exact_compositions_per_s(n: int = 20000, seconds: float = 1.0) -> float:
 
 def _condition(quick: bool, seconds: float) -> dict:
     """Every figure of one condition (idle or busy)."""
-    from pb_gym.envs.bench import (expected_reward_throughput, single_env_throughput,
-                                   vector_env_throughput)
+    from pb_gym.envs.bench import (expected_reward_throughput, native_vector_steps_per_s,
+                                   single_env_throughput, vector_env_throughput)
 
     rules = R.Rules()
     by_batch = {str(n): engine_hands_per_s(rules, n, seconds) for n in BATCH_SIZES}
@@ -125,11 +125,11 @@ def _condition(quick: bool, seconds: float) -> dict:
     figures.update(single_env_throughput(seconds))
     figures.update(vector_env_throughput(n_envs=4096, seconds=seconds,
                                          sync_n_envs=64 if quick else 256))
-    with thread_count(1):
-        one = vector_env_throughput(n_envs=4096, seconds=seconds, sync_n_envs=None)
-    figures["vector_env_one_thread_steps_per_s"] = one["vector_env_steps_per_s"]
-    figures["vector_env_vs_one_thread"] = (figures["vector_env_steps_per_s"]
-                                          / one["vector_env_steps_per_s"])
+    with thread_count(1):  # the same env and actions as vector_env_throughput's native run
+        one, _ = native_vector_steps_per_s(4096, seconds, np.random.default_rng(0),
+                                           visible_discards=True)
+    figures["vector_env_one_thread_steps_per_s"] = one
+    figures["vector_env_vs_one_thread"] = figures["vector_env_steps_per_s"] / one
     figures.update(expected_reward_throughput(n_envs=256, seconds=seconds))
     return figures
 

@@ -71,6 +71,17 @@ def _min_banker_bet(cfg) -> object:
     return action
 
 
+def native_vector_steps_per_s(n_envs: int, seconds: float, rng: np.random.Generator,
+                              **env_kwargs) -> tuple[float, list[np.ndarray]]:
+    """Steps per second of the native vector env playing random actions (16 pre-drawn batches from
+    ``rng``, cycled), and those actions."""
+    venv = PuntoBancoVectorEnv(n_envs, **env_kwargs)
+    actions = [_random_actions(venv, rng) for _ in range(16)]
+    rate = _steps_per_s(venv, actions, n_envs, seconds)
+    venv.close()
+    return rate, actions
+
+
 def vector_env_throughput(n_envs: int = 4096, seconds: float = 2.0, sync_n_envs: int | None = 256,
                           sync_seconds: float | None = None, **env_kwargs) -> dict:
     """Steps (hands) per second of the native vector env and of ``SyncVectorEnv`` over single envs.
@@ -85,11 +96,7 @@ def vector_env_throughput(n_envs: int = 4096, seconds: float = 2.0, sync_n_envs:
     ``vector_env_n_envs`` and ``sync_vector_env_n_envs``.
     """
     env_kwargs = {"visible_discards": True, **env_kwargs}
-    rng = np.random.default_rng(0)
-    venv = PuntoBancoVectorEnv(n_envs, **env_kwargs)
-    actions = [_random_actions(venv, rng) for _ in range(16)]
-    vector = _steps_per_s(venv, actions, n_envs, seconds)
-    venv.close()
+    vector, actions = native_vector_steps_per_s(n_envs, seconds, np.random.default_rng(0), **env_kwargs)
     n_sync = n_envs if sync_n_envs is None else min(int(sync_n_envs), n_envs)
     kwargs = {"hand_info": False, **env_kwargs}  # the vector env's default infos, for a fair race
     sync = SyncVectorEnv([lambda: PuntoBancoEnv(**kwargs) for _ in range(n_sync)])
@@ -118,10 +125,7 @@ def expected_reward_throughput(n_envs: int = 256, seconds: float = 2.0, **env_kw
     rng = np.random.default_rng(0)
     rates = {}
     for reward in ("realized", "expected"):
-        venv = PuntoBancoVectorEnv(n_envs, reward=reward, **kwargs)
-        actions = [_random_actions(venv, rng) for _ in range(16)]
-        rates[reward] = _steps_per_s(venv, actions, n_envs, seconds)
-        venv.close()
+        rates[reward], _ = native_vector_steps_per_s(n_envs, seconds, rng, reward=reward, **kwargs)
     return {"expected_reward_steps_per_s": rates["expected"],
             "realized_reward_steps_per_s": rates["realized"],
             "expected_vs_realized": rates["expected"] / rates["realized"]}
