@@ -167,6 +167,32 @@ OUTCOME_TABLE = _outcome_table()
 banker cards - 2)."""
 
 # --------------------------------------------------------------------------------------------------
+# Hand classes: everything a bet can be settled on, as one index
+# --------------------------------------------------------------------------------------------------
+HAND_CLASS_SHAPE: tuple[int, ...] = (10, 10, 2, 2, 2, 2)
+"""The axes of a hand class: player total, banker total, player cards - 2, banker cards - 2, player
+pair, banker pair. Naturals, margins, ties on a total, three-card wins, card counts and the pair bets
+all follow from these six, so one payoff row per class settles every bet (suits are not tracked)."""
+N_HAND_CLASSES = int(np.prod(HAND_CLASS_SHAPE))
+
+
+def hand_class(player_total, banker_total, player_ncards, banker_ncards, player_pair, banker_pair):
+    """The hand class (an index in ``range(N_HAND_CLASSES)``) of finished hands, scalars or arrays:
+    ``((((pt * 10 + bt) * 2 + pn - 2) * 2 + bn - 2) * 2 + player_pair) * 2 + banker_pair``."""
+    pt, bt = np.asarray(player_total, np.int64), np.asarray(banker_total, np.int64)
+    pn, bn = np.asarray(player_ncards, np.int64) - 2, np.asarray(banker_ncards, np.int64) - 2
+    pp, bp = np.asarray(player_pair, np.int64), np.asarray(banker_pair, np.int64)
+    return ((((pt * 10 + bt) * 2 + pn) * 2 + bn) * 2 + pp) * 2 + bp
+
+
+def hand_class_fields(index):
+    """The inverse of :func:`hand_class`: ``(player_total, banker_total, player_ncards, banker_ncards,
+    player_pair, banker_pair)`` arrays of the given class indices."""
+    pt, bt, pn, bn, pp, bp = np.unravel_index(np.asarray(index, np.int64), HAND_CLASS_SHAPE)
+    return pt, bt, pn + 2, bn + 2, pp.astype(bool), bp.astype(bool)
+
+
+# --------------------------------------------------------------------------------------------------
 # Bets
 # --------------------------------------------------------------------------------------------------
 BETS: tuple[str, ...] = ("banker", "player", "tie", "player_pair", "banker_pair", "dragon7", "panda8")
@@ -319,6 +345,12 @@ class Rules:
         table[OUTCOMES.index("banker_3card_7"), col["dragon7"]] = float(self.dragon7_pays)
         table[OUTCOMES.index("player_3card_8"), col["panda8"]] = float(self.panda8_pays)
         return table
+
+    def payoff_matrix(self) -> np.ndarray:
+        """Net win per unit staked, shape ``(N_HAND_CLASSES, 7)``: row = :func:`hand_class`, column =
+        bet (:data:`BETS`); the pair columns read the class's pair flags. One lookup settles a hand."""
+        pt, bt, pn, bn, pp, bp = hand_class_fields(np.arange(N_HAND_CLASSES))
+        return payoffs(self, OUTCOME_TABLE[pt, bt, pn - 2, bn - 2], pp, bp)
 
     def replace(self, **changes: object) -> "Rules":
         """A copy with some fields changed (validated again)."""
