@@ -249,7 +249,7 @@ def _linear_ev_model(rules: R.Rules) -> tuple[np.ndarray, np.ndarray]:
     return _LINEAR_EV[key]
 
 
-def transform_obs(kind: str, obs: dict[str, np.ndarray], cfg: T.TableConfig) -> dict[str, np.ndarray]:
+def transform_obs(kind: str, obs: dict[str, np.ndarray], cfg: T.EnvConfig) -> dict[str, np.ndarray]:
     """Observation transform applied on top of the environment's observation (training and replay).
 
     ``none``: unchanged. ``composition``: the ``shoe`` counts become the deviation of each rank's share
@@ -292,7 +292,7 @@ def transformed_space(kind: str, space):
     return spaces.Dict(boxes)
 
 
-def obs_transform_wrapper(venv, kind: str, cfg: T.TableConfig):
+def obs_transform_wrapper(venv, kind: str, cfg: T.EnvConfig):
     """A ``VecEnvWrapper`` applying :func:`transform_obs` (``venv`` unchanged for ``none``)."""
     if kind == "none":
         return venv
@@ -324,7 +324,7 @@ class ObservationMirror:
     environment's own code (:mod:`pb_gym.envs.table`).
     """
 
-    def __init__(self, cfg: T.TableConfig) -> None:
+    def __init__(self, cfg: T.EnvConfig) -> None:
         self.cfg = cfg
         self.tables: T.Tables | None = None
         self.applied = 0  # hands folded into the bead plate / last hand
@@ -387,13 +387,13 @@ class ObservationMirror:
 
 
 # ------------------------------------------------------------------------------------ the systems
-def training_config(model: str | Path) -> T.TableConfig:
+def training_config(model: str | Path) -> T.EnvConfig:
     """The environment settings a saved model was trained with (reads ``env.json``; no torch)."""
     _, meta_path = model_files(model)
     return T.make_config(**env_kwargs_from_json(json.loads(meta_path.read_text())["env_kwargs"]))
 
 
-def training_mismatch(cfg: T.TableConfig, rules: R.Rules, min_units: float,
+def training_mismatch(cfg: T.EnvConfig, rules: R.Rules, min_units: float,
                       max_units: float) -> str | None:
     """What differs between a study (rules, table limits in units) and a model's training environment
     ``cfg``, naming each field; None when they agree."""
@@ -503,7 +503,7 @@ class Sb3Policy(S.BettingSystem):
         return spot, units
 
 
-def _load_normalizer(path: Path, env_kwargs: dict, obs_transform: str, cfg: T.TableConfig):
+def _load_normalizer(path: Path, env_kwargs: dict, obs_transform: str, cfg: T.EnvConfig):
     from stable_baselines3.common.vec_env import VecNormalize
 
     from agents.sb3_vec_env import PuntoBancoSB3VecEnv

@@ -65,7 +65,7 @@ class Policy:
     """A trained SB3 model as a function of the environment's observations (greedy actions, and the
     probability of betting each spot where the algorithm has an action distribution)."""
 
-    def __init__(self, model, algorithm: str, cfg: T.TableConfig, obs_transform: str = "none",
+    def __init__(self, model, algorithm: str, cfg: T.EnvConfig, obs_transform: str = "none",
                  normalizer=None) -> None:
         from agents import learned as L
 

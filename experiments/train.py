@@ -346,7 +346,7 @@ def start_abstaining(model, bias: float) -> None:
 
 
 # ------------------------------------------------------------------------------- learning curve
-def make_curve_callback(every: int, cfg: T.TableConfig):
+def make_curve_callback(every: int, cfg: T.EnvConfig):
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import VecNormalize
 
@@ -413,7 +413,7 @@ def make_curve_callback(every: int, cfg: T.TableConfig):
     return LearningCurve()
 
 
-def write_curve(rows: list[dict], out: Path, title: str, cfg: T.TableConfig) -> list[Path]:
+def write_curve(rows: list[dict], out: Path, title: str, cfg: T.EnvConfig) -> list[Path]:
     """``learning_curve.csv`` and ``learning_curve.png`` (with the flat-banker and abstain levels)."""
     csv_path, png_path = out / "learning_curve.csv", out / "learning_curve.png"
     with open(csv_path, "w", newline="") as handle:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from pb_gym import rules as R
-from pb_gym.envs.table import BEAD_CODES, TableConfig, Tables
+from pb_gym.envs.table import BEAD_CODES, EnvConfig, Tables
 
 _BEAD_ROWS = 6  # a bead plate fills columns of six, top to bottom, oldest first
 
@@ -25,7 +25,7 @@ def bead_grid(bead_row: np.ndarray) -> list[list[str]]:
     return grid
 
 
-def render_ansi(cfg: TableConfig, tables: Tables, t: int) -> str:
+def render_ansi(cfg: EnvConfig, tables: Tables, t: int) -> str:
     """Text picture of table ``t``: both hands with totals, the winner, stakes and result, bead plate."""
     shoe = tables.shoe
     lines = [f"hand {int(tables.episode_hands[t])} of the episode | shoe: {int(shoe.hands_in_shoe[t])} "
@@ -75,7 +75,7 @@ def _glyph(img: np.ndarray, ch: str, y: int, x: int, color: np.ndarray, scale: i
     img[y:y + big.shape[0], x:x + big.shape[1]][big] = color
 
 
-def render_rgb(cfg: TableConfig, tables: Tables, t: int) -> np.ndarray:
+def render_rgb(cfg: EnvConfig, tables: Tables, t: int) -> np.ndarray:
     """A small image ``(H, W, 3)`` uint8 of table ``t``: the two hands (player top, banker below, the
     winner framed in gold), their totals, the bankroll bar (relative to the start, full at 2x) and the
     bead plate (red banker, blue player, yellow tie)."""

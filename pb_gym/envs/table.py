@@ -4,7 +4,7 @@ Everything here works on *batches* of tables (row ``t`` of every array is table 
 environment (:mod:`pb_gym.envs.punto_banco`) is a batch of one, the native vector environment
 (:mod:`pb_gym.envs.vector`) a batch of N. The pieces:
 
-* :func:`make_config` validates the keyword arguments of both environments into a :class:`TableConfig`
+* :func:`make_config` validates the keyword arguments of both environments into a :class:`EnvConfig`
   (rules, money, limits, episode ends, action and observation options).
 * :func:`observation_space` / :func:`action_space`: the spaces of ONE table.
 * :class:`Tables`: the state of N tables (the engine's :class:`~pb_gym.engine.ShoeState` plus the
@@ -112,7 +112,7 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 
 
 @dataclasses.dataclass(frozen=True)
-class TableConfig:
+class EnvConfig:
     """Validated settings of a table (see :func:`make_config` for the meaning of each field)."""
 
     rules: Rules
@@ -227,7 +227,7 @@ class TableConfig:
                 ).astype(np.float32)
 
 
-def make_config(**kwargs: Any) -> TableConfig:
+def make_config(**kwargs: Any) -> EnvConfig:
     """Validate the environment keyword arguments; a bad name or value raises a ``ValueError`` naming it.
 
     Rules (either ``rules=Rules(...)`` or any of its fields, not both): ``decks``, ``banker_variant``,
@@ -330,7 +330,7 @@ def make_config(**kwargs: Any) -> TableConfig:
     if any(b <= x for x, b in zip(levels, levels[1:])) or (
             a["stake_unit"] == "fraction" and levels[-1] > 1.0):
         raise _bad("stake_levels", a["stake_levels"], allowed_levels)
-    return TableConfig(
+    return EnvConfig(
         rules=rules, bankroll=bankroll, unit=unit, table_min=tmin, table_max=tmax, win_target=target,
         max_hands=None if max_hands is None else int(max_hands), one_shoe=bool(a["one_shoe"]),
         visible_discards=bool(a["visible_discards"]), history=int(a["history"]),
@@ -344,7 +344,7 @@ def make_config(**kwargs: Any) -> TableConfig:
 # --------------------------------------------------------------------------------------------------
 # Spaces (of one table)
 # --------------------------------------------------------------------------------------------------
-def _field_bounds(cfg: TableConfig, key: str) -> tuple[np.ndarray, np.ndarray]:
+def _field_bounds(cfg: EnvConfig, key: str) -> tuple[np.ndarray, np.ndarray]:
     """Raw-unit bounds of one field (the bankroll, and the episode hands without ``max_hands``, have
     none: float32's maximum)."""
     size = cfg.obs_sizes[key]
@@ -360,10 +360,10 @@ def _field_bounds(cfg: TableConfig, key: str) -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(size, dtype=np.float32), high.astype(np.float32)
 
 
-def observation_space(cfg: TableConfig) -> spaces.Dict | spaces.Box:
+def observation_space(cfg: EnvConfig) -> spaces.Dict | spaces.Box:
     """The observation space of one table: one float32 Box (``observation="flat"``, fields in
     :data:`OBS_KEYS` order at ``cfg.obs_offsets``) or a Dict of float32 Boxes. With ``obs_scale=
-    "scaled"`` the bounds are the raw ones times :attr:`TableConfig.obs_factors` (every bounded
+    "scaled"`` the bounds are the raw ones times :attr:`EnvConfig.obs_factors` (every bounded
     feature in [0, 1]; the unbounded ones keep float32's maximum)."""
     bounds = {k: _field_bounds(cfg, k) for k in cfg.obs_keys}
     factors = cfg.obs_factors
@@ -380,7 +380,7 @@ def observation_space(cfg: TableConfig) -> spaces.Dict | spaces.Box:
     return spaces.Dict({k: spaces.Box(lo, hi, dtype=np.float32) for k, (lo, hi) in bounds.items()})
 
 
-def action_space(cfg: TableConfig) -> spaces.Space:
+def action_space(cfg: EnvConfig) -> spaces.Space:
     """The action space of one table (see :data:`ACTION_MODES`)."""
     if cfg.action_mode == "multidiscrete":
         return spaces.MultiDiscrete([len(cfg.bet_choices), len(cfg.stake_levels)])
@@ -433,7 +433,7 @@ class Tables(engine._CheckedArrays):
             raise ValueError(f"Tables.result must be an engine.HandResult of {self.n} tables")
 
 
-def _check_batch(cfg: TableConfig, tables: Tables, active: np.ndarray | None = None) -> None:
+def _check_batch(cfg: EnvConfig, tables: Tables, active: np.ndarray | None = None) -> None:
     """Before a kernel: ``tables`` were made for ``cfg`` (bead plate length, shoe size) and ``active``
     is one flag per table. Cheap (a few comparisons); the arrays themselves are checked by
     :class:`Tables` when set."""
@@ -450,7 +450,7 @@ def _check_batch(cfg: TableConfig, tables: Tables, active: np.ndarray | None = N
         raise ValueError(f"active must be a boolean mask of shape ({tables.n},)")
 
 
-def table_bytes(cfg: TableConfig) -> int:
+def table_bytes(cfg: EnvConfig) -> int:
     """Bytes one table of a batch holds: its shoe state and hand (:func:`pb_gym.engine.table_bytes`),
     its row of :class:`Tables` and its rows of the batched observation space's bounds and of one
     observation (float32)."""
@@ -458,7 +458,7 @@ def table_bytes(cfg: TableConfig) -> int:
     return engine.table_bytes(cfg.rules) + row + 3 * 4 * cfg.obs_size
 
 
-def new_tables(cfg: TableConfig, n: int, seed: engine.Seed = None) -> Tables:
+def new_tables(cfg: EnvConfig, n: int, seed: engine.Seed = None) -> Tables:
     """N tables with a fresh shoe each (``seed``: see :func:`pb_gym.engine.table_seeds`)."""
     tables = Tables(
         shoe=engine.init(cfg.rules, n, seed),
@@ -475,7 +475,7 @@ def new_tables(cfg: TableConfig, n: int, seed: engine.Seed = None) -> Tables:
     return tables
 
 
-def reset_tables(cfg: TableConfig, tables: Tables, index: np.ndarray | None = None,
+def reset_tables(cfg: EnvConfig, tables: Tables, index: np.ndarray | None = None,
                  seeds: Sequence[int] | np.ndarray | None = None) -> None:
     """Start new episodes at the tables ``index`` (all if None): a fresh shoe (seeded with one int per
     table if ``seeds`` is given, else continuing each table's random stream) and the starting bankroll."""
@@ -586,7 +586,7 @@ def _box_stakes_kernel(actions, spots, bankroll, active, min_u, max_u, forced, o
     return -1
 
 
-def decode_actions(cfg: TableConfig, actions: np.ndarray, bankroll: np.ndarray, out: np.ndarray,
+def decode_actions(cfg: EnvConfig, actions: np.ndarray, bankroll: np.ndarray, out: np.ndarray,
                    active: np.ndarray | None = None) -> np.ndarray:
     """Stakes ``(n, 7)`` in units (:data:`~pb_gym.rules.BETS` order) of a batch of actions.
 
@@ -635,7 +635,7 @@ def decode_actions(cfg: TableConfig, actions: np.ndarray, bankroll: np.ndarray, 
     return out
 
 
-def action_masks(cfg: TableConfig, bankroll: np.ndarray) -> np.ndarray:
+def action_masks(cfg: EnvConfig, bankroll: np.ndarray) -> np.ndarray:
     """Valid actions per table for MaskablePPO, ``(n, m)`` bool.
 
     ``multidiscrete``: the bet-choice mask followed by the stake-level mask (sb3-contrib's layout);
@@ -752,7 +752,7 @@ _PP_COL = BETS.index("player_pair")
 _BP_COL = BETS.index("banker_pair")
 
 
-def record_hand(cfg: TableConfig, tables: Tables, hand: engine.HandResult,
+def record_hand(cfg: EnvConfig, tables: Tables, hand: engine.HandResult,
                 shoe: engine.ShoeState) -> None:
     """Fold a hand dealt elsewhere into the tables' bead plates and last-hand records, exactly as a
     step would (the same kernel, with no stakes; bankrolls and hand counters are left alone). For
@@ -776,7 +776,7 @@ def record_hand(cfg: TableConfig, tables: Tables, hand: engine.HandResult,
         np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.bool_))
 
 
-def play_hand(cfg: TableConfig, tables: Tables, actions: np.ndarray, active: np.ndarray,
+def play_hand(cfg: EnvConfig, tables: Tables, actions: np.ndarray, active: np.ndarray,
               max_hands: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Decode ``actions`` into stakes, deal one hand at every table (one engine call), settle and update
     the tables where ``active``. Returns fresh ``(reward, terminated, truncated)`` arrays (inactive
@@ -838,9 +838,9 @@ def _obs_kernel(start, stop, bankroll, bead, position, n_cards, episode_hands, h
                 out[t, o_shoe + r] = unseen[t, r]
 
 
-def write_obs(cfg: TableConfig, tables: Tables) -> np.ndarray:
+def write_obs(cfg: EnvConfig, tables: Tables) -> np.ndarray:
     """The flat observations ``(n, obs_size)`` float32 of every table, in a NEW array (never reused),
-    scaled by :attr:`TableConfig.obs_factors` unless ``obs_scale="raw"``."""
+    scaled by :attr:`EnvConfig.obs_factors` unless ``obs_scale="raw"``."""
     _check_batch(cfg, tables)
     out = np.empty((tables.n, cfg.obs_size), dtype=np.float32)
     off = cfg.obs_offsets
@@ -855,7 +855,7 @@ def write_obs(cfg: TableConfig, tables: Tables) -> np.ndarray:
     return out
 
 
-def split_obs(cfg: TableConfig, flat: np.ndarray) -> dict[str, np.ndarray] | np.ndarray:
+def split_obs(cfg: EnvConfig, flat: np.ndarray) -> dict[str, np.ndarray] | np.ndarray:
     """The observation in the configured form: ``flat`` itself (``observation="flat"``) or a dict of
     views of it (one per field; the last axis is the field)."""
     if cfg.flatten_obs:
@@ -863,7 +863,7 @@ def split_obs(cfg: TableConfig, flat: np.ndarray) -> dict[str, np.ndarray] | np.
     return {k: flat[..., a:b] for k, (a, b) in cfg.obs_offsets.items()}
 
 
-def ev_before_hand(cfg: TableConfig, tables: Tables, rows: np.ndarray | None = None) -> np.ndarray:
+def ev_before_hand(cfg: EnvConfig, tables: Tables, rows: np.ndarray | None = None) -> np.ndarray:
     """Exact EV per unit of every bet spot ``(n, 7)`` of the hand just dealt, given the cards the
     players had seen before it (the unseen counts plus the hand's own cards; after a reshuffle that is
     the new shoe, burn card turned). ``rows``: only these tables (``(len(rows), 7)``)."""
@@ -879,7 +879,7 @@ def ev_before_hand(cfg: TableConfig, tables: Tables, rows: np.ndarray | None = N
     return exact.expected_values(comp, cfg.rules)
 
 
-def hand_info(cfg: TableConfig, tables: Tables) -> dict[str, np.ndarray]:
+def hand_info(cfg: EnvConfig, tables: Tables) -> dict[str, np.ndarray]:
     """Batched info of the hand just played (new arrays): cards, totals, winner (0 banker, 1 player,
     2 tie), natural, pairs, shuffled, stakes (units, BETS order), bankroll after the hand (units) and,
     with ``info_ev``, the exact EV per unit of each bet before the hand."""
