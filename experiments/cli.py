@@ -5,24 +5,27 @@ statistic that is undefined is ``null``, explained under ``null_values``). Exit 
 input (an option, a config, a run too large for this machine), with a message naming the option or key
 and the allowed values; 1 the environment failed (a full disk, the output closed early, a lost worker);
 130 interrupted (Ctrl-C). Every failure is one line on stderr, never a traceback.
+
+This shell lives in the top layer because it dispatches to the studies of :mod:`experiments`; the
+core (:mod:`pb_gym`) never imports it. It imports only the standard library when it is loaded: numpy,
+numba, gymnasium and the core are imported inside :func:`main`'s handlers, so that Ctrl-C while they
+load (a second or more on a cold start) is reported like any other interrupt, as one line and status
+130, not as a traceback from the import machinery.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import math
 import os
 import sys
-from typing import Callable, Sequence
 
-import numpy as np
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy and ruff know the name)
+if TYPE_CHECKING:  # for the annotations only; the modules are imported where they are used
+    from collections.abc import Sequence
 
-from pb_gym import engine, exact, memory, strict_json
-from pb_gym import rules as R
-from pb_gym.progress import Progress
+    import numpy as np
 
-Z95 = 1.959963984540054  # two-sided 95% normal quantile
+    from pb_gym import rules as R
 
 
 class UsageError(ValueError):
@@ -30,6 +33,8 @@ class UsageError(ValueError):
 
 
 def _add_rules_options(parser: argparse.ArgumentParser) -> None:
+    from pb_gym import rules as R
+
     parser.add_argument("--variant", default="standard", choices=R.BANKER_VARIANTS,
                         help="banker payout: standard 19:20 (5%% commission), no-commission (a banker "
                              "win with 6 pays 1:2) or ez (a banker win with a three-card 7 pushes)")
@@ -39,6 +44,8 @@ def _add_rules_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _rules(args: argparse.Namespace, decks: int) -> R.Rules:
+    from pb_gym import rules as R
+
     try:
         return R.Rules(decks=decks, banker_variant=args.variant, tie_pays=args.tie_pays)
     except ValueError as error:
@@ -50,6 +57,10 @@ MAX_RANK_COUNT = 10**9
 
 
 def _parse_ranks(text: str) -> np.ndarray:
+    import numpy as np
+
+    from pb_gym import rules as R
+
     parts = [p.strip() for p in text.split(",")]
     shown = text if len(text) <= 80 else text[:80] + "..."
     # ASCII digits only: str.isdigit() also accepts '²' or '٣', which int() then rejects or reads
@@ -69,6 +80,9 @@ def _pct(x: float) -> str:
 # ------------------------------------------------------------------------------------------ odds
 def cmd_odds(args: argparse.Namespace) -> dict:
     """Exact probabilities and EV of every bet for a full shoe or a given composition."""
+    from pb_gym import exact
+    from pb_gym import rules as R
+
     if args.ranks is not None:
         composition = _parse_ranks(args.ranks)
         rules = _rules(args, decks=8)  # only the payouts matter for a given composition
@@ -101,61 +115,13 @@ def cmd_odds(args: argparse.Namespace) -> dict:
 
 
 # -------------------------------------------------------------------------------------- simulate
-def simulate(rules: R.Rules, hands: int, seed: int, tables: int,
-             progress: Callable[[int], None] | None = None) -> dict:
-    """Deal ``hands`` hands over ``tables`` tables and compare observed figures with the exact ones.
-
-    Every bet is staked one unit on every hand; its realized return per unit is reported with a 95%
-    normal confidence interval, next to the exact full-shoe EV. (Hands dealt through shoes to the cut
-    card average very slightly differently from a full shoe: the cut-card effect, far below these
-    intervals at any practical number of hands.)
-    """
-    state = engine.init(rules, tables, seed=seed)
-    out = engine.HandResult.empty(tables)
-    outcome_counts = np.zeros(R.N_OUTCOMES, dtype=np.int64)
-    pair_counts = np.zeros(2, dtype=np.int64)
-    net_sum = np.zeros(R.N_BETS)
-    net_sq = np.zeros(R.N_BETS)
-    done = 0
-    while done < hands:
-        engine.deal(rules, state, out)
-        take = min(tables, hands - done)
-        outcome = out.outcome[:take]
-        outcome_counts += np.bincount(outcome, minlength=R.N_OUTCOMES)
-        pair_counts += [int(out.player_pair[:take].sum()), int(out.banker_pair[:take].sum())]
-        payoff = R.payoffs(rules, outcome, out.player_pair[:take], out.banker_pair[:take])
-        net_sum += payoff.sum(axis=0)
-        net_sq += np.einsum("ij,ij->j", payoff, payoff)
-        done += take
-        if progress is not None:
-            progress(take)
-    winners = np.bincount(R.OUTCOME_WINNER, weights=outcome_counts, minlength=3).astype(np.int64)
-    probabilities = exact.outcome_probabilities(R.full_shoe(rules.decks))
-    exact_winner = np.bincount(R.OUTCOME_WINNER, weights=probabilities, minlength=3)
-    exact_ev = exact.expected_values(R.full_shoe(rules.decks), rules)
-    bets = {}
-    for i, bet in enumerate(R.BETS):
-        mean = net_sum[i] / hands
-        variance = max(net_sq[i] / hands - mean * mean, 0.0) * hands / max(hands - 1, 1)
-        half = Z95 * math.sqrt(variance / hands)
-        bets[bet] = {"return_per_unit": mean, "ci95": [mean - half, mean + half],
-                     "exact_ev": float(exact_ev[i]),
-                     "exact_within_ci": bool(mean - half <= exact_ev[i] <= mean + half)}
-    frequencies = {name: int(n) for name, n in zip(R.WINNERS, winners)}
-    return {
-        "hands": int(hands), "tables": int(tables), "seed": int(seed), "decks": rules.decks,
-        "variant": rules.banker_variant, "tie_pays": rules.tie_pays,
-        "wins": frequencies,
-        "frequencies": {name: n / hands for name, n in frequencies.items()},
-        "exact_probabilities": {name: float(p) for name, p in zip(R.WINNERS, exact_winner)},
-        "outcomes": {name: int(n) for name, n in zip(R.OUTCOMES, outcome_counts)},
-        "pairs": {"player_pair": int(pair_counts[0]), "banker_pair": int(pair_counts[1])},
-        "bets": bets,
-    }
-
-
 def cmd_simulate(args: argparse.Namespace) -> dict:
     """Deal hands with the engine; observed frequencies and returns against the exact figures."""
+    from pb_gym import engine, memory
+    from pb_gym import rules as R
+    from pb_gym.progress import Progress
+    from pb_gym.simulate import simulate
+
     if args.hands < 1:
         raise UsageError(f"--hands={args.hands} is not allowed; allowed: an integer >= 1")
     if args.tables is not None and args.tables < 1:
@@ -196,6 +162,8 @@ def cmd_bench(args: argparse.Namespace) -> dict:
     """Throughput of the engine, the exact calculator and the environments, idle and (--load) beside one
     busy process per core; --rl adds SB3 PPO on this env against PPO on CartPole-v1 (needs the rl
     extra). Figures and side-by-side ratios of one run."""
+    import importlib
+
     from pb_gym import bench
 
     figures = bench.run(quick=args.quick, load=args.load)
@@ -211,7 +179,8 @@ def cmd_bench(args: argparse.Namespace) -> dict:
 
 # ------------------------------------------------------------------------- studies (dispatch only)
 def _study(module: str, args: argparse.Namespace) -> dict:
-    """Run a study from ``experiments/`` (the core never imports it; only this shell dispatches)."""
+    """Run a study from ``experiments/`` (imported only when its command runs: a missing extra is then a
+    clear usage error, and the other commands start without loading pydantic, matplotlib or torch)."""
     import importlib
 
     try:
@@ -219,9 +188,8 @@ def _study(module: str, args: argparse.Namespace) -> dict:
     except ImportError as error:  # the `studies` extra (pyyaml, pydantic, matplotlib) is missing
         raise UsageError(f"{error}; install the studies extra (pb-gym is not on PyPI; in the clone): "
                          "pip install -e '.[studies]'") from None
-    from experiments.config import ConfigError
-
     from experiments.chunk_store import ResumeError
+    from experiments.config import ConfigError
     from experiments.outputs import OutputError
     from experiments.scale import ChunkError, SchedulerError, check_scheduler_address
 
@@ -362,6 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
                            description=cmd_train.__doc__)
     _add_study_arguments(train, "training config, e.g. configs/train/ppo.yaml",
                          "model, settings, learning curve and evaluation (default out/train/NAME)")
+    _add_resume_option(train)  # the trained model and the evaluation's chunks, in OUT/.partial
     train.set_defaults(func=cmd_train)
 
     experiment = sub.add_parser("experiment", help="the counting and gambler's-ruin studies",
@@ -421,6 +390,8 @@ def _fail(status: int, message: str) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
+    from pb_gym import memory, strict_json
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "scheduler", None) and args.backend != "dask":

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from pb_gym import cli
+from experiments import cli
 
 
 def run_json(capsys, *argv):
@@ -98,7 +98,7 @@ def test_bench_quick_json(capsys):
 
 def test_console_script_help():
     for command in ("odds", "simulate", "bench"):
-        done = subprocess.run([sys.executable, "-m", "pb_gym.cli", command, "--help"],
+        done = subprocess.run([sys.executable, "-m", "experiments.cli", command, "--help"],
                               capture_output=True, text=True, check=True)
         assert "--json" in done.stdout
 
@@ -111,3 +111,37 @@ def test_experiment_help_describes_every_study(capsys):
     for name, description in cli.STUDIES.items():
         first_words = " ".join(description.split()[:4])
         assert f"  {name}" in text and first_words in " ".join(text.split()), name
+
+
+HEAVY = ("numpy", "numba", "gymnasium", "pb_gym", "agents", "torch", "yaml", "pydantic", "matplotlib")
+
+
+def test_the_console_script_module_loads_only_the_standard_library():
+    """``pb-gym`` imports ``experiments.cli`` before ``main`` can catch Ctrl-C: that import must be
+    cheap, so the heavy ones (numpy, numba, gymnasium, the core) happen inside ``main``."""
+    code = ("import sys, experiments.cli; "
+            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.15, 0.4])
+def test_ctrl_c_during_start_up_imports_is_one_line_and_status_130(delay):
+    """Ctrl-C at any point after ``main`` is entered, including while numpy, numba and the core load:
+    one line on stderr and status 130, never a traceback (issue 12, item 8). The child says when
+    it enters ``main``, so the signal lands in the imports whatever the machine's load."""
+    import signal
+    import time
+
+    code = ("import sys, experiments.cli as cli; print('main', flush=True); "
+            "sys.exit(cli.main(['odds', '--decks', '6']))")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    assert child.stdout.readline() == "main\n"
+    time.sleep(delay)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=120)
+    if child.returncode == 0:  # finished before the signal came (possible only at the longest delays)
+        assert delay > 0 and "6-deck shoe" in out and err == ""
+    else:
+        assert (child.returncode, err) == (130, "pb-gym: interrupted\n")

@@ -10,7 +10,8 @@ import yaml
 from experiments import evaluate as E
 from experiments import scale
 from experiments.config import ConfigError, validate
-from pb_gym import cli, engine
+from experiments import cli
+from pb_gym import engine
 from pb_gym import rules as R
 
 SMALL = {

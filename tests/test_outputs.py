@@ -12,7 +12,7 @@ import yaml
 import chunk_tasks
 from experiments import chunk_store, outputs, scale
 from experiments import evaluate as E
-from pb_gym import cli
+from experiments import cli
 
 STUDY = {
     "name": "resume", "rules": {"decks": 8}, "table": {"unit": 10, "minimum": 10, "maximum": 640},

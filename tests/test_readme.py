@@ -44,7 +44,7 @@ from unittest import mock
 import pytest
 import yaml
 
-from pb_gym import cli
+from experiments import cli
 from pb_gym import rules as R
 
 ROOT = Path(__file__).resolve().parent.parent

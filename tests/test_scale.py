@@ -12,7 +12,7 @@ import chunk_tasks
 from experiments import evaluate as E
 from experiments import scale
 from experiments.config import validate
-from pb_gym import cli
+from experiments import cli
 
 BACKENDS = [("serial", None), ("processes", 2), ("dask", 2)]
 

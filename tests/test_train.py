@@ -16,7 +16,7 @@ from agents import systems as S  # noqa: E402
 from experiments import evaluate as E  # noqa: E402
 from experiments import train as TR  # noqa: E402
 from experiments.config import ConfigError, validate  # noqa: E402
-from pb_gym import cli  # noqa: E402
+from experiments import cli  # noqa: E402
 from pb_gym import rules as R  # noqa: E402
 from pb_gym.envs import table as T  # noqa: E402
 from pb_gym.envs.vector import PuntoBancoVectorEnv  # noqa: E402
