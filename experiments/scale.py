@@ -116,15 +116,21 @@ class ChunkError(RuntimeError):
     """A chunk failed twice; the run stopped and nothing was merged."""
 
 
-def plan(n_items: int, chunk_size: int, seed: int | np.random.SeedSequence) -> list[Chunk]:
-    """Cut ``n_items`` into chunks of ``chunk_size`` consecutive items (the last may be smaller)."""
+def plan(n_items: int, chunk_size: int, seed: int | np.random.SeedSequence,
+         indices: range | None = None) -> list[Chunk]:
+    """Cut ``n_items`` into chunks of ``chunk_size`` consecutive items (the last may be smaller).
+
+    ``indices``: only these chunks of the plan (the same chunks, seeds included), so that a study of
+    millions of chunks is planned a slice at a time."""
     if n_items < 1 or chunk_size < 1:
         raise ValueError(f"n_items={n_items} and chunk_size={chunk_size} must both be >= 1")
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    starts = list(range(0, n_items, chunk_size))
-    seeds = root.spawn(len(starts))
-    return [Chunk(i, len(starts), start, min(chunk_size, n_items - start), seeds[i])
-            for i, start in enumerate(starts)]
+    count = -(-n_items // chunk_size)
+    # chunk i's seed is root.spawn(count)[i], made directly (spawn would make every earlier one)
+    return [Chunk(i, count, i * chunk_size, min(chunk_size, n_items - i * chunk_size),
+                  np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, i),
+                                         pool_size=root.pool_size))
+            for i in (range(count) if indices is None else indices)]
 
 
 def run(task: Callable[[Chunk], Result], chunks: Sequence[Chunk], backend: str = "serial",
