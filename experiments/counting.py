@@ -48,12 +48,11 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
-from experiments import chunk_store, outputs, scale
+from experiments import chunk_store, outputs, plotting, scale
 from experiments.config import ConfigError, RulesConfig, Strict, load
+from experiments.stats import ratio_ci
 from pb_gym import engine, exact, strict_json
 from pb_gym import rules as R
-
-Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
 # --------------------------------------------------------------------------------------------------
 # Config
@@ -282,24 +281,8 @@ def merge(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
 
 
 # --------------------------------------------------------------------------------------------------
-# Statistics over shoes, from the merged sums
+# Statistics over shoes, from the merged sums (intervals: experiments.stats.ratio_ci, shoes as groups)
 # --------------------------------------------------------------------------------------------------
-def ratio_ci(x: np.ndarray, n: np.ndarray) -> dict:
-    """sum(x) / sum(n) with a 95% CI over shoes (ratio estimator), from per-shoe sums ``x_s``, ``n_s``.
-
-    Hands of one shoe are correlated; shoes are independent. With ``S`` shoes and ``R = sum x / sum n``:
-    ``se = sqrt(S / (S - 1) * sum_s (x_s - R n_s)^2) / sum_s n_s``.
-    """
-    n_shoes, total = len(x), n.sum()
-    if total <= 0:
-        return {"estimate": None, "ci95": None, "se": None, "n": 0}
-    estimate = x.sum() / total
-    se = math.sqrt(n_shoes / (n_shoes - 1) * np.sum((x - estimate * n) ** 2)) / total
-    return {"estimate": float(estimate), "ci95": [float(estimate - Z95 * se),
-                                                   float(estimate + Z95 * se)],
-            "se": float(se), "n": int(round(total))}
-
-
 def correlation(moments: np.ndarray) -> float:
     """Pearson correlation from (n, sum x, sum y, sum x^2, sum y^2, sum xy)."""
     n, sx, sy, sxx, syy, sxy = (float(v) for v in moments)
@@ -534,10 +517,7 @@ def report(result: dict) -> str:
 
 def plot_depth(result: dict, path: Path) -> None:
     """Share of hands with EV > 0 and mean EV when positive, against cards dealt."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = plotting.pyplot()
     depth = result["by_depth"]
     x = np.array(depth["bin_start_cards"]) + result.get("depth_bin_cards", 0) / 2
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
@@ -559,9 +539,7 @@ def plot_depth(result: dict, path: Path) -> None:
     axes[0].legend(fontsize=8)
     fig.suptitle(f"{result['rules']['decks']} decks, {result['shoes']:,} shoes: where the exact EV "
                  "turns positive")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plotting.save(fig, path)
 
 
 OUTPUT_NAMES = ("counting.json", "counting.txt", "depth.png")

@@ -32,12 +32,12 @@ import numpy as np
 from pydantic import Field
 
 from experiments import counting as C
+from experiments import plotting, stats
 from experiments.config import Strict
 from pb_gym import engine, exact
 from pb_gym import rules as R
 from pb_gym.envs import table as T
 
-Z95 = 1.959963984540054
 EV_BINS = (-1.0, -0.10, -0.06, -0.04, -0.02, -0.01, 0.0, 0.01, 0.02, 0.04, 0.06, 0.10, 1.0e9)
 """Edges of the exact-EV bins of the calibration table and plot (per unit staked)."""
 
@@ -175,7 +175,7 @@ def count_stakes(count: dict, composition: np.ndarray, spots: np.ndarray, decks:
 
 # ------------------------------------------------------------------------------------ the deal
 def _ratio(x: np.ndarray, n: np.ndarray) -> dict:
-    return C.ratio_ci(np.asarray(x, dtype=np.float64), np.asarray(n, dtype=np.float64))
+    return stats.ratio_ci(np.asarray(x, dtype=np.float64), np.asarray(n, dtype=np.float64))
 
 
 def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, hands: int, seed: int,
@@ -356,11 +356,7 @@ def plot_calibration(result: dict, path: Path, title: str) -> Path:
     """P(bet) against the exact EV of the bet before the hand, binned, one line per scored bet, beside
     the perfect-information bettor's (which stakes only the best of the scored bets: a positive bet
     whose neighbour is better is not its choice, so its curve too stays below 1)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = plotting.pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     for k, (bet, rows) in enumerate(result["calibration"].items()):
         pts = [r for r in rows if r["hands"] >= 20]
@@ -377,10 +373,7 @@ def plot_calibration(result: dict, path: Path, title: str) -> Path:
     ax.set_ylim(-0.03, 1.03)
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return plotting.save(fig, path)
 
 
 CURVE_FIELDS = ("timesteps", "learned_exact", "learned_exact_lo", "learned_exact_hi", "perfect_exact",
@@ -406,11 +399,7 @@ def write_curve(rows: list[dict], out: Path, title: str) -> list[Path]:
         writer = csv.DictWriter(handle, fieldnames=list(CURVE_FIELDS))
         writer.writeheader()
         writer.writerows(rows)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = plotting.pyplot()
     x = [r["timesteps"] for r in rows]
     fig, (ax, ax2) = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
     ax.fill_between(x, [r["learned_exact_lo"] for r in rows], [r["learned_exact_hi"] for r in rows],
@@ -427,7 +416,5 @@ def write_curve(rows: list[dict], out: Path, title: str) -> list[Path]:
     ax2.set_ylabel("greedy bet rate")
     ax2.set_xlabel("timesteps (hands, all tables)")
     ax2.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(png_path, dpi=110)
-    plt.close(fig)
+    plotting.save(fig, png_path)
     return [csv_path, png_path]

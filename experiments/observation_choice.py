@@ -19,10 +19,11 @@ The README's table ("Using pb-gym from stable-baselines3 / RL Zoo / Gymnasium") 
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import numpy as np
+
+from pb_gym import strict_json
 
 ZOO = dict(n_steps=256, batch_size=1024, n_epochs=4, gamma=0.0, gae_lambda=0.0, ent_coef=0.01,
            learning_rate=3e-4, policy_kwargs=dict(net_arch=[64, 64]))
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         observation, scale = form.split("-")
         for seed in (int(s) for s in args.seeds.split(",")):
             rows.append(run(observation, scale, seed, args.hands, hyperparameters))
-            print(json.dumps(rows[-1]), flush=True)
+            print(strict_json.dumps(rows[-1]), flush=True)
     return rows
 
 

@@ -81,17 +81,6 @@ def test_effects_of_removal_and_tags():
     assert np.all(eor[9:, :] == eor[9, :])
 
 
-def test_ratio_ci_is_computed_over_shoes():
-    """From per-shoe sums: three shoes with hands 2, 3, 1 and sums of x 3, 4, 5."""
-    per_shoe_x, per_shoe_n = np.array([3.0, 4.0, 5.0]), np.array([2.0, 3.0, 1.0])
-    ci = counting.ratio_ci(per_shoe_x, per_shoe_n)
-    assert ci["estimate"] == pytest.approx(12 / 6) and ci["n"] == 6
-    se = np.sqrt(3 / 2 * np.sum((per_shoe_x - 2 * per_shoe_n) ** 2)) / 6
-    assert ci["se"] == pytest.approx(se)
-    assert ci["ci95"] == pytest.approx([2 - counting.Z95 * se, 2 + counting.Z95 * se])
-    assert counting.ratio_ci(per_shoe_x, np.zeros(3))["estimate"] is None
-
-
 def _per_hand_ratio(numerator, denominator, shoe, n_shoes):
     """The ratio estimator computed from per-hand rows (the pre-chunking code), for comparison."""
     x = np.bincount(shoe, weights=numerator, minlength=n_shoes)

@@ -1,0 +1,134 @@
+"""The statistics every study reports: normal quantiles, binomial, mean and ratio confidence intervals.
+
+One place for what the studies used to write each for itself (``experiments/ruin*.py``, ``counting.py``,
+``discovery.py``, and for ``evaluate.py`` and ``train.py`` to switch to). Every function is plain
+Python and numpy, works from sums where a study merges chunks (so that the merged figure is the same
+to the last bit whatever the chunking), and says what it returns where a statistic is undefined
+(``nan``: no data; ``inf``: an interval the data cannot bound), which :mod:`pb_gym.strict_json` writes
+as ``null`` with the reason.
+
+* :data:`Z95`, :func:`z_value`: the two-sided normal quantile of a confidence level.
+* :func:`normal_ci`: ``[estimate - z se, estimate + z se]``.
+* :func:`wilson`: the Wilson interval of a binomial proportion (successes out of n).
+* :func:`mean_se_from_sums`: mean and standard error from ``n``, ``sum x`` and ``sum x^2`` (integer
+  sums stay exact in any merge order).
+* :func:`mean_se`: mean and standard error of a sample.
+* :func:`ratio_ci`: ``sum x / sum n`` over independent groups (shoes, sessions) with the delta-method
+  (ratio-estimator) interval, from each group's sums.
+* :func:`ratio_ci_from_moments`: the same estimator from the five sums a merge keeps
+  (``sum x``, ``sum n``, ``sum x^2``, ``sum n^2``, ``sum x n``) and the number of groups.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+
+Z95 = 1.959963984540054
+"""Two-sided 95% normal quantile, ``z_value(0.95)`` (the value every study's 95% intervals use)."""
+
+
+def z_value(confidence: float = 0.95) -> float:
+    """The two-sided normal quantile of ``confidence``: P(|Z| <= z) = confidence for Z ~ N(0, 1).
+
+    :class:`statistics.NormalDist` gives a first value (to about 2 units in the last place); two
+    Newton steps on the upper tail, ``erfc(z / sqrt 2) / 2 = (1 - confidence) / 2``, make it exact to
+    the last bit (``z_value(0.95) == Z95``; tested).
+
+    Raises:
+        ValueError: ``confidence`` is not strictly between 0 and 1.
+    """
+    if not (isinstance(confidence, (int, float)) and 0.0 < confidence < 1.0):
+        raise ValueError(f"confidence={confidence!r} is not allowed; allowed: a number strictly "
+                         "between 0 and 1, e.g. 0.95")
+    tail = (1.0 - confidence) / 2.0
+    z = NormalDist().inv_cdf(1.0 - tail)
+    for _ in range(2):
+        density = math.exp(-z * z / 2.0) / math.sqrt(2.0 * math.pi)
+        z += (0.5 * math.erfc(z / math.sqrt(2.0)) - tail) / density
+    return z
+
+
+def normal_ci(estimate: float, se: float, z: float = Z95) -> list[float]:
+    """``[estimate - z se, estimate + z se]`` as floats (``nan`` where either is ``nan``)."""
+    return [float(estimate - z * se), float(estimate + z * se)]
+
+
+def wilson(successes: int, n: int, z: float = Z95) -> list[float]:
+    """Wilson interval of a binomial proportion, ``successes`` out of ``n`` (95% by default).
+
+    Unlike the normal interval it stays inside [0, 1] and is not empty at 0 or n successes. No trials
+    (``n == 0``): ``[nan, nan]``.
+    """
+    if n == 0:
+        return [math.nan, math.nan]
+    p = successes / n
+    centre = (p + z ** 2 / (2 * n)) / (1 + z ** 2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z ** 2 / (4 * n * n)) / (1 + z ** 2 / n)
+    return [centre - half, centre + half]
+
+
+def mean_se_from_sums(n: int, total: int | float, squares: int | float) -> tuple[float, float]:
+    """Mean and standard error of the mean from ``n``, ``sum x`` and ``sum x^2``.
+
+    With integer sums the sample variance ``(n sum x^2 - (sum x)^2) / (n (n - 1))`` is computed from
+    exact integers, so chunks merged in any order give the same bits. ``n == 0``: ``(nan, nan)``;
+    ``n == 1``: ``(x, nan)`` (one value has no spread).
+    """
+    if n == 0:
+        return math.nan, math.nan
+    mean = total / n
+    sd = math.sqrt((n * squares - total * total) / (n * (n - 1))) if n > 1 else math.nan
+    return mean, sd / math.sqrt(n)
+
+
+def mean_se(values: np.ndarray) -> tuple[float, float]:
+    """Mean and standard error (``std(ddof=1) / sqrt(n)``) of a sample; fewer than two values:
+    standard error ``inf`` (no interval can be given; :func:`normal_ci` then spans everything)."""
+    values = np.asarray(values, dtype=np.float64)
+    n = values.size
+    se = float(values.std(ddof=1) / math.sqrt(n)) if n > 1 else math.inf
+    return float(values.mean()) if n else math.nan, se
+
+
+def ratio_ci(x: np.ndarray, n: np.ndarray, z: float = Z95) -> dict:
+    """``sum(x) / sum(n)`` with its interval over independent groups, from per-group sums ``x_g``, ``n_g``.
+
+    Items within a group (the hands of one shoe, of one session) are correlated; groups are
+    independent. With ``G`` groups and ``R = sum x / sum n``, the delta-method (ratio-estimator)
+    standard error is ``sqrt(G / (G - 1) * sum_g (x_g - R n_g)^2) / sum_g n_g``.
+
+    Returns ``{"estimate", "ci95", "se", "n"}`` (``n``: ``sum n``, rounded); all None when
+    ``sum n <= 0``.
+    """
+    n_groups, total = len(x), n.sum()
+    if total <= 0:
+        return {"estimate": None, "ci95": None, "se": None, "n": 0}
+    estimate = x.sum() / total
+    se = math.sqrt(n_groups / (n_groups - 1) * np.sum((x - estimate * n) ** 2)) / total
+    return {"estimate": float(estimate), "ci95": [float(estimate - z * se), float(estimate + z * se)],
+            "se": float(se), "n": int(round(total))}
+
+
+def ratio_ci_from_moments(sum_x: float, sum_n: float, sum_x2: float, sum_n2: float, sum_xn: float,
+                          groups: int, z: float = Z95) -> tuple[float, float, float]:
+    """:func:`ratio_ci` from the sums a merge keeps instead of the per-group values:
+    ``(R, low, high)`` with ``R = sum x / sum n``; the residuals ``x_g - R n_g`` have the sum of squares
+    ``sum x^2 - 2 R sum x n + R^2 sum n^2``.
+
+    ``sum n <= 0``: ``(nan, nan, nan)``; one group: ``(R, -inf, inf)`` (no spread to measure).
+    """
+    if sum_n <= 0:
+        return math.nan, math.nan, math.nan
+    ratio = sum_x / sum_n
+    if groups < 2:
+        return float(ratio), -math.inf, math.inf
+    squares = max(sum_x2 - 2 * ratio * sum_xn + ratio * ratio * sum_n2, 0.0)
+    se = math.sqrt(squares / (groups - 1) / groups) / (sum_n / groups)
+    return float(ratio), float(ratio - z * se), float(ratio + z * se)
+
+
+__all__ = ["Z95", "z_value", "normal_ci", "wilson", "mean_se_from_sums", "mean_se", "ratio_ci",
+           "ratio_ci_from_moments"]
