@@ -298,3 +298,334 @@ def odds(composition: np.ndarray | list, rules: Rules | None = None) -> dict:
 def deals_of_six(cards: int) -> int:
     """``N (N-1) ... (N-5)``: the number of ordered 6-card deals from ``cards`` cards."""
     return math.perm(int(cards), 6)
+
+
+# --------------------------------------------------------------------------------------------------
+# Hand classes: the joint law of (totals, card counts, pair flags), for every bet of the catalog
+# --------------------------------------------------------------------------------------------------
+# A bet of the catalog (:mod:`pb_gym.catalog`) is a column over the 1,600 hand classes of
+# :func:`pb_gym.rules.hand_class`. Its EV is ``P @ column`` with ``P`` the probability of each class, so
+# the cost of pricing k bets is one walk over the multisets (as above) plus one small product: the walk
+# is shared by every bet and grows with the number of grid cells it fills, not with the bets.
+#
+# The walk runs over card *values*, the pair flags over *ranks*. For values 1-9 a value is one rank, so
+# two first cards of equal nonzero value are a pair. Four ranks (10, J, Q, K) share the value 0: given a
+# value sequence, the ranks of its zero-valued cards are an ordered draw without replacement from the
+# zero-valued cards of the shoe (exchangeability), so two of them share a rank with probability
+# ``q1 = sum_r z_r (z_r - 1) / (Z (Z - 1))`` and two given pairs of them both share a rank with
+# probability ``q2 = sum_{r,s} z_r (z_r - 1) (z_s - 2[r=s]) (z_s - 1 - 2[r=s]) / (Z)_4``. So each
+# ordering of a multiset is filed under its value class and a *pair pattern* (each side's first two
+# cards: different values / the same nonzero value / both zero-valued) and the pair flags follow from
+# q1 and q2 in closed form, exactly, for integers as for floats.
+N_VALUE_CLASSES = 400
+"""Value classes (player total, banker total, player cards, banker cards): ``hand class // 4``."""
+_SIDE_PATTERNS = 3  # first two cards of one side: 0 = different values, 1 = same nonzero value, 2 = both 0
+_PATTERNS = _SIDE_PATTERNS * _SIDE_PATTERNS
+_KEYS = N_VALUE_CLASSES * _PATTERNS
+CLASS_CHUNK = 2048
+"""Compositions per chunk of :func:`hand_class_expectations`: bounds its memory (26 MB a chunk)."""
+
+
+def value_class(player_total, banker_total, player_ncards, banker_ncards):
+    """The value class ``((pt * 10 + bt) * 2 + pn - 2) * 2 + bn - 2`` (scalars or arrays); the hand
+    class of :func:`pb_gym.rules.hand_class` is ``value_class * 4 + player_pair * 2 + banker_pair``."""
+    pt, bt = np.asarray(player_total, np.int64), np.asarray(banker_total, np.int64)
+    pn, bn = np.asarray(player_ncards, np.int64), np.asarray(banker_ncards, np.int64)
+    return ((pt * 10 + bt) * 2 + pn - 2) * 2 + bn - 2
+
+
+def _multiset_index(seq: np.ndarray) -> tuple[np.ndarray, int]:
+    """Index of each value sequence's multiset in the walk order, and the number of multisets."""
+    ordered = np.sort(seq, axis=0).astype(np.int64)
+    code = np.zeros(ordered.shape[1], dtype=np.int64)
+    for row in ordered:
+        code = code * 10 + row
+    multisets = np.unique(code)
+    return np.searchsorted(multisets, code), len(multisets)
+
+
+@functools.lru_cache(maxsize=1)
+def hand_class_weights() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sparse table the hand-class walk reads, built once: for multiset ``j`` (walk order), the
+    entries ``indptr[j]:indptr[j + 1]`` of ``keys`` (``value_class * 9 + pair pattern``) and
+    ``orderings`` (how many orderings of the multiset are dealt into that key). About 166,000 entries."""
+    seq = _value_sequences()
+    hand = deal_value_sequences(seq)
+    cell = value_class(hand["player_total"], hand["banker_total"], hand["player_ncards"],
+                       hand["banker_ncards"])
+    v = seq.astype(np.int64)
+
+    def side(first: int, second: int) -> np.ndarray:
+        same = v[first] == v[second]
+        return np.where(~same, 0, np.where(v[first] == 0, 2, 1))
+
+    index, n_multisets = _multiset_index(seq)
+    key = index * _KEYS + cell * _PATTERNS + side(0, 2) * _SIDE_PATTERNS + side(1, 3)
+    unique, orderings = np.unique(key, return_counts=True)
+    rows = unique // _KEYS
+    indptr = np.searchsorted(rows, np.arange(n_multisets + 1)).astype(np.int64)
+    return indptr, (unique % _KEYS).astype(np.int64), orderings.astype(np.int64)
+
+
+@numba.njit(cache=True, nogil=True)
+def _class_counts_kernel(start, stop, c, indptr, keys, orderings, out):
+    """out[b, key] = sum over orderings filed under key of prod_v (c[b, v])_(m_v), exact int64."""
+    for b in range(start, stop):
+        j = 0
+        for v1 in range(10):
+            p1 = c[b, v1]
+            for v2 in range(v1, 10):
+                k2 = 1 if v2 == v1 else 0
+                p2 = p1 * (c[b, v2] - k2)
+                for v3 in range(v2, 10):
+                    k3 = k2 + 1 if v3 == v2 else 0
+                    p3 = p2 * (c[b, v3] - k3)
+                    for v4 in range(v3, 10):
+                        k4 = k3 + 1 if v4 == v3 else 0
+                        p4 = p3 * (c[b, v4] - k4)
+                        for v5 in range(v4, 10):
+                            k5 = k4 + 1 if v5 == v4 else 0
+                            p5 = p4 * (c[b, v5] - k5)
+                            for v6 in range(v5, 10):
+                                k6 = k5 + 1 if v6 == v5 else 0
+                                p6 = p5 * (c[b, v6] - k6)
+                                if p6 != 0:
+                                    for e in range(indptr[j], indptr[j + 1]):
+                                        out[b, keys[e]] += orderings[e] * p6
+                                j += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _class_probabilities_kernel(start, stop, blocks, scale, q1, q2, indptr, keys, orderings, out):
+    """Float twin over blocks of compositions, pair flags mixed in: ``blocks`` (n_blocks, 10, BLOCK)
+    value counts, ``scale`` 1 / (N)_6 and ``q1``, ``q2`` (n_blocks, BLOCK); row ``blk * BLOCK + i`` of
+    ``out`` (rows, 1600) receives the hand-class probabilities (one BLOCK-wide multiply-add per entry
+    of the sparse table, then the closed-form split of the pair flags)."""
+    for blk in range(start, stop):
+        c = blocks[blk]
+        acc = np.zeros((_KEYS, BLOCK))
+        p1 = np.empty(BLOCK)
+        p2 = np.empty(BLOCK)
+        p3 = np.empty(BLOCK)
+        p4 = np.empty(BLOCK)
+        p5 = np.empty(BLOCK)
+        p6 = np.empty(BLOCK)
+        j = 0
+        for v1 in range(10):
+            for i in range(BLOCK):
+                p1[i] = c[v1, i]
+            for v2 in range(v1, 10):
+                k2 = 1.0 if v2 == v1 else 0.0
+                for i in range(BLOCK):
+                    p2[i] = p1[i] * (c[v2, i] - k2)
+                for v3 in range(v2, 10):
+                    k3 = k2 + 1.0 if v3 == v2 else 0.0
+                    for i in range(BLOCK):
+                        p3[i] = p2[i] * (c[v3, i] - k3)
+                    for v4 in range(v3, 10):
+                        k4 = k3 + 1.0 if v4 == v3 else 0.0
+                        for i in range(BLOCK):
+                            p4[i] = p3[i] * (c[v4, i] - k4)
+                        for v5 in range(v4, 10):
+                            k5 = k4 + 1.0 if v5 == v4 else 0.0
+                            for i in range(BLOCK):
+                                p5[i] = p4[i] * (c[v5, i] - k5)
+                            for v6 in range(v5, 10):
+                                k6 = k5 + 1.0 if v6 == v5 else 0.0
+                                for i in range(BLOCK):
+                                    p6[i] = p5[i] * (c[v6, i] - k6)
+                                for e in range(indptr[j], indptr[j + 1]):
+                                    key = keys[e]
+                                    w = orderings[e]
+                                    for i in range(BLOCK):
+                                        acc[key, i] += w * p6[i]
+                                j += 1
+        for i in range(BLOCK):
+            row = blk * BLOCK + i
+            if row >= out.shape[0]:
+                break
+            a1 = q1[blk, i]
+            a2 = q2[blk, i]
+            excess = a2 - a1 * a1  # two zero-valued pairs are not independent
+            paired = (0.0, 1.0, a1)
+            for cell in range(N_VALUE_CLASSES):
+                p00 = 0.0
+                p01 = 0.0
+                p10 = 0.0
+                p11 = 0.0
+                for sp in range(_SIDE_PATTERNS):
+                    for sb in range(_SIDE_PATTERNS):
+                        a = acc[cell * _PATTERNS + sp * _SIDE_PATTERNS + sb, i]
+                        if a != 0.0:
+                            pp = paired[sp]
+                            bp = paired[sb]
+                            p11 += a * pp * bp
+                            p10 += a * pp * (1.0 - bp)
+                            p01 += a * (1.0 - pp) * bp
+                            p00 += a * (1.0 - pp) * (1.0 - bp)
+                a = acc[cell * _PATTERNS + _PATTERNS - 1, i] * excess
+                scaled = scale[blk, i]
+                out[row, 4 * cell] = (p00 + a) * scaled
+                out[row, 4 * cell + 1] = (p01 - a) * scaled
+                out[row, 4 * cell + 2] = (p10 - a) * scaled
+                out[row, 4 * cell + 3] = (p11 + a) * scaled
+
+
+@functools.lru_cache(maxsize=1)
+def _float_class_weights() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    indptr, keys, orderings = hand_class_weights()
+    return indptr, keys, orderings.astype(np.float64)
+
+
+def _pair_sums(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``S2 = sum_r n_r (n_r - 1)`` and ``S4 = sum_{r,s} n_r (n_r - 1) (n_s - 2[r=s]) (n_s - 1 - 2[r=s])``
+    over the last axis (counts by rank): the ordered ways to deal one pair, and two pairs, of equal
+    ranks. Integer in, integer out (exact)."""
+    two = counts * (counts - 1)
+    four = two * (counts - 2) * (counts - 3)
+    s2 = two.sum(axis=-1)
+    return s2, s2 * s2 - (two * two).sum(axis=-1) + four.sum(axis=-1)
+
+
+def _falling(n: np.ndarray, k: int) -> np.ndarray:
+    out = np.ones_like(n)
+    for i in range(k):
+        out = out * (n - i)
+    return out
+
+
+def pair_probabilities(composition: np.ndarray | list) -> np.ndarray:
+    """Probabilities of the pair flags of the next hand, ``(..., 4)``: player pair, banker pair, both,
+    either (the first two cards of a hand of the same rank), in closed form by exchangeability:
+    ``P(pair) = S2 / (N)_2`` and ``P(both) = S4 / (N)_4`` with the sums of :func:`_pair_sums`."""
+    comp = validate_composition(composition).astype(np.float64)
+    n = comp.sum(axis=-1)
+    s2, s4 = _pair_sums(comp)
+    single = s2 / _falling(n, 2)
+    both = s4 / _falling(n, 4)
+    return np.stack([single, single, both, 2 * single - both], axis=-1)
+
+
+def _zero_pair_probabilities(ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    zero_ranks = ranks[:, R.RANK_VALUES == 0].astype(np.float64)
+    z = zero_ranks.sum(axis=1)
+    s2, s4 = _pair_sums(zero_ranks)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q1 = np.where(z >= 2, s2 / np.maximum(_falling(z, 2), 1), 0.0)
+        q2 = np.where(z >= 4, s4 / np.maximum(_falling(z, 4), 1), 0.0)
+    return q1, q2
+
+
+def hand_class_probabilities(composition: np.ndarray | list) -> np.ndarray:
+    """Probability of each hand class (:func:`pb_gym.rules.hand_class`) of the next hand, ``(..., 1600)``.
+
+    Exact (in float64) for any composition, pair flags included (jointly with the totals), vectorized
+    and parallel over any leading axes of ``composition`` (counts by rank), in chunks of
+    :data:`CLASS_CHUNK` compositions so memory stays bounded. For many compositions and a few bets
+    prefer :func:`hand_class_expectations`, which never holds the 1,600 columns of all of them.
+    """
+    comp = validate_composition(composition)
+    flat = comp.reshape(-1, R.N_RANKS)
+    out = np.empty((flat.shape[0], R.N_HAND_CLASSES))
+    for start in range(0, flat.shape[0], CLASS_CHUNK):
+        out[start:start + CLASS_CHUNK] = _hand_class_chunk(flat[start:start + CLASS_CHUNK])
+    return out.reshape(comp.shape[:-1] + (R.N_HAND_CLASSES,))
+
+
+def hand_class_expectations(composition: np.ndarray | list, columns: np.ndarray) -> np.ndarray:
+    """Expectations of functions of the hand class, ``sum_h P(h) * columns[h, :]``, shape ``(..., k)``.
+
+    ``columns`` is ``(1600, k)``, e.g. :func:`pb_gym.catalog.pay_matrix` (then the result is the EV
+    per unit of each bet). One walk per composition serves every column.
+    """
+    comp = validate_composition(composition)
+    columns = np.asarray(columns, dtype=np.float64)
+    if columns.ndim != 2 or columns.shape[0] != R.N_HAND_CLASSES:
+        raise ValueError(f"columns must have shape ({R.N_HAND_CLASSES}, k); got {columns.shape}")
+    flat = comp.reshape(-1, R.N_RANKS)
+    out = np.empty((flat.shape[0], columns.shape[1]))
+    for start in range(0, flat.shape[0], CLASS_CHUNK):
+        out[start:start + CLASS_CHUNK] = _hand_class_chunk(flat[start:start + CLASS_CHUNK]) @ columns
+    return out.reshape(comp.shape[:-1] + (columns.shape[1],))
+
+
+def _hand_class_chunk(ranks: np.ndarray) -> np.ndarray:
+    n = ranks.shape[0]
+    n_blocks = -(-n // BLOCK)
+    if n_blocks * BLOCK != n:  # pad the last block with copies of a valid composition
+        ranks = np.concatenate([ranks, np.repeat(ranks[:1], n_blocks * BLOCK - n, axis=0)])
+    values = value_counts(ranks).astype(np.float64)
+    blocks = np.ascontiguousarray(values.reshape(n_blocks, BLOCK, 10).transpose(0, 2, 1))
+    scale = (1.0 / _falling6(ranks.sum(axis=1))).reshape(n_blocks, BLOCK)
+    q1, q2 = (q.reshape(n_blocks, BLOCK) for q in _zero_pair_probabilities(ranks))
+    out = np.empty((n, R.N_HAND_CLASSES))
+    run_rows(_class_probabilities_kernel, n_blocks, 1, blocks, scale, q1, q2,
+             *_float_class_weights(), out)
+    return out
+
+
+def value_class_probabilities(composition: np.ndarray | list) -> np.ndarray:
+    """Probability of each value class (:func:`value_class`: totals and card counts, pair flags summed
+    out) of the next hand, ``(..., 400)``."""
+    probabilities = hand_class_probabilities(composition)
+    return probabilities.reshape(probabilities.shape[:-1] + (N_VALUE_CLASSES, 4)).sum(axis=-1)
+
+
+def hand_class_counts(composition: np.ndarray | list) -> np.ndarray:
+    """Exact integer counts of ordered 6-card deals ending in each hand class, ``(1600,)`` int64, for
+    one composition of at most 416 cards (the published combination counts are of this kind).
+
+    The counts sum to ``N (N-1) ... (N-5)``. The pair flags are split exactly: a count filed under two
+    zero-valued first cards holds the factor ``(Z)_2`` (or ``(Z)_4``), divided out before multiplying
+    by the ways ``S2`` (``S4``) of dealing rank pairs among them."""
+    comp = validate_composition(composition)
+    if comp.ndim != 1:
+        raise ValueError("hand_class_counts takes one composition (13 counts by rank)")
+    if comp.sum() > MAX_EXACT_CARDS:
+        raise ValueError(f"integer counts are exact for at most {MAX_EXACT_CARDS} cards; use "
+                         "hand_class_probabilities for larger compositions")
+    sums = np.zeros((1, _KEYS), dtype=np.int64)
+    _class_counts_kernel(0, 1, value_counts(comp)[None, :], *hand_class_weights(), sums)
+    sums = sums.reshape(N_VALUE_CLASSES, _SIDE_PATTERNS, _SIDE_PATTERNS)
+    zero_ranks = comp[R.RANK_VALUES == 0]
+    z = int(zero_ranks.sum())
+    s2, s4 = (int(x) for x in _pair_sums(zero_ranks))
+    d2, d4 = math.perm(z, 2), math.perm(z, 4)
+
+    def share(count: np.ndarray, ways: int, deals: int) -> np.ndarray:
+        """count * ways / deals, exact: every count filed there is a multiple of ``deals``."""
+        if deals == 0:
+            return np.zeros_like(count)
+        if np.any(count % deals):
+            raise AssertionError("a zero-valued pair count is not a multiple of (Z)_k")
+        return count // deals * ways
+
+    out = np.zeros((N_VALUE_CLASSES, 2, 2), dtype=np.int64)
+    for sp in range(_SIDE_PATTERNS):
+        for sb in range(_SIDE_PATTERNS):
+            count = sums[:, sp, sb]
+            if sp == 2 and sb == 2:
+                both = share(count, s4, d4)
+                one = share(count, s2, d2)
+                out[:, 1, 1] += both
+                out[:, 1, 0] += one - both
+                out[:, 0, 1] += one - both
+                out[:, 0, 0] += count - 2 * one + both
+                continue
+            # at most one side is zero-valued here, so the sides are independent given the values
+            if sp == 2:
+                paired = share(count, s2, d2)
+                out[:, 1, int(sb == 1)] += paired
+                out[:, 0, int(sb == 1)] += count - paired
+            elif sb == 2:
+                paired = share(count, s2, d2)
+                out[:, int(sp == 1), 1] += paired
+                out[:, int(sp == 1), 0] += count - paired
+            else:
+                out[:, int(sp == 1), int(sb == 1)] += count
+    return out.reshape(R.N_HAND_CLASSES)
+
+
+def value_class_counts(composition: np.ndarray | list) -> np.ndarray:
+    """Exact integer counts of ordered 6-card deals ending in each value class, ``(400,)`` int64."""
+    return hand_class_counts(composition).reshape(N_VALUE_CLASSES, 4).sum(axis=1)

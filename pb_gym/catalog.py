@@ -1,0 +1,523 @@
+"""The bet catalog: every bet as data, one column over the hand classes.
+
+A bet is a *paytable*: rows ``outcome predicate -> pays`` over the finished hand. A predicate is a set
+of conditions ``field: value`` (or ``field: [values]``), all of which must hold; ``pays`` is the net win
+per unit staked (``1.5`` or ``"3:2"``), ``"push"`` (0) or ``"lose"`` (-1). A hand that no row matches
+loses the stake. No hand may match two rows.
+
+The fields are functions of the hand class (:func:`pb_gym.rules.hand_class`: the two totals, the two
+card counts and the two pair flags), so every bet is one column of net wins over the 1,600 classes
+(:meth:`Bet.column`), settled by one lookup and priced exactly by :func:`pb_gym.exact.hand_class_expectations`
+(one walk over the shoe's multisets serves every bet). Fields:
+
+=================  ====================  ==========================================================
+field              values                meaning
+=================  ====================  ==========================================================
+winner             banker, player, tie   who won the hand
+player_total       0..9                  the player's final total
+banker_total       0..9                  the banker's final total
+player_cards       2, 3                  cards in the player's final hand
+banker_cards       2, 3                  cards in the banker's final hand
+total_cards        4, 5, 6               cards in both hands
+player_natural     true, false           the player's first two cards total 8 or 9
+banker_natural     true, false           the banker's first two cards total 8 or 9
+natural            true, false           either hand is a natural
+winner_total       0..9                  the winning hand's total (on a tie: the tied total)
+winner_cards       2, 3                  the winning hand's cards (no value on a tie)
+loser_total        0..9                  the losing hand's total (no value on a tie)
+loser_cards        2, 3                  the losing hand's cards (no value on a tie)
+margin             0..9                  winning total minus losing total (0 on a tie)
+player_pair        true, false           the player's first two cards are of one rank
+banker_pair        true, false           the banker's first two cards are of one rank
+pairs              0, 1, 2               how many of the two hands hold such a pair
+=================  ====================  ==========================================================
+
+Suits are not tracked, so bets on suits (Perfect Pair, Royal Match, suited Tiger Pair) are out of scope.
+
+The catalog (:func:`catalog`) holds the seven spots of :data:`pb_gym.rules.BETS`, built from a
+:class:`~pb_gym.rules.Rules` (banker variant, commission, tie and side-bet pays), then the published side
+bets of :data:`SIDE_BET_DEFINITIONS`, each with the source of its paytable. A new bet is one entry there
+(or a user's dict passed to :func:`bet_from_dict`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from pb_gym import rules as R
+from pb_gym.rules import Rules
+
+# --------------------------------------------------------------------------------------------------
+# Outcome fields over the hand classes
+# --------------------------------------------------------------------------------------------------
+_BOOL = (False, True)
+FIELDS: dict[str, tuple] = {
+    "winner": R.WINNERS,
+    "player_total": tuple(range(10)),
+    "banker_total": tuple(range(10)),
+    "player_cards": (2, 3),
+    "banker_cards": (2, 3),
+    "total_cards": (4, 5, 6),
+    "player_natural": _BOOL,
+    "banker_natural": _BOOL,
+    "natural": _BOOL,
+    "winner_total": tuple(range(10)),
+    "winner_cards": (2, 3),
+    "loser_total": tuple(range(10)),
+    "loser_cards": (2, 3),
+    "margin": tuple(range(10)),
+    "player_pair": _BOOL,
+    "banker_pair": _BOOL,
+    "pairs": (0, 1, 2),
+}
+"""Every outcome field a paytable row may test, with its allowed values."""
+
+NO_VALUE = -1
+"""A field's code on hand classes where it has no value (the winner's cards on a tie)."""
+
+
+@functools.lru_cache(maxsize=1)
+def field_values() -> dict[str, np.ndarray]:
+    """Each field's value on each hand class, ``(1600,)`` int arrays (winner: index in
+    :data:`pb_gym.rules.WINNERS`; booleans as 0/1; :data:`NO_VALUE` where undefined)."""
+    pt, bt, pn, bn, pp, bp = R.hand_class_fields(np.arange(R.N_HAND_CLASSES))
+    winner = np.where(bt > pt, R.BANKER, np.where(pt > bt, R.PLAYER, R.TIE))
+    tie = winner == R.TIE
+    player_won = winner == R.PLAYER
+    player_natural = (pn == 2) & (pt >= R.NATURAL_MIN)
+    banker_natural = (bn == 2) & (bt >= R.NATURAL_MIN)
+    values = {
+        "winner": winner,
+        "player_total": pt, "banker_total": bt,
+        "player_cards": pn, "banker_cards": bn, "total_cards": pn + bn,
+        "player_natural": player_natural, "banker_natural": banker_natural,
+        "natural": player_natural | banker_natural,
+        "winner_total": np.where(player_won, pt, bt),
+        "winner_cards": np.where(tie, NO_VALUE, np.where(player_won, pn, bn)),
+        "loser_total": np.where(tie, NO_VALUE, np.where(player_won, bt, pt)),
+        "loser_cards": np.where(tie, NO_VALUE, np.where(player_won, bn, pn)),
+        "margin": np.abs(pt - bt),
+        "player_pair": pp, "banker_pair": bp, "pairs": pp.astype(int) + bp.astype(int),
+    }
+    out = {name: np.asarray(array).astype(np.int64) for name, array in values.items()}
+    for array in out.values():
+        array.setflags(write=False)
+    return out
+
+
+def _code(field: str, value: object) -> int:
+    """A field value as the code of :func:`field_values` (winner names as indices, bools as 0/1)."""
+    return R.WINNERS.index(value) if field == "winner" else int(value)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------------------------------
+# Bets
+# --------------------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class PayRow:
+    """One row of a paytable: when every condition of ``when`` holds, the bet pays ``pays`` per unit.
+
+    ``when`` is a tuple of ``(field, allowed values)`` pairs; ``label`` names the row in counts and
+    error messages."""
+
+    when: tuple[tuple[str, tuple], ...]
+    pays: float
+    label: str
+
+    def mask(self) -> np.ndarray:
+        """Boolean ``(1600,)``: the hand classes this row matches."""
+        match = np.ones(R.N_HAND_CLASSES, dtype=bool)
+        values = field_values()
+        for field, allowed in self.when:
+            match &= np.isin(values[field], [_code(field, v) for v in allowed])
+        return match
+
+
+@dataclasses.dataclass(frozen=True)
+class Bet:
+    """A bet as data: a name, a paytable (rows in order) and the source of that paytable.
+
+    Build one from a plain dict with :func:`bet_from_dict` (which validates it) or look one up in
+    :func:`catalog`. Unmatched hands lose the stake (-1)."""
+
+    name: str
+    rows: tuple[PayRow, ...]
+    source: str = ""
+    title: str = ""
+
+    def row_masks(self) -> np.ndarray:
+        """Boolean ``(n_rows, 1600)``: the hand classes each row matches (disjoint rows)."""
+        return np.stack([row.mask() for row in self.rows])
+
+    def column(self) -> np.ndarray:
+        """Net win per unit staked on each hand class, ``(1600,)`` float64 (-1 where no row matches)."""
+        return _column(self)
+
+    @property
+    def uses_pairs(self) -> bool:
+        """Whether the paytable reads a pair flag (priced exactly either way)."""
+        return any(field in ("player_pair", "banker_pair", "pairs") for row in self.rows
+                   for field, _ in row.when)
+
+    def as_dict(self) -> dict:
+        """The plain-dict form :func:`bet_from_dict` reads back (JSON/YAML ready)."""
+        rows = []
+        for row in self.rows:
+            when = {field: (list(v) if len(v) > 1 else v[0]) for field, v in row.when}
+            pays: object = {0.0: "push", -1.0: "lose"}.get(row.pays, row.pays)
+            rows.append({"when": when, "pays": pays, "label": row.label})
+        return {"name": self.name, "title": self.title, "source": self.source, "rows": rows}
+
+
+@functools.lru_cache(maxsize=512)
+def _column(bet: Bet) -> np.ndarray:
+    column = np.full(R.N_HAND_CLASSES, -1.0)
+    for row in bet.rows:
+        column[row.mask()] = row.pays
+    column.setflags(write=False)
+    return column
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading a definition
+# --------------------------------------------------------------------------------------------------
+_NAME = re.compile(r"^[a-z0-9_]+$")
+_DEFINITION_KEYS = ("name", "title", "source", "rows")
+_ROW_KEYS = ("when", "pays", "label")
+_PAYS_HELP = ("a net win >= 0 per unit (e.g. 1.5 or '3:2'), 'push' (0) or 'lose' (-1)")
+
+
+def _allowed_text(field: str) -> str:
+    allowed = FIELDS[field]
+    if allowed == tuple(range(10)):
+        return "0..9"
+    return ", ".join(str(v).lower() if isinstance(v, bool) else str(v) for v in allowed)
+
+
+def _parse_pays(value: object, where: str) -> float:
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == "push":
+            return 0.0
+        if text in ("lose", "loss"):
+            return -1.0
+        match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(?::|to)\s*(\d+(?:\.\d+)?)", text)
+        if match and float(match.group(2)) > 0:
+            return float(match.group(1)) / float(match.group(2))
+        raise ValueError(f"{where}: pays {value!r} is not a payout; allowed: {_PAYS_HELP}")
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(value):
+        raise ValueError(f"{where}: pays {value!r} is not a payout; allowed: {_PAYS_HELP}")
+    pays = float(value)
+    if pays < 0 and pays != -1.0:
+        raise ValueError(f"{where}: pays {value!r} is negative but not a loss; allowed: {_PAYS_HELP}")
+    return pays
+
+
+def _parse_condition(field: object, value: object, where: str) -> tuple[str, tuple]:
+    if field not in FIELDS:
+        raise ValueError(f"{where}: unknown outcome field {field!r}; allowed: {', '.join(FIELDS)}")
+    assert isinstance(field, str)
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not values:
+        raise ValueError(f"{where}: {field} has an empty list of values; allowed: "
+                         f"{_allowed_text(field)}")
+    allowed = FIELDS[field]
+    for v in values:
+        is_bool_field = allowed == _BOOL
+        ok = (isinstance(v, (bool, np.bool_)) if is_bool_field else
+              not isinstance(v, (bool, np.bool_)) and v in allowed)
+        if not ok:
+            raise ValueError(f"{where}: {field}={v!r} does not exist; allowed: {_allowed_text(field)}")
+    if allowed == _BOOL:
+        return field, tuple(a for a in _BOOL if any(bool(v) is a for v in values))
+    return field, tuple(a for a in allowed if a in values)
+
+
+def _describe(index: int) -> str:
+    values = field_values()
+    pt, bt = int(values["player_total"][index]), int(values["banker_total"][index])
+    pn, bn = int(values["player_cards"][index]), int(values["banker_cards"][index])
+    pp, bp = bool(values["player_pair"][index]), bool(values["banker_pair"][index])
+    return (f"player {pt} on {pn} cards, banker {bt} on {bn} cards, player_pair={str(pp).lower()}, "
+            f"banker_pair={str(bp).lower()}")
+
+
+def bet_from_dict(definition: Mapping) -> Bet:
+    """A :class:`Bet` from a plain dict (as parsed from YAML or JSON), validated::
+
+        {"name": "my_tie_on_7", "source": "my casino's layout",
+         "rows": [{"when": {"winner": "tie", "player_total": 7}, "pays": 45}]}
+
+    Raises ``ValueError`` naming the bet and the row for an unknown outcome field or value, a payout
+    that is negative but not a loss, a row that matches no hand, or two rows that match one hand."""
+    if not isinstance(definition, Mapping):
+        raise ValueError(f"a bet definition must be a mapping with keys {', '.join(_DEFINITION_KEYS)}; "
+                         f"got {type(definition).__name__}")
+    name = definition.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"a bet definition needs a 'name' of lower-case letters, digits and "
+                         f"underscores; got {name!r}")
+    for key in definition:
+        if key not in _DEFINITION_KEYS:
+            raise ValueError(f"bet {name!r}: unknown key {key!r}; allowed: {', '.join(_DEFINITION_KEYS)}")
+    rows_in = definition.get("rows")
+    if not isinstance(rows_in, (list, tuple)) or not rows_in:
+        raise ValueError(f"bet {name!r}: 'rows' must be a non-empty list of rows "
+                         "{when: {field: value, ...}, pays: ...}")
+    rows = []
+    for number, row in enumerate(rows_in, start=1):
+        where = f"bet {name!r}, row {number}"
+        if not isinstance(row, Mapping):
+            raise ValueError(f"{where}: a row must be a mapping with keys {', '.join(_ROW_KEYS)}")
+        for key in row:
+            if key not in _ROW_KEYS:
+                raise ValueError(f"{where}: unknown key {key!r}; allowed: {', '.join(_ROW_KEYS)}")
+        if "pays" not in row:
+            raise ValueError(f"{where}: missing 'pays'; allowed: {_PAYS_HELP}")
+        when = row.get("when", {})
+        if not isinstance(when, Mapping):
+            raise ValueError(f"{where}: 'when' must be a mapping of outcome fields to values")
+        conditions = tuple(_parse_condition(field, value, where) for field, value in when.items())
+        label = row.get("label")
+        if label is None:
+            label = ", ".join(f"{f}={'/'.join(str(v).lower() for v in vs)}" for f, vs in conditions) \
+                or "any hand"
+        rows.append(PayRow(conditions, _parse_pays(row["pays"], where), str(label)))
+    bet = Bet(name, tuple(rows), str(definition.get("source", "") or ""),
+              str(definition.get("title", "") or ""))
+    masks = bet.row_masks()
+    for number, mask in enumerate(masks, start=1):
+        if not mask.any():
+            raise ValueError(f"bet {name!r}, row {number} ({rows[number - 1].label}) matches no hand")
+    for first in range(len(masks)):
+        for second in range(first + 1, len(masks)):
+            both = masks[first] & masks[second]
+            if both.any():
+                raise ValueError(f"bet {name!r}: rows {first + 1} and {second + 1} overlap (both match "
+                                 f"{_describe(int(np.argmax(both)))}); a hand may match one row only")
+    return bet
+
+
+# --------------------------------------------------------------------------------------------------
+# The catalog
+# --------------------------------------------------------------------------------------------------
+WOO_SIDE_BETS = "Wizard of Odds, Baccarat Side Bets (wizardofodds.com/games/baccarat/side-bets/)"
+WOO_EGALITE = "Wizard of Odds, Egalite Bets in Baccarat (wizardofodds.com/games/baccarat/side-bets/egalite/)"
+WOO_TOTALS = ("Wizard of Odds, Side Total Side Bets in Baccarat "
+              "(wizardofodds.com/games/baccarat/side-bets/side-totals/)")
+WOO_LUCKY6 = "Wizard of Odds, Lucky 6 (wizardofodds.com/games/baccarat/side-bets/lucky-6/)"
+WOO_3CARD = "Wizard of Odds, 3-Card Win (wizardofodds.com/games/baccarat/side-bets/3-card-win/)"
+WOO_3GIVING8 = "Wizard of Odds, 3 Giving 8 (wizardofodds.com/games/baccarat/side-bets/3-giving-8/)"
+WOO_BAD_BEAT = "Wizard of Odds, Bad Beat Baccarat (wizardofodds.com/games/baccarat/side-bets/bad-beat-baccarat/)"
+AAP_SIDE_BETS = ("Eliot Jacobson, Advanced Advantage Play, Baccarat Side Bets "
+                 "(advancedadvantageplay.com/side-bets/baccarat-side-bets/)")
+LIVE_BIG_SMALL = ("live-dealer Big/Small paytable (e.g. the Evolution/Ezugi-style rules page at "
+                  "baccarat-vip.gamicorp.com: Big 0.54:1, Small 1.5:1)")
+LIVE_EITHER_PAIR = "live-dealer paytable (e.g. baccarat-vip.gamicorp.com: Either Pair 5:1)"
+SUPER6 = "Super 6 / Punto 2000 no-commission tables (12:1 on a banker win with 6; e.g. leovegas.com)"
+TIGER = ("the EZ Baccarat 'Tiger' bets as commonly printed (Tiger 12:1 / 20:1, Small Tiger 22:1, "
+         "Big Tiger 50:1, Tiger Tie 35:1); Big Tiger's 15.253% edge: " + AAP_SIDE_BETS)
+RULES_SOURCE = "pb_gym.rules.Rules (the rule sheets in the README's rules section)"
+
+_EGALITE_PAYS = (150, 215, 225, 200, 120, 110, 45, 45, 80, 80)
+_PLAYER_TOTAL_PAYS = (8, 10.5, 10.5, 10.5, 9.5, 9.5, 5.5, 5.5, 5.5, 5.5)
+_BANKER_TOTAL_PAYS = (8, 10.5, 10.5, 10.5, 7.5, 7.5, 5.5, 5.5, 5.5, 5.5)
+
+
+def _dragon_bonus(side: str) -> dict:
+    rows: list[dict] = [
+        {"when": {"winner": side, f"{side}_natural": True}, "pays": 1, "label": "natural win"},
+        {"when": {"winner": "tie", "natural": True}, "pays": "push", "label": "natural tie"},
+    ]
+    for margin, pays in ((9, 30), (8, 10), (7, 6), (6, 4), (5, 2), (4, 1)):
+        rows.append({"when": {"winner": side, f"{side}_natural": False, "margin": margin},
+                     "pays": pays, "label": f"win by {margin}"})
+    return {"name": f"dragon_bonus_{side}", "title": f"Dragon Bonus ({side})",
+            "source": WOO_SIDE_BETS, "rows": rows}
+
+
+SIDE_BET_DEFINITIONS: tuple[dict, ...] = (
+    _dragon_bonus("player"),
+    _dragon_bonus("banker"),
+    *({"name": f"egalite_{total}", "title": f"Egalite {total} (tie on {total})", "source": WOO_EGALITE,
+       "rows": [{"when": {"winner": "tie", "player_total": total}, "pays": pays, "label": f"tie on {total}"}]}
+      for total, pays in enumerate(_EGALITE_PAYS)),
+    {"name": "four_cards", "title": "4-5-6: four cards", "source": WOO_SIDE_BETS,
+     "rows": [{"when": {"total_cards": 4}, "pays": "3:2"}]},
+    {"name": "five_cards", "title": "4-5-6: five cards", "source": WOO_SIDE_BETS,
+     "rows": [{"when": {"total_cards": 5}, "pays": 2}]},
+    {"name": "six_cards", "title": "4-5-6: six cards", "source": WOO_SIDE_BETS,
+     "rows": [{"when": {"total_cards": 6}, "pays": 2}]},
+    {"name": "small", "title": "Small (four cards)", "source": LIVE_BIG_SMALL,
+     "rows": [{"when": {"total_cards": 4}, "pays": 1.5}]},
+    {"name": "big", "title": "Big (five or six cards)", "source": LIVE_BIG_SMALL,
+     "rows": [{"when": {"total_cards": [5, 6]}, "pays": 0.54}]},
+    {"name": "lucky6", "title": "Lucky 6 (liberal)", "source": WOO_LUCKY6,
+     "rows": [{"when": {"winner": "banker", "banker_total": 6, "banker_cards": 2}, "pays": 12},
+              {"when": {"winner": "banker", "banker_total": 6, "banker_cards": 3}, "pays": 23}]},
+    {"name": "tiger", "title": "Tiger / Lucky 6 (stingy)", "source": WOO_LUCKY6 + "; " + TIGER,
+     "rows": [{"when": {"winner": "banker", "banker_total": 6, "banker_cards": 2}, "pays": 12},
+              {"when": {"winner": "banker", "banker_total": 6, "banker_cards": 3}, "pays": 20}]},
+    {"name": "small_tiger", "title": "Small Tiger", "source": TIGER,
+     "rows": [{"when": {"winner": "banker", "banker_total": 6, "banker_cards": 2}, "pays": 22}]},
+    {"name": "big_tiger", "title": "Big Tiger", "source": TIGER,
+     "rows": [{"when": {"winner": "banker", "banker_total": 6, "banker_cards": 3}, "pays": 50}]},
+    {"name": "tiger_tie", "title": "Tiger Tie (tie on 6)", "source": TIGER,
+     "rows": [{"when": {"winner": "tie", "player_total": 6}, "pays": 35}]},
+    {"name": "super6", "title": "Super 6", "source": SUPER6,
+     "rows": [{"when": {"winner": "banker", "banker_total": 6}, "pays": 12}]},
+    {"name": "either_pair", "title": "Either Pair", "source": LIVE_EITHER_PAIR,
+     "rows": [{"when": {"pairs": [1, 2]}, "pays": 5}]},
+    *({"name": f"player_total_{total}", "title": f"Player total {total}", "source": WOO_TOTALS,
+       "rows": [{"when": {"player_total": total}, "pays": pays}]}
+      for total, pays in enumerate(_PLAYER_TOTAL_PAYS)),
+    *({"name": f"banker_total_{total}", "title": f"Banker total {total}", "source": WOO_TOTALS,
+       "rows": [{"when": {"banker_total": total}, "pays": pays}]}
+      for total, pays in enumerate(_BANKER_TOTAL_PAYS)),
+    # The banker stands on a two-card 3 only when the player's third card is an 8: so "banker 3 on two
+    # cards, player on three" is exactly "banker starts with 3 and the player draws an 8".
+    {"name": "three_giving_eight", "title": "3 Giving 8", "source": WOO_3GIVING8,
+     "rows": [{"when": {"banker_total": 3, "banker_cards": 2, "player_cards": 3}, "pays": 200}]},
+    {"name": "eights_and_nines", "title": "88/89/98/99", "source": AAP_SIDE_BETS,
+     "rows": [{"when": {"player_total": [8, 9], "banker_total": [8, 9]}, "pays": 20}]},
+    {"name": "nine_over_seven", "title": "9 over 7", "source": AAP_SIDE_BETS,
+     "rows": [{"when": {"player_natural": True, "player_total": 9, "banker_total": 7}, "pays": 50,
+               "label": "player natural 9, banker 7"},
+              {"when": {"banker_natural": True, "banker_total": 9, "player_total": 7}, "pays": 50,
+               "label": "banker natural 9, player 7"}]},
+    {"name": "bad_beat", "title": "Bad Beat (natural 9 beats natural 8)",
+     "source": AAP_SIDE_BETS + "; " + WOO_BAD_BEAT,
+     "rows": [{"when": {"player_natural": True, "banker_natural": True, "winner_total": 9,
+                        "margin": 1}, "pays": 50}]},
+    {"name": "any_bad_beat", "title": "Any Bad Beat (win by one point)", "source": WOO_BAD_BEAT,
+     "rows": [{"when": {"winner_total": 9, "winner_cards": 3, "loser_cards": 3, "margin": 1},
+               "pays": 40, "label": "three-card 9 beats three-card 8"},
+              {"when": {"winner_total": 9, "natural": True, "margin": 1}, "pays": 10,
+               "label": "natural 9 beats natural 8"},
+              {"when": {"winner_total": 8, "margin": 1}, "pays": 6, "label": "8 beats 7"},
+              {"when": {"winner_total": 7, "margin": 1}, "pays": 4, "label": "7 beats 6"},
+              {"when": {"winner_total": [1, 2, 3, 4, 5, 6], "margin": 1}, "pays": 1,
+               "label": "other win by one"}]},
+    {"name": "player_three_card_win", "title": "Player 3-Card Win", "source": WOO_3CARD,
+     "rows": [{"when": {"winner": "player", "player_cards": 3}, "pays": 4}]},
+    {"name": "banker_three_card_win", "title": "Banker 3-Card Win", "source": WOO_3CARD,
+     "rows": [{"when": {"winner": "banker", "banker_cards": 3}, "pays": 5}]},
+)
+"""The published side bets of the catalog, as the plain dicts :func:`bet_from_dict` reads."""
+
+
+def rules_bets(rules: Rules | None = None) -> tuple[Bet, ...]:
+    """The seven spots of :data:`pb_gym.rules.BETS` as catalog bets, paid as ``rules`` says (their
+    columns equal :meth:`Rules.payoff_matrix`)."""
+    rules = rules or Rules()
+    push = {"when": {"winner": "tie"}, "pays": "push", "label": "tie pushes"}
+    if rules.banker_variant == "standard":
+        banker = [{"when": {"winner": "banker"}, "pays": 1.0 - float(rules.commission),
+                   "label": f"banker win ({float(rules.commission):g} commission)"}]
+    elif rules.banker_variant == "no-commission":
+        banker = [{"when": {"winner": "banker", "banker_total": [0, 1, 2, 3, 4, 5, 7, 8, 9]}, "pays": 1},
+                  {"when": {"winner": "banker", "banker_total": 6}, "pays": 0.5,
+                   "label": "banker win with 6 pays 1:2"}]
+    else:
+        banker = [{"when": {"winner": "banker", "banker_cards": 2}, "pays": 1},
+                  {"when": {"winner": "banker", "banker_cards": 3,
+                            "banker_total": [0, 1, 2, 3, 4, 5, 6, 8, 9]}, "pays": 1},
+                  {"when": {"winner": "banker", "banker_cards": 3, "banker_total": 7}, "pays": "push",
+                   "label": "banker three-card 7 pushes (EZ)"}]
+    definitions = [
+        {"name": "banker", "title": f"Banker ({rules.banker_variant})", "rows": banker + [push]},
+        {"name": "player", "title": "Player", "rows": [{"when": {"winner": "player"}, "pays": 1}, push]},
+        {"name": "tie", "title": "Tie", "rows": [{"when": {"winner": "tie"}, "pays": rules.tie_pays}]},
+        {"name": "player_pair", "title": "Player Pair",
+         "rows": [{"when": {"player_pair": True}, "pays": rules.pair_pays}]},
+        {"name": "banker_pair", "title": "Banker Pair",
+         "rows": [{"when": {"banker_pair": True}, "pays": rules.pair_pays}]},
+        {"name": "dragon7", "title": "Dragon 7",
+         "rows": [{"when": {"winner": "banker", "banker_total": 7, "banker_cards": 3},
+                   "pays": rules.dragon7_pays}]},
+        {"name": "panda8", "title": "Panda 8",
+         "rows": [{"when": {"winner": "player", "player_total": 8, "player_cards": 3},
+                   "pays": rules.panda8_pays}]},
+    ]
+    return tuple(bet_from_dict({**d, "source": RULES_SOURCE}) for d in definitions)
+
+
+@functools.lru_cache(maxsize=1)
+def _side_bets() -> tuple[Bet, ...]:
+    return tuple(bet_from_dict(definition) for definition in SIDE_BET_DEFINITIONS)
+
+
+@functools.lru_cache(maxsize=64)
+def _catalog(rules: Rules) -> dict[str, Bet]:
+    bets = rules_bets(rules) + _side_bets()
+    return {bet.name: bet for bet in bets}
+
+
+def catalog(rules: Rules | None = None) -> dict[str, Bet]:
+    """Every bet of the catalog by name: the seven spots of :data:`pb_gym.rules.BETS` paid as
+    ``rules`` says (default :class:`Rules`), then the published side bets. A fresh dict each call."""
+    return dict(_catalog(rules or Rules()))
+
+
+def bet_names(rules: Rules | None = None) -> tuple[str, ...]:
+    """The names of the catalog's bets, in catalog order."""
+    return tuple(_catalog(rules or Rules()))
+
+
+def get_bet(name: str | Bet, rules: Rules | None = None) -> Bet:
+    """The catalog bet called ``name`` (a :class:`Bet` is returned as it is)."""
+    if isinstance(name, Bet):
+        return name
+    bets = _catalog(rules or Rules())
+    if name not in bets:
+        raise ValueError(f"unknown bet {name!r}; allowed: {', '.join(bets)}")
+    return bets[name]
+
+
+def resolve(bets: Iterable[str | Bet] | str | None = None, rules: Rules | None = None) -> tuple[Bet, ...]:
+    """Bets from names (or :class:`Bet` objects); ``None`` is the whole catalog."""
+    if bets is None:
+        return tuple(_catalog(rules or Rules()).values())
+    if isinstance(bets, (str, Bet)):
+        bets = [bets]
+    return tuple(get_bet(bet, rules) for bet in bets)
+
+
+def pay_matrix(bets: Iterable[str | Bet] | str | None = None, rules: Rules | None = None) -> np.ndarray:
+    """Net win per unit staked, ``(1600, k)``: row = hand class, column = bet (``None``: every catalog
+    bet in catalog order). ``pay_matrix(rules.BETS, r)`` equals ``r.payoff_matrix()``."""
+    return np.stack([bet.column() for bet in resolve(bets, rules)], axis=1)
+
+
+def expected_values(composition: np.ndarray | Sequence, bets: Iterable[str | Bet] | str | None = None,
+                    rules: Rules | None = None) -> np.ndarray:
+    """Exact EV per unit staked of each bet for the next hand dealt from ``composition`` (13 counts by
+    rank on the last axis; any leading axes), shape ``(..., k)``. One walk per composition prices
+    every bet (:func:`pb_gym.exact.hand_class_expectations`)."""
+    from pb_gym import exact  # exact imports nothing from here; the late import keeps the core light
+
+    return exact.hand_class_expectations(composition, pay_matrix(bets, rules))
+
+
+def combination_counts(bet: str | Bet, composition: np.ndarray | Sequence,
+                       rules: Rules | None = None) -> dict[str, int]:
+    """Exact counts of ordered 6-card deals (the published combination convention) matching each row
+    of ``bet``'s paytable, by row label, plus ``"loss"`` for the hands no row matches and ``"total"``."""
+    from pb_gym import exact
+
+    bet = get_bet(bet, rules)
+    counts = exact.hand_class_counts(composition)
+    out: dict[str, int] = {}
+    matched = np.zeros(R.N_HAND_CLASSES, dtype=bool)
+    for row, mask in zip(bet.rows, bet.row_masks()):
+        out[row.label] = int(counts[mask].sum())
+        matched |= mask
+    out["loss"] = int(counts[~matched].sum())
+    out["total"] = int(counts.sum())
+    return out
