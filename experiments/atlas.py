@@ -30,7 +30,7 @@ atlas asks the same of every bet of the catalog and ranks them. One readable fil
    noise) and *realized* (the dealt payoff of the pay matrix's row of the dealt hand class).
 5. Statistics over shoes. Hands of one shoe are correlated, shoes are independent: a chunk returns
    per-shoe sums only, and every figure is a ratio of per-shoe sums with its 95% CI over shoes (the
-   ratio estimator of :func:`experiments.counting.ratio_ci`). The cut-card-effect check of the counting
+   ratio estimator of :func:`experiments.stats.ratio_ci`). The cut-card-effect check of the counting
    study is applied to every bet: the average exact EV per hand dealt minus the full-shoe EV.
 6. Report. A table ranked by the EoR count's gain per 100 hands (then the perfect-information gain),
    as JSON, CSV and Markdown; one plot (gain per 100 hands: perfect information vs the counts, one bar
@@ -53,13 +53,13 @@ from typing import Callable, Literal
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
-from experiments import chunk_store, outputs, scale
+from experiments import chunk_store, outputs, plotting, scale
 from experiments.config import ConfigError, RulesConfig, Strict, load
-from experiments.counting import best_threshold, ratio_ci
+from experiments.counting import best_threshold
+from experiments.stats import ratio_ci
 from pb_gym import engine, exact, strict_json
 from pb_gym import rules as R
 
-Z95 = 1.959963984540054  # two-sided 95% normal quantile
 TEN_VALUE_RANKS = ("10", "J", "Q", "K")
 
 
@@ -713,10 +713,7 @@ def report(result: dict) -> str:
 
 def plot(result: dict, path: Path) -> None:
     """Gain per 100 hands, perfect information vs the counts, one group of bars per bet."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = plotting.pyplot()
     names = result["ranking"]
     y = np.arange(len(names))
     fig, ax = plt.subplots(figsize=(9, 1.2 + 0.38 * len(names)))
@@ -757,9 +754,7 @@ def plot(result: dict, path: Path) -> None:
     r = result["rules"]
     ax.set_title(f"Counting atlas: {r['decks']} decks, cut card {r['cut_card']}, "
                  f"{result['shoes']:,} shoes (bars: 95% CIs over shoes)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plotting.save(fig, path)
 
 
 OUTPUT_NAMES = ("atlas.json", "atlas.csv", "atlas.md", "atlas.txt", "atlas.png")
