@@ -301,9 +301,12 @@ def _studies_description() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``pb-gym`` and its subcommands."""
+    from pb_gym import __version__
+
     parser = argparse.ArgumentParser(
         prog="pb-gym", description="Punto Banco as a research instrument: exact odds, a vectorized "
         "shoe engine, environments and studies.")
+    parser.add_argument("--version", action="version", version=f"pb-gym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     odds = sub.add_parser("odds", help="exact probabilities and EV of every bet",

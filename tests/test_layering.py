@@ -1,0 +1,104 @@
+"""The layers hold: experiments -> agents -> pb_gym, and the core never loads torch.
+
+The rules are import-linter contracts in ``pyproject.toml`` (``[tool.importlinter]``); this file runs
+them, so a broken layer fails the suite with import-linter's report (which names the importing line).
+import-linter reads every import statement, those inside functions and under ``TYPE_CHECKING`` too;
+what it cannot see (``importlib.import_module``, ``__import__``) is kept out of the core by a scan of
+its source below.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+
+
+def _lint_imports(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache", "--no-logo", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_import_contracts_are_kept():
+    done = _lint_imports()
+    assert done.returncode == 0, f"import-linter contracts broken:\n{done.stdout}{done.stderr}"
+    # both contracts ran (a contract dropped from pyproject.toml would not be noticed otherwise)
+    assert "Contracts: 2 kept, 0 broken." in done.stdout, done.stdout
+
+
+def test_the_layers_contract_sees_imports_inside_functions(tmp_path):
+    """A lazy import of an upper layer from a function (what the old pb_gym/cli.py did) breaks the
+    contract: shown on a two-package copy of the same contract type."""
+    (tmp_path / "lower").mkdir()
+    (tmp_path / "upper").mkdir()
+    (tmp_path / "upper" / "__init__.py").write_text("")
+    (tmp_path / "lower" / "__init__.py").write_text("")
+    (tmp_path / "lower" / "shell.py").write_text(textwrap.dedent("""\
+        def main():
+            import upper  # lazy, as a CLI dispatching to the studies would
+            return upper
+        """))
+    (tmp_path / ".importlinter").write_text(textwrap.dedent("""\
+        [importlinter]
+        root_packages =
+            lower
+            upper
+
+        [importlinter:contract:layers]
+        name = upper -> lower
+        type = layers
+        layers =
+            upper
+            lower
+        """))
+    done = _lint_imports(cwd=tmp_path, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "lower.shell -> upper (l.2)" in done.stdout, done.stdout
+
+
+def test_the_core_has_no_dynamic_imports():
+    """import-linter cannot follow ``importlib.import_module(name)`` or ``__import__(name)``: the core
+    has none, so the contracts above cover every import it makes."""
+    found = []
+    for path in sorted((ROOT / "pb_gym").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if name in ("import_module", "__import__"):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found == []
+
+
+def test_the_core_and_its_environments_run_without_torch():
+    """Importing pb_gym, making and stepping the single and the vector env, dealing, the exact odds and
+    the simulation: torch (and the learning libraries) never load."""
+    code = textwrap.dedent("""\
+        import sys
+        import gymnasium
+        import numpy as np
+        import pb_gym
+        from pb_gym import engine, exact, rules, simulate
+
+        env = gymnasium.make("pb_gym/PuntoBanco-v0")
+        env.reset(seed=0)
+        for _ in range(5):
+            env.step(env.action_space.sample())
+        vec = gymnasium.make_vec("pb_gym/PuntoBanco-v0", num_envs=4, vectorization_mode="vector_entry_point")
+        vec.reset(seed=0)
+        vec.step(vec.action_space.sample())
+        state = engine.init(pb_gym.Rules(), 8, seed=0)
+        engine.deal(pb_gym.Rules(), state)
+        exact.odds(rules.full_shoe(8), pb_gym.Rules())
+        simulate.simulate(pb_gym.Rules(), 100, 0, 10)
+        loaded = {m.split(".")[0] for m in sys.modules}
+        print(sorted(loaded & {"torch", "stable_baselines3", "sb3_contrib", "agents", "experiments"}))
+        """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
