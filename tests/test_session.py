@@ -19,3 +19,124 @@ def test_single_env_is_bit_for_bit_as_recorded(name):
 @pytest.mark.parametrize("name", sorted(VECTOR))
 def test_vector_env_is_bit_for_bit_as_recorded(name):
     assert vector_digest(VECTOR[name]) == _RECORDED[f"vector/{name}"]
+
+
+# ---------------------------------------------------------------------------- the session itself
+import numpy as np  # noqa: E402
+
+from pb_gym import engine  # noqa: E402
+from pb_gym import session as S  # noqa: E402
+from pb_gym.rules import BETS, Rules  # noqa: E402
+
+BANKER, PLAYER, TIE = (BETS.index(b) for b in ("banker", "player", "tie"))
+
+
+def _requests(k, n, **columns):
+    out = np.zeros((k, n, len(BETS)))
+    for bet, value in columns.items():
+        out[:, :, BETS.index(bet)] = value
+    return out
+
+
+def test_stake_rules_in_their_documented_order():
+    session = S.Session(Rules(), S.Limits(bankroll=100.0, table_min=5.0, table_max=50.0), 1, 6, seed=0)
+    requested = np.zeros((6, 1, len(BETS)))
+    requested[0, 0, BANKER] = 20.0  # placed as asked
+    requested[1, 0, BANKER] = 80.0  # 2: the table maximum
+    requested[2, 0, [BANKER, PLAYER]] = 50.0, 50.0  # exactly the bankroll: kept
+    requested[3, 0, BANKER] = 4.0  # 4: below the minimum, not placed
+    requested[4, 0, [BANKER, TIE]] = 50.0, 4.0  # the tie spot dropped, banker kept
+    session.seats.bankroll[5] = 60.0
+    requested[5, 0, [BANKER, PLAYER]] = 45.0, 30.0  # 3: 75 > 60, scaled by 60/75
+    placed = session.place(requested)
+    np.testing.assert_array_equal(placed.stakes[:, 0, :3], [[20, 0, 0], [50, 0, 0], [50, 50, 0],
+                                                            [0, 0, 0], [50, 0, 0], [36, 24, 0]])
+    np.testing.assert_array_equal(placed.placed[:, 0], [1, 1, 1, 0, 1, 1])
+    np.testing.assert_array_equal(placed.table_capped[:, 0], [0, 1, 0, 0, 0, 0])
+    np.testing.assert_array_equal(placed.bankroll_capped[:, 0], [0, 0, 0, 0, 0, 1])
+    assert (session.seats.stakes == 0).all()  # place() changes nothing
+
+
+def test_forced_bet_and_bankroll_cut():
+    limits = S.Limits(bankroll=30.0, table_min=10.0, table_max=100.0, allow_no_bet=False)
+    session = S.Session(Rules(), limits, 1, 3, seed=0)
+    requested = np.zeros((3, 1, len(BETS)))
+    requested[0, 0, PLAYER] = 2.0  # below the minimum: forced to the minimum on its chosen column
+    requested[1, 0, BANKER] = 500.0  # the table maximum binds first, then the bankroll (all-in)
+    placed = session.place(requested)  # seat 2 asks nothing: the minimum on banker (first column)
+    np.testing.assert_array_equal(placed.stakes[:, 0, :2], [[0, 10], [30, 0], [10, 0]])
+    np.testing.assert_array_equal(placed.table_capped[:, 0], [0, 1, 0])
+    np.testing.assert_array_equal(placed.bankroll_capped[:, 0], [0, 1, 0])
+    np.testing.assert_array_equal(session.place(requested, chosen=np.full((3, 1), TIE)).stakes[2, 0, :3],
+                                  [0, 0, 10])
+
+
+def test_seats_share_the_hand_and_settle_as_the_engine():
+    rules = Rules()
+    session = S.Session(rules, S.Limits(1e9, 1.0, 1e6), 64, 2, seed=1)
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        requested = rng.random((2, 64, len(BETS))) * 10 * (rng.random((2, 64, len(BETS))) < 0.3)
+        session.play(requested)
+        for k in range(2):
+            np.testing.assert_allclose(session.seats.net[k],
+                                       engine.settle(rules, session.hand, session.seats.stakes[k]),
+                                       rtol=0, atol=1e-12)
+    hand = session.hand
+    np.testing.assert_array_equal(session.records.hand_class, S.R.hand_class(
+        hand.player_total, hand.banker_total, hand.player_ncards, hand.banker_ncards,
+        hand.player_pair, hand.banker_pair))
+    np.testing.assert_array_equal(session.seats.hands, 60)
+
+
+def test_a_seat_that_ended_sits_out_and_the_others_play_on():
+    limits = S.Limits(bankroll=10.0, table_min=10.0, table_max=10.0, win_target=1e9)
+    session = S.Session(Rules(), limits, 200, 2, seed=2)
+    requested = _requests(2, 200, banker=10.0)
+    requested[1] = 0.0  # seat 1 never bets
+    session.play(requested)
+    lost = session.seats.net[0] < 0
+    assert lost.any() and (session.seats.ended[0][lost] == S.RUIN).all()
+    assert session.seats.terminated[0][lost].all()
+    before = session.seats.bankroll.copy()
+    session.play(requested)
+    assert (session.seats.stakes[0][lost] == 0).all() and (session.seats.bankroll[0][lost] == before[0][lost]).all()
+    assert not session.seats.terminated[0][lost].any()  # reported once, on the hand it happened
+    assert (session.seats.hands[0][lost] == 1).all() and (session.seats.hands[1] == 2).all()
+    session.reset([int(np.flatnonzero(lost)[0])])
+    assert session.seats.ended[0][lost].sum() == lost.sum() - 1
+
+
+def test_hand_limit_stop_loss_and_tolerance():
+    limits = S.Limits(bankroll=100.0, table_min=1.0, table_max=100.0, stop_loss_floor=90.0,
+                      max_hands=3, tolerance=1e-9)
+    session = S.Session(Rules(), limits, 300, 1, seed=3)
+    for _ in range(3):
+        session.play(_requests(1, 300, player=10.0))
+    ended = session.seats.ended[0]
+    reasons = set(ended.tolist())
+    assert reasons <= {S.STOP_LOSS, S.MAX_HANDS, S.TARGET} and {S.STOP_LOSS, S.MAX_HANDS} <= reasons
+    assert (session.seats.bankroll[0][ended == S.STOP_LOSS] <= 90.0).all()
+    # the tolerance: a stake a hair below the minimum is placed
+    near = S.Session(Rules(), limits, 1, 1, seed=0).place(_requests(1, 1, banker=1.0 - 1e-12))
+    assert near.placed.all()
+
+
+def test_bad_requests_and_limits_are_named():
+    session = S.Session(Rules(), S.Limits(100.0, 1.0, 10.0), 3, 2)
+    with pytest.raises(ValueError, match=r"^requested stakes must have shape \(2, 3, 7\)"):
+        session.play(np.zeros((3, 7)))
+    with pytest.raises(ValueError, match="^requested stakes must be >= 0$"):
+        session.play(-np.ones((2, 3, 7)))
+    with pytest.raises(ValueError, match="^requested stakes must be finite numbers$"):
+        session.play(np.full((2, 3, 7), np.nan))
+    with pytest.raises(ValueError, match=r"^Limits.table_max=1.0 is not allowed; allowed: a number >= "
+                       r"table_min \(5\)$"):
+        S.Limits(100.0, 5.0, 1.0)
+    with pytest.raises(ValueError, match=r"^deal must be a boolean mask of shape \(3,\)$"):
+        session.play(np.zeros((2, 3, 7)), deal=np.ones(3))
+
+
+def test_payoff_matrix_is_cached_per_rules_and_read_only():
+    assert S.payoff_matrix(Rules()) is S.payoff_matrix(Rules())
+    assert not S.payoff_matrix(Rules()).flags.writeable

@@ -1,0 +1,669 @@
+"""The table session: N tables, K seats (players) at each, one hand at every table per call.
+
+Every kind of player -- an environment action, a betting system, a learned policy, a card counter --
+asks for stakes; the session does everything else, once, for all of them:
+
+* **the stake rules** (:func:`_place_seat`, in this order, for every seat still playing at a table
+  that deals):
+
+  1. the *requested* stake of each bet column (``requested[k, t, j] >= 0``, in the session's amount
+     unit);
+  2. each column is capped at the table maximum, then at the seat's bankroll;
+  3. if the columns together exceed the bankroll they are scaled down in proportion so that they add
+     up to the bankroll (a rounding excess comes off the seat's *chosen* column, below);
+  4. a column below the table minimum is not placed (stake 0); when no-bet is not allowed
+     (``Limits.allow_no_bet=False``) and nothing would be placed, the table minimum is placed on the
+     chosen column (the column of the largest request, the first on ties) while the bankroll covers it.
+
+  Per seat the session reports what was placed and where a rule cut the request: ``table_capped``
+  (some request above the table maximum) and ``bankroll_capped`` (some stake above the bankroll after
+  step 2, or the proportional scale-down of step 3).
+* **the deal**: one :func:`pb_gym.engine.deal` of every table's shoe (all seats of a table share its
+  hand: common random numbers);
+* **settlement** through ONE payoff matrix, ``payoffs[hand_class, column]`` (:func:`payoff_matrix`:
+  :meth:`pb_gym.rules.Rules.payoff_matrix`, row = :func:`pb_gym.rules.hand_class`): the net win of a
+  seat is ``sum_j stake_j * payoffs[class, j]``; the bankroll moves by it;
+* **the table's records** (bead plate, last hand, its cards; cleared at each new shoe);
+* **the end conditions per seat** (:data:`END_REASONS`, first match wins): ruin (bankroll below the
+  table minimum), win target (bankroll at or above it), stop loss (bankroll at or below the floor)
+  -- these *terminate* --; the seat's hand limit and, with ``one_shoe``, the cut card out -- these
+  *truncate*.
+
+Amounts are in one unit of the caller's choice (the environments: betting units; a study may use
+money): ``Limits`` and ``requested`` must use the same. ``Limits.tolerance`` widens the comparisons
+of stakes and bankrolls with the limits (``s < min - tol`` is not placed, ruin is ``b < min - tol``,
+target ``b >= target - tol``, stop loss ``b <= floor + tol``), for callers whose amounts carry
+rounding (0 = exact, the environments).
+
+Design (after EnvPool / pgx): the state is arrays (:class:`Seats` ``(K, N, ...)``, :class:`TableRecords`
+``(N, ...)``, the engine's :class:`~pb_gym.engine.ShoeState` and :class:`~pb_gym.engine.HandResult`);
+the compiled kernels are pure functions of them that take *structs* (tuples of the state's arrays:
+:func:`seat_struct`, :func:`record_struct`, ...) rather than long argument lists; each works on a
+``[start, stop)`` range of tables, run serially below a batch size and on several threads above it by
+:func:`pb_gym.threads.run_rows` (nogil kernels; numba's own threading layer never starts).
+
+A new stake rule is a change in :func:`_place_seat`; a new bet column is a column of the payoff
+matrix (the bet catalog's, or ``Rules.payoff_matrix``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import operator
+from typing import Sequence
+
+import numba
+import numpy as np
+
+from pb_gym import engine
+from pb_gym import rules as R
+from pb_gym.rules import Rules
+from pb_gym.threads import parallel_for, run_rows
+
+__all__ = ["END_REASONS", "LAST_HAND_FIELDS", "BEAD_CODES", "Limits", "Seats", "TableRecords",
+           "Session", "Placement", "payoff_matrix"]
+
+# --------------------------------------------------------------------------------------------------
+# Named constants
+# --------------------------------------------------------------------------------------------------
+END_REASONS: tuple[str, ...] = ("playing", "ruin", "target", "stop_loss", "max_hands", "one_shoe")
+"""``Seats.ended`` codes: 0 = still playing; 1-3 terminate the seat's session, 4-5 truncate it."""
+PLAYING, RUIN, TARGET, STOP_LOSS, MAX_HANDS, SHOE_END = range(len(END_REASONS))
+
+LAST_HAND_FIELDS: tuple[str, ...] = (
+    "banker_won", "player_won", "tie", "player_total", "banker_total", "player_ncards",
+    "banker_ncards", "natural", "player_pair", "banker_pair",
+)
+"""Entries of a table's ``last_hand`` record (all 0 before the first hand)."""
+N_LAST_HAND = len(LAST_HAND_FIELDS)
+BEAD_CODES: tuple[str, ...] = ("", "B", "P", "T")
+"""Bead plate codes: 0 = empty, 1 = banker win, 2 = player win, 3 = tie (``winner + 1``)."""
+MAX_CARDS = 3
+"""Cards a hand can hold (the third card: 0 when not drawn)."""
+TWO_CARDS = 2
+"""Cards of a hand without a third card (the hand class counts cards from two)."""
+_TOTALS, _, _CARD_AXIS, _, _PAIR_AXIS, _ = R.HAND_CLASS_SHAPE  # 10 totals, 2 card counts, 2 pair flags
+
+PLAY_MIN_TABLES = engine.DEAL_MIN_TABLES
+"""Batches of at least this many tables are played on several threads (:mod:`pb_gym.threads`): the
+deal dominates a hand's work, so the engine's threshold applies."""
+
+
+@functools.lru_cache(maxsize=32)
+def payoff_matrix(rules: Rules) -> np.ndarray:
+    """``(N_HAND_CLASSES, 7)`` net win per unit staked, row = hand class, column = bet
+    (:meth:`pb_gym.rules.Rules.payoff_matrix`), C-contiguous and read-only (computed once per rules)."""
+    matrix = np.ascontiguousarray(rules.payoff_matrix(), dtype=np.float64)
+    matrix.flags.writeable = False
+    return matrix
+
+
+def _bad(name: str, value: object, allowed: str) -> ValueError:
+    return ValueError(f"{name}={value!r} is not allowed; allowed: {allowed}")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)) and math.isfinite(float(value))
+
+
+# --------------------------------------------------------------------------------------------------
+# Limits: the table's money rules and the seats' end conditions
+# --------------------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """The table's limits and every seat's end conditions, in the session's amount unit.
+
+    Args:
+        bankroll: every seat's starting bankroll (>= ``table_min``).
+        table_min, table_max: the table minimum and maximum stake per bet column (0 < min <= max).
+        win_target: a seat whose bankroll reaches it ends (``target``); None = none.
+        stop_loss_floor: a seat whose bankroll falls to it or below ends (``stop_loss``); None = none.
+        max_hands: a seat ends (``max_hands``, a truncation) after this many hands; None = none.
+        one_shoe: a seat ends (``one_shoe``, a truncation) when the cut card has come out.
+        allow_no_bet: False forces a bet every hand (the table minimum on the chosen column).
+        tolerance: slack of the comparisons with the limits (see the module docstring); 0 = exact.
+    """
+
+    bankroll: float
+    table_min: float
+    table_max: float
+    win_target: float | None = None
+    stop_loss_floor: float | None = None
+    max_hands: int | None = None
+    one_shoe: bool = False
+    allow_no_bet: bool = True
+    tolerance: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("bankroll", "table_min", "table_max"):
+            value = getattr(self, name)
+            if not _is_number(value) or value <= 0:
+                raise _bad(f"Limits.{name}", value, "a positive number")
+        if self.table_max < self.table_min:
+            raise _bad("Limits.table_max", self.table_max, f"a number >= table_min ({self.table_min:g})")
+        if self.win_target is not None and not _is_number(self.win_target):
+            raise _bad("Limits.win_target", self.win_target, "None or a number")
+        if self.stop_loss_floor is not None and not _is_number(self.stop_loss_floor):
+            raise _bad("Limits.stop_loss_floor", self.stop_loss_floor, "None or a number")
+        if self.max_hands is not None and (isinstance(self.max_hands, bool) or not isinstance(
+                self.max_hands, (int, np.integer)) or self.max_hands < 1):
+            raise _bad("Limits.max_hands", self.max_hands, "None or an integer >= 1")
+        for name in ("one_shoe", "allow_no_bet"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise _bad(f"Limits.{name}", getattr(self, name), "True or False")
+        if not _is_number(self.tolerance) or self.tolerance < 0:
+            raise _bad("Limits.tolerance", self.tolerance, "a number >= 0")
+
+    def struct(self) -> tuple:
+        """The limits as the kernels read them: ``(table_min, table_max, target (inf = none), floor
+        (-inf = none), max_hands (0 = none), one_shoe, forced, tolerance)``."""
+        return (float(self.table_min), float(self.table_max),
+                math.inf if self.win_target is None else float(self.win_target),
+                -math.inf if self.stop_loss_floor is None else float(self.stop_loss_floor),
+                0 if self.max_hands is None else int(self.max_hands), bool(self.one_shoe),
+                not self.allow_no_bet, float(self.tolerance))
+
+
+# --------------------------------------------------------------------------------------------------
+# State
+# --------------------------------------------------------------------------------------------------
+def _fields(*fields: tuple[str, type, int]) -> tuple:
+    return engine._array_fields(*fields)
+
+
+@dataclasses.dataclass
+class Seats(engine._CheckedArrays):
+    """Every seat's state, ``(K seats, N tables, ...)``. Amounts in the session's unit.
+
+    Attributes:
+        bankroll: current bankroll.
+        hands: hands the seat has played (been dealt while playing) since its start.
+        ended: :data:`END_REASONS` code: 0 while playing, else why the seat's session ended (sticky
+            sessions keep it until :meth:`Session.reset`; otherwise it says why this hand ended it).
+        stakes: ``(K, N, n_bets)`` stakes placed on the last hand (0 where nothing was placed).
+        net: the net win of the last hand.
+        placed: the seat placed a stake on the last hand.
+        table_capped: a request of the last hand was above the table maximum (cut to it).
+        bankroll_capped: the last hand's stakes were cut to the bankroll (all-in, or scaled down).
+        terminated, truncated: the seat's session ended with the last hand (ruin / target / stop loss;
+            hand limit / shoe end).
+    """
+
+    _FIELDS = _fields(("bankroll", np.float64, 2), ("hands", np.int64, 2), ("ended", np.int8, 2),
+                      ("stakes", np.float64, 3), ("net", np.float64, 2), ("placed", np.bool_, 2),
+                      ("table_capped", np.bool_, 2), ("bankroll_capped", np.bool_, 2),
+                      ("terminated", np.bool_, 2), ("truncated", np.bool_, 2))
+
+    bankroll: np.ndarray
+    hands: np.ndarray
+    ended: np.ndarray
+    stakes: np.ndarray
+    net: np.ndarray
+    placed: np.ndarray
+    table_capped: np.ndarray
+    bankroll_capped: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+
+    def _check(self) -> None:
+        k, n = self.bankroll.shape if self.bankroll.ndim == 2 else (0, 0)
+        for name, dtype, ndim in self._FIELDS:
+            array = getattr(self, name)
+            shape = (k, n, self.stakes.shape[-1] if self.stakes.ndim == 3 else -1) if ndim == 3 \
+                else (k, n)
+            if type(array) is np.ndarray and array.dtype == dtype and array.shape == shape \
+                    and array.flags.c_contiguous and k >= 1 and n >= 1:
+                continue
+            got = (f"{array.shape} of {array.dtype}" if isinstance(array, np.ndarray)
+                   else type(array).__name__)
+            raise ValueError(f"Seats.{name} must be a C-contiguous {dtype.name} array of shape "
+                             f"{shape}; got {got}")
+
+    @classmethod
+    def empty(cls, n_seats: int, n_tables: int, n_bets: int) -> "Seats":
+        k, n = n_seats, n_tables
+        return cls(np.zeros((k, n)), np.zeros((k, n), np.int64), np.zeros((k, n), np.int8),
+                   np.zeros((k, n, n_bets)), np.zeros((k, n)), *(np.zeros((k, n), np.bool_)
+                                                                 for _ in range(5)))
+
+
+@dataclasses.dataclass
+class TableRecords(engine._CheckedArrays):
+    """What each table shows of its past, ``(N, ...)``.
+
+    Attributes:
+        bead: ``(N, history)`` int8 :data:`BEAD_CODES` of this shoe's hands, most recent first
+            (cleared at each new shoe).
+        last_hand: ``(N, 10)`` float32 :data:`LAST_HAND_FIELDS` of the last hand (0s before the first).
+        player_cards, banker_cards: ``(N, 3)`` uint8 cards of the last hand (0 = none).
+        hand_class: ``(N,)`` int16 :func:`pb_gym.rules.hand_class` of the last hand dealt.
+    """
+
+    _FIELDS = _fields(("bead", np.int8, 2), ("last_hand", np.float32, 2),
+                      ("player_cards", np.uint8, 2), ("banker_cards", np.uint8, 2),
+                      ("hand_class", np.int16, 1))
+
+    bead: np.ndarray
+    last_hand: np.ndarray
+    player_cards: np.ndarray
+    banker_cards: np.ndarray
+    hand_class: np.ndarray
+
+    def _widths(self) -> dict[str, int]:
+        return {"bead": self.bead.shape[1] if self.bead.ndim == 2 else -1,
+                "last_hand": N_LAST_HAND, "player_cards": MAX_CARDS, "banker_cards": MAX_CARDS}
+
+    @classmethod
+    def empty(cls, n_tables: int, history: int) -> "TableRecords":
+        n = n_tables
+        return cls(np.zeros((n, history), np.int8), np.zeros((n, N_LAST_HAND), np.float32),
+                   np.zeros((n, MAX_CARDS), np.uint8), np.zeros((n, MAX_CARDS), np.uint8),
+                   np.zeros(n, np.int16))
+
+
+# ---- structs: the tuples of arrays the kernels take ----------------------------------------------
+_SEAT_NAMES = tuple(name for name, _, _ in Seats._FIELDS)
+_RECORD_NAMES = tuple(name for name, _, _ in TableRecords._FIELDS)
+_SHOE_NAMES = tuple(name for name, _, _ in engine._STATE_ARRAYS) + ("cut_position",)
+_HAND_NAMES = tuple(name for name, _, _ in engine._RESULT_ARRAYS)
+seat_struct = operator.attrgetter(*_SEAT_NAMES)
+"""``seat_struct(seats)``: the tuple of :class:`Seats` arrays the kernels take."""
+record_struct = operator.attrgetter(*_RECORD_NAMES)
+shoe_struct = operator.attrgetter(*_SHOE_NAMES)
+hand_struct = operator.attrgetter(*_HAND_NAMES)
+
+
+@functools.lru_cache(maxsize=32)
+def deal_constants(rules: Rules) -> tuple:
+    """The per-rules constants of the deal kernel, as one struct (computed once per rules)."""
+    return (bool(rules.hand_after_cut), bool(rules.burn), R.full_shoe(rules.decks), R.BURN_COUNTS,
+            R.CARD_VALUES, R.PLAYER_DRAWS, R.BANKER_TABLEAU, R.OUTCOME_TABLE, R.OUTCOME_WINNER,
+            R.CARDS_PER_RANK_PER_DECK * rules.decks)
+
+
+# --------------------------------------------------------------------------------------------------
+# Kernels (row functions: one table, or one seat at one table)
+# --------------------------------------------------------------------------------------------------
+@numba.njit(cache=True, nogil=True)
+def _place_seat(k, t, requested, chosen, seats, limits):
+    """The stake rules (module docstring, steps 1-4) for seat ``k`` at table ``t``: writes the seat's
+    stakes, ``placed``, ``table_capped`` and ``bankroll_capped``. ``chosen``: the chosen column, or -1
+    for the column of the largest request (the first on ties)."""
+    bankroll, _, _, stakes, _, placed, table_capped, bankroll_capped, _, _ = seats
+    table_min, table_max, _, _, _, _, forced, tol = limits
+    b = bankroll[k, t]
+    top = 0
+    top_request = -1.0
+    total = 0.0
+    over_max = False
+    over_bankroll = False
+    for j in range(stakes.shape[2]):
+        s = requested[k, t, j]
+        if s > top_request:
+            top_request = s
+            top = j
+        if s > table_max + tol:
+            over_max = True
+        if s > table_max:  # 2. the table maximum, then the bankroll
+            s = table_max
+        if s > b:
+            s = b
+            over_bankroll = True
+        stakes[k, t, j] = s
+        total += s
+    if chosen < 0:
+        chosen = top
+    if total > b:  # 3. several columns over the bankroll: scaled down in proportion
+        over_bankroll = True
+        f = b / total
+        total = 0.0
+        for j in range(stakes.shape[2]):
+            stakes[k, t, j] *= f
+            total += stakes[k, t, j]
+        if total > b:  # rounding: the excess comes off the chosen column
+            stakes[k, t, chosen] -= total - b
+    any_placed = False
+    for j in range(stakes.shape[2]):  # 4. below the table minimum: not placed
+        if stakes[k, t, j] < table_min - tol:
+            stakes[k, t, j] = 0.0
+        else:
+            any_placed = True
+    if forced and not any_placed and b >= table_min - tol:
+        stakes[k, t, chosen] = table_min
+        any_placed = True
+    placed[k, t] = any_placed
+    table_capped[k, t] = over_max
+    bankroll_capped[k, t] = over_bankroll
+
+
+@numba.njit(cache=True, nogil=True)
+def _sit_out(k, t, seats):
+    """Seat ``k`` at table ``t`` plays no hand: no stakes, no net, no end this hand."""
+    _, _, _, stakes, net, placed, table_capped, bankroll_capped, terminated, truncated = seats
+    for j in range(stakes.shape[2]):
+        stakes[k, t, j] = 0.0
+    net[k, t] = 0.0
+    placed[k, t] = False
+    table_capped[k, t] = False
+    bankroll_capped[k, t] = False
+    terminated[k, t] = False
+    truncated[k, t] = False
+
+
+@numba.njit(cache=True, nogil=True)
+def _record_table(t, hand, records):
+    """Fold table ``t``'s hand into its records (bead plate, last hand, cards, hand class)."""
+    (player_cards, banker_cards, player_total, banker_total, player_ncards, banker_ncards, _,
+     winner, natural, player_pair, banker_pair, shuffled) = hand
+    bead, last_hand, last_player, last_banker, hand_class = records
+    history = bead.shape[1]
+    if shuffled[t]:
+        for i in range(history):
+            bead[t, i] = 0
+    for i in range(history - 1, 0, -1):
+        bead[t, i] = bead[t, i - 1]
+    w = winner[t]
+    bead[t, 0] = w + 1
+    last_hand[t, 0] = 1.0 if w == R.BANKER else 0.0
+    last_hand[t, 1] = 1.0 if w == R.PLAYER else 0.0
+    last_hand[t, 2] = 1.0 if w == R.TIE else 0.0
+    last_hand[t, 3] = player_total[t]
+    last_hand[t, 4] = banker_total[t]
+    last_hand[t, 5] = player_ncards[t]
+    last_hand[t, 6] = banker_ncards[t]
+    last_hand[t, 7] = 1.0 if natural[t] else 0.0
+    last_hand[t, 8] = 1.0 if player_pair[t] else 0.0
+    last_hand[t, 9] = 1.0 if banker_pair[t] else 0.0
+    for i in range(MAX_CARDS):
+        last_player[t, i] = player_cards[t, i]
+        last_banker[t, i] = banker_cards[t, i]
+    c = player_total[t] * _TOTALS + banker_total[t]
+    c = c * _CARD_AXIS + player_ncards[t] - TWO_CARDS
+    c = c * _CARD_AXIS + banker_ncards[t] - TWO_CARDS
+    c = c * _PAIR_AXIS + (1 if player_pair[t] else 0)
+    hand_class[t] = c * _PAIR_AXIS + (1 if banker_pair[t] else 0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _settle_seat(k, t, hand_class, payoffs, seats, limits, shoe_end):
+    """Settle seat ``k``'s stakes at table ``t`` on the hand class through the payoff matrix, move
+    its bankroll and hand count, and decide whether its session ends (:data:`END_REASONS`)."""
+    bankroll, hands, ended, stakes, net, _, _, _, terminated, truncated = seats
+    table_min, _, target, floor, max_hands, _, _, tol = limits
+    r = 0.0
+    for j in range(stakes.shape[2]):
+        s = stakes[k, t, j]
+        if s != 0.0:
+            r += s * payoffs[hand_class, j]
+    net[k, t] = r
+    b = bankroll[k, t] + r
+    if b < 0.0:  # rounding of proportionally scaled stakes only: stakes never exceed the bankroll
+        b = 0.0
+    bankroll[k, t] = b
+    hands[k, t] += 1
+    ruin = b < table_min - tol
+    hit = b >= target - tol
+    stop = b <= floor + tol
+    limit = max_hands > 0 and hands[k, t] >= max_hands
+    terminated[k, t] = ruin or hit or stop
+    truncated[k, t] = limit or shoe_end
+    reason = PLAYING
+    if ruin:
+        reason = RUIN
+    elif hit:
+        reason = TARGET
+    elif stop:
+        reason = STOP_LOSS
+    elif limit:
+        reason = MAX_HANDS
+    elif shoe_end:
+        reason = SHOE_END
+    ended[k, t] = reason
+
+
+@numba.njit(cache=True, nogil=True)
+def play_rows(start, stop, deal, requested, chosen, sticky, seats, records, shoe, deal_consts, hand,
+              payoffs, limits):
+    """One hand at tables ``start..stop-1``: the stake rules for every seat still playing at a table
+    that deals (``deal[t]``), the deal, settlement, the tables' records and the seats' ends. Returns
+    ``(table, problem)`` of the first table whose shoe state is unusable (nothing is dealt then), or
+    ``(-1, 0)``. ``sticky``: a seat that has ended sits out until reset (else it plays on)."""
+    (shoe_cards, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng,
+     cut_position) = shoe
+    (hand_after_cut, burn, full_counts, burn_counts, card_values, player_draws, banker_tableau,
+     outcome_table, outcome_winner, per_rank) = deal_consts
+    table, problem = engine._check_tables_kernel(start, stop, shoe_cards, position, counts, unseen,
+                                                 cut_hands, cut_position, hand_after_cut, per_rank)
+    if table >= 0:
+        return table, problem
+    ended = seats[2]
+    n_seats = ended.shape[0]
+    one_shoe = limits[5]
+    for t in range(start, stop):
+        for k in range(n_seats):
+            if deal[t] and not (sticky and ended[k, t] != PLAYING):
+                _place_seat(k, t, requested, chosen[k, t], seats, limits)
+    (player_cards, banker_cards, player_total, banker_total, player_ncards, banker_ncards, outcome,
+     winner, natural, player_pair, banker_pair, shuffled) = hand
+    engine._deal_kernel(start, stop, deal, shoe_cards, position, counts, unseen, hands_in_shoe,
+                        shoes_started, cut_hands, rng, cut_position, hand_after_cut, burn,
+                        full_counts, burn_counts, card_values, player_draws, banker_tableau,
+                        outcome_table, outcome_winner, player_cards, banker_cards, player_total,
+                        banker_total, player_ncards, banker_ncards, outcome, winner, natural,
+                        player_pair, banker_pair, shuffled)
+    hand_class = records[4]
+    for t in range(start, stop):
+        if not deal[t]:
+            for k in range(n_seats):
+                _sit_out(k, t, seats)
+            continue
+        _record_table(t, hand, records)
+        # the cut card is out: the next hand would come from a new shoe
+        shoe_end = one_shoe and position[t] >= cut_position and (
+            not hand_after_cut or cut_hands[t] == 1)
+        for k in range(n_seats):
+            if sticky and ended[k, t] != PLAYING:
+                _sit_out(k, t, seats)
+            else:
+                _settle_seat(k, t, hand_class[t], payoffs, seats, limits, shoe_end)
+    return -1, 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _record_rows(start, stop, hand, records):
+    for t in range(start, stop):
+        _record_table(t, hand, records)
+
+
+# --------------------------------------------------------------------------------------------------
+# The session
+# --------------------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class Placement:
+    """What the stake rules made of a hand's requests (new arrays, ``(K, N, ...)``)."""
+
+    stakes: np.ndarray
+    placed: np.ndarray
+    table_capped: np.ndarray
+    bankroll_capped: np.ndarray
+
+
+class Session:
+    """N tables, K seats at each, one hand at every table per :meth:`play` (module docstring).
+
+    Args:
+        rules: the table rules.
+        limits: the table's limits and the seats' end conditions (:class:`Limits`).
+        n_tables: N.
+        n_seats: K (players sharing each table's hands).
+        seed: the tables' seeds (:func:`pb_gym.engine.table_seeds`: a root seed or one per table).
+        history: bead plate length of each table.
+        sticky_ends: a seat whose session ended sits out (no stakes, bankroll frozen) until
+            :meth:`reset` (True, a study); False: it plays on and its end is reported again at each
+            hand (an environment, whose caller decides when to reset).
+        payoffs: the payoff matrix ``(N_HAND_CLASSES, n_bets)``; default :func:`payoff_matrix`.
+    """
+
+    def __init__(self, rules: Rules, limits: Limits, n_tables: int, n_seats: int = 1, *,
+                 seed: engine.Seed = None, history: int = 20, sticky_ends: bool = True,
+                 payoffs: np.ndarray | None = None) -> None:
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a pb_gym.Rules, got {type(rules).__name__}")
+        if not isinstance(limits, Limits):
+            raise TypeError(f"limits must be a pb_gym.session.Limits, got {type(limits).__name__}")
+        for name, value in (("n_tables", n_tables), ("n_seats", n_seats), ("history", history)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise _bad(name, value, "an integer >= 1")
+        if payoffs is None:
+            payoffs = payoff_matrix(rules)
+        payoffs = np.ascontiguousarray(payoffs, dtype=np.float64)
+        if payoffs.ndim != 2 or payoffs.shape[0] != R.N_HAND_CLASSES or payoffs.shape[1] < 1:
+            raise ValueError(f"payoffs must have shape ({R.N_HAND_CLASSES}, n_bets) (one row per "
+                             f"hand class); got {payoffs.shape}")
+        self.rules = rules
+        self.limits = limits
+        self.sticky_ends = bool(sticky_ends)
+        self.payoffs = payoffs
+        n, k = int(n_tables), int(n_seats)
+        self.shoe = engine.init(rules, n, seed)
+        self.hand = engine.HandResult.empty(n)
+        self.records = TableRecords.empty(n, int(history))
+        self.seats = Seats.empty(k, n, payoffs.shape[1])
+        self.seats.bankroll[:] = limits.bankroll
+        self._limits = limits.struct()
+        self._deal_consts = deal_constants(rules)
+        self._all = np.ones(n, dtype=np.bool_)
+        self._chosen = np.full((k, n), -1, dtype=np.int64)  # "the largest request" for every seat
+
+    # ---- shape -------------------------------------------------------------------------------
+    @property
+    def n_tables(self) -> int:
+        return self.records.bead.shape[0]
+
+    @property
+    def n_seats(self) -> int:
+        return self.seats.bankroll.shape[0]
+
+    @property
+    def n_bets(self) -> int:
+        return self.payoffs.shape[1]
+
+    @property
+    def history(self) -> int:
+        return self.records.bead.shape[1]
+
+    @property
+    def shoe(self) -> engine.ShoeState:
+        return self._shoe
+
+    @shoe.setter
+    def shoe(self, state: engine.ShoeState) -> None:
+        """Replace the tables' shoe state (checked against the rules and the number of tables)."""
+        engine.check_state(self.rules, state, deals=False)
+        if hasattr(self, "_shoe") and state.n_tables != self._shoe.n_tables:
+            raise ValueError(f"the shoe state holds {state.n_tables} tables but the session has "
+                             f"{self._shoe.n_tables}")
+        self._shoe = state
+
+    # ---- reset -------------------------------------------------------------------------------
+    def reset(self, tables: np.ndarray | Sequence[int] | None = None,
+              seeds: Sequence[int] | np.ndarray | None = None) -> None:
+        """Start afresh at the given tables (indices; all if None): a new shoe (reseeded with one int
+        per table if ``seeds`` is given, else continuing each table's random stream), empty records,
+        and every seat there back to the starting bankroll, playing, with no hands."""
+        index = np.arange(self.n_tables) if tables is None else np.asarray(tables, dtype=np.int64)
+        engine.shuffle(self.rules, self.shoe, index, seed=None if seeds is None else np.asarray(seeds))
+        records, seats = self.records, self.seats
+        for name in _RECORD_NAMES:
+            getattr(records, name)[index] = 0
+        seats.bankroll[:, index] = self.limits.bankroll
+        for name in _SEAT_NAMES[1:]:
+            getattr(seats, name)[:, index] = 0
+
+    # ---- one hand ----------------------------------------------------------------------------
+    def check_requests(self, requested: np.ndarray) -> np.ndarray:
+        """``requested`` as a C-contiguous float64 ``(K, N, n_bets)`` array (``(N, n_bets)`` is taken
+        as one seat), finite and >= 0; ValueError naming the problem otherwise."""
+        k, n, b = self.n_seats, self.n_tables, self.n_bets
+        array = np.asarray(requested, dtype=np.float64)
+        if array.ndim == 2 and k == 1:
+            array = array[None]
+        if array.shape != (k, n, b):
+            one = f" or ({n}, {b}) for one seat" if k == 1 else ""
+            raise ValueError(f"requested stakes must have shape ({k}, {n}, {b}) (seats, tables, bet "
+                             f"columns){one}; got {np.shape(requested)}")
+        if not np.isfinite(array).all():
+            raise ValueError("requested stakes must be finite numbers")
+        if (array < 0).any():
+            raise ValueError("requested stakes must be >= 0")
+        return np.ascontiguousarray(array)
+
+    def play(self, requested: np.ndarray, deal: np.ndarray | None = None,
+             chosen: np.ndarray | None = None) -> Seats:
+        """Play one hand: the stake rules on ``requested`` (:meth:`check_requests`) for every seat
+        still playing, one hand dealt at every table (or where the ``(N,)`` bool mask ``deal`` is
+        True: the other tables keep their shoe and their seats sit out), settlement, records, ends.
+        ``chosen`` ``(K, N)``: each seat's chosen column for the forced bet and the rounding
+        correction (default: its largest request). Returns :attr:`seats` (updated in place)."""
+        requested = self.check_requests(requested)
+        n = self.n_tables
+        if deal is None:
+            deal = self._all
+        elif type(deal) is not np.ndarray or deal.shape != (n,) or deal.dtype != np.bool_:
+            raise ValueError(f"deal must be a boolean mask of shape ({n},)")
+        if chosen is None:
+            chosen = self._chosen
+        else:
+            chosen = np.asarray(chosen)
+            if chosen.shape != (self.n_seats, n) or chosen.dtype.kind not in "iu" or (
+                    chosen.size and (chosen.min() < -1 or chosen.max() >= self.n_bets)):
+                raise ValueError(f"chosen must be ({self.n_seats}, {n}) ints in -1..{self.n_bets - 1}")
+            chosen = chosen.astype(np.int64)
+        self._run(requested, chosen, deal)
+        return self.seats
+
+    def _run(self, requested: np.ndarray, chosen: np.ndarray, deal: np.ndarray) -> None:
+        engine.check_state(self.rules, self.shoe, deals=False)
+        problems: list[tuple[int, int]] = []
+        seats, records, shoe = seat_struct(self.seats), record_struct(self.records), shoe_struct(self.shoe)
+        hand = hand_struct(self.hand)
+
+        def rows(start: int, stop: int) -> None:
+            found = play_rows(start, stop, deal, requested, chosen, self.sticky_ends, seats, records,
+                              shoe, self._deal_consts, hand, self.payoffs, self._limits)
+            if found[0] >= 0:
+                problems.append(found)
+
+        parallel_for(self.n_tables, rows, PLAY_MIN_TABLES)
+        if problems:
+            engine._raise_table_problem(*min(problems))
+
+    def place(self, requested: np.ndarray, chosen: np.ndarray | None = None) -> Placement:
+        """The stake rules alone (no deal, nothing changes): what :meth:`play` would place for these
+        requests now, and where the table maximum or the bankroll would cut them."""
+        requested = self.check_requests(requested)
+        scratch = Seats(self.seats.bankroll.copy(), self.seats.hands.copy(), self.seats.ended.copy(),
+                        np.zeros_like(self.seats.stakes), *(np.zeros_like(getattr(self.seats, name))
+                                                           for name in _SEAT_NAMES[4:]))
+        chosen = self._chosen if chosen is None else np.asarray(chosen, dtype=np.int64)
+        _place_rows(requested, chosen, self.sticky_ends, seat_struct(scratch), self._limits)
+        return Placement(scratch.stakes, scratch.placed, scratch.table_capped, scratch.bankroll_capped)
+
+    def record(self, hand: engine.HandResult) -> None:
+        """Fold a hand dealt elsewhere (``(N,)`` rows) into the tables' records, as :meth:`play`
+        would; the seats are left alone."""
+        engine.check_result(hand, self.n_tables)
+        run_rows(_record_rows, self.n_tables, PLAY_MIN_TABLES, hand_struct(hand),
+                 record_struct(self.records))
+
+
+@numba.njit(cache=True, nogil=True)
+def _place_rows(requested, chosen, sticky, seats, limits):
+    ended = seats[2]
+    for k in range(ended.shape[0]):
+        for t in range(ended.shape[1]):
+            if not (sticky and ended[k, t] != PLAYING):
+                _place_seat(k, t, requested, chosen[k, t], seats, limits)
