@@ -78,9 +78,33 @@ def _pct(x: float) -> str:
 
 
 # ------------------------------------------------------------------------------------------ odds
+def _parse_bets(text: str | None, rules) -> tuple[str, ...]:
+    """``--bets``: comma-separated catalog names, or ``all`` (the default: the whole catalog)."""
+    from pb_gym import catalog
+
+    names = catalog.bet_names(rules)
+    if text is None or text.strip() == "all":
+        return names
+    chosen = tuple(part.strip() for part in text.split(",") if part.strip())
+    for name in chosen:
+        if name not in names:
+            raise UsageError(f"--bets: unknown bet {name!r}; allowed: all, or comma-separated names from "
+                             f"{', '.join(names)}")
+    if not chosen:
+        raise UsageError(f"--bets: no bet named; allowed: all, or comma-separated names from "
+                         f"{', '.join(names)}")
+    return tuple(dict.fromkeys(chosen))
+
+
+def _pays_text(bet) -> str:
+    """A bet's winning pays, e.g. ``0.95:1`` or ``30/10/6/4/2/1:1``."""
+    pays = [row.pays for row in bet.rows if row.pays > 0]
+    return "/".join(f"{p:g}" for p in sorted(set(pays), reverse=True)) + ":1" if pays else "-"
+
+
 def cmd_odds(args: argparse.Namespace) -> dict:
-    """Exact probabilities and EV of every bet for a full shoe or a given composition."""
-    from pb_gym import exact
+    """Exact probabilities and EV of every bet of the catalog for a full shoe or a given composition."""
+    from pb_gym import catalog, exact
     from pb_gym import rules as R
 
     if args.ranks is not None:
@@ -89,10 +113,15 @@ def cmd_odds(args: argparse.Namespace) -> dict:
     else:
         rules = _rules(args, decks=8 if args.decks is None else args.decks)
         composition = R.full_shoe(rules.decks)
+    names = _parse_bets(args.bets, rules)
     try:
         result = exact.odds(composition, rules)
     except ValueError as error:
         raise UsageError(f"--ranks: {error}") from None
+    side = [name for name in names if name not in R.BETS]  # the seven spots are priced already
+    side_ev = dict(zip(side, catalog.expected_values(composition, side, rules))) if side else {}
+    result["ev"] = {name: float(result["ev"][name]) if name in R.BETS else float(side_ev[name])
+                    for name in names}
     result["rules"] = {"decks": None if args.ranks is not None else rules.decks,
                        "variant": rules.banker_variant, "tie_pays": rules.tie_pays}
     if not args.json:
@@ -102,15 +131,14 @@ def cmd_odds(args: argparse.Namespace) -> dict:
               f"banker {rules.banker_variant}, tie {rules.tie_pays}:1")
         print(f"  P(banker) = {p['banker']:.6f}   P(player) = {p['player']:.6f}   "
               f"P(tie) = {p['tie']:.6f}   P(pair) = {p['pair']:.6f}")
-        print(f"  {'bet':<12} {'pays':>8} {'EV per unit':>12}")
-        pays = {"banker": {"standard": f"{1 - rules.commission:g}:1", "no-commission": "1:1*",
-                           "ez": "1:1*"}[rules.banker_variant],
-                "player": "1:1", "tie": f"{rules.tie_pays}:1", "player_pair": f"{rules.pair_pays:g}:1",
-                "banker_pair": f"{rules.pair_pays:g}:1", "dragon7": f"{rules.dragon7_pays:g}:1",
-                "panda8": f"{rules.panda8_pays:g}:1"}
+        print(f"  {'bet':<22} {'pays':>16} {'EV per unit':>12}")
+        bets = catalog.catalog(rules)
         for bet, ev in result["ev"].items():
-            print(f"  {bet:<12} {pays[bet]:>8} {_pct(ev):>12}")
-        print("  (negative EV = house edge; ties push banker and player bets)")
+            pays = {"no-commission": "1:1*", "ez": "1:1*"}.get(rules.banker_variant, "") \
+                if bet == "banker" else ""
+            print(f"  {bet:<22} {pays or _pays_text(bets[bet]):>16} {_pct(ev):>12}")
+        print("  (negative EV = house edge; ties push banker and player bets; the paytables and their "
+              "sources: pb_gym/catalog.py)")
     return result
 
 
@@ -316,6 +344,9 @@ def build_parser() -> argparse.ArgumentParser:
     shoe.add_argument("--ranks", default=None, metavar="c_A,c_2,...,c_K",
                       help="13 comma-separated counts of the cards remaining (A,2,...,10,J,Q,K) "
                            "instead of a full shoe")
+    odds.add_argument("--bets", default=None, metavar="NAME,NAME,...",
+                      help="the catalog bets to price: all (default) or comma-separated names, e.g. "
+                           "banker,dragon_bonus_player,lucky6 (the list: pb_gym.catalog.bet_names())")
     _add_rules_options(odds)
     odds.set_defaults(func=cmd_odds)
 

@@ -19,8 +19,14 @@ def test_odds_json_full_shoe(capsys):
     assert out["cards"] == 416
     # published 8-deck figures (Wizard of Odds, "Baccarat"; tests/data/published_figures.json)
     assert set(out["probabilities"]) >= {"banker", "player", "tie"}
-    assert set(out["ev"]) == {"banker", "player", "tie", "player_pair", "banker_pair", "dragon7",
-                              "panda8"}
+    # every bet of the catalog, the seven spots first
+    from pb_gym import catalog
+    assert tuple(out["ev"]) == catalog.bet_names()
+    assert tuple(out["ev"])[:7] == ("banker", "player", "tie", "player_pair", "banker_pair", "dragon7",
+                                    "panda8")
+    # published: Dragon Bonus player 2.6517%, banker 9.3731% (Wizard of Odds; tests/data/catalog_figures.json)
+    assert round(-100 * out["ev"]["dragon_bonus_player"], 4) == 2.6517
+    assert round(-100 * out["ev"]["dragon_bonus_banker"], 4) == 9.3731
     assert round(-100 * out["ev"]["banker"], 4) == 1.0579
     assert round(-100 * out["ev"]["player"], 4) == 1.2351
     assert round(-100 * out["ev"]["tie"], 4) == 14.3596
@@ -37,6 +43,18 @@ def test_odds_variants_and_ranks(capsys):
     assert out["cards"] == 40 and out["probabilities"]["tie"] == 1.0 and out["ev"]["tie"] == 8.0
     full = ",".join(["32"] * 13)
     assert run_json(capsys, "odds", "--ranks", full)["ev"] == run_json(capsys, "odds")["ev"]
+
+
+def test_odds_bets_selects_catalog_bets_and_a_bad_name_lists_the_allowed_ones(capsys):
+    out = run_json(capsys, "odds", "--bets", "lucky6, banker,lucky6", "--variant", "no-commission")
+    assert list(out["ev"]) == ["lucky6", "banker"]
+    assert round(-100 * out["ev"]["banker"], 4) == 1.4581  # published no-commission banker, 8 decks
+    assert round(out["ev"]["lucky6"], 6) == -0.116985  # Wizard of Odds, "Lucky 6"
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["odds", "--bets", "banker,dragon_bonus"])
+    assert exit_info.value.code == 2
+    assert ("--bets: unknown bet 'dragon_bonus'; allowed: all, or comma-separated names from banker, "
+            "player, tie, player_pair,") in capsys.readouterr().err
 
 
 def test_odds_text(capsys):
