@@ -14,7 +14,8 @@ atlas asks the same of every bet of the catalog and ranks them. One readable fil
 2. Effects of removal. EoR(r) = EV(full shoe minus one card of rank r) - EV(full shoe), per bet.
 3. Counts, three per bet. (a) *EoR count*: tags proportional to the effects of removal (the best
    linear count: it is the first-order Taylor expansion of the EV in the composition); (b) *integer
-   count*: the same tags scaled so the largest is ``m`` and rounded, ``m`` in 1..``integer_max_tag``;
+   count*: the balanced whole-number tags nearest to the same tags scaled so the largest is ``m``,
+   ``m`` in 1..``integer_max_tag``;
    (c) where the literature publishes a count for the bet (:data:`PUBLISHED`), that count with its
    published trigger, replayed on our shoes. True count = running count / decks unseen. The true-count
    threshold of (a) and the (scale, threshold) of (b) are chosen on a separate *training* deal
@@ -57,7 +58,7 @@ from experiments import chunk_store, outputs, plotting, scale
 from experiments.config import ConfigError, RulesConfig, Strict, load
 from experiments.counting import best_threshold
 from experiments.stats import ratio_ci
-from pb_gym import engine, exact, strict_json
+from pb_gym import catalog, engine, exact, strict_json
 from pb_gym import rules as R
 
 TEN_VALUE_RANKS = ("10", "J", "Q", "K")
@@ -81,25 +82,25 @@ class BetBook:
     expected_values: Callable[[np.ndarray], np.ndarray]
 
 
-def _spot_evs(compositions: np.ndarray, rules: R.Rules, columns: tuple[int, ...]) -> np.ndarray:
-    return exact.expected_values(compositions, rules)[..., list(columns)]
+def _book_evs(compositions: np.ndarray, pay: np.ndarray) -> np.ndarray:
+    """Every bet's exact EV: hand-class probabilities (one walk per composition) times ``pay``."""
+    return exact.hand_class_expectations(compositions, pay)
 
 
 def available_bets(rules: R.Rules) -> tuple[str, ...]:
-    """Every bet the atlas can study under ``rules``."""
-    return R.BETS
+    """Every bet the atlas can study under ``rules``: the whole catalog (:mod:`pb_gym.catalog`)."""
+    return catalog.bet_names(rules)
 
 
 def bet_book(rules: R.Rules, names: tuple[str, ...] | None = None) -> BetBook:
-    """The book of ``names`` (default: every available bet) under ``rules``."""
+    """The book of the catalog bets ``names`` (default: the whole catalog) under ``rules``."""
     available = available_bets(rules)
     names = tuple(names) if names else available
     unknown = [n for n in names if n not in available]
     if unknown:
         raise ValueError(f"unknown bet(s) {', '.join(unknown)}; allowed: {', '.join(available)}")
-    columns = tuple(R.BETS.index(n) for n in names)
-    return BetBook(names, rules.payoff_matrix()[:, list(columns)],
-                   functools.partial(_spot_evs, rules=rules, columns=columns))
+    pay = np.ascontiguousarray(catalog.pay_matrix(names, rules))
+    return BetBook(names, pay, functools.partial(_book_evs, pay=pay))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -231,13 +232,36 @@ def effects_of_removal(composition: np.ndarray, book: BetBook) -> dict[str, np.n
 
 
 def eor_tags(eor: np.ndarray, largest: float, integer: bool = False) -> np.ndarray:
-    """Tags proportional to one bet's effects of removal, largest |tag| = ``largest`` (rounded when
-    ``integer``); all zeros when the EoR vanish (a bet no linear count can see, e.g. the pairs)."""
+    """Tags proportional to one bet's effects of removal, largest |tag| = ``largest``; all zeros when
+    the EoR vanish (a bet no linear count can see, e.g. the pairs).
+
+    With ``integer``, the nearest *balanced* whole-number tags (:func:`balanced_integer_tags`): plain
+    rounding would unbalance the count, and the true count of an unbalanced count drifts with the depth
+    of the shoe, so that no single threshold fits it."""
     size = np.max(np.abs(eor))
     if not np.isfinite(size) or size < 1e-15:
         return np.zeros(R.N_RANKS)
     tags = eor / size * largest
-    return np.round(tags) if integer else tags
+    return balanced_integer_tags(tags) if integer else tags
+
+
+_TEN_GROUP = [R.RANKS.index(r) for r in TEN_VALUE_RANKS]
+_VALUE_WEIGHTS = np.array([1] * 9 + [len(TEN_VALUE_RANKS)])  # ranks per baccarat value A..9, 0
+_CHOICES = (np.arange(2 ** 10)[:, None] >> np.arange(10)[None, :]) & 1  # floor or ceiling, per value
+
+
+def balanced_integer_tags(tags: np.ndarray) -> np.ndarray:
+    """The whole-number tags nearest to ``tags`` (least squares over the cards of a full shoe) among
+    those that are balanced (sum over a full shoe 0) and give 10, J, Q, K one tag, each tag the floor
+    or the ceiling of its target; all zeros when no such rounding exists."""
+    target = np.append(np.asarray(tags, dtype=np.float64)[:9], np.mean(np.asarray(tags)[_TEN_GROUP]))
+    candidates = np.floor(target)[None, :] + _CHOICES
+    balanced = candidates @ _VALUE_WEIGHTS == 0
+    if not balanced.any():
+        return np.zeros(R.N_RANKS)
+    error = ((candidates - target[None, :]) ** 2) @ _VALUE_WEIGHTS
+    best = candidates[np.flatnonzero(balanced)[np.argmin(error[balanced])]]
+    return np.append(best[:9], [best[9]] * len(TEN_VALUE_RANKS)).astype(np.float64)
 
 
 def true_counts(unseen: np.ndarray, tags: np.ndarray, decks: int) -> np.ndarray:
@@ -290,7 +314,8 @@ def training_deal(rules: R.Rules, book: BetBook, n_shoes: int, seed: int) -> dic
     return {"unseen": np.concatenate(unseen), "ev": np.concatenate(ev)}
 
 
-PER_SHOE = ("hands", "ev", "positive", "gain", "realized", "count_bets", "count_ev", "count_payoff")
+PER_SHOE = ("hands", "ev", "payoff", "positive", "gain", "realized", "count_bets", "count_ev",
+            "count_payoff")
 """The chunk's sums, one row per shoe (the merge concatenates them in chunk order)."""
 
 
@@ -298,7 +323,8 @@ def deal_chunk(chunk: scale.Chunk, rules: R.Rules, bets: tuple[str, ...], tags: 
                thresholds: np.ndarray, count_bet: np.ndarray) -> dict[str, np.ndarray]:
     """The task of one chunk: deal its shoes and return per-shoe sums.
 
-    Per shoe: ``hands``; per bet (columns of ``bets``) the sum of the exact EV, the hands with EV > 0,
+    Per shoe: ``hands``; per bet (columns of ``bets``) the sums of the exact EV and of the dealt payoff
+    over every hand (``ev``, ``payoff``: the calibration check), the hands with EV > 0,
     the sum of max(EV, 0) (the perfect-information bettor's predicted profit) and of the dealt payoff
     on those hands; per count (rows of ``tags``, betting on bet ``count_bet[j]`` when the true count is
     at least ``thresholds[j]``) the hands bet and the sums of the EV and of the dealt payoff on them.
@@ -307,12 +333,13 @@ def deal_chunk(chunk: scale.Chunk, rules: R.Rules, bets: tuple[str, ...], tags: 
     book = bet_book(rules, bets)
     k, c, n = len(bets), len(count_bet), chunk.size
     sums = {"hands": np.zeros(n)}
-    sums.update({key: np.zeros((n, k)) for key in ("ev", "positive", "gain", "realized")})
+    sums.update({key: np.zeros((n, k)) for key in ("ev", "payoff", "positive", "gain", "realized")})
     sums.update({key: np.zeros((n, c)) for key in ("count_bets", "count_ev", "count_payoff")})
     for tables, unseen, ev, payoff in deal_hands(rules, book, n, chunk.seed):
         positive = ev > 0
         sums["hands"][tables] += 1
         sums["ev"][tables] += ev
+        sums["payoff"][tables] += payoff
         sums["positive"][tables] += positive
         sums["gain"][tables] += np.where(positive, ev, 0.0)
         sums["realized"][tables] += np.where(positive, payoff, 0.0)
@@ -401,9 +428,9 @@ def compare_published(published: Published, replay: dict | None, ours: dict, hou
 # --------------------------------------------------------------------------------------------------
 def _fit_integer_count(eor: np.ndarray, training: dict, k: int, decks: int, largest: int
                        ) -> tuple[np.ndarray, float, int, float]:
-    """The integer count of one bet: for each scale m in 1..``largest``, tags = round(EoR scaled to
-    largest |tag| m) and the best threshold on the training deal; the (m, threshold) with the most
-    summed EV. Returns (tags, threshold, m, summed EV); threshold inf: never bets."""
+    """The integer count of one bet: for each scale m in 1..``largest``, the balanced whole-number tags
+    nearest to the EoR scaled to largest |tag| m, and the best threshold on the training deal; the
+    (m, threshold) with the most summed EV. Returns (tags, threshold, m, summed EV); threshold inf: never bets."""
     best = (np.zeros(R.N_RANKS), math.inf, 0, 0.0)
     seen_tags: set[bytes] = set()
     for m in range(1, largest + 1):
@@ -493,6 +520,7 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
     for j, name in enumerate(names):
         perfect = bettor_figures(main["positive"][:, j], main["gain"][:, j], main["realized"][:, j], n)
         cut = ratio_ci(main["ev"][:, j] - ev_full[j] * n, n)
+        calibration = ratio_ci(main["payoff"][:, j] - main["ev"][:, j], n)
         entry: dict = {
             "house_edge": float(-ev_full[j]),
             "ev_full_shoe": float(ev_full[j]),
@@ -500,6 +528,7 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
             "perfect_information": perfect,
             "cut_card_effect": cut,
             "cut_card_effect_significant": bool(cut["ci95"][0] > 0 or cut["ci95"][1] < 0),
+            "realized_minus_predicted_per_hand": calibration,
             "eor": {rank: float(eor[r, j]) for r, rank in enumerate(R.RANKS)},
             "counts": {},
             "published": [],

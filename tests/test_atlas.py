@@ -4,7 +4,9 @@ and an end-to-end run of the quick config."""
 
 import csv
 import io
+import json
 import math
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -12,16 +14,19 @@ import pytest
 import yaml
 
 from experiments import atlas, scale
+from experiments.stats import z_value
 from experiments.config import ConfigError, validate
-from pb_gym import engine, exact
+from pb_gym import catalog, engine, exact
 from pb_gym import rules as R
 from published_figures import edge8  # the published house edges (sources named in tests/data)
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "configs" / "experiments" / "atlas-smoke.yaml"
 FULL = ROOT / "configs" / "experiments" / "atlas.yaml"
-Z999 = 3.2905267314919255  # two-sided 99.9% normal quantile: a correct implementation fails a bound
-# below for about one seed in a thousand (the seeds are fixed, so the tests are deterministic)
+FAMILY_CONFIDENCE = 0.999
+"""The statistical bounds below hold together, over every bet of the catalog, with this confidence
+(Bonferroni): a correct implementation fails them for about one seed in a thousand. The seeds are
+fixed, so the tests are deterministic."""
 
 
 @pytest.fixture(scope="module")
@@ -47,30 +52,62 @@ def _compositions():
     return np.array(comps)
 
 
+CATALOG_FIGURES = json.loads((ROOT / "tests" / "data" / "catalog_figures.json").read_text())
+"""The catalog's published exact figures (each row names its source in that file)."""
+
+
 def test_book_evs_are_the_exact_calculators(book):
+    """The book covers the whole catalog; its EVs equal the seven-spot calculator (a separate code path)
+    on the seven spots, the integer-exact counts on a full shoe, and every published 8-deck return."""
+    assert book.names == catalog.bet_names(R.Rules()) and len(book.names) >= 50
     comps = _compositions()
-    np.testing.assert_allclose(book.expected_values(comps), exact.expected_values(comps, R.Rules()),
-                               rtol=0, atol=1e-13)
-    full = book.expected_values(R.full_shoe(8)[None])[0]
+    ev = book.expected_values(comps)
+    np.testing.assert_allclose(ev[:, :7], exact.expected_values(comps, R.Rules()), rtol=0, atol=1e-13)
+    counts = exact.hand_class_counts(R.full_shoe(8))  # int64, exact
+    total = int(counts.sum())
+    assert total == CATALOG_FIGURES["total_deals_8_decks"]
+    exact_ev = np.array([sum(int(c) * Fraction(p).limit_denominator(1000) for c, p in
+                             zip(counts, book.pay[:, j]) if c) / total for j in range(len(book.names))],
+                        dtype=np.float64)
+    np.testing.assert_allclose(ev[0], exact_ev, rtol=1e-13, atol=1e-16)
+    checked = 0
+    for bet, decks, published, decimals, _ in CATALOG_FIGURES["returns"]["rows"]:
+        if decks == 8 and bet in book.names:
+            assert round(ev[0, book.names.index(bet)], decimals) == published, bet
+            checked += 1
+    assert checked >= 20
     for name, edge in (("banker", edge8("banker")), ("player", edge8("player")),
                        ("tie", edge8("tie")), ("player_pair", edge8("player_pair")),
                        ("dragon7", edge8("dragon7")), ("panda8", edge8("panda8"))):
-        assert round(-100 * full[book.names.index(name)], 4) == edge, name
+        assert round(-100 * ev[0, book.names.index(name)], 4) == edge, name
 
 
 def test_pay_matrix_settles_like_the_engine(book):
-    """The book's pay matrix, indexed by the dealt hand class, equals the engine's settlement."""
+    """The book's pay matrix, indexed by the dealt hand class, equals the engine's settlement on the
+    seven spots, and the dealt cards' own reading for 3 Giving 8 and 88/89/98/99."""
     rules = R.Rules()
-    state = engine.init(rules, 500, seed=2)
+    state = engine.init(rules, 2000, seed=2)
+    g8, e89 = book.names.index("three_giving_eight"), book.names.index("eights_and_nines")
+    wins = 0
     for _ in range(3):
         _, hand = engine.deal(rules, state)
         classes = R.hand_class(hand.player_total, hand.banker_total, hand.player_ncards,
                                hand.banker_ncards, hand.player_pair, hand.banker_pair)
-        np.testing.assert_array_equal(book.pay[classes], hand.payoffs(rules))
+        pay = book.pay[classes]
+        np.testing.assert_array_equal(pay[:, :7], hand.payoffs(rules))
+        value = R.CARD_VALUES[hand.banker_cards.astype(np.intp)]
+        banker_two = (value[:, 0] + value[:, 1]) % 10
+        third = R.CARD_VALUES[hand.player_cards[:, 2].astype(np.intp)]
+        won = (banker_two == 3) & (hand.player_ncards == 3) & (third == 8) & (hand.player_cards[:, 2] > 0)
+        np.testing.assert_array_equal(pay[:, g8], np.where(won, 200.0, -1.0))
+        both = np.isin(hand.player_total, (8, 9)) & np.isin(hand.banker_total, (8, 9))
+        np.testing.assert_array_equal(pay[:, e89], np.where(both, 20.0, -1.0))
+        wins += int(won.sum())
+    assert wins > 0
 
 
 def test_unknown_bets_are_refused():
-    with pytest.raises(ValueError, match=r"unknown bet\(s\) dragon8; allowed: banker, player"):
+    with pytest.raises(ValueError, match=r"unknown bet\(s\) dragon8; allowed: banker, player, tie"):
         atlas.bet_book(R.Rules(), ("dragon8",))
     with pytest.raises(ConfigError, match=r"config: bets: unknown bet\(s\) dragon8; allowed: all, "
                                           r"or any of banker"):
@@ -107,10 +144,16 @@ def test_exchangeability_and_balanced_tags(book, index):
 
 
 def test_tags_and_true_counts():
-    eor = np.array([1, 2, -4, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1], dtype=float) * 1e-4
+    eor = np.array([1, 2, -4, 0, 0, 0, 0, 0, 0, 0.25, 0.25, 0.25, 0.25]) * 1e-4  # balanced
     np.testing.assert_allclose(atlas.eor_tags(eor, 10), eor / 4e-4 * 10)
+    # 0.75, 1.5, -3, 0 x 6, 0.1875 (x 4 ranks): the nearest balanced whole numbers
     np.testing.assert_array_equal(atlas.eor_tags(eor, 3, integer=True),
-                                  [1, 2, -3, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1])  # 0.75, 1.5, -3: rounded
+                                  [1, 2, -3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+    # plain rounding of 1.45, 1.35, -3.2, 0.1 (x 4 ranks) gives 1, 1, -3, 0: one out of balance; the
+    # cheapest balanced fix raises the ace to 2 (squared error +0.1; the 2: +0.3; a zero to 1: +1)
+    target = np.array([1.45, 1.35, -3.2, 0, 0, 0, 0, 0, 0, 0.1, 0.1, 0.1, 0.1])
+    np.testing.assert_array_equal(atlas.balanced_integer_tags(target),
+                                  [2, 1, -3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
     assert not np.any(atlas.eor_tags(np.zeros(13), 10, integer=True))
     np.testing.assert_array_equal(atlas.published_tags((1, 1, -3, 1, 1, 1, 1, -8, 1, 1)),
                                   [1, 1, -3, 1, 1, 1, 1, -8, 1, 1, 1, 1, 1])
@@ -209,6 +252,7 @@ def test_smoke_run_end_to_end(smoke, book):
     assert result["exchangeability_max_error"] < 1e-12
     assert sorted(result["ranking"]) == sorted(book.names) == sorted(result["bets"])
     full = book.expected_values(R.full_shoe(8)[None])[0]
+    z = z_value(1 - (1 - FAMILY_CONFIDENCE) / (2 * len(book.names)))  # two bounds per bet
     for j, name in enumerate(book.names):
         b = result["bets"][name]
         assert b["house_edge"] == pytest.approx(-full[j], abs=1e-15)
@@ -222,17 +266,20 @@ def test_smoke_run_end_to_end(smoke, book):
                 assert c["bet_frequency"]["estimate"] == 0
         integer_tags = np.array(list(b["counts"]["integer"]["tags"].values()))
         assert np.all(integer_tags == np.round(integer_tags)) and np.max(np.abs(integer_tags)) <= 4
-        # realized (dealt payoffs) vs predicted (exact EV) for the perfect-information bettor
-        pred, real = perfect["units_per_100_hands"], perfect["realized_units_per_100_hands"]
-        assert abs(real["estimate"] - pred["estimate"]) <= Z999 * math.hypot(real["se"], pred["se"]) \
-            + 1e-12, name
-        # the cut-card effect: within 99.9% bounds of zero (no significant effect at 300 shoes)
+        # calibration: the dealt payoffs average the exact EVs, over every hand dealt. (Over the few
+        # hands the perfect-information bettor stakes on a 50:1 bet, a handful of wins, the interval
+        # from the observed payoffs is not yet normal at 300 shoes: that figure is reported, not tested.)
+        calibration = b["realized_minus_predicted_per_hand"]
+        assert abs(calibration["estimate"]) <= z * calibration["se"], name
+        # the cut-card effect at 300 shoes: no bet's is detectable
         cut = b["cut_card_effect"]
-        assert abs(cut["estimate"]) <= Z999 * cut["se"] + 1e-12, name
+        assert abs(cut["estimate"]) <= z * cut["se"] + 1e-12, name
     gains = [result["bets"][n]["counts"]["eor"]["units_per_100_hands"]["estimate"]
              for n in result["ranking"]]
     assert gains == sorted(gains, reverse=True)  # ranked by the EoR count's gain
-    assert result["ranking"][0] == "dragon7"  # the only strongly countable spot of today's seven
+    # the published top: 3 Giving 8; of today's seven spots, Dragon 7 ranks first
+    assert result["ranking"][0] == "three_giving_eight"
+    assert min(result["ranking"].index(b) for b in R.BETS) == result["ranking"].index("dragon7")
     d7 = result["bets"]["dragon7"]
     assert d7["counts"]["eor"]["share_of_perfect_information_gain"] > 0.7
     assert "no linear count" in result["bets"]["player_pair"]["counts"]["eor"]["note"]
@@ -242,5 +289,18 @@ def test_smoke_run_end_to_end(smoke, book):
     assert [r["bet"] for r in rows] == result["ranking"]
     assert float(rows[0]["eor_count_units_per_100_hands_lo"]) < float(
         rows[0]["eor_count_units_per_100_hands"])
+    # the published figures, beside ours: the bet definitions agree (house edges), and the published
+    # counts replayed on our shoes earn what their authors published, within our 95% CI
+    published = {n: result["bets"][n]["published"] for n in result["ranking"]
+                 if result["bets"][n]["published"]}
+    assert {"three_giving_eight", "eights_and_nines", "dragon_bonus_player"} <= set(published)
+    for name, entries in published.items():
+        for p in entries:
+            assert p["judged"] and p["source"]
+            assert p["house_edge"] is None or p["house_edge"]["agrees"], name
+            if p["tags"] is not None:
+                assert p["figures"]["units_per_100_hands"]["agrees"], name
     markdown = (out / "atlas.md").read_text()
-    assert markdown.count("\n| ") == len(book.names) and "`dragon7`" in markdown  # one row per bet
+    table = markdown.split("\n\n")[0]
+    assert table.count("\n| ") == len(book.names) and "`dragon7`" in table  # one row per bet
+    assert "Jacobson" in markdown  # the published comparison
