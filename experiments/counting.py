@@ -16,10 +16,11 @@ One readable file, top to bottom:
 3. Deal. ``shoes`` shoes, one engine table per shoe, until the table's first shoe ends (hands of later
    shoes are not counted). The main deal is cut into chunks of ``chunk_shoes`` shoes, chunk ``i`` seeded
    with ``SeedSequence(seed).spawn(n)[i]`` (:mod:`experiments.scale`), so it can run serially, in local
-   processes or on a Dask cluster with the same result to the last bit. Before every hand, the exact EV of every bet is computed
-   from ``state.unseen`` (the cards the players have not seen: the shoe plus the face-down burn). One
-   ``exact.outcome_probabilities`` call per round serves every bet and variant (it is multiplied by each
-   variant's paytable); the pair bets use the closed-form pair probability.
+   processes or on a Dask cluster with the same result to the last bit. Before every hand, the exact
+   EV of every bet is computed from ``state.unseen`` (the cards the players have not seen: the shoe
+   plus the face-down burn). One ``exact.outcome_probabilities`` call per round serves every bet and
+   variant (it is multiplied by each variant's paytable); the pair bets use the closed-form pair
+   probability.
 4. Bettors. The perfect-information bettor stakes one unit on a bet whenever its exact EV > 0; the
    count-based bettor stakes one unit when the true count reaches a threshold. The threshold is chosen
    on a separate *training* deal (``training_seed``, ``training_shoes``) as the value that maximises the
@@ -395,7 +396,7 @@ def run(config: CountingConfig, backend: str = "serial", scheduler: str | None =
             per_bet[name]["gain_per_hand_predicted"]["estimate"] * hands / S)
 
     counts: dict[str, dict] = {}
-    for j, (name, k) in enumerate(zip(config.count_bets, count_index)):
+    for j, name in enumerate(config.count_bets):
         entry: dict = {"tags": {rank: float(tags[j, r]) for r, rank in enumerate(R.RANKS)},
                        "balance": float(full @ tags[j]),
                        "threshold": None if math.isinf(thresholds[j]) else thresholds[j]}

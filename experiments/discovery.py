@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from pydantic import Field
@@ -291,7 +292,7 @@ def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, ha
         out["learned_minus_count_exact"] = _ratio(learned_exact - exact_sum["count"][used], n)
         out["count_share_of_perfect_exact"] = _ratio(exact_sum["count"][used], perfect_exact)
         out["count_thresholds"] = {b: (None if math.isinf(t) else float(t))
-                                   for b, t in zip(bets, count["thresholds"])}
+                                   for b, t in zip(bets, count["thresholds"], strict=True)}
     if calibration:
         table = {}
         for b, c in calib.items():

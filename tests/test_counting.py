@@ -10,6 +10,7 @@ from experiments import counting, scale
 from experiments.config import ConfigError, validate
 from pb_gym import engine, exact
 from pb_gym import rules as R
+
 from published_figures import edge8  # the published house edges (sources named in tests/data)
 
 ROOT = Path(__file__).resolve().parents[1]
