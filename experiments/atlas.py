@@ -408,9 +408,16 @@ def compare_published(published: Published, replay: dict | None, ours: dict, hou
         if value is None:
             continue
         entry = target[key]
-        inside = _inside(value, entry) if comparable else None
-        rows[key] = {"published": value, "ours": entry["estimate"], "ci95": entry["ci95"],
-                     "agrees": inside}
+        row = {"published": value, "ours": entry["estimate"], "ci95": entry["ci95"],
+               "agrees": _inside(value, entry) if comparable else None}
+        if replay is None and key in ("bet_frequency", "average_edge"):
+            row["agrees"] = None  # another count bets on other hands: only the gains compare
+            row["note"] = "not comparable: the published count is not ours"
+        elif replay is None and comparable and not row["agrees"] and entry["estimate"] is not None \
+                and value < entry["ci95"][0]:
+            row["note"] = ("below ours: our count is the best linear count, the published one is "
+                           "another")
+        rows[key] = row
     edge = None
     if published.house_edge is not None:
         edge = {"published": published.house_edge, "ours": house_edge,
@@ -711,8 +718,9 @@ def published_markdown(result: dict) -> str:
                 ours = "n/a" if f["ours"] is None else (
                     f"{factor * f['ours']:.3f} [{factor * f['ci95'][0]:.3f}, "
                     f"{factor * f['ci95'][1]:.3f}]")
-                verdict = ("not judged (other rules)" if f["agrees"] is None
-                           else "yes" if f["agrees"] else "no")
+                verdict = (f.get("note") or "not judged (other rules)" if f["agrees"] is None
+                           else "yes" if f["agrees"] else "no" + (f" ({f['note']})" if f.get("note")
+                                                                   else ""))
                 label = key.replace("_", " ") + (" %" if pct else "")
                 lines.append(f"| `{name}` | {source} | {label} | {factor * f['published']:.3f} | "
                              f"{ours} | {p['compared_with']} | {verdict} |")
@@ -741,48 +749,53 @@ def report(result: dict) -> str:
 
 
 def plot(result: dict, path: Path) -> None:
-    """Gain per 100 hands, perfect information vs the counts, one group of bars per bet."""
+    """Gain per 100 hands, perfect information vs the counts, one group of bars per bet, in rank order
+    (log scale: the gains span four orders of magnitude; a bet no count beats has no count bar)."""
     plt = plotting.pyplot()
     names = result["ranking"]
     y = np.arange(len(names))
-    fig, ax = plt.subplots(figsize=(9, 1.2 + 0.38 * len(names)))
+    fig, ax = plt.subplots(figsize=(9, 1.4 + 0.24 * len(names)))
+    floor = 1e-3  # units per 100 hands: the left edge of the log axis
 
-    def values(get):
-        return np.array([get(result["bets"][n])["units_per_100_hands"]["estimate"] or 0.0
-                         for n in names])
-
-    def errors(get):
-        out = []
+    def figures(get):
+        est, lo, hi = [], [], []
         for n in names:
             e = get(result["bets"][n])["units_per_100_hands"]
-            est = e["estimate"] or 0.0
-            out.append([est - e["ci95"][0], e["ci95"][1] - est] if e["ci95"] else [0, 0])
-        return np.array(out).T
+            value = e["estimate"] or 0.0
+            est.append(value)
+            lo.append(value - max(e["ci95"][0], floor) if e["ci95"] and value > floor else 0.0)
+            hi.append(e["ci95"][1] - value if e["ci95"] and value > floor else 0.0)
+        return np.array(est), np.array([lo, hi])
 
-    series = (("perfect information (bound)", lambda b: b["perfect_information"], "#c6dbef", 0.0),
-              ("EoR count", lambda b: b["counts"]["eor"], "#2171b5", -0.27),
-              ("integer count", lambda b: b["counts"]["integer"], "#fd8d3c", 0.27))
-    ax.barh(y, values(series[0][1]), height=0.8, color=series[0][2], label=series[0][0])
-    for label, get, color, offset in series[1:]:
-        ax.barh(y + offset, values(get), height=0.25, color=color, label=label,
-                xerr=errors(get), error_kw={"elinewidth": 0.8, "capsize": 2})
+    perfect, _ = figures(lambda b: b["perfect_information"])
+    ax.barh(y, np.where(perfect > floor, perfect, 0), height=0.85, left=0, color="#c6dbef",
+            label="perfect information (the bound)")
+    for label, get, color, offset in (("best linear count (EoR tags)", lambda b: b["counts"]["eor"],
+                                       "#2171b5", -0.18),
+                                      ("integer count", lambda b: b["counts"]["integer"], "#fd8d3c",
+                                       0.18)):
+        value, err = figures(get)
+        shown = value > floor
+        ax.barh(y[shown] + offset, value[shown], height=0.32, color=color, label=label,
+                xerr=err[:, shown], error_kw={"elinewidth": 0.6, "capsize": 1.5})
+    first = True
     for i, n in enumerate(names):
         for p in result["bets"][n]["published"]:
             figure = p["figures"].get("units_per_100_hands")
             if figure is not None:
-                ax.plot(figure["published"], i, marker="x", color="black", markersize=7,
-                        label="published count" if "published count" not in
-                        ax.get_legend_handles_labels()[1] else None)
-    ax.set_yticks(y, names)
-    ax.invert_yaxis()
-    ax.axvline(0, color="grey", linewidth=0.8)
-    ax.set_xscale("symlog", linthresh=0.1)
-    ax.set_xlabel("units won per 100 hands dealt (one unit per bet; symlog scale)")
-    ax.grid(axis="x", alpha=0.3)
+                ax.plot(figure["published"], i, marker="x", color="black", markersize=6,
+                        linestyle="none", label="published count" if first else None)
+                first = False
+    ax.set_yticks(y, names, fontsize=7)
+    ax.set_ylim(len(names) - 0.5, -0.5)
+    ax.set_xscale("log")
+    ax.set_xlim(left=floor)
+    ax.set_xlabel("units won per 100 hands dealt, one unit per bet (log scale; bars: 95% CI over shoes)")
+    ax.grid(axis="x", which="both", alpha=0.25)
     ax.legend(fontsize=8, loc="lower right")
     r = result["rules"]
-    ax.set_title(f"Counting atlas: {r['decks']} decks, cut card {r['cut_card']}, "
-                 f"{result['shoes']:,} shoes (bars: 95% CIs over shoes)", fontsize=10)
+    ax.set_title(f"The counting atlas: {len(names)} bets, {r['decks']} decks, cut card {r['cut_card']}, "
+                 f"{result['shoes']:,} shoes", fontsize=10)
     plotting.save(fig, path)
 
 
