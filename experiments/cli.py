@@ -119,7 +119,9 @@ def cmd_odds(args: argparse.Namespace) -> dict:
     except ValueError as error:
         raise UsageError(f"--ranks: {error}") from None
     side = [name for name in names if name not in R.BETS]  # the seven spots are priced already
-    side_ev = dict(zip(side, catalog.expected_values(composition, side, rules))) if side else {}
+    side_ev = {}
+    if side:
+        side_ev = dict(zip(side, catalog.expected_values(composition, side, rules), strict=True))
     result["ev"] = {name: float(result["ev"][name]) if name in R.BETS else float(side_ev[name])
                     for name in names}
     result["rules"] = {"decks": None if args.ranks is not None else rules.decks,

@@ -8,7 +8,8 @@ loses the stake. No hand may match two rows.
 The fields are functions of the hand class (:func:`pb_gym.rules.hand_class`: the two totals, the two
 card counts and the two pair flags), so every bet is one column of net wins over the 1,600 classes
 (:meth:`Bet.column`), settled by one lookup and priced exactly by :func:`pb_gym.exact.hand_class_expectations`
-(one walk over the shoe's multisets serves every bet). Fields:
+(one walk over the shoe's multisets serves every bet).
+Fields:
 
 =================  ====================  ==========================================================
 field              values                meaning
@@ -112,7 +113,9 @@ def field_values() -> dict[str, np.ndarray]:
 
 def _code(field: str, value: object) -> int:
     """A field value as the code of :func:`field_values` (winner names as indices, bools as 0/1)."""
-    return R.WINNERS.index(value) if field == "winner" else int(value)  # type: ignore[arg-type]
+    if field == "winner":
+        return R.WINNERS.index(str(value))
+    return int(value)  # type: ignore[call-overload]  # a checked int or bool
 
 
 # --------------------------------------------------------------------------------------------------
@@ -314,7 +317,8 @@ WOO_TOTALS = ("Wizard of Odds, Side Total Side Bets in Baccarat "
 WOO_LUCKY6 = "Wizard of Odds, Lucky 6 (wizardofodds.com/games/baccarat/side-bets/lucky-6/)"
 WOO_3CARD = "Wizard of Odds, 3-Card Win (wizardofodds.com/games/baccarat/side-bets/3-card-win/)"
 WOO_3GIVING8 = "Wizard of Odds, 3 Giving 8 (wizardofodds.com/games/baccarat/side-bets/3-giving-8/)"
-WOO_BAD_BEAT = "Wizard of Odds, Bad Beat Baccarat (wizardofodds.com/games/baccarat/side-bets/bad-beat-baccarat/)"
+WOO_BAD_BEAT = ("Wizard of Odds, Bad Beat Baccarat "
+                "(wizardofodds.com/games/baccarat/side-bets/bad-beat-baccarat/)")
 AAP_SIDE_BETS = ("Eliot Jacobson, Advanced Advantage Play, Baccarat Side Bets "
                  "(advancedadvantageplay.com/side-bets/baccarat-side-bets/)")
 LIVE_BIG_SMALL = ("live-dealer Big/Small paytable (e.g. the Evolution/Ezugi-style rules page at "
@@ -430,7 +434,7 @@ def rules_bets(rules: Rules | None = None) -> tuple[Bet, ...]:
                             "banker_total": [0, 1, 2, 3, 4, 5, 6, 8, 9]}, "pays": 1},
                   {"when": {"winner": "banker", "banker_cards": 3, "banker_total": 7}, "pays": "push",
                    "label": "banker three-card 7 pushes (EZ)"}]
-    definitions = [
+    definitions: list[dict] = [
         {"name": "banker", "title": f"Banker ({rules.banker_variant})", "rows": banker + [push]},
         {"name": "player", "title": "Player", "rows": [{"when": {"winner": "player"}, "pays": 1}, push]},
         {"name": "tie", "title": "Tie", "rows": [{"when": {"winner": "tie"}, "pays": rules.tie_pays}]},
@@ -502,7 +506,7 @@ def expected_values(composition: np.ndarray | Sequence, bets: Iterable[str | Bet
     every bet (:func:`pb_gym.exact.hand_class_expectations`)."""
     from pb_gym import exact  # exact imports nothing from here; the late import keeps the core light
 
-    return exact.hand_class_expectations(composition, pay_matrix(bets, rules))
+    return exact.hand_class_expectations(np.asarray(composition), pay_matrix(bets, rules))
 
 
 def combination_counts(bet: str | Bet, composition: np.ndarray | Sequence,
@@ -512,10 +516,10 @@ def combination_counts(bet: str | Bet, composition: np.ndarray | Sequence,
     from pb_gym import exact
 
     bet = get_bet(bet, rules)
-    counts = exact.hand_class_counts(composition)
+    counts = exact.hand_class_counts(np.asarray(composition))
     out: dict[str, int] = {}
     matched = np.zeros(R.N_HAND_CLASSES, dtype=bool)
-    for row, mask in zip(bet.rows, bet.row_masks()):
+    for row, mask in zip(bet.rows, bet.row_masks(), strict=True):
         out[row.label] = int(counts[mask].sum())
         matched |= mask
     out["loss"] = int(counts[~matched].sum())

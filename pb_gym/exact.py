@@ -27,8 +27,8 @@ import numba
 import numpy as np
 
 from pb_gym import rules as R
-from pb_gym.threads import run_rows
 from pb_gym.rules import Rules
+from pb_gym.threads import run_rows
 
 MIN_CARDS = 6
 """A composition must hold at least six cards: a hand may need all of them."""
@@ -288,11 +288,11 @@ def odds(composition: np.ndarray | list, rules: Rules | None = None) -> dict:
     prob = outcome_probabilities(comp)
     by_winner = np.bincount(R.OUTCOME_WINNER, weights=prob, minlength=3)
     probabilities = {name: float(by_winner[i]) for i, name in enumerate(R.WINNERS)}
-    probabilities.update({f"outcome_{name}": float(p) for name, p in zip(R.OUTCOMES, prob)})
+    probabilities.update({f"outcome_{name}": float(p) for name, p in zip(R.OUTCOMES, prob, strict=True)})
     probabilities["pair"] = float(pair_probability(comp))
     ev = expected_values(comp, rules)
     return {"cards": int(comp.sum()), "probabilities": probabilities,
-            "ev": {bet: float(x) for bet, x in zip(R.BETS, ev)}}
+            "ev": {bet: float(x) for bet, x in zip(R.BETS, ev, strict=True)}}
 
 
 def deals_of_six(cards: int) -> int:
@@ -584,9 +584,9 @@ def hand_class_counts(composition: np.ndarray | list) -> np.ndarray:
     if comp.sum() > MAX_EXACT_CARDS:
         raise ValueError(f"integer counts are exact for at most {MAX_EXACT_CARDS} cards; use "
                          "hand_class_probabilities for larger compositions")
-    sums = np.zeros((1, _KEYS), dtype=np.int64)
-    _class_counts_kernel(0, 1, value_counts(comp)[None, :], *hand_class_weights(), sums)
-    sums = sums.reshape(N_VALUE_CLASSES, _SIDE_PATTERNS, _SIDE_PATTERNS)
+    flat_sums = np.zeros((1, _KEYS), dtype=np.int64)
+    _class_counts_kernel(0, 1, value_counts(comp)[None, :], *hand_class_weights(), flat_sums)
+    sums = flat_sums.reshape(N_VALUE_CLASSES, _SIDE_PATTERNS, _SIDE_PATTERNS)
     zero_ranks = comp[R.RANK_VALUES == 0]
     z = int(zero_ranks.sum())
     s2, s4 = (int(x) for x in _pair_sums(zero_ranks))

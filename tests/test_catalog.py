@@ -37,7 +37,8 @@ def test_hand_class_counts_sum_to_every_deal_and_agree_with_the_outcome_counts(e
 @pytest.mark.parametrize("entry", FIGURES["counts_8_decks"], ids=lambda e: e["bet"])
 def test_published_8_deck_combination_counts_to_the_integer(entry, eight_deck_counts):
     bet = C.get_bet(entry["bet"])
-    counts = {row.label: int(eight_deck_counts[mask].sum()) for row, mask in zip(bet.rows, bet.row_masks())}
+    masks = zip(bet.rows, bet.row_masks(), strict=True)
+    counts = {row.label: int(eight_deck_counts[mask].sum()) for row, mask in masks}
     for label, published in entry["rows"].items():
         assert counts[label] == published, (entry["bet"], label, entry["source"])
 
@@ -197,9 +198,10 @@ ROW = {"when": {"winner": "player"}, "pays": 1}
                       "got None"),
     ({"name": "My Bet", "rows": [ROW]}, "a bet definition needs a 'name' of lower-case letters, digits and "
                                         "underscores; got 'My Bet'"),
-    ({"name": "b", "rows": [ROW], "pay": 3}, "bet 'b': unknown key 'pay'; allowed: name, title, source, rows"),
-    ({"name": "b", "rows": []}, "bet 'b': 'rows' must be a non-empty list of rows {when: {field: value, ...}, "
-                                "pays: ...}"),
+    ({"name": "b", "rows": [ROW], "pay": 3},
+     "bet 'b': unknown key 'pay'; allowed: name, title, source, rows"),
+    ({"name": "b", "rows": []},
+     "bet 'b': 'rows' must be a non-empty list of rows {when: {field: value, ...}, pays: ...}"),
     ({"name": "b", "rows": [ROW, {"when": {"winer": "player"}, "pays": 1}]},
      "bet 'b', row 2: unknown outcome field 'winer'; allowed: " + ", ".join(C.FIELDS)),
     ({"name": "b", "rows": [{"when": {"player_total": 10}, "pays": 1}]},
@@ -236,6 +238,7 @@ def test_bad_definitions_are_errors_naming_the_bet_and_the_row(definition, messa
 
 def test_pays_forms():
     def pays(value):
-        return C.bet_from_dict({"name": "b", "rows": [{"when": {"winner": "tie"}, "pays": value}]}).rows[0].pays
+        definition = {"name": "b", "rows": [{"when": {"winner": "tie"}, "pays": value}]}
+        return C.bet_from_dict(definition).rows[0].pays
     assert [pays("3:2"), pays("3 to 2"), pays("push"), pays("lose"), pays(-1), pays(0.54), pays(8)] == \
         [1.5, 1.5, 0.0, -1.0, -1.0, 0.54, 8.0]

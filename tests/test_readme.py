@@ -544,6 +544,7 @@ def test_odds_table_is_the_calculators_and_the_published_figures():
     import numpy as np
 
     from pb_gym import exact
+
     from published_figures import MAIN_FIGURES, VARIANT_FIGURES
 
     text = README.read_text()
