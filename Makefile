@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -c constraints.txt
 
-.PHONY: demo test test-slow bench clean
+.PHONY: demo test test-slow lint bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,8 +30,13 @@ test: $(VENV)/.test
 test-slow: $(VENV)/.test
 	$(PY) -m pytest
 
+# the style and type checks: ruff on the whole repository, mypy on the core (configured in pyproject.toml)
+lint: $(VENV)/.test
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
 bench: $(VENV)/.core
 	$(VENV)/bin/pb-gym bench
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache .import_linter_cache

@@ -9,8 +9,9 @@ threads) learns for the same number of timesteps on three set-ups, one after the
 * ``adapter``: :class:`agents.sb3_vec_env.PuntoBancoSB3VecEnv` with 8 tables, one engine call a step.
 
 Figures: steps per second of ``model.learn`` (collection and gradient steps together; the best of
-three runs of each set-up, taken in turn) and the ratio of each set-up to CartPole; with ``load`` the same beside one busy process per core. If the
-environment were the bottleneck, its ratio would fall below 1.
+three runs of each set-up, taken in turn) and the ratio of each set-up to CartPole; with ``load`` the
+same beside one busy process per core. If the environment were the bottleneck, its ratio would fall
+below 1.
 """
 
 from __future__ import annotations

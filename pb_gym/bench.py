@@ -22,13 +22,12 @@ import os
 import subprocess
 import sys
 import time
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from pb_gym import engine, exact
+from pb_gym import engine, exact, threads
 from pb_gym import rules as R
-from pb_gym import threads
 from pb_gym.reference import ReferenceTable
 
 BATCH_SIZES: tuple[int, ...] = (1, 256, 4096, 65536)
@@ -103,8 +102,12 @@ def exact_compositions_per_s(n: int = 20000, seconds: float = 1.0) -> float:
 
 def _condition(quick: bool, seconds: float) -> dict:
     """Every figure of one condition (idle or busy)."""
-    from pb_gym.envs.bench import (expected_reward_throughput, native_vector_steps_per_s,
-                                   single_env_throughput, vector_env_throughput)
+    from pb_gym.envs.bench import (
+        expected_reward_throughput,
+        native_vector_steps_per_s,
+        single_env_throughput,
+        vector_env_throughput,
+    )
 
     rules = R.Rules()
     by_batch = {str(n): engine_hands_per_s(rules, n, seconds) for n in BATCH_SIZES}
@@ -166,12 +169,14 @@ def print_figures(figures: dict) -> None:
     def row(label: str, key: Callable[[dict], float], fmt: str = "{:>16,.0f}") -> None:
         print(f"{label:<52}" + "".join(fmt.format(key(f)) for _, f in conditions))
 
+    def per_batch(key: str, batch: str) -> Callable[[dict], float]:
+        return lambda f: f[key][batch]
+
     ratio = "{:>15.2f}x"
     for batch in figures["engine_hands_per_s_by_batch"]:
-        row(f"engine, {int(batch):,} tables (hands/s)", lambda f, b=batch: f["engine_hands_per_s_by_batch"][b])
-        row("  one thread", lambda f, b=batch: f["engine_one_thread_hands_per_s_by_batch"][b])
-        row("  all threads / one thread",
-            lambda f, b=batch: f["engine_vs_one_thread_by_batch"][b], ratio)
+        row(f"engine, {int(batch):,} tables (hands/s)", per_batch("engine_hands_per_s_by_batch", batch))
+        row("  one thread", per_batch("engine_one_thread_hands_per_s_by_batch", batch))
+        row("  all threads / one thread", per_batch("engine_vs_one_thread_by_batch", batch), ratio)
     row("plain one-table Python loop (hands/s)", lambda f: f["python_loop_hands_per_s"])
     row("  engine (best batch) / Python loop", lambda f: f["engine_vs_python_loop"], ratio)
     row("exact odds (compositions/s)", lambda f: f["exact_compositions_per_s"])

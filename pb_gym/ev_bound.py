@@ -32,11 +32,12 @@ Hence ``EV <= kappa(N) * (exact part + sum M[a, l] ||delta||_1^a eps^l)`` at eve
 composition, with no approximation but floating-point rounding. That is a few units in the last
 place of the largest term (the coefficients reach about 2e4 for the 40:1 Dragon 7, but multiply high
 powers of ``delta`` and ``eps``); the tests find the bound above the exact EV to 1e-12 on every
-composition they try, and a hand counts as proven only below -:data:`MARGIN` (1e-9). The bound equals the EV for a full shoe and loosens
-as the composition drifts from it: for the banker bet it proves ``EV < 0`` for about 94% of the hands
-of 8-deck shoes dealt to a 14-card cut (every hand with more than 200 cards left, 86% of those with
-50-100), and the exact EV is computed for the rest. ``tests/test_ev_bound.py`` checks it against the
-exact EV on random, extreme and adversarially chosen compositions.
+composition they try, and a hand counts as proven only below -:data:`MARGIN` (1e-9). The bound
+equals the EV for a full shoe and loosens as the composition drifts from it: for the banker bet it
+proves ``EV < 0`` for about 94% of the hands of 8-deck shoes dealt to a 14-card cut (every hand with
+more than 200 cards left, 86% of those with 50-100), and the exact EV is computed for the rest.
+``tests/test_ev_bound.py`` checks it against the exact EV on random, extreme and adversarially
+chosen compositions.
 """
 
 from __future__ import annotations
@@ -182,7 +183,7 @@ class EVBound:
         self.coarse = np.zeros((DEGREE + 1, n_pow))  # M[a, l] for every a >= 2 (the first stage)
         self.remainder = np.zeros((DEGREE + 1, n_pow))  # M[a, l] of the terms the 2nd stage bounds
         self.remainder3 = np.zeros((DEGREE + 1, n_pow))  # ... and those the third stage bounds
-        for e, c, a, l in zip(exponents, coef, degree, power):
+        for e, c, a, l in zip(exponents, coef, degree, power, strict=True):
             variables = tuple(np.repeat(np.arange(N_DELTA), e[:N_DELTA]).tolist())  # d1^2 d4 -> 0,0,3
             if a == 0:
                 self.constant[l] += c
@@ -224,10 +225,10 @@ class EVBound:
         comp = exact.validate_composition(composition)
         ranks = np.ascontiguousarray(comp.reshape(-1, R.N_RANKS))
         out = np.empty(len(ranks))
-        _upper_kernel(ranks, R.RANK_VALUES.astype(np.int64), FULL_SHOE_PROPORTIONS, self.constant, self.linear, self.coarse,
-                      self.pair_index, self.pair_coef, self.triple_index, self.triple_coef,
-                      self.remainder, self.quartic_index, self.quartic_coef, self.remainder3,
-                      refine, -MARGIN, out)
+        _upper_kernel(ranks, R.RANK_VALUES.astype(np.int64), FULL_SHOE_PROPORTIONS, self.constant,
+                      self.linear, self.coarse, self.pair_index, self.pair_coef, self.triple_index,
+                      self.triple_coef, self.remainder, self.quartic_index, self.quartic_coef,
+                      self.remainder3, refine, -MARGIN, out)
         return out.reshape(comp.shape[:-1])
 
 

@@ -146,7 +146,7 @@ class Progress:
             if self._printed:
                 self._write()
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:

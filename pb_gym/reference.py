@@ -7,7 +7,8 @@ the compiled engine, so dealing the same shoe through both and comparing the han
 from __future__ import annotations
 
 import random
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from pb_gym import rules as R
 

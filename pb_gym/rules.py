@@ -24,7 +24,7 @@ Cards are coded ``1..13`` for A, 2, ..., 10, J, Q, K and ``0`` for "no card"; ra
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -352,7 +352,7 @@ class Rules:
         pt, bt, pn, bn, pp, bp = hand_class_fields(np.arange(N_HAND_CLASSES))
         return payoffs(self, OUTCOME_TABLE[pt, bt, pn - 2, bn - 2], pp, bp)
 
-    def replace(self, **changes: object) -> "Rules":
+    def replace(self, **changes: Any) -> Rules:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
 

@@ -57,14 +57,14 @@ def simulate(rules: R.Rules, hands: int, seed: int, tables: int,
         bets[bet] = {"return_per_unit": mean, "ci95": [mean - half, mean + half],
                      "exact_ev": float(exact_ev[i]),
                      "exact_within_ci": bool(mean - half <= exact_ev[i] <= mean + half)}
-    frequencies = {name: int(n) for name, n in zip(R.WINNERS, winners)}
+    frequencies = {name: int(n) for name, n in zip(R.WINNERS, winners, strict=True)}
     return {
         "hands": int(hands), "tables": int(tables), "seed": int(seed), "decks": rules.decks,
         "variant": rules.banker_variant, "tie_pays": rules.tie_pays,
         "wins": frequencies,
         "frequencies": {name: n / hands for name, n in frequencies.items()},
-        "exact_probabilities": {name: float(p) for name, p in zip(R.WINNERS, exact_winner)},
-        "outcomes": {name: int(n) for name, n in zip(R.OUTCOMES, outcome_counts)},
+        "exact_probabilities": {name: float(p) for name, p in zip(R.WINNERS, exact_winner, strict=True)},
+        "outcomes": {name: int(n) for name, n in zip(R.OUTCOMES, outcome_counts, strict=True)},
         "pairs": {"player_pair": int(pair_counts[0]), "banker_pair": int(pair_counts[1])},
         "bets": bets,
     }

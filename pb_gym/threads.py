@@ -29,8 +29,8 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
 
 __all__ = ["get_num_threads", "set_num_threads", "parallel_for", "run_rows"]
 
@@ -109,9 +109,9 @@ def parallel_for(n_rows: int, run: Callable[[int, int], None], min_rows: int) ->
     except BaseException as exc:  # still wait for the other threads: they write into the same arrays
         error = exc
     for future in futures:
-        exc = future.exception()
-        if error is None and exc is not None:
-            error = exc
+        failure = future.exception()
+        if error is None and failure is not None:
+            error = failure
     if error is not None:
         raise error
 
@@ -119,4 +119,7 @@ def parallel_for(n_rows: int, run: Callable[[int, int], None], min_rows: int) ->
 def run_rows(kernel: Callable[..., object], n_rows: int, min_rows: int, *args: object) -> None:
     """``kernel(start, stop, *args)`` over the rows ``[0, n_rows)`` with :func:`parallel_for`: the form of
     every row kernel of pb-gym (a ``nogil`` numba function whose first two arguments are its range)."""
-    parallel_for(n_rows, lambda start, stop: kernel(start, stop, *args), min_rows)
+    def rows(start: int, stop: int) -> None:
+        kernel(start, stop, *args)
+
+    parallel_for(n_rows, rows, min_rows)

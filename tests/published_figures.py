@@ -21,7 +21,7 @@ VARIANT_FIGURES: list[tuple[str, dict, float, float]] = [
 
 def edge8(bet: str, **rules) -> float:
     """The published 8-deck house edge in % of ``bet`` under ``rules`` (main bets or a variant row)."""
-    main = dict(zip(DATA["main_bets"]["columns"], MAIN_FIGURES[8]))
+    main = dict(zip(DATA["main_bets"]["columns"], MAIN_FIGURES[8], strict=True))
     if not rules:
         key = {"banker": "edge_banker_5pct", "player": "edge_player", "tie": "edge_tie_8to1"}.get(bet)
         if key:

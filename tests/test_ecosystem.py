@@ -84,7 +84,7 @@ def test_every_gymnasium_vectorization_mode_deals_the_same_hands():
     truncated = np.array([x for x in native[4::4]])
     assert truncated[99, 1] and not truncated[:99, 1].any()  # the 100th hand ends table 1's episode
     for name in names[1:]:
-        for k, (a, b) in enumerate(zip(native, runs[name])):
+        for k, (a, b) in enumerate(zip(native, runs[name], strict=True)):
             np.testing.assert_array_equal(a, b, err_msg=f"{name}: item {k}")
 
 

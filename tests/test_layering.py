@@ -68,7 +68,8 @@ def test_the_core_has_no_dynamic_imports():
     for path in sorted((ROOT / "pb_gym").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Call):
-                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
                 if name in ("import_module", "__import__"):
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert found == []

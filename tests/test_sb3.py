@@ -38,9 +38,9 @@ def test_terminal_observation_and_truncation_flags():
         for key in obs:
             np.testing.assert_array_equal(obs[key][i], expected[key])
     actions = np.array([[1, 0], [2, 1], [0, 0]])
-    for step in range(3):
+    for _ in range(3):
         obs, rewards, dones, infos = env.step(actions)
-        expected = [s.step(a) for s, a in zip(singles, actions)]
+        expected = [s.step(a) for s, a in zip(singles, actions, strict=True)]
         np.testing.assert_allclose(rewards, [e[1] for e in expected])
         assert rewards.dtype == np.float32 and len(infos) == 3
     assert dones.all()
@@ -115,6 +115,6 @@ def test_maskable_ppo_respects_masks():
     for _ in range(30):
         masks = np.stack(env.env_method("action_masks"))
         actions, _ = model.predict(obs, action_masks=masks)
-        for a, m in zip(actions, masks):
+        for a, m in zip(actions, masks, strict=True):
             assert m[a[0]] and m[len(m) - 3 + a[1]]  # only allowed bet choices and stake levels
         obs, _, _, _ = env.step(actions)
