@@ -257,7 +257,11 @@ _TABLE_PROBLEMS = {
     3: "its counts by rank do not add up to the cards left behind its position",
     4: "it would deal past the end of the shoe (position beyond the cut card)",
     5: "a card code of the next hand is outside 1..13",
+    6: "its shoe does not hold the cards of these rules",
 }
+SHOE_MISMATCH = 6
+"""Problem code of a shoe array whose length is not the rules' (kernels that skip
+:func:`check_state` per call test it themselves: :func:`pb_gym.session.play_rows`)."""
 
 def _array_fields(*fields: tuple[str, type, int]) -> tuple[tuple[str, np.dtype, int], ...]:
     return tuple((name, np.dtype(dtype), ndim) for name, dtype, ndim in fields)

@@ -86,6 +86,8 @@ TWO_CARDS = 2
 """Cards of a hand without a third card (the hand class counts cards from two)."""
 _TOTALS, _, _CARD_AXIS, _, _PAIR_AXIS, _ = R.HAND_CLASS_SHAPE  # 10 totals, 2 card counts, 2 pair flags
 
+SHOE_MISMATCH = engine.SHOE_MISMATCH
+
 PLAY_MIN_TABLES = engine.DEAL_MIN_TABLES
 """Batches of at least this many tables are played on several threads (:mod:`pb_gym.threads`): the
 deal dominates a hand's work, so the engine's threshold applies."""
@@ -435,6 +437,8 @@ def play_rows(start, stop, deal, requested, chosen, sticky, seats, records, shoe
      cut_position) = shoe
     (hand_after_cut, burn, full_counts, burn_counts, card_values, player_draws, banker_tableau,
      outcome_table, outcome_winner, per_rank) = deal_consts
+    if shoe_cards.shape[1] != per_rank * full_counts.shape[0]:  # the kernels would write past it
+        return start, SHOE_MISMATCH
     table, problem = engine._check_tables_kernel(start, stop, shoe_cards, position, counts, unseen,
                                                  cut_hands, cut_position, hand_after_cut, per_rank)
     if table >= 0:

@@ -98,18 +98,26 @@ small ``(150, W, 3)`` uint8 picture of the table (``RecordVideo``, RL Zoo's ``re
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, SupportsFloat, Union
 
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 import numpy as np
 
+from pb_gym import rules as R
 from pb_gym.envs import render as _render
 from pb_gym.envs import table as T
+from pb_gym.session import deal_constants, hand_struct, record_struct, seat_struct, shoe_struct
+
+ObsType = Union[np.ndarray, dict[str, np.ndarray]]
+"""The flat float32 observation, or its Dict of fields (``observation="dict"``)."""
+ActType = Union[int, np.integer, np.ndarray]
+"""A discrete action (an int), a ``[bet, size]`` pair or a box action (arrays)."""
 
 
-class PuntoBancoEnv(gym.Env):
-    """One Punto Banco table (see the module docstring for the spaces, rewards and arguments).
+class PuntoBancoEnv(gym.Env[ObsType, ActType]):
+    """One Punto Banco table (see the module docstring for the spaces, rewards and arguments): a thin
+    shell around a one-table, one-seat :class:`pb_gym.session.Session` (``env.session``).
 
     Args:
         render_mode: None, ``"human"`` (each hand printed to stdout as it is dealt, as ``"ansi"``
@@ -128,18 +136,26 @@ class PuntoBancoEnv(gym.Env):
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise T._bad("render_mode", render_mode, "None, " + ", ".join(self.metadata["render_modes"]))
-        self.config = T.make_config(**kwargs)
+        self.config = cfg = T.make_config(**kwargs)
         self.render_mode = render_mode
         self._shown = False  # human mode: the current hand has been printed
-        self.observation_space = T.observation_space(self.config)
-        self.action_space = T.action_space(self.config)
-        self.tables = T.new_tables(self.config, 1, seed=[0])
+        self.observation_space = T.observation_space(cfg)
+        self.action_space = T.action_space(cfg)
+        self.tables = T.new_tables(cfg, 1, seed=[0])
+        self.session = self.tables.session
         self._active = np.ones(1, dtype=np.bool_)
         self._seeded = False
+        # the step's compiled call, its constant arguments and buffers made once
+        self._mode = T.ACTION_MODES.index(cfg.action_mode)
+        self._ints = np.zeros((1, 2 if cfg.action_mode == "multidiscrete" else 1), dtype=np.int64)
+        self._floats = np.zeros((1, len(cfg.rules.offered_bets)), dtype=np.float64)
+        self._requested, self._chosen = T._scratch(self.session)
+        self._constants = (T.decode_struct(cfg), deal_constants(cfg.rules), self.session.payoffs,
+                           T._limits_struct(cfg, cfg.max_hands), T.obs_struct(cfg))
 
     # ---- convenience views ----------------------------------------------------------------------
     @property
-    def rules(self):
+    def rules(self) -> R.Rules:
         return self.config.rules
 
     @property
@@ -150,10 +166,11 @@ class PuntoBancoEnv(gym.Env):
     @property
     def bankroll(self) -> float:
         """Current bankroll in units."""
-        return float(self.tables.bankroll[0])
+        return float(self.session.seats.bankroll[0, 0])
 
     # ---- Gymnasium API --------------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[ObsType, dict[str, Any]]:
         super().reset(seed=seed)
         if seed is not None:
             seeds = [int(seed)]
@@ -164,17 +181,72 @@ class PuntoBancoEnv(gym.Env):
         self._seeded = True
         T.reset_tables(self.config, self.tables, np.zeros(1, dtype=np.int64), seeds)
         self._show()
-        return self._obs(), {}
+        return T.split_obs(self.config, T.write_obs(self.config, self.tables)[0]), {}
 
-    def step(self, action):
+    def _action_arrays(self, action: ActType) -> tuple[np.ndarray, np.ndarray]:
+        """The action in the step kernel's layout: the common forms are copied into the env's buffers;
+        anything else goes through :func:`pb_gym.envs.table.action_array`'s checks."""
+        mode = self._mode
+        if mode == T.DISCRETE:
+            if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and (
+                    -2**63 <= action < 2**63):
+                self._ints[0, 0] = action
+                return self._ints, T._NO_FLOATS
+        elif type(action) is np.ndarray and action.ndim == 1:
+            if mode == T.MULTIDISCRETE and action.shape[0] == 2 and action.dtype.kind == "i":
+                self._ints[0] = action
+                return self._ints, T._NO_FLOATS
+            if mode == T.BOX and action.shape[0] == self._floats.shape[1] and action.dtype.kind == "f":
+                self._floats[0] = action
+                return T._NO_INTS, self._floats
+        return T.action_array(self.config, np.asarray(action)[None], 1)
+
+    def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         if not self._seeded:  # as Gymnasium's OrderEnforcing wrapper (gymnasium.make) does
             raise ResetNeeded("Cannot call env.step() before calling env.reset()")
-        cfg = self.config
-        acts = np.asarray(action)[None]
-        reward, terminated, truncated = T.play_hand(cfg, self.tables, acts, self._active)
-        info = {k: v[0] for k, v in T.hand_info(cfg, self.tables).items()}
+        cfg, session = self.config, self.session
+        ints, floats = self._action_arrays(action)
+        dec, deal_consts, payoffs, lim, obs_consts = self._constants
+        obs = np.empty((1, cfg.obs_size), dtype=np.float32)
+        seats = session.seats
+        # decode, stake rules, deal, settle, records, ends and the observation: one compiled call
+        result = T._step_rows(0, 1, True, ints, floats, dec, self._active, self._requested,
+                              self._chosen, seat_struct(seats), record_struct(session.records),
+                              shoe_struct(session.shoe), deal_consts, hand_struct(session.hand),
+                              payoffs, lim, obs_consts, obs)
+        if result[0]:
+            T._raise_step(cfg, ints, result)
+        if cfg.reward == "expected":
+            reward = 0.0
+            if seats.placed[0, 0]:
+                ev = T.ev_before_hand(cfg, self.tables, np.zeros(1, dtype=np.intp))
+                reward = float(np.einsum("ij,ij->i", seats.stakes[0], ev)[0])
+        else:
+            reward = float(seats.net[0, 0])
+        info = self._info() if cfg.hand_info or cfg.info_ev else {}
         self._show()
-        return self._obs(), float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
+        flat = obs[0]
+        return (flat if cfg.flatten_obs else T.split_obs(cfg, flat), reward,
+                bool(seats.terminated[0, 0]), bool(seats.truncated[0, 0]), info)
+
+    def _info(self) -> dict[str, Any]:
+        """The hand's ``info`` (module docstring): Python scalars, and fresh arrays for the cards,
+        stakes and EVs."""
+        info: dict[str, Any] = {}
+        cfg = self.config
+        if cfg.hand_info:
+            hand, seats = self.session.hand, self.session.seats
+            info = {
+                "player_cards": hand.player_cards[0].copy(), "banker_cards": hand.banker_cards[0].copy(),
+                "player_total": int(hand.player_total[0]), "banker_total": int(hand.banker_total[0]),
+                "winner": int(hand.winner[0]), "natural": bool(hand.natural[0]),
+                "player_pair": bool(hand.player_pair[0]), "banker_pair": bool(hand.banker_pair[0]),
+                "shuffled": bool(hand.shuffled[0]), "stakes": seats.stakes[0, 0].copy(),
+                "bankroll": float(seats.bankroll[0, 0]),
+            }
+        if cfg.info_ev:
+            info["ev"] = T.ev_before_hand(cfg, self.tables)[0]
+        return info
 
     def action_masks(self) -> np.ndarray:
         """Valid actions now (for sb3-contrib's MaskablePPO; see :func:`pb_gym.envs.table.action_masks`)."""
@@ -187,7 +259,7 @@ class PuntoBancoEnv(gym.Env):
             print(_render.render_ansi(self.config, self.tables, 0), flush=True)
             self._shown = True
 
-    def render(self):
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode == "human":
             if not self._shown:  # (SB3 / RL Zoo also call render() after each step: print once)
                 print(_render.render_ansi(self.config, self.tables, 0), flush=True)
@@ -198,6 +270,3 @@ class PuntoBancoEnv(gym.Env):
         if self.render_mode == "rgb_array":
             return _render.render_rgb(self.config, self.tables, 0)
         return None
-
-    def _obs(self):
-        return T.split_obs(self.config, T.write_obs(self.config, self.tables)[0])

@@ -48,7 +48,11 @@ from pb_gym import engine
 from pb_gym import exact
 from pb_gym import rules as R
 from pb_gym.rules import BETS, Rules
-from pb_gym.threads import run_rows
+from pb_gym.session import (BEAD_CODES, LAST_HAND_FIELDS, PLAY_MIN_TABLES, Limits, Seats, Session,
+                            deal_constants, hand_struct, play_rows, record_struct, seat_struct,
+                            shoe_struct)
+from pb_gym.session import _place_rows
+from pb_gym.threads import parallel_for, run_rows
 
 ACTION_MODES: tuple[str, ...] = ("discrete", "multidiscrete", "box")
 """``action_mode`` options, the default first (``discrete`` works with every SB3 / RL Zoo algorithm)."""
@@ -70,15 +74,7 @@ DEFAULT_STAKE_LEVELS: dict[str, tuple[float, ...]] = {
 }
 RULE_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Rules))
 
-LAST_HAND_FIELDS: tuple[str, ...] = (
-    "banker_won", "player_won", "tie", "player_total", "banker_total", "player_ncards",
-    "banker_ncards", "natural", "player_pair", "banker_pair",
-)
-"""Entries of the ``last_hand`` observation (all 0 before the first hand of an episode)."""
 _LAST_HAND_HIGH = np.array([1, 1, 1, 9, 9, 3, 3, 1, 1, 1], dtype=np.float32)
-
-BEAD_CODES: tuple[str, ...] = ("", "B", "P", "T")
-"""Bead plate codes: 0 = empty, 1 = banker win, 2 = player win, 3 = tie (``winner + 1``)."""
 
 OBS_KEYS: tuple[str, ...] = ("bankroll", "bead_plate", "cards_left", "hands", "last_hand", "shoe")
 """Observation keys in the (sorted) order of the Dict space and of the flattened observation."""
@@ -390,47 +386,64 @@ def action_space(cfg: EnvConfig) -> spaces.Space:
 
 
 # --------------------------------------------------------------------------------------------------
-# State of N tables
+# State of N tables: a one-seat session
 # --------------------------------------------------------------------------------------------------
-@dataclasses.dataclass
-class Tables(engine._CheckedArrays):
-    """State of N tables. Amounts in betting units. Updated in place by the functions of this module.
+_VIEWS: dict[str, tuple[str, str, bool]] = {
+    # Tables field -> (session part, array, per seat: take seat 0)
+    "bankroll": ("seats", "bankroll", True), "episode_hands": ("seats", "hands", True),
+    "stakes": ("seats", "stakes", True), "reward": ("seats", "net", True),
+    "bead": ("records", "bead", False), "last_hand": ("records", "last_hand", False),
+    "player_cards": ("records", "player_cards", False),
+    "banker_cards": ("records", "banker_cards", False),
+}
 
-    The arrays' dtypes and shapes (those of :func:`new_tables`) are checked when the tables are built
-    and when a field is replaced, so that the compiled kernels can trust them."""
 
-    _FIELDS = engine._array_fields(
-        ("bankroll", np.float64, 1), ("episode_hands", np.int64, 1), ("bead", np.int8, 2),
-        ("last_hand", np.float32, 2), ("player_cards", np.uint8, 2), ("banker_cards", np.uint8, 2),
-        ("stakes", np.float64, 2), ("reward", np.float64, 1))
+class Tables:
+    """The environments' state of N tables: a one-seat :class:`pb_gym.session.Session` (``session``),
+    seen table by table. Amounts in betting units. Every field is a view of the session's arrays:
 
-    shoe: engine.ShoeState
-    bankroll: np.ndarray  # (n,) float64
-    episode_hands: np.ndarray  # (n,) int64: hands dealt in the episode
-    bead: np.ndarray  # (n, history) int8: BEAD_CODES, most recent first, cleared at each new shoe
-    last_hand: np.ndarray  # (n, 10) float32: LAST_HAND_FIELDS of the last hand
-    player_cards: np.ndarray  # (n, 3) uint8: last hand's cards (0 = none)
-    banker_cards: np.ndarray  # (n, 3) uint8
-    stakes: np.ndarray  # (n, 7) float64: stakes of the last hand, BETS order
-    reward: np.ndarray  # (n,) float64: net win of the last hand
-    result: engine.HandResult  # reused by every deal
-    seeded: bool = False
+    ``bankroll`` ``(n,)`` float64, ``episode_hands`` ``(n,)`` int64 (hands dealt in the episode),
+    ``bead`` ``(n, history)`` int8 (:data:`BEAD_CODES`, most recent first, cleared at each new shoe),
+    ``last_hand`` ``(n, 10)`` float32 (:data:`LAST_HAND_FIELDS`), ``player_cards`` / ``banker_cards``
+    ``(n, 3)`` uint8 (the last hand's cards, 0 = none), ``stakes`` ``(n, 7)`` float64 (stakes of the last
+    hand, BETS order), ``reward`` ``(n,)`` float64 (net win of the last hand), ``shoe`` (the engine's
+    state) and ``result`` (the last hand dealt). Assigning a field copies the new values in, after
+    checking their dtype and shape."""
+
+    def __init__(self, session: Session) -> None:
+        object.__setattr__(self, "session", session)
 
     @property
     def n(self) -> int:
-        return self.bankroll.shape[0]
+        return self.session.n_tables
 
-    def _widths(self) -> dict[str, int]:
-        return {"bead": self.bead.shape[1] if self.bead.ndim == 2 else -1,
-                "last_hand": len(LAST_HAND_FIELDS), "player_cards": 3, "banker_cards": 3,
-                "stakes": R.N_BETS}
+    @property
+    def shoe(self) -> engine.ShoeState:
+        return self.session.shoe
 
-    def _check(self) -> None:
-        super()._check()
-        if not isinstance(self.shoe, engine.ShoeState) or self.shoe.n_tables != self.n:
-            raise ValueError(f"Tables.shoe must be an engine.ShoeState of {self.n} tables")
-        if not isinstance(self.result, engine.HandResult) or len(self.result) != self.n:
-            raise ValueError(f"Tables.result must be an engine.HandResult of {self.n} tables")
+    @property
+    def result(self) -> engine.HandResult:
+        return self.session.hand
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        try:
+            part, array, per_seat = _VIEWS[name]
+        except KeyError:
+            raise AttributeError(f"'Tables' object has no attribute {name!r}") from None
+        value = getattr(getattr(self.session, part), array)
+        return value[0] if per_seat else value
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "shoe":
+            self.session.shoe = value  # checked against the rules and the number of tables
+            return
+        if name not in _VIEWS:
+            raise AttributeError(f"cannot set Tables.{name}")
+        current = getattr(self, name)
+        field = ((name, current.dtype, current.ndim),)
+        engine._check_arrays("Tables", type("New", (), {name: value})(), field, self.n,
+                             {name: current.shape[1] if current.ndim == 2 else 0})
+        current[...] = value
 
 
 def _check_batch(cfg: EnvConfig, tables: Tables, active: np.ndarray | None = None) -> None:
@@ -440,9 +453,10 @@ def _check_batch(cfg: EnvConfig, tables: Tables, active: np.ndarray | None = Non
     if not isinstance(tables, Tables):
         raise TypeError(f"tables must be a pb_gym.envs.table.Tables (new_tables), got "
                         f"{type(tables).__name__}")
-    if tables.bead.shape[1] != cfg.history or tables.shoe.shoe.shape[1] != cfg.rules.n_cards:
+    session = tables.session
+    if session.history != cfg.history or session.shoe.shoe.shape[1] != cfg.rules.n_cards:
         raise ValueError(f"these tables were made for another config (bead plate of "
-                         f"{tables.bead.shape[1]} hands, {tables.shoe.shoe.shape[1]}-card shoes; "
+                         f"{session.history} hands, {session.shoe.shoe.shape[1]}-card shoes; "
                          f"this config: history={cfg.history}, {cfg.rules.n_cards}-card shoes): use "
                          "new_tables(cfg, n) with the config you play them with")
     if active is not None and (type(active) is not np.ndarray or active.dtype != np.bool_
@@ -452,27 +466,27 @@ def _check_batch(cfg: EnvConfig, tables: Tables, active: np.ndarray | None = Non
 
 def table_bytes(cfg: EnvConfig) -> int:
     """Bytes one table of a batch holds: its shoe state and hand (:func:`pb_gym.engine.table_bytes`),
-    its row of :class:`Tables` and its rows of the batched observation space's bounds and of one
-    observation (float32)."""
-    row = 8 + 8 + cfg.history + 4 * len(LAST_HAND_FIELDS) + 3 + 3 + 8 * R.N_BETS + 8
+    its row of the session's seat and table arrays and its rows of the batched observation space's
+    bounds and of one observation (float32)."""
+    row = 8 + 8 + 1 + 8 * R.N_BETS + 8 + 5 + cfg.history + 4 * len(LAST_HAND_FIELDS) + 3 + 3 + 2
     return engine.table_bytes(cfg.rules) + row + 3 * 4 * cfg.obs_size
 
 
-def new_tables(cfg: EnvConfig, n: int, seed: engine.Seed = None) -> Tables:
-    """N tables with a fresh shoe each (``seed``: see :func:`pb_gym.engine.table_seeds`)."""
-    tables = Tables(
-        shoe=engine.init(cfg.rules, n, seed),
-        bankroll=np.full(n, cfg.bankroll_units),
-        episode_hands=np.zeros(n, dtype=np.int64),
-        bead=np.zeros((n, cfg.history), dtype=np.int8),
-        last_hand=np.zeros((n, len(LAST_HAND_FIELDS)), dtype=np.float32),
-        player_cards=np.zeros((n, 3), dtype=np.uint8),
-        banker_cards=np.zeros((n, 3), dtype=np.uint8),
-        stakes=np.zeros((n, R.N_BETS)),
-        reward=np.zeros(n),
-        result=engine.HandResult.empty(n),
-    )
-    return tables
+@functools.lru_cache(maxsize=64)
+def limits(cfg: EnvConfig, max_hands: int | None = None) -> Limits:
+    """The session limits of a config, in betting units (``max_hands`` overrides ``cfg.max_hands``:
+    the vector env's ``max_episode_steps``)."""
+    return Limits(bankroll=cfg.bankroll_units, table_min=cfg.min_units, table_max=cfg.max_units,
+                  win_target=None if cfg.win_target is None else cfg.target_units,
+                  max_hands=cfg.max_hands if max_hands is None else max_hands,
+                  one_shoe=cfg.one_shoe, allow_no_bet=cfg.allow_no_bet)
+
+
+def new_tables(cfg: EnvConfig, n: int, seed: engine.Seed = None, max_hands: int | None = None) -> Tables:
+    """N tables with a fresh shoe each (``seed``: see :func:`pb_gym.engine.table_seeds`): a one-seat
+    session whose seats play on after their episode ends (the env's caller resets them)."""
+    return Tables(Session(cfg.rules, limits(cfg, max_hands), n, 1, seed=seed, history=cfg.history,
+                          sticky_ends=False))
 
 
 def reset_tables(cfg: EnvConfig, tables: Tables, index: np.ndarray | None = None,
@@ -480,115 +494,168 @@ def reset_tables(cfg: EnvConfig, tables: Tables, index: np.ndarray | None = None
     """Start new episodes at the tables ``index`` (all if None): a fresh shoe (seeded with one int per
     table if ``seeds`` is given, else continuing each table's random stream) and the starting bankroll."""
     _check_batch(cfg, tables)
-    idx = np.arange(tables.n) if index is None else np.asarray(index, dtype=np.int64)
-    engine.shuffle(cfg.rules, tables.shoe, idx, seed=None if seeds is None else np.asarray(seeds))
-    tables.bankroll[idx] = cfg.bankroll_units
-    tables.episode_hands[idx] = 0
-    tables.bead[idx] = 0
-    tables.last_hand[idx] = 0
-    tables.player_cards[idx] = 0
-    tables.banker_cards[idx] = 0
-    tables.stakes[idx] = 0
-    tables.reward[idx] = 0
+    tables.session.reset(index, seeds)
 
 
 # --------------------------------------------------------------------------------------------------
-# Actions -> stakes
+# Actions -> requested stakes (the session applies the stake rules)
 # --------------------------------------------------------------------------------------------------
-@numba.njit(cache=True)
-def _discrete_stakes_kernel(actions, discrete, no_bet_first, n_levels, choice_spot, levels, fraction,
-                            bankroll, active, min_u, max_u, forced, out):
-    """Stakes of the discrete modes; returns the first row with an out-of-range action, or -1."""
-    n_choices = choice_spot.shape[0]
-    n_actions = (n_choices - 1) * n_levels + 1 if no_bet_first else n_choices * n_levels
-    bad = -1
-    for t in range(out.shape[0]):
-        for j in range(out.shape[1]):
-            out[t, j] = 0.0
-        if not active[t]:
-            continue
-        if discrete:
-            a = actions[t, 0]
-            if a < 0 or a >= n_actions:
-                if bad < 0:
-                    bad = t
-                continue
-            if no_bet_first:
-                if a == 0:
-                    continue
-                choice = 1 + (a - 1) // n_levels
-                level = (a - 1) % n_levels
-            else:
-                choice = a // n_levels
-                level = a % n_levels
-        else:
-            choice = actions[t, 0]
-            level = actions[t, 1]
-            if choice < 0 or choice >= n_choices or level < 0 or level >= n_levels:
-                if bad < 0:
-                    bad = t
-                continue
-        spot = choice_spot[choice]
-        if spot < 0:
-            continue
-        b = bankroll[t]
-        s = levels[level] * b if fraction else levels[level]
-        if s > max_u:
-            s = max_u
-        if s > b:
-            s = b
-        if s < min_u:
-            s = min_u if (forced and b >= min_u) else 0.0
-        out[t, spot] = s
-    return bad
+DISCRETE, MULTIDISCRETE, BOX = range(len(ACTION_MODES))
 
 
-@numba.njit(cache=True)
-def _box_stakes_kernel(actions, spots, bankroll, active, min_u, max_u, forced, out):
-    for t in range(out.shape[0]):
-        for j in range(out.shape[1]):
-            out[t, j] = 0.0
-        if not active[t]:
-            continue
-        b = bankroll[t]
-        cap = b if b < max_u else max_u
-        total = 0.0
+@functools.lru_cache(maxsize=64)
+def decode_struct(cfg: EnvConfig) -> tuple:
+    """The action decoding of a config as the kernels read it: ``(mode, no_bet_first, choice_spot,
+    stake_levels, fraction, box_spots, table_max)`` (mode: :data:`DISCRETE`, ...)."""
+    return (ACTION_MODES.index(cfg.action_mode), cfg.allow_no_bet, cfg.choice_spot,
+            _read_only(np.asarray(cfg.stake_levels, dtype=np.float64)), cfg.stake_unit == "fraction",
+            cfg.box_spots, cfg.max_units)
+
+
+@numba.njit(cache=True, nogil=True)
+def _decode_row(t, action_ints, action_floats, dec, bankroll, requested, chosen):
+    """Step 1 of the stake rules for table ``t`` (seat 0): the requested stake of each bet column and
+    the chosen column. False if the action is out of range (nothing written)."""
+    mode, no_bet_first, choice_spot, levels, fraction, box_spots, table_max = dec
+    b = bankroll[0, t]
+    if mode == BOX:
+        cap = b if b < table_max else table_max
+        for j in range(requested.shape[2]):
+            requested[0, t, j] = 0.0
         best = 0
         best_x = 0.0
-        for j in range(spots.shape[0]):
-            x = actions[t, j]
+        for j in range(box_spots.shape[0]):
+            x = action_floats[t, j]
             if not x > 0.0:  # also NaN
                 x = 0.0
             elif x > 1.0:
                 x = 1.0
-            s = x * cap
-            out[t, spots[j]] = s
-            total += s
+            requested[0, t, box_spots[j]] = x * cap
             if x > best_x:
                 best_x = x
                 best = j
-        if total > b:
-            f = b / total
-            total = 0.0
-            for j in range(spots.shape[0]):
-                out[t, spots[j]] *= f
-                total += out[t, spots[j]]
-            if total > b:  # rounding: take the excess off the largest stake
-                out[t, spots[best]] -= total - b
-        placed = False
-        for j in range(spots.shape[0]):
-            if out[t, spots[j]] < min_u:
-                out[t, spots[j]] = 0.0
-            else:
-                placed = True
-        if forced and not placed and b >= min_u:
-            out[t, spots[best]] = min_u
+        chosen[0, t] = box_spots[best]
+        return True
+    n_levels = levels.shape[0]
+    n_choices = choice_spot.shape[0]
+    if mode == DISCRETE:
+        a = action_ints[t, 0]
+        n_actions = (n_choices - 1) * n_levels + 1 if no_bet_first else n_choices * n_levels
+        if a < 0 or a >= n_actions:
+            return False
+        if no_bet_first:
+            choice = 0 if a == 0 else 1 + (a - 1) // n_levels
+            level = 0 if a == 0 else (a - 1) % n_levels
+        else:
+            choice = a // n_levels
+            level = a % n_levels
+    else:
+        choice = action_ints[t, 0]
+        level = action_ints[t, 1]
+        if choice < 0 or choice >= n_choices or level < 0 or level >= n_levels:
+            return False
+    for j in range(requested.shape[2]):
+        requested[0, t, j] = 0.0
+    spot = choice_spot[choice]
+    chosen[0, t] = spot
+    if spot >= 0:
+        requested[0, t, spot] = levels[level] * b if fraction else levels[level]
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _decode_rows(start, stop, action_ints, action_floats, dec, bankroll, requested, chosen, active):
+    """:func:`_decode_row` for every active table; the first table with an out-of-range action, or -1."""
+    for t in range(start, stop):
+        if active[t] and not _decode_row(t, action_ints, action_floats, dec, bankroll, requested,
+                                         chosen):
+            return t
     return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _step_rows(start, stop, decode, action_ints, action_floats, dec, deal, requested, chosen, seats,
+               records, shoe, deal_consts, hand, payoffs, lim, obs_consts, obs):
+    """One env step of tables ``start..stop-1`` in one call: (``decode``: the actions into requests,)
+    the session's hand (:func:`pb_gym.session.play_rows`) and the observations into ``obs``.
+    Returns ``(kind, table, code)``: kind 0 = done, 1 = an out-of-range action at ``table`` (nothing
+    played), 2 = an unusable shoe state at ``table`` (problem ``code``; nothing dealt there)."""
+    if decode:
+        bad = _decode_rows(start, stop, action_ints, action_floats, dec, seats[0], requested, chosen,
+                           deal)
+        if bad >= 0:
+            return 1, bad, 0
+    table, problem = play_rows(start, stop, deal, requested, chosen, False, seats, records, shoe,
+                               deal_consts, hand, payoffs, lim)
+    if table >= 0:
+        return 2, table, problem
+    if obs.shape[0] > 0:
+        for t in range(start, stop):
+            _obs_row(t, obs_consts, seats, records, shoe, obs)
+    return 0, -1, 0
+
+
+def action_array(cfg: EnvConfig, actions: object, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``actions`` of ``n`` tables checked and laid out for the kernels: ``(ints, floats)``, one of
+    them empty (``(n, 1)`` / ``(n, 2)`` int64 for the discrete modes, ``(n, n_offered)`` float64 for
+    ``box``). Wrong shapes or dtypes raise ValueError naming them."""
+    mode = cfg.action_mode
+    if mode == "box":
+        acts = np.asarray(actions, dtype=np.float64)
+        k = len(cfg.rules.offered_bets)
+        if acts.shape != (n, k):
+            raise ValueError(f"box actions must have shape ({n}, {k}) (one stake per offered bet: "
+                             f"{', '.join(cfg.rules.offered_bets)}); got {acts.shape}")
+        return _NO_INTS, np.ascontiguousarray(acts)
+    acts = np.asarray(actions)
+    if acts.dtype.kind not in "iu":
+        if acts.dtype.kind == "f" and np.all(acts == np.floor(acts)):
+            acts = acts.astype(np.int64)
+        else:
+            raise ValueError(f"{mode} actions must be integers; got dtype {acts.dtype}")
+    shape = (n, 2) if mode == "multidiscrete" else (n,)
+    if acts.shape != shape:
+        raise ValueError(f"{mode} actions must have shape {shape}; got {acts.shape}")
+    return np.ascontiguousarray(acts.astype(np.int64, copy=False).reshape(n, -1)), _NO_FLOATS
+
+
+_NO_INTS = _read_only(np.zeros((0, 2), dtype=np.int64))
+_NO_FLOATS = _read_only(np.zeros((0, 1), dtype=np.float64))
+_NO_OBS = np.zeros((0, 1), dtype=np.float32)
+
+
+def _bad_action(cfg: EnvConfig, ints: np.ndarray, t: int) -> ValueError:
+    allowed = (f"0..{cfg.n_actions - 1}" if cfg.action_mode == "discrete" else
+               f"[0..{len(cfg.bet_choices) - 1}, 0..{len(cfg.stake_levels) - 1}] (bet choices "
+               f"{', '.join(cfg.bet_choices)}; {len(cfg.stake_levels)} stake levels)")
+    shown = int(ints[t, 0]) if cfg.action_mode == "discrete" else ints[t].tolist()
+    return ValueError(f"action {shown} (table {t}) is out of range; allowed: {allowed}")
+
+
+def requested_stakes(cfg: EnvConfig, actions: object, bankroll: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Step 1 of the stake rules for a batch of actions: the requested stakes ``(n, 7)`` in units and
+    the chosen column of each table ``(n,)`` (-1: no bet), given each table's bankroll in units; pass
+    them to :meth:`pb_gym.session.Session.play` (a policy playing seat ``k``: row ``k``)."""
+    bankroll = np.ascontiguousarray(bankroll, dtype=np.float64)
+    if bankroll.ndim != 1:
+        raise ValueError("bankroll must be a 1-D array, one bankroll per table")
+    n = bankroll.shape[0]
+    ints, floats = action_array(cfg, actions, n)
+    requested = np.zeros((1, n, R.N_BETS))
+    chosen = np.full((1, n), -1, dtype=np.int64)
+    bad = _decode_rows(0, n, ints, floats, decode_struct(cfg), bankroll[None], requested, chosen,
+                       np.ones(n, dtype=np.bool_))
+    if bad >= 0:
+        raise _bad_action(cfg, ints, bad)
+    return requested[0], chosen[0]
 
 
 def decode_actions(cfg: EnvConfig, actions: np.ndarray, bankroll: np.ndarray, out: np.ndarray,
                    active: np.ndarray | None = None) -> np.ndarray:
-    """Stakes ``(n, 7)`` in units (:data:`~pb_gym.rules.BETS` order) of a batch of actions.
+    """Stakes ``(n, 7)`` in units (:data:`~pb_gym.rules.BETS` order) that a batch of actions places:
+    :func:`requested_stakes` then the session's stake rules (:mod:`pb_gym.session`), written into
+    ``out``.
 
     ``actions``: ``(n, 2)`` ints (multidiscrete), ``(n,)`` ints (discrete) or ``(n, n_offered)`` floats
     (box). Rows where ``active`` is False get no stakes. Out-of-range discrete actions raise ValueError.
@@ -602,36 +669,13 @@ def decode_actions(cfg: EnvConfig, actions: np.ndarray, bankroll: np.ndarray, ou
         active = np.ones(n, dtype=np.bool_)
     elif type(active) is not np.ndarray or active.shape != (n,) or active.dtype != np.bool_:
         raise ValueError(f"active must be a boolean mask of shape ({n},)")
-    mode = cfg.action_mode
-    if mode == "box":
-        acts = np.asarray(actions, dtype=np.float64)
-        k = len(cfg.rules.offered_bets)
-        if acts.shape != (n, k):
-            raise ValueError(f"box actions must have shape ({n}, {k}) (one stake per offered bet: "
-                             f"{', '.join(cfg.rules.offered_bets)}); got {acts.shape}")
-        _box_stakes_kernel(acts, cfg.box_spots, bankroll, active, cfg.min_units, cfg.max_units,
-                           not cfg.allow_no_bet, out)
-        return out
-    acts = np.asarray(actions)
-    if acts.dtype.kind not in "iu":
-        if acts.dtype.kind == "f" and np.all(acts == np.floor(acts)):
-            acts = acts.astype(np.int64)
-        else:
-            raise ValueError(f"{mode} actions must be integers; got dtype {acts.dtype}")
-    shape = (n, 2) if mode == "multidiscrete" else (n,)
-    if acts.shape != shape:
-        raise ValueError(f"{mode} actions must have shape {shape}; got {acts.shape}")
-    acts = acts.astype(np.int64, copy=False).reshape(n, -1)
-    bad = _discrete_stakes_kernel(acts, mode == "discrete", cfg.allow_no_bet, len(cfg.stake_levels),
-                                  cfg.choice_spot, np.asarray(cfg.stake_levels),
-                                  cfg.stake_unit == "fraction", bankroll, active, cfg.min_units,
-                                  cfg.max_units, not cfg.allow_no_bet, out)
-    if bad >= 0:
-        allowed = (f"0..{cfg.n_actions - 1}" if mode == "discrete" else
-                   f"[0..{len(cfg.bet_choices) - 1}, 0..{len(cfg.stake_levels) - 1}] (bet choices "
-                   f"{', '.join(cfg.bet_choices)}; {len(cfg.stake_levels)} stake levels)")
-        raise ValueError(f"action {acts[bad].tolist() if mode != 'discrete' else int(acts[bad, 0])} "
-                         f"(table {bad}) is out of range; allowed: {allowed}")
+    requested, chosen = requested_stakes(cfg, actions, bankroll)
+    requested[~active] = 0.0
+    seats = Seats.empty(1, n, R.N_BETS)
+    seats.bankroll[0] = bankroll
+    seats.ended[0] = np.where(active, 0, 1)  # inactive rows sit out
+    _place_rows(requested[None], chosen[None], True, seat_struct(seats), _limits_struct(cfg, None))
+    out[...] = seats.stakes[0]
     return out
 
 
@@ -667,120 +711,41 @@ def action_masks(cfg: EnvConfig, bankroll: np.ndarray) -> np.ndarray:
     return pairs
 
 
+
 # --------------------------------------------------------------------------------------------------
 # One hand at every table
 # --------------------------------------------------------------------------------------------------
-SETTLE_MIN_TABLES = 16384
-"""Batches of at least this many tables are settled on several threads (:mod:`pb_gym.threads`)."""
+STEP_MIN_TABLES = PLAY_MIN_TABLES
+"""Batches of at least this many tables are stepped on several threads (:mod:`pb_gym.threads`)."""
 OBS_MIN_TABLES = 16384
-"""The same for writing observations."""
+"""The same for writing observations alone."""
 
 
-@numba.njit(cache=True, nogil=True)
-def _settle_update_kernel(start, stop, active, stakes, outcome, winner, player_total, banker_total, player_ncards,
-                          banker_ncards, natural, player_pair, banker_pair, shuffled, player_cards,
-                          banker_cards, paytable, pair_pays, pp_col, bp_col, position, cut_position,
-                          cut_hands, hand_after_cut, min_u, target_u, max_hands, one_shoe,
-                          bankroll, episode_hands, bead, last_hand, last_player, last_banker,
-                          last_reward, reward, terminated, truncated):
-    history = bead.shape[1]
-    for t in range(start, stop):
-        if not active[t]:
-            reward[t] = 0.0
-            terminated[t] = False
-            truncated[t] = False
-            continue
-        o = outcome[t]
-        r = 0.0
-        for j in range(stakes.shape[1]):
-            s = stakes[t, j]
-            if s != 0.0:
-                if j == pp_col:
-                    pay = pair_pays if player_pair[t] else -1.0
-                elif j == bp_col:
-                    pay = pair_pays if banker_pair[t] else -1.0
-                else:
-                    pay = paytable[o, j]
-                r += s * pay
-        reward[t] = r
-        last_reward[t] = r
-        b = bankroll[t] + r
-        if b < 0.0:  # rounding of proportionally scaled stakes only: stakes never exceed the bankroll
-            b = 0.0
-        bankroll[t] = b
-        episode_hands[t] += 1
-        if shuffled[t]:
-            for k in range(history):
-                bead[t, k] = 0
-        for k in range(history - 1, 0, -1):
-            bead[t, k] = bead[t, k - 1]
-        w = winner[t]
-        bead[t, 0] = w + 1
-        last_hand[t, 0] = 1.0 if w == 0 else 0.0
-        last_hand[t, 1] = 1.0 if w == 1 else 0.0
-        last_hand[t, 2] = 1.0 if w == 2 else 0.0
-        last_hand[t, 3] = player_total[t]
-        last_hand[t, 4] = banker_total[t]
-        last_hand[t, 5] = player_ncards[t]
-        last_hand[t, 6] = banker_ncards[t]
-        last_hand[t, 7] = 1.0 if natural[t] else 0.0
-        last_hand[t, 8] = 1.0 if player_pair[t] else 0.0
-        last_hand[t, 9] = 1.0 if banker_pair[t] else 0.0
-        for k in range(3):
-            last_player[t, k] = player_cards[t, k]
-            last_banker[t, k] = banker_cards[t, k]
-        terminated[t] = b < min_u or (target_u > 0.0 and b >= target_u)
-        tr = max_hands > 0 and episode_hands[t] >= max_hands
-        if one_shoe and position[t] >= cut_position and (not hand_after_cut or cut_hands[t] == 1):
-            tr = True  # the cut card is out: the next hand would come from a new shoe
-        truncated[t] = tr
-
-
-class _Paytable:
-    """Per-rules constants of the settle kernel (computed once per config)."""
-
-    cache: dict[Rules, tuple[np.ndarray, float]] = {}
-
-    @classmethod
-    def get(cls, rules: Rules) -> tuple[np.ndarray, float]:
-        if rules not in cls.cache:
-            cls.cache[rules] = (np.ascontiguousarray(rules.paytable()), float(rules.pair_pays))
-        return cls.cache[rules]
-
-
-_PP_COL = BETS.index("player_pair")
-_BP_COL = BETS.index("banker_pair")
+@functools.lru_cache(maxsize=64)
+def _limits_struct(cfg: EnvConfig, max_hands: int | None) -> tuple:
+    return limits(cfg, max_hands).struct()
 
 
 def record_hand(cfg: EnvConfig, tables: Tables, hand: engine.HandResult,
                 shoe: engine.ShoeState) -> None:
     """Fold a hand dealt elsewhere into the tables' bead plates and last-hand records, exactly as a
-    step would (the same kernel, with no stakes; bankrolls and hand counters are left alone). For
-    code that deals with the engine itself and needs the environment's observations of it, such as
-    a learned policy replayed by ``pb-gym evaluate``."""
+    step would (bankrolls and hand counters are left alone): :meth:`pb_gym.session.Session.record`."""
     _check_batch(cfg, tables)
-    n = tables.n
     engine.check_state(cfg.rules, shoe, deals=False)
-    engine.check_result(hand, n)
-    if shoe.n_tables != n:
-        raise ValueError(f"shoe holds {shoe.n_tables} tables but the tables are {n}")
-    paytable, pair_pays = _Paytable.get(cfg.rules)
-    run_rows(_settle_update_kernel, n, SETTLE_MIN_TABLES,
-        np.ones(n, dtype=np.bool_), np.zeros((n, R.N_BETS)), hand.outcome, hand.winner,
-        hand.player_total, hand.banker_total, hand.player_ncards, hand.banker_ncards, hand.natural,
-        hand.player_pair, hand.banker_pair, hand.shuffled, hand.player_cards, hand.banker_cards,
-        paytable, pair_pays, _PP_COL, _BP_COL, shoe.position, shoe.cut_position, shoe.cut_hands,
-        bool(cfg.rules.hand_after_cut), cfg.min_units, cfg.target_units, 0, cfg.one_shoe,
-        np.full(n, np.inf), np.zeros(n, dtype=np.int64), tables.bead, tables.last_hand,
-        tables.player_cards, tables.banker_cards, tables.reward, np.empty(n),
-        np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.bool_))
+    engine.check_result(hand, tables.n)
+    if shoe.n_tables != tables.n:
+        raise ValueError(f"shoe holds {shoe.n_tables} tables but the tables are {tables.n}")
+    tables.session.record(hand)
 
 
 def play_hand(cfg: EnvConfig, tables: Tables, actions: np.ndarray, active: np.ndarray,
-              max_hands: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Decode ``actions`` into stakes, deal one hand at every table (one engine call), settle and update
-    the tables where ``active``. Returns fresh ``(reward, terminated, truncated)`` arrays (inactive
-    tables: 0, False, False; no hand is dealt to them and their shoe is untouched).
+              max_hands: int | None = None, obs: np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Decode ``actions`` into requested stakes, play one hand of the session at every table where
+    ``active`` (the stake rules, one deal, settlement, records, ends: :mod:`pb_gym.session`) and, given
+    ``obs`` (``(n, obs_size)`` float32), write the observations after the hand into it -- all in one
+    compiled call per chunk of tables. Returns fresh ``(reward, terminated, truncated)`` arrays
+    (inactive tables: 0, False, False; no hand is dealt to them and their shoe is untouched).
 
     The reward is the hand's net win (``cfg.reward == "realized"``) or, with ``"expected"``, the sum
     over the spots of stake x exact EV per unit (:func:`ev_before_hand`: the cards unseen before the
@@ -790,71 +755,146 @@ def play_hand(cfg: EnvConfig, tables: Tables, actions: np.ndarray, active: np.nd
 
     ``max_hands`` overrides ``cfg.max_hands`` (the vector env's ``max_episode_steps``)."""
     _check_batch(cfg, tables, active)
+    session = tables.session
     n = tables.n
-    decode_actions(cfg, actions, tables.bankroll, tables.stakes, active)
-    rules = cfg.rules
-    shoe = tables.shoe
-    res = tables.result
-    engine.deal(rules, shoe, out=res, active=active)
-    paytable, pair_pays = _Paytable.get(rules)
-    reward = np.empty(n)
-    terminated = np.empty(n, dtype=np.bool_)
-    truncated = np.empty(n, dtype=np.bool_)
-    limit = cfg.max_hands if max_hands is None else max_hands
-    run_rows(_settle_update_kernel, n, SETTLE_MIN_TABLES,
-        active, tables.stakes, res.outcome, res.winner, res.player_total, res.banker_total,
-        res.player_ncards, res.banker_ncards, res.natural, res.player_pair, res.banker_pair,
-        res.shuffled, res.player_cards, res.banker_cards, paytable, pair_pays, _PP_COL, _BP_COL,
-        shoe.position, shoe.cut_position, shoe.cut_hands, bool(rules.hand_after_cut), cfg.min_units,
-        cfg.target_units, 0 if limit is None else int(limit), cfg.one_shoe, tables.bankroll,
-        tables.episode_hands, tables.bead, tables.last_hand, tables.player_cards,
-        tables.banker_cards, tables.reward, reward, terminated, truncated)
+    ints, floats = action_array(cfg, actions, n)
+    requested, chosen = _scratch(session)
+    lim = _limits_struct(cfg, cfg.max_hands if max_hands is None else max_hands)
+    if obs is None:
+        obs = _NO_OBS
+    elif type(obs) is not np.ndarray or obs.shape != (n, cfg.obs_size) or obs.dtype != np.float32:
+        raise ValueError(f"obs must be a float32 array of shape ({n}, {cfg.obs_size})")
+    engine.check_state(cfg.rules, session.shoe, deals=False)
+    args = (ints, floats, decode_struct(cfg), active, requested, chosen, seat_struct(session.seats),
+            record_struct(session.records), shoe_struct(session.shoe), deal_constants(cfg.rules),
+            hand_struct(session.hand), session.payoffs, lim, obs_struct(cfg), obs)
+    if n < STEP_MIN_TABLES:
+        _raise_step(cfg, ints, _step_rows(0, n, True, *args))
+    else:  # every action checked before any table is dealt, then the chunks on several threads
+        bad = _decode_rows(0, n, ints, floats, args[2], args[6][0], requested, chosen, active)
+        if bad >= 0:
+            raise _bad_action(cfg, ints, bad)
+        found: list[tuple] = []
+
+        def rows(start: int, stop: int) -> None:
+            result = _step_rows(start, stop, False, *args)
+            if result[0]:
+                found.append(result)
+
+        parallel_for(n, rows, STEP_MIN_TABLES)
+        if found:
+            _raise_step(cfg, ints, min(found, key=lambda f: f[1]))
+    seats = session.seats
+    reward = seats.net[0].copy()
     if cfg.reward == "expected":
-        staked = np.flatnonzero(active & (tables.stakes != 0.0).any(axis=1))
+        staked = np.flatnonzero(active & seats.placed[0])
         reward[active] = 0.0
         if staked.size:
             ev = ev_before_hand(cfg, tables, staked)
-            reward[staked] = np.einsum("ij,ij->i", tables.stakes[staked], ev)
-    return reward, terminated, truncated
+            reward[staked] = np.einsum("ij,ij->i", seats.stakes[0][staked], ev)
+    return reward, seats.terminated[0].copy(), seats.truncated[0].copy()
+
+
+def _raise_step(cfg: EnvConfig, ints: np.ndarray, result: tuple) -> None:
+    kind, table, code = result
+    if kind == 1:
+        raise _bad_action(cfg, ints, table)
+    if kind == 2:
+        engine._raise_table_problem(table, code)
+
+
+def _scratch(session: Session) -> tuple[np.ndarray, np.ndarray]:
+    """The session's buffers of requested stakes and chosen columns (made once)."""
+    try:
+        return session._env_scratch
+    except AttributeError:
+        session._env_scratch = (np.zeros((1, session.n_tables, session.n_bets)),
+                                np.full((1, session.n_tables), -1, dtype=np.int64))
+        return session._env_scratch
 
 
 # --------------------------------------------------------------------------------------------------
 # Observations and infos
 # --------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=64)
+def obs_struct(cfg: EnvConfig, seat: int = 0, per_unit: float = 1.0) -> tuple:
+    """The observation layout of a config as the kernels read it: ``(offsets of bankroll, bead plate,
+    cards left, hands, last hand, shoe (-1 = hidden), history, factors (float32; empty = raw), seat,
+    per_unit)``."""
+    off = cfg.obs_offsets
+    factors = cfg.obs_factors
+    return (off["bankroll"][0], off["bead_plate"][0], off["cards_left"][0], off["hands"][0],
+            off["last_hand"][0], off["shoe"][0] if "shoe" in off else -1, cfg.history,
+            _read_only(np.zeros(0, np.float32) if factors is None else factors), int(seat),
+            float(per_unit))
+
+
 @numba.njit(cache=True, nogil=True)
-def _obs_kernel(start, stop, bankroll, bead, position, n_cards, episode_hands, hands_in_shoe,
-                last_hand, unseen, o_bankroll, o_bead, o_cards, o_hands, o_last, o_shoe, out):
+def _obs_row(t, consts, seats, records, shoe, out):
+    """The observation of one seat at table ``t`` (the session state after the last hand): the one
+    observation function of the environments and of anything that plays a policy on a session."""
+    o_bankroll, o_bead, o_cards, o_hands, o_last, o_shoe, history, factors, seat, per_unit = consts
+    bankroll, hands = seats[0], seats[1]
+    bead, last_hand = records[0], records[1]
+    shoe_cards, position, unseen, hands_in_shoe = shoe[0], shoe[1], shoe[3], shoe[4]
+    out[t, o_bankroll] = bankroll[seat, t] / per_unit
+    for k in range(history):
+        out[t, o_bead + k] = bead[t, k]
+    out[t, o_cards] = shoe_cards.shape[1] - position[t]
+    out[t, o_hands] = hands[seat, t]
+    out[t, o_hands + 1] = hands_in_shoe[t]
+    for k in range(last_hand.shape[1]):
+        out[t, o_last + k] = last_hand[t, k]
+    if o_shoe >= 0:
+        for r in range(unseen.shape[1]):
+            out[t, o_shoe + r] = unseen[t, r]
+    for i in range(factors.shape[0]):
+        out[t, i] = out[t, i] * factors[i]
+
+
+@numba.njit(cache=True, nogil=True)
+def _obs_rows(start, stop, consts, seats, records, shoe, out):
     for t in range(start, stop):
-        out[t, o_bankroll] = bankroll[t]
-        for k in range(bead.shape[1]):
-            out[t, o_bead + k] = bead[t, k]
-        out[t, o_cards] = n_cards - position[t]
-        out[t, o_hands] = episode_hands[t]
-        out[t, o_hands + 1] = hands_in_shoe[t]
-        for k in range(last_hand.shape[1]):
-            out[t, o_last + k] = last_hand[t, k]
-        if o_shoe >= 0:
-            for r in range(unseen.shape[1]):
-                out[t, o_shoe + r] = unseen[t, r]
+        _obs_row(t, consts, seats, records, shoe, out)
+
+
+def observe(cfg: EnvConfig, session: Session, seat: int = 0, per_unit: float = 1.0,
+            out: np.ndarray | None = None) -> np.ndarray:
+    """The flat observations ``(n, obs_size)`` float32 that seat ``seat`` of ``session`` has at every
+    table now, as the environment configured by ``cfg`` shows them (the env's step writes its
+    observations with the same row function). ``per_unit``: session amount per betting unit of
+    ``cfg`` (1 when the session is in betting units, ``cfg.unit`` when it is in money). The session's
+    bead plate must be at least ``cfg.history`` long (its first entries are shown). A NEW array unless
+    ``out`` is given."""
+    if not isinstance(session, Session):
+        raise TypeError(f"session must be a pb_gym.session.Session, got {type(session).__name__}")
+    if session.history < cfg.history:
+        raise ValueError(f"the session keeps a bead plate of {session.history} hands but the config "
+                         f"shows {cfg.history}: make the session with history >= {cfg.history}")
+    if session.shoe.shoe.shape[1] != cfg.rules.n_cards:
+        raise ValueError(f"the session deals {session.shoe.shoe.shape[1]}-card shoes but the config "
+                         f"{cfg.rules.n_cards}-card shoes")
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not (
+            0 <= seat < session.n_seats):
+        raise _bad("seat", seat, f"an integer in 0..{session.n_seats - 1}")
+    if not _number(per_unit) or per_unit <= 0:
+        raise _bad("per_unit", per_unit, "a positive number")
+    n = session.n_tables
+    if out is None:
+        out = np.empty((n, cfg.obs_size), dtype=np.float32)
+    elif type(out) is not np.ndarray or out.shape != (n, cfg.obs_size) or out.dtype != np.float32:
+        raise ValueError(f"out must be a float32 array of shape ({n}, {cfg.obs_size})")
+    run_rows(_obs_rows, n, OBS_MIN_TABLES, obs_struct(cfg, int(seat), float(per_unit)),
+             seat_struct(session.seats), record_struct(session.records), shoe_struct(session.shoe),
+             out)
+    return out
 
 
 def write_obs(cfg: EnvConfig, tables: Tables) -> np.ndarray:
     """The flat observations ``(n, obs_size)`` float32 of every table, in a NEW array (never reused),
-    scaled by :attr:`EnvConfig.obs_factors` unless ``obs_scale="raw"``."""
+    scaled by :attr:`EnvConfig.obs_factors` unless ``obs_scale="raw"`` (:func:`observe`)."""
     _check_batch(cfg, tables)
-    out = np.empty((tables.n, cfg.obs_size), dtype=np.float32)
-    off = cfg.obs_offsets
-    shoe = tables.shoe
-    run_rows(_obs_kernel, tables.n, OBS_MIN_TABLES, tables.bankroll, tables.bead, shoe.position,
-             shoe.shoe.shape[1], tables.episode_hands, shoe.hands_in_shoe, tables.last_hand,
-             shoe.unseen, off["bankroll"][0], off["bead_plate"][0], off["cards_left"][0],
-             off["hands"][0], off["last_hand"][0], off["shoe"][0] if "shoe" in off else -1, out)
-    factors = cfg.obs_factors
-    if factors is not None:
-        out *= factors
-    return out
-
-
+    return observe(cfg, tables.session)
 def split_obs(cfg: EnvConfig, flat: np.ndarray) -> dict[str, np.ndarray] | np.ndarray:
     """The observation in the configured form: ``flat`` itself (``observation="flat"``) or a dict of
     views of it (one per field; the last axis is the field)."""

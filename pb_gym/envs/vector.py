@@ -111,7 +111,8 @@ class PuntoBancoVectorEnv(VectorEnv):
                              f"table); got {len(seeds)} values")
         return seeds
 
-    def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict | None = None):
+    def reset(self, *, seed: int | Sequence[int | None] | None = None,
+              options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Start new episodes (a fresh shoe and the starting bankroll) at every table, or at the tables
         of ``options["reset_mask"]``. ``seed=s`` seeds table ``i`` with ``s + i``; a list gives one seed
         per table (None: continue that table's random stream)."""
@@ -144,7 +145,7 @@ class PuntoBancoVectorEnv(VectorEnv):
         return T.split_obs(self.config, T.write_obs(self.config, self.tables)), {}
 
     # ---- step -----------------------------------------------------------------------------------
-    def step(self, actions):
+    def step(self, actions: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._seeded:  # as the single env (and Gymnasium's OrderEnforcing wrapper) does
             raise ResetNeeded("Cannot call env.step() before calling env.reset()")
         cfg, tables = self.config, self.tables
@@ -153,7 +154,10 @@ class PuntoBancoVectorEnv(VectorEnv):
         resetting = autoreset is not None and autoreset.any()
         # tables whose episode ended last step start a new one instead of playing this hand
         active = ~autoreset if resetting else self._all
-        reward, terminated, truncated = T.play_hand(cfg, tables, actions, active, self.max_hands)
+        flat = np.empty((self.num_envs, cfg.obs_size), dtype=np.float32)  # new every step
+        # one compiled call per chunk: decode, stake rules, deal, settle, records, ends, observations
+        reward, terminated, truncated = T.play_hand(cfg, tables, actions, active, self.max_hands,
+                                                    obs=flat)
         if resetting:
             T.reset_tables(cfg, tables, np.flatnonzero(autoreset))
         info = T.hand_info(cfg, tables)
@@ -165,18 +169,18 @@ class PuntoBancoVectorEnv(VectorEnv):
                 info[f"_{key}"] = shown.copy()
         if same_step:
             index = np.flatnonzero(done)
-            final_flat = T.write_obs(cfg, tables)
             final_obs = np.full(self.num_envs, None, dtype=object)
             for i in index:
-                final_obs[i] = T.split_obs(cfg, final_flat[i])
+                final_obs[i] = T.split_obs(cfg, flat[i].copy())
             final_info = {k: (v.copy() if not k.startswith("_") else done.copy())
                           for k, v in info.items()}
             info.update(final_obs=final_obs, _final_obs=done.copy(), final_info=final_info,
                         _final_info=done.copy())
             T.reset_tables(cfg, tables, index)
+        if resetting or same_step:  # the new episodes' first observations
+            T.observe(cfg, tables.session, out=flat)
         self._autoreset = done
-        obs = T.split_obs(cfg, T.write_obs(cfg, tables))
-        return obs, reward, terminated, truncated, info
+        return T.split_obs(cfg, flat), reward, terminated, truncated, info
 
     # ---- extras ---------------------------------------------------------------------------------
     def action_masks(self) -> np.ndarray:
