@@ -69,10 +69,11 @@ def deal_value_sequences(values: np.ndarray) -> dict[str, np.ndarray]:
 
 
 @functools.lru_cache(maxsize=1)
-def multiset_weights() -> np.ndarray:
-    """``W[m, o]``: orderings of value multiset ``m`` (nondecreasing-sequence order) ending in ``o``."""
+def _sequence_table() -> dict:
+    """All 10^6 value sequences dealt once, kept compact (7 MB): each one's multiset index in the walk
+    order, outcome class, value class and pair pattern. Both weight tables below are built from it."""
     seq = _value_sequences()
-    outcome = deal_value_sequences(seq)["outcome"]
+    hand = deal_value_sequences(seq)
     ordered = np.sort(seq, axis=0).astype(np.int64)
     code = np.zeros(ordered.shape[1], dtype=np.int64)
     for row in ordered:
@@ -80,8 +81,27 @@ def multiset_weights() -> np.ndarray:
     # index of each nondecreasing sequence in lexicographic order = the kernel's walk order
     multisets = np.unique(code)
     index = np.searchsorted(multisets, code)
-    weights = np.bincount(index * R.N_OUTCOMES + outcome, minlength=len(multisets) * R.N_OUTCOMES)
-    return weights.reshape(len(multisets), R.N_OUTCOMES).astype(np.int64)
+    cell = ((hand["player_total"] * 10 + hand["banker_total"]) * 2 + hand["player_ncards"] - 2) * 2 \
+        + hand["banker_ncards"] - 2
+
+    def side(first: int, second: int) -> np.ndarray:
+        """Pair pattern of one side's first two cards: 0 different values, 1 same nonzero, 2 both 0."""
+        same = seq[first] == seq[second]
+        return np.where(~same, 0, np.where(seq[first] == 0, 2, 1))
+
+    key = cell * _PATTERNS + side(0, 2) * _SIDE_PATTERNS + side(1, 3)
+    return {"index": index.astype(np.int32), "n_multisets": len(multisets),
+            "outcome": hand["outcome"].astype(np.int8), "key": key.astype(np.int16)}
+
+
+@functools.lru_cache(maxsize=1)
+def multiset_weights() -> np.ndarray:
+    """``W[m, o]``: orderings of value multiset ``m`` (nondecreasing-sequence order) ending in ``o``."""
+    table = _sequence_table()
+    n = table["n_multisets"]
+    cells = table["index"].astype(np.int64) * R.N_OUTCOMES + table["outcome"]
+    weights = np.bincount(cells, minlength=n * R.N_OUTCOMES)
+    return weights.reshape(n, R.N_OUTCOMES).astype(np.int64)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -334,33 +354,14 @@ def value_class(player_total, banker_total, player_ncards, banker_ncards):
     return ((pt * 10 + bt) * 2 + pn - 2) * 2 + bn - 2
 
 
-def _multiset_index(seq: np.ndarray) -> tuple[np.ndarray, int]:
-    """Index of each value sequence's multiset in the walk order, and the number of multisets."""
-    ordered = np.sort(seq, axis=0).astype(np.int64)
-    code = np.zeros(ordered.shape[1], dtype=np.int64)
-    for row in ordered:
-        code = code * 10 + row
-    multisets = np.unique(code)
-    return np.searchsorted(multisets, code), len(multisets)
-
-
 @functools.lru_cache(maxsize=1)
 def hand_class_weights() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The sparse table the hand-class walk reads, built once: for multiset ``j`` (walk order), the
     entries ``indptr[j]:indptr[j + 1]`` of ``keys`` (``value_class * 9 + pair pattern``) and
     ``orderings`` (how many orderings of the multiset are dealt into that key). About 166,000 entries."""
-    seq = _value_sequences()
-    hand = deal_value_sequences(seq)
-    cell = value_class(hand["player_total"], hand["banker_total"], hand["player_ncards"],
-                       hand["banker_ncards"])
-    v = seq.astype(np.int64)
-
-    def side(first: int, second: int) -> np.ndarray:
-        same = v[first] == v[second]
-        return np.where(~same, 0, np.where(v[first] == 0, 2, 1))
-
-    index, n_multisets = _multiset_index(seq)
-    key = index * _KEYS + cell * _PATTERNS + side(0, 2) * _SIDE_PATTERNS + side(1, 3)
+    table = _sequence_table()
+    n_multisets = table["n_multisets"]
+    key = table["index"].astype(np.int64) * _KEYS + table["key"]
     unique, orderings = np.unique(key, return_counts=True)
     rows = unique // _KEYS
     indptr = np.searchsorted(rows, np.arange(n_multisets + 1)).astype(np.int64)
