@@ -128,3 +128,19 @@ def test_integer_counts_refuse_more_than_8_decks():
     with pytest.raises(ValueError, match="at most 416 cards"):
         exact.outcome_counts(R.full_shoe(8) + 1)
     assert exact.outcome_probabilities(R.full_shoe(8) * 2).sum() == pytest.approx(1.0)
+
+
+def test_pair_probabilities_in_closed_form_agree_with_the_hand_class_law():
+    """Player pair, banker pair, both, either: the closed form by exchangeability against the marginals
+    of the joint hand-class law (which splits zero-valued pairs by rank) and the one-pair formula."""
+    rng = np.random.default_rng(5)
+    comps = np.concatenate([R.full_shoe(8)[None], R.full_shoe(1) - rng.integers(0, 3, size=(20, 13))])
+    pairs = exact.pair_probabilities(comps)
+    np.testing.assert_allclose(pairs[:, 0], exact.pair_probability(comps), rtol=1e-15)
+    np.testing.assert_allclose(pairs[:, 1], pairs[:, 0], rtol=0)
+    _, _, _, _, pp, bp = R.hand_class_fields(np.arange(R.N_HAND_CLASSES))
+    law = exact.hand_class_probabilities(comps)
+    marginals = np.stack([law[:, pp].sum(1), law[:, bp].sum(1), law[:, pp & bp].sum(1),
+                          law[:, pp | bp].sum(1)], axis=1)
+    np.testing.assert_allclose(pairs, marginals, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(exact.value_class_probabilities(comps).sum(axis=1), 1.0, rtol=1e-14)
