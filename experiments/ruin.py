@@ -44,6 +44,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from experiments import chunk_store, outputs, scale
 from experiments.config import ConfigError, RulesConfig, Strict, load
 from experiments.ruin_martingale import MartingaleIllusion, martingale_illusion
+from experiments.ruin_martingale import check_memory as check_martingale_memory
 from experiments.ruin_model import closed_form, exact_curves, exact_lookup, markov_chain, step_distribution
 from experiments.ruin_report import (
     MARTINGALE_SECTION,
@@ -162,6 +163,8 @@ def run(config: RuinConfig, backend: str = "serial", scheduler: str | None = Non
         working_per_item=engine.table_bytes(rules) + 64 * n_bets,  # a table, each bet's bankroll
         kept_per_chunk=len(points) * n_bets * 6 * 8 + 1024,  # integer counts per point and bet
         parallel=1 if backend == "serial" else workers or os.cpu_count() or 1)
+    if config.martingale is not None:  # refused now, not after the simulation
+        check_martingale_memory(config.martingale, config.rules, config.seed)
 
     t0 = time.perf_counter()
     curves = exact_curves(rules, config.bets, vs.target, vt.start, vt.max_target)
@@ -214,8 +217,8 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     backend except the wall-clock times, all under the one key ``"timings"``. A chunk that fails twice
     raises :class:`experiments.scale.ChunkError` before anything is written. ``out`` is checked before
     the run, its files are moved into place together, and the finished chunks of an interrupted
-    simulation are kept in ``out/.partial`` for a rerun to resume (``resume=False`` discards them): see
-    :mod:`experiments.outputs`.
+    study (the simulation's and the Martingale section's) are kept in ``out/.partial`` for a rerun to
+    resume (``resume=False`` discards them): see :mod:`experiments.outputs`.
     """
     config = load(config_path, RuinConfig)
     destination = outputs.prepare(out, OUTPUT_NAMES)

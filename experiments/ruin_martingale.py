@@ -25,6 +25,7 @@ from pydantic import Field, field_validator
 from experiments import chunk_store
 from experiments.config import RulesConfig, Strict, validate
 from experiments.stats import wilson
+from pb_gym import memory
 
 
 class MartingaleIllusion(Strict):
@@ -55,6 +56,36 @@ def section_store(store: chunk_store.ChunkStore | None, name: str,
         "study": "ruin.martingale", "ruin_run": store.key, "config": config})
 
 
+def studies(martingale: MartingaleIllusion, rules: RulesConfig, seed: int) -> list:
+    """The section's ``pb-gym evaluate`` studies, one per table maximum (validated
+    :class:`experiments.evaluate.StudyConfig` objects): the Martingale, and in the first one flat
+    banker betting too (it does not depend on the maximum: once, for contrast, on the same hands)."""
+    from experiments.evaluate import StudyConfig
+
+    m = martingale
+    return [validate({
+        "name": f"martingale-max-{table_max}", "rules": rules.model_dump(),
+        "table": {"unit": 1, "minimum": 1, "maximum": table_max},
+        "bankroll": m.bankroll, "sessions": m.sessions, "hands": m.hands, "win_goal": m.goal,
+        "seed": seed, "sample_paths": 0,
+        "systems": [{"type": "martingale", "bet": "banker", "on_cap": "reset", "name": "martingale"}]
+        + ([{"type": "flat", "bet": "banker", "name": "flat"}] if k == 0 else []),
+    }, StudyConfig, "ruin.martingale") for k, table_max in enumerate(m.table_max)]
+
+
+def check_memory(martingale: MartingaleIllusion, rules: RulesConfig, seed: int) -> None:
+    """Refuse (:class:`pb_gym.memory.TooLarge`) a section this machine cannot hold, before the ruin
+    study computes anything: each study runs alone, serially, keeping every session's result."""
+    from experiments.evaluate import check_memory as check_study
+
+    for study in studies(martingale, rules, seed):
+        try:
+            check_study(study, 1, final_bankrolls=True)
+        except memory.TooLarge as error:  # name the keys of the ruin config, not of the inner study
+            raise memory.TooLarge(f"the ruin study's Martingale section: {error} (the keys are under "
+                                  "`martingale:` in the ruin config)") from None
+
+
 def martingale_illusion(martingale: MartingaleIllusion, rules: RulesConfig, seed: int,
                         store: chunk_store.ChunkStore | None = None) -> dict:
     """Run the section: for each table maximum, the Martingale (and, once, flat banker betting) over
@@ -65,22 +96,12 @@ def martingale_illusion(martingale: MartingaleIllusion, rules: RulesConfig, seed
     ``store``: the ruin study's chunk store; each study keeps its finished chunks in it
     (:func:`section_store`), so an interrupted section resumes.
     """
-    from experiments.evaluate import StudyConfig, run_study
+    from experiments.evaluate import run_study
 
     m = martingale
     rows = []
     results = {}
-    for table_max in m.table_max:
-        study = validate({
-            "name": f"martingale-max-{table_max}", "rules": rules.model_dump(),
-            "table": {"unit": 1, "minimum": 1, "maximum": table_max},
-            "bankroll": m.bankroll, "sessions": m.sessions, "hands": m.hands, "win_goal": m.goal,
-            "seed": seed, "sample_paths": 0,
-            "systems": [{"type": "martingale", "bet": "banker", "on_cap": "reset",
-                         "name": "martingale"}]
-            # flat betting does not depend on the maximum: once, for contrast, on the same hands
-            + ([{"type": "flat", "bet": "banker", "name": "flat"}] if not rows else []),
-        }, StudyConfig, "ruin.martingale")
+    for table_max, study in zip(m.table_max, studies(martingale, rules, seed), strict=True):
         report = run_study(study, store=section_store(store, study.name,
                                                       study.model_dump(mode="json")))
         for system in report["systems"]:
@@ -105,4 +126,4 @@ def martingale_illusion(martingale: MartingaleIllusion, rules: RulesConfig, seed
             "rows": rows, "bin_edges": edges.tolist(), "histograms": histograms}
 
 
-__all__ = ["MartingaleIllusion", "martingale_illusion", "section_store"]
+__all__ = ["MartingaleIllusion", "studies", "check_memory", "martingale_illusion", "section_store"]

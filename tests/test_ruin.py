@@ -281,3 +281,21 @@ def test_the_text_and_markdown_tables_share_their_rows():
     assert (page["p_goal"], page["result"], page["ev"], page["ev_ci"]) == (
         "0.827", "-2.35", "-1.98%", "[-3.68, -0.29]")
     assert text["exact"] == page["exact"] == "-1.058%"
+
+
+def test_a_martingale_section_too_large_is_refused_before_the_simulation(tmp_path, monkeypatch):
+    """The Martingale section's memory is checked with the simulation's, before anything runs."""
+    from pb_gym import memory
+
+    def no_simulation(*args, **kwargs):
+        raise AssertionError("the simulation ran before the Martingale section was sized")
+
+    monkeypatch.setattr(ruin, "simulate_chunk", no_simulation)
+    config = tmp_path / "big.yaml"
+    config.write_text("sessions: 400\nmartingale:\n  sessions: 1000000000000\n")
+    with pytest.raises(memory.TooLarge, match=r"^the ruin study's Martingale section: the study "
+                                              r"'martingale-max-8' \(1,000,000,000,000 sessions in "
+                                              r"chunks of 5,000\) needs about .* \(the keys are under "
+                                              r"`martingale:` in the ruin config\)$"):
+        ruin.main(str(config), str(tmp_path / "out"), as_json=True)
+    assert not (tmp_path / "out").exists()
