@@ -16,12 +16,14 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+LINT_IMPORTS = ("import sys; from importlinter.cli import lint_imports_command; "
+                "sys.argv[0] = 'lint-imports'; sys.exit(lint_imports_command())")
+"""import-linter's ``lint-imports`` command, run by this interpreter (wherever its scripts are)."""
 
 
 def _lint_imports(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(LINT_IMPORTS), "--no-cache", "--no-logo", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-c", LINT_IMPORTS, "--no-cache", "--no-logo", *args], cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_the_import_contracts_are_kept():
