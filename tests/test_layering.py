@@ -29,8 +29,9 @@ def _lint_imports(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subp
 def test_the_import_contracts_are_kept():
     done = _lint_imports()
     assert done.returncode == 0, f"import-linter contracts broken:\n{done.stdout}{done.stderr}"
-    # both contracts ran (a contract dropped from pyproject.toml would not be noticed otherwise)
-    assert "Contracts: 2 kept, 0 broken." in done.stdout, done.stdout
+    # every contract ran (a contract dropped from pyproject.toml would not be noticed otherwise): the
+    # layers, the core's dependencies and the layers inside the core
+    assert "Contracts: 3 kept, 0 broken." in done.stdout, done.stdout
 
 
 def test_the_layers_contract_sees_imports_inside_functions(tmp_path):
@@ -105,3 +106,18 @@ def test_the_core_and_its_environments_run_without_torch():
                           timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_the_readme_draws_the_layers_of_the_contracts():
+    """The README's drawing of the core's layers is the contract's list, top to bottom."""
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    (core,) = [c for c in contracts if c["id"] == "core-layers"]
+    text = (ROOT / "README.md").read_text()
+    block = text[text.index("```text\nexperiments/"):]
+    block = block[len("```text\n"):block.index("\n```")]
+    lines = block.splitlines()
+    assert [line.split()[0] for line in lines[:3]] == ["experiments/", "agents/", "pb_gym/"]
+    drawn = [line[14:].split("  ")[0].strip() for line in lines[2:]]
+    assert drawn == core["layers"]
