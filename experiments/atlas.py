@@ -57,7 +57,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from experiments import chunk_store, outputs, plotting, scale
 from experiments.config import ConfigError, RulesConfig, Strict, load
 from experiments.counting import best_threshold
-from experiments.stats import ratio_ci
+from experiments.stats import ratio_ci, z_value
 from pb_gym import catalog, engine, exact, strict_json
 from pb_gym import rules as R
 
@@ -524,6 +524,7 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
     S, hands = config.shoes, int(n.sum())
     comparable = all(getattr(rules, key) == value for key, value in PUBLISHED_RULES.items())
     per_bet: dict[str, dict] = {}
+    familywise_z = z_value(1 - 0.05 / k)
     for j, name in enumerate(names):
         perfect = bettor_figures(main["positive"][:, j], main["gain"][:, j], main["realized"][:, j], n)
         cut = ratio_ci(main["ev"][:, j] - ev_full[j] * n, n)
@@ -535,6 +536,9 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
             "perfect_information": perfect,
             "cut_card_effect": cut,
             "cut_card_effect_significant": bool(cut["ci95"][0] > 0 or cut["ci95"][1] < 0),
+            # the same at 95% for the whole catalog together (Bonferroni over the k bets)
+            "cut_card_effect_significant_all_bets": bool(
+                cut["se"] is not None and abs(cut["estimate"]) > familywise_z * cut["se"]),
             "realized_minus_predicted_per_hand": calibration,
             "eor": {rank: float(eor[r, j]) for r, rank in enumerate(R.RANKS)},
             "counts": {},
@@ -743,8 +747,12 @@ def report(result: dict) -> str:
     if published:
         lines += ["", "Published count figures beside ours:", "", published]
     significant = [n for n in result["ranking"] if result["bets"][n]["cut_card_effect_significant"]]
-    lines += ["", "Cut-card effect (average exact EV per hand dealt minus the full-shoe EV) significant "
-              f"at 95% for: {', '.join(significant) if significant else 'none'}"]
+    together = [n for n in result["ranking"]
+                if result["bets"][n]["cut_card_effect_significant_all_bets"]]
+    lines += ["", "Cut-card effect (average exact EV per hand dealt minus the full-shoe EV): significant "
+              f"at 95% bet by bet for {', '.join(significant) if significant else 'none'} "
+              f"({len(significant)} of {len(result['ranking'])}); at 95% for all bets together "
+              f"(Bonferroni): {', '.join(together) if together else 'none'}"]
     return "\n".join(lines)
 
 
