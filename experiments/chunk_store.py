@@ -11,6 +11,10 @@ hexadecimal), the merged result is bit-identical to an uninterrupted run. A run 
 refuses to mix them (:class:`ResumeError`, naming what differs). The folder is removed with the rest
 of the old outputs when the run's outputs are moved into place.
 
+A run may keep finished work that is not a chunk the same way: a *step* (``step-NAME.json.gz``, its
+result stored exactly, written last) and the files it made in ``DIR/.partial/NAME/`` (``pb-gym
+train`` keeps its trained model there, so that an interrupted held-out evaluation does not train again).
+
 Chunk files are JSON, never pickles: loading one cannot run code.
 """
 
@@ -136,9 +140,12 @@ class ChunkStore:
                 stored = {}
             if stored.get("key") != self.key:
                 differ = _differences(stored.get("identity"), self.identity)
-                finished = len(self.finished())
+                held = f"{len(self.finished())} finished chunk(s)"
+                steps = self.finished_steps()
+                if steps:
+                    held += f" and the finished step(s) {', '.join(steps)}"
                 raise ResumeError(
-                    f"{self.directory} holds {finished} finished chunk(s) of another run (it differs in "
+                    f"{self.directory} holds {held} of another run (it differs in "
                     f"{', '.join(differ[:6]) or 'an unreadable run.json'}; run key "
                     f"{str(stored.get('key'))[:12]}, this run {self.key[:12]}): they will not be mixed "
                     "with this run's. Rerun with the config they belong to to finish it, or pass "
@@ -149,12 +156,66 @@ class ChunkStore:
     def _path(self, index: int) -> Path:
         return self.directory / f"chunk-{index:06d}.json.gz"
 
+    def _claim(self) -> None:
+        """Create the folder and record the run's identity in it (once), before anything is kept."""
+        if not self.directory.is_dir():
+            self.directory.mkdir(parents=True, exist_ok=True)
+        meta = self.directory / RUN_FILE
+        if not meta.is_file():
+            _write_atomically(meta, json.dumps({"key": self.key, "identity": self.identity},
+                                               indent=1).encode())
+
+    def folder(self, name: str) -> Path:
+        """``DIR/.partial/NAME``: a folder for finished work that is not a chunk (the files of a trained
+        model), kept, like the chunks, until the run's outputs are in place. Whatever a step writes
+        there counts as finished only once :meth:`save_step` has recorded the step (a folder of a run
+        that recorded nothing is removed by the next run, as a run stopped before its first chunk)."""
+        if not name.isidentifier():
+            raise ValueError(f"{name!r} is not a step name")
+        path = self.directory / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _step_path(self, name: str) -> Path:
+        if not name.isidentifier():
+            raise ValueError(f"{name!r} is not a step name")
+        return self.directory / f"step-{name}.json.gz"
+
+    def load_step(self, name: str) -> tuple[bool, Any]:
+        """``(True, result)`` for a step of this run recorded by :meth:`save_step`, ``(False, None)``
+        otherwise (also for a file that cannot be read: the step is done again)."""
+        path = self._step_path(name)
+        if not path.is_file():
+            return False, None
+        try:
+            data = json.loads(gzip.decompress(path.read_bytes()))
+            if data["key"] != self.key or data["step"] != name:
+                return False, None
+            return True, decode(data["result"])
+        except (OSError, EOFError, zlib.error, ValueError, KeyError, TypeError):
+            return False, None
+
+    def save_step(self, name: str, result: Any) -> None:
+        """Record a finished step of the run that is not a chunk (training a model, scoring it), with
+        its result (stored exactly, as a chunk's), atomically."""
+        self._claim()
+        _write_atomically(self._step_path(name), gzip.compress(json.dumps(
+            {"key": self.key, "step": name, "result": encode(result)}).encode(), compresslevel=1,
+            mtime=0))
+
     def finished(self) -> list[int]:
         """Indexes of the chunks whose files are on disk."""
         if not self.directory.is_dir():
             return []
         return sorted(int(p.name.split("-")[1].split(".")[0])
                       for p in self.directory.glob("chunk-*.json.gz"))
+
+    def finished_steps(self) -> list[str]:
+        """Names of the steps recorded by :meth:`save_step`."""
+        if not self.directory.is_dir():
+            return []
+        return sorted(p.name[len("step-"):-len(".json.gz")]
+                      for p in self.directory.glob("step-*.json.gz"))
 
     def load(self, chunk) -> tuple[bool, Any]:
         """``(True, result)`` for a finished chunk of this run, ``(False, None)`` otherwise (also for a
@@ -173,12 +234,7 @@ class ChunkStore:
 
     def save(self, chunk, result: Any) -> None:
         """Store a finished chunk (atomically: its file is whole or absent)."""
-        if not self.directory.is_dir():
-            self.directory.mkdir(parents=True, exist_ok=True)
-        meta = self.directory / RUN_FILE
-        if not meta.is_file():
-            _write_atomically(meta, json.dumps({"key": self.key, "identity": self.identity},
-                                               indent=1).encode())
+        self._claim()
         # level 1: the histograms of a chunk are mostly zeros (an evaluate chunk of 1,000 sessions of
         # classic.yaml: 7.5 MB of JSON, 0.46 MB compressed in 40 ms)
         _write_atomically(self._path(chunk.index), gzip.compress(json.dumps(

@@ -29,8 +29,8 @@ import shutil
 import socket
 import sys
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import pb_gym
 from experiments.chunk_store import PARTIAL, ChunkStore

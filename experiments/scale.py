@@ -38,8 +38,9 @@ import multiprocessing
 import os
 import re
 import sys
+from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
-from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -48,7 +49,6 @@ from pb_gym import progress as progress_display
 if TYPE_CHECKING:
     from experiments.chunk_store import ChunkStore
 
-Backend = Literal["serial", "processes", "dask"]
 BACKENDS: tuple[str, ...] = ("serial", "processes", "dask")
 Result = TypeVar("Result")
 
@@ -136,7 +136,7 @@ def plan(n_items: int, chunk_size: int, seed: int | np.random.SeedSequence,
 def run(task: Callable[[Chunk], Result], chunks: Sequence[Chunk], backend: str = "serial",
         scheduler: str | None = None, workers: int | None = None,
         progress: Callable[[Chunk], None] | None = None,
-        store: "ChunkStore | None" = None) -> list[Result]:
+        store: ChunkStore | None = None) -> list[Result]:
     """Run ``task`` on every chunk with the backend; return the results in chunk order.
 
     ``task`` must be a module-level function (it is pickled for processes and Dask). ``progress`` is
@@ -301,7 +301,8 @@ def _run_dask(task, chunks, scheduler, workers, finished):
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError as error:
-        raise RuntimeError("the dask backend needs the dask extra: pip install -e '.[dask]' in the clone") from error
+        raise RuntimeError("the dask backend needs the dask extra: pip install -e '.[dask]' in the "
+                           "clone") from error
     cluster = None
     if scheduler is None:  # a local cluster on the loopback interface only
         cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,

@@ -1,6 +1,6 @@
 """Train a stable-baselines3 agent from a YAML config, then evaluate it beside the betting systems.
 
-``pb-gym train CONFIG [--out DIR] [--json]``
+``pb-gym train CONFIG [--out DIR] [--json] [--no-resume]``
 
 One readable file, top to bottom (CleanRL style):
 
@@ -22,6 +22,10 @@ One readable file, top to bottom (CleanRL style):
 6. Discovery (optional ``discovery:`` section; :mod:`experiments.discovery`): the exact scoring against
    the perfect-information bettor, the known optimum -- an exact learning curve during training, then
    exact and realized profit per hand, regret, the best linear count and a calibration plot.
+7. Resume: each step is kept in ``OUT/.partial`` as it finishes (the trained model, the discovery
+   scoring, each chunk of ``evaluation.chunk_sessions`` held-out sessions) with the config it belongs
+   to (:mod:`experiments.chunk_store`); an interrupted run rerun with the same command does only what
+   is missing, and writes what an uninterrupted run writes. Training itself restarts from scratch.
 
 Levers for the side-bet task, each a config key: ``env.reward: expected`` (the exact EV of the stakes
 for the unseen cards as the training reward: unbiased, without the 40:1 outcome noise),
@@ -35,6 +39,7 @@ import csv
 import inspect
 import math
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -45,16 +50,16 @@ import yaml
 from pydantic import Field, field_validator, model_validator
 
 from agents import learned as L
+from experiments import chunk_store, outputs, plotting, stats
 from experiments.config import ConfigError, RulesConfig, Strict, TableConfig, load, validate
-from experiments import outputs
 from experiments.discovery import DiscoveryConfig
 from experiments.evaluate import (AnySystem, StudyConfig, json_report, print_report, run_study,
                                   write_outputs)
+from experiments.scale import ChunkError
 from pb_gym import exact, strict_json
 from pb_gym import rules as R
 from pb_gym.envs import table as T
 
-Z95 = 1.959963984540054
 RESERVED = {"self", "policy", "env", "seed", "verbose", "device", "_init_setup_model",
             "tensorboard_log"}
 """Constructor arguments set by this script (not hyperparameters)."""
@@ -86,7 +91,7 @@ class EnvConfig(Strict):
         "given the cards unseen (unbiased, no outcome noise); the evaluation is always realized")
 
     @model_validator(mode="after")
-    def _env_accepts_it(self) -> "EnvConfig":
+    def _env_accepts_it(self) -> EnvConfig:
         if self.bankroll < self.table.minimum:
             raise ValueError(f"bankroll {self.bankroll:g} is below table.minimum {self.table.minimum:g}")
         if self.win_target is not None and self.win_target <= self.bankroll:
@@ -135,6 +140,9 @@ class EvaluationConfig(Strict):
     exact_conditional: bool = Field(False, description="compare each system's EV per unit wagered "
                                     "with the exact EV of the cards unseen before its bets")
     systems: list[AnySystem] = Field(default_factory=list, description="more systems to compare")
+    chunk_sessions: int | None = Field(None, ge=1, description="sessions per chunk, the unit a resumed "
+                                       "evaluation keeps (default: pb-gym evaluate's); the chunks are "
+                                       "seeded by their index, so this changes the hands dealt")
 
 
 HYPERPARAMETER_RANGES: dict[str, tuple[type, float, float]] = {
@@ -220,7 +228,7 @@ class TrainConfig(Strict):
         return name
 
     @model_validator(mode="after")
-    def _consistent(self) -> "TrainConfig":
+    def _consistent(self) -> TrainConfig:
         cls = L.algorithm_class(self.algorithm)
         allowed = [p for p in inspect.signature(cls.__init__).parameters if p not in RESERVED]
         unknown = sorted(set(self.hyperparameters) - set(allowed))
@@ -261,7 +269,7 @@ class TrainConfig(Strict):
         return self
 
 
-def _check_evaluation(config: "TrainConfig") -> None:
+def _check_evaluation(config: TrainConfig) -> None:
     """Validate the held-out study now (not after training), naming ``evaluation.systems.<i>``."""
     data = _study_data(config, model=None)
     offset = len(data["systems"]) - len(config.evaluation.systems)
@@ -421,11 +429,7 @@ def write_curve(rows: list[dict], out: Path, title: str, cfg: T.EnvConfig) -> li
                                                     "episodes", "episode_return", "episode_hands"])
         writer.writeheader()
         writer.writerows(rows)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = plotting.pyplot()
     banker = float(exact.expected_values(R.full_shoe(cfg.rules.decks), cfg.rules)[R.BETS.index("banker")])
     x = [r["timesteps"] for r in rows]
     fig, (ax, ax2) = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
@@ -440,9 +444,7 @@ def write_curve(rows: list[dict], out: Path, title: str, cfg: T.EnvConfig) -> li
     ax2.set_ylim(-0.02, 1.02)
     ax2.set_ylabel("share of hands bet")
     ax2.set_xlabel("timesteps (hands, all tables)")
-    fig.tight_layout()
-    fig.savefig(png_path, dpi=110)
-    plt.close(fig)
+    plotting.save(fig, png_path)
     return [csv_path, png_path]
 
 
@@ -463,11 +465,14 @@ def _study_data(config: TrainConfig, model: Path | None) -> dict:
         systems += [{"type": "flat", "bet": "banker", "name": "flat banker", "base": base},
                     {"type": "never", "name": "never bet", "base": base}]
     systems += [s.model_dump() for s in ev.systems]
-    return {"name": f"{config.name} (held-out, seed {ev.seed})", "rules": env.rules.model_dump(),
+    data = {"name": f"{config.name} (held-out, seed {ev.seed})", "rules": env.rules.model_dump(),
             "table": env.table.model_dump(), "bankroll": bankroll, "sessions": ev.sessions,
             "hands": ev.hands or env.max_hands, "win_goal": win_goal, "stop_loss": ev.stop_loss,
             "seed": ev.seed, "sample_paths": ev.sample_paths,
             "exact_conditional": ev.exact_conditional, "systems": systems}
+    if ev.chunk_sessions is not None:
+        data["chunk_sessions"] = ev.chunk_sessions
+    return data
 
 
 def evaluation_study(config: TrainConfig, model_path: Path) -> StudyConfig:
@@ -488,16 +493,13 @@ def profit_per_hand(report: dict) -> list[dict]:
     for s in report["systems"]:
         per = (np.asarray(finals[s["name"]]) - start) / hands
         n = per.size
-        se = per.std(ddof=1) / math.sqrt(n) if n > 1 else math.inf
-        diff = first - per
-        dse = diff.std(ddof=1) / math.sqrt(n) if n > 1 else math.inf
-        rows.append({"name": s["name"], "profit_per_hand": float(per.mean()),
-                     "ci95": [float(per.mean() - Z95 * se), float(per.mean() + Z95 * se)],
+        mean, se = stats.mean_se(per)
+        diff_mean, diff_se = stats.mean_se(first - per)
+        rows.append({"name": s["name"], "profit_per_hand": mean, "ci95": stats.normal_ci(mean, se),
                      "wagered_per_hand": s["wagered"] / (n * hands),
                      "bet_share": s["hands"] / (n * hands),
-                     "learned_minus_this": float(diff.mean()),
-                     "learned_minus_this_ci95": [float(diff.mean() - Z95 * dse),
-                                                 float(diff.mean() + Z95 * dse)]})
+                     "learned_minus_this": diff_mean,
+                     "learned_minus_this_ci95": stats.normal_ci(diff_mean, diff_se)})
     return rows
 
 
@@ -514,9 +516,11 @@ def print_profit(rows: list[dict], unit: float) -> None:
               f"{r['learned_minus_this']:>+15.5f} {f'[{dlo:+.5f}, {dhi:+.5f}]':>22}")
 
 
-# ---------------------------------------------------------------------------------------------- main
+# ------------------------------------------------------------------------------------------ training
 def train(config: TrainConfig, out: Path, progress: bool = False) -> dict:
-    """Train, save the model, its settings and the learning curve; return what was written."""
+    """Train; save the model, its settings and the learning curve in ``out``; return what was written
+    (``written``, in order), the timings and curves, and the trained ``model`` object with its
+    ``normalizer`` (for the discovery scoring)."""
     import torch
 
     torch.set_num_threads(config.threads)
@@ -555,15 +559,11 @@ def train(config: TrainConfig, out: Path, progress: bool = False) -> dict:
     if normalizer is not None:
         written.append(out / L.NORMALIZE_FILE)
     written += write_curve(curve.rows, out, f"{config.name}: {config.algorithm}", cfg)
-    result = {"model": model_path, "seconds": seconds - scoring_seconds,
-              "curve_scoring_seconds": scoring_seconds, "timesteps": int(model.num_timesteps),
-              "curve": curve.rows, "written": written}
-    if config.discovery is not None:
-        result["discovery"], files = run_discovery(config, model, normalizer, out,
-                                                   exact_curve.rows if exact_curve else [])
-        written += files
-    env.close()
-    return result
+    env.close()  # the normalizer's statistics stay usable: normalize_obs does not step the env
+    return {"model": model_path, "seconds": seconds - scoring_seconds,
+            "curve_scoring_seconds": scoring_seconds, "timesteps": int(model.num_timesteps),
+            "curve": curve.rows, "exact_curve": exact_curve.rows if exact_curve else [],
+            "written": written, "model_object": model, "normalizer": normalizer}
 
 
 # ------------------------------------------------------------------------- discovery (issue 10)
@@ -616,10 +616,10 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
     return ExactCurve()
 
 
-def run_discovery(config: TrainConfig, model, normalizer, out: Path, curve_rows: list[dict]
+def run_discovery(config: TrainConfig, model, normalizer, folder: Path, curve_rows: list[dict]
                   ) -> tuple[dict, list[Path]]:
     """Score the trained policy against the perfect-information bettor and the best linear count on
-    the held-out ``discovery`` deal; write ``discovery/`` (JSON, text, calibration and exact learning
+    the held-out ``discovery`` deal; write ``folder`` (JSON, text, calibration and exact learning
     curve plots)."""
     from experiments import discovery as D
 
@@ -631,7 +631,6 @@ def run_discovery(config: TrainConfig, model, normalizer, out: Path, curve_rows:
                      spec.tables, spec.hands, spec.seed, count=count)
     result["seconds"] = time.perf_counter() - started
     result["curve"] = curve_rows
-    folder = out / "discovery"
     folder.mkdir(parents=True, exist_ok=True)
     title = f"{config.name}: {config.algorithm}, reward {config.env.reward}"
     files = [folder / "discovery.json", folder / "discovery.txt"]
@@ -643,54 +642,191 @@ def run_discovery(config: TrainConfig, model, normalizer, out: Path, curve_rows:
     return result, files
 
 
+# ------------------------------------------------------------------------------- resumable steps
+TRAIN_STEP, DISCOVERY_STEP = "train", "discovery"
+"""The steps of a run kept in ``OUT/.partial`` (:mod:`experiments.chunk_store`) as they finish: the
+trained model's files in ``.partial/train/``, the discovery scoring's in ``.partial/discovery/``; the
+held-out evaluation's finished chunks beside them."""
+
+
+def _kept_files(folder: Path, names: list[str]) -> str | None:
+    """None if the files ``names`` (relative to ``folder``) recorded with a finished step are all
+    there, unchanged (the SHA-256 recorded with the step); else what is wrong with the first that is
+    not."""
+    for name, digest in names:
+        path = folder / name
+        if not path.is_file():
+            return f"{name} is missing"
+        if L.file_sha256(path) != digest:
+            return f"{name} changed since it was kept"
+    return None
+
+
+def _record(folder: Path, written: list[Path]) -> list[list[str]]:
+    return [[Path(p).relative_to(folder).as_posix(), L.file_sha256(p)] for p in written]
+
+
+def _kept_step(store: chunk_store.ChunkStore, name: str) -> dict | None:
+    """The recorded result of a finished step whose files are intact, else None (after saying why, on
+    stderr, when files it recorded are missing or changed: the step is done again)."""
+    found, record = store.load_step(name)
+    if not found:
+        return None
+    problem = _kept_files(store.directory / name, record["files"])
+    if problem is not None:
+        print(f"resuming: the kept {name} step in {store.directory} is not whole ({problem}); "
+              "doing it again", file=sys.stderr, flush=True)
+        return None
+    return record
+
+
+def _fresh_folder(store: chunk_store.ChunkStore, name: str) -> Path:
+    """An empty ``.partial/NAME`` for a step about to run (whatever an interrupted attempt left there
+    is removed)."""
+    folder = store.folder(name)
+    shutil.rmtree(folder)
+    folder.mkdir()
+    return folder
+
+
+def trained_step(config: TrainConfig, store: chunk_store.ChunkStore, progress: bool, quiet: bool
+                 ) -> dict:
+    """The training step: kept from an interrupted run of the same config, or run now and kept in
+    ``.partial/train`` (the model, its settings, the learning curve) before anything else runs."""
+    record = _kept_step(store, TRAIN_STEP)
+    folder = store.directory / TRAIN_STEP
+    if record is not None:
+        print(f"resuming: {config.algorithm} was trained for {record['timesteps']:,} timesteps by an "
+              f"interrupted run of this config (kept in {folder}); not training again",
+              file=sys.stderr, flush=True)
+        return {**record, "model": folder / L.MODEL_FILE}
+    try:
+        trained = train(config, _fresh_folder(store, TRAIN_STEP), progress=progress)
+    except KeyboardInterrupt:
+        print(f"interrupted while training: no model was kept (training is not resumable mid-way: "
+              f"the same command trains again from the start, {config.total_timesteps:,} timesteps)",
+              file=sys.stderr, flush=True)
+        raise
+    record = {key: trained[key] for key in ("seconds", "curve_scoring_seconds", "timesteps", "curve",
+                                            "exact_curve")}
+    record["files"] = _record(folder, trained["written"])
+    store.save_step(TRAIN_STEP, record)
+    if not quiet:
+        print(f"{config.name}: trained {config.algorithm} for {trained['timesteps']:,} timesteps "
+              f"on {config.n_envs} tables in {trained['seconds']:.1f} s "
+              f"({trained['timesteps'] / trained['seconds']:,.0f} steps/s)")
+    return {**record, "model": trained["model"], "model_object": trained["model_object"],
+            "normalizer": trained["normalizer"]}
+
+
+def discovery_step(config: TrainConfig, store: chunk_store.ChunkStore, trained: dict) -> dict:
+    """The discovery scoring (``discovery:`` configs): kept from an interrupted run, or run now on the
+    trained model (in memory, or loaded from ``.partial/train``: the same weights and statistics,
+    bit for bit) and kept in ``.partial/discovery``."""
+    record = _kept_step(store, DISCOVERY_STEP)
+    if record is not None:
+        return record
+    model, normalizer = trained.get("model_object"), trained.get("normalizer")
+    if model is None:  # resumed after training: the kept model, checked against its recorded SHA-256
+        kept = L.Sb3Policy(model=str(trained["model"]))
+        model, normalizer = kept.model, kept.normalizer
+    folder = _fresh_folder(store, DISCOVERY_STEP)
+    try:
+        result, files = run_discovery(config, model, normalizer, folder, trained["exact_curve"])
+    except KeyboardInterrupt:
+        print(f"interrupted while scoring the trained model (discovery): the trained model is kept in "
+              f"{store.directory}; rerun the same command to score and evaluate it without training "
+              "again", file=sys.stderr, flush=True)
+        raise
+    record = {"result": result, "files": _record(folder, files)}
+    store.save_step(DISCOVERY_STEP, record)
+    return record
+
+
+def _copy_kept(store: chunk_store.ChunkStore, step: str, files: list[list[str]], into: Path
+               ) -> list[Path]:
+    """Copy a kept step's files into the staging folder ``into``, in the order they were written."""
+    copied = []
+    for name, _ in files:
+        target = into / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(store.directory / step / name, target)
+        copied.append(target)
+    return copied
+
+
+# ---------------------------------------------------------------------------------------------- main
 OUTPUT_NAMES = ("model.zip", "env.json", "vecnormalize.pkl", "config.yaml", "learning_curve.csv",
                 "learning_curve.png", "evaluation", "discovery", "SHA256SUMS")
 """What a training run writes in its folder (a reused folder may hold only these)."""
 
 
 def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
-         scheduler: str | None = None, workers: int | None = None) -> dict:
+         scheduler: str | None = None, workers: int | None = None,
+         resume: bool | None = None) -> dict:
     """``pb-gym train``: load and validate the config, train, save, evaluate on held-out seeds (the
-    evaluation runs on ``backend``, as ``pb-gym evaluate``; training is always local)."""
+    evaluation runs on ``backend``, as ``pb-gym evaluate``; training is always local).
+
+    Resumable, as ``pb-gym evaluate``: each finished step is kept in ``OUT/.partial`` (the trained model,
+    the discovery scoring, every finished chunk of the held-out evaluation) with the run's config and
+    seeds, and a rerun of the same config into the same folder does only what is missing (``resume``:
+    None resumes a matching unfinished run, False discards it; True the same as None). The outputs are
+    the same, file for file, resumed or not, except the timings of the evaluation report. A run of
+    another config refuses to mix with the kept work (:class:`experiments.chunk_store.ResumeError`).
+    Training itself is not resumable mid-way: interrupted, it starts again.
+    """
     config = load(config_path, TrainConfig)
     folder = Path(out) if out is not None else Path("out/train") / config.name
-    # checked before training; everything is written into a staging folder beside it, moved into
-    # place whole once the held-out evaluation is written too (experiments.outputs)
+    # checked before training; the finished steps are kept in FOLDER/.partial, and the outputs are
+    # written into a staging folder beside it, moved into place whole at the end (experiments.outputs)
     destination = outputs.prepare(folder, OUTPUT_NAMES)
+    store = outputs.chunk_store(destination, {"study": "train", "config": config.model_dump(mode="json")},
+                                resume)
     progress = not as_json and sys.stderr.isatty()
-    with destination.staging() as staged:
-        trained = train(config, staged, progress=progress)
-        if not as_json:
-            print(f"{config.name}: trained {config.algorithm} for {trained['timesteps']:,} timesteps "
-                  f"on {config.n_envs} tables in {trained['seconds']:.1f} s "
-                  f"({trained['timesteps'] / trained['seconds']:,.0f} steps/s)")
-        study = evaluation_study(config, trained["model"])
+    trained = trained_step(config, store, progress, quiet=as_json)
+    discovery = discovery_step(config, store, trained) if config.discovery is not None else None
+    study = evaluation_study(config, trained["model"])
+    kept = ("the trained model and its discovery scoring are" if discovery is not None
+            else "the trained model is")
+    try:
         report = run_study(study, progress=not as_json, backend=backend, scheduler=scheduler,
-                           workers=workers)
-        profit = profit_per_hand(report)
-        files = list(trained["written"]) + write_outputs(report, staged / "evaluation")
+                           workers=workers, store=store)
+    except KeyboardInterrupt:
+        print(f"interrupted: {kept} kept in {store.directory}, with the held-out evaluation's "
+              "finished chunks; rerun the same command to finish it without training again",
+              file=sys.stderr, flush=True)
+        raise
+    except ChunkError as error:
+        raise ChunkError(f"{error}. {kept[0].upper()}{kept[1:]} kept in {store.directory}: rerun "
+                         "the same command to evaluate it without training again") from error.__cause__
+    profit = profit_per_hand(report)
+    with destination.staging() as staged:
+        files = _copy_kept(store, TRAIN_STEP, trained["files"], staged)
+        if discovery is not None:
+            files += _copy_kept(store, DISCOVERY_STEP, discovery["files"], staged / "discovery")
+        files += write_outputs(report, staged / "evaluation")
         (staged / "evaluation" / "profit_per_hand.json").write_text(strict_json.dumps(profit, indent=2))
         files.append(staged / "evaluation" / "profit_per_hand.json")
         files.append(L.write_manifest(staged, files))
     written = [str(destination.final_path(p, staged)) for p in files]
-    trained["model"] = destination.final_path(trained["model"], staged)
+    model_path = destination.final / L.MODEL_FILE
     if not as_json:
         print()
         print_report(report)
         print_profit(profit, config.env.table.unit)
-        if "discovery" in trained:
+        if discovery is not None:
             from experiments import discovery as D
 
             print()
-            print(D.report(trained["discovery"]))
+            print(D.report(discovery["result"]))
         print(f"wrote {', '.join(written)}")
     last = trained["curve"][-1] if trained["curve"] else {}
     result = {"name": config.name, "algorithm": config.algorithm, "timesteps": trained["timesteps"],
-              "train_seconds": trained["seconds"], "out": str(folder), "model": str(trained["model"]),
+              "train_seconds": trained["seconds"], "out": str(folder), "model": str(model_path),
               "final_curve_point": last, "evaluation": json_report(report),
               "profit_per_hand": profit, "written": written}
-    if "discovery" in trained:
-        result["discovery"] = trained["discovery"]
+    if discovery is not None:
+        result["discovery"] = discovery["result"]
         result["curve_scoring_seconds"] = trained["curve_scoring_seconds"]
     return result
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import yaml
 
-import chunk_tasks
-from experiments import chunk_store, outputs, scale
+from experiments import chunk_store, cli, outputs, scale
 from experiments import evaluate as E
-from experiments import cli
+
+import chunk_tasks
 
 STUDY = {
     "name": "resume", "rules": {"decks": 8}, "table": {"unit": 10, "minimum": 10, "maximum": 640},
@@ -119,14 +119,16 @@ def test_a_failure_while_writing_leaves_the_previous_outputs_whole(fails_in, stu
     out = tmp_path / "out"
     E.main(str(study), str(out), as_json=True)
     before = {name: (out / name).read_bytes() for name in _names(out)}
-    real = getattr(E, fails_in)
+    # main calls write_outputs, which calls plot: each is patched where its caller looks it up
+    module = E if fails_in == "write_outputs" else sys.modules[E.write_outputs.__module__]
+    real = getattr(module, fails_in)
 
     def broken(report, folder):
         if fails_in == "write_outputs":
             real(report, folder)  # every file written, then the failure
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(E, fails_in, broken)
+    monkeypatch.setattr(module, fails_in, broken)
     data = dict(STUDY, seed=10)
     study.write_text(yaml.safe_dump(data))
     with pytest.raises(OSError, match="No space left"):

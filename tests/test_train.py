@@ -13,10 +13,10 @@ pytest.importorskip("stable_baselines3")
 
 from agents import learned as L  # noqa: E402
 from agents import systems as S  # noqa: E402
+from experiments import cli  # noqa: E402
 from experiments import evaluate as E  # noqa: E402
 from experiments import train as TR  # noqa: E402
 from experiments.config import ConfigError, validate  # noqa: E402
-from experiments import cli  # noqa: E402
 from pb_gym import rules as R  # noqa: E402
 from pb_gym.envs import table as T  # noqa: E402
 from pb_gym.envs.vector import PuntoBancoVectorEnv  # noqa: E402
@@ -395,3 +395,168 @@ def test_a_resumable_evaluation_is_tied_to_the_model_files_it_plays(ppo_run):
                                                               {"type": "flat"}]}, E.StudyConfig, "s")
     assert E._model_checksums(config) == {
         str(out): json.loads((out / "env.json").read_text())["sha256"]}
+
+
+# ------------------------------------------------------------------------------------------ resume
+def _tiny(tmp_path, name="tiny.yaml", **evaluation) -> Path:
+    """ppo-smoke.yaml cut to 256 training steps and a held-out evaluation of 3 chunks of 20 sessions."""
+    data = _config(total_timesteps=256, n_envs=8, curve_points=2)
+    data["hyperparameters"].update(n_steps=32, batch_size=64, n_epochs=1)
+    data["evaluation"].update({"sessions": 60, "hands": 20, "chunk_sessions": 20, **evaluation})
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def _interrupt_after_chunks(monkeypatch, n: int) -> list[int]:
+    """Ctrl-C right after the n-th evaluation chunk is kept; returns the indexes of the kept chunks."""
+    from experiments import chunk_store
+
+    kept: list[int] = []
+    save = chunk_store.ChunkStore.save
+
+    def save_then_interrupt(self, chunk, result):
+        save(self, chunk, result)
+        kept.append(chunk.index)
+        if len(kept) == n:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(chunk_store.ChunkStore, "save", save_then_interrupt)
+    return kept
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tmp_path, monkeypatch,
+                                                                              capsys):
+    """Ctrl-C during the held-out evaluation keeps the trained model and the finished chunks in
+    OUT/.partial; the rerun (the same command: resuming is the default) trains nothing, computes only
+    the missing chunk, and writes the outputs of an uninterrupted run."""
+    import zipfile
+
+    from experiments import chunk_store
+
+    config = _tiny(tmp_path)
+    whole = tmp_path / "whole"
+    TR.main(str(config), out=str(whole), as_json=True)
+    out = tmp_path / "out"
+    kept = _interrupt_after_chunks(monkeypatch, 2)
+    assert cli.main(["train", str(config), "--out", str(out), "--json"]) == 130
+    err = capsys.readouterr().err
+    assert (f"interrupted: the trained model is kept in {out / '.partial'}, with the held-out "
+            "evaluation's finished chunks; rerun the same command to finish it without training again"
+            ) in err
+    partial = out / ".partial"
+    assert sorted(p.name for p in out.iterdir()) == [".partial"]  # no outputs yet: nothing half-written
+    assert sorted(p.name for p in partial.iterdir()) == [
+        "chunk-000000.json.gz", "chunk-000001.json.gz", "run.json", "step-train.json.gz", "train"]
+    model_digest = L.file_sha256(partial / "train" / "model.zip")
+
+    monkeypatch.undo()
+    computed: list[int] = []
+    save = chunk_store.ChunkStore.save
+    monkeypatch.setattr(chunk_store.ChunkStore, "save",
+                        lambda self, chunk, result: computed.append(chunk.index) or save(self, chunk,
+                                                                                          result))
+    monkeypatch.setattr(TR, "train", lambda *a, **k: pytest.fail("trained again"))
+    assert cli.main(["train", str(config), "--out", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert (f"resuming: PPO was trained for 256 timesteps by an interrupted run of this config (kept "
+            f"in {partial / 'train'}); not training again") in captured.err
+    assert f"resuming: 2 of 3 chunks already finished in {partial}; computing the other 1" in captured.err
+    assert kept == [0, 1] and computed == [2]
+    assert not partial.exists()  # removed once the outputs are in place
+    result = json.loads(captured.out)
+    assert result["model"] == str(out / "model.zip") and result["timesteps"] == 256
+
+    ours, theirs = _files(out), _files(whole)
+    assert set(ours) == set(theirs)
+    # the kept model is the one in the outputs, and it has the uninterrupted run's weights (SB3's
+    # zip also holds the time it was written, so the two zips differ in that member only)
+    assert L.file_sha256(out / "model.zip") == model_digest
+    for member in ("policy.pth", "policy.optimizer.pth", "pytorch_variables.pth"):
+        assert (zipfile.ZipFile(out / "model.zip").read(member)
+                == zipfile.ZipFile(whole / "model.zip").read(member))
+    report, whole_report = (json.loads(f["evaluation/report.json"]) for f in (ours, theirs))
+    assert report.pop("timings") and whole_report.pop("timings")
+    assert report == whole_report
+    differ = {"model.zip", "env.json", "vecnormalize.pkl", "SHA256SUMS", "evaluation/report.json"}
+    assert [name for name in sorted(ours) if name not in differ and ours[name] != theirs[name]] == []
+    # the manifest covers every file of the resumed run, as it does for an uninterrupted one
+    listed = dict(line.split("  ")[::-1] for line in ours["SHA256SUMS"].decode().splitlines())
+    assert set(listed) == set(ours) - {"SHA256SUMS"}
+    assert all(L.file_sha256(out / name) == digest for name, digest in listed.items())
+
+
+def test_a_resume_with_another_config_is_refused_and_no_resume_starts_over(tmp_path, monkeypatch,
+                                                                           capsys):
+    out = tmp_path / "out"
+    _interrupt_after_chunks(monkeypatch, 1)
+    assert cli.main(["train", str(_tiny(tmp_path)), "--out", str(out)]) == 130
+    monkeypatch.undo()
+    capsys.readouterr()
+    changed = _tiny(tmp_path, "changed.yaml", seed=1000005)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["train", str(changed), "--out", str(out), "--json"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert (f"pb-gym train: error: {out / '.partial'} holds 1 finished chunk(s) and the finished "
+            "step(s) train of another run (it differs in config.evaluation.seed; run key ") in err
+    assert ("they will not be mixed with this run's. Rerun with the config they belong to to finish it, "
+            "or pass --no-resume to discard them, or choose another --out") in err
+    assert (out / ".partial" / "chunk-000000.json.gz").is_file()  # refused: nothing was touched
+    assert cli.main(["train", str(changed), "--out", str(out), "--json", "--no-resume"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["evaluation"]["seed"] == 1000005 and not (out / ".partial").exists()
+
+
+def test_an_interrupted_training_keeps_nothing_and_says_so(tmp_path, monkeypatch, capsys):
+    """Training is not resumable mid-way: Ctrl-C there keeps no model (the message says so), and
+    what it left is no run to resume: a run of another config into the same folder is not refused."""
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    out = tmp_path / "out"
+    monkeypatch.setattr(TR, "write_curve", interrupted)  # after learning, before the model is kept
+    assert cli.main(["train", str(_tiny(tmp_path)), "--out", str(out)]) == 130
+    assert ("interrupted while training: no model was kept (training is not resumable mid-way: the "
+            "same command trains again from the start, 256 timesteps)") in capsys.readouterr().err
+    assert not (out / ".partial" / "run.json").exists()
+    monkeypatch.undo()
+    changed = _tiny(tmp_path, "changed.yaml", seed=1000005)
+    assert cli.main(["train", str(changed), "--out", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["evaluation"]["seed"] == 1000005
+
+
+def test_an_interrupted_discovery_scoring_resumes_on_the_kept_model(tmp_path, monkeypatch, capsys):
+    """Ctrl-C while the trained model is scored against the perfect-information bettor: the rerun
+    loads the kept model (same weights, same VecNormalize statistics) and scores it exactly as the
+    model in memory was scored by an uninterrupted run."""
+    from experiments import discovery as D
+
+    path = _tiny(tmp_path, sessions=20)
+    data = yaml.safe_load(path.read_text())
+    data["env"]["rules"]["side_bets"] = ["dragon7", "panda8"]
+    data["discovery"] = {"bets": ["dragon7", "panda8"], "tables": 4, "hands": 40, "curve_points": 1,
+                         "curve_tables": 2, "curve_hands": 10, "count_training_shoes": 10}
+    path.write_text(yaml.safe_dump(data))
+    whole, out = tmp_path / "whole", tmp_path / "out"
+    TR.main(str(path), out=str(whole), as_json=True)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(D, "plot_calibration", interrupted)
+    assert cli.main(["train", str(path), "--out", str(out)]) == 130
+    assert (f"interrupted while scoring the trained model (discovery): the trained model is kept in "
+            f"{out / '.partial'}; rerun the same command") in capsys.readouterr().err
+    monkeypatch.undo()
+    monkeypatch.setattr(TR, "train", lambda *a, **k: pytest.fail("trained again"))
+    assert cli.main(["train", str(path), "--out", str(out), "--json"]) == 0
+    ours, theirs = _files(out / "discovery"), _files(whole / "discovery")
+    scored, whole_scored = (json.loads(f.pop("discovery.json")) for f in (ours, theirs))
+    assert scored.pop("seconds") >= 0 and whole_scored.pop("seconds") >= 0
+    assert scored == whole_scored and scored["hands"] == 160
+    assert ours == theirs  # the text report, calibration plot, exact learning curve
