@@ -531,8 +531,9 @@ class PerfectInformation(S.BettingSystem):
 
     key = "perfect"
     needs_composition = True
+    not_configurable = ("bet",)
 
-    def __init__(self, bets: Sequence[str] = ("dragon7", "panda8"), **kwargs) -> None:
+    def __init__(self, bets: S.BetNames = ("dragon7", "panda8"), **kwargs) -> None:
         self.bets = S.check_bets(bets)
         super().__init__(bet=self.bets[0], **kwargs)
         self.spots = np.array([R.BETS.index(b) for b in bets], dtype=np.int64)

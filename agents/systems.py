@@ -21,19 +21,33 @@ Conventions shared by every system (stated once here, and in each docstring wher
   (the losses of the series stay lost). The evaluator reports how often the maximum binds.
 * **Bankroll.** A stake above the bankroll is cut to the whole bankroll (all-in); a bankroll below the
   table minimum is ruin.
+
+Each constructor's signature is the system's config schema (``pb-gym evaluate`` derives the YAML keys,
+their types, ranges and defaults from it: :mod:`experiments.evaluate_config`): the type hints carry the
+ranges as :mod:`annotated_types` constraints (``Annotated[float, Gt(0)]``), and the parameters a system
+fixes itself are listed in its ``not_configurable``. A new parameter is a change here alone.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar, Sequence
+from typing import Annotated, ClassVar, Literal, Sequence
 
 import numpy as np
+from annotated_types import Ge, Gt, Le, MinLen
 
 from pb_gym import engine, ev_bound, exact
 from pb_gym import rules as R
 
 NO_BET = -1
+BetName = Literal[R.BETS]  # type: ignore[valid-type]
+"""A bet spot's name: one of :data:`pb_gym.rules.BETS`."""
+Units = Annotated[float, Gt(0)]
+"""A stake in betting units (> 0)."""
+Probability = Annotated[float, Gt(0), Le(1)]
+"""A probability or fraction in (0, 1]."""
+BetNames = Annotated[Sequence[BetName], MinLen(1)]
+"""A non-empty list of bet spots (for systems that choose among several)."""
 WIN, PUSH, LOSS = 1, 0, -1
 BANKER_SPOT = R.BETS.index("banker")
 PLAYER_SPOT = R.BETS.index("player")
@@ -101,9 +115,13 @@ class BettingSystem:
 
     key: ClassVar[str] = "system"
     needs_composition: ClassVar[bool] = False
+    not_configurable: ClassVar[tuple[str, ...]] = ()
+    """Constructor parameters that are no config key: fixed by the system itself (``bet``, for a
+    system that chooses among ``bets``) or switches of the implementation that do not change a
+    decision."""
 
-    def __init__(self, bet: str = "banker", base: float = 1.0, on_cap: str = "cap",
-                 name: str | None = None) -> None:
+    def __init__(self, *, name: str | None = None, bet: BetName = "banker", base: Units = 1.0,
+                 on_cap: Literal["cap", "reset"] = "cap") -> None:
         if bet not in R.BETS:
             raise ValueError(f"bet={bet!r} is not allowed; allowed: {', '.join(R.BETS)}")
         if not base > 0:
@@ -239,7 +257,7 @@ class Paroli(BettingSystem):
 
     key = "paroli"
 
-    def __init__(self, wins_to_reset: int | None = 3, **kwargs) -> None:
+    def __init__(self, wins_to_reset: Annotated[int, Ge(1)] | None = 3, **kwargs) -> None:
         super().__init__(**kwargs)
         if wins_to_reset is not None and wins_to_reset < 1:
             raise ValueError(f"wins_to_reset={wins_to_reset!r} is not allowed; allowed: >= 1 or None")
@@ -265,6 +283,7 @@ class ReverseMartingale(Paroli):
     """Reverse Martingale: double after a win, back to ``base`` after a loss; a push changes nothing."""
 
     key = "reverse_martingale"
+    not_configurable = ("wins_to_reset",)
 
     def __init__(self, **kwargs) -> None:
         super().__init__(wins_to_reset=None, **kwargs)
@@ -330,7 +349,7 @@ class Labouchere(BettingSystem):
 
     key = "labouchere"
 
-    def __init__(self, line: Sequence[float] = (1, 2, 3, 4), **kwargs) -> None:
+    def __init__(self, line: Annotated[Sequence[Units], MinLen(1)] = (1, 2, 3, 4), **kwargs) -> None:
         super().__init__(**kwargs)
         line = [float(x) for x in line]
         if not line or any(not x > 0 for x in line):
@@ -457,8 +476,9 @@ class RandomBettor(BettingSystem):
     ``bets`` (default banker or player)."""
 
     key = "random"
+    not_configurable = ("bet",)
 
-    def __init__(self, bets: Sequence[str] = ("banker", "player"), p_bet: float = 1.0,
+    def __init__(self, bets: BetNames = ("banker", "player"), p_bet: Probability = 1.0,
                  **kwargs) -> None:
         super().__init__(**kwargs)
         bets = check_bets(bets)
@@ -493,8 +513,9 @@ class Kelly(BettingSystem):
 
     key = "kelly"
     needs_composition = True
+    not_configurable = ("bet", "skip_proven")
 
-    def __init__(self, bets: Sequence[str] = ("banker",), fraction: float = 1.0,
+    def __init__(self, bets: BetNames = ("banker",), fraction: Probability = 1.0,
                  skip_proven: bool = True, **kwargs) -> None:
         self.bets = check_bets(bets)
         super().__init__(bet=self.bets[0], **kwargs)

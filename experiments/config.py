@@ -9,13 +9,14 @@ errors into one message per problem that names the key path and what is allowed,
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import typing
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
 from pb_gym import rules as R
@@ -75,27 +76,12 @@ def _all_args(annotation: object) -> list:
     return [annotation] + [a for arg in typing.get_args(annotation) for a in _all_args(arg)]
 
 
-SideBet = Literal["player_pair", "banker_pair", "dragon7", "panda8"]
-
-
-class RulesConfig(Strict):
-    """The ``rules:`` section: the fields of :class:`pb_gym.rules.Rules`."""
-
-    decks: int = Field(8, ge=1, le=8)
-    banker_variant: Literal["standard", "no-commission", "ez"] = "standard"
-    commission: float = Field(0.05, ge=0.0, lt=1.0)
-    tie_pays: Literal[8, 9] = 8
-    side_bets: tuple[SideBet, ...] = R.SIDE_BETS  # type: ignore[assignment]
-    pair_pays: float = Field(11.0, gt=0)
-    dragon7_pays: float = Field(40.0, gt=0)
-    panda8_pays: float = Field(25.0, gt=0)
-    burn: bool = True
-    cut_card: int | float = 14
-    hand_after_cut: bool = False
+class _RulesSection(Strict):
+    """Base of :data:`RulesConfig`: the values are checked by :class:`pb_gym.rules.Rules` itself."""
 
     @model_validator(mode="after")
-    def _rules_accept_it(self) -> "RulesConfig":
-        self.to_rules()  # the cut card's range depends on the decks: let Rules say it
+    def _rules_accept_it(self) -> "_RulesSection":
+        self.to_rules()  # ranges, and what depends on several fields (the cut card on the decks)
         return self
 
     def to_rules(self) -> R.Rules:
@@ -103,7 +89,22 @@ class RulesConfig(Strict):
         return R.Rules(**self.model_dump())
 
 
-class TableConfig(Strict):
+def _rules_fields() -> dict[str, Any]:
+    """Every init field of :class:`pb_gym.rules.Rules` with its type hint and default."""
+    hints = typing.get_type_hints(R.Rules, include_extras=True)
+    return {f.name: (hints[f.name], f.default) for f in dataclasses.fields(R.Rules) if f.init}
+
+
+RulesConfig = create_model("RulesConfig", __base__=_RulesSection, __module__=__name__,
+                           **_rules_fields())
+RulesConfig.__doc__ = """The ``rules:`` section: the fields of :class:`pb_gym.rules.Rules`, derived from the
+dataclass (names, types, defaults), so that a new rule is a change in ``pb_gym/rules.py`` alone. The
+types are checked here (``decks: eight`` names the key); the values by ``Rules`` itself, whose error
+names the field and what is allowed (``rules: Rules.decks=10 is not allowed; allowed: an integer from
+1 to 8``)."""
+
+
+class TableLimits(Strict):
     """The ``table:`` section: betting unit and table limits, in money."""
 
     unit: float = Field(1.0, gt=0)
@@ -111,7 +112,7 @@ class TableConfig(Strict):
     maximum: float = Field(1000.0, gt=0)
 
     @model_validator(mode="after")
-    def _limits_are_ordered(self) -> "TableConfig":
+    def _limits_are_ordered(self) -> "TableLimits":
         if self.maximum < self.minimum:
             raise ValueError(f"maximum ({self.maximum:g}) must be >= minimum ({self.minimum:g})")
         return self

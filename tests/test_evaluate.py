@@ -8,6 +8,9 @@ import pytest
 import yaml
 
 from experiments import evaluate as E
+from experiments import evaluate_config as EC
+from experiments import evaluate_report as ER
+from experiments import evaluate_summary as ES
 from experiments import scale
 from experiments.config import ConfigError, validate
 from experiments import cli
@@ -108,7 +111,7 @@ def test_ratio_ci_from_sums_matches_a_direct_computation():
     rng = np.random.default_rng(0)
     wagered = rng.uniform(10, 100, 500)
     net = -0.01 * wagered + rng.normal(0, 5, 500)
-    ratio, lo, hi = E.ratio_ci(net.sum(), wagered.sum(), net @ net, wagered @ wagered,
+    ratio, lo, hi = ER.ratio_ci(net.sum(), wagered.sum(), net @ net, wagered @ wagered,
                                net @ wagered, 500)
     assert ratio == pytest.approx(net.sum() / wagered.sum())
     residual = net - ratio * wagered
@@ -138,14 +141,29 @@ def test_evaluate_cli_end_to_end(tmp_path, capsys):
     ({"sesions": 10}, r"sesions: unknown key; allowed keys here: name, rules, table, bankroll"),
     ({"table": {"minimum": 10, "maximum": 5}}, r"table: maximum \(5\) must be >= minimum \(10\)"),
     ({"table": {"unit": "ten"}}, r"table.unit: Input should be a valid number"),
-    ({"rules": {"decks": 10}}, r"rules.decks: Input should be less than or equal to 8"),
-    ({"rules": {"tie_pays": 7}}, r"rules.tie_pays: Input should be 8 or 9"),
+    ({"rules": {"decks": 10}}, r"rules: Rules.decks=10 is not allowed; allowed: an integer from 1 to 8"),
+    ({"rules": {"decks": "eight"}}, r"rules.decks: Input should be a valid integer"),
+    ({"rules": {"tie_pays": 7}}, r"rules: Rules.tie_pays=7 is not allowed; allowed: 8 or 9"),
+    ({"rules": {"banker_variant": "x"}},
+     r"rules.banker_variant: Input should be 'standard', 'no-commission' or 'ez'"),
     ({"rules": {"cut_card": 2}}, r"Rules.cut_card=2 is not allowed; allowed: 6..208"),
     ({"systems": []}, r"systems: List should have at least 1 item"),
     ({"systems": [{"type": "martingal"}]}, r"systems.0: Input tag 'martingal' .* 'flat', 'martingale'"),
     ({"systems": [{"type": "flat", "stake": 2}]},
      r"systems.0.flat.stake: unknown key; allowed keys here: name, bet, base, on_cap, type"),
     ({"systems": [{"type": "paroli", "wins_to_reset": 0}]}, r"wins_to_reset: Input should be greater"),
+    ({"systems": [{"type": "flat", "bet": "lucky6"}]},
+     r"systems.0.flat.bet: Input should be 'banker', 'player', 'tie', 'player_pair', 'banker_pair', "
+     r"'dragon7' or 'panda8' \(got 'lucky6'\)"),
+    ({"systems": [{"type": "random", "bets": []}]}, r"systems.0.random.bets: .*at least 1 item"),
+    ({"systems": [{"type": "kelly", "fraction": 1.5}]},
+     r"systems.0.kelly.fraction: Input should be less than or equal to 1 \(got 1.5\)"),
+    ({"systems": [{"type": "kelly", "bet": "player"}]},
+     r"systems.0.kelly.bet: unknown key; allowed keys here: name, base, on_cap, bets, fraction, type"),
+    ({"systems": [{"type": "reverse_martingale", "wins_to_reset": 3}]},
+     r"systems.0.reverse_martingale.wins_to_reset: unknown key"),
+    ({"systems": [{"type": "labouchere", "line": [1, -2]}]},
+     r"systems.0.labouchere.line.1: Input should be greater than 0 \(got -2\)"),
     ({"systems": [{"type": "flat", "bet": "dragon7"}], "rules": {"side_bets": ["panda8"]}},
      r"systems.0: bet 'dragon7' is not offered by these rules; offered: banker, player, tie, panda8"),
     ({"systems": [{"type": "flat", "base": 0.5}]}, r"systems.0.base: 0.5 unit\(s\) of 10 is below"),
@@ -183,7 +201,7 @@ def test_shipped_configs_are_valid(path):
     assert config.systems
     if path.endswith("classic.yaml"):
         assert {s.type for s in config.systems} == set(E.S.SYSTEMS)
-        assert all(getattr(s, "bets", [s.bet]) == ["banker"] or s.bet == "banker"
+        assert all(list(getattr(s, "bets", [getattr(s, "bet", None)])) == ["banker"]
                    for s in config.systems if s.type not in ("follow_winner", "chop", "random"))
 
 
@@ -265,7 +283,7 @@ def test_exact_quantiles_match_numpy_on_ties():
     for n in (1, 2, 7, 100, 1001):
         values = rng.integers(0, 12, n) * 9.5
         table = np.unique(values, return_counts=True)
-        np.testing.assert_allclose(E.exact_quantiles(*table), np.quantile(values, E.QUANTILES),
+        np.testing.assert_allclose(ES.exact_quantiles(*table), np.quantile(values, E.QUANTILES),
                                    rtol=0, atol=1e-12)
 
 
@@ -289,19 +307,19 @@ def test_fan_merge_is_exact_and_independent_of_where_chunks_ran(fan_report):
     merged = E.merge(sorted(parts, key=lambda part: part["chunk"]))
     edges = np.linspace(0.0, E.fan_range(config), E.FAN_BINS + 1)
     for stats in merged:
-        again = E.fan_summary(stats, edges)
+        again = ER.fan_summary(stats, edges, E.STATES)
         expected = {k: v for k, v in fan_report["paths"][stats["name"]].items() if k != "samples"}
         assert json.dumps(again) == json.dumps(expected)
     tables = [part["systems"][1]["fan_values"][3] for part in parts]
-    forward, backward = E.merge_value_counts(tables), E.merge_value_counts(tables[::-1])
+    forward, backward = ES.merge_value_counts(tables), ES.merge_value_counts(tables[::-1])
     assert np.array_equal(forward[0], backward[0]) and np.array_equal(forward[1], backward[1])
-    assert E.merge_value_counts(tables + [None]) is None
+    assert ES.merge_value_counts(tables + [None]) is None
 
 
 def test_a_handful_of_bets_gives_no_interval_and_no_warning(capsys):
     report = E.run_study(study(**{**FAN_STUDY, "sessions": 100}))
     kelly = next(s for s in report["systems"] if s["type"] == "kelly")
-    assert 0 < kelly["hands"] < E.MIN_BETS_FOR_INTERVAL  # a Kelly bettor seldom bets off 8 decks
+    assert 0 < kelly["hands"] < ER.MIN_BETS_FOR_INTERVAL  # a Kelly bettor seldom bets off 8 decks
     assert kelly["interval_note"] == "too few bets for an interval"
     assert all(math.isnan(x) for x in kelly["ci95"]) and kelly["edge_within_ci"] is None
     E.print_report(report)
@@ -326,3 +344,125 @@ def test_the_terminal_table_shows_long_names_in_full(report, capsys):
     for s in renamed["systems"]:
         line = next(line for line in lines if line.startswith(s["name"] + " "))
         assert line[:end].rstrip().endswith(f"{s['hands']:,}"), s["name"]
+
+
+# ------------------------------------------------------------------ one source for every schema (#13)
+def test_every_system_schema_is_its_constructors_signature():
+    """The keys of each system's config are its constructor's keywords (its own and its bases'),
+    less what it fixes itself, with the constructor's defaults."""
+    import inspect
+
+    for key, cls in EC.SYSTEM_CLASSES.items():
+        model = EC.SYSTEM_CONFIGS[key]
+        keywords = set()
+        for klass in cls.__mro__:
+            if "__init__" in vars(klass):
+                parameters = inspect.signature(klass.__init__).parameters
+                keywords |= {n for n, p in parameters.items() if n != "self" and p.kind in (
+                    p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+                if not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+                    break
+        assert set(model.model_fields) == keywords - set(cls.not_configurable) | {"type"}, key
+        for name, field in model.model_fields.items():
+            if name != "type" and not field.is_required():
+                default = inspect.signature(cls).parameters.get(name)
+                if default is not None and default.default is not inspect.Parameter.empty:
+                    assert field.default == default.default, (key, name)
+    assert list(EC.SYSTEM_CONFIGS["flat"].model_fields) == ["name", "bet", "base", "on_cap", "type"]
+    assert EC.SYSTEM_CONFIGS["kelly"].model_fields["fraction"].default == 1.0
+
+
+def test_a_new_constructor_parameter_is_a_new_config_key():
+    from typing import Annotated
+
+    from annotated_types import Ge
+
+    class Capped(E.S.Flat):
+        """Flat, but stops after ``stop_after`` bets (a test system)."""
+
+        key = "capped"
+
+        def __init__(self, stop_after: Annotated[int, Ge(1)] = 10, **kwargs) -> None:
+            super().__init__(**kwargs)
+            self.stop_after = stop_after
+
+    model = EC.system_config_model("capped", Capped)
+    assert list(model.model_fields) == ["name", "bet", "base", "on_cap", "stop_after", "type"]
+    assert model(type="capped").stop_after == 10
+    with pytest.raises(Exception, match="greater than or equal to 1"):
+        model(type="capped", stop_after=0)
+
+
+def test_the_rules_section_is_the_rules_dataclass():
+    import dataclasses
+
+    from experiments.config import RulesConfig
+
+    assert list(RulesConfig.model_fields) == [f.name for f in dataclasses.fields(R.Rules)]
+    assert RulesConfig().to_rules() == R.Rules()
+
+
+# ----------------------------------------------------------------------- bounded memory (#12)
+def test_many_chunks_keep_the_report_and_the_per_chunk_memory_is_bounded(monkeypatch):
+    config = study(sessions=120, hands=60, chunk_sessions=7)
+    kept = E.run_study(config)  # every session's final bankroll too (for callers that pair them)
+    monkeypatch.setattr(E, "BATCH_BYTES", 1)  # merge each chunk as it comes: 18 batches of one
+    bounded = E.run_study(config, final_bankrolls=False)
+    assert bounded["chunks"] == 18 and "final_bankrolls" not in bounded
+    assert ER.json_report(kept) | {"timings": 0} == ER.json_report(bounded) | {"timings": 0}
+    assert kept["paths"] == bounded["paths"]
+    for s in bounded["systems"]:
+        finals = kept["final_bankrolls"][s["name"]]
+        assert s["median_final_bankroll"] == float(np.median(finals))
+        assert s["mean_final_bankroll"] == pytest.approx(float(np.mean(finals)), rel=1e-15)
+        values, counts, exact_ = ES.final_table(bounded["final_summaries"][s["name"]])
+        assert exact_ and np.array_equal(np.repeat(values, counts), np.sort(finals))
+    # what a finished chunk holds does not depend on the sessions of the study, only on the chunk
+    small, huge = study(sessions=10_000), study(sessions=10**12)
+    assert E.chunk_result_bytes(small) == E.chunk_result_bytes(huge)
+    E.check_memory(huge, parallel=2)  # 10**12 sessions in chunks of 5,000: bounded, accepted
+    with pytest.raises(E.memory.TooLarge, match=r"lower `chunk_sessions` \(a running chunk needs "):
+        E.check_memory(study(sessions=10**12, chunk_sessions=10**12), parallel=1)
+
+
+def test_the_final_bankroll_summary_is_exact_while_small_and_within_its_precision_after():
+    rng = np.random.default_rng(1)
+    for n in (1, 2, 7, 100, 1001):  # numpy's median of odd and even counts, ties included
+        values = rng.integers(0, 12, n) * 9.5
+        summary = ES.final_summary(values)
+        assert ES.final_median(summary) == float(np.median(values))
+        assert ES.final_quantiles(summary) == [float(q) for q in np.quantile(values, E.QUANTILES)]
+    finals = np.concatenate([rng.lognormal(6.5, 1.0, 90_000), np.zeros(50), [1e6]])
+    parts = [ES.final_summary(part) for part in np.array_split(finals, 9)]
+    merged = parts[0]
+    for part in parts[1:]:
+        merged = ES.merge_final(merged, part)
+    backward = parts[-1]
+    for part in parts[-2::-1]:
+        backward = ES.merge_final(backward, part)
+    assert merged["values"] is None  # more than FINAL_EXACT_VALUES distinct values: buckets
+    assert np.array_equal(merged["buckets"][0], backward["buckets"][0])  # in any order
+    assert np.array_equal(merged["buckets"][1], backward["buckets"][1])
+    assert merged["sessions"] == finals.size and merged["max"] == 1e6 and merged["min"] == 0.0
+    exact_q = np.quantile(finals, (0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.999))
+    approx_q = ES.final_quantiles(merged, (0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.999))
+    np.testing.assert_allclose(approx_q, exact_q, rtol=ES.RELATIVE_ERROR * (1 + 1e-9))
+    assert ES.final_median(merged) == pytest.approx(np.median(finals), rel=ES.RELATIVE_ERROR)
+    # its size is bounded by the range of the values, not by the number of sessions
+    positive = finals[finals > 0]
+    buckets = math.log(positive.max() / positive.min()) / math.log1p(2 * ES.RELATIVE_ERROR) + 3
+    assert len(merged["buckets"][0]) <= buckets
+    more = merged
+    for _ in range(3):  # 8 times the sessions, the same values: the same buckets
+        more = ES.merge_final(more, more)
+    assert more["sessions"] == 8 * finals.size
+    assert ES.summary_bytes(more) == ES.summary_bytes(merged)
+
+
+def test_a_slice_of_the_plan_is_the_same_chunks():
+    whole = scale.plan(1003, 100, 7)
+    part = scale.plan(1003, 100, 7, range(4, 9))
+    assert [(c.index, c.count, c.start, c.size) for c in part] == [
+        (c.index, c.count, c.start, c.size) for c in whole[4:9]]
+    assert all(np.array_equal(a.seed.generate_state(4), b.seed.generate_state(4))
+               for a, b in zip(part, whole[4:9]))

@@ -341,10 +341,11 @@ def test_a_study_says_which_part_is_too_large_and_what_to_change(monkeypatch):
 
 
 @pytest.mark.parametrize("command, config, start, end", [
-    (["evaluate"], "sessions: 1000000000000\nhands: 10\nsystems: [{type: flat}]\n",
-     "pb-gym evaluate: error: the study 'study' (1,000,000,000,000 sessions in chunks of 5,000) "
-     "needs about ", "lower `sessions` (the study keeps about 24 B for every session until its "
-     "report)\n"),
+    # evaluate's memory is bounded by the chunk (#12): a huge chunk is refused, not many sessions
+    (["evaluate"], "sessions: 1000000000000\nchunk_sessions: 1000000000000\nhands: 10\n"
+     "systems: [{type: flat}]\n",
+     "pb-gym evaluate: error: the study 'study' (1,000,000,000,000 sessions in chunks of "
+     "1,000,000,000,000) needs about ", "lower `chunk_sessions` (a running chunk needs about "),
     (["experiment", "ruin"], "sessions: 1000000000000\n",
      "pb-gym experiment: error: the ruin study (", "raise `chunk_sessions` or lower `sessions` "),
     (["experiment", "counting"], "shoes: 100000000000\n",

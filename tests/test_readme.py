@@ -13,7 +13,7 @@ on the last non-blank line before its opening fence, which says how the block is
                                       extras of pyproject.toml; ``python -m M`` importable
     <!-- test: commands-parse -->     the same checks without running pb-gym (for lines that need a
                                       cluster, a GPU or minutes); other programs must be installed
-    <!-- test: config KIND -->        a YAML study config (KIND: evaluate, train, counting, ruin):
+    <!-- test: config KIND -->        a YAML study config (KIND: evaluate, train, counting, atlas, ruin):
                                       validated by the study's own loader, then run shrunk; a model
                                       of a ``type: sb3`` entry is first trained by the README's own
                                       ``pb-gym train`` line that writes it
@@ -234,6 +234,11 @@ def shrink(kind: str, data: dict) -> dict:
         _cap(data, "shoes", 20)
         data["chunk_shoes"] = 10
         _cap(data, "training_shoes", 10)
+    elif kind == "atlas":
+        _cap(data, "shoes", 20)
+        data["chunk_shoes"] = 10
+        _cap(data, "training_shoes", 10)
+        _cap(data, "integer_max_tag", 2)
     elif kind == "ruin":
         _cap(data, "sessions", 20)
         data["chunk_sessions"] = 20
@@ -255,6 +260,8 @@ def config_model(kind: str):
         from experiments.train import TrainConfig as model
     elif kind == "counting":
         from experiments.counting import CountingConfig as model
+    elif kind == "atlas":
+        from experiments.atlas import AtlasConfig as model
     else:
         from experiments.ruin import RuinConfig as model
     return model
@@ -286,7 +293,7 @@ class Workdir:
     def plot_once(self):
         """``evaluate``'s plots, drawn for the first run only (they take most of a small run's time;
         tests/test_evaluate.py checks them); later runs write everything else."""
-        from experiments import evaluate
+        from experiments import evaluate_report as evaluate
 
         real = evaluate.plot
 
@@ -487,7 +494,7 @@ def test_config_block_validates_and_runs(block, workdir):
     config = workdir.path / STAGED / f"line{block.line}.yaml"
     config.parent.mkdir(exist_ok=True)
     config.write_text(yaml.safe_dump(shrink(block.arg, data)))
-    subcommand = ["experiment", block.arg] if block.arg in ("counting", "ruin") else [block.arg]
+    subcommand = ["experiment", block.arg] if block.arg in ("counting", "atlas", "ruin") else [block.arg]
     out = f"readme-out/line{block.line}"
     workdir.run([*subcommand, str(config.relative_to(workdir.path)), "--out", out])
     assert any((workdir.path / out).iterdir()), f"{block.label}: the run wrote nothing"
@@ -498,7 +505,7 @@ def test_shrink_keeps_configs_valid():
     from experiments.config import validate
 
     for kind, folder in (("evaluate", "systems"), ("counting", "experiments"),
-                         ("ruin", "experiments")):
+                         ("atlas", "experiments"), ("ruin", "experiments")):
         for path in sorted((ROOT / "configs" / folder).glob("*.yaml")):
             data = yaml.safe_load(path.read_text())
             if kind == "evaluate" or path.stem.startswith(kind):

@@ -1,0 +1,155 @@
+"""The YAML schema of ``pb-gym evaluate``: a study's rules, table, sessions and the systems to compare.
+
+Nothing here is declared twice. The ``rules:`` section is derived from :class:`pb_gym.rules.Rules`
+(:data:`experiments.config.RulesConfig`), the bet names from :data:`pb_gym.rules.BETS`, and each
+system's entry from its constructor: the keyword parameters of the class and of its bases (names, type
+hints with their :mod:`annotated_types` ranges, defaults) become the keys of a pydantic model, less the
+parameters the class fixes itself (``not_configurable``). So a new system, or a new parameter of one,
+is a change in ``agents/systems.py`` (or ``agents/learned.py``) alone, and an error names the key and
+what is allowed::
+
+    study.yaml: systems.0.flat.stake: unknown key; allowed keys here: name, bet, base, on_cap, type
+    study.yaml: systems.1.paroli.wins_to_reset: Input should be greater than or equal to 1 (got 0)
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from pathlib import Path
+from typing import Annotated, Any, Callable, Literal, Union
+
+from pydantic import Field, create_model, field_validator, model_validator
+
+from agents import learned
+from agents import systems as S
+from experiments.config import ConfigError, RulesConfig, Strict, TableLimits
+
+SYSTEM_CLASSES: dict[str, type[S.BettingSystem]] = {
+    **S.SYSTEMS, "sb3": learned.Sb3Policy, "never": learned.NeverBet,
+    "perfect": learned.PerfectInformation}
+"""Every system a study may name, by its config ``type`` (the learned policies load torch only when a
+model is loaded)."""
+
+
+def _model_exists(model: str) -> str:
+    """The ``model`` of an ``sb3`` entry names a model written by ``pb-gym train`` (checked on load, not
+    when the study starts)."""
+    path = Path(model)
+    zip_path = path / learned.MODEL_FILE if path.is_dir() else path
+    if not zip_path.is_file() and not zip_path.with_suffix(".zip").is_file():
+        raise ValueError(f"no saved model at {str(model)!r} (a model.zip written by pb-gym train, "
+                         "or its folder)")
+    if not (zip_path.parent / learned.ENV_FILE).is_file():
+        raise ValueError(f"{str(zip_path.parent / learned.ENV_FILE)!r} is missing (pb-gym train saves "
+                         "the environment settings of the model there)")
+    return model
+
+
+FIELD_CHECKS: dict[tuple[str, str], Callable[[Any], Any]] = {("sb3", "model"): _model_exists}
+"""Checks of a value that a type hint cannot state (a file on disk), by (system type, key)."""
+
+
+def constructor_parameters(cls: type[S.BettingSystem]) -> dict[str, tuple[Any, Any]]:
+    """The keyword parameters of ``cls`` as ``{name: (type hint, default)}``: its own and, through
+    ``**kwargs``, its bases' (the base class's first), less ``cls.not_configurable``. A parameter
+    without a default is required."""
+    levels = []
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        hints = typing.get_type_hints(klass.__init__, include_extras=True)
+        parameters = list(inspect.signature(klass.__init__).parameters.values())[1:]  # not self
+        levels.append({p.name: (hints.get(p.name, Any),
+                                ... if p.default is inspect.Parameter.empty else p.default)
+                       for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)})
+        if not any(p.kind is p.VAR_KEYWORD for p in parameters):  # the base's keywords end here
+            break
+    fields: dict[str, tuple[Any, Any]] = {}
+    for level in reversed(levels):  # the base class's keys first; a subclass may redefine one
+        fields.update(level)
+    return {name: spec for name, spec in fields.items() if name not in cls.not_configurable}
+
+
+def system_config_model(key: str, cls: type[S.BettingSystem]) -> type[Strict]:
+    """The config model of one system type, derived from its constructor (see the module docstring)."""
+    fields: dict[str, Any] = dict(constructor_parameters(cls))
+    fields["type"] = (Literal[key], ...)  # the tag of the systems list
+    validators = {f"_check_{name}": field_validator(name)(check)
+                  for (kind, name), check in FIELD_CHECKS.items() if kind == key}
+    model = create_model(f"{cls.__name__}Config", __base__=Strict, __module__=__name__,
+                         __validators__=validators, **fields)
+    model.__doc__ = f"``type: {key}``: {(cls.__doc__ or '').strip().splitlines()[0]}"
+    return model
+
+
+SYSTEM_CONFIGS: dict[str, type[Strict]] = {key: system_config_model(key, cls)
+                                          for key, cls in SYSTEM_CLASSES.items()}
+"""The config model of every system type."""
+
+AnySystem = Annotated[Union[tuple(SYSTEM_CONFIGS.values())], Field(discriminator="type")]
+
+
+class StudyConfig(Strict):
+    """A study: rules, table, sessions and the systems to compare."""
+
+    name: str = "study"
+    rules: RulesConfig = RulesConfig()  # type: ignore[valid-type]
+    table: TableLimits = TableLimits()
+    bankroll: float = Field(1000.0, gt=0, description="starting bankroll, in money")
+    sessions: int = Field(10_000, ge=1)
+    hands: int = Field(1_000, ge=1, description="hands per session at most")
+    stop_loss: float | None = Field(None, gt=0, description="stop when down by this much money")
+    win_goal: float | None = Field(None, gt=0, description="stop when up by this much money")
+    seed: int = Field(0, ge=0)
+    sample_paths: int = Field(5, ge=0, le=50)
+    chunk_sessions: int = Field(5000, ge=1, description="sessions per chunk (scale-out unit)")
+    exact_conditional: bool = Field(False, description="also compute, for every system, the exact EV "
+                                    "of each bet from the cards unseen before it (slower)")
+    systems: list[AnySystem] = Field(min_length=1)  # type: ignore[valid-type]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "StudyConfig":
+        rules = self.rules.to_rules()
+        names = set()
+        for i, system in enumerate(self.systems):
+            bets = [getattr(system, "bet", "banker")] + list(getattr(system, "bets", []))
+            for bet in bets:
+                if bet not in rules.offered_bets:
+                    raise ValueError(f"systems.{i}: bet {bet!r} is not offered by these rules; "
+                                     f"offered: {', '.join(rules.offered_bets)}")
+            if system.type != "kelly" and system.base * self.table.unit < self.table.minimum - 1e-9:
+                raise ValueError(f"systems.{i}.base: {system.base:g} unit(s) of {self.table.unit:g} is "
+                                 f"below the table minimum {self.table.minimum:g}")
+            if system.type == "sb3":  # refuse a model trained for other rules now, not mid-run
+                problem = learned.training_mismatch(learned.training_config(system.model), rules,
+                                                    self.table.minimum / self.table.unit,
+                                                    self.table.maximum / self.table.unit)
+                if problem:
+                    raise ValueError(f"systems.{i} (model {system.model}): {problem}")
+            name = system.name or default_name(system)
+            if name in names:
+                raise ValueError(f"systems.{i}: two systems are named {name!r}; give one a `name`")
+            names.add(name)
+        if self.bankroll < self.table.minimum:
+            raise ValueError(f"bankroll {self.bankroll:g} is below the table minimum "
+                             f"{self.table.minimum:g}")
+        return self
+
+
+def default_name(system: Strict) -> str:
+    """A display name: the type, and the bet when it is not banker."""
+    bet = getattr(system, "bet", "banker")
+    suffix = "" if bet == "banker" or system.type in ("follow_winner", "chop") else f" ({bet})"
+    return f"{system.type}{suffix}"
+
+
+def make_system(config: Strict) -> S.BettingSystem:
+    """The betting system a config entry describes (its keys are its constructor's keywords)."""
+    params = config.model_dump(exclude={"type"})
+    params["name"] = config.name or default_name(config)
+    return SYSTEM_CLASSES[config.type](**params)
+
+
+__all__ = ["StudyConfig", "ConfigError", "SYSTEM_CLASSES", "SYSTEM_CONFIGS", "constructor_parameters",
+           "system_config_model", "default_name", "make_system"]

@@ -1,0 +1,271 @@
+"""The report of ``pb-gym evaluate``: per-system figures, the terminal table, report.json, the CSV, the plots.
+
+Read after ``experiments/evaluate.py`` (the loop that produces the merged statistics this module turns
+into figures). Statistics are over sessions (independent shoes): EV per unit wagered is the ratio
+``sum(net) / sum(wagered)`` with a 95% confidence interval by the delta method, set against the exact
+house edge of the bets the system placed (stake-weighted; for a counting system, the exact EV of the
+composition before each hand it bet on).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+
+from experiments import evaluate_summary as summaries
+from experiments import plotting
+from experiments.evaluate_config import StudyConfig
+from experiments.stats import ratio_ci_from_moments as ratio_ci
+from pb_gym import rules as R
+from pb_gym import strict_json
+
+
+# ------------------------------------------------------------------------------ per system
+MIN_BETS_FOR_INTERVAL = 30
+"""Below this many bets a system's report gives no confidence interval ("too few bets for an
+interval"): the delta-method interval rests on a normal approximation that a few bets do not support
+(four losing bets give an interval of width zero)."""
+
+
+def system_summary(stats: dict, config: StudyConfig, full_ev: np.ndarray) -> dict:
+    """The report line of one system from its merged statistics (``full_ev``: the exact EV of each
+    bet off a full shoe)."""
+    wagered = stats["sum_wagered"]
+    bets = stats["bets"]
+    n = stats["sessions"]
+    ev, lo, hi = ratio_ci(stats["sum_net"], wagered, stats["sum_net2"], stats["sum_wagered2"],
+                          stats["sum_net_wagered"], n)
+    conditional = (stats["exact_ev_wagered"] / wagered if wagered > 0 else math.nan
+                   ) if stats["conditional"] else None
+    if stats["counting"]:
+        exact_edge = conditional
+    else:
+        exact_edge = float(stats["wagered_by_spot"] @ full_ev / wagered) if wagered > 0 else math.nan
+    # the CI is checked against the exact EV of the shoes the bets were really placed on, when known
+    reference = conditional if conditional is not None else exact_edge
+    within = bool(lo <= reference <= hi) if wagered > 0 else None
+    note = None
+    if wagered <= 0:
+        note = "no bet placed"
+    elif bets < MIN_BETS_FOR_INTERVAL:  # a handful of bets can give a zero-width interval
+        note = "too few bets for an interval"
+        lo, hi, within = math.nan, math.nan, None
+    bet_spots = [R.BETS[i] for i in np.flatnonzero(stats["wagered_by_spot"] > 0)]
+    final = stats["final"]
+    return {
+        "name": stats["name"],
+        "type": stats["type"],
+        "bet": "/".join(bet_spots) if bet_spots else stats["bet"],
+        "hands": bets,
+        "hands_dealt": config.sessions * config.hands,
+        "wagered": wagered,
+        "net": stats["sum_net"],
+        "ev_per_hand": stats["sum_net"] / bets if bets else math.nan,
+        "ev_per_unit_wagered": ev,
+        "ci95": [lo, hi],
+        "exact_edge": exact_edge,
+        "exact_edge_conditional": conditional,
+        "edge_within_ci": within,
+        "interval_note": note,
+        "p_ruin": stats["ended"]["ruin"] / n,
+        "p_target": stats["ended"]["target"] / n,
+        "p_stop_loss": stats["ended"]["stop_loss"] / n,
+        "mean_final_bankroll": summaries.final_mean(final),
+        "median_final_bankroll": summaries.final_median(final),
+        "mean_max_drawdown": stats["sum_max_drawdown"] / n,
+        "max_drawdown": stats["max_drawdown"],
+        "average_stake": wagered / bets if bets else math.nan,
+        "largest_stake": stats["max_stake"],
+        "table_max_binds": stats["table_capped"] / bets if bets else 0.0,
+        "all_in_share": stats["bankroll_capped"] / bets if bets else 0.0,
+    }
+
+
+def fan_summary(stats: dict, edges: np.ndarray, states: tuple[str, ...]) -> dict:
+    """The fan of one system at every checkpoint: the :data:`experiments.evaluate_summary.QUANTILES` of the bankroll, exact where
+    the chunks kept every distinct bankroll (``quantiles_exact``), else read from the histogram and
+    kept inside the exact range; and the share of sessions in each of :data:`experiments.evaluate.STATES`."""
+    quantiles, exact_flags = [], []
+    for k, row in enumerate(stats["fan"]):
+        table = stats["fan_values"][k]
+        if table is not None:
+            quantiles.append(summaries.exact_quantiles(*table))
+        else:
+            low, high = stats["fan_min"][k], stats["fan_max"][k]
+            quantiles.append([float(min(max(x, low), high)) for x in summaries.binned_quantiles(row, edges)])
+        exact_flags.append(table is not None)
+    sessions = stats["states"].sum(axis=1, keepdims=True)
+    shares = stats["states"] / np.maximum(sessions, 1)
+    return {"quantiles": quantiles, "quantiles_exact": exact_flags,
+            "states": {state: shares[:, i].tolist() for i, state in enumerate(states)}}
+
+
+
+# ---------------------------------------------------------------------------------------- output
+SCALARS = ["name", "bet", "hands", "wagered", "net", "ev_per_hand", "ev_per_unit_wagered", "ci95",
+           "exact_edge", "edge_within_ci", "p_ruin", "p_target", "p_stop_loss", "mean_final_bankroll",
+           "median_final_bankroll", "mean_max_drawdown", "max_drawdown", "average_stake",
+           "largest_stake", "table_max_binds", "all_in_share"]
+
+
+def print_report(report: dict) -> None:
+    """The human-readable table, and a loud line for every CI that misses its exact edge."""
+    print(f"{report['name']}: {report['sessions']:,} sessions x up to {report['hands_per_session']:,} "
+          f"hands, bankroll {report['bankroll']:g}, table {report['table']['minimum']:g}-"
+          f"{report['table']['maximum']:g} (unit {report['table']['unit']:g}), "
+          f"{report['chunks']} chunk(s), {report['timings']['seconds']:.1f} s")
+    width = max([len("system")] + [len(s["name"]) for s in report["systems"]])  # names in full
+    header = (f"{'system':<{width}} {'bets':>10} {'wagered':>13} {'EV/unit wagered':>16} {'95% CI':>20} "
+              f"{'exact':>8} {'P(ruin)':>8} {'P(goal)':>8} {'mean end':>9} {'median':>8} "
+              f"{'max DD':>8} {'avg stake':>9} {'max stake':>9} {'max binds':>9}")
+    print(header)
+    for s in report["systems"]:
+        lo, hi = s["ci95"]
+        interval = ("too few bets" if s.get("interval_note") == "too few bets for an interval"
+                    else f"[{_pct(lo)}, {_pct(hi)}]")
+        print(f"{s['name']:<{width}} {s['hands']:>10,} {s['wagered']:>13,.0f} "
+              f"{_pct(s['ev_per_unit_wagered']):>16} {interval:>20} "
+              f"{_pct(s['exact_edge']):>8} {s['p_ruin']:>8.4f} {s['p_target']:>8.4f} "
+              f"{s['mean_final_bankroll']:>9.1f} {s['median_final_bankroll']:>8.1f} "
+              f"{s['max_drawdown']:>8.0f} {s['average_stake']:>9.2f} {s['largest_stake']:>9.0f} "
+              f"{s['table_max_binds']:>9.2%}")
+    misses = 0
+    for s in report["systems"]:
+        if s["edge_within_ci"] is False:
+            misses += 1
+            reference = s["exact_edge_conditional"]
+            which = ("the exact EV of the shoes it bet on" if reference is not None
+                     else "the exact edge")
+            print(f"WARNING: {s['name']}: the 95% CI of EV per unit wagered "
+                  f"[{_pct(s['ci95'][0])}, {_pct(s['ci95'][1])}] does not contain {which} "
+                  f"{_pct(reference if reference is not None else s['exact_edge'])}.")
+        elif s.get("interval_note") == "too few bets for an interval":
+            print(f"NOTE: {s['name']}: {s['hands']} bet(s), too few bets for an interval (at least "
+                  f"{MIN_BETS_FOR_INTERVAL}); its EV per unit wagered is not compared with the exact "
+                  "edge.")
+        elif s["edge_within_ci"] is None:
+            print(f"NOTE: {s['name']} placed no bet.")
+    if misses:
+        print(f"{misses} of {len(report['systems'])} intervals miss. At 95% one in twenty misses by "
+              "chance, and systems that play the same hands miss together (progressions that raise "
+              "after losses share their luck). A miss that persists across seeds would be a bug; "
+              "`exact_conditional: true` compares with the exact EV of the cards unseen before each "
+              "bet instead of the full-shoe edge.")
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:+.3f}%"
+
+
+OUTPUT_NAMES = ("report.json", "systems.csv", "paths.json", "bankroll_paths.png",
+                "final_bankrolls.png", "ev_per_unit_wagered.png")
+"""The files :func:`write_outputs` writes (a reused ``--out`` folder may hold only these)."""
+
+
+def write_outputs(report: dict, out: Path) -> list[Path]:
+    """Write report.json, systems.csv and the plots under ``out``; return the paths written. (``pb-gym
+    evaluate`` writes them into a staging folder moved into place whole: see experiments.outputs.)"""
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "report.json", out / "systems.csv", out / "paths.json"]
+    (out / "report.json").write_text(strict_json.dumps(json_report(report), indent=2))
+    # bankroll quantiles at the checkpoints and the sample paths, to redraw the fan plots
+    (out / "paths.json").write_text(strict_json.dumps({"checkpoints": report["checkpoints"],
+                                                       "paths": report["paths"]}))
+    with open(out / "systems.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow([k for k in SCALARS if k != "ci95"] + ["ci95_low", "ci95_high"])
+        for s in report["systems"]:
+            writer.writerow([s[k] for k in SCALARS if k != "ci95"] + list(s["ci95"]))
+    written += plot(report, out)
+    return written
+
+
+BULKY = ("final_bankrolls", "final_summaries", "paths")
+"""The report's entries that are not in report.json: every session's final bankroll (only when asked
+for), the final bankroll distributions (drawn in final_bankrolls.png) and the fans (paths.json)."""
+
+
+def json_report(report: dict) -> dict:
+    """The report without the bulky arrays (what ``--json`` prints and report.json holds)."""
+    return {k: v for k, v in report.items() if k not in BULKY}
+
+
+def plot(report: dict, out: Path) -> list[Path]:
+    """Bankroll fans, final-bankroll distributions, and EV per unit wagered against the exact edge."""
+    plt = plotting.pyplot()
+    systems = report["systems"]
+    names = [s["name"] for s in systems]
+    # each system: its bankroll fan, and beside it where the sessions stand (a fan alone hides the
+    # two peaks of a progression: sessions at the goal and ruined ones)
+    pairs = min(2, len(names))
+    rows_ = math.ceil(len(names) / pairs)
+    fig, axes = plt.subplots(rows_, 2 * pairs, figsize=(8.5 * pairs, 2.8 * rows_), squeeze=False,
+                             gridspec_kw={"width_ratios": [3, 2] * pairs})
+    x = np.array(report["checkpoints"])
+    colors = {"playing": "0.8", "target": "C2", "stop_loss": "C1", "ruin": "C3"}
+    labels = {"playing": "still playing", "target": "at the goal", "stop_loss": "stop-loss",
+              "ruin": "ruined"}
+    for i, name in enumerate(names):
+        ax, share_ax = axes[i // pairs, 2 * (i % pairs)], axes[i // pairs, 2 * (i % pairs) + 1]
+        fan = report["paths"][name]
+        q = np.array(fan["quantiles"])
+        ax.fill_between(x, q[:, 0], q[:, 4], alpha=0.2, color="C0", label="5-95%")
+        ax.fill_between(x, q[:, 1], q[:, 3], alpha=0.35, color="C0", label="25-75%")
+        ax.plot(x, q[:, 2], color="C0", label="median")
+        for path in np.array(fan["samples"]):
+            ax.plot(np.arange(len(path)), path, lw=0.6, alpha=0.8)
+        ax.axhline(report["bankroll"], color="k", lw=0.5, ls=":")
+        ax.set_title(name, fontsize=9)
+        states = fan["states"]
+        order = ["ruin", "stop_loss", "playing", "target"]
+        share_ax.stackplot(x, *[np.array(states[k]) for k in order], colors=[colors[k] for k in order],
+                           labels=[labels[k] for k in order])
+        share_ax.set_ylim(0, 1)
+        share_ax.set_xlim(x[0], x[-1])
+        share_ax.set_title("share of sessions", fontsize=8)
+        share_ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[2 * len(names):]:
+        ax.axis("off")
+    axes[0, 0].legend(fontsize=7)
+    axes[0, 1].legend(fontsize=6, loc="center left")
+    fig.supxlabel("hand")
+    fig.supylabel("bankroll (fan); share of sessions (beside it)")
+    paths = [plotting.save(fig, out / "bankroll_paths.png")]
+
+    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(names)), 4))
+    # drawn from the bounded summaries (the distinct final bankrolls, or their buckets), not from
+    # every session's bankroll: the whiskers and outliers are matplotlib's 1.5 IQR rule
+    ax.bxp([summaries.box_stats(report["final_summaries"][n], n) for n in names], showfliers=True,
+           flierprops={"markersize": 2})
+    ax.set_xticks(range(1, len(names) + 1), names, rotation=60, ha="right", fontsize=8)
+    ax.axhline(report["bankroll"], color="k", lw=0.5, ls=":")
+    ax.set_ylabel("final bankroll")
+    ax.set_title("Distribution of final bankrolls per system")
+    paths.append(plotting.save(fig, out / "final_bankrolls.png"))
+
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(names) + 1.5))
+    y = np.arange(len(names))
+    ev = np.array([s["ev_per_unit_wagered"] for s in systems], dtype=float) * 100
+    lo = np.array([s["ci95"][0] for s in systems], dtype=float) * 100  # nan: too few bets
+    hi = np.array([s["ci95"][1] for s in systems], dtype=float) * 100
+    edge = np.array([s["exact_edge"] for s in systems], dtype=float) * 100
+    ax.errorbar(ev, y, xerr=np.nan_to_num([ev - lo, hi - ev]), fmt="o", capsize=3,
+                label="simulated, 95% CI (none: too few bets)")
+    ax.scatter(edge, y, marker="|", s=200, color="C3", label="exact edge of the bets placed")
+    ax.set_yticks(y, names, fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(0, color="k", lw=0.5)
+    ax.set_xlabel("EV per unit wagered (%)")
+    ax.legend(fontsize=8)
+    ax.set_title("Staking changes the shape of the outcome, not the edge")
+    paths.append(plotting.save(fig, out / "ev_per_unit_wagered.png"))
+    return paths
+
+
+
+
+__all__ = ["system_summary", "fan_summary", "ratio_ci", "MIN_BETS_FOR_INTERVAL", "print_report",
+           "json_report", "write_outputs", "plot", "OUTPUT_NAMES", "SCALARS", "BULKY"]
