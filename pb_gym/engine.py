@@ -339,6 +339,9 @@ class _CheckedArrays:
     one is built and whenever an array is replaced, so that the kernels can trust them."""
 
     _FIELDS: tuple = ()  # (name, dtype, ndim) of each array field, the first one giving n
+    generation = 0
+    """Counts the arrays replaced in any object of these classes since start-up: code that keeps
+    tuples of their arrays (:meth:`pb_gym.session.Session.structs`) rebuilds them when it moves."""
 
     def _widths(self) -> dict[str, int]:
         raise NotImplementedError
@@ -359,6 +362,7 @@ class _CheckedArrays:
         object.__setattr__(self, name, value)
         if built and name in fields:
             self._check()
+            _CheckedArrays.generation += 1
 
 
 def check_result(result: "HandResult", n: int) -> None:

@@ -280,10 +280,19 @@ hand_struct = operator.attrgetter(*_HAND_NAMES)
 
 @functools.lru_cache(maxsize=32)
 def deal_constants(rules: Rules) -> tuple:
-    """The per-rules constants of the deal kernel, as one struct (computed once per rules)."""
-    return (bool(rules.hand_after_cut), bool(rules.burn), R.full_shoe(rules.decks), R.BURN_COUNTS,
-            R.CARD_VALUES, R.PLAYER_DRAWS, R.BANKER_TABLEAU, R.OUTCOME_TABLE, R.OUTCOME_WINNER,
-            R.CARDS_PER_RANK_PER_DECK * rules.decks)
+    """The per-rules constants of the deal, as one struct: ``(hand_after_cut, burn, cards per rank
+    of a full shoe)`` (the drawing rules, card values and outcome classes are module constants of
+    :mod:`pb_gym.rules`, compiled into the kernels)."""
+    return (bool(rules.hand_after_cut), bool(rules.burn), R.CARDS_PER_RANK_PER_DECK * rules.decks)
+
+
+# the rules' tables, read by the kernels as compile-time constants (numba freezes global arrays)
+_BURN_COUNTS = R.BURN_COUNTS
+_CARD_VALUES = R.CARD_VALUES
+_PLAYER_DRAWS = R.PLAYER_DRAWS
+_BANKER_TABLEAU = R.BANKER_TABLEAU
+_OUTCOME_TABLE = R.OUTCOME_TABLE
+_OUTCOME_WINNER = R.OUTCOME_WINNER
 
 
 # --------------------------------------------------------------------------------------------------
@@ -435,9 +444,8 @@ def play_rows(start, stop, deal, requested, chosen, sticky, seats, records, shoe
     ``(-1, 0)``. ``sticky``: a seat that has ended sits out until reset (else it plays on)."""
     (shoe_cards, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng,
      cut_position) = shoe
-    (hand_after_cut, burn, full_counts, burn_counts, card_values, player_draws, banker_tableau,
-     outcome_table, outcome_winner, per_rank) = deal_consts
-    if shoe_cards.shape[1] != per_rank * full_counts.shape[0]:  # the kernels would write past it
+    hand_after_cut, burn, per_rank = deal_consts
+    if shoe_cards.shape[1] != per_rank * R.N_RANKS:  # the kernels would write past it
         return start, SHOE_MISMATCH
     table, problem = engine._check_tables_kernel(start, stop, shoe_cards, position, counts, unseen,
                                                  cut_hands, cut_position, hand_after_cut, per_rank)
@@ -454,8 +462,9 @@ def play_rows(start, stop, deal, requested, chosen, sticky, seats, records, shoe
      winner, natural, player_pair, banker_pair, shuffled) = hand
     engine._deal_kernel(start, stop, deal, shoe_cards, position, counts, unseen, hands_in_shoe,
                         shoes_started, cut_hands, rng, cut_position, hand_after_cut, burn,
-                        full_counts, burn_counts, card_values, player_draws, banker_tableau,
-                        outcome_table, outcome_winner, player_cards, banker_cards, player_total,
+                        np.full(R.N_RANKS, per_rank, dtype=np.int64), _BURN_COUNTS, _CARD_VALUES,
+                        _PLAYER_DRAWS, _BANKER_TABLEAU, _OUTCOME_TABLE, _OUTCOME_WINNER,
+                        player_cards, banker_cards, player_total,
                         banker_total, player_ncards, banker_ncards, outcome, winner, natural,
                         player_pair, banker_pair, shuffled)
     hand_class = records[4]
@@ -533,10 +542,12 @@ class Session:
         self.payoffs = payoffs
         n, k = int(n_tables), int(n_seats)
         self.shoe = engine.init(rules, n, seed)
-        self.hand = engine.HandResult.empty(n)
-        self.records = TableRecords.empty(n, int(history))
-        self.seats = Seats.empty(k, n, payoffs.shape[1])
-        self.seats.bankroll[:] = limits.bankroll
+        self._hand = engine.HandResult.empty(n)
+        self._records = TableRecords.empty(n, int(history))
+        self._seats = Seats.empty(k, n, payoffs.shape[1])
+        self._seats.bankroll[:] = limits.bankroll
+        self._structs: tuple = ()
+        self._structs_generation = -1
         self._limits = limits.struct()
         self._deal_consts = deal_constants(rules)
         self._all = np.ones(n, dtype=np.bool_)
@@ -560,6 +571,30 @@ class Session:
         return self.records.bead.shape[1]
 
     @property
+    def seats(self) -> Seats:
+        """Every seat's state (:class:`Seats`)."""
+        return self._seats
+
+    @property
+    def records(self) -> TableRecords:
+        """Every table's records (:class:`TableRecords`)."""
+        return self._records
+
+    @property
+    def hand(self) -> engine.HandResult:
+        """The last hand dealt at every table (rows of tables that did not deal: empty)."""
+        return self._hand
+
+    def structs(self) -> tuple[tuple, tuple, tuple, tuple]:
+        """``(seats, records, shoe, hand)`` as the kernels take them (tuples of the state's arrays:
+        :func:`seat_struct`, ...), rebuilt only when an array has been replaced since the last call."""
+        if self._structs_generation != engine._CheckedArrays.generation:
+            self._structs = (seat_struct(self._seats), record_struct(self._records),
+                             shoe_struct(self._shoe), hand_struct(self._hand))
+            self._structs_generation = engine._CheckedArrays.generation
+        return self._structs
+
+    @property
     def shoe(self) -> engine.ShoeState:
         return self._shoe
 
@@ -571,6 +606,7 @@ class Session:
             raise ValueError(f"the shoe state holds {state.n_tables} tables but the session has "
                              f"{self._shoe.n_tables}")
         self._shoe = state
+        engine._CheckedArrays.generation += 1  # the kernels' structs hold the old state's arrays
 
     # ---- reset -------------------------------------------------------------------------------
     def reset(self, tables: np.ndarray | Sequence[int] | None = None,
@@ -632,8 +668,7 @@ class Session:
     def _run(self, requested: np.ndarray, chosen: np.ndarray, deal: np.ndarray) -> None:
         engine.check_state(self.rules, self.shoe, deals=False)
         problems: list[tuple[int, int]] = []
-        seats, records, shoe = seat_struct(self.seats), record_struct(self.records), shoe_struct(self.shoe)
-        hand = hand_struct(self.hand)
+        seats, records, shoe, hand = self.structs()
 
         def rows(start: int, stop: int) -> None:
             found = play_rows(start, stop, deal, requested, chosen, self.sticky_ends, seats, records,

@@ -104,15 +104,19 @@ import gymnasium as gym
 from gymnasium.error import ResetNeeded
 import numpy as np
 
+from pb_gym import engine
 from pb_gym import rules as R
 from pb_gym.envs import render as _render
 from pb_gym.envs import table as T
-from pb_gym.session import deal_constants, hand_struct, record_struct, seat_struct, shoe_struct
 
 ObsType = Union[np.ndarray, dict[str, np.ndarray]]
 """The flat float32 observation, or its Dict of fields (``observation="dict"``)."""
 ActType = Union[int, np.integer, np.ndarray]
 """A discrete action (an int), a ``[bet, size]`` pair or a box action (arrays)."""
+
+
+_NO_INFO = np.zeros(0)
+_NO_CARDS = np.zeros((0, 3), dtype=np.uint8)
 
 
 class PuntoBancoEnv(gym.Env[ObsType, ActType]):
@@ -149,9 +153,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         self._mode = T.ACTION_MODES.index(cfg.action_mode)
         self._ints = np.zeros((1, 2 if cfg.action_mode == "multidiscrete" else 1), dtype=np.int64)
         self._floats = np.zeros((1, len(cfg.rules.offered_bets)), dtype=np.float64)
-        self._requested, self._chosen = T._scratch(self.session)
-        self._constants = (T.decode_struct(cfg), deal_constants(cfg.rules), self.session.payoffs,
-                           T._limits_struct(cfg, cfg.max_hands), T.obs_struct(cfg))
+        self._generation = -1  # of the compiled step state (see pb_gym.envs.table.StepState)
 
     # ---- convenience views ----------------------------------------------------------------------
     @property
@@ -191,62 +193,61 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
             if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and (
                     -2**63 <= action < 2**63):
                 self._ints[0, 0] = action
-                return self._ints, T._NO_FLOATS
+                return self._ints, self._floats
         elif type(action) is np.ndarray and action.ndim == 1:
             if mode == T.MULTIDISCRETE and action.shape[0] == 2 and action.dtype.kind == "i":
                 self._ints[0] = action
-                return self._ints, T._NO_FLOATS
+                return self._ints, self._floats
             if mode == T.BOX and action.shape[0] == self._floats.shape[1] and action.dtype.kind == "f":
                 self._floats[0] = action
-                return T._NO_INTS, self._floats
-        return T.action_array(self.config, np.asarray(action)[None], 1)
+                return self._ints, self._floats
+        ints, floats = T.action_array(self.config, np.asarray(action)[None], 1)
+        if mode == T.BOX:
+            self._floats[...] = floats
+        else:
+            self._ints[...] = ints
+        return self._ints, self._floats
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         if not self._seeded:  # as Gymnasium's OrderEnforcing wrapper (gymnasium.make) does
             raise ResetNeeded("Cannot call env.step() before calling env.reset()")
         cfg, session = self.config, self.session
         ints, floats = self._action_arrays(action)
-        dec, deal_consts, payoffs, lim, obs_consts = self._constants
         obs = np.empty((1, cfg.obs_size), dtype=np.float32)
-        seats = session.seats
-        # decode, stake rules, deal, settle, records, ends and the observation: one compiled call
-        result = T._step_rows(0, 1, True, ints, floats, dec, self._active, self._requested,
-                              self._chosen, seat_struct(seats), record_struct(session.records),
-                              shoe_struct(session.shoe), deal_consts, hand_struct(session.hand),
-                              payoffs, lim, obs_consts, obs)
+        if self._generation != engine._CheckedArrays.generation:  # an array was replaced: rebuild
+            self._step_state = T.step_state(cfg, self.tables, self._ints, self._floats, self._active)
+            self._generation = engine._CheckedArrays.generation
+        if cfg.hand_info:  # new arrays every step: what info holds is never reused
+            info_values = np.empty(R.N_BETS + len(T.INFO_SCALARS))
+            cards = np.empty((2, 3), dtype=np.uint8)
+        else:
+            info_values, cards = _NO_INFO, _NO_CARDS
+        # decode, stake rules, deal, settle, records, ends, the observation and the info: one call
+        result = T.step_one(self._step_state, obs, info_values, cards)
         if result[0]:
             T._raise_step(cfg, ints, result)
+        state = session.seats
         if cfg.reward == "expected":
             reward = 0.0
-            if seats.placed[0, 0]:
+            if state.placed.item(0):
                 ev = T.ev_before_hand(cfg, self.tables, np.zeros(1, dtype=np.intp))
-                reward = float(np.einsum("ij,ij->i", seats.stakes[0], ev)[0])
+                reward = float(np.einsum("ij,ij->i", state.stakes[0], ev)[0])
         else:
-            reward = float(seats.net[0, 0])
-        info = self._info() if cfg.hand_info or cfg.info_ev else {}
-        self._show()
-        flat = obs[0]
-        return (flat if cfg.flatten_obs else T.split_obs(cfg, flat), reward,
-                bool(seats.terminated[0, 0]), bool(seats.truncated[0, 0]), info)
-
-    def _info(self) -> dict[str, Any]:
-        """The hand's ``info`` (module docstring): Python scalars, and fresh arrays for the cards,
-        stakes and EVs."""
+            reward = state.net.item(0)
         info: dict[str, Any] = {}
-        cfg = self.config
         if cfg.hand_info:
-            hand, seats = self.session.hand, self.session.seats
-            info = {
-                "player_cards": hand.player_cards[0].copy(), "banker_cards": hand.banker_cards[0].copy(),
-                "player_total": int(hand.player_total[0]), "banker_total": int(hand.banker_total[0]),
-                "winner": int(hand.winner[0]), "natural": bool(hand.natural[0]),
-                "player_pair": bool(hand.player_pair[0]), "banker_pair": bool(hand.banker_pair[0]),
-                "shuffled": bool(hand.shuffled[0]), "stakes": seats.stakes[0, 0].copy(),
-                "bankroll": float(seats.bankroll[0, 0]),
-            }
+            pt, bt, winner, natural, pp, bp, shuffled, bankroll = info_values[R.N_BETS:].tolist()
+            info = {"player_cards": cards[0], "banker_cards": cards[1], "player_total": int(pt),
+                    "banker_total": int(bt), "winner": int(winner), "natural": natural != 0.0,
+                    "player_pair": pp != 0.0, "banker_pair": bp != 0.0, "shuffled": shuffled != 0.0,
+                    "stakes": info_values[:R.N_BETS], "bankroll": bankroll}
         if cfg.info_ev:
             info["ev"] = T.ev_before_hand(cfg, self.tables)[0]
-        return info
+        if self.render_mode is not None:
+            self._show()
+        flat = obs[0]
+        return (flat if cfg.flatten_obs else T.split_obs(cfg, flat), reward,
+                state.terminated.item(0), state.truncated.item(0), info)
 
     def action_masks(self) -> np.ndarray:
         """Valid actions now (for sb3-contrib's MaskablePPO; see :func:`pb_gym.envs.table.action_masks`)."""

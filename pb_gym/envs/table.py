@@ -43,14 +43,15 @@ from typing import Any, Sequence
 import numba
 import numpy as np
 from gymnasium import spaces
+from numba.core import types
+from numba.experimental import structref
 
 from pb_gym import engine
 from pb_gym import exact
 from pb_gym import rules as R
 from pb_gym.rules import BETS, Rules
-from pb_gym.session import (BEAD_CODES, LAST_HAND_FIELDS, PLAY_MIN_TABLES, Limits, Seats, Session,
-                            deal_constants, hand_struct, play_rows, record_struct, seat_struct,
-                            shoe_struct)
+from pb_gym.session import (BEAD_CODES, LAST_HAND_FIELDS, MAX_CARDS, PLAY_MIN_TABLES, Limits, Seats, Session,
+                            deal_constants, play_rows, seat_struct)
 from pb_gym.session import _place_rows
 from pb_gym.threads import parallel_for, run_rows
 
@@ -595,6 +596,79 @@ def _step_rows(start, stop, decode, action_ints, action_floats, dec, deal, reque
     return 0, -1, 0
 
 
+@structref.register
+class _StepStateType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class StepState(structref.StructRefProxy):
+    """The arguments of one env step (:func:`_step_rows`) held by ONE compiled object: a step then
+    passes two objects to the compiled code (this and the observation buffer) instead of some fifty
+    arrays, whose unboxing would cost a single env more than its hand (issue #11). Built by
+    :func:`step_state`; rebuilt when an array of the session is replaced."""
+
+
+_STEP_FIELDS = ("ints", "floats", "dec", "active", "requested", "chosen", "seats", "records", "shoe",
+                "deal_consts", "hand", "payoffs", "lim", "obs_consts")
+structref.define_proxy(StepState, _StepStateType, list(_STEP_FIELDS))
+
+
+@numba.njit(cache=True)
+def _new_step_state(ints, floats, dec, active, requested, chosen, seats, records, shoe, deal_consts,
+                    hand, payoffs, lim, obs_consts):
+    return StepState(ints, floats, dec, active, requested, chosen, seats, records, shoe, deal_consts,
+                     hand, payoffs, lim, obs_consts)
+
+
+INFO_SCALARS: tuple[str, ...] = ("player_total", "banker_total", "winner", "natural", "player_pair",
+                                  "banker_pair", "shuffled", "bankroll")
+"""The scalars of the per-hand ``info`` that :func:`step_one` writes after table 0's stakes."""
+
+
+@numba.njit(cache=True, nogil=True)
+def step_one(state, obs, info, cards):
+    """:func:`_step_rows` over all the tables of a :class:`StepState`, actions decoded first; with
+    ``info`` (float64, ``7 + 8`` entries) and ``cards`` (uint8 ``(2, 3)``) of non-zero size, table
+    0's stakes and :data:`INFO_SCALARS`, and its player's and banker's cards, are written into them
+    (a single env's ``info`` then costs two fresh arrays, not eleven copies)."""
+    result = _step_rows(0, state.active.shape[0], True, state.ints, state.floats, state.dec,
+                        state.active, state.requested, state.chosen, state.seats, state.records,
+                        state.shoe, state.deal_consts, state.hand, state.payoffs, state.lim,
+                        state.obs_consts, obs)
+    if info.shape[0] > 0 and result[0] == 0:
+        bankroll, stakes = state.seats[0], state.seats[3]
+        (player_cards, banker_cards, player_total, banker_total, _, _, _, winner, natural,
+         player_pair, banker_pair, shuffled) = state.hand
+        n_bets = stakes.shape[2]
+        for j in range(n_bets):
+            info[j] = stakes[0, 0, j]
+        info[n_bets] = player_total[0]
+        info[n_bets + 1] = banker_total[0]
+        info[n_bets + 2] = winner[0]
+        info[n_bets + 3] = natural[0]
+        info[n_bets + 4] = player_pair[0]
+        info[n_bets + 5] = banker_pair[0]
+        info[n_bets + 6] = shuffled[0]
+        info[n_bets + 7] = bankroll[0, 0]
+        for k in range(MAX_CARDS):
+            cards[0, k] = player_cards[0, k]
+            cards[1, k] = banker_cards[0, k]
+    return result
+
+
+def step_state(cfg: EnvConfig, tables: Tables, ints: np.ndarray, floats: np.ndarray,
+               active: np.ndarray) -> StepState:
+    """The :class:`StepState` of ``tables`` stepped with the action buffers ``ints`` / ``floats`` (see
+    :func:`action_array`; the caller writes each step's actions into them) where ``active``."""
+    session = tables.session
+    requested, chosen = _scratch(session)
+    seats, records, shoe, hand = session.structs()
+    return _new_step_state(ints, floats, decode_struct(cfg), active, requested, chosen, seats, records,
+                           shoe, deal_constants(cfg.rules), hand, session.payoffs,
+                           _limits_struct(cfg, cfg.max_hands), obs_struct(cfg))
+
+
 def action_array(cfg: EnvConfig, actions: object, n: int) -> tuple[np.ndarray, np.ndarray]:
     """``actions`` of ``n`` tables checked and laid out for the kernels: ``(ints, floats)``, one of
     them empty (``(n, 1)`` / ``(n, 2)`` int64 for the discrete modes, ``(n, n_offered)`` float64 for
@@ -765,9 +839,9 @@ def play_hand(cfg: EnvConfig, tables: Tables, actions: np.ndarray, active: np.nd
     elif type(obs) is not np.ndarray or obs.shape != (n, cfg.obs_size) or obs.dtype != np.float32:
         raise ValueError(f"obs must be a float32 array of shape ({n}, {cfg.obs_size})")
     engine.check_state(cfg.rules, session.shoe, deals=False)
-    args = (ints, floats, decode_struct(cfg), active, requested, chosen, seat_struct(session.seats),
-            record_struct(session.records), shoe_struct(session.shoe), deal_constants(cfg.rules),
-            hand_struct(session.hand), session.payoffs, lim, obs_struct(cfg), obs)
+    seats, records, shoe, hand = session.structs()
+    args = (ints, floats, decode_struct(cfg), active, requested, chosen, seats, records, shoe,
+            deal_constants(cfg.rules), hand, session.payoffs, lim, obs_struct(cfg), obs)
     if n < STEP_MIN_TABLES:
         _raise_step(cfg, ints, _step_rows(0, n, True, *args))
     else:  # every action checked before any table is dealt, then the chunks on several threads
@@ -884,9 +958,9 @@ def observe(cfg: EnvConfig, session: Session, seat: int = 0, per_unit: float = 1
         out = np.empty((n, cfg.obs_size), dtype=np.float32)
     elif type(out) is not np.ndarray or out.shape != (n, cfg.obs_size) or out.dtype != np.float32:
         raise ValueError(f"out must be a float32 array of shape ({n}, {cfg.obs_size})")
-    run_rows(_obs_rows, n, OBS_MIN_TABLES, obs_struct(cfg, int(seat), float(per_unit)),
-             seat_struct(session.seats), record_struct(session.records), shoe_struct(session.shoe),
-             out)
+    seats, records, shoe, _ = session.structs()
+    run_rows(_obs_rows, n, OBS_MIN_TABLES, obs_struct(cfg, int(seat), float(per_unit)), seats, records,
+             shoe, out)
     return out
 
 
