@@ -51,10 +51,11 @@ from pydantic import Field, field_validator, model_validator
 
 from agents import learned as L
 from experiments import chunk_store, outputs, plotting, stats
-from experiments.config import ConfigError, RulesConfig, Strict, TableConfig, load, validate
+from experiments.config import ConfigError, RulesConfig, Strict, TableLimits, load, validate
 from experiments.discovery import DiscoveryConfig
-from experiments.evaluate import (AnySystem, StudyConfig, json_report, print_report, run_study,
-                                  write_outputs)
+from experiments.evaluate import run_study
+from experiments.evaluate_config import AnySystem, StudyConfig
+from experiments.evaluate_report import json_report, print_report, write_outputs
 from experiments.scale import ChunkError
 from pb_gym import exact, strict_json
 from pb_gym import rules as R
@@ -75,7 +76,7 @@ class EnvConfig(Strict):
     """The ``env:`` section: keyword arguments of the environment (money amounts in money)."""
 
     rules: RulesConfig = RulesConfig()
-    table: TableConfig = TableConfig(unit=10, minimum=10, maximum=5000)
+    table: TableLimits = TableLimits(unit=10, minimum=10, maximum=5000)
     bankroll: float = Field(1000.0, gt=0, description="starting bankroll, money")
     win_target: float | None = Field(None, gt=0, description="episode ends when the bankroll reaches it")
     max_hands: int | None = Field(100, ge=1, description="hands per episode (None: no limit)")
