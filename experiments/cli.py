@@ -272,12 +272,12 @@ def _add_study_arguments(parser: argparse.ArgumentParser, config_help: str, out_
     _add_backend_options(parser)
 
 
-def _add_resume_option(parser: argparse.ArgumentParser) -> None:
+def _add_resume_option(parser: argparse.ArgumentParser, help_text: str | None = None) -> None:
     parser.add_argument("--resume", action=argparse.BooleanOptionalAction, default=None,
-                        help="with --out DIR: finished chunks are kept in DIR/.partial until the run "
-                             "ends, and a rerun computes only the missing ones (the default when DIR "
-                             "holds an unfinished run of the same config; --resume also requires "
-                             "--out); --no-resume discards them and starts over")
+                        help=help_text or "with --out DIR: finished chunks are kept in DIR/.partial "
+                             "until the run ends, and a rerun computes only the missing ones (the default "
+                             "when DIR holds an unfinished run of the same config; --resume also "
+                             "requires --out); --no-resume discards them and starts over")
 
 
 def _add_backend_options(parser: argparse.ArgumentParser) -> None:
@@ -373,7 +373,11 @@ def build_parser() -> argparse.ArgumentParser:
                            description=cmd_train.__doc__)
     _add_study_arguments(train, "training config, e.g. configs/train/ppo.yaml",
                          "model, settings, learning curve and evaluation (default out/train/NAME)")
-    _add_resume_option(train)  # the trained model and the evaluation's chunks, in OUT/.partial
+    _add_resume_option(train, "the trained model and the held-out evaluation's finished chunks are "
+                              "kept in OUT/.partial until the run ends, and a rerun does not train "
+                              "again and computes only the missing chunks (the default when OUT holds "
+                              "an unfinished run of the same config); --no-resume discards them and "
+                              "starts over")
     train.set_defaults(func=cmd_train)
 
     experiment = sub.add_parser("experiment", help="the counting, atlas and gambler's-ruin studies",

@@ -561,3 +561,29 @@ def test_an_interrupted_discovery_scoring_resumes_on_the_kept_model(tmp_path, mo
     assert scored.pop("seconds") >= 0 and whole_scored.pop("seconds") >= 0
     assert scored == whole_scored and scored["hands"] == 160
     assert ours == theirs  # the text report, calibration plot, exact learning curve
+
+
+def test_a_chunk_failing_twice_keeps_the_trained_model(tmp_path, monkeypatch, capsys):
+    """An evaluation chunk that fails twice stops the run (exit status 1); the message says that the
+    trained model is kept, and the rerun evaluates it without training again."""
+    real = E.run_chunk
+
+    def failing(config_data, chunk, *args, **kwargs):
+        if chunk.index == 1:
+            raise RuntimeError("worker lost")
+        return real(config_data, chunk, *args, **kwargs)
+
+    out = tmp_path / "out"
+    config = _tiny(tmp_path)
+    monkeypatch.setattr(E, "run_chunk", failing)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["train", str(config), "--out", str(out)])
+    assert exit_info.value.code == 1
+    assert (f"failed twice; the run is stopped and no report was written. Last error: RuntimeError: "
+            f"worker lost. 1 finished chunk(s) are kept in {out / '.partial'}: rerun the same command "
+            f"to compute only the others. The trained model is kept in {out / '.partial'}: rerun the "
+            "same command to evaluate it without training again") in capsys.readouterr().err
+    monkeypatch.undo()
+    monkeypatch.setattr(TR, "train", lambda *a, **k: pytest.fail("trained again"))
+    assert cli.main(["train", str(config), "--out", str(out), "--json"]) == 0
+    assert (out / "evaluation" / "report.json").is_file() and not (out / ".partial").exists()
