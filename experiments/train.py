@@ -701,9 +701,12 @@ def trained_step(config: TrainConfig, store: chunk_store.ChunkStore, progress: b
               f"interrupted run of this config (kept in {folder}); not training again",
               file=sys.stderr, flush=True)
         return {**record, "model": folder / L.MODEL_FILE}
+    if store.finished() or store.finished_steps():  # made with a kept model that is no longer whole
+        store.discard()
     try:
         trained = train(config, _fresh_folder(store, TRAIN_STEP), progress=progress)
     except KeyboardInterrupt:
+        store.discard()  # nothing was recorded: what the interrupted step wrote is no work to keep
         print(f"interrupted while training: no model was kept (training is not resumable mid-way: "
               f"the same command trains again from the start, {config.total_timesteps:,} timesteps)",
               file=sys.stderr, flush=True)

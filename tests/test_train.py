@@ -524,7 +524,7 @@ def test_an_interrupted_training_keeps_nothing_and_says_so(tmp_path, monkeypatch
     assert cli.main(["train", str(_tiny(tmp_path)), "--out", str(out)]) == 130
     assert ("interrupted while training: no model was kept (training is not resumable mid-way: the "
             "same command trains again from the start, 256 timesteps)") in capsys.readouterr().err
-    assert not (out / ".partial" / "run.json").exists()
+    assert not (out / ".partial").exists()
     monkeypatch.undo()
     changed = _tiny(tmp_path, "changed.yaml", seed=1000005)
     assert cli.main(["train", str(changed), "--out", str(out), "--json"]) == 0
@@ -587,3 +587,28 @@ def test_a_chunk_failing_twice_keeps_the_trained_model(tmp_path, monkeypatch, ca
     monkeypatch.setattr(TR, "train", lambda *a, **k: pytest.fail("trained again"))
     assert cli.main(["train", str(config), "--out", str(out), "--json"]) == 0
     assert (out / "evaluation" / "report.json").is_file() and not (out / ".partial").exists()
+
+
+def test_a_kept_model_that_changed_is_trained_again_and_its_chunks_discarded(tmp_path, monkeypatch,
+                                                                           capsys):
+    """The kept training step records the SHA-256 of its files: one changed since (or missing) means
+    training again, and the evaluation chunks made with the old model are not mixed in."""
+    from experiments import chunk_store
+
+    out = tmp_path / "out"
+    config = _tiny(tmp_path)
+    _interrupt_after_chunks(monkeypatch, 2)
+    assert cli.main(["train", str(config), "--out", str(out)]) == 130
+    monkeypatch.undo()
+    with open(out / ".partial" / "train" / "learning_curve.csv", "a") as handle:
+        handle.write("\n")
+    computed: list[int] = []
+    save = chunk_store.ChunkStore.save
+    monkeypatch.setattr(chunk_store.ChunkStore, "save",
+                        lambda self, chunk, result: computed.append(chunk.index) or save(self, chunk,
+                                                                                          result))
+    capsys.readouterr()
+    assert cli.main(["train", str(config), "--out", str(out), "--json"]) == 0
+    assert (f"resuming: the kept train step in {out / '.partial'} is not whole (learning_curve.csv "
+            "changed since it was kept); doing it again") in capsys.readouterr().err
+    assert computed == [0, 1, 2]
