@@ -125,7 +125,8 @@ def test_full_config_is_the_documented_one():
     full = validate(yaml.safe_load(FULL.read_text()), atlas.AtlasConfig)
     assert full.shoes == 10_000 and full.bets == "all"
     assert (full.rules.decks, full.rules.cut_card, full.rules.burn) == (8, 14, True)
-    assert full.rules.hand_after_cut is False
+    assert full.rules.hand_after_cut is True  # the published figures' conditions (atlas.PUBLISHED_RULES)
+    assert all(getattr(full.rules, k) == v for k, v in atlas.PUBLISHED_RULES.items())
 
 
 @pytest.mark.parametrize("index", range(6))
@@ -290,16 +291,18 @@ def test_smoke_run_end_to_end(smoke, book):
     assert float(rows[0]["eor_count_units_per_100_hands_lo"]) < float(
         rows[0]["eor_count_units_per_100_hands"])
     # the published figures, beside ours: the bet definitions agree (house edges), and the published
-    # counts replayed on our shoes earn what their authors published, within our 95% CI
+    # counts replayed on our shoes earn what their authors published, within our 95% CI (3 Giving 8
+    # excepted: its published figures are not reproduced at 10,000 shoes, see the README)
     published = {n: result["bets"][n]["published"] for n in result["ranking"]
                  if result["bets"][n]["published"]}
-    assert {"three_giving_eight", "eights_and_nines", "dragon_bonus_player"} <= set(published)
+    assert set(published) == {p.bet for p in atlas.PUBLISHED}
     for name, entries in published.items():
         for p in entries:
             assert p["judged"] and p["source"]
             assert p["house_edge"] is None or p["house_edge"]["agrees"], name
-            if p["tags"] is not None:
-                assert p["figures"]["units_per_100_hands"]["agrees"], name
+            if p["tags"] is not None and name != "three_giving_eight":
+                for figure in ("bet_frequency", "average_edge", "units_per_100_hands"):
+                    assert p["figures"][figure]["agrees"], (name, figure)
     markdown = (out / "atlas.md").read_text()
     table = markdown.split("\n\n")[0]
     assert table.count("\n| ") == len(book.names) and "`dragon7`" in table  # one row per bet
