@@ -490,6 +490,8 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
         print(f"atlas: training deal ({config.training_shoes:,} shoes, {k} bets) ...", file=sys.stderr,
               flush=True)
     training = training_deal(rules, book, config.training_shoes, config.training_seed)
+    timings["training_deal_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
     counts: list[dict] = []  # one per count: kind, bet, tags, threshold
     for j, name in enumerate(names):
         tags = eor_tags(eor[:, j], config.max_tag)
@@ -508,7 +510,7 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
         if p.tags is not None:
             counts.append({"kind": "published", "bet": names.index(p.bet), "tags": published_tags(p.tags),
                            "threshold": float(p.trigger), "source": p.source})
-    timings["training_deal_s"] = time.perf_counter() - t0
+    timings["count_fitting_s"] = time.perf_counter() - t0
     training_hands = int(training["ev"].shape[0])
     del training
 

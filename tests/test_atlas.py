@@ -307,3 +307,55 @@ def test_smoke_run_end_to_end(smoke, book):
     table = markdown.split("\n\n")[0]
     assert table.count("\n| ") == len(book.names) and "`dragon7`" in table  # one row per bet
     assert "Jacobson" in markdown  # the published comparison
+
+
+TINY = {"rules": {"decks": 8, "cut_card": 14, "hand_after_cut": True}, "shoes": 60, "seed": 5,
+        "chunk_shoes": 20, "training_shoes": 30, "training_seed": 6, "integer_max_tag": 2}
+
+
+def _comparable(result: dict) -> str:
+    """The result as JSON without the wall-clock times and the file list."""
+    return json.dumps({k: v for k, v in result.items() if k not in ("timings", "files")},
+                      sort_keys=True)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    config = tmp_path_factory.mktemp("tiny") / "tiny.yaml"
+    config.write_text(yaml.safe_dump(TINY))
+    return config, atlas.main(str(config), None, as_json=True)
+
+
+@pytest.mark.slow  # two spawned processes import the stack: about a minute on a busy machine
+def test_processes_give_the_serial_result(tiny):
+    config, serial = tiny
+    assert serial["chunks"] == 3
+    assert _comparable(atlas.main(str(config), None, as_json=True, backend="processes",
+                                  workers=2)) == _comparable(serial)
+
+
+def test_an_interrupted_run_resumes_bit_for_bit(tiny, tmp_path, monkeypatch):
+    """Ctrl-C during the second chunk, then the same command: the finished chunk is loaded, only the
+    other two run, and the result equals the uninterrupted run's."""
+    config, serial = tiny
+    task, ran = atlas.deal_chunk, []
+
+    def interrupted(chunk, **kwargs):
+        if chunk.index == 1:
+            raise KeyboardInterrupt
+        return task(chunk, **kwargs)
+
+    monkeypatch.setattr(atlas, "deal_chunk", interrupted)
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        atlas.main(str(config), str(out), as_json=True)
+    assert [p.name for p in out.iterdir()] == [".partial"]
+
+    def counted(chunk, **kwargs):
+        ran.append(chunk.index)
+        return task(chunk, **kwargs)
+
+    monkeypatch.setattr(atlas, "deal_chunk", counted)
+    resumed = atlas.main(str(config), str(out), as_json=True)
+    assert ran == [1, 2] and _comparable(resumed) == _comparable(serial)
+    assert sorted(p.name for p in out.iterdir()) == sorted(atlas.OUTPUT_NAMES)
