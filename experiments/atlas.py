@@ -48,8 +48,9 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Literal
 
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
@@ -87,19 +88,22 @@ def _book_evs(compositions: np.ndarray, pay: np.ndarray) -> np.ndarray:
     return exact.hand_class_expectations(compositions, pay)
 
 
-def available_bets(rules: R.Rules) -> tuple[str, ...]:
-    """Every bet the atlas can study under ``rules``: the whole catalog (:mod:`pb_gym.catalog`)."""
-    return catalog.bet_names(rules)
+def available_bets(rules: R.Rules, custom: tuple[dict, ...] = ()) -> tuple[str, ...]:
+    """Every bet the atlas can study under ``rules``: the whole catalog (:mod:`pb_gym.catalog`), then
+    the user's bets ``custom`` (definitions for :func:`pb_gym.catalog.bet_from_dict`)."""
+    return catalog.bet_names(rules) + tuple(d["name"] for d in custom)
 
 
-def bet_book(rules: R.Rules, names: tuple[str, ...] | None = None) -> BetBook:
-    """The book of the catalog bets ``names`` (default: the whole catalog) under ``rules``."""
-    available = available_bets(rules)
+def bet_book(rules: R.Rules, names: tuple[str, ...] | None = None,
+             custom: tuple[dict, ...] = ()) -> BetBook:
+    """The book of the bets ``names`` (default: the whole catalog and the user's bets ``custom``)."""
+    available = available_bets(rules, custom)
     names = tuple(names) if names else available
     unknown = [n for n in names if n not in available]
     if unknown:
         raise ValueError(f"unknown bet(s) {', '.join(unknown)}; allowed: {', '.join(available)}")
-    pay = np.ascontiguousarray(catalog.pay_matrix(names, rules))
+    user = {d["name"]: catalog.bet_from_dict(d) for d in custom}
+    pay = np.ascontiguousarray(catalog.pay_matrix([user.get(n, n) for n in names], rules))
     return BetBook(names, pay, functools.partial(_book_evs, pay=pay))
 
 
@@ -180,8 +184,12 @@ class AtlasConfig(Strict):
     """``configs/experiments/atlas.yaml``."""
 
     rules: RulesConfig = RulesConfig()
+    custom_bets: tuple[dict, ...] = Field(
+        (), description="the user's own bets: {name, source, title, rows: [{when: {...}, pays}]} each, "
+                        "as pb_gym.catalog.bet_from_dict reads them")
     bets: Literal["all"] | tuple[str, ...] = Field(
-        "all", description="the bets studied: all (the whole catalog) or a list of catalog names")
+        "all", description="the bets studied: all (the whole catalog and the custom bets) or a list of "
+                           "names")
     shoes: int = Field(10_000, ge=2, description="shoes dealt (one engine table each, first shoe only)")
     seed: int = Field(1, ge=0)
     chunk_shoes: int = Field(1_000, ge=1, description="shoes per chunk of the main deal")
@@ -199,17 +207,32 @@ class AtlasConfig(Strict):
                              "separate deal")
         return training_seed
 
+    @field_validator("custom_bets")
+    @classmethod
+    def _valid_custom_bets(cls, custom: tuple[dict, ...]) -> tuple[dict, ...]:
+        names: list[str] = []
+        for definition in custom:
+            bet = catalog.bet_from_dict(definition)  # ValueError naming the bet and the row
+            if bet.name in catalog.bet_names() or bet.name in names:
+                raise ValueError(f"bet {bet.name!r}: the name is taken (by the catalog or an earlier "
+                                 "custom bet); choose another")
+            names.append(bet.name)
+        return custom
+
     @field_validator("bets")
     @classmethod
-    def _known_bets(cls, bets: object, info: ValidationInfo) -> object:
-        if bets == "all":
+    def _known_bets(cls, bets: str | tuple[str, ...], info: ValidationInfo) -> str | tuple[str, ...]:
+        if isinstance(bets, str):
             return bets
         if not bets:
             raise ValueError("at least one bet (or: all)")
         if len(set(bets)) != len(bets):
             raise ValueError("each bet at most once")
         rules_config = info.data.get("rules")
-        available = available_bets(rules_config.to_rules() if rules_config else R.Rules())
+        if "custom_bets" not in info.data:
+            return bets  # the custom bets are invalid: that is the error to report
+        available = available_bets(rules_config.to_rules() if rules_config else R.Rules(),
+                                   info.data["custom_bets"])
         unknown = [b for b in bets if b not in available]
         if unknown:
             raise ValueError(f"unknown bet(s) {', '.join(unknown)}; allowed: all, or any of "
@@ -218,7 +241,8 @@ class AtlasConfig(Strict):
 
     def book(self) -> BetBook:
         """The bet book this config studies."""
-        return bet_book(self.rules.to_rules(), None if self.bets == "all" else tuple(self.bets))
+        return bet_book(self.rules.to_rules(), None if self.bets == "all" else tuple(self.bets),
+                        self.custom_bets)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -325,7 +349,8 @@ PER_SHOE = ("hands", "ev", "payoff", "positive", "gain", "realized", "count_bets
 
 
 def deal_chunk(chunk: scale.Chunk, rules: R.Rules, bets: tuple[str, ...], tags: np.ndarray,
-               thresholds: np.ndarray, count_bet: np.ndarray) -> dict[str, np.ndarray]:
+               thresholds: np.ndarray, count_bet: np.ndarray,
+               custom: tuple[dict, ...] = ()) -> dict[str, np.ndarray]:
     """The task of one chunk: deal its shoes and return per-shoe sums.
 
     Per shoe: ``hands``; per bet (columns of ``bets``) the sums of the exact EV and of the dealt payoff
@@ -335,7 +360,7 @@ def deal_chunk(chunk: scale.Chunk, rules: R.Rules, bets: tuple[str, ...], tags: 
     at least ``thresholds[j]``) the hands bet and the sums of the EV and of the dealt payoff on them.
     Module level with plain arguments, so processes and Dask workers can run it.
     """
-    book = bet_book(rules, bets)
+    book = bet_book(rules, bets, custom)
     k, c, n = len(bets), len(count_bet), chunk.size
     sums = {"hands": np.zeros(n)}
     sums.update({key: np.zeros((n, k)) for key in ("ev", "payoff", "positive", "gain", "realized")})
@@ -442,7 +467,8 @@ def _fit_integer_count(eor: np.ndarray, training: dict, k: int, decks: int, larg
                        ) -> tuple[np.ndarray, float, int, float]:
     """The integer count of one bet: for each scale m in 1..``largest``, the balanced whole-number tags
     nearest to the EoR scaled to largest |tag| m, and the best threshold on the training deal; the
-    (m, threshold) with the most summed EV. Returns (tags, threshold, m, summed EV); threshold inf: never bets."""
+    (m, threshold) with the most summed EV. Returns (tags, threshold, m, summed EV); threshold inf:
+    never bets."""
     best = (np.zeros(R.N_RANKS), math.inf, 0, 0.0)
     seen_tags: set[bytes] = set()
     for m in range(1, largest + 1):
@@ -493,23 +519,24 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
     timings["training_deal_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     counts: list[dict] = []  # one per count: kind, bet, tags, threshold
-    for j, name in enumerate(names):
+    for j in range(k):
         tags = eor_tags(eor[:, j], config.max_tag)
         threshold = math.inf
         if np.any(tags):
             tc = true_counts(training["unseen"], tags[None, :], rules.decks)[:, 0]
             threshold = best_threshold(tc, training["ev"][:, j])[0]
         counts.append({"kind": "eor", "bet": j, "tags": tags, "threshold": threshold})
-    for j, name in enumerate(names):
+    for j in range(k):
         tags, threshold, m, _ = _fit_integer_count(eor[:, j], training, j, rules.decks,
                                                    config.integer_max_tag)
         counts.append({"kind": "integer", "bet": j, "tags": tags, "threshold": threshold,
                        "largest_tag": m})
     published = [p for p in PUBLISHED if p.bet in names] if config.published else []
     for p in published:
-        if p.tags is not None:
-            counts.append({"kind": "published", "bet": names.index(p.bet), "tags": published_tags(p.tags),
-                           "threshold": float(p.trigger), "source": p.source})
+        if p.tags is not None and p.trigger is not None:
+            counts.append({"kind": "published", "bet": names.index(p.bet),
+                           "tags": published_tags(p.tags), "threshold": float(p.trigger),
+                           "source": p.source})
     timings["count_fitting_s"] = time.perf_counter() - t0
     training_hands = int(training["ev"].shape[0])
     del training
@@ -521,7 +548,7 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
     count_bet = np.array([c["bet"] for c in counts], dtype=np.int64)
     chunks = scale.plan(config.shoes, config.chunk_shoes, config.seed)
     task = functools.partial(deal_chunk, rules=rules, bets=names, tags=tags, thresholds=thresholds,
-                             count_bet=count_bet)
+                             count_bet=count_bet, custom=config.custom_bets)
     with scale.progress_printer("atlas: main deal", progress, len(chunks)) as printer:
         main = merge(scale.run(task, chunks, backend, scheduler, workers, printer, store=store))
     timings["main_deal_s"] = time.perf_counter() - t0
@@ -554,7 +581,7 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
         per_bet[name] = entry
     for c, count in enumerate(counts):
         name = names[count["bet"]]
-        figures: dict = {"tags": {rank: float(v) for rank, v in zip(R.RANKS, count["tags"])},
+        figures: dict = {"tags": {rank: float(v) for rank, v in zip(R.RANKS, count["tags"], strict=True)},
                          "balance": float(full @ count["tags"]),
                          "threshold": None if math.isinf(count["threshold"]) else count["threshold"]}
         if not np.any(count["tags"]):

@@ -14,10 +14,11 @@ import pytest
 import yaml
 
 from experiments import atlas, scale
-from experiments.stats import z_value
 from experiments.config import ConfigError, validate
+from experiments.stats import z_value
 from pb_gym import catalog, engine, exact
 from pb_gym import rules as R
+
 from published_figures import edge8  # the published house edges (sources named in tests/data)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,9 +67,9 @@ def test_book_evs_are_the_exact_calculators(book):
     counts = exact.hand_class_counts(R.full_shoe(8))  # int64, exact
     total = int(counts.sum())
     assert total == CATALOG_FIGURES["total_deals_8_decks"]
-    exact_ev = np.array([sum(int(c) * Fraction(p).limit_denominator(1000) for c, p in
-                             zip(counts, book.pay[:, j]) if c) / total for j in range(len(book.names))],
-                        dtype=np.float64)
+    exact_ev = np.array([sum(int(c) * Fraction(p).limit_denominator(1000)
+                             for c, p in zip(counts, book.pay[:, j], strict=True) if c) / total
+                         for j in range(len(book.names))], dtype=np.float64)
     np.testing.assert_allclose(ev[0], exact_ev, rtol=1e-13, atol=1e-16)
     checked = 0
     for bet, decks, published, decimals, _ in CATALOG_FIGURES["returns"]["rows"]:
@@ -359,3 +360,28 @@ def test_an_interrupted_run_resumes_bit_for_bit(tiny, tmp_path, monkeypatch):
     resumed = atlas.main(str(config), str(out), as_json=True)
     assert ran == [1, 2] and _comparable(resumed) == _comparable(serial)
     assert sorted(p.name for p in out.iterdir()) == sorted(atlas.OUTPUT_NAMES)
+
+
+TIE_ON_7 = {"name": "my_tie_on_7", "source": "a test", "rows": [
+    {"when": {"winner": "tie", "player_total": 7}, "pays": 45}]}
+
+
+def test_custom_bets_are_studied_like_catalog_bets(tmp_path):
+    """A user's bet in the config (here Egalite 7 again, under another name) is priced, counted and
+    ranked like the catalog's: the same figures as egalite_7, to the last bit."""
+    config = tmp_path / "custom.yaml"
+    config.write_text(yaml.safe_dump({**TINY, "shoes": 20, "chunk_shoes": 20,
+                                      "custom_bets": [TIE_ON_7],
+                                      "bets": ["egalite_7", "my_tie_on_7", "dragon7"]}))
+    result = atlas.main(str(config), None, as_json=True)
+    ours, catalogs = result["bets"]["my_tie_on_7"], result["bets"]["egalite_7"]
+    assert json.dumps(ours, sort_keys=True) == json.dumps(catalogs, sort_keys=True)
+    assert len(result["ranking"]) == 3
+    with pytest.raises(ConfigError, match=r"custom_bets: bet 'x', row 1: player_total=11 does not "
+                                          r"exist; allowed: 0\.\.9"):
+        validate({"custom_bets": [{"name": "x", "rows": [{"when": {"winner": "tie", "player_total": 11},
+                                                         "pays": 45}]}]}, atlas.AtlasConfig)
+    with pytest.raises(ConfigError, match=r"custom_bets: bet 'lucky6': the name is taken"):
+        validate({"custom_bets": [{**TIE_ON_7, "name": "lucky6"}]}, atlas.AtlasConfig)
+    with pytest.raises(ConfigError, match=r"bets: unknown bet\(s\) my_tie_on_8"):
+        validate({"custom_bets": [TIE_ON_7], "bets": ["my_tie_on_8"]}, atlas.AtlasConfig)
