@@ -3,7 +3,7 @@
 Every kind of player -- an environment action, a betting system, a learned policy, a card counter --
 asks for stakes; the session does everything else, once, for all of them:
 
-* **the stake rules** (:func:`_place_seat`, in this order, for every seat still playing at a table
+* **the stake rules** (:func:`place_rows`, in this order, for every seat still playing at a table
   that deals):
 
   1. the *requested* stake of each bet column (``requested[k, t, j] >= 0``, in the session's amount
@@ -42,7 +42,7 @@ the compiled kernels are pure functions of them that take *structs* (tuples of t
 ``[start, stop)`` range of tables, run serially below a batch size and on several threads above it by
 :func:`pb_gym.threads.run_rows` (nogil kernels; numba's own threading layer never starts).
 
-A new stake rule is a change in :func:`_place_seat`; a new bet column is a column of the payoff
+A new stake rule is a change in :func:`place_rows`; a new bet column is a column of the payoff
 matrix (the bet catalog's, or ``Rules.payoff_matrix``).
 """
 
@@ -296,152 +296,210 @@ _OUTCOME_WINNER = R.OUTCOME_WINNER
 
 
 # --------------------------------------------------------------------------------------------------
-# Kernels (row functions: one table, or one seat at one table)
+# Kernels: each runs over a range of tables ``start..stop-1`` and takes the state as structs; the
+# row bodies are written out in the loops (a row function taking a dozen arrays costs more per call
+# than the row's work: every array is passed and reference-counted at each call)
 # --------------------------------------------------------------------------------------------------
 @numba.njit(cache=True, nogil=True)
-def _place_seat(k, t, requested, chosen, seats, limits):
-    """The stake rules (module docstring, steps 1-4) for seat ``k`` at table ``t``: writes the seat's
-    stakes, ``placed``, ``table_capped`` and ``bankroll_capped``. ``chosen``: the chosen column, or -1
-    for the column of the largest request (the first on ties)."""
-    bankroll, _, _, stakes, _, placed, table_capped, bankroll_capped, _, _ = seats
+def place_rows(start, stop, deal, requested, chosen, sticky, seats, limits):
+    """THE stake rules (module docstring, steps 1-4) for every seat still playing at the tables of
+    ``start..stop-1`` that deal: writes the seats' ``stakes``, ``placed``, ``table_capped`` and
+    ``bankroll_capped``. ``chosen[k, t]``: the seat's chosen column, or -1 for the column of its
+    largest request (the first on ties)."""
+    bankroll, _, ended, stakes, _, placed, table_capped, bankroll_capped, _, _ = seats
     table_min, table_max, _, _, _, _, forced, tol = limits
-    b = bankroll[k, t]
-    top = 0
-    top_request = -1.0
-    total = 0.0
-    over_max = False
-    over_bankroll = False
-    for j in range(stakes.shape[2]):
-        s = requested[k, t, j]
-        if s > top_request:
-            top_request = s
-            top = j
-        if s > table_max + tol:
-            over_max = True
-        if s > table_max:  # 2. the table maximum, then the bankroll
-            s = table_max
-        if s > b:
-            s = b
-            over_bankroll = True
-        stakes[k, t, j] = s
-        total += s
-    if chosen < 0:
-        chosen = top
-    if total > b:  # 3. several columns over the bankroll: scaled down in proportion
-        over_bankroll = True
-        f = b / total
-        total = 0.0
-        for j in range(stakes.shape[2]):
-            stakes[k, t, j] *= f
-            total += stakes[k, t, j]
-        if total > b:  # rounding: the excess comes off the chosen column
-            stakes[k, t, chosen] -= total - b
-    any_placed = False
-    for j in range(stakes.shape[2]):  # 4. below the table minimum: not placed
-        if stakes[k, t, j] < table_min - tol:
-            stakes[k, t, j] = 0.0
-        else:
-            any_placed = True
-    if forced and not any_placed and b >= table_min - tol:
-        stakes[k, t, chosen] = table_min
-        any_placed = True
-    placed[k, t] = any_placed
-    table_capped[k, t] = over_max
-    bankroll_capped[k, t] = over_bankroll
+    n_bets = stakes.shape[2]
+    for t in range(start, stop):
+        if not deal[t]:
+            continue
+        for k in range(ended.shape[0]):
+            if sticky and ended[k, t] != PLAYING:
+                continue
+            b = bankroll[k, t]
+            top = 0
+            top_request = 0.0
+            total = 0.0
+            over_max = False
+            over_bankroll = False
+            requested_columns = 0
+            for j in range(n_bets):  # 1. the requests
+                s = requested[k, t, j]
+                if s == 0.0:  # (most columns: nothing asked)
+                    stakes[k, t, j] = 0.0
+                    continue
+                requested_columns += 1
+                if s > top_request:
+                    top_request = s
+                    top = j
+                if s > table_max + tol:
+                    over_max = True
+                if s > table_max:  # 2. the table maximum, then the bankroll
+                    s = table_max
+                if s > b:
+                    s = b
+                    over_bankroll = True
+                stakes[k, t, j] = s
+                total += s
+            c = chosen[k, t]
+            if c < 0:
+                c = top
+            if total > b:  # 3. several columns over the bankroll: scaled down in proportion
+                over_bankroll = True
+                f = b / total
+                total = 0.0
+                for j in range(n_bets):
+                    stakes[k, t, j] *= f
+                    total += stakes[k, t, j]
+                if total > b:  # rounding: the excess comes off the chosen column
+                    stakes[k, t, c] -= total - b
+            any_placed = False
+            if requested_columns == 1 and stakes[k, t, top] != 0.0:  # the usual single bet
+                if stakes[k, t, top] < table_min - tol:  # 4. below the table minimum: not placed
+                    stakes[k, t, top] = 0.0
+                else:
+                    any_placed = True
+            else:
+                for j in range(n_bets):  # 4. below the table minimum: not placed
+                    if stakes[k, t, j] < table_min - tol:
+                        stakes[k, t, j] = 0.0
+                    else:
+                        any_placed = True
+            if forced and not any_placed and b >= table_min - tol:
+                stakes[k, t, c] = table_min
+                any_placed = True
+            placed[k, t] = any_placed
+            table_capped[k, t] = over_max
+            bankroll_capped[k, t] = over_bankroll
 
 
 @numba.njit(cache=True, nogil=True)
-def _sit_out(k, t, seats):
-    """Seat ``k`` at table ``t`` plays no hand: no stakes, no net, no end this hand."""
-    _, _, _, stakes, net, placed, table_capped, bankroll_capped, terminated, truncated = seats
-    for j in range(stakes.shape[2]):
-        stakes[k, t, j] = 0.0
-    net[k, t] = 0.0
-    placed[k, t] = False
-    table_capped[k, t] = False
-    bankroll_capped[k, t] = False
-    terminated[k, t] = False
-    truncated[k, t] = False
-
-
-@numba.njit(cache=True, nogil=True)
-def _record_table(t, hand, records):
-    """Fold table ``t``'s hand into its records (bead plate, last hand, cards, hand class)."""
+def finish_rows(start, stop, deal, settle, sticky, payoffs, hand, records, shoe, hand_after_cut,
+                seats, limits):
+    """After the deal, at every table of ``start..stop-1`` that dealt: fold the hand into the
+    table's records (bead plate, last hand, cards, hand class) and, with ``settle``, settle every
+    playing seat's stakes through the payoff matrix row of the hand class, move bankrolls and hand
+    counts and decide the seats' ends (:data:`END_REASONS`, first match). Seats that do not play
+    this hand: no stakes, no net, no end this hand. (One loop over the tables: one pass over their
+    rows.)"""
     (player_cards, banker_cards, player_total, banker_total, player_ncards, banker_ncards, _,
      winner, natural, player_pair, banker_pair, shuffled) = hand
     bead, last_hand, last_player, last_banker, hand_class = records
+    (bankroll, hands, ended, stakes, net, placed, table_capped, bankroll_capped, terminated,
+     truncated) = seats
+    table_min, _, target, floor, max_hands, one_shoe, _, tol = limits
+    position, cut_hands, cut_position = shoe[1], shoe[6], shoe[8]
     history = bead.shape[1]
-    if shuffled[t]:
-        for i in range(history):
-            bead[t, i] = 0
-    for i in range(history - 1, 0, -1):
-        bead[t, i] = bead[t, i - 1]
-    w = winner[t]
-    bead[t, 0] = w + 1
-    last_hand[t, 0] = 1.0 if w == R.BANKER else 0.0
-    last_hand[t, 1] = 1.0 if w == R.PLAYER else 0.0
-    last_hand[t, 2] = 1.0 if w == R.TIE else 0.0
-    last_hand[t, 3] = player_total[t]
-    last_hand[t, 4] = banker_total[t]
-    last_hand[t, 5] = player_ncards[t]
-    last_hand[t, 6] = banker_ncards[t]
-    last_hand[t, 7] = 1.0 if natural[t] else 0.0
-    last_hand[t, 8] = 1.0 if player_pair[t] else 0.0
-    last_hand[t, 9] = 1.0 if banker_pair[t] else 0.0
-    for i in range(MAX_CARDS):
-        last_player[t, i] = player_cards[t, i]
-        last_banker[t, i] = banker_cards[t, i]
-    c = player_total[t] * _TOTALS + banker_total[t]
-    c = c * _CARD_AXIS + player_ncards[t] - TWO_CARDS
-    c = c * _CARD_AXIS + banker_ncards[t] - TWO_CARDS
-    c = c * _PAIR_AXIS + (1 if player_pair[t] else 0)
-    hand_class[t] = c * _PAIR_AXIS + (1 if banker_pair[t] else 0)
+    n_bets = stakes.shape[2]
+    for t in range(start, stop):
+        if deal[t]:  # the table's records
+            if shuffled[t]:
+                for i in range(history):
+                    bead[t, i] = 0
+            for i in range(history - 1, 0, -1):
+                bead[t, i] = bead[t, i - 1]
+            w = winner[t]
+            bead[t, 0] = w + 1
+            last_hand[t, 0] = 1.0 if w == R.BANKER else 0.0
+            last_hand[t, 1] = 1.0 if w == R.PLAYER else 0.0
+            last_hand[t, 2] = 1.0 if w == R.TIE else 0.0
+            last_hand[t, 3] = player_total[t]
+            last_hand[t, 4] = banker_total[t]
+            last_hand[t, 5] = player_ncards[t]
+            last_hand[t, 6] = banker_ncards[t]
+            last_hand[t, 7] = 1.0 if natural[t] else 0.0
+            last_hand[t, 8] = 1.0 if player_pair[t] else 0.0
+            last_hand[t, 9] = 1.0 if banker_pair[t] else 0.0
+            for i in range(MAX_CARDS):
+                last_player[t, i] = player_cards[t, i]
+                last_banker[t, i] = banker_cards[t, i]
+            c = player_total[t] * _TOTALS + banker_total[t]  # pb_gym.rules.hand_class
+            c = c * _CARD_AXIS + player_ncards[t] - TWO_CARDS
+            c = c * _CARD_AXIS + banker_ncards[t] - TWO_CARDS
+            c = c * _PAIR_AXIS + (1 if player_pair[t] else 0)
+            hand_class[t] = c * _PAIR_AXIS + (1 if banker_pair[t] else 0)
+        if not settle:
+            continue
+        # the cut card is out: the next hand would come from a new shoe
+        shoe_end = one_shoe and position[t] >= cut_position and (
+            not hand_after_cut or cut_hands[t] == 1)
+        row = hand_class[t]
+        for k in range(ended.shape[0]):
+            if not deal[t] or (sticky and ended[k, t] != PLAYING):  # sits this hand out
+                for j in range(n_bets):
+                    stakes[k, t, j] = 0.0
+                net[k, t] = 0.0
+                placed[k, t] = False
+                table_capped[k, t] = False
+                bankroll_capped[k, t] = False
+                terminated[k, t] = False
+                truncated[k, t] = False
+                continue
+            r = 0.0
+            for j in range(n_bets):
+                s = stakes[k, t, j]
+                if s != 0.0:
+                    r += s * payoffs[row, j]
+            net[k, t] = r
+            b = bankroll[k, t] + r
+            if b < 0.0:  # rounding of proportionally scaled stakes only: stakes never exceed it
+                b = 0.0
+            bankroll[k, t] = b
+            hands[k, t] += 1
+            ruin = b < table_min - tol
+            hit = b >= target - tol
+            stop_loss = b <= floor + tol
+            limit = max_hands > 0 and hands[k, t] >= max_hands
+            terminated[k, t] = ruin or hit or stop_loss
+            truncated[k, t] = limit or shoe_end
+            reason = PLAYING
+            if ruin:
+                reason = RUIN
+            elif hit:
+                reason = TARGET
+            elif stop_loss:
+                reason = STOP_LOSS
+            elif limit:
+                reason = MAX_HANDS
+            elif shoe_end:
+                reason = SHOE_END
+            ended[k, t] = reason
 
 
 @numba.njit(cache=True, nogil=True)
-def _settle_seat(k, t, hand_class, payoffs, seats, limits, shoe_end):
-    """Settle seat ``k``'s stakes at table ``t`` on the hand class through the payoff matrix, move
-    its bankroll and hand count, and decide whether its session ends (:data:`END_REASONS`)."""
-    bankroll, hands, ended, stakes, net, _, _, _, terminated, truncated = seats
-    table_min, _, target, floor, max_hands, _, _, tol = limits
-    r = 0.0
-    for j in range(stakes.shape[2]):
-        s = stakes[k, t, j]
-        if s != 0.0:
-            r += s * payoffs[hand_class, j]
-    net[k, t] = r
-    b = bankroll[k, t] + r
-    if b < 0.0:  # rounding of proportionally scaled stakes only: stakes never exceed the bankroll
-        b = 0.0
-    bankroll[k, t] = b
-    hands[k, t] += 1
-    ruin = b < table_min - tol
-    hit = b >= target - tol
-    stop = b <= floor + tol
-    limit = max_hands > 0 and hands[k, t] >= max_hands
-    terminated[k, t] = ruin or hit or stop
-    truncated[k, t] = limit or shoe_end
-    reason = PLAYING
-    if ruin:
-        reason = RUIN
-    elif hit:
-        reason = TARGET
-    elif stop:
-        reason = STOP_LOSS
-    elif limit:
-        reason = MAX_HANDS
-    elif shoe_end:
-        reason = SHOE_END
-    ended[k, t] = reason
+def _restart_rows(index, bankroll0, seats, records):
+    """The tables ``index`` start afresh: empty records, every seat there at ``bankroll0``, playing,
+    no hands, nothing staked."""
+    bead, last_hand, last_player, last_banker, hand_class = records
+    (bankroll, hands, ended, stakes, net, placed, table_capped, bankroll_capped, terminated,
+     truncated) = seats
+    for i in range(index.shape[0]):
+        t = index[i]
+        bead[t, :] = 0
+        last_hand[t, :] = 0.0
+        last_player[t, :] = 0
+        last_banker[t, :] = 0
+        hand_class[t] = 0
+        for k in range(ended.shape[0]):
+            bankroll[k, t] = bankroll0
+            hands[k, t] = 0
+            ended[k, t] = PLAYING
+            stakes[k, t, :] = 0.0
+            net[k, t] = 0.0
+            placed[k, t] = False
+            table_capped[k, t] = False
+            bankroll_capped[k, t] = False
+            terminated[k, t] = False
+            truncated[k, t] = False
 
 
 @numba.njit(cache=True, nogil=True)
 def play_rows(start, stop, deal, requested, chosen, sticky, seats, records, shoe, deal_consts, hand,
               payoffs, limits):
-    """One hand at tables ``start..stop-1``: the stake rules for every seat still playing at a table
-    that deals (``deal[t]``), the deal, settlement, the tables' records and the seats' ends. Returns
-    ``(table, problem)`` of the first table whose shoe state is unusable (nothing is dealt then), or
-    ``(-1, 0)``. ``sticky``: a seat that has ended sits out until reset (else it plays on)."""
+    """One hand at tables ``start..stop-1``: the stake rules (:func:`place_rows`) for every seat
+    still playing at a table that deals (``deal[t]``), the deal, the records, settlement and ends
+    (:func:`finish_rows`). Returns ``(table, problem)`` of the first table whose
+    shoe state is unusable (nothing is dealt then), or ``(-1, 0)``. ``sticky``: a seat that has
+    ended sits out until reset (else it plays on)."""
     (shoe_cards, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng,
      cut_position) = shoe
     hand_after_cut, burn, per_rank = deal_consts
@@ -451,44 +509,18 @@ def play_rows(start, stop, deal, requested, chosen, sticky, seats, records, shoe
                                                  cut_hands, cut_position, hand_after_cut, per_rank)
     if table >= 0:
         return table, problem
-    ended = seats[2]
-    n_seats = ended.shape[0]
-    one_shoe = limits[5]
-    for t in range(start, stop):
-        for k in range(n_seats):
-            if deal[t] and not (sticky and ended[k, t] != PLAYING):
-                _place_seat(k, t, requested, chosen[k, t], seats, limits)
+    place_rows(start, stop, deal, requested, chosen, sticky, seats, limits)
     (player_cards, banker_cards, player_total, banker_total, player_ncards, banker_ncards, outcome,
      winner, natural, player_pair, banker_pair, shuffled) = hand
     engine._deal_kernel(start, stop, deal, shoe_cards, position, counts, unseen, hands_in_shoe,
                         shoes_started, cut_hands, rng, cut_position, hand_after_cut, burn,
                         np.full(R.N_RANKS, per_rank, dtype=np.int64), _BURN_COUNTS, _CARD_VALUES,
                         _PLAYER_DRAWS, _BANKER_TABLEAU, _OUTCOME_TABLE, _OUTCOME_WINNER,
-                        player_cards, banker_cards, player_total,
-                        banker_total, player_ncards, banker_ncards, outcome, winner, natural,
-                        player_pair, banker_pair, shuffled)
-    hand_class = records[4]
-    for t in range(start, stop):
-        if not deal[t]:
-            for k in range(n_seats):
-                _sit_out(k, t, seats)
-            continue
-        _record_table(t, hand, records)
-        # the cut card is out: the next hand would come from a new shoe
-        shoe_end = one_shoe and position[t] >= cut_position and (
-            not hand_after_cut or cut_hands[t] == 1)
-        for k in range(n_seats):
-            if sticky and ended[k, t] != PLAYING:
-                _sit_out(k, t, seats)
-            else:
-                _settle_seat(k, t, hand_class[t], payoffs, seats, limits, shoe_end)
+                        player_cards, banker_cards, player_total, banker_total, player_ncards,
+                        banker_ncards, outcome, winner, natural, player_pair, banker_pair, shuffled)
+    finish_rows(start, stop, deal, True, sticky, payoffs, hand, records, shoe, hand_after_cut, seats,
+                limits)
     return -1, 0
-
-
-@numba.njit(cache=True, nogil=True)
-def _record_rows(start, stop, hand, records):
-    for t in range(start, stop):
-        _record_table(t, hand, records)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -616,12 +648,10 @@ class Session:
         and every seat there back to the starting bankroll, playing, with no hands."""
         index = np.arange(self.n_tables) if tables is None else np.asarray(tables, dtype=np.int64)
         engine.shuffle(self.rules, self.shoe, index, seed=None if seeds is None else np.asarray(seeds))
-        records, seats = self.records, self.seats
-        for name in _RECORD_NAMES:
-            getattr(records, name)[index] = 0
-        seats.bankroll[:, index] = self.limits.bankroll
-        for name in _SEAT_NAMES[1:]:
-            getattr(seats, name)[:, index] = 0
+        if index.size and (index.min() < 0 or index.max() >= self.n_tables):  # (shuffle checked it)
+            raise ValueError(f"table indices must be in 0..{self.n_tables - 1}")
+        seats, records, _, _ = self.structs()
+        _restart_rows(index, float(self.limits.bankroll), seats, records)
 
     # ---- one hand ----------------------------------------------------------------------------
     def check_requests(self, requested: np.ndarray) -> np.ndarray:
@@ -688,21 +718,15 @@ class Session:
                         np.zeros_like(self.seats.stakes), *(np.zeros_like(getattr(self.seats, name))
                                                            for name in _SEAT_NAMES[4:]))
         chosen = self._chosen if chosen is None else np.asarray(chosen, dtype=np.int64)
-        _place_rows(requested, chosen, self.sticky_ends, seat_struct(scratch), self._limits)
+        place_rows(0, self.n_tables, self._all, requested, chosen, self.sticky_ends,
+                   seat_struct(scratch), self._limits)
         return Placement(scratch.stakes, scratch.placed, scratch.table_capped, scratch.bankroll_capped)
 
     def record(self, hand: engine.HandResult) -> None:
         """Fold a hand dealt elsewhere (``(N,)`` rows) into the tables' records, as :meth:`play`
         would; the seats are left alone."""
         engine.check_result(hand, self.n_tables)
-        run_rows(_record_rows, self.n_tables, PLAY_MIN_TABLES, hand_struct(hand),
-                 record_struct(self.records))
-
-
-@numba.njit(cache=True, nogil=True)
-def _place_rows(requested, chosen, sticky, seats, limits):
-    ended = seats[2]
-    for k in range(ended.shape[0]):
-        for t in range(ended.shape[1]):
-            if not (sticky and ended[k, t] != PLAYING):
-                _place_seat(k, t, requested, chosen[k, t], seats, limits)
+        seats, records, shoe, _ = self.structs()
+        run_rows(finish_rows, self.n_tables, PLAY_MIN_TABLES, self._all, False, self.sticky_ends,
+                 self.payoffs, hand_struct(hand), records, shoe, bool(self.rules.hand_after_cut),
+                 seats, self._limits)

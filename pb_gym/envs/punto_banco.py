@@ -183,7 +183,11 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         self._seeded = True
         T.reset_tables(self.config, self.tables, np.zeros(1, dtype=np.int64), seeds)
         self._show()
-        return T.split_obs(self.config, T.write_obs(self.config, self.tables)[0]), {}
+        return self._obs(), {}
+
+    def _obs(self) -> ObsType:
+        """The observation of the table as it is now (:func:`pb_gym.envs.table.observe`)."""
+        return T.split_obs(self.config, T.write_obs(self.config, self.tables)[0])
 
     def _action_arrays(self, action: ActType) -> tuple[np.ndarray, np.ndarray]:
         """The action in the step kernel's layout: the common forms are copied into the env's buffers;

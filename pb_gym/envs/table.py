@@ -51,8 +51,7 @@ from pb_gym import exact
 from pb_gym import rules as R
 from pb_gym.rules import BETS, Rules
 from pb_gym.session import (BEAD_CODES, LAST_HAND_FIELDS, MAX_CARDS, PLAY_MIN_TABLES, Limits, Seats, Session,
-                            deal_constants, play_rows, seat_struct)
-from pb_gym.session import _place_rows
+                            deal_constants, place_rows, play_rows, seat_struct)
 from pb_gym.threads import parallel_for, run_rows
 
 ACTION_MODES: tuple[str, ...] = ("discrete", "multidiscrete", "box")
@@ -514,63 +513,61 @@ def decode_struct(cfg: EnvConfig) -> tuple:
 
 
 @numba.njit(cache=True, nogil=True)
-def _decode_row(t, action_ints, action_floats, dec, bankroll, requested, chosen):
-    """Step 1 of the stake rules for table ``t`` (seat 0): the requested stake of each bet column and
-    the chosen column. False if the action is out of range (nothing written)."""
+def _decode_rows(start, stop, action_ints, action_floats, dec, bankroll, requested, chosen, active):
+    """Step 1 of the stake rules for every active table ``start..stop-1`` (seat 0): the requested
+    stake of each bet column and the chosen column. Returns the first table whose action is out of
+    range (the tables after it are not decoded), or -1."""
     mode, no_bet_first, choice_spot, levels, fraction, box_spots, table_max = dec
-    b = bankroll[0, t]
+    n_bets = requested.shape[2]
     if mode == BOX:
-        cap = b if b < table_max else table_max
-        for j in range(requested.shape[2]):
-            requested[0, t, j] = 0.0
-        best = 0
-        best_x = 0.0
-        for j in range(box_spots.shape[0]):
-            x = action_floats[t, j]
-            if not x > 0.0:  # also NaN
-                x = 0.0
-            elif x > 1.0:
-                x = 1.0
-            requested[0, t, box_spots[j]] = x * cap
-            if x > best_x:
-                best_x = x
-                best = j
-        chosen[0, t] = box_spots[best]
-        return True
+        for t in range(start, stop):
+            if not active[t]:
+                continue
+            b = bankroll[0, t]
+            cap = b if b < table_max else table_max
+            for j in range(n_bets):
+                requested[0, t, j] = 0.0
+            best = 0
+            best_x = 0.0
+            for j in range(box_spots.shape[0]):
+                x = action_floats[t, j]
+                if not x > 0.0:  # also NaN
+                    x = 0.0
+                elif x > 1.0:
+                    x = 1.0
+                requested[0, t, box_spots[j]] = x * cap
+                if x > best_x:
+                    best_x = x
+                    best = j
+            chosen[0, t] = box_spots[best]
+        return -1
     n_levels = levels.shape[0]
     n_choices = choice_spot.shape[0]
-    if mode == DISCRETE:
-        a = action_ints[t, 0]
-        n_actions = (n_choices - 1) * n_levels + 1 if no_bet_first else n_choices * n_levels
-        if a < 0 or a >= n_actions:
-            return False
-        if no_bet_first:
-            choice = 0 if a == 0 else 1 + (a - 1) // n_levels
-            level = 0 if a == 0 else (a - 1) % n_levels
-        else:
-            choice = a // n_levels
-            level = a % n_levels
-    else:
-        choice = action_ints[t, 0]
-        level = action_ints[t, 1]
-        if choice < 0 or choice >= n_choices or level < 0 or level >= n_levels:
-            return False
-    for j in range(requested.shape[2]):
-        requested[0, t, j] = 0.0
-    spot = choice_spot[choice]
-    chosen[0, t] = spot
-    if spot >= 0:
-        requested[0, t, spot] = levels[level] * b if fraction else levels[level]
-    return True
-
-
-@numba.njit(cache=True, nogil=True)
-def _decode_rows(start, stop, action_ints, action_floats, dec, bankroll, requested, chosen, active):
-    """:func:`_decode_row` for every active table; the first table with an out-of-range action, or -1."""
+    n_actions = (n_choices - 1) * n_levels + 1 if no_bet_first else n_choices * n_levels
     for t in range(start, stop):
-        if active[t] and not _decode_row(t, action_ints, action_floats, dec, bankroll, requested,
-                                         chosen):
-            return t
+        if not active[t]:
+            continue
+        if mode == DISCRETE:
+            a = action_ints[t, 0]
+            if a < 0 or a >= n_actions:
+                return t
+            if no_bet_first:
+                choice = 0 if a == 0 else 1 + (a - 1) // n_levels
+                level = 0 if a == 0 else (a - 1) % n_levels
+            else:
+                choice = a // n_levels
+                level = a % n_levels
+        else:
+            choice = action_ints[t, 0]
+            level = action_ints[t, 1]
+            if choice < 0 or choice >= n_choices or level < 0 or level >= n_levels:
+                return t
+        for j in range(n_bets):
+            requested[0, t, j] = 0.0
+        spot = choice_spot[choice]
+        chosen[0, t] = spot
+        if spot >= 0:
+            requested[0, t, spot] = levels[level] * bankroll[0, t] if fraction else levels[level]
     return -1
 
 
@@ -591,8 +588,7 @@ def _step_rows(start, stop, decode, action_ints, action_floats, dec, deal, reque
     if table >= 0:
         return 2, table, problem
     if obs.shape[0] > 0:
-        for t in range(start, stop):
-            _obs_row(t, obs_consts, seats, records, shoe, obs)
+        _obs_rows(start, stop, obs_consts, seats, records, shoe, obs)
     return 0, -1, 0
 
 
@@ -748,7 +744,8 @@ def decode_actions(cfg: EnvConfig, actions: np.ndarray, bankroll: np.ndarray, ou
     seats = Seats.empty(1, n, R.N_BETS)
     seats.bankroll[0] = bankroll
     seats.ended[0] = np.where(active, 0, 1)  # inactive rows sit out
-    _place_rows(requested[None], chosen[None], True, seat_struct(seats), _limits_struct(cfg, None))
+    place_rows(0, n, active, requested[None], chosen[None], True, seat_struct(seats),
+               _limits_struct(cfg, None))
     out[...] = seats.stakes[0]
     return out
 
@@ -904,42 +901,41 @@ def obs_struct(cfg: EnvConfig, seat: int = 0, per_unit: float = 1.0) -> tuple:
 
 
 @numba.njit(cache=True, nogil=True)
-def _obs_row(t, consts, seats, records, shoe, out):
-    """The observation of one seat at table ``t`` (the session state after the last hand): the one
-    observation function of the environments and of anything that plays a policy on a session."""
+def _obs_rows(start, stop, consts, seats, records, shoe, out, rows=None):
+    """The observations of one seat at the tables ``start..stop-1`` (or ``rows[start:stop]``) as the
+    session state is now (after the last hand): the one observation function of the environments
+    and of anything that plays a policy on a session (written out in the loop: a row function taking
+    a dozen arrays would cost more per row than the row)."""
     o_bankroll, o_bead, o_cards, o_hands, o_last, o_shoe, history, factors, seat, per_unit = consts
     bankroll, hands = seats[0], seats[1]
     bead, last_hand = records[0], records[1]
     shoe_cards, position, unseen, hands_in_shoe = shoe[0], shoe[1], shoe[3], shoe[4]
-    out[t, o_bankroll] = bankroll[seat, t] / per_unit
-    for k in range(history):
-        out[t, o_bead + k] = bead[t, k]
-    out[t, o_cards] = shoe_cards.shape[1] - position[t]
-    out[t, o_hands] = hands[seat, t]
-    out[t, o_hands + 1] = hands_in_shoe[t]
-    for k in range(last_hand.shape[1]):
-        out[t, o_last + k] = last_hand[t, k]
-    if o_shoe >= 0:
-        for r in range(unseen.shape[1]):
-            out[t, o_shoe + r] = unseen[t, r]
-    for i in range(factors.shape[0]):
-        out[t, i] = out[t, i] * factors[i]
-
-
-@numba.njit(cache=True, nogil=True)
-def _obs_rows(start, stop, consts, seats, records, shoe, out):
-    for t in range(start, stop):
-        _obs_row(t, consts, seats, records, shoe, out)
+    n_cards = shoe_cards.shape[1]
+    for i in range(start, stop):
+        t = i if rows is None else rows[i]
+        out[t, o_bankroll] = bankroll[seat, t] / per_unit
+        for k in range(history):
+            out[t, o_bead + k] = bead[t, k]
+        out[t, o_cards] = n_cards - position[t]
+        out[t, o_hands] = hands[seat, t]
+        out[t, o_hands + 1] = hands_in_shoe[t]
+        for k in range(last_hand.shape[1]):
+            out[t, o_last + k] = last_hand[t, k]
+        if o_shoe >= 0:
+            for r in range(unseen.shape[1]):
+                out[t, o_shoe + r] = unseen[t, r]
+        for k in range(factors.shape[0]):
+            out[t, k] = out[t, k] * factors[k]
 
 
 def observe(cfg: EnvConfig, session: Session, seat: int = 0, per_unit: float = 1.0,
-            out: np.ndarray | None = None) -> np.ndarray:
+            out: np.ndarray | None = None, rows: np.ndarray | None = None) -> np.ndarray:
     """The flat observations ``(n, obs_size)`` float32 that seat ``seat`` of ``session`` has at every
     table now, as the environment configured by ``cfg`` shows them (the env's step writes its
     observations with the same row function). ``per_unit``: session amount per betting unit of
     ``cfg`` (1 when the session is in betting units, ``cfg.unit`` when it is in money). The session's
     bead plate must be at least ``cfg.history`` long (its first entries are shown). A NEW array unless
-    ``out`` is given."""
+    ``out`` is given; ``rows`` (table indices): only those rows of ``out`` are written."""
     if not isinstance(session, Session):
         raise TypeError(f"session must be a pb_gym.session.Session, got {type(session).__name__}")
     if session.history < cfg.history:
@@ -959,8 +955,14 @@ def observe(cfg: EnvConfig, session: Session, seat: int = 0, per_unit: float = 1
     elif type(out) is not np.ndarray or out.shape != (n, cfg.obs_size) or out.dtype != np.float32:
         raise ValueError(f"out must be a float32 array of shape ({n}, {cfg.obs_size})")
     seats, records, shoe, _ = session.structs()
-    run_rows(_obs_rows, n, OBS_MIN_TABLES, obs_struct(cfg, int(seat), float(per_unit)), seats, records,
-             shoe, out)
+    consts = obs_struct(cfg, int(seat), float(per_unit))
+    if rows is None:
+        run_rows(_obs_rows, n, OBS_MIN_TABLES, consts, seats, records, shoe, out)
+    else:
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= n)):
+            raise ValueError(f"rows must be table indices in 0..{n - 1}")
+        run_rows(_obs_rows, rows.size, OBS_MIN_TABLES, consts, seats, records, shoe, out, rows)
     return out
 
 

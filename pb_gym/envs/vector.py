@@ -158,8 +158,9 @@ class PuntoBancoVectorEnv(VectorEnv):
         # one compiled call per chunk: decode, stake rules, deal, settle, records, ends, observations
         reward, terminated, truncated = T.play_hand(cfg, tables, actions, active, self.max_hands,
                                                     obs=flat)
+        restarted = np.flatnonzero(autoreset) if resetting else None
         if resetting:
-            T.reset_tables(cfg, tables, np.flatnonzero(autoreset))
+            T.reset_tables(cfg, tables, restarted)
         info = T.hand_info(cfg, tables)
         done = terminated | truncated
         same_step = mode == AutoresetMode.SAME_STEP and done.any()
@@ -177,8 +178,9 @@ class PuntoBancoVectorEnv(VectorEnv):
             info.update(final_obs=final_obs, _final_obs=done.copy(), final_info=final_info,
                         _final_info=done.copy())
             T.reset_tables(cfg, tables, index)
-        if resetting or same_step:  # the new episodes' first observations
-            T.observe(cfg, tables.session, out=flat)
+            restarted = index
+        if restarted is not None:  # the new episodes' first observations
+            T.observe(cfg, tables.session, out=flat, rows=restarted)
         self._autoreset = done
         return T.split_obs(cfg, flat), reward, terminated, truncated, info
 
