@@ -1,12 +1,11 @@
 """Learned policies as betting systems: a saved stable-baselines3 model plays inside ``pb-gym evaluate``.
 
-:class:`Sb3Policy` (config ``type: sb3``) loads a model saved by ``pb-gym train`` and, before every hand
-of the evaluation loop, builds for every session EXACTLY the observation the environment would have
-given: it keeps a :class:`pb_gym.envs.table.Tables` mirrored from the :class:`~agents.systems.TableView`
-and calls the environment's own :func:`~pb_gym.envs.table.write_obs` / :func:`~pb_gym.envs.table.split_obs`
-on it; the model's actions become stakes through the environment's own
-:func:`~pb_gym.envs.table.decode_actions` (same stake levels, limits and forced-bet rule as the
-environment the model was trained in).
+:class:`Sb3Policy` (config ``type: sb3``) loads a model saved by ``pb-gym train`` and plays one seat of
+the evaluation's table session (:class:`pb_gym.session.Session`). Before every hand it reads its
+observation with the environment's own function, :func:`pb_gym.envs.table.observe` (bankroll, bead
+plate, last hand, cards left, hands, unseen cards: what the env would show at that seat), and its
+actions become stakes through the environment's own :func:`~pb_gym.envs.table.decode_actions` (same
+stake levels, limits and forced-bet rule as the environment the model was trained in).
 
 Files of a trained model (written by :func:`save_policy`, in one folder)::
 
@@ -21,19 +20,10 @@ naming the file); ``pb-gym train`` also writes ``SHA256SUMS`` for every file of 
 catches a changed or swapped file, not someone who rewrites ``env.json`` too: load only models from
 sources you trust.
 
-Mirror of the environment state (what each observation field is made of, evaluate -> env):
-
-Each field is written in the env's form (flat or Dict, scaled or raw, as the model's ``env.json``
-says) by the env's own :func:`~pb_gym.envs.table.write_obs` from these sources:
-
-================  ============================================================================
-``bankroll``      ``view.bankroll_units`` (the session's bankroll in units, as the env's)
-``bead_plate``    updated from ``view.hand`` (the previous hand) with the env's own settle kernel
-``last_hand``     idem (cleared bead plate at each new shoe: ``hand.shuffled``)
-``cards_left``    ``view.shoe`` (the engine state the evaluation deals from)
-``hands``         ``[view.hands_played, view.shoe.hands_in_shoe]``
-``shoe``          ``view.shoe.unseen`` (with ``visible_discards``)
-================  ============================================================================
+What the policy sees at its seat (evaluate -> env): its bankroll in betting units (the session keeps
+money; ``per_unit`` is the study's ``table.unit``), the hands it has played in the session, and its
+table's bead plate, last hand, cards left, hands in the shoe and unseen cards, all from the session
+the study deals from (its bead plate at least as long as the policy's ``history``).
 
 Session vs episode. An evaluation session starts like an environment episode (fresh shoe, starting
 bankroll, hand counter 0, empty bead plate) and ends on the same events: ruin (bankroll below the
@@ -55,13 +45,14 @@ import dataclasses
 import hashlib
 import json
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from agents import systems as S
-from pb_gym import engine, exact
+from pb_gym import exact
 from pb_gym import rules as R
 from pb_gym.envs import table as T
 
@@ -315,77 +306,6 @@ def obs_transform_wrapper(venv, kind: str, cfg: T.EnvConfig):
     return ObsTransform(venv)
 
 
-# ------------------------------------------------------------------------------------- the mirror
-class ObservationMirror:
-    """The environment's state of N tables rebuilt from the evaluator's :class:`TableView`\\ s.
-
-    ``observe(view)`` returns the observations the environment would give (Dict or flat, as configured)
-    and ``decode(actions, view)`` the ``(spot, units, capped)`` of the actions, both through the
-    environment's own code (:mod:`pb_gym.envs.table`).
-    """
-
-    def __init__(self, cfg: T.EnvConfig) -> None:
-        self.cfg = cfg
-        self.tables: T.Tables | None = None
-        self.applied = 0  # hands folded into the bead plate / last hand
-
-    def reset(self, n: int) -> None:
-        # the shoe is the evaluator's (view.shoe); a placeholder until the first view
-        self.tables = T.new_tables(self.cfg, n, seed=np.arange(n))
-        self.applied = 0
-
-    def _record_hand(self, hand: engine.HandResult, shoe: engine.ShoeState) -> None:
-        """Fold one dealt hand into the bead plate and the last hand, with the environment's settle
-        kernel (no stakes: the bankroll and counters are taken from the view afterwards)."""
-        T.record_hand(self.cfg, self.tables, hand, shoe)
-
-    def observe(self, view: S.TableView) -> dict[str, np.ndarray] | np.ndarray:
-        if view.shoe is None:
-            raise ValueError("the TableView carries no shoe state (view.shoe): a learned policy needs "
-                             "it to build its observations")
-        n = len(view.bankroll_units)
-        if self.tables is None or self.tables.n != n:
-            self.reset(n)
-        t = self.tables
-        if view.hands_played == 0:
-            self.reset(n)
-            t = self.tables
-        elif view.hand is not None and view.hands_played > self.applied:
-            if view.hands_played != self.applied + 1:
-                raise ValueError(f"the policy saw hand {self.applied} then hand {view.hands_played}: "
-                                 "it must be asked before every hand to track the bead plate")
-            self._record_hand(view.hand, view.shoe)
-        self.applied = view.hands_played
-        t.shoe = view.shoe
-        t.bankroll[:] = view.bankroll_units
-        t.episode_hands[:] = view.hands_played
-        return T.split_obs(self.cfg, T.write_obs(self.cfg, t))
-
-    def decode(self, actions: np.ndarray, view: S.TableView
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(spot, units, capped)`` per table: the environment's stakes of ``actions`` (one bet spot;
-        NO_BET where nothing is placed) and where the table maximum cut the requested stake."""
-        cfg = self.cfg
-        bankroll = np.asarray(view.bankroll_units, dtype=np.float64)
-        n = bankroll.shape[0]
-        stakes = np.zeros((n, R.N_BETS))
-        T.decode_actions(cfg, actions, bankroll, stakes)
-        placed = stakes > 0
-        spot = np.where(placed.any(axis=1), placed.argmax(axis=1), S.NO_BET).astype(np.int8)
-        units = stakes[np.arange(n), np.maximum(spot, 0)] * (spot >= 0)
-        acts = np.asarray(actions).astype(np.int64).reshape(n, -1)
-        k = len(cfg.stake_levels)
-        if cfg.action_mode == "multidiscrete":
-            level = acts[:, 1]
-        else:
-            level = (acts[:, 0] - int(cfg.allow_no_bet)) % k
-        requested = np.asarray(cfg.stake_levels)[np.clip(level, 0, k - 1)]
-        if cfg.stake_unit == "fraction":
-            requested = requested * bankroll
-        capped = (spot >= 0) & (requested > cfg.max_units + 1e-9)
-        return spot, units, capped
-
-
 # ------------------------------------------------------------------------------------ the systems
 def training_config(model: str | Path) -> T.EnvConfig:
     """The environment settings a saved model was trained with (reads ``env.json``; no torch)."""
@@ -440,13 +360,12 @@ class Sb3Policy(S.BettingSystem):
         if meta.get("vecnormalize"):
             self.normalizer = _load_normalizer(zip_path.parent / meta["vecnormalize"], self.env_kwargs,
                                                self.obs_transform, self.cfg)
-        self.mirror = ObservationMirror(self.cfg)
+        self.bead_plate = self.cfg.history  # the session keeps at least this much bead plate
         self._checked = False
         self._lstm_state = None
 
     def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
         super().reset(n_tables, rng)
-        self.mirror.reset(n_tables)
         self._lstm_state = None
         self._checked = False
         if not self.deterministic:
@@ -473,8 +392,29 @@ class Sb3Policy(S.BettingSystem):
 
     # -- deciding -------------------------------------------------------------------------------
     def observe(self, view: S.TableView):
-        """The environment's observation of every table (before any transform or normalization)."""
-        return self.mirror.observe(view)
+        """The environment's observation of this seat at every table (before any transform or
+        normalization), by the environment's own :func:`pb_gym.envs.table.observe`."""
+        if view.session is None:
+            raise ValueError("the TableView carries no table session (view.session): a learned "
+                             "policy reads its observations from the session it plays in")
+        return T.split_obs(self.cfg, T.observe(self.cfg, view.session, seat=view.seat,
+                                               per_unit=view.unit))
+
+    def stakes(self, actions: np.ndarray, view: S.TableView
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(spot, units, capped)`` per table: the environment's stakes of ``actions`` (one bet spot;
+        NO_BET where nothing is placed; the env's stake rules, its forced bet included) and where the
+        table maximum cut the requested stake."""
+        cfg = self.cfg
+        bankroll = np.asarray(view.bankroll_units, dtype=np.float64)
+        n = bankroll.shape[0]
+        stakes = T.decode_actions(cfg, actions, bankroll, np.zeros((n, R.N_BETS)))
+        placed = stakes > 0
+        spot = np.where(placed.any(axis=1), placed.argmax(axis=1), S.NO_BET).astype(np.int8)
+        units = stakes[np.arange(n), np.maximum(spot, 0)] * (spot >= 0)
+        requested, _ = T.requested_stakes(cfg, actions, bankroll)
+        capped = (spot >= 0) & (requested.max(axis=1) > cfg.max_units + 1e-9)
+        return spot, units, capped
 
     def _act(self, obs, view: S.TableView) -> np.ndarray:
         """The model's actions for the observations (transform, normalization, masks, LSTM state)."""
@@ -493,12 +433,15 @@ class Sb3Policy(S.BettingSystem):
         actions, _ = self.model.predict(obs, **kwargs)
         return actions
 
+    def bet_spots(self) -> tuple[int, ...]:
+        return tuple(int(spot) for spot in self.cfg.choice_spot if spot >= 0)
+
     def propose(self, view: S.TableView) -> tuple[np.ndarray, np.ndarray]:
         if not self._checked:
             self.check_view(view)
         obs = self.observe(view)
         actions = self._act(obs, view)
-        spot, units, capped = self.mirror.decode(actions, view)
+        spot, units, capped = self.stakes(actions, view)
         self.capped = capped
         return spot, units
 
@@ -520,6 +463,9 @@ class NeverBet(S.BettingSystem):
 
     key = "never"
 
+    def bet_spots(self) -> tuple[int, ...]:
+        return ()
+
     def propose(self, view: S.TableView) -> tuple[np.ndarray, np.ndarray]:
         self.capped = np.zeros(self.n, dtype=bool)
         return np.full(self.n, S.NO_BET, dtype=np.int8), np.zeros(self.n)
@@ -538,6 +484,9 @@ class PerfectInformation(S.BettingSystem):
         super().__init__(bet=self.bets[0], **kwargs)
         self.spots = np.array([R.BETS.index(b) for b in bets], dtype=np.int64)
 
+    def bet_spots(self) -> tuple[int, ...]:
+        return tuple(int(spot) for spot in self.spots)
+
     def propose(self, view: S.TableView) -> tuple[np.ndarray, np.ndarray]:
         ev = exact.expected_values(view.composition, view.rules)[:, self.spots]
         best = ev.argmax(axis=1)
@@ -546,7 +495,7 @@ class PerfectInformation(S.BettingSystem):
         return spot, self._cap(np.where(positive, self.base, 0.0), view)
 
 
-__all__ = ["Sb3Policy", "NeverBet", "PerfectInformation", "ObservationMirror", "save_policy",
+__all__ = ["Sb3Policy", "NeverBet", "PerfectInformation", "save_policy",
            "model_files", "algorithm_class", "transform_obs", "obs_transform_wrapper", "ALGORITHMS",
            "OBS_TRANSFORMS", "ModelMismatch", "file_sha256", "write_manifest", "verify_model_files",
            "record_checksums"]

@@ -1,12 +1,14 @@
 """Betting systems, vectorized over N tables.
 
 Each system keeps its own state per table (arrays) and decides the next stake for every table at once;
-no Python loop over tables. The evaluator (:mod:`experiments.evaluate`) calls, for every hand:
+no Python loop over tables. The evaluator (:mod:`experiments.evaluate`) seats every system at a table
+session (:class:`pb_gym.session.Session`: all systems share each table's hands) and calls, for every
+hand:
 
 1. ``propose(view)`` -> ``(spot, units)``: the bet spot (an index into :data:`pb_gym.rules.BETS`, or
    :data:`NO_BET`) and the wanted stake in betting units, per table;
-2. deals the hand, caps the stake by the table maximum and the bankroll, skips stakes below the table
-   minimum, settles;
+2. the session applies the table's stake rules (the table maximum, then the bankroll; a stake below
+   the table minimum is not placed), deals the hand and settles;
 3. ``update(view, result)`` with what happened: whether a bet was placed, win / loss / push, the units
    staked and won, and whether the table maximum cut the stake.
 
@@ -31,13 +33,15 @@ fixes itself are listed in its ``not_configurable``. A new parameter is a change
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, ClassVar, Literal, Sequence
+from collections.abc import Sequence
+from typing import Annotated, ClassVar, Literal
 
 import numpy as np
 from annotated_types import Ge, Gt, Le, MinLen
 
 from pb_gym import engine, ev_bound, exact
 from pb_gym import rules as R
+from pb_gym.session import Session
 
 NO_BET = -1
 BetName = Literal[R.BETS]  # type: ignore[valid-type]
@@ -70,6 +74,10 @@ class TableView:
         shoe: the engine state of the tables (read only: position, hands in the shoe, unseen cards).
         hand: the engine's result arrays of the last hand dealt (the previous hand when proposing,
             this hand when updating); None before the first hand.
+        session: the table session the system plays in (read only: a learned policy reads its
+            observation from it with the environment's own function), or None.
+        seat: the system's seat in ``session``.
+        unit: the session's money per betting unit.
     """
 
     bankroll_units: np.ndarray
@@ -80,8 +88,11 @@ class TableView:
     last_decision: np.ndarray
     min_units: float = 1.0
     hands_played: int = 0
-    shoe: "engine.ShoeState | None" = None
-    hand: "engine.HandResult | None" = None
+    shoe: engine.ShoeState | None = None
+    hand: engine.HandResult | None = None
+    session: Session | None = None
+    seat: int = 0
+    unit: float = 1.0
 
 
 @dataclasses.dataclass
@@ -115,6 +126,8 @@ class BettingSystem:
 
     key: ClassVar[str] = "system"
     needs_composition: ClassVar[bool] = False
+    bead_plate: int = 0
+    """Hands of the bead plate the system reads from the session (a learned policy's history)."""
     not_configurable: ClassVar[tuple[str, ...]] = ()
     """Constructor parameters that are no config key: fixed by the system itself (``bet``, for a
     system that chooses among ``bets``) or switches of the implementation that do not change a
@@ -148,6 +161,11 @@ class BettingSystem:
         self.wanted[mask] = self.base
 
     # -- deciding -------------------------------------------------------------------------------
+    def bet_spots(self) -> tuple[int, ...]:
+        """Every bet spot (index into :data:`pb_gym.rules.BETS`) :meth:`propose` may return: the
+        evaluator's table session keeps a stake column for these only."""
+        return (self.spot,)
+
     def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
         """Bet spot and stake in units for every table, the table maximum already applied."""
         units = self.wanted.copy()
@@ -158,7 +176,11 @@ class BettingSystem:
         return np.full(self.n, self.spot, dtype=np.int8), self._cap(units, view, over)
 
     def _cap(self, units: np.ndarray, view: TableView, over: np.ndarray | None = None) -> np.ndarray:
-        """Cut stakes to the table maximum; remember where the maximum bound (``self.capped``)."""
+        """Cut stakes to the table maximum; remember where the maximum bound (``self.capped``). The
+        table session applies the maximum too; the system's own account of it is what its
+        progression needs (``on_cap``), what the report counts (``table_max_binds``: with
+        ``on_cap="reset"`` the series restarts and the session never sees a stake above the maximum),
+        and it keeps a runaway progression's request finite."""
         self.capped = units > view.max_units + 1e-9 if over is None else over
         return np.minimum(units, view.max_units)
 
@@ -455,6 +477,9 @@ class FollowTheWinner(BettingSystem):
 
     key = "follow_winner"
 
+    def bet_spots(self) -> tuple[int, ...]:
+        return (BANKER_SPOT, PLAYER_SPOT)
+
     def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
         spot = np.where(view.last_decision == R.PLAYER, PLAYER_SPOT, BANKER_SPOT).astype(np.int8)
         return spot, self._cap(self.wanted, view)
@@ -465,6 +490,9 @@ class Chop(BettingSystem):
     banker before the first decision). Ties push and change nothing."""
 
     key = "chop"
+
+    def bet_spots(self) -> tuple[int, ...]:
+        return (BANKER_SPOT, PLAYER_SPOT)
 
     def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
         spot = np.where(view.last_decision == R.BANKER, PLAYER_SPOT, BANKER_SPOT).astype(np.int8)
@@ -486,6 +514,9 @@ class RandomBettor(BettingSystem):
             raise ValueError(f"p_bet={p_bet!r} is not allowed; allowed: a probability in (0, 1]")
         self.spots = np.array([R.BETS.index(b) for b in bets], dtype=np.int8)
         self.p_bet = p_bet
+
+    def bet_spots(self) -> tuple[int, ...]:
+        return tuple(int(spot) for spot in self.spots)
 
     def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
         spot = self.spots[self.rng.integers(0, len(self.spots), self.n)]
@@ -580,6 +611,9 @@ class Kelly(BettingSystem):
             best_fraction = np.where(better, f, best_fraction)
             best_spot = np.where(better, spot, best_spot).astype(np.int8)
         return best_spot, best_fraction
+
+    def bet_spots(self) -> tuple[int, ...]:
+        return tuple(R.BETS.index(bet) for bet in self.bets)
 
     def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
         spot, f = self.stake_fractions(view.composition, view.rules)

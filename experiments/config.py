@@ -80,7 +80,7 @@ class _RulesSection(Strict):
     """Base of :data:`RulesConfig`: the values are checked by :class:`pb_gym.rules.Rules` itself."""
 
     @model_validator(mode="after")
-    def _rules_accept_it(self) -> "_RulesSection":
+    def _rules_accept_it(self) -> _RulesSection:
         self.to_rules()  # ranges, and what depends on several fields (the cut card on the decks)
         return self
 
@@ -112,7 +112,7 @@ class TableLimits(Strict):
     maximum: float = Field(1000.0, gt=0)
 
     @model_validator(mode="after")
-    def _limits_are_ordered(self) -> "TableLimits":
+    def _limits_are_ordered(self) -> TableLimits:
         if self.maximum < self.minimum:
             raise ValueError(f"maximum ({self.maximum:g}) must be >= minimum ({self.minimum:g})")
         return self

@@ -1,9 +1,11 @@
 """Evaluate betting systems side by side from a YAML study config (``pb-gym evaluate CONFIG``): the loop.
 
-Every system plays the same dealt hands (common random numbers): session ``s`` is table ``s`` of one
-engine state, and each system keeps its own bankroll over those hands. Differences between systems
-are therefore differences of staking, not of luck. A session ends at the hand limit, at ruin (bankroll
-below the table minimum), at the stop-loss, or at the win goal; an ended session stops betting.
+Every system plays the same dealt hands (common random numbers): the systems are the seats of one
+table session (:class:`pb_gym.session.Session`), session ``s`` is its table ``s``, and each system keeps
+its own bankroll over those hands. Differences between systems are therefore differences of staking,
+not of luck. The session applies the table's stake rules, settles, and ends a system's session at
+ruin (bankroll below the table minimum), at the stop-loss or at the win goal; an ended session stops
+betting; the study's hand limit ends them all.
 
 The study is cut into chunks of sessions (:mod:`experiments.scale`); a chunk returns mergeable
 statistics (sums, counts, histograms, the bounded summaries of :mod:`experiments.evaluate_summary`),
@@ -31,17 +33,28 @@ from experiments import chunk_store, outputs, scale
 from experiments import evaluate_summary as summaries
 from experiments.config import ConfigError, load
 from experiments.evaluate_config import StudyConfig, make_system
-from experiments.evaluate_report import OUTPUT_NAMES, fan_summary, json_report, print_report, \
-    system_summary, write_outputs
+from experiments.evaluate_report import (
+    OUTPUT_NAMES,
+    fan_summary,
+    json_report,
+    print_report,
+    system_summary,
+    write_outputs,
+)
 from experiments.evaluate_summary import FAN_EXACT_VALUES, QUANTILES
 from pb_gym import engine, exact, memory
 from pb_gym import progress as progress_display
 from pb_gym import rules as R
+from pb_gym import session as session_
 
 FAN_BINS = 400
 """Bins of the bankroll histogram of each fan checkpoint (over 0 .. :func:`fan_range`)."""
 STATES = ("playing", "ruin", "target", "stop_loss")
-"""Where each session stands at a checkpoint: still playing, or ended by ruin, goal or stop-loss."""
+"""Where each session stands at a checkpoint: still playing, or ended by ruin, goal or stop-loss (the
+first four of :data:`pb_gym.session.END_REASONS`; a study's hand limit is the loop's, not a seat's)."""
+TOLERANCE = 1e-9
+"""Slack, in money, of the comparisons of stakes and bankrolls with the table limits and the goals
+(:class:`pb_gym.session.Limits`): progressions compute stakes like 10 x 0.95^-k."""
 
 
 def fan_range(config: StudyConfig) -> float:
@@ -51,12 +64,16 @@ def fan_range(config: StudyConfig) -> float:
 
 # ------------------------------------------------------------------------------------- the loop
 class Ledger:
-    """One system over the sessions of one chunk: bankrolls, and mergeable running statistics."""
+    """One system (seat ``seat`` of the chunk's :class:`pb_gym.session.Session`) over the sessions of
+    one chunk: its running statistics, mergeable. The bankroll and where each session ended are the
+    session's (:class:`pb_gym.session.Seats`)."""
 
-    def __init__(self, system: S.BettingSystem, n: int, bankroll: float, n_checkpoints: int) -> None:
+    def __init__(self, system: S.BettingSystem, seats: session_.Seats, seat: int,
+                 n_checkpoints: int) -> None:
         self.system = system
-        self.bankroll = np.full(n, bankroll)
-        self.active = np.ones(n, dtype=bool)
+        self.seats = seats
+        self.seat = seat
+        n = seats.bankroll.shape[1]
         self.peak = self.bankroll.copy()
         self.max_drawdown = np.zeros(n)
         self.wagered = np.zeros(n)
@@ -67,8 +84,6 @@ class Ledger:
         self.table_capped = 0
         self.bankroll_capped = 0
         self.max_stake = 0.0
-        self.ended = {"ruin": np.zeros(n, dtype=bool), "target": np.zeros(n, dtype=bool),
-                      "stop_loss": np.zeros(n, dtype=bool)}
         self.fan = np.zeros((n_checkpoints, FAN_BINS + 1), dtype=np.int64)
         # exact distinct bankrolls and counts per checkpoint (None where there are too many), the
         # exact range, and the sessions in each state (STATES)
@@ -78,57 +93,89 @@ class Ledger:
         self.states = np.zeros((n_checkpoints, len(STATES)), dtype=np.int64)
         self.path_rows: list[np.ndarray] = []
 
+    @property
+    def bankroll(self) -> np.ndarray:
+        """Each session's bankroll (the seat's row of the session, in money)."""
+        return self.seats.bankroll[self.seat]
+
+    def state_counts(self) -> list[int]:
+        """The sessions in each of :data:`STATES` (still playing, or ended by ruin, goal, stop-loss)."""
+        ended = self.seats.ended[self.seat]
+        return [int((ended == session_.END_REASONS.index(state)).sum()) for state in STATES]
+
     def statistics(self) -> dict:
         """What the merge needs: sums, counts, histograms, the summary of the final bankrolls, and
         the final bankroll of each session (which the merge keeps only when asked to)."""
+        final = self.bankroll.copy()
         return {
             "sessions": len(self.net),
             "sum_net": float(self.net.sum()), "sum_wagered": float(self.wagered.sum()),
             "sum_net2": float(self.net @ self.net), "sum_wagered2": float(self.wagered @ self.wagered),
             "sum_net_wagered": float(self.net @ self.wagered), "bets": int(self.bets.sum()),
-            "ended": {reason: int(hit.sum()) for reason, hit in self.ended.items()},
+            "ended": dict(zip(STATES[1:], self.state_counts()[1:], strict=True)),
             "sum_max_drawdown": float(self.max_drawdown.sum()),
             "max_drawdown": float(self.max_drawdown.max()),
             "wagered_by_spot": self.wagered_by_spot, "exact_ev_wagered": self.exact_ev_wagered,
             "table_capped": self.table_capped, "bankroll_capped": self.bankroll_capped,
             "max_stake": self.max_stake, "fan": self.fan,
-            "final": summaries.final_summary(self.bankroll),
+            "final": summaries.final_summary(final),
             "fan_values": self.fan_values, "fan_min": self.fan_min, "fan_max": self.fan_max,
             "states": self.states,
-            "samples": np.array(self.path_rows).T, "final_bankrolls": self.bankroll,
+            "samples": np.array(self.path_rows).T, "final_bankrolls": final,
         }
 
 
+def study_limits(config: StudyConfig) -> session_.Limits:
+    """The table limits and session ends of a study, in money, with evaluate's tolerance of 1e-9 (a
+    stake is placed from ``minimum - 1e-9``; ruin below it; the goal from ``target - 1e-9``)."""
+    table = config.table
+    return session_.Limits(
+        bankroll=config.bankroll, table_min=table.minimum, table_max=table.maximum,
+        win_target=config.bankroll + config.win_goal if config.win_goal else None,
+        stop_loss_floor=config.bankroll - config.stop_loss if config.stop_loss else None,
+        tolerance=TOLERANCE)
+
+
 def run_chunk(config_data: dict, chunk: scale.Chunk,
-              show_progress: "bool | progress_display.Progress" = False) -> dict:
+              show_progress: bool | progress_display.Progress = False) -> dict:
     """Play every system over the hands of one chunk of sessions (the scale-out task).
 
-    The chunk's seed deals its sessions and seeds its systems; everything returned merges exactly.
-    ``show_progress``: the study's :class:`pb_gym.progress.Progress` to count the hands dealt in (the
-    serial backend), or True for a display of this chunk alone.
+    The systems are the seats of one :class:`pb_gym.session.Session` of ``chunk.size`` tables: each
+    proposes a stake per session, the session applies the table's stake rules, deals one hand at every
+    table (the same hand for every system), settles, and ends the sessions. The chunk's seed deals its
+    sessions and seeds its systems; everything returned merges exactly. ``show_progress``: the study's
+    :class:`pb_gym.progress.Progress` to count the hands dealt in (the serial backend), or True for a
+    display of this chunk alone.
     """
     config = StudyConfig.model_validate(config_data)
     rules = config.rules.to_rules()
     table = config.table
     n, hands = chunk.size, config.hands
     deal_seed, *system_seeds = chunk.child_seeds(1 + len(config.systems))
-    state = engine.init(rules, n, seed=deal_seed)
-    out = engine.HandResult.empty(n)
+    systems = [make_system(system_config) for system_config in config.systems]
+    # the session keeps a stake column for each spot some system may bet, no more: settlement reads
+    # every column of every seat, and most studies bet one or two of the seven spots
+    spots = sorted({spot for system in systems for spot in system.bet_spots()}) or [0]
+    column = np.full(R.N_BETS, -1, dtype=np.int64)
+    column[spots] = np.arange(len(spots))
+    table_session = session_.Session(
+        rules, study_limits(config), n, len(systems), seed=deal_seed,
+        history=max([1] + [system.bead_plate for system in systems]),
+        payoffs=session_.payoff_matrix(rules)[:, spots])
+    seats, hand = table_session.seats, table_session.hand
     checkpoints = checkpoint_hands(hands)
     fan_edges = np.linspace(0.0, fan_range(config), FAN_BINS + 1)
     samples = min(config.sample_paths, n) if chunk.index == 0 else 0
     ledgers = []
-    for system_config, seed in zip(config.systems, system_seeds):
-        system = make_system(system_config)
+    for k, (system, seed) in enumerate(zip(systems, system_seeds, strict=True)):
         system.reset(n, np.random.default_rng(seed))
-        ledgers.append(Ledger(system, n, config.bankroll, len(checkpoints)))
-    counting = config.exact_conditional or any(ledger.system.needs_composition for ledger in ledgers)
+        ledgers.append(Ledger(system, seats, k, len(checkpoints)))
+    counting = config.exact_conditional or any(system.needs_composition for system in systems)
     last_winner = np.full(n, -1, dtype=np.int8)
     last_decision = np.full(n, -1, dtype=np.int8)
     rows = np.arange(n)
     max_units = table.maximum / table.unit
-    target = config.bankroll + config.win_goal if config.win_goal else np.inf
-    floor = config.bankroll - config.stop_loss if config.stop_loss else -np.inf
+    requested = np.zeros((len(systems), n, len(spots)))
 
     def record(ledger: Ledger, hand: int) -> None:
         if samples:
@@ -141,7 +188,7 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
             values, counts = np.unique(ledger.bankroll, return_counts=True)
             ledger.fan_values[at] = (values, counts) if len(values) <= FAN_EXACT_VALUES else None
             ledger.fan_min[at], ledger.fan_max[at] = values[0], values[-1]
-            ledger.states[at] = [ledger.active.sum()] + [ledger.ended[s].sum() for s in STATES[1:]]
+            ledger.states[at] = ledger.state_counts()
 
     bar = show_progress if isinstance(show_progress, progress_display.Progress) else None
     if show_progress is True:
@@ -150,26 +197,29 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
     for ledger in ledgers:
         record(ledger, 0)
     for hand_index in range(hands):
-        composition = engine.next_hand_composition(rules, state) if counting else None
+        composition = engine.next_hand_composition(rules, table_session.shoe) if counting else None
         proposals = []
+        requested[...] = 0.0
         for ledger in ledgers:
             view = S.TableView(ledger.bankroll / table.unit, max_units, rules, composition,
                                last_winner, last_decision, table.minimum / table.unit, hand_index,
-                               state, out if hand_index else None)
+                               table_session.shoe, hand if hand_index else None,
+                               session=table_session, seat=ledger.seat, unit=table.unit)
             spot, units = ledger.system.propose(view)
-            proposals.append((view, spot, units))
-        engine.deal(rules, state, out)
-        payoffs = out.payoffs(rules)
-        for ledger, (view, spot, units) in zip(ledgers, proposals):
-            view.hand = out  # systems learn from this hand's result arrays
-            stake = np.minimum(units * table.unit, table.maximum)
-            all_in = stake > ledger.bankroll
-            stake = np.minimum(stake, ledger.bankroll)
-            placed = ledger.active & (spot != S.NO_BET) & (stake >= table.minimum - 1e-9)
-            stake = np.where(placed, stake, 0.0)
+            bet = np.flatnonzero(spot != S.NO_BET)
+            if bet.size and column[spot[bet]].min() < 0:
+                raise ValueError(f"system {ledger.system.name!r} proposed a bet spot outside its "
+                                 f"bet_spots() {ledger.system.bet_spots()}")
+            requested[ledger.seat, bet, column[spot[bet]]] = units[bet] * table.unit
+            proposals.append((view, spot))
+        table_session.play(requested)  # the stake rules, the deal, settlement, the ends
+        for ledger, (view, spot) in zip(ledgers, proposals, strict=True):
+            view.hand = hand  # systems learn from this hand's result arrays
+            k = ledger.seat
+            placed = seats.placed[k]
             spot_safe = np.where(placed, spot, 0)
-            net = stake * payoffs[rows, spot_safe]
-            ledger.bankroll += net
+            stake = np.where(placed, seats.stakes[k, rows, np.maximum(column[spot_safe], 0)], 0.0)
+            net = seats.net[k]
             ledger.net += net
             ledger.wagered += stake
             ledger.bets += placed
@@ -179,9 +229,11 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
                 ev = exact.expected_values(composition[placed], rules)
                 ledger.exact_ev_wagered += float((stake[placed] * ev[np.arange(placed.sum()),
                                                                      spot_safe[placed]]).sum())
+            # where the table maximum bound (or a series restarted at it, on_cap: reset): the
+            # system's own account of its progression
             capped = placed & getattr(ledger.system, "capped", np.zeros(n, dtype=bool))
             ledger.table_capped += int(capped.sum())
-            ledger.bankroll_capped += int((placed & all_in).sum())
+            ledger.bankroll_capped += int((placed & seats.bankroll_capped[k]).sum())
             if placed.any():
                 ledger.max_stake = max(ledger.max_stake, float(stake.max()))
             np.maximum(ledger.peak, ledger.bankroll, out=ledger.peak)
@@ -189,16 +241,10 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
             result = np.sign(net).astype(np.int8)
             ledger.system.update(view, S.HandOutcome(placed, result, stake / table.unit,
                                                      net / table.unit, capped))
-            for reason, hit in (("ruin", ledger.bankroll < table.minimum - 1e-9),
-                                ("target", ledger.bankroll >= target - 1e-9),
-                                ("stop_loss", ledger.bankroll <= floor + 1e-9)):
-                hit &= ledger.active
-                ledger.ended[reason] |= hit
-                ledger.active &= ~hit
             record(ledger, hand_index + 1)
-        last_winner[:] = out.winner
-        decided = out.winner != R.TIE
-        last_decision[decided] = out.winner[decided]
+        last_winner[:] = hand.winner
+        decided = hand.winner != R.TIE
+        last_decision[decided] = hand.winner[decided]
         if bar is not None:
             bar.update(n)
     if show_progress is True:
@@ -245,13 +291,14 @@ def merge_into(merged: list[dict] | None, chunk: dict, final_bankrolls: bool = T
                 total[name] = chunk[key][i]
             merged.append(total)
         return merged
-    for total, part in zip(merged, chunk["systems"]):
+    for total, part in zip(merged, chunk["systems"], strict=True):
         for key in SUMMED:
             total[key] = total[key] + part[key]
         total["fan_min"] = np.minimum(total["fan_min"], part["fan_min"])
         total["fan_max"] = np.maximum(total["fan_max"], part["fan_max"])
         total["fan_values"] = [summaries.merge_value_counts([mine, theirs])
-                               for mine, theirs in zip(total["fan_values"], part["fan_values"])]
+                               for mine, theirs in zip(total["fan_values"], part["fan_values"],
+                                                      strict=True)]
         total["ended"] = {reason: total["ended"][reason] + part["ended"][reason]
                           for reason in total["ended"]}
         total["max_drawdown"] = max(total["max_drawdown"], part["max_drawdown"])

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import inspect
 import typing
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, create_model, field_validator, model_validator
 
@@ -87,7 +88,8 @@ SYSTEM_CONFIGS: dict[str, type[Strict]] = {key: system_config_model(key, cls)
                                           for key, cls in SYSTEM_CLASSES.items()}
 """The config model of every system type."""
 
-AnySystem = Annotated[Union[tuple(SYSTEM_CONFIGS.values())], Field(discriminator="type")]
+AnySystem = Annotated[Union[tuple(SYSTEM_CONFIGS.values())],  # noqa: UP007 (a Union built at run time)
+                      Field(discriminator="type")]
 
 
 class StudyConfig(Strict):
@@ -109,7 +111,7 @@ class StudyConfig(Strict):
     systems: list[AnySystem] = Field(min_length=1)  # type: ignore[valid-type]
 
     @model_validator(mode="after")
-    def _consistent(self) -> "StudyConfig":
+    def _consistent(self) -> StudyConfig:
         rules = self.rules.to_rules()
         names = set()
         for i, system in enumerate(self.systems):

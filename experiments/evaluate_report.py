@@ -22,7 +22,6 @@ from experiments.stats import ratio_ci_from_moments as ratio_ci
 from pb_gym import rules as R
 from pb_gym import strict_json
 
-
 # ------------------------------------------------------------------------------ per system
 MIN_BETS_FOR_INTERVAL = 30
 """Below this many bets a system's report gives no confidence interval ("too few bets for an
@@ -85,9 +84,10 @@ def system_summary(stats: dict, config: StudyConfig, full_ev: np.ndarray) -> dic
 
 
 def fan_summary(stats: dict, edges: np.ndarray, states: tuple[str, ...]) -> dict:
-    """The fan of one system at every checkpoint: the :data:`experiments.evaluate_summary.QUANTILES` of the bankroll, exact where
-    the chunks kept every distinct bankroll (``quantiles_exact``), else read from the histogram and
-    kept inside the exact range; and the share of sessions in each of :data:`experiments.evaluate.STATES`."""
+    """The fan of one system at every checkpoint: the quantiles
+    (:data:`experiments.evaluate_summary.QUANTILES`) of the bankroll, exact where the chunks kept every
+    distinct bankroll (``quantiles_exact``), else read from the histogram and kept inside the exact
+    range; and the share of sessions in each of ``states``."""
     quantiles, exact_flags = [], []
     for k, row in enumerate(stats["fan"]):
         table = stats["fan_values"][k]

@@ -466,3 +466,38 @@ def test_a_slice_of_the_plan_is_the_same_chunks():
         (c.index, c.count, c.start, c.size) for c in whole[4:9]]
     assert all(np.array_equal(a.seed.generate_state(4), b.seed.generate_state(4))
                for a, b in zip(part, whole[4:9]))
+
+
+def test_the_systems_are_seats_of_one_table_session(monkeypatch):
+    """run_chunk plays the systems as the seats of one pb_gym.session.Session (common hands), with a
+    stake column for each spot some system may bet; a spot outside a system's bet_spots is refused."""
+    from pb_gym import session as session_
+
+    made = []
+    real = session_.Session
+
+    def spy(*args, **kwargs):
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(session_, "Session", spy)
+    config = study(sessions=20, hands=10, systems=[
+        {"type": "flat"}, {"type": "chop"}, {"type": "flat", "bet": "tie"}, {"type": "never"}])
+    part = E.run_chunk(config.model_dump(mode="json"), scale.plan(20, 20, 4)[0])
+    (table_session,) = made
+    assert table_session.n_seats == 4 and table_session.n_tables == 20
+    assert table_session.n_bets == 3  # banker, player, tie: the spots these systems may bet
+    for k, stats in enumerate(part["systems"]):
+        assert np.array_equal(stats["final_bankrolls"], table_session.seats.bankroll[k])
+
+    class Stray(E.S.Flat):
+        key = "stray"
+
+        def propose(self, view):
+            spot, units = super().propose(view)
+            return np.full_like(spot, R.BETS.index("tie")), units
+
+    monkeypatch.setattr(E, "make_system", lambda system_config: Stray(name="stray"))
+    with pytest.raises(ValueError, match=r"system 'stray' proposed a bet spot outside its "
+                       r"bet_spots\(\) \(0,\)"):
+        E.run_chunk(config.model_dump(mode="json"), scale.plan(20, 20, 4)[0])
