@@ -737,6 +737,23 @@ def to_markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def counts_markdown(result: dict) -> str:
+    """The integer counts a player can use, in rank order: tags for A, 2, ..., 9 and the ten-value
+    cards, the true count to bet at (running count / decks unseen), and what the count earns."""
+    values = [*R.RANKS[:9], "T"]
+    lines = ["| bet | " + " | ".join(values) + " | bet at true count >= | hands bet | units/100 hands |",
+             "|---|" + "---|" * (len(values) + 3)]
+    for name in result["ranking"]:
+        count = result["bets"][name]["counts"]["integer"]
+        if count["threshold"] is None:
+            continue
+        tags = [count["tags"][rank] for rank in R.RANKS[:10]]
+        lines.append(f"| `{name}` | " + " | ".join(f"{t:+.0f}" if t else "0" for t in tags)
+                     + f" | {count['threshold']:.2f} | {100 * count['bet_frequency']['estimate']:.2f}% | "
+                     f"{count['units_per_100_hands']['estimate']:+.3f} |")
+    return "\n".join(lines)
+
+
 def published_markdown(result: dict) -> str:
     """The published figures beside ours (Markdown), one row per figure."""
     lines = ["| bet | source | figure | published | ours [95% CI] | compared with | agrees |",
@@ -780,6 +797,8 @@ def report(result: dict) -> str:
     published = published_markdown(result)
     if published:
         lines += ["", "Published count figures beside ours:", "", published]
+    lines += ["", "The integer counts (balanced; tags of the cards seen, summed, per deck unseen):", "",
+              counts_markdown(result)]
     significant = [n for n in result["ranking"] if result["bets"][n]["cut_card_effect_significant"]]
     together = [n for n in result["ranking"]
                 if result["bets"][n]["cut_card_effect_significant_all_bets"]]
@@ -864,8 +883,11 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
         with destination.staging() as staged:
             (staged / "atlas.json").write_text(strict_json.dumps(result, indent=1))
             (staged / "atlas.csv").write_text(to_csv(result))
-            (staged / "atlas.md").write_text(to_markdown(result) + "\n\n"
-                                             + published_markdown(result) + "\n")
+            (staged / "atlas.md").write_text(
+                "## Ranked by the EoR count's gain (units per 100 hands dealt; 95% CIs over shoes)\n\n"
+                + to_markdown(result) + "\n\n## Published count figures beside ours\n\n"
+                + published_markdown(result) + "\n\n## The integer counts\n\n"
+                + counts_markdown(result) + "\n")
             (staged / "atlas.txt").write_text(report(result) + "\n")
             plot(result, staged / "atlas.png")
         result["files"] = [str(destination.final / n) for n in OUTPUT_NAMES]
@@ -874,7 +896,7 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     return result
 
 
-__all__ = ["AtlasConfig", "BetBook", "ConfigError", "PUBLISHED", "Published", "bet_book",
+__all__ = ["AtlasConfig", "BetBook", "ConfigError", "PUBLISHED", "Published", "bet_book", "counts_markdown",
            "available_bets", "effects_of_removal", "eor_tags", "true_counts", "deal_hands",
            "deal_chunk", "merge", "bettor_figures", "compare_published", "run", "main", "report",
            "to_csv", "to_markdown", "plot"]

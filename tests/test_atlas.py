@@ -305,9 +305,16 @@ def test_smoke_run_end_to_end(smoke, book):
                 for figure in ("bet_frequency", "average_edge", "units_per_100_hands"):
                     assert p["figures"][figure]["agrees"], (name, figure)
     markdown = (out / "atlas.md").read_text()
-    table = markdown.split("\n\n")[0]
+    table = markdown.split("## Published")[0].split("\n\n", 1)[1]
     assert table.count("\n| ") == len(book.names) and "`dragon7`" in table  # one row per bet
     assert "Jacobson" in markdown  # the published comparison
+    # the integer counts, ready to use: one row per bet that a count bets, its ten tags balanced
+    counts = markdown.split("## The integer counts")[1].strip().splitlines()[2:]
+    assert len(counts) == sum(result["bets"][n]["counts"]["integer"]["threshold"] is not None
+                              for n in result["ranking"])
+    for line in counts:
+        tags = [int(cell) for cell in line.split("|")[2:12]]
+        assert sum(tags[:9]) + 4 * tags[9] == 0, line  # balanced over a full shoe
 
 
 TINY = {"rules": {"decks": 8, "cut_card": 14, "hand_after_cut": True}, "shoes": 60, "seed": 5,
