@@ -49,8 +49,8 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
-from experiments import chunk_store, outputs, plotting, scale
-from experiments.config import ConfigError, RulesConfig, Strict, load
+from experiments import chunk_store, plotting, scale, study
+from experiments.config import ConfigError, RulesConfig, Strict
 from experiments.stats import ratio_ci
 from pb_gym import engine, exact, strict_json
 from pb_gym import rules as R
@@ -547,6 +547,19 @@ OUTPUT_NAMES = ("counting.json", "counting.txt", "depth.png")
 """The files ``--out`` receives (a reused ``--out`` folder may hold only these)."""
 
 
+def write_outputs(result: dict, folder: Path) -> list[Path]:
+    """``counting.json``, the text report ``counting.txt`` and the plot ``depth.png`` under ``folder``."""
+    (folder / "counting.json").write_text(strict_json.dumps(result, indent=1))
+    (folder / "counting.txt").write_text(report(result) + "\n")
+    plot_depth(result, folder / "depth.png")
+    return [folder / n for n in OUTPUT_NAMES]
+
+
+def _record_depth_bins(result: dict, config: CountingConfig) -> dict:
+    result["depth_bin_cards"] = config.depth_bin_cards
+    return result
+
+
 def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
          scheduler: str | None = None, workers: int | None = None,
          resume: bool | None = None) -> dict:
@@ -558,30 +571,16 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     raises :class:`experiments.scale.ChunkError` before anything is written. ``out`` is checked before
     the run, its files are moved into place together, and the finished chunks of an interrupted run
     are kept in ``out/.partial`` for a rerun to resume (``resume=False`` discards them): see
-    :mod:`experiments.outputs`.
+    :func:`experiments.study.main`.
     """
-    config = load(config_path, CountingConfig)
-    destination = outputs.prepare(out, OUTPUT_NAMES)
-    store = outputs.chunk_store(destination, {"study": "counting",
-                                              "config": config.model_dump(mode="json")}, resume)
-    result = run(config, backend, scheduler, workers, progress=not as_json,
-                 store=store)
-    result["config"] = str(config_path)
-    result["depth_bin_cards"] = config.depth_bin_cards
-    if destination is not None:
-        with destination.staging() as staged:
-            (staged / "counting.json").write_text(strict_json.dumps(result, indent=1))
-            (staged / "counting.txt").write_text(report(result) + "\n")
-            plot_depth(result, staged / "depth.png")
-        result["files"] = [str(destination.final / n) for n in OUTPUT_NAMES]
-    if not as_json:
-        print(report(result))
-    return result
+    return study.main("counting", config_path, CountingConfig, OUTPUT_NAMES, run, write_outputs, report,
+                      out=out, as_json=as_json, backend=backend, scheduler=scheduler, workers=workers,
+                      resume=resume, complete=_record_depth_bins)
 
 
 __all__ = ["CountingConfig", "ConfigError", "main", "run", "effects_of_removal", "studied_evs",
            "studied_rules", "count_tags", "deal_shoes", "shoe_sums", "deal_chunk", "merge", "ratio_ci",
-           "correlation", "best_threshold", "STUDIED"]
+           "correlation", "best_threshold", "report", "plot_depth", "write_outputs", "STUDIED"]
 
 if __name__ == "__main__":  # python -m experiments.counting CONFIG [OUT]
     main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None,

@@ -41,8 +41,8 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from experiments import chunk_store, outputs, scale
-from experiments.config import ConfigError, RulesConfig, Strict, load
+from experiments import chunk_store, scale, study
+from experiments.config import ConfigError, RulesConfig, Strict
 from experiments.ruin_martingale import MartingaleIllusion, martingale_illusion
 from experiments.ruin_martingale import check_memory as check_martingale_memory
 from experiments.ruin_model import closed_form, exact_curves, exact_lookup, markov_chain, step_distribution
@@ -218,23 +218,16 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     raises :class:`experiments.scale.ChunkError` before anything is written. ``out`` is checked before
     the run, its files are moved into place together, and the finished chunks of an interrupted
     study (the simulation's and the Martingale section's) are kept in ``out/.partial`` for a rerun to
-    resume (``resume=False`` discards them): see :mod:`experiments.outputs`.
+    resume (``resume=False`` discards them): see :func:`experiments.study.main`.
     """
-    config = load(config_path, RuinConfig)
-    destination = outputs.prepare(out, OUTPUT_NAMES)
-    store = outputs.chunk_store(destination, {"study": "ruin",
-                                              "config": config.model_dump(mode="json")}, resume)
-    result = run(config, backend, scheduler, workers, progress=not as_json,
-                 store=store)
-    result = json.loads(strict_json.dumps(result))  # plain JSON types, what ruin.json holds
-    result["config"] = str(config_path)
-    if destination is not None:
-        with destination.staging() as staged:
-            written = write_outputs(result, str(staged))
-        result["files"] = [str(destination.final_path(p, staged)) for p in written]
-    if not as_json:
-        print(report(result))
-    return result
+    return study.main("ruin", config_path, RuinConfig, OUTPUT_NAMES, run, write_outputs, report,
+                      out=out, as_json=as_json, backend=backend, scheduler=scheduler, workers=workers,
+                      resume=resume, complete=_plain_json)
+
+
+def _plain_json(result: dict, config: RuinConfig) -> dict:
+    """The result in plain JSON types: what ruin.json holds is what :func:`main` returns."""
+    return json.loads(strict_json.dumps(result))
 
 
 __all__ = ["RuinConfig", "MartingaleIllusion", "ConfigError", "main", "run", "OUTPUT_NAMES",

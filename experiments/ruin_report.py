@@ -307,7 +307,7 @@ def plot_martingale(illusion: dict, path: Path) -> None:
     plotting.save(fig, path)
 
 
-def write_outputs(result: dict, out: str) -> list[str]:
+def write_outputs(result: dict, out: str | Path) -> list[str]:
     """``ruin.json``, ``ruin.png`` and the teaching page ``report.md`` under ``out``."""
     directory = Path(out)
     directory.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,57 @@
+"""The command shell every chunked study shares (``pb-gym experiment counting|ruin``): load the config,
+check the output folder, run with a store of finished chunks, write the files together, print the report.
+
+A study module keeps what is its own (the config schema, :func:`run`, the report and the files it
+writes) and its ``main`` hands them to :func:`main` here, so that the order of those steps, and what a
+reused or interrupted output folder means, is written once (:mod:`experiments.outputs`,
+:mod:`experiments.chunk_store`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from experiments import outputs
+from experiments.config import Strict, load
+
+ConfigT = TypeVar("ConfigT", bound=Strict)
+
+
+def main(name: str, config_path: str, config_type: type[ConfigT], output_names: Sequence[str],
+         run: Callable[..., dict], write: Callable[[dict, Path], Iterable[str | Path]],
+         report: Callable[[dict], str], *, out: str | None, as_json: bool, backend: str,
+         scheduler: str | None, workers: int | None, resume: bool | None,
+         complete: Callable[[dict, ConfigT], dict] | None = None) -> dict:
+    """Run the study ``name`` from the YAML file ``config_path`` (validated as ``config_type``).
+
+    1. ``out`` is checked before anything is computed (:func:`experiments.outputs.prepare`: it may
+       hold only ``output_names`` and the finished chunks of an earlier run).
+    2. ``run(config, backend, scheduler, workers, progress=..., store=...)`` computes the result; its
+       finished chunks are kept in ``out/.partial`` under the identity (study ``name``, validated
+       config, pb-gym version), so a rerun resumes (``resume=False`` discards them).
+    3. The result gets ``"config"`` (the path as given), then ``complete(result, config)`` adds what
+       else the study records.
+    4. ``write(result, folder)`` writes the files into a staging folder, moved into place together
+       once it returns; ``result["files"]`` lists where they then lie.
+    5. Unless ``as_json``, ``report(result)`` is printed. The result is returned.
+    """
+    config = load(config_path, config_type)
+    destination = outputs.prepare(out, output_names)
+    store = outputs.chunk_store(destination, {"study": name, "config": config.model_dump(mode="json")},
+                                resume)
+    result = run(config, backend, scheduler, workers, progress=not as_json, store=store)
+    result["config"] = str(config_path)
+    if complete is not None:
+        result = complete(result, config)
+    if destination is not None:
+        with destination.staging() as staged:
+            written = list(write(result, staged))
+        result["files"] = [str(destination.final_path(p, staged)) for p in written]
+    if not as_json:
+        print(report(result))
+    return result
+
+
+__all__ = ["main"]
