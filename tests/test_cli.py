@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from experiments import cli
+from pb_gym.simulate import Z95
 
 
 def run_json(capsys, *argv):
@@ -90,7 +91,7 @@ def test_simulate_json(capsys):
         assert lo < row["return_per_unit"] < hi
         assert row["exact_within_ci"] == (lo <= row["exact_ev"] <= hi)
         # the realized return is within 5 standard errors of the exact EV (false alarm ~6e-7)
-        standard_error = (hi - lo) / 2 / 1.959964
+        standard_error = (hi - lo) / 2 / Z95
         assert abs(row["return_per_unit"] - row["exact_ev"]) < 5 * standard_error, bet
     assert out["bets"]["banker"]["exact_ev"] == pytest.approx(-0.010579, abs=5e-7)
     # same seed, same hands

@@ -45,7 +45,7 @@ def test_variants_and_side_bets_reproduce_published_figures(bet, kwargs, edge8, 
 
 def test_integer_counts_for_8_decks_equal_the_published_integers():
     counts = exact.outcome_counts(R.full_shoe(8))
-    by_winner = [sum(int(c) for c, w in zip(counts, R.OUTCOME_WINNER) if w == winner)
+    by_winner = [sum(int(c) for c, w in zip(counts, R.OUTCOME_WINNER, strict=True) if w == winner)
                  for winner in range(3)]
     assert int(counts.sum()) == EIGHT_DECK_COUNTS["deals_of_six_cards"] == exact.deals_of_six(416)
     assert int(by_winner[R.BANKER]) == EIGHT_DECK_COUNTS["banker"]
@@ -87,7 +87,7 @@ def test_float_path_equals_integer_path_and_counts_sum_to_deals_of_six():
     comps = R.full_shoe(8) - rng.integers(0, 30, size=(200, 13))
     counts = exact.outcome_counts(comps)
     totals = comps.sum(axis=1)
-    assert all(int(c.sum()) == exact.deals_of_six(n) for c, n in zip(counts, totals))
+    assert all(int(c.sum()) == exact.deals_of_six(n) for c, n in zip(counts, totals, strict=True))
     probs = exact.outcome_probabilities(comps)
     expected = counts / np.array([float(exact.deals_of_six(n)) for n in totals])[:, None]
     np.testing.assert_allclose(probs, expected, rtol=1e-13, atol=1e-16)
