@@ -1,4 +1,5 @@
-"""Chunk tasks for tests/test_scale.py (module level, so processes and Dask workers can import them)."""
+"""Chunk tasks for tests/test_scale.py (module level, so processes and Dask workers can import them),
+and the lost evaluation chunk that the scale, output and train tests inject."""
 
 import os
 import signal
@@ -49,3 +50,20 @@ def interrupted_after(chunk):
     if chunk.index == int(os.environ.get("PB_GYM_INTERRUPT_AT", "-1")):
         raise KeyboardInterrupt
     return sum_of_draws(chunk)
+
+
+def lose_evaluate_chunk(monkeypatch, index: int = 1):
+    """Patch :func:`experiments.evaluate.run_chunk` so that chunk ``index`` raises
+    ``RuntimeError("worker lost")`` every time it runs (so it fails twice) while the others run as
+    before; seen by the serial backend, which runs the chunks in this process. Returns the real one."""
+    from experiments import evaluate as E
+
+    real = E.run_chunk
+
+    def lost(config_data, chunk, *args, **kwargs):
+        if chunk.index == index:
+            raise RuntimeError("worker lost")
+        return real(config_data, chunk, *args, **kwargs)
+
+    monkeypatch.setattr(E, "run_chunk", lost)
+    return real

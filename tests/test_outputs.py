@@ -259,14 +259,7 @@ def test_an_interrupted_study_resumes_bit_for_bit(study, tmp_path, monkeypatch, 
 def test_a_resume_with_another_config_refuses_to_mix_the_chunks(study, tmp_path, monkeypatch,
                                                                capsys):
     out = tmp_path / "out"
-    real = E.run_chunk
-
-    def fails(config_data, chunk, show_progress=False):
-        if chunk.index == 1:
-            raise RuntimeError("worker lost")
-        return real(config_data, chunk, show_progress)
-
-    monkeypatch.setattr(E, "run_chunk", fails)
+    real = chunk_tasks.lose_evaluate_chunk(monkeypatch)
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["evaluate", str(study), "--out", str(out)])
     assert exit_info.value.code == 1

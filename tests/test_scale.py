@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import yaml
 
-import chunk_tasks
+from experiments import cli, scale
 from experiments import evaluate as E
-from experiments import scale
 from experiments.config import validate
-from experiments import cli
+
+import chunk_tasks
 
 BACKENDS = [("serial", None), ("processes", 2), ("dask", 2)]
 
@@ -27,7 +27,7 @@ def test_plan_cuts_items_and_seeds_each_chunk_by_its_index():
     # child seeds are the same at every call (a retried chunk deals the same hands)
     first = [s.generate_state(2) for s in chunks[1].child_seeds(3)]
     again = [s.generate_state(2) for s in chunks[1].child_seeds(3)]
-    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+    assert all(np.array_equal(a, b) for a, b in zip(first, again, strict=True))
     assert "chunk 2/4 (items 3-5, seed entropy 42, spawn key (1,))" == chunks[1].describe()
     with pytest.raises(ValueError, match="chunk_size=0"):
         scale.plan(10, 0, 1)
@@ -151,14 +151,7 @@ def test_merged_chunks_keep_exact_totals():
 def test_no_report_is_written_when_a_chunk_fails(tmp_path, monkeypatch):
     path = tmp_path / "study.yaml"
     path.write_text(yaml.safe_dump(STUDY))
-    real = E.run_chunk
-
-    def failing(config_data, chunk, show_progress=False):
-        if chunk.index == 1:
-            raise RuntimeError("worker lost")
-        return real(config_data, chunk, show_progress)
-
-    monkeypatch.setattr(E, "run_chunk", failing)
+    chunk_tasks.lose_evaluate_chunk(monkeypatch)
     out = tmp_path / "out"
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["evaluate", str(path), "--out", str(out)])

@@ -21,6 +21,8 @@ from pb_gym import rules as R  # noqa: E402
 from pb_gym.envs import table as T  # noqa: E402
 from pb_gym.envs.vector import PuntoBancoVectorEnv  # noqa: E402
 
+import chunk_tasks  # noqa: E402
+
 CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
 
 
@@ -566,16 +568,9 @@ def test_an_interrupted_discovery_scoring_resumes_on_the_kept_model(tmp_path, mo
 def test_a_chunk_failing_twice_keeps_the_trained_model(tmp_path, monkeypatch, capsys):
     """An evaluation chunk that fails twice stops the run (exit status 1); the message says that the
     trained model is kept, and the rerun evaluates it without training again."""
-    real = E.run_chunk
-
-    def failing(config_data, chunk, *args, **kwargs):
-        if chunk.index == 1:
-            raise RuntimeError("worker lost")
-        return real(config_data, chunk, *args, **kwargs)
-
     out = tmp_path / "out"
     config = _tiny(tmp_path)
-    monkeypatch.setattr(E, "run_chunk", failing)
+    chunk_tasks.lose_evaluate_chunk(monkeypatch)
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["train", str(config), "--out", str(out)])
     assert exit_info.value.code == 1
