@@ -355,6 +355,14 @@ def start_abstaining(model, bias: float) -> None:
 
 
 # ------------------------------------------------------------------------------- learning curve
+def next_mark(mark: int, timesteps: int, every: int) -> int:
+    """The first of ``mark``, ``mark + every``, ... past ``timesteps``: a callback's next row after
+    the one it just wrote (one step of n envs may pass several marks; it writes one row for them)."""
+    while mark <= timesteps:
+        mark += every
+    return mark
+
+
 def make_curve_callback(every: int, cfg: T.EnvConfig):
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import VecNormalize
@@ -399,8 +407,7 @@ def make_curve_callback(every: int, cfg: T.EnvConfig):
                     self.episode_hands += int(episode["l"])
             if self.num_timesteps >= self.next_at:
                 self._flush()
-                while self.next_at <= self.num_timesteps:
-                    self.next_at += every
+                self.next_at = next_mark(self.next_at, self.num_timesteps, every)
             return True
 
         def _flush(self) -> None:
@@ -606,8 +613,7 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
         def _on_step(self) -> bool:
             if self.num_timesteps >= self.next_at:
                 self._score()
-                while self.next_at <= self.num_timesteps:
-                    self.next_at += every
+                self.next_at = next_mark(self.next_at, self.num_timesteps, every)
             return True
 
         def _on_training_end(self) -> None:
