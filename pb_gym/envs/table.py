@@ -890,13 +890,13 @@ def _scratch(session: Session) -> tuple[np.ndarray, np.ndarray]:
 @functools.lru_cache(maxsize=64)
 def obs_struct(cfg: EnvConfig, seat: int = 0, per_unit: float = 1.0) -> tuple:
     """The observation layout of a config as the kernels read it: ``(offsets of bankroll, bead plate,
-    cards left, hands, last hand, shoe (-1 = hidden), history, factors (float32; empty = raw), seat,
+    cards left, hands, last hand, shoe (-1 = hidden), history, factors (float32; 1s = raw), seat,
     per_unit)``."""
     off = cfg.obs_offsets
     factors = cfg.obs_factors
     return (off["bankroll"][0], off["bead_plate"][0], off["cards_left"][0], off["hands"][0],
             off["last_hand"][0], off["shoe"][0] if "shoe" in off else -1, cfg.history,
-            _read_only(np.zeros(0, np.float32) if factors is None else factors), int(seat),
+            _read_only(np.ones(cfg.obs_size, np.float32) if factors is None else factors), int(seat),
             float(per_unit))
 
 
@@ -911,21 +911,20 @@ def _obs_rows(start, stop, consts, seats, records, shoe, out, rows=None):
     bead, last_hand = records[0], records[1]
     shoe_cards, position, unseen, hands_in_shoe = shoe[0], shoe[1], shoe[3], shoe[4]
     n_cards = shoe_cards.shape[1]
+    f = factors  # float32 factors (1 for raw units: x * 1 is x), applied to the float32 value
     for i in range(start, stop):
         t = i if rows is None else rows[i]
-        out[t, o_bankroll] = bankroll[seat, t] / per_unit
+        out[t, o_bankroll] = np.float32(bankroll[seat, t] / per_unit) * f[o_bankroll]
         for k in range(history):
-            out[t, o_bead + k] = bead[t, k]
-        out[t, o_cards] = n_cards - position[t]
-        out[t, o_hands] = hands[seat, t]
-        out[t, o_hands + 1] = hands_in_shoe[t]
+            out[t, o_bead + k] = np.float32(bead[t, k]) * f[o_bead + k]
+        out[t, o_cards] = np.float32(n_cards - position[t]) * f[o_cards]
+        out[t, o_hands] = np.float32(hands[seat, t]) * f[o_hands]
+        out[t, o_hands + 1] = np.float32(hands_in_shoe[t]) * f[o_hands + 1]
         for k in range(last_hand.shape[1]):
-            out[t, o_last + k] = last_hand[t, k]
+            out[t, o_last + k] = last_hand[t, k] * f[o_last + k]
         if o_shoe >= 0:
             for r in range(unseen.shape[1]):
-                out[t, o_shoe + r] = unseen[t, r]
-        for k in range(factors.shape[0]):
-            out[t, k] = out[t, k] * factors[k]
+                out[t, o_shoe + r] = np.float32(unseen[t, r]) * f[o_shoe + r]
 
 
 def observe(cfg: EnvConfig, session: Session, seat: int = 0, per_unit: float = 1.0,
