@@ -8,11 +8,14 @@ import numpy as np
 import pytest
 
 from experiments import stats
+from pb_gym import simulate
 
 
 def test_z_value_is_the_normal_quantile_to_the_last_bit():
     assert stats.z_value(0.95) == stats.Z95 == 1.959963984540054
     assert stats.z_value() == stats.Z95
+    # the core's copy (pb-gym simulate; the core may not import the studies) is the same number
+    assert simulate.Z95 == stats.Z95
     for confidence, z in ((0.90, 1.6448536269514722), (0.99, 2.5758293035489004),
                           (0.5, 0.6744897501960817)):  # published quantiles (e.g. scipy's ndtri)
         assert stats.z_value(confidence) == pytest.approx(z, rel=1e-15, abs=0)
