@@ -1,25 +1,32 @@
-"""Table logic shared by the single and the vector environment, written once over batches of tables.
+"""The environments' side of the table session: configs, spaces, actions and observations.
 
-Everything here works on *batches* of tables (row ``t`` of every array is table ``t``): the single
-environment (:mod:`pb_gym.envs.punto_banco`) is a batch of one, the native vector environment
-(:mod:`pb_gym.envs.vector`) a batch of N. The pieces:
+The game itself -- the stake rules, the deal, settlement, the bead plate, the episode ends -- is the
+table session's (:mod:`pb_gym.session`); the single environment (:mod:`pb_gym.envs.punto_banco`) and
+the native vector environment (:mod:`pb_gym.envs.vector`) are shells around a one-seat session of 1
+or N tables. This module holds what only an environment needs, written once over batches of tables
+(row ``t`` of every array is table ``t``):
 
-* :func:`make_config` validates the keyword arguments of both environments into a :class:`EnvConfig`
-  (rules, money, limits, episode ends, action and observation options).
+* :func:`make_config` validates the keyword arguments of both environments into an :class:`EnvConfig`
+  (rules, money, limits, episode ends, action and observation options); :func:`limits` turns it into
+  the session's :class:`~pb_gym.session.Limits` (in betting units).
 * :func:`observation_space` / :func:`action_space`: the spaces of ONE table.
-* :class:`Tables`: the state of N tables (the engine's :class:`~pb_gym.engine.ShoeState` plus the
-  bankroll, counters, bead plate and last hand of each table), :func:`new_tables`, :func:`reset_tables`.
-* :func:`decode_actions` turns actions into stakes per bet spot, applying the stake rules (below);
-  :func:`play_hand` decodes, deals one hand at every table with ONE :func:`pb_gym.engine.deal` call,
-  settles and updates the tables; :func:`write_obs` builds the observations, :func:`hand_info` the infos,
-  :func:`action_masks` the masks for MaskablePPO.
+* :class:`Tables`: the env's view of its session table by table (:func:`new_tables`,
+  :func:`reset_tables`).
+* Actions -> requested stakes (:func:`requested_stakes`: step 1 of the stake rules below; the session
+  applies steps 2-4); :func:`play_hand` decodes, plays one hand of the session at every table and
+  writes the observations, in one compiled call per chunk of tables (:func:`_step_rows`; the single
+  env holds its arguments in one :class:`StepState`).
+* :func:`observe`: THE observation of a seat of a session, as an env configured by an
+  :class:`EnvConfig` shows it (the envs' steps write theirs with the same code; ``pb-gym evaluate``
+  reads a learned policy's with it); :func:`hand_info` the batched infos; :func:`action_masks` the
+  masks for MaskablePPO.
 
 Units. Money amounts given to the environment (``bankroll``, ``table_min``, ``table_max``,
 ``win_target``) are in money; ``unit`` is the betting unit in money. Inside, and in everything the
 environment returns (observation, reward, stakes in ``info``), amounts are in **betting units**
 (money / ``unit``).
 
-Stake rules (applied to every table every hand, in this order):
+Stake rules (:func:`pb_gym.session.place_rows`; applied to every table every hand, in this order):
 
 1. The requested stake of each bet spot, in units: a stake level (``stake_unit="units"``: the level in
    units; ``"fraction"``: the level times the current bankroll) for the discrete modes; for the ``box``
