@@ -238,17 +238,21 @@ def _new_pool(workers: int) -> futures.ProcessPoolExecutor:
 def _run_processes(task, chunks, workers, finished):
     """At most ``workers`` chunks in flight, so that a lost worker implicates only the chunks then
     running. A worker that dies (killed, out of memory, a crash in compiled code) breaks the whole
-    pool: the pool is recreated and the unfinished chunks run again; each chunk that was running when
-    it broke counts one failed attempt, and a chunk that fails twice stops the run."""
+    pool: the pool is recreated and the unfinished chunks run again. Only a chunk that was running
+    alone when the pool broke is charged a failed attempt: when several were running, the culprit is
+    unknown, so they are rerun one at a time (``suspects``) until each has finished or died alone. A
+    chunk charged twice stops the run (a bystander is never blamed)."""
     workers = min(workers, len(chunks))
     queue = collections.deque(chunks)
     failures: dict[int, int] = collections.defaultdict(int)
     pool = _new_pool(workers)
     running: dict[futures.Future, Chunk] = {}
+    suspects: set[int] = set()  # lost beside others: each reruns alone before anything else runs
     try:
         while queue or running:
             broken = False
-            while queue and len(running) < workers:
+            limit = 1 if suspects else workers
+            while queue and len(running) < limit:
                 try:
                     future = pool.submit(task, queue[0])
                 except BrokenProcessPool:  # it broke since the last wait; its futures will say so
@@ -262,6 +266,7 @@ def _run_processes(task, chunks, workers, finished):
                     chunk = running.pop(future)
                     error = future.exception()
                     if error is None:
+                        suspects.discard(chunk.index)
                         finished(chunk, future.result())
                     elif isinstance(error, BrokenProcessPool):
                         lost.append(chunk)
@@ -276,11 +281,17 @@ def _run_processes(task, chunks, workers, finished):
             for future in futures.as_completed(list(running)):
                 chunk = running.pop(future)
                 if future.exception() is None:
+                    suspects.discard(chunk.index)
                     finished(chunk, future.result())
                 else:
                     lost.append(chunk)
             pool.shutdown(wait=True, cancel_futures=True)
+            alone = len(lost) == 1
             for chunk in sorted(lost, key=lambda c: c.index):
+                if not alone:  # the culprit is unknown: rerun each alone before blaming it
+                    suspects.add(chunk.index)
+                    continue
+                suspects.discard(chunk.index)
                 failures[chunk.index] += 1
                 if failures[chunk.index] == 2:
                     raise ChunkError(

@@ -3,6 +3,7 @@ and the lost evaluation chunk that the scale, output and train tests inject."""
 
 import os
 import signal
+import time
 
 import numpy as np
 
@@ -41,6 +42,17 @@ def kills_its_worker_once(chunk):
 def kills_its_worker_always(chunk):
     """Chunk 1 kills its own worker process every time it runs."""
     if chunk.index == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return chunk.index
+
+
+def kills_its_worker_beside_a_slow_chunk(chunk):
+    """Chunk 1 kills its worker every time, 0.2 s in; chunk 0 takes 1.5 s, so it is running beside
+    chunk 1 when the pool breaks (a bystander that must not be blamed)."""
+    if chunk.index == 0:
+        time.sleep(1.5)
+    if chunk.index == 1:
+        time.sleep(0.2)
         os.kill(os.getpid(), signal.SIGKILL)
     return chunk.index
 

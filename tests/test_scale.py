@@ -78,6 +78,16 @@ def test_a_chunk_whose_worker_dies_twice_stops_the_run(capsys):
                      capsys.readouterr().err)
 
 
+def test_a_chunk_running_beside_the_one_that_kills_its_worker_is_not_blamed(capsys):
+    """Chunk 1/4 is running when chunk 2/4 kills the pool, on both attempts: the suspects rerun one at
+    a time, so the error names the culprit, never the bystander."""
+    with pytest.raises(scale.ChunkError, match=r"chunk 2/4 \(items 3-5, .*\) failed twice: a worker "
+                                               r"process died"):
+        scale.run(chunk_tasks.kills_its_worker_beside_a_slow_chunk, scale.plan(10, 3, 42), "processes",
+                  workers=2)
+    assert "a worker process died (2 chunk(s) were running)" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("address", ["not an address", "tcp://10.0.0.5", "tcp://host:99999",
                                      "http://host:8786", ""])
 def test_a_malformed_scheduler_address_is_refused_at_once(address, capsys):
