@@ -6,14 +6,16 @@
 The counting study (:mod:`experiments.counting`) asks where counting wins for today's ten bets; the
 atlas asks the same of every bet of the catalog and ranks them. One readable file, top to bottom:
 
-1. The bets. A *bet book* is the list of studied bets, their pay matrix over the hand classes
+1. The bets. A *bet book* is the list of studied bets (the catalog's, :mod:`pb_gym.catalog`, and the
+   user's own, ``custom_bets:``), their pay matrix over the hand classes
    (:func:`pb_gym.rules.hand_class`: row = class, column = bet, net win per unit) and a function giving
    the exact EV of every bet for many compositions at once. The exact calculator evaluates every bet of
    a composition in one pass over the card multisets (the class probabilities times the pay matrix),
    so the cost of a hand grows with the number of hand classes, not with the number of bets.
 2. Effects of removal. EoR(r) = EV(full shoe minus one card of rank r) - EV(full shoe), per bet.
-3. Counts, three per bet. (a) *EoR count*: tags proportional to the effects of removal (the best
-   linear count: it is the first-order Taylor expansion of the EV in the composition); (b) *integer
+3. Counts, three per bet. (a) *EoR count*: tags proportional to the effects of removal (the
+   first-order expansion of the EV in the composition, the classic construction; not always the best
+   thresholded count: the integer count sometimes beats it); (b) *integer
    count*: the balanced whole-number tags nearest to the same tags scaled so the largest is ``m``,
    ``m`` in 1..``integer_max_tag``;
    (c) where the literature publishes a count for the bet (:data:`PUBLISHED`), that count with its
@@ -32,7 +34,8 @@ atlas asks the same of every bet of the catalog and ranks them. One readable fil
 5. Statistics over shoes. Hands of one shoe are correlated, shoes are independent: a chunk returns
    per-shoe sums only, and every figure is a ratio of per-shoe sums with its 95% CI over shoes (the
    ratio estimator of :func:`experiments.stats.ratio_ci`). The cut-card-effect check of the counting
-   study is applied to every bet: the average exact EV per hand dealt minus the full-shoe EV.
+   study is applied to every bet: the average exact EV per hand dealt minus the full-shoe EV; and the
+   calibration check: the dealt payoffs minus the exact EVs, over every hand.
 6. Report. A table ranked by the EoR count's gain per 100 hands (then the perfect-information gain),
    as JSON, CSV and Markdown; one plot (gain per 100 hands: perfect information vs the counts, one bar
    per bet); the published figures beside ours, with a verdict (inside our 95% CI or not).
@@ -83,8 +86,16 @@ class BetBook:
     expected_values: Callable[[np.ndarray], np.ndarray]
 
 
+SMALL_BATCH = 128
+"""Below this many compositions the product with the pay matrix runs in numpy's own loop (einsum): a
+multi-threaded BLAS call on a few rows costs more in waking its threads than in arithmetic, up to
+0.1 s on a busy machine, and the last hands of a chunk have few live tables."""
+
+
 def _book_evs(compositions: np.ndarray, pay: np.ndarray) -> np.ndarray:
     """Every bet's exact EV: hand-class probabilities (one walk per composition) times ``pay``."""
+    if len(compositions) < SMALL_BATCH:
+        return np.einsum("ij,jk->ik", exact.hand_class_probabilities(compositions), pay)
     return exact.hand_class_expectations(compositions, pay)
 
 
@@ -445,8 +456,8 @@ def compare_published(published: Published, replay: dict | None, ours: dict, hou
             row["note"] = "not comparable: the published count is not ours"
         elif replay is None and comparable and not row["agrees"] and entry["estimate"] is not None \
                 and value < entry["ci95"][0]:
-            row["note"] = ("below ours: our count is the best linear count, the published one is "
-                           "another")
+            row["note"] = ("below ours: the published figure is of another count, and ours is "
+                           "fitted to the exact EVs")
         rows[key] = row
     edge = None
     if published.house_edge is not None:
@@ -831,10 +842,10 @@ def plot(result: dict, path: Path) -> None:
     perfect, _ = figures(lambda b: b["perfect_information"])
     ax.barh(y, np.where(perfect > floor, perfect, 0), height=0.85, left=0, color="#c6dbef",
             label="perfect information (the bound)")
-    for label, get, color, offset in (("best linear count (EoR tags)", lambda b: b["counts"]["eor"],
-                                       "#2171b5", -0.18),
-                                      ("integer count", lambda b: b["counts"]["integer"], "#fd8d3c",
-                                       0.18)):
+    series = (("EoR count (tags from the effects of removal)", lambda b: b["counts"]["eor"],
+               "#2171b5", -0.18),
+              ("balanced integer count", lambda b: b["counts"]["integer"], "#fd8d3c", 0.18))
+    for label, get, color, offset in series:
         value, err = figures(get)
         shown = value > floor
         ax.barh(y[shown] + offset, value[shown], height=0.32, color=color, label=label,
