@@ -37,6 +37,14 @@ _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
 
+# the rules' numbers the kernels use, by name
+_N_RANKS = R.N_RANKS  # card codes 1..13, ranks 0..12
+_POINTS = 10  # a hand's total is the sum of its card values modulo 10
+_NATURAL = R.NATURAL_MIN  # a two-card 8 or 9
+_NO_THIRD = R.NO_THIRD_CARD  # the banker tableau's column when the player stood
+_MAX_CARDS = 3  # cards a hand can hold
+_HAND_CARDS = 6  # the most cards one hand takes from the shoe
+
 
 @numba.njit(inline="always")
 def _next_u64(rng: np.ndarray, t: int) -> np.uint64:
@@ -60,7 +68,7 @@ def _new_shoe(t, shoe, position, counts, unseen, rng, full_counts, start, burn, 
     n_cards = shoe.shape[1]
     if start == 0:
         k = 0
-        for r in range(13):
+        for r in range(_N_RANKS):
             for _ in range(full_counts[r]):
                 shoe[t, k] = r + 1
                 k += 1
@@ -70,7 +78,7 @@ def _new_shoe(t, shoe, position, counts, unseen, rng, full_counts, start, burn, 
         tmp = shoe[t, i]
         shoe[t, i] = shoe[t, j]
         shoe[t, j] = tmp
-    for r in range(13):
+    for r in range(_N_RANKS):
         counts[t, r] = full_counts[r]
         unseen[t, r] = full_counts[r]
     pos = 0
@@ -93,7 +101,7 @@ def _deal_kernel(start, stop, active, shoe, position, counts, unseen, hands_in_s
                  banker_ncards, outcome, winner, natural, player_pair, banker_pair, shuffled):
     for t in range(start, stop):
         if not active[t]:  # a table sitting this hand out: untouched state, an empty result row
-            for k in range(3):
+            for k in range(_MAX_CARDS):
                 player_cards[t, k] = 0
                 banker_cards[t, k] = 0
             player_total[t] = 0
@@ -126,21 +134,21 @@ def _deal_kernel(start, stop, active, shoe, position, counts, unseen, hands_in_s
         p2 = shoe[t, pos + 2]
         b2 = shoe[t, pos + 3]
         pos += 4
-        pt = (card_values[p1] + card_values[p2]) % 10
-        bt = (card_values[b1] + card_values[b2]) % 10
+        pt = (card_values[p1] + card_values[p2]) % _POINTS
+        bt = (card_values[b1] + card_values[b2]) % _POINTS
         p3 = 0
         b3 = 0
-        if pt < 8 and bt < 8:  # no natural: the drawing rules apply
-            column = 10
+        if pt < _NATURAL and bt < _NATURAL:  # no natural: the drawing rules apply
+            column = _NO_THIRD
             if player_draws[pt]:
                 p3 = shoe[t, pos]
                 pos += 1
                 column = card_values[p3]
-                pt = (pt + column) % 10
+                pt = (pt + column) % _POINTS
             if banker_tableau[bt, column]:
                 b3 = shoe[t, pos]
                 pos += 1
-                bt = (bt + card_values[b3]) % 10
+                bt = (bt + card_values[b3]) % _POINTS
         position[t] = pos
         hands_in_shoe[t] += 1
         pn = 3 if p3 != 0 else 2
@@ -167,7 +175,7 @@ def _deal_kernel(start, stop, active, shoe, position, counts, unseen, hands_in_s
         o = outcome_table[pt, bt, pn - 2, bn - 2]
         outcome[t] = o
         winner[t] = outcome_winner[o]
-        natural[t] = pn == 2 and bn == 2 and (pt >= 8 or bt >= 8)
+        natural[t] = pn == 2 and bn == 2 and (pt >= _NATURAL or bt >= _NATURAL)
         player_pair[t] = p1 == p2
         banker_pair[t] = b1 == b2
 
@@ -211,7 +219,7 @@ def _check_tables_kernel(start, stop, shoe, position, counts, unseen, cut_hands,
     bad = False
     for t in range(start, stop):  # two loops: each alone compiles to vector code, together not
         left = 0
-        for r in range(13):
+        for r in range(_N_RANKS):
             c = counts[t, r]
             u = unseen[t, r]
             bad |= (c < 0) | (c > u) | (u > per_rank)
@@ -221,14 +229,14 @@ def _check_tables_kernel(start, stop, shoe, position, counts, unseen, cut_hands,
         pos = position[t]
         bad |= (pos < 0) | (pos > n_cards)
         deals = (pos < cut_position) | (hand_after_cut & (cut_hands[t] == 0))  # else reshuffles
-        bad |= deals & (pos + 6 > n_cards)
-        first = min(max(pos, 0), n_cards - 6)  # in bounds whatever the position
+        bad |= deals & (pos + _HAND_CARDS > n_cards)
+        first = min(max(pos, 0), n_cards - _HAND_CARDS)  # in bounds whatever the position
         low = shoe[t, first]
         high = low
-        for k in range(first + 1, first + 6):
+        for k in range(first + 1, first + _HAND_CARDS):
             low = min(low, shoe[t, k])
             high = max(high, shoe[t, k])
-        bad |= deals & ((low < 1) | (high > 13))
+        bad |= deals & ((low < 1) | (high > _N_RANKS))
     if not bad:
         return -1, 0
     for t in range(start, stop):
@@ -236,17 +244,17 @@ def _check_tables_kernel(start, stop, shoe, position, counts, unseen, cut_hands,
         if pos < 0 or pos > n_cards:
             return t, 1
         left = 0
-        for r in range(13):
+        for r in range(_N_RANKS):
             if counts[t, r] < 0 or counts[t, r] > unseen[t, r] or unseen[t, r] > per_rank:
                 return t, 2
             left += counts[t, r]
         if left != n_cards - pos:
             return t, 3
         if pos < cut_position or (hand_after_cut and cut_hands[t] == 0):  # deals from this shoe
-            if pos + 6 > n_cards:
+            if pos + _HAND_CARDS > n_cards:
                 return t, 4
-            for k in range(pos, pos + 6):
-                if shoe[t, k] < 1 or shoe[t, k] > 13:
+            for k in range(pos, pos + _HAND_CARDS):
+                if shoe[t, k] < 1 or shoe[t, k] > _N_RANKS:
                     return t, 5
     return -1, 0
 
