@@ -405,3 +405,28 @@ def test_bad_actions():
 def test_core_config_errors_name_the_argument():
     with pytest.raises(ValueError, match="pass either rules="):
         T.make_config(rules=Rules(), tie_pays=9)
+
+
+def test_copies_pickles_and_replaced_state_step_as_the_original():
+    """The single env keeps its compiled step's arguments (T.StepState): a copy, a pickle and a
+    replaced shoe state must still step their own arrays."""
+    import copy
+    import pickle
+
+    env = PuntoBancoEnv()
+    env.reset(seed=3)
+    env.step(1)
+    twin = copy.deepcopy(env)
+    third = pickle.loads(pickle.dumps(env))
+    steps = [[e.step(a % env.action_space.n)[:2] for a in range(40)] for e in (env, twin, third)]
+    for other in steps[1:]:
+        for (obs_a, r_a), (obs_b, r_b) in zip(steps[0], other):
+            np.testing.assert_array_equal(obs_a, obs_b)
+            assert r_a == r_b
+    assert twin.session.seats.bankroll is not env.session.seats.bankroll
+    # a replaced shoe state: the next step deals from it, not from the old arrays
+    fresh = PuntoBancoEnv()
+    fresh.reset(seed=11)
+    env.tables.shoe = fresh.session.shoe.copy()
+    info = env.step(1)[4]
+    assert info["player_cards"].tolist() == fresh.step(1)[4]["player_cards"].tolist()

@@ -153,7 +153,14 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         self._mode = T.ACTION_MODES.index(cfg.action_mode)
         self._ints = np.zeros((1, 2 if cfg.action_mode == "multidiscrete" else 1), dtype=np.int64)
         self._floats = np.zeros((1, len(cfg.rules.offered_bets)), dtype=np.float64)
-        self._generation = -1  # of the compiled step state (see pb_gym.envs.table.StepState)
+        self._step_state: T.StepState | None = None  # the step's arguments, compiled (see T.StepState)
+        self._generation = -1  # engine._CheckedArrays.generation when it was built
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Copies and pickles leave the compiled step state behind (it is rebuilt on the next step)."""
+        state = self.__dict__.copy()
+        state["_step_state"], state["_generation"] = None, -1
+        return state
 
     # ---- convenience views ----------------------------------------------------------------------
     @property
