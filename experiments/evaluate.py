@@ -152,7 +152,13 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
     table = config.table
     n, hands = chunk.size, config.hands
     deal_seed, *system_seeds = chunk.child_seeds(1 + len(config.systems))
-    systems = [make_system(system_config) for system_config in config.systems]
+    systems = []
+    for system_config, seed in zip(config.systems, system_seeds, strict=True):
+        # made and reset one after the other: a sampling learned policy seeds torch's global random
+        # state on reset, and loading the next model draws from it
+        system = make_system(system_config)
+        system.reset(n, np.random.default_rng(seed))
+        systems.append(system)
     # the session keeps a stake column for each spot some system may bet, no more: settlement reads
     # every column of every seat, and most studies bet one or two of the seven spots
     spots = sorted({spot for system in systems for spot in system.bet_spots()}) or [0]
@@ -166,10 +172,7 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
     checkpoints = checkpoint_hands(hands)
     fan_edges = np.linspace(0.0, fan_range(config), FAN_BINS + 1)
     samples = min(config.sample_paths, n) if chunk.index == 0 else 0
-    ledgers = []
-    for k, (system, seed) in enumerate(zip(systems, system_seeds, strict=True)):
-        system.reset(n, np.random.default_rng(seed))
-        ledgers.append(Ledger(system, seats, k, len(checkpoints)))
+    ledgers = [Ledger(system, seats, k, len(checkpoints)) for k, system in enumerate(systems)]
     counting = config.exact_conditional or any(system.needs_composition for system in systems)
     last_winner = np.full(n, -1, dtype=np.int8)
     last_decision = np.full(n, -1, dtype=np.int8)
