@@ -617,9 +617,14 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
         entry["published"].append(compare_published(p, replay, entry["counts"]["eor"],
                                                      entry["house_edge"], comparable))
 
-    ranking = sorted(names, key=lambda b: (
-        -(per_bet[b]["counts"]["eor"]["units_per_100_hands"]["estimate"] or 0.0),
-        -(per_bet[b]["perfect_information"]["units_per_100_hands"]["estimate"] or 0.0)))
+    def rank_key(bet: str) -> tuple[float, float, int]:
+        # rounded to 12 significant digits: bets with equal gains (the two pair bets) tie exactly,
+        # whatever their last bits, and keep the book's order
+        gains = (per_bet[bet]["counts"]["eor"]["units_per_100_hands"]["estimate"] or 0.0,
+                 per_bet[bet]["perfect_information"]["units_per_100_hands"]["estimate"] or 0.0)
+        return (-float(f"{gains[0]:.12g}"), -float(f"{gains[1]:.12g}"), names.index(bet))
+
+    ranking = sorted(names, key=rank_key)
     timings["total_s"] = sum(timings.values())
     return {
         "experiment": "atlas",
