@@ -58,8 +58,8 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
-from experiments import chunk_store, outputs, plotting, scale
-from experiments.config import ConfigError, RulesConfig, Strict, load
+from experiments import chunk_store, plotting, scale, study
+from experiments.config import ConfigError, RulesConfig, Strict
 from experiments.counting import best_threshold
 from experiments.stats import ratio_ci, z_value
 from pb_gym import catalog, engine, exact, strict_json
@@ -880,42 +880,39 @@ OUTPUT_NAMES = ("atlas.json", "atlas.csv", "atlas.md", "atlas.txt", "atlas.png")
 """The files ``--out`` receives (a reused ``--out`` folder may hold only these)."""
 
 
+def write_outputs(result: dict, folder: Path) -> list[Path]:
+    """The atlas's files, written into ``folder`` (:data:`OUTPUT_NAMES`)."""
+    (folder / "atlas.json").write_text(strict_json.dumps(result, indent=1))
+    (folder / "atlas.csv").write_text(to_csv(result))
+    (folder / "atlas.md").write_text(
+        "## Ranked by the EoR count's gain (units per 100 hands dealt; 95% CIs over shoes)\n\n"
+        + to_markdown(result) + "\n\n## Published count figures beside ours\n\n"
+        + published_markdown(result) + "\n\n## The integer counts\n\n" + counts_markdown(result) + "\n")
+    (folder / "atlas.txt").write_text(report(result) + "\n")
+    plot(result, folder / "atlas.png")
+    return [folder / n for n in OUTPUT_NAMES]
+
+
 def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
          scheduler: str | None = None, workers: int | None = None,
          resume: bool | None = None) -> dict:
     """Load and validate the config, run, print the report (unless ``as_json``), write ``out``.
 
-    ``out`` is checked before the run; its files are moved into place together
-    (:mod:`experiments.outputs`), and the finished chunks of an interrupted run are kept in
-    ``out/.partial`` for a rerun to resume (``resume=False`` discards them).
+    ``backend`` (``serial``, ``processes``, ``dask``), ``scheduler`` and ``workers`` choose where the
+    main deal's chunks run; the result is the same on every backend except ``"timings"``. ``out`` is
+    checked before the run, its files are moved into place together, and the finished chunks of an
+    interrupted run are kept in ``out/.partial`` for a rerun to resume (``resume=False`` discards
+    them): see :func:`experiments.study.main`.
     """
-    config = load(config_path, AtlasConfig)
-    destination = outputs.prepare(out, OUTPUT_NAMES)
-    store = outputs.chunk_store(destination, {"study": "atlas",
-                                              "config": config.model_dump(mode="json")}, resume)
-    result = run(config, backend, scheduler, workers, progress=not as_json, store=store)
-    result["config"] = str(config_path)
-    if destination is not None:
-        with destination.staging() as staged:
-            (staged / "atlas.json").write_text(strict_json.dumps(result, indent=1))
-            (staged / "atlas.csv").write_text(to_csv(result))
-            (staged / "atlas.md").write_text(
-                "## Ranked by the EoR count's gain (units per 100 hands dealt; 95% CIs over shoes)\n\n"
-                + to_markdown(result) + "\n\n## Published count figures beside ours\n\n"
-                + published_markdown(result) + "\n\n## The integer counts\n\n"
-                + counts_markdown(result) + "\n")
-            (staged / "atlas.txt").write_text(report(result) + "\n")
-            plot(result, staged / "atlas.png")
-        result["files"] = [str(destination.final / n) for n in OUTPUT_NAMES]
-    if not as_json:
-        print(report(result))
-    return result
+    return study.main("atlas", config_path, AtlasConfig, OUTPUT_NAMES, run, write_outputs, report,
+                      out=out, as_json=as_json, backend=backend, scheduler=scheduler, workers=workers,
+                      resume=resume)
 
 
 __all__ = ["AtlasConfig", "BetBook", "ConfigError", "PUBLISHED", "Published", "bet_book", "counts_markdown",
            "available_bets", "effects_of_removal", "eor_tags", "true_counts", "deal_hands",
            "deal_chunk", "merge", "bettor_figures", "compare_published", "run", "main", "report",
-           "to_csv", "to_markdown", "plot"]
+           "to_csv", "to_markdown", "plot", "write_outputs"]
 
 if __name__ == "__main__":  # python -m experiments.atlas CONFIG [OUT]
     main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None,
