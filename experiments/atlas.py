@@ -218,6 +218,15 @@ class AtlasConfig(Strict):
                              "separate deal")
         return training_seed
 
+    @field_validator("bets", "custom_bets", mode="before")
+    @classmethod
+    def _lists(cls, value: object, info: ValidationInfo) -> object:
+        if info.field_name == "bets" and isinstance(value, str) and value != "all":
+            raise ValueError(f"{value!r} is not allowed; allowed: all, or a list of bet names")
+        if info.field_name == "custom_bets" and not isinstance(value, (list, tuple)):
+            raise ValueError("allowed: a list of bet definitions, each {name, source, title, rows}")
+        return value
+
     @field_validator("custom_bets")
     @classmethod
     def _valid_custom_bets(cls, custom: tuple[dict, ...]) -> tuple[dict, ...]:

@@ -117,6 +117,11 @@ def test_unknown_bets_are_refused():
         validate({"bets": ["banker", "banker"]}, atlas.AtlasConfig)
     with pytest.raises(ConfigError, match=r"training_seed: must differ from seed \(7\)"):
         validate({"seed": 7, "training_seed": 7}, atlas.AtlasConfig)
+    with pytest.raises(ConfigError, match=r"bets: 'al' is not allowed; allowed: all, or a list of bet "
+                                          r"names"):
+        validate({"bets": "al"}, atlas.AtlasConfig)
+    with pytest.raises(ConfigError, match=r"custom_bets: allowed: a list of bet definitions"):
+        validate({"custom_bets": {"name": "x"}}, atlas.AtlasConfig)
     with pytest.raises(ConfigError, match=r"integer_max_tag: Input should be greater than or equal to 1"):
         validate({"integer_max_tag": 0}, atlas.AtlasConfig)
     assert atlas.AtlasConfig().shoes == 10_000
