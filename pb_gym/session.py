@@ -466,7 +466,7 @@ def finish_rows(start, stop, deal, settle, sticky, payoffs, hand, records, shoe,
 
 
 @numba.njit(cache=True, nogil=True)
-def _restart_rows(index, bankroll0, seats, records):
+def restart_rows(index, bankroll0, seats, records):
     """The tables ``index`` start afresh: empty records, every seat there at ``bankroll0``, playing,
     no hands, nothing staked."""
     bead, last_hand, last_player, last_banker, hand_class = records
@@ -651,7 +651,7 @@ class Session:
         if index.size and (index.min() < 0 or index.max() >= self.n_tables):  # (shuffle checked it)
             raise ValueError(f"table indices must be in 0..{self.n_tables - 1}")
         seats, records, _, _ = self.structs()
-        _restart_rows(index, float(self.limits.bankroll), seats, records)
+        restart_rows(index, float(self.limits.bankroll), seats, records)
 
     # ---- one hand ----------------------------------------------------------------------------
     def check_requests(self, requested: np.ndarray) -> np.ndarray:

@@ -98,6 +98,7 @@ small ``(150, W, 3)`` uint8 picture of the table (``RecordVideo``, RL Zoo's ``re
 
 from __future__ import annotations
 
+import copy
 from typing import Any, SupportsFloat, Union
 
 import gymnasium as gym
@@ -113,6 +114,33 @@ ObsType = Union[np.ndarray, dict[str, np.ndarray]]
 """The flat float32 observation, or its Dict of fields (``observation="dict"``)."""
 ActType = Union[int, np.integer, np.ndarray]
 """A discrete action (an int), a ``[bet, size]`` pair or a box action (arrays)."""
+
+
+_ATOMIC = (int, float, bool, str, type(None))
+
+
+class HandInfo(dict):
+    """The single env's per-hand ``info``: a plain ``dict`` (module docstring) whose deep copy copies
+    only what can change: its values are Python scalars and fresh arrays, so a deep copy is a new
+    dict with the arrays copied (anything a wrapper adds is deep-copied as usual). stable-baselines3's
+    ``DummyVecEnv`` deep-copies every info at every step; a plain dict of eleven entries cost more
+    there than the step itself."""
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo: dict) -> "HandInfo":
+        out = HandInfo()
+        for key, value in self.items():
+            if type(value) in _ATOMIC:
+                out[key] = value
+            elif type(value) is np.ndarray:
+                out[key] = value.copy()
+            else:
+                out[key] = copy.deepcopy(value, memo)
+        return out
+
+    def __reduce__(self) -> tuple:
+        return HandInfo, (dict(self),)
 
 
 _NO_INFO = np.zeros(0)
@@ -188,9 +216,23 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         else:
             seeds = None  # continue this table's random stream
         self._seeded = True
-        T.reset_tables(self.config, self.tables, np.zeros(1, dtype=np.int64), seeds)
-        self._show()
-        return self._obs(), {}
+        cfg = self.config
+        if seeds is not None:  # as engine.shuffle(..., seed=seeds) reseeds the table
+            self.session.shoe.rng[0] = engine.table_seeds(seeds, 1)[0]
+        obs = np.empty((1, cfg.obs_size), dtype=np.float32)
+        if not T.restart_all(self._state(), cfg.bankroll_units, obs):  # an unusable shoe: say why
+            T.reset_tables(cfg, self.tables, np.zeros(1, dtype=np.int64))
+        if self.render_mode is not None:
+            self._show()
+        return (obs[0] if cfg.flatten_obs else T.split_obs(cfg, obs[0])), {}
+
+    def _state(self) -> T.StepState:
+        """The compiled step state, rebuilt when an array of the session has been replaced."""
+        if self._generation != engine._CheckedArrays.generation:
+            self._step_state = T.step_state(self.config, self.tables, self._ints, self._floats,
+                                            self._active)
+            self._generation = engine._CheckedArrays.generation
+        return self._step_state
 
     def _obs(self) -> ObsType:
         """The observation of the table as it is now (:func:`pb_gym.envs.table.observe`)."""
@@ -225,16 +267,13 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         cfg, session = self.config, self.session
         ints, floats = self._action_arrays(action)
         obs = np.empty((1, cfg.obs_size), dtype=np.float32)
-        if self._generation != engine._CheckedArrays.generation:  # an array was replaced: rebuild
-            self._step_state = T.step_state(cfg, self.tables, self._ints, self._floats, self._active)
-            self._generation = engine._CheckedArrays.generation
         if cfg.hand_info:  # new arrays every step: what info holds is never reused
             info_values = np.empty(R.N_BETS + len(T.INFO_SCALARS))
             cards = np.empty((2, 3), dtype=np.uint8)
         else:
             info_values, cards = _NO_INFO, _NO_CARDS
         # decode, stake rules, deal, settle, records, ends, the observation and the info: one call
-        result = T.step_one(self._step_state, obs, info_values, cards)
+        result = T.step_one(self._state(), obs, info_values, cards)
         if result[0]:
             T._raise_step(cfg, ints, result)
         state = session.seats
@@ -248,10 +287,10 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         info: dict[str, Any] = {}
         if cfg.hand_info:
             pt, bt, winner, natural, pp, bp, shuffled, bankroll = info_values[R.N_BETS:].tolist()
-            info = {"player_cards": cards[0], "banker_cards": cards[1], "player_total": int(pt),
-                    "banker_total": int(bt), "winner": int(winner), "natural": natural != 0.0,
-                    "player_pair": pp != 0.0, "banker_pair": bp != 0.0, "shuffled": shuffled != 0.0,
-                    "stakes": info_values[:R.N_BETS], "bankroll": bankroll}
+            info = HandInfo(player_cards=cards[0], banker_cards=cards[1], player_total=int(pt),
+                            banker_total=int(bt), winner=int(winner), natural=natural != 0.0,
+                            player_pair=pp != 0.0, banker_pair=bp != 0.0, shuffled=shuffled != 0.0,
+                            stakes=info_values[:R.N_BETS], bankroll=bankroll)
         if cfg.info_ev:
             info["ev"] = T.ev_before_hand(cfg, self.tables)[0]
         if self.render_mode is not None:

@@ -58,7 +58,8 @@ from pb_gym import exact
 from pb_gym import rules as R
 from pb_gym.rules import BETS, Rules
 from pb_gym.session import (BEAD_CODES, LAST_HAND_FIELDS, MAX_CARDS, PLAY_MIN_TABLES, Limits, Seats, Session,
-                            deal_constants, place_rows, play_rows, seat_struct)
+                            deal_constants, place_rows, play_rows, restart_rows,
+                            seat_struct)
 from pb_gym.threads import parallel_for, run_rows
 
 ACTION_MODES: tuple[str, ...] = ("discrete", "multidiscrete", "box")
@@ -670,6 +671,29 @@ def step_state(cfg: EnvConfig, tables: Tables, ints: np.ndarray, floats: np.ndar
     return _new_step_state(ints, floats, decode_struct(cfg), active, requested, chosen, seats, records,
                            shoe, deal_constants(cfg.rules), hand, session.payoffs,
                            _limits_struct(cfg, cfg.max_hands), obs_struct(cfg))
+
+
+@numba.njit(cache=True, nogil=True)
+def restart_all(state, bankroll0, obs):
+    """Every table of a :class:`StepState` starts a new episode, in one compiled call: a new shoe
+    (continuing each table's random stream, as :func:`pb_gym.engine.shuffle`), empty records, the
+    seat at ``bankroll0`` (:meth:`pb_gym.session.Session.reset`), and the first observations into
+    ``obs``. False (nothing done) if the shoe arrays do not hold a shoe of the rules."""
+    (shoe_cards, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng,
+     _) = state.shoe
+    _, burn, per_rank = state.deal_consts
+    if shoe_cards.shape[1] != per_rank * R.N_RANKS:
+        return False
+    full = np.full(R.N_RANKS, per_rank, dtype=np.int64)
+    n = position.shape[0]
+    for t in range(n):
+        engine._new_shoe(t, shoe_cards, position, counts, unseen, rng, full, 0, burn, R.BURN_COUNTS)
+        hands_in_shoe[t] = 0
+        shoes_started[t] += 1
+        cut_hands[t] = 0
+    restart_rows(np.arange(n), bankroll0, state.seats, state.records)
+    _obs_rows(0, n, state.obs_consts, state.seats, state.records, state.shoe, obs)
+    return True
 
 
 def action_array(cfg: EnvConfig, actions: object, n: int) -> tuple[np.ndarray, np.ndarray]:
