@@ -129,21 +129,18 @@ class HandInfo(dict):
     __slots__ = ()
 
     def __deepcopy__(self, memo: dict) -> "HandInfo":
-        out = HandInfo()
+        out = HandInfo(self)
         for key, value in self.items():
-            if type(value) in _ATOMIC:
-                out[key] = value
-            elif type(value) is np.ndarray:
-                out[key] = value.copy()
-            else:
-                out[key] = copy.deepcopy(value, memo)
+            if type(value) not in _ATOMIC:
+                out[key] = value.copy() if type(value) is np.ndarray else copy.deepcopy(value, memo)
         return out
 
     def __reduce__(self) -> tuple:
         return HandInfo, (dict(self),)
 
 
-_NO_INFO = np.zeros(0)
+_N_OUT = R.N_BETS + len(T.STEP_SCALARS)
+_INTS = (int, np.int64, np.int32, np.intp)
 _NO_CARDS = np.zeros((0, 3), dtype=np.uint8)
 
 
@@ -264,40 +261,44 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         if not self._seeded:  # as Gymnasium's OrderEnforcing wrapper (gymnasium.make) does
             raise ResetNeeded("Cannot call env.step() before calling env.reset()")
-        cfg, session = self.config, self.session
-        ints, floats = self._action_arrays(action)
-        obs = np.empty((1, cfg.obs_size), dtype=np.float32)
-        if cfg.hand_info:  # new arrays every step: what info holds is never reused
-            info_values = np.empty(R.N_BETS + len(T.INFO_SCALARS))
-            cards = np.empty((2, 3), dtype=np.uint8)
+        if self._mode == T.DISCRETE and type(action) in _INTS:  # the common case: range checked
+            try:                                                 # by the compiled step
+                self._ints[0, 0] = action
+            except OverflowError:  # beyond int64: refused by the general path with its message
+                self._action_arrays(action)
         else:
-            info_values, cards = _NO_INFO, _NO_CARDS
+            self._action_arrays(action)
+        cfg = self.config
+        hand_info = cfg.hand_info
+        # new arrays every step: nothing returned is reused
+        obs = np.empty((1, cfg.obs_size), dtype=np.float32)
+        out = np.empty(_N_OUT)
+        cards = np.empty((2, 3), dtype=np.uint8) if hand_info else _NO_CARDS
+        state = self._step_state if self._generation == engine._CheckedArrays.generation \
+            else self._state()
         # decode, stake rules, deal, settle, records, ends, the observation and the info: one call
-        result = T.step_one(self._state(), obs, info_values, cards)
+        result = T.step_one(state, obs, out, cards)
         if result[0]:
-            T._raise_step(cfg, ints, result)
-        state = session.seats
+            T._raise_step(cfg, self._ints, result)
+        (reward, terminated, truncated, pt, bt, winner, natural, pp, bp, shuffled,
+         bankroll) = out[R.N_BETS:].tolist()
         if cfg.reward == "expected":
             reward = 0.0
-            if state.placed.item(0):
+            if self.session.seats.placed.item(0):
                 ev = T.ev_before_hand(cfg, self.tables, np.zeros(1, dtype=np.intp))
-                reward = float(np.einsum("ij,ij->i", state.stakes[0], ev)[0])
-        else:
-            reward = state.net.item(0)
+                reward = float(np.einsum("ij,ij->i", self.session.seats.stakes[0], ev)[0])
         info: dict[str, Any] = {}
-        if cfg.hand_info:
-            pt, bt, winner, natural, pp, bp, shuffled, bankroll = info_values[R.N_BETS:].tolist()
+        if hand_info:
             info = HandInfo(player_cards=cards[0], banker_cards=cards[1], player_total=int(pt),
                             banker_total=int(bt), winner=int(winner), natural=natural != 0.0,
                             player_pair=pp != 0.0, banker_pair=bp != 0.0, shuffled=shuffled != 0.0,
-                            stakes=info_values[:R.N_BETS], bankroll=bankroll)
+                            stakes=out[:R.N_BETS], bankroll=bankroll)
         if cfg.info_ev:
             info["ev"] = T.ev_before_hand(cfg, self.tables)[0]
         if self.render_mode is not None:
             self._show()
-        flat = obs[0]
-        return (flat if cfg.flatten_obs else T.split_obs(cfg, flat), reward,
-                state.terminated.item(0), state.truncated.item(0), info)
+        return (obs[0] if cfg.flatten_obs else T.split_obs(cfg, obs[0]), reward, terminated != 0.0,
+                truncated != 0.0, info)
 
     def action_masks(self) -> np.ndarray:
         """Valid actions now (for sb3-contrib's MaskablePPO; see :func:`pb_gym.envs.table.action_masks`)."""

@@ -625,36 +625,44 @@ def _new_step_state(ints, floats, dec, active, requested, chosen, seats, records
                      hand, payoffs, lim, obs_consts)
 
 
-INFO_SCALARS: tuple[str, ...] = ("player_total", "banker_total", "winner", "natural", "player_pair",
-                                  "banker_pair", "shuffled", "bankroll")
-"""The scalars of the per-hand ``info`` that :func:`step_one` writes after table 0's stakes."""
+STEP_SCALARS: tuple[str, ...] = ("net", "terminated", "truncated", "player_total", "banker_total",
+                                  "winner", "natural", "player_pair", "banker_pair", "shuffled",
+                                  "bankroll")
+"""What :func:`step_one` writes about table 0 after its stakes (``out[n_bets:]``): the seat's net
+win, end flags, the hand and the bankroll after it."""
 
 
 @numba.njit(cache=True, nogil=True)
-def step_one(state, obs, info, cards):
-    """:func:`_step_rows` over all the tables of a :class:`StepState`, actions decoded first; with
-    ``info`` (float64, ``7 + 8`` entries) and ``cards`` (uint8 ``(2, 3)``) of non-zero size, table
-    0's stakes and :data:`INFO_SCALARS`, and its player's and banker's cards, are written into them
-    (a single env's ``info`` then costs two fresh arrays, not eleven copies)."""
+def step_one(state, obs, out, cards):
+    """:func:`_step_rows` over all the tables of a :class:`StepState`, actions decoded first, then
+    table 0's stakes and :data:`STEP_SCALARS` into ``out`` (float64, ``n_bets + 11``) and, if
+    ``cards`` (uint8 ``(2, 3)``) is not empty, its player's and banker's cards: a single env's step
+    then reads everything it returns from two fresh arrays, with one ``tolist``."""
     result = _step_rows(0, state.active.shape[0], True, state.ints, state.floats, state.dec,
                         state.active, state.requested, state.chosen, state.seats, state.records,
                         state.shoe, state.deal_consts, state.hand, state.payoffs, state.lim,
                         state.obs_consts, obs)
-    if info.shape[0] > 0 and result[0] == 0:
-        bankroll, stakes = state.seats[0], state.seats[3]
-        (player_cards, banker_cards, player_total, banker_total, _, _, _, winner, natural,
-         player_pair, banker_pair, shuffled) = state.hand
-        n_bets = stakes.shape[2]
-        for j in range(n_bets):
-            info[j] = stakes[0, 0, j]
-        info[n_bets] = player_total[0]
-        info[n_bets + 1] = banker_total[0]
-        info[n_bets + 2] = winner[0]
-        info[n_bets + 3] = natural[0]
-        info[n_bets + 4] = player_pair[0]
-        info[n_bets + 5] = banker_pair[0]
-        info[n_bets + 6] = shuffled[0]
-        info[n_bets + 7] = bankroll[0, 0]
+    if result[0] != 0:
+        return result
+    bankroll, stakes, net = state.seats[0], state.seats[3], state.seats[4]
+    terminated, truncated = state.seats[8], state.seats[9]
+    (player_cards, banker_cards, player_total, banker_total, _, _, _, winner, natural, player_pair,
+     banker_pair, shuffled) = state.hand
+    n_bets = stakes.shape[2]
+    for j in range(n_bets):
+        out[j] = stakes[0, 0, j]
+    out[n_bets] = net[0, 0]
+    out[n_bets + 1] = terminated[0, 0]
+    out[n_bets + 2] = truncated[0, 0]
+    out[n_bets + 3] = player_total[0]
+    out[n_bets + 4] = banker_total[0]
+    out[n_bets + 5] = winner[0]
+    out[n_bets + 6] = natural[0]
+    out[n_bets + 7] = player_pair[0]
+    out[n_bets + 8] = banker_pair[0]
+    out[n_bets + 9] = shuffled[0]
+    out[n_bets + 10] = bankroll[0, 0]
+    if cards.shape[0] > 0:
         for k in range(MAX_CARDS):
             cards[0, k] = player_cards[0, k]
             cards[1, k] = banker_cards[0, k]
