@@ -316,6 +316,8 @@ def place_rows(start, stop, deal, requested, chosen, sticky, seats, limits):
             if sticky and ended[k, t] != PLAYING:
                 continue
             b = bankroll[k, t]
+            req = requested[k, t]  # row views: plain 1-D loops below
+            st = stakes[k, t]
             top = 0
             top_request = 0.0
             total = 0.0
@@ -323,9 +325,9 @@ def place_rows(start, stop, deal, requested, chosen, sticky, seats, limits):
             over_bankroll = False
             requested_columns = 0
             for j in range(n_bets):  # 1. the requests
-                s = requested[k, t, j]
+                s = req[j]
                 if s == 0.0:  # (most columns: nothing asked)
-                    stakes[k, t, j] = 0.0
+                    st[j] = 0.0
                     continue
                 requested_columns += 1
                 if s > top_request:
@@ -338,7 +340,7 @@ def place_rows(start, stop, deal, requested, chosen, sticky, seats, limits):
                 if s > b:
                     s = b
                     over_bankroll = True
-                stakes[k, t, j] = s
+                st[j] = s
                 total += s
             c = chosen[k, t]
             if c < 0:
@@ -348,24 +350,24 @@ def place_rows(start, stop, deal, requested, chosen, sticky, seats, limits):
                 f = b / total
                 total = 0.0
                 for j in range(n_bets):
-                    stakes[k, t, j] *= f
-                    total += stakes[k, t, j]
+                    st[j] *= f
+                    total += st[j]
                 if total > b:  # rounding: the excess comes off the chosen column
-                    stakes[k, t, c] -= total - b
+                    st[c] -= total - b
             any_placed = False
-            if requested_columns == 1 and stakes[k, t, top] != 0.0:  # the usual single bet
-                if stakes[k, t, top] < table_min - tol:  # 4. below the table minimum: not placed
-                    stakes[k, t, top] = 0.0
+            if requested_columns == 1 and st[top] != 0.0:  # the usual single bet
+                if st[top] < table_min - tol:  # 4. below the table minimum: not placed
+                    st[top] = 0.0
                 else:
                     any_placed = True
             else:
                 for j in range(n_bets):  # 4. below the table minimum: not placed
-                    if stakes[k, t, j] < table_min - tol:
-                        stakes[k, t, j] = 0.0
+                    if st[j] < table_min - tol:
+                        st[j] = 0.0
                     else:
                         any_placed = True
             if forced and not any_placed and b >= table_min - tol:
-                stakes[k, t, c] = table_min
+                st[c] = table_min
                 any_placed = True
             placed[k, t] = any_placed
             table_capped[k, t] = over_max
@@ -392,13 +394,13 @@ def finish_rows(start, stop, deal, settle, sticky, payoffs, hand, records, shoe,
     n_bets = stakes.shape[2]
     for t in range(start, stop):
         if deal[t]:  # the table's records
+            plate = bead[t]
             if shuffled[t]:
-                for i in range(history):
-                    bead[t, i] = 0
+                plate[:] = 0
             for i in range(history - 1, 0, -1):
-                bead[t, i] = bead[t, i - 1]
+                plate[i] = plate[i - 1]
             w = winner[t]
-            bead[t, 0] = w + 1
+            plate[0] = w + 1
             last_hand[t, 0] = 1.0 if w == R.BANKER else 0.0
             last_hand[t, 1] = 1.0 if w == R.PLAYER else 0.0
             last_hand[t, 2] = 1.0 if w == R.TIE else 0.0
@@ -435,10 +437,12 @@ def finish_rows(start, stop, deal, settle, sticky, payoffs, hand, records, shoe,
                 truncated[k, t] = False
                 continue
             r = 0.0
+            st = stakes[k, t]
+            pay = payoffs[row]
             for j in range(n_bets):
-                s = stakes[k, t, j]
+                s = st[j]
                 if s != 0.0:
-                    r += s * payoffs[row, j]
+                    r += s * pay[j]
             net[k, t] = r
             b = bankroll[k, t] + r
             if b < 0.0:  # rounding of proportionally scaled stakes only: stakes never exceed it

@@ -14,8 +14,8 @@ or N tables. This module holds what only an environment needs, written once over
   :func:`reset_tables`).
 * Actions -> requested stakes (:func:`requested_stakes`: step 1 of the stake rules below; the session
   applies steps 2-4); :func:`play_hand` decodes, plays one hand of the session at every table and
-  writes the observations, in one compiled call per chunk of tables (:func:`_step_rows`; the single
-  env holds its arguments in one :class:`StepState`).
+  writes the observations (three compiled calls for a batch); the single env's step is ONE compiled
+  call (:func:`step_one` over a :class:`StepState` that holds its arguments).
 * :func:`observe`: THE observation of a seat of a session, as an env configured by an
   :class:`EnvConfig` shows it (the envs' steps write theirs with the same code; ``pb-gym evaluate``
   reads a learned policy's with it); :func:`hand_info` the batched infos; :func:`action_masks` the
@@ -853,8 +853,7 @@ def play_hand(cfg: EnvConfig, tables: Tables, actions: np.ndarray, active: np.nd
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Decode ``actions`` into requested stakes, play one hand of the session at every table where
     ``active`` (the stake rules, one deal, settlement, records, ends: :mod:`pb_gym.session`) and, given
-    ``obs`` (``(n, obs_size)`` float32), write the observations after the hand into it -- all in one
-    compiled call per chunk of tables. Returns fresh ``(reward, terminated, truncated)`` arrays
+    ``obs`` (``(n, obs_size)`` float32), write the observations after the hand into it. Returns fresh ``(reward, terminated, truncated)`` arrays
     (inactive tables: 0, False, False; no hand is dealt to them and their shoe is untouched).
 
     The reward is the hand's net win (``cfg.reward == "realized"``) or, with ``"expected"``, the sum
@@ -876,24 +875,26 @@ def play_hand(cfg: EnvConfig, tables: Tables, actions: np.ndarray, active: np.nd
         raise ValueError(f"obs must be a float32 array of shape ({n}, {cfg.obs_size})")
     engine.check_state(cfg.rules, session.shoe, deals=False)
     seats, records, shoe, hand = session.structs()
-    args = (ints, floats, decode_struct(cfg), active, requested, chosen, seats, records, shoe,
-            deal_constants(cfg.rules), hand, session.payoffs, lim, obs_struct(cfg), obs)
-    if n < STEP_MIN_TABLES:
-        _raise_step(cfg, ints, _step_rows(0, n, True, *args))
-    else:  # every action checked before any table is dealt, then the chunks on several threads
-        bad = _decode_rows(0, n, ints, floats, args[2], args[6][0], requested, chosen, active)
-        if bad >= 0:
-            raise _bad_action(cfg, ints, bad)
-        found: list[tuple] = []
+    # a batch: three compiled calls (decode, the session's hand, observations) -- as one call the
+    # compiled code of the three passes ran 10-15% slower on 4,096 tables (the single env's step,
+    # where the call itself is the cost, is one call: step_one)
+    bad = _decode_rows(0, n, ints, floats, decode_struct(cfg), seats[0], requested, chosen, active)
+    if bad >= 0:  # every action checked before any table is dealt
+        raise _bad_action(cfg, ints, bad)
+    deal_consts = deal_constants(cfg.rules)
+    found: list[tuple] = []
 
-        def rows(start: int, stop: int) -> None:
-            result = _step_rows(start, stop, False, *args)
-            if result[0]:
-                found.append(result)
+    def rows(start: int, stop: int) -> None:
+        result = play_rows(start, stop, active, requested, chosen, False, seats, records, shoe,
+                           deal_consts, hand, session.payoffs, lim)
+        if result[0] >= 0:
+            found.append(result)
 
-        parallel_for(n, rows, STEP_MIN_TABLES)
-        if found:
-            _raise_step(cfg, ints, min(found, key=lambda f: f[1]))
+    parallel_for(n, rows, STEP_MIN_TABLES)
+    if found:
+        engine._raise_table_problem(*min(found))
+    if obs.shape[0]:
+        run_rows(_obs_rows, n, OBS_MIN_TABLES, obs_struct(cfg), seats, records, shoe, obs)
     seats = session.seats
     reward = seats.net[0].copy()
     if cfg.reward == "expected":
@@ -950,20 +951,23 @@ def _obs_rows(start, stop, consts, seats, records, shoe, out, rows=None):
     bead, last_hand = records[0], records[1]
     shoe_cards, position, unseen, hands_in_shoe = shoe[0], shoe[1], shoe[3], shoe[4]
     n_cards = shoe_cards.shape[1]
-    f = factors  # float32 factors (1 for raw units: x * 1 is x), applied to the float32 value
+    size = factors.shape[0]
     for i in range(start, stop):
         t = i if rows is None else rows[i]
-        out[t, o_bankroll] = np.float32(bankroll[seat, t] / per_unit) * f[o_bankroll]
+        row = out[t]
+        row[o_bankroll] = bankroll[seat, t] / per_unit
         for k in range(history):
-            out[t, o_bead + k] = np.float32(bead[t, k]) * f[o_bead + k]
-        out[t, o_cards] = np.float32(n_cards - position[t]) * f[o_cards]
-        out[t, o_hands] = np.float32(hands[seat, t]) * f[o_hands]
-        out[t, o_hands + 1] = np.float32(hands_in_shoe[t]) * f[o_hands + 1]
+            row[o_bead + k] = bead[t, k]
+        row[o_cards] = n_cards - position[t]
+        row[o_hands] = hands[seat, t]
+        row[o_hands + 1] = hands_in_shoe[t]
         for k in range(last_hand.shape[1]):
-            out[t, o_last + k] = last_hand[t, k] * f[o_last + k]
+            row[o_last + k] = last_hand[t, k]
         if o_shoe >= 0:
             for r in range(unseen.shape[1]):
-                out[t, o_shoe + r] = np.float32(unseen[t, r]) * f[o_shoe + r]
+                row[o_shoe + r] = unseen[t, r]
+        for k in range(size):  # the scaling (factors of 1 in raw units: x * 1 is x)
+            row[k] *= factors[k]
 
 
 def observe(cfg: EnvConfig, session: Session, seat: int = 0, per_unit: float = 1.0,
