@@ -301,11 +301,13 @@ _OUTCOME_WINNER = R.OUTCOME_WINNER
 # than the row's work: every array is passed and reference-counted at each call)
 # --------------------------------------------------------------------------------------------------
 @numba.njit(cache=True, nogil=True)
-def place_rows(start, stop, deal, requested, chosen, sticky, seats, limits):
+def place_rows(start, stop, deal, requested, chosen, sticky, seats, limits, single=False):
     """THE stake rules (module docstring, steps 1-4) for every seat still playing at the tables of
     ``start..stop-1`` that deal: writes the seats' ``stakes``, ``placed``, ``table_capped`` and
     ``bankroll_capped``. ``chosen[k, t]``: the seat's chosen column, or -1 for the column of its
-    largest request (the first on ties)."""
+    largest request (the first on ties). ``single``: the caller guarantees that each seat requests
+    nothing outside its chosen column (an env's discrete action), so the other columns are not read:
+    the same rules on one column (steps 2 and 4; step 3 cannot apply)."""
     bankroll, _, ended, stakes, _, placed, table_capped, bankroll_capped, _, _ = seats
     table_min, table_max, _, _, _, _, forced, tol = limits
     n_bets = stakes.shape[2]
@@ -316,8 +318,29 @@ def place_rows(start, stop, deal, requested, chosen, sticky, seats, limits):
             if sticky and ended[k, t] != PLAYING:
                 continue
             b = bankroll[k, t]
-            req = requested[k, t]  # row views: plain 1-D loops below
-            st = stakes[k, t]
+            st = stakes[k, t]  # row views: plain 1-D loops below
+            if single:
+                st[:] = 0.0
+                c = chosen[k, t]
+                s = requested[k, t, c] if c >= 0 else 0.0
+                c = max(c, 0)
+                over_max = s > table_max + tol
+                if s > table_max:  # 2. the table maximum, then the bankroll
+                    s = table_max
+                over_bankroll = s > b
+                if over_bankroll:
+                    s = b
+                any_placed = s != 0.0 and s >= table_min - tol  # 4. below the minimum: not placed
+                if any_placed:
+                    st[c] = s
+                elif forced and b >= table_min - tol:
+                    st[c] = table_min
+                    any_placed = True
+                placed[k, t] = any_placed
+                table_capped[k, t] = over_max
+                bankroll_capped[k, t] = over_bankroll
+                continue
+            req = requested[k, t]
             top = 0
             top_request = 0.0
             total = 0.0
@@ -498,12 +521,12 @@ def restart_rows(index, bankroll0, seats, records):
 
 @numba.njit(cache=True, nogil=True)
 def play_rows(start, stop, deal, requested, chosen, sticky, seats, records, shoe, deal_consts, hand,
-              payoffs, limits):
+              payoffs, limits, single=False):
     """One hand at tables ``start..stop-1``: the stake rules (:func:`place_rows`) for every seat
     still playing at a table that deals (``deal[t]``), the deal, the records, settlement and ends
     (:func:`finish_rows`). Returns ``(table, problem)`` of the first table whose
     shoe state is unusable (nothing is dealt then), or ``(-1, 0)``. ``sticky``: a seat that has
-    ended sits out until reset (else it plays on)."""
+    ended sits out until reset (else it plays on). ``single``: see :func:`place_rows`."""
     (shoe_cards, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng,
      cut_position) = shoe
     hand_after_cut, burn, per_rank = deal_consts
@@ -513,7 +536,7 @@ def play_rows(start, stop, deal, requested, chosen, sticky, seats, records, shoe
                                                  cut_hands, cut_position, hand_after_cut, per_rank)
     if table >= 0:
         return table, problem
-    place_rows(start, stop, deal, requested, chosen, sticky, seats, limits)
+    place_rows(start, stop, deal, requested, chosen, sticky, seats, limits, single)
     (player_cards, banker_cards, player_total, banker_total, player_ncards, banker_ncards, outcome,
      winner, natural, player_pair, banker_pair, shuffled) = hand
     engine._deal_kernel(start, stop, deal, shoe_cards, position, counts, unseen, hands_in_shoe,

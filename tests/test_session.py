@@ -140,3 +140,29 @@ def test_bad_requests_and_limits_are_named():
 def test_payoff_matrix_is_cached_per_rules_and_read_only():
     assert S.payoff_matrix(Rules()) is S.payoff_matrix(Rules())
     assert not S.payoff_matrix(Rules()).flags.writeable
+
+
+@pytest.mark.parametrize("forced", [False, True])
+def test_the_single_column_path_applies_the_same_rules(forced):
+    """place_rows(single=True) (an env's discrete action: one requested column) gives the stakes and
+    flags of the general path."""
+    rng = np.random.default_rng(5)
+    n = 4000
+    limits = S.Limits(bankroll=50.0, table_min=5.0, table_max=40.0, allow_no_bet=not forced)
+    chosen = rng.integers(-1, len(BETS), (1, n)) if not forced else rng.integers(0, len(BETS), (1, n))
+    requested = np.zeros((1, n, len(BETS)))
+    rows = np.flatnonzero(chosen[0] >= 0)
+    requested[0, rows, chosen[0, rows]] = rng.choice([0.0, 1.0, 4.99, 5.0, 20.0, 40.0, 45.0, 80.0],
+                                                     rows.size)
+    results = []
+    for single in (False, True):
+        seats = S.Seats.empty(1, n, len(BETS))
+        seats.bankroll[0] = rng.choice([0.0, 3.0, 5.0, 30.0, 50.0, 100.0], n) if not results else \
+            results[0][0]
+        S.place_rows(0, n, np.ones(n, bool), requested, chosen, False, S.seat_struct(seats),
+                     limits.struct(), single)
+        results.append((seats.bankroll[0].copy(), seats.stakes.copy(), seats.placed.copy(),
+                        seats.table_capped.copy(), seats.bankroll_capped.copy()))
+    for general, single in zip(results[0][1:], results[1][1:]):
+        np.testing.assert_array_equal(general, single)
+    assert results[0][2].any() and not results[0][2].all()

@@ -570,8 +570,8 @@ def _decode_rows(start, stop, action_ints, action_floats, dec, bankroll, request
             level = action_ints[t, 1]
             if choice < 0 or choice >= n_choices or level < 0 or level >= n_levels:
                 return t
-        for j in range(n_bets):
-            requested[0, t, j] = 0.0
+        # one column: the other columns of the row are left as they are, unread by the stake rules
+        # given single=True (pb_gym.session.place_rows); requested_stakes starts from zeros
         spot = choice_spot[choice]
         chosen[0, t] = spot
         if spot >= 0:
@@ -592,7 +592,7 @@ def _step_rows(start, stop, decode, action_ints, action_floats, dec, deal, reque
         if bad >= 0:
             return 1, bad, 0
     table, problem = play_rows(start, stop, deal, requested, chosen, False, seats, records, shoe,
-                               deal_consts, hand, payoffs, lim)
+                               deal_consts, hand, payoffs, lim, dec[0] != BOX)
     if table >= 0:
         return 2, table, problem
     if obs.shape[0] > 0:
@@ -886,7 +886,7 @@ def play_hand(cfg: EnvConfig, tables: Tables, actions: np.ndarray, active: np.nd
 
     def rows(start: int, stop: int) -> None:
         result = play_rows(start, stop, active, requested, chosen, False, seats, records, shoe,
-                           deal_consts, hand, session.payoffs, lim)
+                           deal_consts, hand, session.payoffs, lim, cfg.action_mode != "box")
         if result[0] >= 0:
             found.append(result)
 
