@@ -417,13 +417,13 @@ def finish_rows(start, stop, deal, settle, sticky, payoffs, hand, records, shoe,
     n_bets = stakes.shape[2]
     for t in range(start, stop):
         if deal[t]:  # the table's records
-            plate = bead[t]
             if shuffled[t]:
-                plate[:] = 0
+                for i in range(history):
+                    bead[t, i] = 0
             for i in range(history - 1, 0, -1):
-                plate[i] = plate[i - 1]
+                bead[t, i] = bead[t, i - 1]
             w = winner[t]
-            plate[0] = w + 1
+            bead[t, 0] = w + 1
             last_hand[t, 0] = 1.0 if w == R.BANKER else 0.0
             last_hand[t, 1] = 1.0 if w == R.PLAYER else 0.0
             last_hand[t, 2] = 1.0 if w == R.TIE else 0.0
@@ -460,12 +460,10 @@ def finish_rows(start, stop, deal, settle, sticky, payoffs, hand, records, shoe,
                 truncated[k, t] = False
                 continue
             r = 0.0
-            st = stakes[k, t]
-            pay = payoffs[row]
             for j in range(n_bets):
-                s = st[j]
+                s = stakes[k, t, j]
                 if s != 0.0:
-                    r += s * pay[j]
+                    r += s * payoffs[row, j]
             net[k, t] = r
             b = bankroll[k, t] + r
             if b < 0.0:  # rounding of proportionally scaled stakes only: stakes never exceed it
