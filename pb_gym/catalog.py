@@ -525,3 +525,131 @@ def combination_counts(bet: str | Bet, composition: np.ndarray | Sequence,
     out["loss"] = int(counts[~matched].sum())
     out["total"] = int(counts.sum())
     return out
+
+
+# --------------------------------------------------------------------------------------------------
+# The bet columns of a table: the one place they are decided
+# --------------------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class TableBets:
+    """The bet columns of a table: the seven spots of :data:`pb_gym.rules.BETS` first, always in their
+    places (so ``BETS.index(name)`` is a column everywhere), then the ``extra`` bets it offers -- catalog
+    side bets or a user's own (:func:`bet_from_dict`) -- in the order given. The env, its session and
+    ``pb-gym evaluate`` take their stake columns, payoff matrix and exact EVs from here.
+
+    Build it with :func:`table_bets` (which validates the names); ``offered`` are the bets a player may
+    stake at this table (banker, player, tie, the rules' offered side bets, then the extra bets)."""
+
+    rules: Rules
+    extra: tuple[Bet, ...] = ()
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """Name of each stake column: :data:`pb_gym.rules.BETS`, then the extra bets."""
+        return R.BETS + tuple(bet.name for bet in self.extra)
+
+    @property
+    def n_columns(self) -> int:
+        return R.N_BETS + len(self.extra)
+
+    @property
+    def offered(self) -> tuple[str, ...]:
+        """The bets offered at this table, in column order."""
+        return self.rules.offered_bets + tuple(bet.name for bet in self.extra)
+
+    def column(self, name: str) -> int:
+        """The stake column of an offered bet; ValueError listing the offered bets otherwise."""
+        if name not in self.offered:
+            raise ValueError(f"bet {name!r} is not offered at this table; offered: "
+                             f"{', '.join(self.offered)}")
+        return self.columns.index(name)
+
+    def bet(self, name: str) -> Bet:
+        """The catalog :class:`Bet` of a column (the seven spots paid as the rules say)."""
+        extra = {bet.name: bet for bet in self.extra}
+        return extra[name] if name in extra else get_bet(name, self.rules)
+
+    def pay_matrix(self) -> np.ndarray:
+        """Net win per unit ``(1600, n_columns)``; with no extra bet exactly
+        :meth:`pb_gym.rules.Rules.payoff_matrix` (the same bits)."""
+        base = self.rules.payoff_matrix()
+        if not self.extra:
+            return base
+        return np.concatenate([base, pay_matrix(self.extra, self.rules)], axis=1)
+
+    def expected_values(self, composition: np.ndarray) -> np.ndarray:
+        """Exact EV per unit of every column for the next hand from ``composition`` ``(n, 13)``:
+        ``(n, n_columns)``; the seven spots by :func:`pb_gym.exact.expected_values` (the same bits as
+        a table without extra bets), the extra bets by :func:`expected_values`."""
+        from pb_gym import exact
+
+        base = exact.expected_values(composition, self.rules)
+        if not self.extra:
+            return base
+        return np.concatenate([base, expected_values(composition, self.extra, self.rules)], axis=-1)
+
+
+def _user_bet(bet: object, where: str) -> Bet:
+    if isinstance(bet, Bet):
+        return bet
+    if isinstance(bet, Mapping):
+        return bet_from_dict(bet)
+    raise ValueError(f"{where}: {bet!r} is not allowed; allowed: a bet name, a pb_gym.catalog.Bet or a "
+                     "definition {name, rows: [{when, pays}]}")
+
+
+def split_side_bets(side_bets: Iterable[str | Bet | Mapping] | str,
+                    custom: Iterable[Bet | Mapping] = ()) -> tuple[tuple[str, ...], tuple[Bet, ...]]:
+    """Split a table's ``side_bets`` into the rules' own side bets (:data:`pb_gym.rules.SIDE_BETS`, for
+    :attr:`Rules.side_bets`) and the extra bets: other catalog side bets by name, the user's bets by
+    name (defined in ``custom``) or given as a :class:`Bet` / a definition dict. Unknown names, the main
+    bets and repeats are a ValueError naming the allowed bets."""
+    if isinstance(side_bets, (str, Bet)) or isinstance(side_bets, Mapping):
+        side_bets = [side_bets]
+    user = {}
+    for definition in custom:
+        bet = _user_bet(definition, "custom_bets")
+        if bet.name in _catalog(Rules()) or bet.name in user:
+            raise ValueError(f"custom bet {bet.name!r}: the name is taken (by the catalog or an earlier "
+                             "custom bet); choose another")
+        user[bet.name] = bet
+    catalog_side = tuple(name for name in _catalog(Rules()) if name not in R.MAIN_BETS)
+    allowed = catalog_side + tuple(user)
+    own: list[str] = []
+    extra: list[Bet] = []
+    seen: set[str] = set()
+    for item in side_bets:
+        if isinstance(item, str):
+            if item in R.SIDE_BETS:
+                bet_name = item
+                own.append(item)
+            elif item in user:
+                bet_name = item
+                extra.append(user[item])
+            elif item in catalog_side:
+                bet_name = item
+                extra.append(_catalog(Rules())[item])
+            else:
+                raise ValueError(f"side_bets: unknown bet {item!r}; allowed: {', '.join(allowed)}")
+        else:
+            bet = _user_bet(item, "side_bets")
+            if bet.name in R.BETS:
+                raise ValueError(f"side_bets: a bet of your own may not be called {bet.name!r} (a rules "
+                                 f"bet spot); choose another name")
+            bet_name = bet.name
+            extra.append(bet)
+        if bet_name in seen:
+            raise ValueError(f"side_bets: {bet_name!r} is given twice; each side bet at most once")
+        seen.add(bet_name)
+    return tuple(own), tuple(extra)
+
+
+def table_bets(rules: Rules, extra: Iterable[str | Bet | Mapping] = (),
+               custom: Iterable[Bet | Mapping] = ()) -> TableBets:
+    """The :class:`TableBets` of a table with ``rules`` offering the ``extra`` bets too (catalog side
+    bets not in :data:`pb_gym.rules.SIDE_BETS`, or user bets; see :func:`split_side_bets`)."""
+    own, bets = split_side_bets(tuple(extra), custom)
+    if own:
+        raise ValueError(f"extra bets: {', '.join(own)} are rules side bets: offer them with "
+                         "Rules(side_bets=...)")
+    return TableBets(rules, bets)

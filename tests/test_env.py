@@ -362,7 +362,8 @@ def test_render():
     ({"flatten_obs": True, "observation": "dict"}, "flatten_obs=True contradicts observation='dict'"),
     ({"decks": 9}, r"Rules.decks=9 is not allowed"),
     ({"tie_pays": 7}, r"Rules.tie_pays=7"),
-    ({"side_bets": ("lucky6",)}, r"Rules.side_bets='lucky6'"),
+    ({"side_bets": ("lucky7",)}, r"side_bets: unknown bet 'lucky7'; allowed: player_pair, banker_pair, "
+                                 r"dragon7, panda8, dragon_bonus_player, .*, lucky6,"),
     ({"colour": "red"}, "unknown keyword argument 'colour'; allowed: rules, bankroll"),
     ({"rules": Rules(), "decks": 6}, "either rules=Rules"),
     ({"bankroll": 5, "table_min": 10}, r"bankroll=5 is not allowed; allowed: a number >= table_min"),

@@ -139,7 +139,7 @@ class HandInfo(dict):
         return HandInfo, (dict(self),)
 
 
-_N_OUT = R.N_BETS + len(T.STEP_SCALARS)
+_N_SCALARS = len(T.STEP_SCALARS)
 _INTS = (int, np.int64, np.int32, np.intp)
 _NO_CARDS = np.zeros((0, 3), dtype=np.uint8)
 
@@ -177,7 +177,8 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         # the step's compiled call, its constant arguments and buffers made once
         self._mode = T.ACTION_MODES.index(cfg.action_mode)
         self._ints = np.zeros((1, 2 if cfg.action_mode == "multidiscrete" else 1), dtype=np.int64)
-        self._floats = np.zeros((1, len(cfg.rules.offered_bets)), dtype=np.float64)
+        self._floats = np.zeros((1, len(cfg.bets.offered)), dtype=np.float64)
+        self._n_columns = cfg.n_columns  # stake columns: the 7 BETS, then the extra catalog bets
         self._step_state: T.StepState | None = None  # the step's arguments, compiled (see T.StepState)
         self._generation = -1  # engine._CheckedArrays.generation when it was built
 
@@ -272,7 +273,8 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         hand_info = cfg.hand_info
         # new arrays every step: nothing returned is reused
         obs = np.empty((1, cfg.obs_size), dtype=np.float32)
-        out = np.empty(_N_OUT)
+        n_columns = self._n_columns
+        out = np.empty(n_columns + _N_SCALARS)
         cards = np.empty((2, 3), dtype=np.uint8) if hand_info else _NO_CARDS
         state = self._step_state if self._generation == engine._CheckedArrays.generation \
             else self._state()
@@ -281,7 +283,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         if result[0]:
             T._raise_step(cfg, self._ints, result)
         (reward, terminated, truncated, pt, bt, winner, natural, pp, bp, shuffled,
-         bankroll) = out[R.N_BETS:].tolist()
+         bankroll) = out[n_columns:].tolist()
         if cfg.reward == "expected":
             reward = 0.0
             if self.session.seats.placed.item(0):
@@ -292,7 +294,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
             info = HandInfo(player_cards=cards[0], banker_cards=cards[1], player_total=int(pt),
                             banker_total=int(bt), winner=int(winner), natural=natural != 0.0,
                             player_pair=pp != 0.0, banker_pair=bp != 0.0, shuffled=shuffled != 0.0,
-                            stakes=out[:R.N_BETS], bankroll=bankroll)
+                            stakes=out[:n_columns], bankroll=bankroll)
         if cfg.info_ev:
             info["ev"] = T.ev_before_hand(cfg, self.tables)[0]
         if self.render_mode is not None:

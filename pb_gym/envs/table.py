@@ -53,8 +53,7 @@ from gymnasium import spaces
 from numba.core import types
 from numba.experimental import structref
 
-from pb_gym import engine
-from pb_gym import exact
+from pb_gym import catalog, engine
 from pb_gym import rules as R
 from pb_gym.rules import BETS, Rules
 from pb_gym.session import (BEAD_CODES, LAST_HAND_FIELDS, MAX_CARDS, PLAY_MIN_TABLES, Limits, Seats, Session,
@@ -138,6 +137,18 @@ class EnvConfig:
     info_ev: bool
     hand_info: bool
     reward: str = "realized"
+    extra_bets: tuple[catalog.Bet, ...] = ()
+
+    @functools.cached_property
+    def bets(self) -> catalog.TableBets:
+        """The table's bet columns (:class:`pb_gym.catalog.TableBets`): the seven
+        :data:`~pb_gym.rules.BETS` spots, then the extra catalog or user bets."""
+        return catalog.TableBets(self.rules, self.extra_bets)
+
+    @property
+    def n_columns(self) -> int:
+        """Stake columns: 7 + the extra bets (stakes in ``info``, ``ev``, the session's payoffs)."""
+        return R.N_BETS + len(self.extra_bets)
 
     # ---- derived figures, in betting units ------------------------------------------------------
     @property
@@ -160,24 +171,26 @@ class EnvConfig:
     @functools.cached_property
     def bet_choices(self) -> tuple[str, ...]:
         """Names of the bet choices of the discrete modes: ``no_bet`` (if allowed), banker, player, tie
-        and each offered side bet in :data:`pb_gym.rules.BETS` order."""
-        return (("no_bet",) if self.allow_no_bet else ()) + self.rules.offered_bets
+        and each offered side bet in :data:`pb_gym.rules.BETS` order, then the extra bets."""
+        return (("no_bet",) if self.allow_no_bet else ()) + self.bets.offered
 
     @functools.cached_property
     def choice_spot(self) -> np.ndarray:
         """Column in :data:`~pb_gym.rules.BETS` of each bet choice (-1 = no bet)."""
-        return _read_only(np.array([-1 if c == "no_bet" else BETS.index(c) for c in self.bet_choices],
+        columns = self.bets.columns
+        return _read_only(np.array([-1 if c == "no_bet" else columns.index(c) for c in self.bet_choices],
                                    dtype=np.int64))
 
     @functools.cached_property
     def box_spots(self) -> np.ndarray:
         """Column in :data:`~pb_gym.rules.BETS` of each entry of a ``box`` action (the offered spots)."""
-        return _read_only(np.array([BETS.index(b) for b in self.rules.offered_bets], dtype=np.int64))
+        columns = self.bets.columns
+        return _read_only(np.array([columns.index(b) for b in self.bets.offered], dtype=np.int64))
 
     @functools.cached_property
     def n_actions(self) -> int:
         """Size of the ``discrete`` action space: 1 (no bet, if allowed) + bets x stake levels."""
-        n_bets = len(self.rules.offered_bets)
+        n_bets = len(self.bets.offered)
         return int(self.allow_no_bet) + n_bets * len(self.stake_levels)
 
     @functools.cached_property
@@ -262,7 +275,7 @@ def make_config(**kwargs: Any) -> EnvConfig:
         max_hands=100, one_shoe=False, visible_discards=True, history=20,
         action_mode="discrete", stake_levels=None, stake_unit="units", allow_no_bet=True,
         observation="flat", obs_scale="scaled", flatten_obs=None, info_ev=False, hand_info=True,
-        reward="realized",
+        reward="realized", extra_bets=(), custom_bets=(),
     )
     unknown = [k for k in kwargs if k not in defaults and k not in RULE_FIELDS]
     if unknown:
@@ -270,6 +283,31 @@ def make_config(**kwargs: Any) -> EnvConfig:
                          f"{', '.join(list(defaults) + list(RULE_FIELDS))}")
     rule_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in RULE_FIELDS}
     a = {**defaults, **kwargs}
+    # side_bets may name any catalog bet or a user bet: the rules' own four go to Rules.side_bets,
+    # the others are the table's extra columns (pb_gym.catalog.TableBets; Rules knows no catalog)
+    custom = a["custom_bets"]
+    if isinstance(custom, (dict, catalog.Bet)) or not isinstance(custom, (list, tuple)):
+        raise _bad("custom_bets", custom, "a list of bets of your own (pb_gym.catalog.Bet or "
+                   "{name, rows: [{when, pays}]} definitions)")
+    extra: tuple[catalog.Bet, ...] = ()
+    if isinstance(rule_kwargs.get("side_bets"), str):
+        rule_kwargs["side_bets"] = (rule_kwargs["side_bets"],)
+    if isinstance(rule_kwargs.get("side_bets"), (tuple, list)):
+        own, extra = catalog.split_side_bets(rule_kwargs["side_bets"], custom)
+        rule_kwargs["side_bets"] = own
+    more = a["extra_bets"]
+    if more:
+        if isinstance(more, (str, dict, catalog.Bet)) or not isinstance(more, (list, tuple)):
+            more = (more,)
+        own, more_bets = catalog.split_side_bets(tuple(more), custom)
+        if own:
+            raise _bad("extra_bets", a["extra_bets"], "catalog or user bets other than the rules' own "
+                       f"side bets ({', '.join(own)}: give them in Rules(side_bets=...))")
+        extra = extra + more_bets
+    names = [bet.name for bet in extra]
+    if len(set(names)) != len(names):
+        raise _bad("extra_bets", a["extra_bets"], "each bet at most once (side_bets and extra_bets "
+                   "together)")
     rules = a["rules"]
     if rules is not None:
         if not isinstance(rules, Rules):
@@ -342,6 +380,7 @@ def make_config(**kwargs: Any) -> EnvConfig:
         allow_no_bet=bool(a["allow_no_bet"]), observation=observation,
         obs_scale=a["obs_scale"],
         info_ev=bool(a["info_ev"]), hand_info=bool(a["hand_info"]), reward=a["reward"],
+        extra_bets=extra,
     )
 
 
@@ -390,7 +429,7 @@ def action_space(cfg: EnvConfig) -> spaces.Space:
         return spaces.MultiDiscrete([len(cfg.bet_choices), len(cfg.stake_levels)])
     if cfg.action_mode == "discrete":
         return spaces.Discrete(cfg.n_actions)
-    return spaces.Box(0.0, 1.0, shape=(len(cfg.rules.offered_bets),), dtype=np.float32)
+    return spaces.Box(0.0, 1.0, shape=(len(cfg.bets.offered),), dtype=np.float32)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -476,7 +515,7 @@ def table_bytes(cfg: EnvConfig) -> int:
     """Bytes one table of a batch holds: its shoe state and hand (:func:`pb_gym.engine.table_bytes`),
     its row of the session's seat and table arrays and its rows of the batched observation space's
     bounds and of one observation (float32)."""
-    row = 8 + 8 + 1 + 8 * R.N_BETS + 8 + 5 + cfg.history + 4 * len(LAST_HAND_FIELDS) + 3 + 3 + 2
+    row = 8 + 8 + 1 + 8 * cfg.n_columns + 8 + 5 + cfg.history + 4 * len(LAST_HAND_FIELDS) + 3 + 3 + 2
     return engine.table_bytes(cfg.rules) + row + 3 * 4 * cfg.obs_size
 
 
@@ -494,7 +533,13 @@ def new_tables(cfg: EnvConfig, n: int, seed: engine.Seed = None, max_hands: int 
     """N tables with a fresh shoe each (``seed``: see :func:`pb_gym.engine.table_seeds`): a one-seat
     session whose seats play on after their episode ends (the env's caller resets them)."""
     return Tables(Session(cfg.rules, limits(cfg, max_hands), n, 1, seed=seed, history=cfg.history,
-                          sticky_ends=False))
+                          sticky_ends=False, payoffs=_extra_payoffs(cfg)))
+
+
+def _extra_payoffs(cfg: EnvConfig) -> np.ndarray | None:
+    """The session's payoff matrix: None (the rules' own, 7 columns) without extra bets, else the
+    table's columns from the catalog (:meth:`pb_gym.catalog.TableBets.pay_matrix`)."""
+    return cfg.bets.pay_matrix() if cfg.extra_bets else None
 
 
 def reset_tables(cfg: EnvConfig, tables: Tables, index: np.ndarray | None = None,
@@ -711,10 +756,10 @@ def action_array(cfg: EnvConfig, actions: object, n: int) -> tuple[np.ndarray, n
     mode = cfg.action_mode
     if mode == "box":
         acts = np.asarray(actions, dtype=np.float64)
-        k = len(cfg.rules.offered_bets)
+        k = len(cfg.bets.offered)
         if acts.shape != (n, k):
             raise ValueError(f"box actions must have shape ({n}, {k}) (one stake per offered bet: "
-                             f"{', '.join(cfg.rules.offered_bets)}); got {acts.shape}")
+                             f"{', '.join(cfg.bets.offered)}); got {acts.shape}")
         return _NO_INTS, np.ascontiguousarray(acts)
     acts = np.asarray(actions)
     if acts.dtype.kind not in "iu":
@@ -751,7 +796,7 @@ def requested_stakes(cfg: EnvConfig, actions: object, bankroll: np.ndarray
         raise ValueError("bankroll must be a 1-D array, one bankroll per table")
     n = bankroll.shape[0]
     ints, floats = action_array(cfg, actions, n)
-    requested = np.zeros((1, n, R.N_BETS))
+    requested = np.zeros((1, n, cfg.n_columns))
     chosen = np.full((1, n), -1, dtype=np.int64)
     bad = _decode_rows(0, n, ints, floats, decode_struct(cfg), bankroll[None], requested, chosen,
                        np.ones(n, dtype=np.bool_))
@@ -772,15 +817,15 @@ def decode_actions(cfg: EnvConfig, actions: np.ndarray, bankroll: np.ndarray, ou
     if type(bankroll) is not np.ndarray or bankroll.ndim != 1 or bankroll.dtype != np.float64:
         raise ValueError("bankroll must be a 1-D float64 array, one bankroll per table")
     n = bankroll.shape[0]
-    if type(out) is not np.ndarray or out.shape != (n, R.N_BETS) or out.dtype != np.float64:
-        raise ValueError(f"out must be a float64 array of shape ({n}, {R.N_BETS})")
+    if type(out) is not np.ndarray or out.shape != (n, cfg.n_columns) or out.dtype != np.float64:
+        raise ValueError(f"out must be a float64 array of shape ({n}, {cfg.n_columns})")
     if active is None:
         active = np.ones(n, dtype=np.bool_)
     elif type(active) is not np.ndarray or active.shape != (n,) or active.dtype != np.bool_:
         raise ValueError(f"active must be a boolean mask of shape ({n},)")
     requested, chosen = requested_stakes(cfg, actions, bankroll)
     requested[~active] = 0.0
-    seats = Seats.empty(1, n, R.N_BETS)
+    seats = Seats.empty(1, n, cfg.n_columns)
     seats.bankroll[0] = bankroll
     seats.ended[0] = np.where(active, 0, 1)  # inactive rows sit out
     place_rows(0, n, active, requested[None], chosen[None], True, seat_struct(seats),
@@ -1034,7 +1079,7 @@ def ev_before_hand(cfg: EnvConfig, tables: Tables, rows: np.ndarray | None = Non
         code = cards[:, c]
         rows = np.flatnonzero(code > 0)
         comp[rows, code[rows] - 1] += 1
-    return exact.expected_values(comp, cfg.rules)
+    return cfg.bets.expected_values(comp)
 
 
 def hand_info(cfg: EnvConfig, tables: Tables) -> dict[str, np.ndarray]:
