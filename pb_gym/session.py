@@ -52,7 +52,7 @@ import dataclasses
 import functools
 import math
 import operator
-from typing import Sequence
+from collections.abc import Sequence
 
 import numba
 import numpy as np
@@ -225,7 +225,7 @@ class Seats(engine._CheckedArrays):
                              f"{shape}; got {got}")
 
     @classmethod
-    def empty(cls, n_seats: int, n_tables: int, n_bets: int) -> "Seats":
+    def empty(cls, n_seats: int, n_tables: int, n_bets: int) -> Seats:
         k, n = n_seats, n_tables
         return cls(np.zeros((k, n)), np.zeros((k, n), np.int64), np.zeros((k, n), np.int8),
                    np.zeros((k, n, n_bets)), np.zeros((k, n)), *(np.zeros((k, n), np.bool_)
@@ -259,7 +259,7 @@ class TableRecords(engine._CheckedArrays):
                 "last_hand": N_LAST_HAND, "player_cards": MAX_CARDS, "banker_cards": MAX_CARDS}
 
     @classmethod
-    def empty(cls, n_tables: int, history: int) -> "TableRecords":
+    def empty(cls, n_tables: int, history: int) -> TableRecords:
         n = n_tables
         return cls(np.zeros((n, history), np.int8), np.zeros((n, N_LAST_HAND), np.float32),
                    np.zeros((n, MAX_CARDS), np.uint8), np.zeros((n, MAX_CARDS), np.uint8),

@@ -100,7 +100,8 @@ def test_a_seat_that_ended_sits_out_and_the_others_play_on():
     assert session.seats.terminated[0][lost].all()
     before = session.seats.bankroll.copy()
     session.play(requested)
-    assert (session.seats.stakes[0][lost] == 0).all() and (session.seats.bankroll[0][lost] == before[0][lost]).all()
+    assert (session.seats.stakes[0][lost] == 0).all()
+    assert (session.seats.bankroll[0][lost] == before[0][lost]).all()
     assert not session.seats.terminated[0][lost].any()  # reported once, on the hand it happened
     assert (session.seats.hands[0][lost] == 1).all() and (session.seats.hands[1] == 2).all()
     session.reset([int(np.flatnonzero(lost)[0])])
@@ -163,6 +164,6 @@ def test_the_single_column_path_applies_the_same_rules(forced):
                      limits.struct(), single)
         results.append((seats.bankroll[0].copy(), seats.stakes.copy(), seats.placed.copy(),
                         seats.table_capped.copy(), seats.bankroll_capped.copy()))
-    for general, single in zip(results[0][1:], results[1][1:]):
+    for general, single in zip(results[0][1:], results[1][1:], strict=True):
         np.testing.assert_array_equal(general, single)
     assert results[0][2].any() and not results[0][2].all()
