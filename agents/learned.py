@@ -408,13 +408,31 @@ class Sb3Policy(S.BettingSystem):
         cfg = self.cfg
         bankroll = np.asarray(view.bankroll_units, dtype=np.float64)
         n = bankroll.shape[0]
-        stakes = T.decode_actions(cfg, actions, bankroll, np.zeros((n, R.N_BETS)))
+        stakes = T.decode_actions(cfg, actions, bankroll, np.zeros((n, cfg.n_columns)))
         placed = stakes > 0
         spot = np.where(placed.any(axis=1), placed.argmax(axis=1), S.NO_BET).astype(np.int8)
         units = stakes[np.arange(n), np.maximum(spot, 0)] * (spot >= 0)
         requested, _ = T.requested_stakes(cfg, actions, bankroll)
         capped = (spot >= 0) & (requested.max(axis=1) > cfg.max_units + 1e-9)
+        if self._to_table is not None:  # the policy's columns -> the study table's
+            spot = np.where(spot >= 0, self._to_table[np.maximum(spot, 0)], S.NO_BET).astype(np.int8)
         return spot, units, capped
+
+    _to_table: np.ndarray | None = None
+
+    def bind(self, table) -> None:
+        """The study's table must offer every bet the policy was trained to stake (its catalog or user
+        bets included): each of the policy's columns maps to the table's column of the same bet."""
+        super().bind(table)
+        names = self.cfg.bets.columns
+        offered = set(self.cfg.bets.offered)
+        missing = [b for b in self.cfg.bets.offered if b not in table.offered]
+        if missing:
+            raise ModelMismatch(f"system {self.name!r} (model {self.path}): the study's table does not "
+                                f"offer {', '.join(missing)}, which the model was trained to bet; "
+                                f"offered: {', '.join(table.offered)}")
+        self._to_table = np.array([table.column(b) if b in offered else -1 for b in names],
+                                  dtype=np.int64)
 
     def _act(self, obs, view: S.TableView) -> np.ndarray:
         """The model's actions for the observations (transform, normalization, masks, LSTM state)."""
@@ -434,7 +452,8 @@ class Sb3Policy(S.BettingSystem):
         return actions
 
     def bet_spots(self) -> tuple[int, ...]:
-        return tuple(int(spot) for spot in self.cfg.choice_spot if spot >= 0)
+        spots = [int(spot) for spot in self.cfg.choice_spot if spot >= 0]
+        return tuple(int(self._to_table[s]) for s in spots) if self._to_table is not None else tuple(spots)
 
     def propose(self, view: S.TableView) -> tuple[np.ndarray, np.ndarray]:
         if not self._checked:
@@ -482,13 +501,21 @@ class PerfectInformation(S.BettingSystem):
     def __init__(self, bets: S.BetNames = ("dragon7", "panda8"), **kwargs) -> None:
         self.bets = S.check_bets(bets)
         super().__init__(bet=self.bets[0], **kwargs)
-        self.spots = np.array([R.BETS.index(b) for b in bets], dtype=np.int64)
+        self.spots = S._spots(self.bets, None)
+
+    def bind(self, table) -> None:
+        super().bind(table)
+        self.spots = S._spots(self.bets, table)
 
     def bet_spots(self) -> tuple[int, ...]:
         return tuple(int(spot) for spot in self.spots)
 
     def propose(self, view: S.TableView) -> tuple[np.ndarray, np.ndarray]:
-        ev = exact.expected_values(view.composition, view.rules)[:, self.spots]
+        table = view.bets or self.table_bets
+        if table is None:  # the seven spots of the rules
+            ev = exact.expected_values(view.composition, view.rules)[:, self.spots]
+        else:  # the table's columns: the seven spots (the same bits), then its catalog or user bets
+            ev = table.expected_values(view.composition)[:, self.spots]
         best = ev.argmax(axis=1)
         positive = ev[np.arange(len(best)), best] > 0
         spot = np.where(positive, self.spots[best], S.NO_BET).astype(np.int8)

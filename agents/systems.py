@@ -39,13 +39,15 @@ from typing import Annotated, ClassVar, Literal
 import numpy as np
 from annotated_types import Ge, Gt, Le, MinLen
 
-from pb_gym import engine, ev_bound, exact
+from pb_gym import catalog, engine, ev_bound, exact
 from pb_gym import rules as R
 from pb_gym.session import Session
 
 NO_BET = -1
-BetName = Literal[R.BETS]  # type: ignore[valid-type]
-"""A bet spot's name: one of :data:`pb_gym.rules.BETS`."""
+BetName = Annotated[str, MinLen(1)]
+"""A bet's name: one of :data:`pb_gym.rules.BETS`, a catalog side bet (:mod:`pb_gym.catalog`) or a
+user's bet (``custom_bets:``) offered at the table; the table's columns
+(:class:`pb_gym.catalog.TableBets`) say which (:meth:`BettingSystem.bind`)."""
 Units = Annotated[float, Gt(0)]
 """A stake in betting units (> 0)."""
 Probability = Annotated[float, Gt(0), Le(1)]
@@ -93,6 +95,9 @@ class TableView:
     session: Session | None = None
     seat: int = 0
     unit: float = 1.0
+    bets: catalog.TableBets | None = None
+    """The table's bet columns (the seven spots, then its extra catalog or user bets); None: the
+    seven spots of ``rules``."""
 
 
 @dataclasses.dataclass
@@ -135,20 +140,27 @@ class BettingSystem:
 
     def __init__(self, *, name: str | None = None, bet: BetName = "banker", base: Units = 1.0,
                  on_cap: Literal["cap", "reset"] = "cap") -> None:
-        if bet not in R.BETS:
-            raise ValueError(f"bet={bet!r} is not allowed; allowed: {', '.join(R.BETS)}")
+        if not isinstance(bet, str) or not bet:
+            raise ValueError(f"bet={bet!r} is not allowed; allowed: a bet name offered at the table")
         if not base > 0:
             raise ValueError(f"base={base!r} is not allowed; allowed: a stake > 0 units")
         if on_cap not in ("cap", "reset"):
             raise ValueError(f"on_cap={on_cap!r} is not allowed; allowed: cap, reset")
         self.bet = bet
-        self.spot = R.BETS.index(bet)
+        self.spot = R.BETS.index(bet) if bet in R.BETS else NO_BET  # set by bind for other bets
+        self.table_bets: catalog.TableBets | None = None
         self.base = float(base)
         self.on_cap = on_cap
         self.name = name or self.key
         self.n = 0
 
     # -- lifecycle ------------------------------------------------------------------------------
+    def bind(self, table: catalog.TableBets) -> None:
+        """Take the stake columns of the table the system plays at (``bet`` -> its column; the seven
+        spots keep theirs). A bet the table does not offer is a ValueError listing the offered ones."""
+        self.table_bets = table
+        self.spot = table.column(self.bet)
+
     def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
         """Start every table's series afresh."""
         self.n = n_tables
@@ -195,19 +207,34 @@ class BettingSystem:
         """Flat by default: nothing moves."""
 
     def win_pays(self, rules: R.Rules) -> float:
-        """The net win per unit of a plain win on this system's bet (0.95 for a 5% banker bet)."""
+        """The net win per unit of a plain win on this system's bet (0.95 for a 5% banker bet; for a
+        catalog or user bet, its smallest win)."""
+        if self.spot >= R.N_BETS and self.table_bets is not None:
+            column = self.table_bets.bet(self.bet).column()
+            return float(column[column > 0].min())
         return float(rules.paytable()[_win_row(self.spot), self.spot]) if self.spot not in (
             R.BETS.index("player_pair"), R.BETS.index("banker_pair")) else float(rules.pair_pays)
 
 
 def check_bets(bets: Sequence[str]) -> tuple[str, ...]:
-    """Validate a list of bet spots (for systems that choose among several); return it as a tuple."""
-    if not bets:
-        raise ValueError("bets: at least one bet is needed")
+    """Validate a list of bet names (for systems that choose among several); return it as a tuple.
+    Whether the table offers them is checked when the system is bound to it (:meth:`BettingSystem.bind`)."""
+    if isinstance(bets, str) or not bets:
+        raise ValueError("bets: at least one bet is needed (a list of names)")
     for bet in bets:
-        if bet not in R.BETS:
-            raise ValueError(f"bets: {bet!r} is not allowed; allowed: {', '.join(R.BETS)}")
+        if not isinstance(bet, str) or not bet:
+            raise ValueError(f"bets: {bet!r} is not allowed; allowed: bet names offered at the table")
+    if len(set(bets)) != len(bets):
+        raise ValueError("bets: each bet at most once")
     return tuple(bets)
+
+
+def _spots(bets: Sequence[str], table: catalog.TableBets | None) -> np.ndarray:
+    """The stake columns of ``bets``: the table's (:class:`pb_gym.catalog.TableBets`), or the seven
+    spots' own indices before the system is bound (-1 for another bet)."""
+    if table is not None:
+        return np.array([table.column(b) for b in bets], dtype=np.int64)
+    return np.array([R.BETS.index(b) if b in R.BETS else NO_BET for b in bets], dtype=np.int64)
 
 
 def _win_row(spot: int) -> int:
@@ -512,8 +539,13 @@ class RandomBettor(BettingSystem):
         bets = check_bets(bets)
         if not 0.0 < p_bet <= 1.0:
             raise ValueError(f"p_bet={p_bet!r} is not allowed; allowed: a probability in (0, 1]")
-        self.spots = np.array([R.BETS.index(b) for b in bets], dtype=np.int8)
+        self.bets = bets
+        self.spots = _spots(bets, None).astype(np.int8)
         self.p_bet = p_bet
+
+    def bind(self, table: catalog.TableBets) -> None:
+        super().bind(table)
+        self.spots = _spots(self.bets, table).astype(np.int8)
 
     def bet_spots(self) -> tuple[int, ...]:
         return tuple(int(spot) for spot in self.spots)
@@ -560,6 +592,8 @@ class Kelly(BettingSystem):
         table = rules.paytable()
         columns, groups = [], []
         for bet in self.bets:
+            if bet not in R.BETS:
+                continue  # a catalog or user bet: priced over the hand classes (_extra_fractions)
             spot = R.BETS.index(bet)
             if bet in ("player_pair", "banker_pair"):
                 groups.append((spot, np.array([rules.pair_pays, -1.0]), None))
@@ -572,9 +606,23 @@ class Kelly(BettingSystem):
         matrix = np.array(columns).T if columns else np.zeros((R.N_OUTCOMES, 0))
         return matrix, groups
 
-    def stake_fractions(self, composition: np.ndarray, rules: R.Rules) -> tuple[np.ndarray, np.ndarray]:
-        """Best spot and its full-Kelly fraction of bankroll for each composition (0 if none is > 0)."""
+    def stake_fractions(self, composition: np.ndarray, rules: R.Rules,
+                        table: catalog.TableBets | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Best spot (stake column) and its full-Kelly fraction of bankroll for each composition (0 if
+        none is > 0). Bets beyond the seven spots (catalog or user bets of ``table``) are priced
+        exactly over the hand classes (:func:`pb_gym.exact.hand_class_probabilities`: every
+        composition, no bound first)."""
         matrix, groups = self._levels(rules)
+        extra = [bet for bet in self.bets if bet not in R.BETS]
+        if extra:
+            if table is None:
+                raise ValueError(f"Kelly on {', '.join(extra)} needs the table's bets (bind the system)")
+            hand_probabilities = exact.hand_class_probabilities(composition)
+            for bet in extra:
+                column = table.bet(bet).column()
+                values = np.array(sorted(set(column.tolist()) - {0.0}))
+                indicator = (column[:, None] == values[None, :]).astype(float)
+                groups.append((table.column(bet), values, hand_probabilities @ indicator))
         n = composition.shape[0]
         probabilities = None
         if matrix.shape[1]:
@@ -583,8 +631,8 @@ class Kelly(BettingSystem):
             undecided = np.ones(n, dtype=bool)
             if self.skip_proven:
                 table = rules.paytable()
-                payoffs = table[:, [R.BETS.index(bet) for bet in self.bets
-                                    if bet not in ("player_pair", "banker_pair")]]
+                payoffs = table[:, [R.BETS.index(bet) for bet in self.bets if bet in R.BETS
+                                    and bet not in ("player_pair", "banker_pair")]]
                 undecided = ~ev_bound.proven_negative(composition, payoffs)
                 # where the bound cannot tell, the exact EV of each bet (one column a bet, not one a
                 # payoff level) still rules out most hands; clearly negative EVs stake nothing
@@ -603,6 +651,8 @@ class Kelly(BettingSystem):
             if cols is None:
                 pair = exact.pair_probability(composition)
                 p = np.stack([pair, 1.0 - pair], axis=1)
+            elif isinstance(cols, np.ndarray):  # an extra bet: its probabilities themselves
+                p = cols
             else:
                 p = probabilities[:, cols]
             f, growth = kelly_growth(p, values)
@@ -613,10 +663,10 @@ class Kelly(BettingSystem):
         return best_spot, best_fraction
 
     def bet_spots(self) -> tuple[int, ...]:
-        return tuple(R.BETS.index(bet) for bet in self.bets)
+        return tuple(int(spot) for spot in _spots(self.bets, self.table_bets))
 
     def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
-        spot, f = self.stake_fractions(view.composition, view.rules)
+        spot, f = self.stake_fractions(view.composition, view.rules, view.bets or self.table_bets)
         units = self._cap(self.fraction * f * view.bankroll_units, view)
         return np.where(f > 0, spot, NO_BET).astype(np.int8), units
 

@@ -59,7 +59,7 @@ import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
 from experiments import chunk_store, plotting, scale, study
-from experiments.config import ConfigError, RulesConfig, Strict
+from experiments.config import ConfigError, RulesConfig, Strict, check_custom_bets
 from experiments.counting import best_threshold
 from experiments.stats import ratio_ci, z_value
 from pb_gym import catalog, engine, exact, strict_json
@@ -223,21 +223,9 @@ class AtlasConfig(Strict):
     def _lists(cls, value: object, info: ValidationInfo) -> object:
         if info.field_name == "bets" and isinstance(value, str) and value != "all":
             raise ValueError(f"{value!r} is not allowed; allowed: all, or a list of bet names")
-        if info.field_name == "custom_bets" and not isinstance(value, (list, tuple)):
-            raise ValueError("allowed: a list of bet definitions, each {name, source, title, rows}")
+        if info.field_name == "custom_bets":
+            return check_custom_bets(value)
         return value
-
-    @field_validator("custom_bets")
-    @classmethod
-    def _valid_custom_bets(cls, custom: tuple[dict, ...]) -> tuple[dict, ...]:
-        names: list[str] = []
-        for definition in custom:
-            bet = catalog.bet_from_dict(definition)  # ValueError naming the bet and the row
-            if bet.name in catalog.bet_names() or bet.name in names:
-                raise ValueError(f"bet {bet.name!r}: the name is taken (by the catalog or an earlier "
-                                 "custom bet); choose another")
-            names.append(bet.name)
-        return custom
 
     @field_validator("bets")
     @classmethod

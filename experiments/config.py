@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
+from pb_gym import catalog
 from pb_gym import rules as R
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -85,8 +86,38 @@ class _RulesSection(Strict):
         return self
 
     def to_rules(self) -> R.Rules:
-        """The validated :class:`pb_gym.rules.Rules`."""
-        return R.Rules(**self.model_dump())
+        """The validated :class:`pb_gym.rules.Rules`. ``side_bets`` may also name catalog bets or the
+        user's own (``custom_bets:``): those are the table's extra columns (:meth:`table_bets`), not
+        rules, and are left out here."""
+        data = self.model_dump()
+        data["side_bets"] = tuple(b for b in data["side_bets"] if b in R.SIDE_BETS)
+        return R.Rules(**data)
+
+    def table_bets(self, custom: tuple[dict, ...] = ()) -> catalog.TableBets:
+        """The table's bet columns (:class:`pb_gym.catalog.TableBets`): the seven spots, then the
+        catalog or user bets named in ``side_bets`` (user bets defined in ``custom``)."""
+        _, extra = catalog.split_side_bets(tuple(self.model_dump()["side_bets"]), custom)
+        return catalog.TableBets(self.to_rules(), extra)
+
+
+CUSTOM_BETS_HELP = ("the user's own bets: {name, source, title, rows: [{when: {...}, pays}]} each, as "
+                    "pb_gym.catalog.bet_from_dict reads them")
+
+
+def check_custom_bets(custom: object) -> tuple[dict, ...]:
+    """The ``custom_bets:`` of a config (the atlas, evaluate): a list of bet definitions, each valid
+    (:func:`pb_gym.catalog.bet_from_dict`: its error names the bet and the row) and named apart from
+    the catalog and from each other. Use as a pydantic validator body (ValueError on a bad one)."""
+    if not isinstance(custom, (list, tuple)):
+        raise ValueError("allowed: a list of bet definitions, each {name, source, title, rows}")
+    names: list[str] = []
+    for definition in custom:
+        bet = catalog.bet_from_dict(definition)  # ValueError naming the bet and the row
+        if bet.name in catalog.bet_names() or bet.name in names:
+            raise ValueError(f"bet {bet.name!r}: the name is taken (by the catalog or an earlier "
+                             "custom bet); choose another")
+        names.append(bet.name)
+    return tuple(custom)
 
 
 def _rules_fields() -> dict[str, Any]:

@@ -42,7 +42,7 @@ from experiments.evaluate_report import (
     write_outputs,
 )
 from experiments.evaluate_summary import FAN_EXACT_VALUES, QUANTILES
-from pb_gym import engine, exact, memory
+from pb_gym import engine, memory
 from pb_gym import progress as progress_display
 from pb_gym import rules as R
 from pb_gym import session as session_
@@ -69,7 +69,7 @@ class Ledger:
     session's (:class:`pb_gym.session.Seats`)."""
 
     def __init__(self, system: S.BettingSystem, seats: session_.Seats, seat: int,
-                 n_checkpoints: int) -> None:
+                 n_checkpoints: int, n_columns: int = R.N_BETS) -> None:
         self.system = system
         self.seats = seats
         self.seat = seat
@@ -80,7 +80,7 @@ class Ledger:
         self.net = np.zeros(n)
         self.bets = np.zeros(n, dtype=np.int64)
         self.exact_ev_wagered = 0.0  # sum of stake x exact EV (for counting systems)
-        self.wagered_by_spot = np.zeros(R.N_BETS)
+        self.wagered_by_spot = np.zeros(n_columns)  # by stake column (pb_gym.catalog.TableBets)
         self.table_capped = 0
         self.bankroll_capped = 0
         self.max_stake = 0.0
@@ -161,18 +161,24 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
         systems.append(system)
     # the session keeps a stake column for each spot some system may bet, no more: settlement reads
     # every column of every seat, and most studies bet one or two of the seven spots
+    # (the table's columns: the seven spots, then its catalog or custom bets: pb_gym.catalog.TableBets)
+    table_bets = config.table_bets()
+    for system in systems:
+        system.bind(table_bets)
     spots = sorted({spot for system in systems for spot in system.bet_spots()}) or [0]
-    column = np.full(R.N_BETS, -1, dtype=np.int64)
+    column = np.full(table_bets.n_columns, -1, dtype=np.int64)
     column[spots] = np.arange(len(spots))
+    payoffs = session_.payoff_matrix(rules) if not table_bets.extra else table_bets.pay_matrix()
     table_session = session_.Session(
         rules, study_limits(config), n, len(systems), seed=deal_seed,
         history=max([1] + [system.bead_plate for system in systems]),
-        payoffs=session_.payoff_matrix(rules)[:, spots])
+        payoffs=payoffs[:, spots])
     seats, hand = table_session.seats, table_session.hand
     checkpoints = checkpoint_hands(hands)
     fan_edges = np.linspace(0.0, fan_range(config), FAN_BINS + 1)
     samples = min(config.sample_paths, n) if chunk.index == 0 else 0
-    ledgers = [Ledger(system, seats, k, len(checkpoints)) for k, system in enumerate(systems)]
+    ledgers = [Ledger(system, seats, k, len(checkpoints), table_bets.n_columns)
+               for k, system in enumerate(systems)]
     counting = config.exact_conditional or any(system.needs_composition for system in systems)
     last_winner = np.full(n, -1, dtype=np.int8)
     last_decision = np.full(n, -1, dtype=np.int8)
@@ -207,7 +213,8 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
             view = S.TableView(ledger.bankroll / table.unit, max_units, rules, composition,
                                last_winner, last_decision, table.minimum / table.unit, hand_index,
                                table_session.shoe, hand if hand_index else None,
-                               session=table_session, seat=ledger.seat, unit=table.unit)
+                               session=table_session, seat=ledger.seat, unit=table.unit,
+                               bets=table_bets)
             spot, units = ledger.system.propose(view)
             bet = np.flatnonzero(spot != S.NO_BET)
             if bet.size and column[spot[bet]].min() < 0:
@@ -229,7 +236,7 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
             np.add.at(ledger.wagered_by_spot, spot_safe[placed], stake[placed])
             if counting and placed.any() and (config.exact_conditional
                                               or ledger.system.needs_composition):
-                ev = exact.expected_values(composition[placed], rules)
+                ev = table_bets.expected_values(composition[placed])
                 ledger.exact_ev_wagered += float((stake[placed] * ev[np.arange(placed.sum()),
                                                                      spot_safe[placed]]).sum())
             # where the table maximum bound (or a series restarted at it, on_cap: reset): the
@@ -412,7 +419,7 @@ def run_study(config: StudyConfig, progress: bool = False, backend: str = "seria
         if "final_bankrolls" in stats:
             stats["final_bankrolls"] = np.concatenate(stats["final_bankrolls"])
     rules = config.rules.to_rules()
-    full_ev = exact.expected_values(R.full_shoe(rules.decks), rules)
+    full_ev = config.table_bets().expected_values(R.full_shoe(rules.decks))
     checkpoints = checkpoint_hands(config.hands)
     edges = np.linspace(0.0, fan_range(config), FAN_BINS + 1)
     report = {

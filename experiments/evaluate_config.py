@@ -24,7 +24,14 @@ from pydantic import Field, create_model, field_validator, model_validator
 
 from agents import learned
 from agents import systems as S
-from experiments.config import ConfigError, RulesConfig, Strict, TableLimits
+from experiments.config import (
+    CUSTOM_BETS_HELP,
+    ConfigError,
+    RulesConfig,
+    Strict,
+    TableLimits,
+    check_custom_bets,
+)
 
 SYSTEM_CLASSES: dict[str, type[S.BettingSystem]] = {
     **S.SYSTEMS, "sb3": learned.Sb3Policy, "never": learned.NeverBet,
@@ -109,17 +116,31 @@ class StudyConfig(Strict):
     exact_conditional: bool = Field(False, description="also compute, for every system, the exact EV "
                                     "of each bet from the cards unseen before it (slower)")
     systems: list[AnySystem] = Field(min_length=1)  # type: ignore[valid-type]
+    custom_bets: tuple[dict, ...] = Field((), description=CUSTOM_BETS_HELP + "; offer one by naming it "
+                                          "in rules.side_bets")
+
+    @field_validator("custom_bets", mode="before")
+    @classmethod
+    def _custom_bets(cls, value: object) -> object:
+        return check_custom_bets(value)
+
+    def table_bets(self):
+        """The table's bet columns (:class:`pb_gym.catalog.TableBets`): the seven spots, then the
+        catalog and custom bets named in ``rules.side_bets``."""
+        return self.rules.table_bets(self.custom_bets)
 
     @model_validator(mode="after")
     def _consistent(self) -> StudyConfig:
         rules = self.rules.to_rules()
+        offered = self.table_bets().offered  # ValueError naming an unknown side bet
         names = set()
         for i, system in enumerate(self.systems):
             bets = [getattr(system, "bet", "banker")] + list(getattr(system, "bets", []))
             for bet in bets:
-                if bet not in rules.offered_bets:
+                if bet not in offered:
                     raise ValueError(f"systems.{i}: bet {bet!r} is not offered by these rules; "
-                                     f"offered: {', '.join(rules.offered_bets)}")
+                                     f"offered: {', '.join(offered)} (offer a catalog or custom bet "
+                                     "by naming it in rules.side_bets)")
             if system.type != "kelly" and system.base * self.table.unit < self.table.minimum - 1e-9:
                 raise ValueError(f"systems.{i}.base: {system.base:g} unit(s) of {self.table.unit:g} is "
                                  f"below the table minimum {self.table.minimum:g}")

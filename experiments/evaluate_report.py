@@ -19,7 +19,6 @@ from experiments import evaluate_summary as summaries
 from experiments import plotting
 from experiments.evaluate_config import StudyConfig
 from experiments.stats import ratio_ci_from_moments as ratio_ci
-from pb_gym import rules as R
 from pb_gym import strict_json
 
 # ------------------------------------------------------------------------------ per system
@@ -52,7 +51,7 @@ def system_summary(stats: dict, config: StudyConfig, full_ev: np.ndarray) -> dic
     elif bets < MIN_BETS_FOR_INTERVAL:  # a handful of bets can give a zero-width interval
         note = "too few bets for an interval"
         lo, hi, within = math.nan, math.nan, None
-    bet_spots = [R.BETS[i] for i in np.flatnonzero(stats["wagered_by_spot"] > 0)]
+    bet_spots = [config.table_bets().columns[i] for i in np.flatnonzero(stats["wagered_by_spot"] > 0)]
     final = stats["final"]
     return {
         "name": stats["name"],

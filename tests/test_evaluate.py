@@ -153,8 +153,8 @@ def test_evaluate_cli_end_to_end(tmp_path, capsys):
      r"systems.0.flat.stake: unknown key; allowed keys here: name, bet, base, on_cap, type"),
     ({"systems": [{"type": "paroli", "wins_to_reset": 0}]}, r"wins_to_reset: Input should be greater"),
     ({"systems": [{"type": "flat", "bet": "lucky6"}]},
-     r"systems.0.flat.bet: Input should be 'banker', 'player', 'tie', 'player_pair', 'banker_pair', "
-     r"'dragon7' or 'panda8' \(got 'lucky6'\)"),
+     r"systems.0: bet 'lucky6' is not offered by these rules; offered: banker, player, tie, player_pair, "
+     r"banker_pair, dragon7, panda8 \(offer a catalog or custom bet by naming it in rules.side_bets\)"),
     ({"systems": [{"type": "random", "bets": []}]}, r"systems.0.random.bets: .*at least 1 item"),
     ({"systems": [{"type": "kelly", "fraction": 1.5}]},
      r"systems.0.kelly.fraction: Input should be less than or equal to 1 \(got 1.5\)"),

@@ -173,7 +173,7 @@ def test_kelly_skipping_proven_negative_hands_changes_no_decision(decks, bets):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"bet": "lucky6"}, r"bet='lucky6' is not allowed; allowed: banker, player"),
+    ({"bet": ""}, r"bet='' is not allowed; allowed: a bet name offered at the table"),
     ({"base": 0}, r"base=0 is not allowed; allowed: a stake > 0 units"),
     ({"on_cap": "double"}, r"on_cap='double' is not allowed; allowed: cap, reset"),
 ])

@@ -124,3 +124,99 @@ def test_extra_bets_with_explicit_rules():
     assert cfg.bets.offered == ("banker", "player", "tie", "dragon7", "either_pair")
     env = gym.make("pb_gym/PuntoBanco-v0", rules=rules, extra_bets=["either_pair"])
     assert env.action_space.n == 1 + 5 * 5
+
+
+# --------------------------------------------------------------------------------------------------
+# pb-gym evaluate: systems on catalog and custom bets, Kelly on their exact EV
+# --------------------------------------------------------------------------------------------------
+def _study(**overrides):
+    from experiments import evaluate as E
+    from experiments.config import validate
+
+    data = {"name": "extra", "sessions": 40, "hands": 60, "chunk_sessions": 40, "bankroll": 1000,
+            "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+            "rules": {"side_bets": ["player_pair", "lucky6", "tie_on_7"]}, "custom_bets": [TIE_ON_7],
+            "systems": [{"type": "flat", "bet": "tie_on_7"}, {"type": "flat", "bet": "lucky6"},
+                        {"type": "kelly", "bets": ["egalite_7"], "fraction": 0.5}]}
+    data.update(overrides)
+    if "egalite_7" not in data["rules"]["side_bets"]:
+        data["rules"] = {"side_bets": data["rules"]["side_bets"] + ["egalite_7"]}
+    return E, validate(data, E.StudyConfig, "extra.yaml")
+
+
+def test_evaluate_flat_on_catalog_and_custom_bets_and_kelly_on_a_catalog_bet():
+    E, config = _study()
+    assert config.table_bets().columns == R.BETS + ("lucky6", "tie_on_7", "egalite_7")
+    report = E.run_study(config)
+    by_name = {s["name"]: s for s in report["systems"]}
+    custom, lucky6, kelly = by_name["flat (tie_on_7)"], by_name["flat (lucky6)"], by_name["kelly"]
+    assert custom["hands"] == lucky6["hands"] == 40 * 60  # a bet on every hand (no session ends)
+    # a flat bettor's exact edge is the full-shoe EV of its bet, from the catalog
+    want = C.expected_values(R.full_shoe(8), [C.bet_from_dict(TIE_ON_7), "lucky6"], R.Rules())
+    assert custom["exact_edge"] == pytest.approx(want[0], rel=1e-12)
+    assert lucky6["exact_edge"] == pytest.approx(want[1], rel=1e-12)
+    assert round(lucky6["exact_edge"], 6) == -0.116985  # Wizard of Odds, "Lucky 6"
+    assert kelly["bet"] == "egalite_7" and kelly["hands"] == 0  # never positive in 60 hands
+
+
+def test_evaluate_refuses_a_bet_the_table_does_not_offer():
+    from experiments.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"bet 'big_tiger' is not offered by these rules; offered: "
+                                          r"banker, player, tie, player_pair, lucky6, tie_on_7"):
+        _study(systems=[{"type": "flat", "bet": "big_tiger"}])
+    with pytest.raises(ConfigError, match=r"side_bets: unknown bet 'nope'"):
+        _study(rules={"side_bets": ["nope"]})
+
+
+def test_kelly_on_a_catalog_bet_bets_only_where_its_exact_ev_is_positive():
+    from agents import systems as S
+
+    table = C.table_bets(R.Rules(), ["egalite_7", "lucky6"])
+    kelly = S.Kelly(bets=["egalite_7", "lucky6"])
+    kelly.bind(table)
+    rng = np.random.default_rng(4)
+    full = R.full_shoe(8)
+    # compositions late in a shoe, some rich in sevens (egalite_7 positive), some not
+    comps = np.array([np.maximum(full - rng.integers(0, 26, 13) * (r % 2 + 1), 0) for r in range(60)])
+    comps[:20, 6] = 30  # many sevens left
+    comps[:20, :6] //= 4
+    spot, f = kelly.stake_fractions(comps, R.Rules(), table)
+    ev = C.expected_values(comps, ["egalite_7", "lucky6"])
+    best_positive = ev.max(axis=1) > 0
+    assert np.array_equal(f > 0, best_positive)
+    assert best_positive.sum() >= 5 and (~best_positive).sum() >= 5  # both kinds were tried
+    assert set(spot[f > 0].tolist()) <= {table.column("egalite_7"), table.column("lucky6")}
+    assert np.all(spot[f == 0] == S.NO_BET)
+
+
+def test_train_with_a_catalog_side_bet_runs_and_its_policy_plays_it_in_evaluate(tmp_path):
+    """A few hundred PPO steps on a table offering lucky6 (pb-gym train), then the held-out
+    evaluation replays the policy on a table with the same columns."""
+    pytest.importorskip("stable_baselines3")
+    import json
+    from pathlib import Path
+
+    import yaml
+
+    from experiments import cli
+
+    data = yaml.safe_load((Path(__file__).parent.parent / "configs/train/ppo-smoke.yaml").read_text())
+    data["env"].setdefault("rules", {})["side_bets"] = ["lucky6"]
+    data.update(total_timesteps=256, n_envs=8, curve_points=2)
+    data["hyperparameters"].update(n_steps=32, batch_size=64, n_epochs=1)
+    data["evaluation"].update({"sessions": 40, "hands": 20, "chunk_sessions": 40})
+    path = tmp_path / "lucky6.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert cli.main(["train", str(path), "--out", str(tmp_path / "out"), "--json"]) == 0
+    meta = json.loads((tmp_path / "out" / "env.json").read_text())
+    assert meta["env_kwargs"]["side_bets"] == ["lucky6"]
+    from agents import learned
+
+    cfg = learned.training_config(tmp_path / "out")
+    assert cfg.bets.offered == ("banker", "player", "tie", "lucky6")
+    policy = learned.Sb3Policy(model=str(tmp_path / "out"))
+    policy.bind(C.table_bets(cfg.rules, ["either_pair", "lucky6"]))  # lucky6 is column 8 there
+    assert policy.bet_spots() == (0, 1, 2, 8)
+    with pytest.raises(learned.ModelMismatch, match=r"does not offer lucky6"):
+        policy.bind(C.table_bets(cfg.rules, ["either_pair"]))

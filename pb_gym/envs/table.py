@@ -55,7 +55,7 @@ from numba.experimental import structref
 
 from pb_gym import catalog, engine
 from pb_gym import rules as R
-from pb_gym.rules import BETS, Rules
+from pb_gym.rules import Rules
 from pb_gym.session import (BEAD_CODES, LAST_HAND_FIELDS, MAX_CARDS, PLAY_MIN_TABLES, Limits, Seats, Session,
                             deal_constants, place_rows, play_rows, restart_rows,
                             seat_struct)
