@@ -7,13 +7,12 @@ import numpy as np
 import pytest
 import yaml
 
+from experiments import cli, scale
 from experiments import evaluate as E
 from experiments import evaluate_config as EC
 from experiments import evaluate_report as ER
 from experiments import evaluate_summary as ES
-from experiments import scale
 from experiments.config import ConfigError, validate
-from experiments import cli
 from pb_gym import engine
 from pb_gym import rules as R
 
@@ -465,7 +464,7 @@ def test_a_slice_of_the_plan_is_the_same_chunks():
     assert [(c.index, c.count, c.start, c.size) for c in part] == [
         (c.index, c.count, c.start, c.size) for c in whole[4:9]]
     assert all(np.array_equal(a.seed.generate_state(4), b.seed.generate_state(4))
-               for a, b in zip(part, whole[4:9]))
+               for a, b in zip(part, whole[4:9], strict=True))
 
 
 def test_the_systems_are_seats_of_one_table_session(monkeypatch):

@@ -150,7 +150,8 @@ def _config(**changes) -> dict:
     ({"env.action_mode": "box"}, r"env.action_mode: Input should be 'multidiscrete' or 'discrete'"),
     ({"env.bankroll": 5}, r"env: bankroll 5 is below table.minimum 10"),
     ({"env.rules.side_bets": ["dragon8"]}, r"env: side_bets: unknown bet 'dragon8'; "
-                                           r"allowed: player_pair, banker_pair, dragon7, panda8, dragon_bonus"),
+                                           r"allowed: player_pair, banker_pair, dragon7, panda8, "
+                                           r"dragon_bonus"),
     ({"evaluation.seed": 0}, r"evaluation.seed \(0\) must differ from the training seed"),
     ({"evaluation.sessions": 0}, r"evaluation.sessions: Input should be greater than or equal to 1"),
     ({"evaluation.systems": [{"type": "flat", "bet": "dragon7"}]},
