@@ -104,7 +104,7 @@ def test_default_observation_is_the_scaled_raw_one():
     bound = np.concatenate([[100.0], np.full(9, 3.0), [312.0], [60.0, 78.0],
                             [1, 1, 1, 9, 9, 3, 3, 1, 1, 1], np.full(13, 24.0)])
     steps = 0
-    for (s, *_), (r, *_) in zip(play(scaled, 200, seed=4), play(raw, 200, seed=4)):
+    for (s, *_), (r, *_) in zip(play(scaled, 200, seed=4), play(raw, 200, seed=4), strict=True):
         np.testing.assert_allclose(s, (r / bound).astype(np.float32), rtol=1e-6)
         assert scaled.observation_space.contains(s) and raw.observation_space.contains(r)
         steps += 1
@@ -144,7 +144,8 @@ def test_visible_and_hidden_discards():
 def test_flat_observation_matches_gymnasium_flatten(scale):
     env = PuntoBancoEnv(observation="dict", obs_scale=scale)
     flat_env = PuntoBancoEnv(observation="flat", obs_scale=scale)
-    for (obs, *_), (flat, *_) in zip(play(env, 40, seed=3)[1:], play(flat_env, 40, seed=3)[1:]):
+    for (obs, *_), (flat, *_) in zip(play(env, 40, seed=3)[1:], play(flat_env, 40, seed=3)[1:],
+                                     strict=True):
         np.testing.assert_array_equal(gym.spaces.flatten(env.observation_space, obs), flat)
 
 
@@ -181,7 +182,7 @@ def test_reward_accounting_against_engine_settle(mode):
 
 def _stakes(env, action):
     env.step(action)
-    return dict(zip(BETS, env.tables.stakes[0]))
+    return dict(zip(BETS, env.tables.stakes[0], strict=False))  # the seven spots (extras after them)
 
 
 def test_stake_levels_and_capping():
@@ -230,7 +231,7 @@ def test_box_stakes():
 def test_ruin_terminates():
     env = raw_env(bankroll=50, unit=10, table_min=10, stake_levels=(1,), max_hands=None)
     env.reset(seed=4)
-    for hand in range(10_000):
+    for _hand in range(10_000):
         obs, reward, terminated, truncated, info = env.step(np.array([3, 0]))  # the tie: loses fast
         assert terminated == (info["bankroll"] < 1.0)
         assert not truncated
@@ -243,7 +244,7 @@ def test_win_target_terminates():
     env = raw_env(bankroll=100, unit=10, table_min=10, win_target=130, stake_levels=(1,),
                         max_hands=None)
     env.reset(seed=9)
-    for hand in range(10_000):
+    for _hand in range(10_000):
         obs, reward, terminated, truncated, info = env.step(np.array([2, 0]))
         assert terminated == (info["bankroll"] >= 13.0 or info["bankroll"] < 1.0)
         if terminated:
@@ -286,10 +287,10 @@ def test_seeding_is_reproducible():
     a = play(raw_env(), 50, seed=42)
     b = play(raw_env(), 50, seed=42)
     c = play(raw_env(), 50, seed=43)
-    for x, y in zip(a, b):
-        for u, v in zip(x, y):
+    for x, y in zip(a, b, strict=True):
+        for u, v in zip(x, y, strict=True):
             assert gym.utils.env_checker.data_equivalence(u, v)
-    assert not all(np.array_equal(x[0]["shoe"], y[0]["shoe"]) for x, y in zip(a, c))
+    assert not all(np.array_equal(x[0]["shoe"], y[0]["shoe"]) for x, y in zip(a, c, strict=True))
     # reset() without a seed continues the table's stream: a new shoe, not the same one again
     env = raw_env()
     first, _ = env.reset(seed=42)
@@ -355,7 +356,8 @@ def test_render():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"action_mode": "continuous"}, "action_mode='continuous' is not allowed; allowed: discrete, multidiscrete, box"),
+    ({"action_mode": "continuous"},
+     "action_mode='continuous' is not allowed; allowed: discrete, multidiscrete, box"),
     ({"observation": "image"}, "observation='image' is not allowed; allowed: flat, dict"),
     ({"obs_scale": "normalized"}, "obs_scale='normalized' is not allowed; allowed: scaled, raw"),
     ({"flatten_obs": 1}, "flatten_obs=1 is not allowed; allowed: None, True or False"),
@@ -421,7 +423,7 @@ def test_copies_pickles_and_replaced_state_step_as_the_original():
     third = pickle.loads(pickle.dumps(env))
     steps = [[e.step(a % env.action_space.n)[:2] for a in range(40)] for e in (env, twin, third)]
     for other in steps[1:]:
-        for (obs_a, r_a), (obs_b, r_b) in zip(steps[0], other):
+        for (obs_a, r_a), (obs_b, r_b) in zip(steps[0], other, strict=True):
             np.testing.assert_array_equal(obs_a, obs_b)
             assert r_a == r_b
     assert twin.session.seats.bankroll is not env.session.seats.bankroll
@@ -431,3 +433,39 @@ def test_copies_pickles_and_replaced_state_step_as_the_original():
     env.tables.shoe = fresh.session.shoe.copy()
     info = env.step(1)[4]
     assert info["player_cards"].tolist() == fresh.step(1)[4]["player_cards"].tolist()
+
+
+def test_info_arrays_are_read_only_and_deep_copies_share_only_them():
+    """The info's arrays are read-only (the env never changes them after a step), so a deep copy (SB3's
+    DummyVecEnv makes one at every step) is a new dict that shares them; anything else that can change
+    (a wrapper's list, a writeable array, a read-only view of writeable memory) is deep-copied."""
+    import copy
+    import pickle
+
+    env = PuntoBancoEnv(info_ev=True, max_hands=None)
+    env.reset(seed=3)
+    info = env.step(1)[4]
+    for key in ("player_cards", "banker_cards", "stakes", "ev"):
+        assert not info[key].flags.writeable, key
+        with pytest.raises(ValueError, match="read-only"):
+            info[key][0] = 1
+    writeable = np.zeros(3)
+    read_only_view = writeable[:2]
+    read_only_view.flags.writeable = False
+    info.update(episode={"r": 1.0, "l": [1]}, terminal_observation=np.ones(2), view=read_only_view)
+    twin = copy.deepcopy(info)
+    assert type(twin) is type(info) and twin is not info and twin.keys() == info.keys()
+    for key in ("player_cards", "banker_cards", "stakes", "ev"):
+        assert twin[key] is info[key]
+    for key in ("episode", "terminal_observation", "view"):
+        assert twin[key] is not info[key]
+    assert twin["episode"]["l"] is not info["episode"]["l"] and twin["episode"] == info["episode"]
+    writeable[0] = 5.0
+    assert twin["view"][0] == 0.0 and info["view"][0] == 5.0
+    twin["winner"] = 99  # an independent dict: Monitor and DummyVecEnv add keys to it
+    twin.pop("stakes")
+    assert info["winner"] != 99 and "stakes" in info
+    pickled = pickle.loads(pickle.dumps(info))
+    assert type(pickled) is type(info) and pickled.keys() == info.keys()
+    for key, value in info.items():
+        np.testing.assert_equal(pickled[key], value)

@@ -89,7 +89,10 @@ seed ``s - i``.
 0 = no third card), ``player_total``, ``banker_total``, ``winner`` (0 banker, 1 player, 2 tie),
 ``natural``, ``player_pair``, ``banker_pair``, ``shuffled`` (a new shoe was started for this hand),
 ``stakes`` (units per spot, BETS order), ``bankroll`` (units, after the hand); with ``info_ev=True``
-``ev``: exact EV per unit of each of the 7 bet spots before the hand, given the cards seen.
+``ev``: exact EV per unit of each of the 7 bet spots before the hand, given the cards seen. The
+info's arrays are read-only (the env never changes them after returning them, so a deep copy of the
+info, as stable-baselines3's ``DummyVecEnv`` makes at every step, is a new dict sharing them; copy an
+array to change it).
 
 Rendering: ``render_mode="ansi"`` returns text (both hands, totals, winner, stakes, bead plate);
 ``"human"`` prints that text to stdout at each hand (RL Zoo's ``enjoy`` uses it); ``"rgb_array"`` a
@@ -99,40 +102,49 @@ small ``(150, W, 3)`` uint8 picture of the table (``RecordVideo``, RL Zoo's ``re
 from __future__ import annotations
 
 import copy
-from typing import Any, SupportsFloat, Union
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
-from gymnasium.error import ResetNeeded
 import numpy as np
+from gymnasium.error import ResetNeeded
 
 from pb_gym import engine
 from pb_gym import rules as R
 from pb_gym.envs import render as _render
 from pb_gym.envs import table as T
 
-ObsType = Union[np.ndarray, dict[str, np.ndarray]]
+ObsType = np.ndarray | dict[str, np.ndarray]
 """The flat float32 observation, or its Dict of fields (``observation="dict"``)."""
-ActType = Union[int, np.integer, np.ndarray]
+ActType = int | np.integer | np.ndarray
 """A discrete action (an int), a ``[bet, size]`` pair or a box action (arrays)."""
 
 
-_ATOMIC = (int, float, bool, str, type(None))
+_IMMUTABLE = frozenset((int, float, bool, str, type(None)))
 
 
 class HandInfo(dict):
-    """The single env's per-hand ``info``: a plain ``dict`` (module docstring) whose deep copy copies
-    only what can change: its values are Python scalars and fresh arrays, so a deep copy is a new
-    dict with the arrays copied (anything a wrapper adds is deep-copied as usual). stable-baselines3's
-    ``DummyVecEnv`` deep-copies every info at every step; a plain dict of eleven entries cost more
-    there than the step itself."""
+    """The single env's per-hand ``info``: a plain ``dict`` (module docstring) whose arrays
+    (``player_cards``, ``banker_cards``, ``stakes``, ``ev``) are read-only views of read-only arrays
+    that the env never touches again, so its deep copy is a new dict that shares them: only a value
+    that can change (a writeable array, a list, anything a wrapper or the user put in) is
+    deep-copied. stable-baselines3's ``DummyVecEnv`` deep-copies every info at every step; copying
+    the arrays there cost a third of the env's step (issue #11)."""
 
     __slots__ = ()
 
-    def __deepcopy__(self, memo: dict) -> "HandInfo":
+    def __deepcopy__(self, memo: dict) -> HandInfo:
         out = HandInfo(self)
         for key, value in self.items():
-            if type(value) not in _ATOMIC:
-                out[key] = value.copy() if type(value) is np.ndarray else copy.deepcopy(value, memo)
+            if type(value) in _IMMUTABLE:
+                continue
+            # shared: a read-only view of a read-only array (the env's own arrays; a read-only view
+            # of writeable memory changes with it, and whoever holds a read-only array that owns
+            # its memory may make it writeable again)
+            if type(value) is np.ndarray and not value.flags.writeable:
+                base = value.base
+                if type(base) is np.ndarray and not base.flags.writeable:
+                    continue
+            out[key] = copy.deepcopy(value, memo)
         return out
 
     def __reduce__(self) -> tuple:
@@ -181,6 +193,13 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         self._n_columns = cfg.n_columns  # stake columns: the 7 BETS, then the extra catalog bets
         self._step_state: T.StepState | None = None  # the step's arguments, compiled (see T.StepState)
         self._generation = -1  # engine._CheckedArrays.generation when it was built
+        # what each step asks of the (frozen) config, read once: a single env's step is a few
+        # microseconds, and each attribute or property read on the way costs some of them
+        self._discrete = self._mode == T.DISCRETE
+        self._obs_shape = (1, cfg.obs_size)
+        self._n_out = cfg.n_columns + _N_SCALARS
+        self._hand_info, self._info_ev, self._flat = cfg.hand_info, cfg.info_ev, cfg.flatten_obs
+        self._expected_reward = cfg.reward == "expected"
 
     def __getstate__(self) -> dict[str, Any]:
         """Copies and pickles leave the compiled step state behind (it is rebuilt on the next step)."""
@@ -262,44 +281,47 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         if not self._seeded:  # as Gymnasium's OrderEnforcing wrapper (gymnasium.make) does
             raise ResetNeeded("Cannot call env.step() before calling env.reset()")
-        if self._mode == T.DISCRETE and type(action) in _INTS:  # the common case: range checked
-            try:                                                 # by the compiled step
+        if self._discrete and type(action) in _INTS:  # the common case: range checked by the
+            try:                                        # compiled step
                 self._ints[0, 0] = action
             except OverflowError:  # beyond int64: refused by the general path with its message
                 self._action_arrays(action)
         else:
             self._action_arrays(action)
-        cfg = self.config
-        hand_info = cfg.hand_info
+        hand_info = self._hand_info
         # new arrays every step: nothing returned is reused
-        obs = np.empty((1, cfg.obs_size), dtype=np.float32)
-        n_columns = self._n_columns
-        out = np.empty(n_columns + _N_SCALARS)
+        obs = np.empty(self._obs_shape, dtype=np.float32)
+        out = np.empty(self._n_out)
         cards = np.empty((2, 3), dtype=np.uint8) if hand_info else _NO_CARDS
         state = self._step_state if self._generation == engine._CheckedArrays.generation \
             else self._state()
         # decode, stake rules, deal, settle, records, ends, the observation and the info: one call
         result = T.step_one(state, obs, out, cards)
         if result[0]:
-            T._raise_step(cfg, self._ints, result)
+            T._raise_step(self.config, self._ints, result)
+        n_columns = self._n_columns
         (reward, terminated, truncated, pt, bt, winner, natural, pp, bp, shuffled,
          bankroll) = out[n_columns:].tolist()
-        if cfg.reward == "expected":
+        if self._expected_reward:
             reward = 0.0
             if self.session.seats.placed.item(0):
-                ev = T.ev_before_hand(cfg, self.tables, np.zeros(1, dtype=np.intp))
+                ev = T.ev_before_hand(self.config, self.tables, np.zeros(1, dtype=np.intp))
                 reward = float(np.einsum("ij,ij->i", self.session.seats.stakes[0], ev)[0])
         info: dict[str, Any] = {}
-        if hand_info:
+        if hand_info:  # the info's arrays are views of these, read-only: HandInfo's copies share them
+            out.setflags(write=False)
+            cards.setflags(write=False)
             info = HandInfo(player_cards=cards[0], banker_cards=cards[1], player_total=int(pt),
                             banker_total=int(bt), winner=int(winner), natural=natural != 0.0,
                             player_pair=pp != 0.0, banker_pair=bp != 0.0, shuffled=shuffled != 0.0,
                             stakes=out[:n_columns], bankroll=bankroll)
-        if cfg.info_ev:
-            info["ev"] = T.ev_before_hand(cfg, self.tables)[0]
+        if self._info_ev:
+            ev = T.ev_before_hand(self.config, self.tables)
+            ev.setflags(write=False)
+            info["ev"] = ev[0]
         if self.render_mode is not None:
             self._show()
-        return (obs[0] if cfg.flatten_obs else T.split_obs(cfg, obs[0]), reward, terminated != 0.0,
+        return (obs[0] if self._flat else T.split_obs(self.config, obs[0]), reward, terminated != 0.0,
                 truncated != 0.0, info)
 
     def action_masks(self) -> np.ndarray:
