@@ -3,9 +3,10 @@
 Design (after EnvPool / pgx): the whole state of every table is a handful of arrays in a
 :class:`ShoeState`; :func:`deal` is a state transition that deals one hand at every table and returns a
 :class:`HandResult` of per-table arrays; :func:`settle` turns stakes per bet spot into net wins. The hot
-loop is compiled with numba (one iteration per table, run on several threads by :mod:`pb_gym.threads`) because a hand is a short chain
-of data-dependent branches (naturals, third cards, the tableau) that numpy can only express as many
-full-array passes; compiled, it deals tens of millions of hands per second on two cores.
+loop is compiled with numba (one iteration per table, run on several threads by
+:mod:`pb_gym.threads`) because a hand is a short chain of data-dependent branches (naturals,
+third cards, the tableau) that numpy can only express as many full-array passes; compiled, it deals
+tens of millions of hands per second on two cores.
 
 The state arrays are updated in place (as numpy's ``out=`` arguments are) and the same state object is
 returned; use :meth:`ShoeState.copy` to branch a state.
@@ -21,7 +22,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numba
 import numpy as np
@@ -94,8 +96,8 @@ def _new_shoe(t, shoe, position, counts, unseen, rng, full_counts, start, burn, 
 
 
 @numba.njit(cache=True, nogil=True)
-def _deal_kernel(start, stop, active, shoe, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng,
-                 cut_position, hand_after_cut, burn, full_counts, burn_counts, card_values,
+def _deal_kernel(start, stop, active, shoe, position, counts, unseen, hands_in_shoe, shoes_started,
+                 cut_hands, rng, cut_position, hand_after_cut, burn, full_counts, burn_counts, card_values,
                  player_draws, banker_tableau, outcome_table, outcome_winner,
                  player_cards, banker_cards, player_total, banker_total, player_ncards,
                  banker_ncards, outcome, winner, natural, player_pair, banker_pair, shuffled):
@@ -301,7 +303,7 @@ def _check_arrays(owner: str, obj: object, fields: tuple, n: int, width: dict[st
         raise ValueError(f"{owner}.{name} must be a {dtype.name} array of shape {shape}; got {got}")
 
 
-def check_state(rules: Rules, state: "ShoeState", deals: bool = True) -> None:
+def check_state(rules: Rules, state: ShoeState, deals: bool = True) -> None:
     """Check that ``state`` can be used with ``rules`` by the compiled kernels; raise ValueError if not.
 
     :func:`deal` and :func:`shuffle` call this once per call: the kernels write in place and trust the
@@ -330,7 +332,7 @@ def check_state(rules: Rules, state: "ShoeState", deals: bool = True) -> None:
         _raise_table_problem(table, problem)
 
 
-def _table_check_args(rules: Rules, state: "ShoeState") -> tuple:
+def _table_check_args(rules: Rules, state: ShoeState) -> tuple:
     """The arguments of :func:`_check_tables_kernel` after its range."""
     return (state.shoe, state.position, state.counts, state.unseen, state.cut_hands,
             state.cut_position, bool(rules.hand_after_cut), R.CARDS_PER_RANK_PER_DECK * rules.decks)
@@ -373,7 +375,7 @@ class _CheckedArrays:
             _CheckedArrays.generation += 1
 
 
-def check_result(result: "HandResult", n: int) -> None:
+def check_result(result: HandResult, n: int) -> None:
     """Check that ``result`` can receive a hand at each of ``n`` tables (``out=`` of :func:`deal`)."""
     if not isinstance(result, HandResult):
         raise TypeError(f"out must be a pb_gym.engine.HandResult (HandResult.empty(n)), got "
@@ -428,10 +430,11 @@ class ShoeState(_CheckedArrays):
         """Cards not yet dealt or burned, per table."""
         return self.shoe.shape[1] - self.position
 
-    def copy(self) -> "ShoeState":
+    def copy(self) -> ShoeState:
         """A deep copy (the engine updates states in place)."""
-        return ShoeState(**{f.name: (np.copy(getattr(self, f.name)) if f.name != "cut_position"
-                                     else self.cut_position) for f in dataclasses.fields(self)})
+        fields: dict[str, Any] = {f.name: (np.copy(getattr(self, f.name)) if f.name != "cut_position"
+                                           else self.cut_position) for f in dataclasses.fields(self)}
+        return ShoeState(**fields)
 
 
 @dataclasses.dataclass
@@ -471,7 +474,7 @@ class HandResult(_CheckedArrays):
     shuffled: np.ndarray
 
     @classmethod
-    def empty(cls, n: int) -> "HandResult":
+    def empty(cls, n: int) -> HandResult:
         """Preallocated result arrays for ``n`` tables (pass as ``out=`` to reuse memory)."""
         u8 = np.uint8
         return cls(np.zeros((n, 3), u8), np.zeros((n, 3), u8), np.zeros(n, u8), np.zeros(n, u8),

@@ -3,7 +3,7 @@
 Every kind of player -- an environment action, a betting system, a learned policy, a card counter --
 asks for stakes; the session does everything else, once, for all of them:
 
-* **the stake rules** (:func:`place_rows`, in this order, for every seat still playing at a table
+* **the stake rules** (:func:`_place_seat`, in this order, for every seat still playing at a table
   that deals):
 
   1. the *requested* stake of each bet column (``requested[k, t, j] >= 0``, in the session's amount
@@ -42,7 +42,7 @@ the compiled kernels are pure functions of them that take *structs* (tuples of t
 ``[start, stop)`` range of tables, run serially below a batch size and on several threads above it by
 :func:`pb_gym.threads.run_rows` (nogil kernels; numba's own threading layer never starts).
 
-A new stake rule is a change in :func:`place_rows`; a new bet column is a column of the payoff
+A new stake rule is a change in :func:`_place_seat`; a new bet column is a column of the payoff
 matrix (the bet catalog's, or ``Rules.payoff_matrix``).
 """
 
@@ -300,9 +300,88 @@ _OUTCOME_WINNER = R.OUTCOME_WINNER
 # row bodies are written out in the loops (a row function taking a dozen arrays costs more per call
 # than the row's work: every array is passed and reference-counted at each call)
 # --------------------------------------------------------------------------------------------------
+@numba.njit(cache=True, nogil=True, inline="always")
+def _place_seat(k, t, b, requested, chosen, stakes, table_min, table_max, forced, tol, single):
+    """THE stake rules (module docstring, steps 1-4) for seat ``k`` at table ``t`` with bankroll
+    ``b``: writes ``stakes[k, t, :]`` and returns ``(placed, table_capped, bankroll_capped)``.
+    ``single``: see :func:`place_rows`. (Inlined into its two callers, :func:`place_rows` and
+    :func:`settle_rows`: a call taking these arrays would cost more than the rules.)"""
+    n_bets = stakes.shape[2]
+    if single:
+        for j in range(n_bets):
+            stakes[k, t, j] = 0.0
+        c = chosen[k, t]
+        s = requested[k, t, c] if c >= 0 else 0.0
+        c = max(c, 0)
+        over_max = s > table_max + tol
+        if s > table_max:  # 2. the table maximum, then the bankroll
+            s = table_max
+        over_bankroll = s > b
+        if over_bankroll:
+            s = b
+        any_placed = s != 0.0 and s >= table_min - tol  # 4. below the minimum: not placed
+        if any_placed:
+            stakes[k, t, c] = s
+        elif forced and b >= table_min - tol:
+            stakes[k, t, c] = table_min
+            any_placed = True
+        return any_placed, over_max, over_bankroll
+    top = 0
+    top_request = 0.0
+    total = 0.0
+    over_max = False
+    over_bankroll = False
+    requested_columns = 0
+    for j in range(n_bets):  # 1. the requests
+        s = requested[k, t, j]
+        if s == 0.0:  # (most columns: nothing asked)
+            stakes[k, t, j] = 0.0
+            continue
+        requested_columns += 1
+        if s > top_request:
+            top_request = s
+            top = j
+        if s > table_max + tol:
+            over_max = True
+        if s > table_max:  # 2. the table maximum, then the bankroll
+            s = table_max
+        if s > b:
+            s = b
+            over_bankroll = True
+        stakes[k, t, j] = s
+        total += s
+    if total > b:  # 3. several columns over the bankroll: scaled down in proportion
+        over_bankroll = True
+        f = b / total
+        total = 0.0
+        for j in range(n_bets):
+            stakes[k, t, j] *= f
+            total += stakes[k, t, j]
+        if total > b:  # rounding: the excess comes off the chosen column
+            c = chosen[k, t]
+            stakes[k, t, c if c >= 0 else top] -= total - b
+    any_placed = False
+    if requested_columns == 1 and stakes[k, t, top] != 0.0:  # the usual single bet
+        if stakes[k, t, top] < table_min - tol:  # 4. below the table minimum: not placed
+            stakes[k, t, top] = 0.0
+        else:
+            any_placed = True
+    else:
+        for j in range(n_bets):  # 4. below the table minimum: not placed
+            if stakes[k, t, j] < table_min - tol:
+                stakes[k, t, j] = 0.0
+            else:
+                any_placed = True
+    if forced and not any_placed and b >= table_min - tol:
+        c = chosen[k, t]  # (read only here: most seats never need it)
+        stakes[k, t, c if c >= 0 else top] = table_min
+        any_placed = True
+    return any_placed, over_max, over_bankroll
+
+
 @numba.njit(cache=True, nogil=True)
 def place_rows(start, stop, deal, requested, chosen, sticky, seats, limits, single=False):
-    """THE stake rules (module docstring, steps 1-4) for every seat still playing at the tables of
+    """THE stake rules (:func:`_place_seat`) for every seat still playing at the tables of
     ``start..stop-1`` that deal: writes the seats' ``stakes``, ``placed``, ``table_capped`` and
     ``bankroll_capped``. ``chosen[k, t]``: the seat's chosen column, or -1 for the column of its
     largest request (the first on ties). ``single``: the caller guarantees that each seat requests
@@ -310,170 +389,110 @@ def place_rows(start, stop, deal, requested, chosen, sticky, seats, limits, sing
     the same rules on one column (steps 2 and 4; step 3 cannot apply)."""
     bankroll, _, ended, stakes, _, placed, table_capped, bankroll_capped, _, _ = seats
     table_min, table_max, _, _, _, _, forced, tol = limits
-    n_bets = stakes.shape[2]
-    for t in range(start, stop):
-        if not deal[t]:
-            continue
-        for k in range(ended.shape[0]):
-            if sticky and ended[k, t] != PLAYING:
+    for k in range(ended.shape[0]):  # seat by seat: every array's row of a seat is contiguous
+        for t in range(start, stop):
+            if not deal[t] or (sticky and ended[k, t] != PLAYING):
                 continue
-            b = bankroll[k, t]
-            st = stakes[k, t]  # row views: plain 1-D loops below
-            if single:
-                st[:] = 0.0
-                c = chosen[k, t]
-                s = requested[k, t, c] if c >= 0 else 0.0
-                c = max(c, 0)
-                over_max = s > table_max + tol
-                if s > table_max:  # 2. the table maximum, then the bankroll
-                    s = table_max
-                over_bankroll = s > b
-                if over_bankroll:
-                    s = b
-                any_placed = s != 0.0 and s >= table_min - tol  # 4. below the minimum: not placed
-                if any_placed:
-                    st[c] = s
-                elif forced and b >= table_min - tol:
-                    st[c] = table_min
-                    any_placed = True
-                placed[k, t] = any_placed
-                table_capped[k, t] = over_max
-                bankroll_capped[k, t] = over_bankroll
-                continue
-            req = requested[k, t]
-            top = 0
-            top_request = 0.0
-            total = 0.0
-            over_max = False
-            over_bankroll = False
-            requested_columns = 0
-            for j in range(n_bets):  # 1. the requests
-                s = req[j]
-                if s == 0.0:  # (most columns: nothing asked)
-                    st[j] = 0.0
-                    continue
-                requested_columns += 1
-                if s > top_request:
-                    top_request = s
-                    top = j
-                if s > table_max + tol:
-                    over_max = True
-                if s > table_max:  # 2. the table maximum, then the bankroll
-                    s = table_max
-                if s > b:
-                    s = b
-                    over_bankroll = True
-                st[j] = s
-                total += s
-            c = chosen[k, t]
-            if c < 0:
-                c = top
-            if total > b:  # 3. several columns over the bankroll: scaled down in proportion
-                over_bankroll = True
-                f = b / total
-                total = 0.0
-                for j in range(n_bets):
-                    st[j] *= f
-                    total += st[j]
-                if total > b:  # rounding: the excess comes off the chosen column
-                    st[c] -= total - b
-            any_placed = False
-            if requested_columns == 1 and st[top] != 0.0:  # the usual single bet
-                if st[top] < table_min - tol:  # 4. below the table minimum: not placed
-                    st[top] = 0.0
-                else:
-                    any_placed = True
-            else:
-                for j in range(n_bets):  # 4. below the table minimum: not placed
-                    if st[j] < table_min - tol:
-                        st[j] = 0.0
-                    else:
-                        any_placed = True
-            if forced and not any_placed and b >= table_min - tol:
-                st[c] = table_min
-                any_placed = True
-            placed[k, t] = any_placed
-            table_capped[k, t] = over_max
-            bankroll_capped[k, t] = over_bankroll
+            placed[k, t], table_capped[k, t], bankroll_capped[k, t] = _place_seat(
+                k, t, bankroll[k, t], requested, chosen, stakes, table_min, table_max, forced, tol,
+                single)
 
 
 @numba.njit(cache=True, nogil=True)
-def finish_rows(start, stop, deal, settle, sticky, payoffs, hand, records, shoe, hand_after_cut,
-                seats, limits):
-    """After the deal, at every table of ``start..stop-1`` that dealt: fold the hand into the
-    table's records (bead plate, last hand, cards, hand class) and, with ``settle``, settle every
-    playing seat's stakes through the payoff matrix row of the hand class, move bankrolls and hand
-    counts and decide the seats' ends (:data:`END_REASONS`, first match). Seats that do not play
-    this hand: no stakes, no net, no end this hand. (One loop over the tables: one pass over their
-    rows.)"""
+def record_rows(start, stop, deal, hand, records):
+    """Fold the hand just dealt at every table of ``start..stop-1`` that dealt into the table's
+    records (bead plate, last hand, cards, hand class)."""
     (player_cards, banker_cards, player_total, banker_total, player_ncards, banker_ncards, _,
      winner, natural, player_pair, banker_pair, shuffled) = hand
     bead, last_hand, last_player, last_banker, hand_class = records
+    history = bead.shape[1]
+    for t in range(start, stop):
+        if not deal[t]:
+            continue
+        if shuffled[t]:
+            for i in range(history):
+                bead[t, i] = 0
+        for i in range(history - 1, 0, -1):
+            bead[t, i] = bead[t, i - 1]
+        w = winner[t]
+        bead[t, 0] = w + 1
+        last_hand[t, 0] = 1.0 if w == R.BANKER else 0.0
+        last_hand[t, 1] = 1.0 if w == R.PLAYER else 0.0
+        last_hand[t, 2] = 1.0 if w == R.TIE else 0.0
+        last_hand[t, 3] = player_total[t]
+        last_hand[t, 4] = banker_total[t]
+        last_hand[t, 5] = player_ncards[t]
+        last_hand[t, 6] = banker_ncards[t]
+        last_hand[t, 7] = 1.0 if natural[t] else 0.0
+        last_hand[t, 8] = 1.0 if player_pair[t] else 0.0
+        last_hand[t, 9] = 1.0 if banker_pair[t] else 0.0
+        for i in range(MAX_CARDS):
+            last_player[t, i] = player_cards[t, i]
+            last_banker[t, i] = banker_cards[t, i]
+        c = player_total[t] * _TOTALS + banker_total[t]  # pb_gym.rules.hand_class
+        c = c * _CARD_AXIS + player_ncards[t] - TWO_CARDS
+        c = c * _CARD_AXIS + banker_ncards[t] - TWO_CARDS
+        c = c * _PAIR_AXIS + (1 if player_pair[t] else 0)
+        hand_class[t] = c * _PAIR_AXIS + (1 if banker_pair[t] else 0)
+
+
+@numba.njit(cache=True, nogil=True)
+def settle_rows(start, stop, deal, requested, chosen, sticky, payoffs, hand_class, shoe,
+                hand_after_cut, seats, limits, single=False):
+    """After the deal (and :func:`record_rows`), every seat at the tables of ``start..stop-1``: a
+    seat still playing at a table that dealt gets the stake rules (:func:`_place_seat`) on its
+    request, is settled through the payoff matrix row of the hand class, and its bankroll, hand
+    count and end (:data:`END_REASONS`, first match) move; a seat that does not play this hand gets
+    no stakes, no net and no end this hand. The stakes are placed here, after the deal, in the same
+    pass as settlement (they depend only on the bankroll before the hand and the request, never on
+    the cards): one pass over each seat's rows, seat by seat (each row of a seat is contiguous).
+    ``single``: see :func:`place_rows`."""
     (bankroll, hands, ended, stakes, net, placed, table_capped, bankroll_capped, terminated,
      truncated) = seats
-    table_min, _, target, floor, max_hands, one_shoe, _, tol = limits
+    table_min, table_max, target, floor, max_hands, one_shoe, forced, tol = limits
     position, cut_hands, cut_position = shoe[1], shoe[6], shoe[8]
-    history = bead.shape[1]
     n_bets = stakes.shape[2]
-    for t in range(start, stop):
-        if deal[t]:  # the table's records
-            if shuffled[t]:
-                for i in range(history):
-                    bead[t, i] = 0
-            for i in range(history - 1, 0, -1):
-                bead[t, i] = bead[t, i - 1]
-            w = winner[t]
-            bead[t, 0] = w + 1
-            last_hand[t, 0] = 1.0 if w == R.BANKER else 0.0
-            last_hand[t, 1] = 1.0 if w == R.PLAYER else 0.0
-            last_hand[t, 2] = 1.0 if w == R.TIE else 0.0
-            last_hand[t, 3] = player_total[t]
-            last_hand[t, 4] = banker_total[t]
-            last_hand[t, 5] = player_ncards[t]
-            last_hand[t, 6] = banker_ncards[t]
-            last_hand[t, 7] = 1.0 if natural[t] else 0.0
-            last_hand[t, 8] = 1.0 if player_pair[t] else 0.0
-            last_hand[t, 9] = 1.0 if banker_pair[t] else 0.0
-            for i in range(MAX_CARDS):
-                last_player[t, i] = player_cards[t, i]
-                last_banker[t, i] = banker_cards[t, i]
-            c = player_total[t] * _TOTALS + banker_total[t]  # pb_gym.rules.hand_class
-            c = c * _CARD_AXIS + player_ncards[t] - TWO_CARDS
-            c = c * _CARD_AXIS + banker_ncards[t] - TWO_CARDS
-            c = c * _PAIR_AXIS + (1 if player_pair[t] else 0)
-            hand_class[t] = c * _PAIR_AXIS + (1 if banker_pair[t] else 0)
-        if not settle:
-            continue
-        # the cut card is out: the next hand would come from a new shoe
-        shoe_end = one_shoe and position[t] >= cut_position and (
-            not hand_after_cut or cut_hands[t] == 1)
-        row = hand_class[t]
-        for k in range(ended.shape[0]):
+    for k in range(ended.shape[0]):
+        for t in range(start, stop):
             if not deal[t] or (sticky and ended[k, t] != PLAYING):  # sits this hand out
+                # (written only where not yet cleared: a seat that ended hands ago is already all
+                # zeros, and rewriting its rows would cost a study of many seats memory traffic)
                 for j in range(n_bets):
-                    stakes[k, t, j] = 0.0
-                net[k, t] = 0.0
-                placed[k, t] = False
-                table_capped[k, t] = False
-                bankroll_capped[k, t] = False
-                terminated[k, t] = False
-                truncated[k, t] = False
+                    if stakes[k, t, j] != 0.0:
+                        stakes[k, t, j] = 0.0
+                if net[k, t] != 0.0:
+                    net[k, t] = 0.0
+                if placed[k, t] | table_capped[k, t] | bankroll_capped[k, t] | terminated[k, t] \
+                        | truncated[k, t]:
+                    placed[k, t] = False
+                    table_capped[k, t] = False
+                    bankroll_capped[k, t] = False
+                    terminated[k, t] = False
+                    truncated[k, t] = False
                 continue
+            b = bankroll[k, t]
+            placed[k, t], table_capped[k, t], bankroll_capped[k, t] = _place_seat(
+                k, t, b, requested, chosen, stakes, table_min, table_max, forced, tol, single)
+            row = hand_class[t]
             r = 0.0
             for j in range(n_bets):
                 s = stakes[k, t, j]
                 if s != 0.0:
                     r += s * payoffs[row, j]
             net[k, t] = r
-            b = bankroll[k, t] + r
+            b += r
             if b < 0.0:  # rounding of proportionally scaled stakes only: stakes never exceed it
                 b = 0.0
             bankroll[k, t] = b
-            hands[k, t] += 1
+            h = hands[k, t] + 1
+            hands[k, t] = h
             ruin = b < table_min - tol
             hit = b >= target - tol
             stop_loss = b <= floor + tol
-            limit = max_hands > 0 and hands[k, t] >= max_hands
+            limit = max_hands > 0 and h >= max_hands
+            # the cut card is out: the next hand would come from a new shoe
+            shoe_end = one_shoe and position[t] >= cut_position and (
+                not hand_after_cut or cut_hands[t] == 1)
             terminated[k, t] = ruin or hit or stop_loss
             truncated[k, t] = limit or shoe_end
             reason = PLAYING
@@ -520,11 +539,12 @@ def restart_rows(index, bankroll0, seats, records):
 @numba.njit(cache=True, nogil=True)
 def play_rows(start, stop, deal, requested, chosen, sticky, seats, records, shoe, deal_consts, hand,
               payoffs, limits, single=False):
-    """One hand at tables ``start..stop-1``: the stake rules (:func:`place_rows`) for every seat
-    still playing at a table that deals (``deal[t]``), the deal, the records, settlement and ends
-    (:func:`finish_rows`). Returns ``(table, problem)`` of the first table whose
-    shoe state is unusable (nothing is dealt then), or ``(-1, 0)``. ``sticky``: a seat that has
-    ended sits out until reset (else it plays on). ``single``: see :func:`place_rows`."""
+    """One hand at tables ``start..stop-1``: the deal at every table that deals (``deal[t]``), its
+    records (:func:`record_rows`), then for every seat still playing there the stake rules,
+    settlement and ends in one pass (:func:`settle_rows`). Returns ``(table, problem)`` of the
+    first table whose shoe state is unusable (nothing is dealt then), or ``(-1, 0)``. ``sticky``:
+    a seat that has ended sits out until reset (else it plays on). ``single``: see
+    :func:`place_rows`."""
     (shoe_cards, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng,
      cut_position) = shoe
     hand_after_cut, burn, per_rank = deal_consts
@@ -534,7 +554,6 @@ def play_rows(start, stop, deal, requested, chosen, sticky, seats, records, shoe
                                                  cut_hands, cut_position, hand_after_cut, per_rank)
     if table >= 0:
         return table, problem
-    place_rows(start, stop, deal, requested, chosen, sticky, seats, limits, single)
     (player_cards, banker_cards, player_total, banker_total, player_ncards, banker_ncards, outcome,
      winner, natural, player_pair, banker_pair, shuffled) = hand
     engine._deal_kernel(start, stop, deal, shoe_cards, position, counts, unseen, hands_in_shoe,
@@ -543,8 +562,9 @@ def play_rows(start, stop, deal, requested, chosen, sticky, seats, records, shoe
                         _PLAYER_DRAWS, _BANKER_TABLEAU, _OUTCOME_TABLE, _OUTCOME_WINNER,
                         player_cards, banker_cards, player_total, banker_total, player_ncards,
                         banker_ncards, outcome, winner, natural, player_pair, banker_pair, shuffled)
-    finish_rows(start, stop, deal, True, sticky, payoffs, hand, records, shoe, hand_after_cut, seats,
-                limits)
+    record_rows(start, stop, deal, hand, records)
+    settle_rows(start, stop, deal, requested, chosen, sticky, payoffs, records[4], shoe,
+                hand_after_cut, seats, limits, single)
     return -1, 0
 
 
@@ -576,6 +596,8 @@ class Session:
             hand (an environment, whose caller decides when to reset).
         payoffs: the payoff matrix ``(N_HAND_CLASSES, n_bets)``; default :func:`payoff_matrix`.
     """
+
+    _shoe: engine.ShoeState
 
     def __init__(self, rules: Rules, limits: Limits, n_tables: int, n_seats: int = 1, *,
                  seed: engine.Seed = None, history: int = 20, sticky_ends: bool = True,
@@ -751,7 +773,5 @@ class Session:
         """Fold a hand dealt elsewhere (``(N,)`` rows) into the tables' records, as :meth:`play`
         would; the seats are left alone."""
         engine.check_result(hand, self.n_tables)
-        seats, records, shoe, _ = self.structs()
-        run_rows(finish_rows, self.n_tables, PLAY_MIN_TABLES, self._all, False, self.sticky_ends,
-                 self.payoffs, hand_struct(hand), records, shoe, bool(self.rules.hand_after_cut),
-                 seats, self._limits)
+        run_rows(record_rows, self.n_tables, PLAY_MIN_TABLES, self._all, hand_struct(hand),
+                 self.structs()[1])

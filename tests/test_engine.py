@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from pb_gym import engine, exact
-from pb_gym import threads as pb_threads
 from pb_gym import rules as R
+from pb_gym import threads as pb_threads
 from pb_gym.reference import deal_hand
 from pb_gym.rules import Rules
 
@@ -215,7 +215,7 @@ def test_frequencies_over_a_million_hands_match_exact_probabilities():
     n = tables * rounds
     assert n >= 10 ** 6
     z = _z_scores(outcomes, exact.outcome_probabilities(R.full_shoe(8)), n)
-    assert np.all(np.abs(z) < 5), dict(zip(R.OUTCOMES, z))
+    assert np.all(np.abs(z) < 5), dict(zip(R.OUTCOMES, z, strict=True))
     z_pairs = _z_scores(pairs, exact.pair_probability(R.full_shoe(8)), n)
     assert np.all(np.abs(z_pairs) < 5), z_pairs
 
