@@ -28,7 +28,8 @@ This module imports stable-baselines3 (and so torch); the core package :mod:`pb_
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np

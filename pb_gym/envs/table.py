@@ -457,6 +457,8 @@ class Tables:
     state) and ``result`` (the last hand dealt). Assigning a field copies the new values in, after
     checking their dtype and shape."""
 
+    session: Session
+
     def __init__(self, session: Session) -> None:
         object.__setattr__(self, "session", session)
 

@@ -24,7 +24,8 @@ Infos are minimal by default (``hand_info=False``: empty, or ``ev`` with ``info_
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium.error import ResetNeeded
