@@ -598,6 +598,9 @@ class Session:
     """
 
     _shoe: engine.ShoeState
+    # the environments' buffers of requested stakes and chosen columns, made on first use by
+    # pb_gym.envs.table._scratch (absent until then)
+    _env_scratch: tuple[np.ndarray, np.ndarray]
 
     def __init__(self, rules: Rules, limits: Limits, n_tables: int, n_seats: int = 1, *,
                  seed: engine.Seed = None, history: int = 20, sticky_ends: bool = True,

@@ -116,7 +116,7 @@ def test_returned_data_is_never_reused():
         out = venv.step(venv.action_space.sample())
         assert not data_shares_objects(prev[0], out[0])
         assert not data_shares_objects(prev_info, out[4])
-        for a, b in zip(prev[1:] if len(prev) == 5 else (), out[1:4]):
+        for a, b in zip(prev[1:] if len(prev) == 5 else (), out[1:4], strict=False):
             assert not np.shares_memory(a, b)
         prev, prev_info = out, out[4]
     # internal state is not exposed either

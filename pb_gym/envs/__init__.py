@@ -4,8 +4,8 @@ Importing :mod:`pb_gym` registers ``pb_gym/PuntoBanco-v0``: ``gymnasium.make("pb
 **kwargs)`` builds the single-table :class:`PuntoBancoEnv`, and ``gymnasium.make_vec(
 "pb_gym/PuntoBanco-v0", num_envs=N, **kwargs)`` the native :class:`PuntoBancoVectorEnv` (N tables
 stepped by one engine call). Episodes last ``max_episode_steps`` hands (registered: 100; Gymnasium's
-``TimeLimit`` for ``make``, the vector env's own counter for ``make_vec``). The stable-baselines3 adapter lives outside the core package, in
-:mod:`agents.sb3_vec_env` (the core never imports torch).
+``TimeLimit`` for ``make``, the vector env's own counter for ``make_vec``). The stable-baselines3 adapter
+lives outside the core package, in :mod:`agents.sb3_vec_env` (the core never imports torch).
 """
 
 import gymnasium

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from gymnasium import spaces
 from gymnasium.vector import SyncVectorEnv
 
 from pb_gym.envs.punto_banco import PuntoBancoEnv
@@ -50,7 +51,9 @@ def single_env_throughput(seconds: float = 2.0, **env_kwargs) -> dict:
                 return steps / elapsed
 
     env = gymnasium.make("pb_gym/PuntoBanco-v0", **env_kwargs)
-    action = _min_banker_bet(env.unwrapped.config)
+    unwrapped = env.unwrapped
+    assert isinstance(unwrapped, PuntoBancoEnv)
+    action = _min_banker_bet(unwrapped.config)
     rate(env, action)  # warm-up: compile or load the kernels
     single = rate(env, action)
     blackjack = rate(gymnasium.make("Blackjack-v1"), 0)
@@ -133,8 +136,9 @@ def expected_reward_throughput(n_envs: int = 256, seconds: float = 2.0, **env_kw
 
 def _random_actions(venv: PuntoBancoVectorEnv, rng: np.random.Generator) -> np.ndarray:
     space = venv.action_space  # batched: an int Box (multidiscrete), MultiDiscrete (discrete), a Box
-    if hasattr(space, "nvec"):
+    if isinstance(space, spaces.MultiDiscrete):
         return rng.integers(0, space.nvec, dtype=np.int64)
+    assert isinstance(space, spaces.Box)
     if np.issubdtype(space.dtype, np.integer):
         return rng.integers(space.low, space.high, endpoint=True, dtype=np.int64)
     return rng.random(space.shape, dtype=np.float32)

@@ -102,10 +102,11 @@ small ``(150, W, 3)`` uint8 picture of the table (``RecordVideo``, RL Zoo's ``re
 from __future__ import annotations
 
 import copy
-from typing import Any, SupportsFloat
+from typing import Any, SupportsFloat, cast
 
 import gymnasium as gym
 import numpy as np
+from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 
 from pb_gym import engine
@@ -180,7 +181,9 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         self.config = cfg = T.make_config(**kwargs)
         self.render_mode = render_mode
         self._shown = False  # human mode: the current hand has been printed
-        self.observation_space = T.observation_space(cfg)
+        # a Box or a Dict (cfg.observation); gymnasium's Space is invariant in its sample type, so
+        # neither is a Space[ObsType] to mypy
+        self.observation_space = cast("spaces.Space[ObsType]", T.observation_space(cfg))
         self.action_space = T.action_space(cfg)
         self.tables = T.new_tables(cfg, 1, seed=[0])
         self.session = self.tables.session
@@ -245,11 +248,12 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
 
     def _state(self) -> T.StepState:
         """The compiled step state, rebuilt when an array of the session has been replaced."""
-        if self._generation != engine._CheckedArrays.generation:
-            self._step_state = T.step_state(self.config, self.tables, self._ints, self._floats,
-                                            self._active)
+        state = self._step_state
+        if state is None or self._generation != engine._CheckedArrays.generation:
+            state = self._step_state = T.step_state(self.config, self.tables, self._ints, self._floats,
+                                                    self._active)
             self._generation = engine._CheckedArrays.generation
-        return self._step_state
+        return state
 
     def _obs(self) -> ObsType:
         """The observation of the table as it is now (:func:`pb_gym.envs.table.observe`)."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from pb_gym import rules as R
-from pb_gym.envs.table import BEAD_CODES, EnvConfig, Tables
+from pb_gym.envs.table import EnvConfig, Tables
+from pb_gym.session import BEAD_CODES
 
 _BEAD_ROWS = 6  # a bead plate fills columns of six, top to bottom, oldest first
 
@@ -44,7 +45,7 @@ def render_ansi(cfg: EnvConfig, tables: Tables, t: int) -> str:
                                    ("banker pair", last[9])) if flag]
         verdict = "Tie" if winner == 2 else f"{R.WINNERS[winner].capitalize()} wins"
         lines.append(verdict + (f" ({', '.join(notes)})" if notes else ""))
-        placed = [f"{bet} {s:g}" for bet, s in zip(R.BETS, tables.stakes[t]) if s > 0]
+        placed = [f"{bet} {s:g}" for bet, s in zip(R.BETS, tables.stakes[t], strict=False) if s > 0]
         lines.append(f"stakes: {', '.join(placed) if placed else 'no bet'} -> net "
                      f"{tables.reward[t]:+.2f} units")
     lines.append("bead plate:")

@@ -45,7 +45,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any, cast
 
 import numba
 import numpy as np
@@ -56,9 +57,19 @@ from numba.experimental import structref
 from pb_gym import catalog, engine
 from pb_gym import rules as R
 from pb_gym.rules import Rules
-from pb_gym.session import (BEAD_CODES, LAST_HAND_FIELDS, MAX_CARDS, PLAY_MIN_TABLES, Limits, Seats, Session,
-                            deal_constants, place_rows, play_rows, restart_rows,
-                            seat_struct)
+from pb_gym.session import (
+    LAST_HAND_FIELDS,
+    MAX_CARDS,
+    PLAY_MIN_TABLES,
+    Limits,
+    Seats,
+    Session,
+    deal_constants,
+    place_rows,
+    play_rows,
+    restart_rows,
+    seat_struct,
+)
 from pb_gym.threads import parallel_for, run_rows
 
 ACTION_MODES: tuple[str, ...] = ("discrete", "multidiscrete", "box")
@@ -369,7 +380,7 @@ def make_config(**kwargs: Any) -> EnvConfig:
             _number(x) and x > 0 for x in levels):
         raise _bad("stake_levels", a["stake_levels"], allowed_levels)
     levels = tuple(float(x) for x in levels)
-    if any(b <= x for x, b in zip(levels, levels[1:])) or (
+    if any(b <= x for x, b in zip(levels, levels[1:], strict=False)) or (
             a["stake_unit"] == "fraction" and levels[-1] > 1.0):
         raise _bad("stake_levels", a["stake_levels"], allowed_levels)
     return EnvConfig(
@@ -450,7 +461,8 @@ class Tables:
     seen table by table. Amounts in betting units. Every field is a view of the session's arrays:
 
     ``bankroll`` ``(n,)`` float64, ``episode_hands`` ``(n,)`` int64 (hands dealt in the episode),
-    ``bead`` ``(n, history)`` int8 (:data:`BEAD_CODES`, most recent first, cleared at each new shoe),
+    ``bead`` ``(n, history)`` int8 (:data:`~pb_gym.session.BEAD_CODES`, most recent first, cleared at
+    each new shoe),
     ``last_hand`` ``(n, 10)`` float32 (:data:`LAST_HAND_FIELDS`), ``player_cards`` / ``banker_cards``
     ``(n, 3)`` uint8 (the last hand's cards, 0 = none), ``stakes`` ``(n, 7)`` float64 (stakes of the last
     hand, BETS order), ``reward`` ``(n,)`` float64 (net win of the last hand), ``shoe`` (the engine's
@@ -484,7 +496,8 @@ class Tables:
 
     def __setattr__(self, name: str, value: object) -> None:
         if name == "shoe":
-            self.session.shoe = value  # checked against the rules and the number of tables
+            # checked by the session's setter against the rules and the number of tables
+            self.session.shoe = cast(engine.ShoeState, value)
             return
         if name not in _VIEWS:
             raise AttributeError(f"cannot set Tables.{name}")
@@ -900,7 +913,8 @@ def play_hand(cfg: EnvConfig, tables: Tables, actions: np.ndarray, active: np.nd
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Decode ``actions`` into requested stakes, play one hand of the session at every table where
     ``active`` (the stake rules, one deal, settlement, records, ends: :mod:`pb_gym.session`) and, given
-    ``obs`` (``(n, obs_size)`` float32), write the observations after the hand into it. Returns fresh ``(reward, terminated, truncated)`` arrays
+    ``obs`` (``(n, obs_size)`` float32), write the observations after the hand into it. Returns fresh
+    ``(reward, terminated, truncated)`` arrays
     (inactive tables: 0, False, False; no hand is dealt to them and their shoe is untouched).
 
     The reward is the hand's net win (``cfg.reward == "realized"``) or, with ``"expected"``, the sum
@@ -942,15 +956,15 @@ def play_hand(cfg: EnvConfig, tables: Tables, actions: np.ndarray, active: np.nd
         engine._raise_table_problem(*min(found))
     if obs.shape[0]:
         run_rows(_obs_rows, n, OBS_MIN_TABLES, obs_struct(cfg), seats, records, shoe, obs)
-    seats = session.seats
-    reward = seats.net[0].copy()
+    seat_arrays = session.seats
+    reward = seat_arrays.net[0].copy()
     if cfg.reward == "expected":
-        staked = np.flatnonzero(active & seats.placed[0])
+        staked = np.flatnonzero(active & seat_arrays.placed[0])
         reward[active] = 0.0
         if staked.size:
             ev = ev_before_hand(cfg, tables, staked)
-            reward[staked] = np.einsum("ij,ij->i", seats.stakes[0][staked], ev)
-    return reward, seats.terminated[0].copy(), seats.truncated[0].copy()
+            reward[staked] = np.einsum("ij,ij->i", seat_arrays.stakes[0][staked], ev)
+    return reward, seat_arrays.terminated[0].copy(), seat_arrays.truncated[0].copy()
 
 
 def _raise_step(cfg: EnvConfig, ints: np.ndarray, result: tuple) -> None:

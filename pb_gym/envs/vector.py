@@ -25,7 +25,7 @@ Infos are minimal by default (``hand_info=False``: empty, or ``ev`` with ``info_
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium.error import ResetNeeded
@@ -106,7 +106,7 @@ class PuntoBancoVectorEnv(VectorEnv):
             return [int(s) for s in self.np_random.integers(0, 2**63 - 1, size=n)]
         if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
             return [int(seed) + i for i in range(n)]
-        seeds = list(seed)
+        seeds = list(cast("Sequence[int | None]", seed))  # a bool is refused here by list()
         if len(seeds) != self.num_envs:
             raise ValueError(f"seed must be an int, None or a list of {self.num_envs} ints (one per "
                              f"table); got {len(seeds)} values")
@@ -151,18 +151,17 @@ class PuntoBancoVectorEnv(VectorEnv):
             raise ResetNeeded("Cannot call env.step() before calling env.reset()")
         cfg, tables = self.config, self.tables
         mode = self.autoreset_mode
-        autoreset = self._autoreset if mode == AutoresetMode.NEXT_STEP else None
-        resetting = autoreset is not None and autoreset.any()
         # tables whose episode ended last step start a new one instead of playing this hand
-        active = ~autoreset if resetting else self._all
+        resetting = self._autoreset if mode == AutoresetMode.NEXT_STEP and self._autoreset.any() else None
+        active = ~resetting if resetting is not None else self._all
         flat = np.empty((self.num_envs, cfg.obs_size), dtype=np.float32)  # new every step
         # one compiled call per chunk: decode, stake rules, deal, settle, records, ends, observations
         reward, terminated, truncated = T.play_hand(cfg, tables, actions, active, self.max_hands,
                                                     obs=flat)
-        restarted = np.flatnonzero(autoreset) if resetting else None
-        if resetting:
+        restarted = np.flatnonzero(resetting) if resetting is not None else None
+        if restarted is not None:
             T.reset_tables(cfg, tables, restarted)
-        info = T.hand_info(cfg, tables)
+        info: dict[str, Any] = T.hand_info(cfg, tables)
         done = terminated | truncated
         same_step = mode == AutoresetMode.SAME_STEP and done.any()
         if info:
