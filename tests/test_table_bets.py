@@ -220,3 +220,15 @@ def test_train_with_a_catalog_side_bet_runs_and_its_policy_plays_it_in_evaluate(
     assert policy.bet_spots() == (0, 1, 2, 8)
     with pytest.raises(learned.ModelMismatch, match=r"does not offer lucky6"):
         policy.bind(C.table_bets(cfg.rules, ["either_pair"]))
+
+
+def test_the_text_render_names_the_stakes_on_extra_catalog_bets():
+    """The ansi picture lists every staked column of the table by its name, the extra bets included."""
+
+    env = gym.make("pb_gym/PuntoBanco-v0", render_mode="ansi", side_bets=["dragon7", "lucky6"],
+                   action_mode="box")
+    env.reset(seed=1)
+    action = np.zeros(env.action_space.shape, dtype=np.float32)
+    action[0] = action[-1] = 0.05  # banker and lucky6: 5 units each of a 100-unit bankroll
+    env.step(action)
+    assert "stakes: banker 5, lucky6 5 -> net" in env.render()

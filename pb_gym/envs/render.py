@@ -45,7 +45,8 @@ def render_ansi(cfg: EnvConfig, tables: Tables, t: int) -> str:
                                    ("banker pair", last[9])) if flag]
         verdict = "Tie" if winner == 2 else f"{R.WINNERS[winner].capitalize()} wins"
         lines.append(verdict + (f" ({', '.join(notes)})" if notes else ""))
-        placed = [f"{bet} {s:g}" for bet, s in zip(R.BETS, tables.stakes[t], strict=False) if s > 0]
+        placed = [f"{bet} {s:g}" for bet, s in zip(cfg.bets.columns, tables.stakes[t], strict=True)
+                  if s > 0]
         lines.append(f"stakes: {', '.join(placed) if placed else 'no bet'} -> net "
                      f"{tables.reward[t]:+.2f} units")
     lines.append("bead plate:")
