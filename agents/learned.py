@@ -431,6 +431,14 @@ class Sb3Policy(S.BettingSystem):
             raise ModelMismatch(f"system {self.name!r} (model {self.path}): the study's table does not "
                                 f"offer {', '.join(missing)}, which the model was trained to bet; "
                                 f"offered: {', '.join(table.offered)}")
+        extra = [b.name for b in self.cfg.bets.extra]  # a user bet of the same name must pay the same
+        differ = [b for b in extra
+                  if not np.array_equal(table.bet(b).column(), self.cfg.bets.bet(b).column())]
+        if differ:
+            raise ModelMismatch(f"system {self.name!r} (model {self.path}): the study's bet "
+                                f"{', '.join(map(repr, differ))} pays otherwise than the one the model was "
+                                "trained on (its env.json, env_kwargs.custom_bets); give the same "
+                                "custom_bets rows, or another name")
         self._to_table = np.array([table.column(b) if b in offered else -1 for b in names],
                                   dtype=np.int64)
 

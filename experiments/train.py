@@ -51,7 +51,16 @@ from pydantic import Field, field_validator, model_validator
 
 from agents import learned as L
 from experiments import chunk_store, outputs, plotting, stats
-from experiments.config import ConfigError, RulesConfig, Strict, TableLimits, load, validate
+from experiments.config import (
+    CUSTOM_BETS_HELP,
+    ConfigError,
+    RulesConfig,
+    Strict,
+    TableLimits,
+    check_custom_bets,
+    load,
+    validate,
+)
 from experiments.discovery import DiscoveryConfig
 from experiments.evaluate import run_study
 from experiments.evaluate_config import AnySystem, StudyConfig
@@ -90,6 +99,13 @@ class EnvConfig(Strict):
     reward: Literal["realized", "expected"] = Field(
         "realized", description="training reward: the hand's net win, or the exact EV of the stakes "
         "given the cards unseen (unbiased, no outcome noise); the evaluation is always realized")
+    custom_bets: tuple[dict, ...] = Field((), description=CUSTOM_BETS_HELP + "; offer one by naming it "
+                                          "in rules.side_bets (the held-out evaluation offers it too)")
+
+    @field_validator("custom_bets", mode="before")
+    @classmethod
+    def _custom_bets(cls, value: object) -> object:
+        return check_custom_bets(value)
 
     @model_validator(mode="after")
     def _env_accepts_it(self) -> EnvConfig:
@@ -115,6 +131,8 @@ class EnvConfig(Strict):
                    observation="dict", obs_scale="raw")
         if self.stake_levels is not None:
             out["stake_levels"] = tuple(self.stake_levels)
+        if self.custom_bets:  # recorded in env.json: a replay rebuilds the same bet columns
+            out["custom_bets"] = [dict(bet) for bet in self.custom_bets]
         return out
 
 
@@ -480,6 +498,8 @@ def _study_data(config: TrainConfig, model: Path | None) -> dict:
             "exact_conditional": ev.exact_conditional, "systems": systems}
     if ev.chunk_sessions is not None:
         data["chunk_sessions"] = ev.chunk_sessions
+    if env.custom_bets:
+        data["custom_bets"] = [dict(bet) for bet in env.custom_bets]
     return data
 
 

@@ -608,3 +608,52 @@ def test_a_kept_model_that_changed_is_trained_again_and_its_chunks_discarded(tmp
     assert (f"resuming: the kept train step in {out / '.partial'} is not whole (learning_curve.csv "
             "changed since it was kept); doing it again") in capsys.readouterr().err
     assert computed == [0, 1, 2]
+
+
+# ------------------------------------------------------------------------------ custom bets (#14)
+TIE_ON_7 = {"name": "tie_on_7", "title": "Tie on 7", "source": "my casino",
+            "rows": [{"when": {"winner": "tie", "player_total": 7}, "pays": 45}]}
+
+
+def test_a_custom_bet_trains_saves_and_evaluates(tmp_path, capsys):
+    """env.custom_bets: a user bet named in side_bets is a column of the training env, recorded in
+    env.json; the held-out evaluation and a later `pb-gym evaluate` with the same custom_bets replay it,
+    and a study whose bet of that name pays otherwise is refused."""
+    data = _config(total_timesteps=256, n_envs=8, curve_points=2,
+                   **{"env.rules.side_bets": ["tie_on_7"], "env.custom_bets": [TIE_ON_7]})
+    data["hyperparameters"].update(n_steps=32, batch_size=64, n_epochs=1)
+    data["evaluation"].update(sessions=20, hands=20,
+                              systems=[{"type": "flat", "bet": "tie_on_7", "name": "flat tie on 7"}])
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(data))
+    out = tmp_path / "out"
+    result = TR.main(str(path), out=str(out), as_json=True)
+    assert [s["name"] for s in result["evaluation"]["systems"]][-1] == "flat tie on 7"
+    meta = json.loads((out / "env.json").read_text())
+    assert meta["env_kwargs"]["custom_bets"] == [TIE_ON_7]
+    assert L.training_config(out).bets.columns[-1] == "tie_on_7"
+    study = {"name": "replay", "rules": {"decks": 8, "side_bets": ["tie_on_7"]},
+             "custom_bets": [TIE_ON_7], "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+             "bankroll": 1000, "sessions": 20, "hands": 20, "seed": 1000003,
+             "systems": [{"type": "sb3", "model": str(out), "name": "PPO (learned)"}]}
+    replay = E.run_study(validate(study, E.StudyConfig), progress=False)
+    learned = result["evaluation"]["systems"][0]
+    assert replay["systems"][0]["net"] == learned["net"]
+    other = {**TIE_ON_7, "rows": [{"when": {"winner": "tie", "player_total": 7}, "pays": 30}]}
+    from experiments.scale import ChunkError
+
+    with pytest.raises(ChunkError, match=r"ModelMismatch: .*'tie_on_7' pays otherwise than the one the "
+                                         r"model was trained on"):
+        E.run_study(validate({**study, "custom_bets": [other]}, E.StudyConfig), progress=False)
+
+
+@pytest.mark.parametrize("custom,match", [
+    ([{"name": "bad", "rows": [{"when": {"winner": "tie"}, "pays": "lots"}]}], r"env.custom_bets.*'bad'"),
+    ([{"name": "banker", "rows": [{"when": {"winner": "tie"}, "pays": 8}]}], r"env.custom_bets.*taken"),
+    ({"name": "x"}, r"env.custom_bets.*a list of bet definitions"),
+])
+def test_a_bad_custom_bet_is_a_clear_error(tmp_path, custom, match):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(_config(**{"env.custom_bets": custom})))
+    with pytest.raises(ConfigError, match=match):
+        TR.main(str(path), out=str(tmp_path / "out"), as_json=True)
