@@ -1,6 +1,6 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo  - create .venv if missing, install pb-gym, run the main job
-#   make test  - install pb-gym with the test extras, run the test suite
+#   make test  - install pb-gym with the test extras, run the lint and type gates, then the test suite
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -24,7 +24,7 @@ demo: $(VENV)/.core
 	$(VENV)/bin/pb-gym odds --decks 8
 	$(VENV)/bin/pb-gym evaluate configs/systems/classic.yaml --out out/classic
 
-test: $(VENV)/.test
+test: $(VENV)/.test lint
 	$(PY) -m pytest -m "not slow"
 
 test-slow: $(VENV)/.test
