@@ -32,7 +32,7 @@ from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from pb_gym import memory
+from pb_gym import engine, memory
 from pb_gym.envs import render as _render
 from pb_gym.envs import table as T
 
@@ -85,9 +85,30 @@ class PuntoBancoVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.tables = T.new_tables(self.config, self.num_envs, seed=np.arange(self.num_envs))
-        self._all = np.ones(self.num_envs, dtype=np.bool_)
         self._autoreset = np.zeros(self.num_envs, dtype=np.bool_)
         self._seeded = False
+        # the step's buffers (actions, tables that play) and its compiled arguments (T.StepState),
+        # rebuilt when an array of the session has been replaced
+        n = self.num_envs
+        self._ints = np.zeros((n, 2 if self.config.action_mode == "multidiscrete" else 1), dtype=np.int64)
+        self._floats = np.zeros((n, len(self.config.bets.offered)), dtype=np.float64)
+        self._active = np.ones(n, dtype=np.bool_)
+        self._step_state: T.StepState | None = None
+        self._generation = -1  # engine._CheckedArrays.generation when it was built
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Copies and pickles leave the compiled step state behind (it is rebuilt on the next step)."""
+        state = self.__dict__.copy()
+        state["_step_state"], state["_generation"] = None, -1
+        return state
+
+    def _state(self) -> T.StepState:
+        state = self._step_state
+        if state is None or self._generation != engine._CheckedArrays.generation:
+            state = self._step_state = T.batch_state(self.config, self.tables, self._ints, self._floats,
+                                                     self._active, self.max_hands)
+            self._generation = engine._CheckedArrays.generation
+        return state
 
     @property
     def bet_choices(self) -> tuple[str, ...]:
@@ -153,14 +174,29 @@ class PuntoBancoVectorEnv(VectorEnv):
         mode = self.autoreset_mode
         # tables whose episode ended last step start a new one instead of playing this hand
         resetting = self._autoreset if mode == AutoresetMode.NEXT_STEP and self._autoreset.any() else None
-        active = ~resetting if resetting is not None else self._all
+        ints, floats = T.action_array(cfg, actions, self.num_envs)
+        if ints.shape[0]:
+            self._ints[...] = ints
+        else:
+            self._floats[...] = floats
+        active = self._active
+        if resetting is not None:
+            np.logical_not(resetting, out=active)
+        else:
+            active.fill(True)
+        state = self._state()
+        T.decode_state(cfg, state, self._ints)  # every action checked before any table changes
+        if resetting is not None:
+            # reset first: the hand leaves an inactive table's state as the reset made it (no deal, no
+            # records; its stakes, net and flags were zeroed), and each table draws on its own random
+            # stream, so the observations after the hand hold the new episodes' first ones (one pass)
+            T.reset_tables(cfg, tables, np.flatnonzero(resetting))
+            state = self._state()  # (rebuilt if the reset replaced an array of the session)
         flat = np.empty((self.num_envs, cfg.obs_size), dtype=np.float32)  # new every step
-        # one compiled call per chunk: decode, stake rules, deal, settle, records, ends, observations
-        reward, terminated, truncated = T.play_hand(cfg, tables, actions, active, self.max_hands,
-                                                    obs=flat)
-        restarted = np.flatnonzero(resetting) if resetting is not None else None
-        if restarted is not None:
-            T.reset_tables(cfg, tables, restarted)
+        # two more compiled passes (stake rules, deal, settle, records, ends; observations), each
+        # handed the one compiled StepState
+        reward, terminated, truncated = T.play_state(cfg, tables, state, active, flat)
+        restarted = None
         info: dict[str, Any] = T.hand_info(cfg, tables)
         done = terminated | truncated
         same_step = mode == AutoresetMode.SAME_STEP and done.any()
