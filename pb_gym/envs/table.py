@@ -804,15 +804,7 @@ def play_state(cfg: EnvConfig, tables: Tables, state: StepState, active: np.ndar
     if found:
         engine._raise_table_problem(*min(found))
     run_rows(_obs_state, n, OBS_MIN_TABLES, state, obs)
-    seat_arrays = tables.session.seats
-    reward = seat_arrays.net[0].copy()
-    if cfg.reward == "expected":
-        staked = np.flatnonzero(active & seat_arrays.placed[0])
-        reward[active] = 0.0
-        if staked.size:
-            ev = ev_before_hand(cfg, tables, staked)
-            reward[staked] = np.einsum("ij,ij->i", seat_arrays.stakes[0][staked], ev)
-    return reward, seat_arrays.terminated[0].copy(), seat_arrays.truncated[0].copy()
+    return _hand_outcome(cfg, tables, active)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -1030,7 +1022,14 @@ def play_hand(cfg: EnvConfig, tables: Tables, actions: np.ndarray, active: np.nd
         engine._raise_table_problem(*min(found))
     if obs.shape[0]:
         run_rows(_obs_rows, n, OBS_MIN_TABLES, obs_struct(cfg), seats, records, shoe, obs)
-    seat_arrays = session.seats
+    return _hand_outcome(cfg, tables, active)
+
+
+def _hand_outcome(cfg: EnvConfig, tables: Tables, active: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fresh ``(reward, terminated, truncated)`` of the hand just played by the tables' one seat: the
+    net win, or with ``reward="expected"`` stake x exact EV of the cards unseen before the hand."""
+    seat_arrays = tables.session.seats
     reward = seat_arrays.net[0].copy()
     if cfg.reward == "expected":
         staked = np.flatnonzero(active & seat_arrays.placed[0])
