@@ -13,10 +13,18 @@ import dataclasses
 import math
 import typing
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from pb_gym import catalog
@@ -118,6 +126,10 @@ def check_custom_bets(custom: object) -> tuple[dict, ...]:
                              "custom bet); choose another")
         names.append(bet.name)
     return tuple(custom)
+
+
+CustomBets = Annotated[tuple[dict, ...], BeforeValidator(check_custom_bets)]
+"""The type of a ``custom_bets:`` key (evaluate, train's env): checked by :func:`check_custom_bets`."""
 
 
 def _rules_fields() -> dict[str, Any]:

@@ -27,10 +27,10 @@ from agents import systems as S
 from experiments.config import (
     CUSTOM_BETS_HELP,
     ConfigError,
+    CustomBets,
     RulesConfig,
     Strict,
     TableLimits,
-    check_custom_bets,
 )
 
 SYSTEM_CLASSES: dict[str, type[S.BettingSystem]] = {
@@ -116,13 +116,8 @@ class StudyConfig(Strict):
     exact_conditional: bool = Field(False, description="also compute, for every system, the exact EV "
                                     "of each bet from the cards unseen before it (slower)")
     systems: list[AnySystem] = Field(min_length=1)  # type: ignore[valid-type]
-    custom_bets: tuple[dict, ...] = Field((), description=CUSTOM_BETS_HELP + "; offer one by naming it "
+    custom_bets: CustomBets = Field((), description=CUSTOM_BETS_HELP + "; offer one by naming it "
                                           "in rules.side_bets")
-
-    @field_validator("custom_bets", mode="before")
-    @classmethod
-    def _custom_bets(cls, value: object) -> object:
-        return check_custom_bets(value)
 
     def table_bets(self):
         """The table's bet columns (:class:`pb_gym.catalog.TableBets`): the seven spots, then the

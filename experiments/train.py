@@ -54,10 +54,10 @@ from experiments import chunk_store, outputs, plotting, stats
 from experiments.config import (
     CUSTOM_BETS_HELP,
     ConfigError,
+    CustomBets,
     RulesConfig,
     Strict,
     TableLimits,
-    check_custom_bets,
     load,
     validate,
 )
@@ -99,13 +99,8 @@ class EnvConfig(Strict):
     reward: Literal["realized", "expected"] = Field(
         "realized", description="training reward: the hand's net win, or the exact EV of the stakes "
         "given the cards unseen (unbiased, no outcome noise); the evaluation is always realized")
-    custom_bets: tuple[dict, ...] = Field((), description=CUSTOM_BETS_HELP + "; offer one by naming it "
+    custom_bets: CustomBets = Field((), description=CUSTOM_BETS_HELP + "; offer one by naming it "
                                           "in rules.side_bets (the held-out evaluation offers it too)")
-
-    @field_validator("custom_bets", mode="before")
-    @classmethod
-    def _custom_bets(cls, value: object) -> object:
-        return check_custom_bets(value)
 
     @model_validator(mode="after")
     def _env_accepts_it(self) -> EnvConfig:
