@@ -118,3 +118,25 @@ def test_maskable_ppo_respects_masks():
         for a, m in zip(actions, masks, strict=True):
             assert m[a[0]] and m[len(m) - 3 + a[1]]  # only allowed bet choices and stake levels
         obs, _, _, _ = env.step(actions)
+
+
+def test_bench_rl_measures_each_setup_and_the_same_spaces_ceiling():
+    import gymnasium as gym
+    from gymnasium.utils.env_checker import check_env
+
+    from experiments import bench_rl
+
+    ceiling, env = bench_rl.SameSpacesEnv(), gym.make("pb_gym/PuntoBanco-v0")
+    assert ceiling.observation_space == env.observation_space
+    assert ceiling.action_space == env.action_space
+    check_env(ceiling, skip_render_check=True)
+    rollout = bench_rl.N_ENVS * bench_rl.HYPERPARAMETERS["n_steps"]
+    figures = bench_rl._condition(rollout, rounds=1)
+    rates = figures["ppo_steps_per_s"]
+    assert set(rates) == set(bench_rl.SETUPS) and min(rates.values()) > 0
+    for setup, ratio in figures["vs_cartpole"].items():  # one round: the median is that round's ratio
+        assert ratio == pytest.approx(rates[setup] / rates["cartpole"])
+    assert figures["vs_ceiling"]["adapter"] == pytest.approx(rates["adapter"] / rates["ceiling"])
+    with pytest.raises(ValueError, match=f"chunk=1000 is not allowed; allowed: a positive multiple of "
+                                         f"{rollout}"):
+        bench_rl._condition(1000, rounds=1)
