@@ -203,6 +203,10 @@ class ChunkStore:
             {"key": self.key, "step": name, "result": encode(result)}).encode(), compresslevel=1,
             mtime=0))
 
+    def drop_step(self, name: str) -> None:
+        """Forget a recorded step (its record only; its files are the caller's)."""
+        self._step_path(name).unlink(missing_ok=True)
+
     def finished(self) -> list[int]:
         """Indexes of the chunks whose files are on disk."""
         if not self.directory.is_dir():

@@ -224,6 +224,8 @@ def _study(module: str, args: argparse.Namespace) -> dict:
     from experiments.scale import ChunkError, SchedulerError, check_scheduler_address
 
     options = {"resume": args.resume} if getattr(args, "resume", None) is not None else {}
+    if getattr(args, "checkpoint_minutes", None) is not None:
+        options["checkpoint_minutes"] = args.checkpoint_minutes
     if args.scheduler is not None:  # before any work: a malformed address is a usage error
         try:
             check_scheduler_address(args.scheduler)
@@ -262,6 +264,17 @@ def _positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: an integer >= 1")
     return int(text)
+
+
+def _minutes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: a number of minutes >= 0 "
+                                         "(0: no checkpoints)")
+    return value
 
 
 def _add_study_arguments(parser: argparse.ArgumentParser, config_help: str, out_help: str) -> None:
@@ -378,6 +391,10 @@ def build_parser() -> argparse.ArgumentParser:
                               "again and computes only the missing chunks (the default when OUT holds "
                               "an unfinished run of the same config); --no-resume discards them and "
                               "starts over")
+    train.add_argument("--checkpoint-minutes", type=_minutes, default=None, metavar="M",
+                       help="keep a checkpoint of the training in OUT/.partial every M minutes (default "
+                            "5; 0: none): an interrupted training continues from the last one, with "
+                            "the same result as a run without a stop")
     train.set_defaults(func=cmd_train)
 
     experiment = sub.add_parser("experiment", help="the counting, atlas and gambler's-ruin studies",

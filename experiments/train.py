@@ -25,7 +25,8 @@ One readable file, top to bottom (CleanRL style):
 7. Resume: each step is kept in ``OUT/.partial`` as it finishes (the trained model, the discovery
    scoring, each chunk of ``evaluation.chunk_sessions`` held-out sessions) with the config it belongs
    to (:mod:`experiments.chunk_store`); an interrupted run rerun with the same command does only what
-   is missing, and writes what an uninterrupted run writes. Training itself restarts from scratch.
+   is missing, and writes what an uninterrupted run writes. Training itself keeps a checkpoint every
+   few minutes (:mod:`experiments.train_checkpoint`) and continues from the last one, bit for bit.
 
 Levers for the side-bet task, each a config key: ``env.reward: expected`` (the exact EV of the stakes
 for the unseen cards as the training reward: unbiased, without the 40:1 outcome noise),
@@ -51,6 +52,7 @@ from pydantic import Field, field_validator, model_validator
 
 from agents import learned as L
 from experiments import chunk_store, outputs, plotting, stats
+from experiments import train_checkpoint as CK
 from experiments.config import (
     CUSTOM_BETS_HELP,
     ConfigError,
@@ -376,6 +378,11 @@ def next_mark(mark: int, timesteps: int, every: int) -> int:
     return mark
 
 
+CURVE_STATE = ("rows", "reward_sum", "hands", "bets", "episodes", "episode_return", "episode_hands",
+               "next_at")
+"""What the learning curve's callback carries from one rollout to the next (kept in checkpoints)."""
+
+
 def make_curve_callback(every: int, cfg: T.EnvConfig):
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import VecNormalize
@@ -386,6 +393,7 @@ def make_curve_callback(every: int, cfg: T.EnvConfig):
         def __init__(self) -> None:
             super().__init__()
             self.rows: list[dict[str, float]] = []
+            self.resumed: dict | None = None
             self._reset_window()
 
         def _reset_window(self) -> None:
@@ -400,6 +408,14 @@ def make_curve_callback(every: int, cfg: T.EnvConfig):
             self.next_at = every
             env = self.training_env
             self.normalizer = env if isinstance(env, VecNormalize) else None
+            if self.resumed is not None:  # continuing from a checkpoint (experiments.train_checkpoint)
+                self.__dict__.update(self.resumed)
+
+        def checkpoint_state(self) -> dict:
+            return {key: getattr(self, key) for key in CURVE_STATE}
+
+        def resume_from(self, state: dict) -> None:
+            self.resumed = state
 
         def _on_step(self) -> bool:
             rewards = (self.normalizer.get_original_reward() if self.normalizer is not None
@@ -540,38 +556,60 @@ def print_profit(rows: list[dict], unit: float) -> None:
 
 
 # ------------------------------------------------------------------------------------------ training
-def train(config: TrainConfig, out: Path, progress: bool = False) -> dict:
+def train(config: TrainConfig, out: Path, progress: bool = False,
+          store: chunk_store.ChunkStore | None = None, checkpoint_minutes: float = 0.0) -> dict:
     """Train; save the model, its settings and the learning curve in ``out``; return what was written
     (``written``, in order), the timings and curves, and the trained ``model`` object with its
-    ``normalizer`` (for the discovery scoring)."""
+    ``normalizer`` (for the discovery scoring).
+
+    With a ``store``, a checkpoint of the training is kept in it every ``checkpoint_minutes`` (0:
+    never), and training continues from the last one kept there, if any
+    (:mod:`experiments.train_checkpoint`: the same result, bit for bit, as training without a stop)."""
     import torch
 
     torch.set_num_threads(config.threads)
     cfg = T.make_config(**config.env.kwargs())
     env = make_env(config)
     cls = L.algorithm_class(config.algorithm)
-    try:
-        model = cls(config.policy, env, seed=config.seed, verbose=0, device="cpu",
-                    **hyperparameters(config))
-    except (TypeError, ValueError, AssertionError, RuntimeError) as error:
-        raise ConfigError(f"{config.name}: hyperparameters: {config.algorithm} rejects them: "
-                          f"{error}") from None
-    if config.init_abstain is not None:
-        start_abstaining(model, config.init_abstain)
-    from stable_baselines3.common.callbacks import CallbackList
-    from stable_baselines3.common.vec_env import VecNormalize
-
-    normalizer = env if isinstance(env, VecNormalize) else None
     every = max(1, config.total_timesteps // config.curve_points)
     curve = make_curve_callback(every, cfg)
     callbacks = [curve]
     exact_curve = None
     if config.discovery is not None and config.discovery.curve_points > 0:
-        exact_curve = make_exact_curve_callback(config, normalizer)
+        exact_curve = make_exact_curve_callback(config, None)
         callbacks.append(exact_curve)
+    checkpoint = CK.latest(store) if store is not None else None
+    seconds_before = 0.0
+    if checkpoint is not None:
+        model = CK.load(checkpoint, cls, env, callbacks)
+        seconds_before = float(checkpoint["seconds"])
+        print(f"resuming: {config.algorithm} continues from its checkpoint at "
+              f"{model.num_timesteps:,} of {config.total_timesteps:,} timesteps (kept in "
+              f"{checkpoint['path']})", file=sys.stderr, flush=True)
+    else:
+        try:
+            model = cls(config.policy, env, seed=config.seed, verbose=0, device="cpu",
+                        **hyperparameters(config))
+        except (TypeError, ValueError, AssertionError, RuntimeError) as error:
+            raise ConfigError(f"{config.name}: hyperparameters: {config.algorithm} rejects them: "
+                              f"{error}") from None
+        if config.init_abstain is not None:
+            start_abstaining(model, config.init_abstain)
+    from stable_baselines3.common.callbacks import CallbackList
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    env = model.get_env()
+    normalizer = env if isinstance(env, VecNormalize) else None
+    if exact_curve is not None:
+        exact_curve.normalizer = normalizer
+    learning = list(callbacks)
+    if store is not None and checkpoint_minutes > 0:
+        learning.append(CK.make_callback(store, checkpoint_minutes, callbacks, seconds_before))
     started = time.perf_counter()
-    model.learn(config.total_timesteps, callback=CallbackList(callbacks), progress_bar=progress)
-    seconds = time.perf_counter() - started
+    model.learn(config.total_timesteps - (model.num_timesteps if checkpoint is not None else 0),
+                callback=CallbackList(learning), progress_bar=progress,
+                reset_num_timesteps=checkpoint is None)
+    seconds = seconds_before + time.perf_counter() - started
     scoring_seconds = exact_curve.seconds if exact_curve is not None else 0.0
     out.mkdir(parents=True, exist_ok=True)
     model_path = L.save_policy(model, out, config.env.kwargs(), config.algorithm,
@@ -614,16 +652,26 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
             self.rows: list[dict] = []
             self.seconds = 0.0
             self.next_at = every
+            self.resumed = False
+            self.normalizer = normalizer  # (the training env's VecNormalize, set once it exists)
+
+        def checkpoint_state(self) -> dict:
+            return {"rows": self.rows, "seconds": self.seconds, "next_at": self.next_at}
+
+        def resume_from(self, state: dict) -> None:
+            self.__dict__.update(state)
+            self.resumed = True
 
         def _score(self) -> None:
             started = time.perf_counter()
-            result = D.score(make_policy(config, self.model, normalizer), config.env.kwargs(),
+            result = D.score(make_policy(config, self.model, self.normalizer), config.env.kwargs(),
                              spec.bets, spec.curve_tables, spec.curve_hands, spec.curve_seed)
             self.rows.append(D.curve_row(self.num_timesteps, result))
             self.seconds += time.perf_counter() - started
 
         def _on_training_start(self) -> None:
-            self._score()  # the initial policy
+            if not self.resumed:
+                self._score()  # the initial policy
 
         def _on_step(self) -> bool:
             if self.num_timesteps >= self.next_at:
@@ -668,7 +716,11 @@ def run_discovery(config: TrainConfig, model, normalizer, folder: Path, curve_ro
 TRAIN_STEP, DISCOVERY_STEP = "train", "discovery"
 """The steps of a run kept in ``OUT/.partial`` (:mod:`experiments.chunk_store`) as they finish: the
 trained model's files in ``.partial/train/``, the discovery scoring's in ``.partial/discovery/``; the
-held-out evaluation's finished chunks beside them."""
+held-out evaluation's finished chunks beside them. While training, its last checkpoint is kept there
+too (:mod:`experiments.train_checkpoint`)."""
+CHECKPOINT_MINUTES = 5.0
+"""Minutes of training between two checkpoints (``--checkpoint-minutes``): the most an interrupted
+training loses."""
 
 
 def _kept_files(folder: Path, names: list[str]) -> str | None:
@@ -711,10 +763,11 @@ def _fresh_folder(store: chunk_store.ChunkStore, name: str) -> Path:
     return folder
 
 
-def trained_step(config: TrainConfig, store: chunk_store.ChunkStore, progress: bool, quiet: bool
-                 ) -> dict:
-    """The training step: kept from an interrupted run of the same config, or run now and kept in
-    ``.partial/train`` (the model, its settings, the learning curve) before anything else runs."""
+def trained_step(config: TrainConfig, store: chunk_store.ChunkStore, progress: bool, quiet: bool,
+                 checkpoint_minutes: float = CHECKPOINT_MINUTES) -> dict:
+    """The training step: kept from an interrupted run of the same config, or run now (continuing
+    from the last training checkpoint kept, if any) and kept in ``.partial/train`` (the model, its
+    settings, the learning curve) before anything else runs."""
     record = _kept_step(store, TRAIN_STEP)
     folder = store.directory / TRAIN_STEP
     if record is not None:
@@ -722,20 +775,30 @@ def trained_step(config: TrainConfig, store: chunk_store.ChunkStore, progress: b
               f"interrupted run of this config (kept in {folder}); not training again",
               file=sys.stderr, flush=True)
         return {**record, "model": folder / L.MODEL_FILE}
-    if store.finished() or store.finished_steps():  # made with a kept model that is no longer whole
-        store.discard()
+    if store.finished() or set(store.finished_steps()) - {CK.STEP}:
+        store.discard()  # made with a kept model that is no longer whole
     try:
-        trained = train(config, _fresh_folder(store, TRAIN_STEP), progress=progress)
+        trained = train(config, _fresh_folder(store, TRAIN_STEP), progress=progress, store=store,
+                        checkpoint_minutes=checkpoint_minutes)
     except KeyboardInterrupt:
-        store.discard()  # nothing was recorded: what the interrupted step wrote is no work to keep
-        print(f"interrupted while training: no model was kept (training is not resumable mid-way: "
-              f"the same command trains again from the start, {config.total_timesteps:,} timesteps)",
-              file=sys.stderr, flush=True)
+        kept = CK.latest(store)
+        if kept is None:
+            store.discard()  # nothing was recorded: what the interrupted step wrote is no work to keep
+            print(f"interrupted while training, before its first checkpoint (one every "
+                  f"{checkpoint_minutes:g} minutes): no training was kept; the same command trains "
+                  f"again from the start ({config.total_timesteps:,} timesteps)",
+                  file=sys.stderr, flush=True)
+        else:
+            print(f"interrupted while training: its checkpoint at {kept['timesteps']:,} of "
+                  f"{config.total_timesteps:,} timesteps is kept in {store.directory}; rerun the same "
+                  "command to continue from there (the same result as a run without a stop)",
+                  file=sys.stderr, flush=True)
         raise
     record = {key: trained[key] for key in ("seconds", "curve_scoring_seconds", "timesteps", "curve",
                                             "exact_curve")}
     record["files"] = _record(folder, trained["written"])
     store.save_step(TRAIN_STEP, record)
+    CK.discard(store)  # the finished model replaces the checkpoints
     if not quiet:
         print(f"{config.name}: trained {config.algorithm} for {trained['timesteps']:,} timesteps "
               f"on {config.n_envs} tables in {trained['seconds']:.1f} s "
@@ -788,7 +851,7 @@ OUTPUT_NAMES = ("model.zip", "env.json", "vecnormalize.pkl", "config.yaml", "lea
 
 def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
          scheduler: str | None = None, workers: int | None = None,
-         resume: bool | None = None) -> dict:
+         resume: bool | None = None, checkpoint_minutes: float = CHECKPOINT_MINUTES) -> dict:
     """``pb-gym train``: load and validate the config, train, save, evaluate on held-out seeds (the
     evaluation runs on ``backend``, as ``pb-gym evaluate``; training is always local).
 
@@ -798,8 +861,13 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     None resumes a matching unfinished run, False discards it; True the same as None). The outputs are
     the same, file for file, resumed or not, except the timings of the evaluation report. A run of
     another config refuses to mix with the kept work (:class:`experiments.chunk_store.ResumeError`).
-    Training itself is not resumable mid-way: interrupted, it starts again.
+    Training itself keeps a checkpoint every ``checkpoint_minutes`` (0: never) and continues from the
+    last one: the same trained model, bit for bit (:mod:`experiments.train_checkpoint`).
     """
+    if isinstance(checkpoint_minutes, bool) or not isinstance(checkpoint_minutes, (int, float)) or not (
+            0 <= checkpoint_minutes < math.inf):
+        raise ConfigError(f"checkpoint_minutes={checkpoint_minutes!r} is not allowed; allowed: a number "
+                          ">= 0 (0: no checkpoints)")
     config = load(config_path, TrainConfig)
     folder = Path(out) if out is not None else Path("out/train") / config.name
     # checked before training; the finished steps are kept in FOLDER/.partial, and the outputs are
@@ -808,7 +876,7 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     store = outputs.chunk_store(destination, {"study": "train", "config": config.model_dump(mode="json")},
                                 resume)
     progress = not as_json and sys.stderr.isatty()
-    trained = trained_step(config, store, progress, quiet=as_json)
+    trained = trained_step(config, store, progress, quiet=as_json, checkpoint_minutes=checkpoint_minutes)
     discovery = discovery_step(config, store, trained) if config.discovery is not None else None
     study = evaluation_study(config, trained["model"])
     kept = ("the trained model and its discovery scoring are" if discovery is not None

@@ -517,16 +517,17 @@ def test_a_resume_with_another_config_is_refused_and_no_resume_starts_over(tmp_p
 
 
 def test_an_interrupted_training_keeps_nothing_and_says_so(tmp_path, monkeypatch, capsys):
-    """Training is not resumable mid-way: Ctrl-C there keeps no model (the message says so), and
-    what it left is no run to resume: a run of another config into the same folder is not refused."""
+    """Ctrl-C before the first training checkpoint keeps nothing (the message says so), and what it
+    left is no run to resume: a run of another config into the same folder is not refused."""
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
     out = tmp_path / "out"
     monkeypatch.setattr(TR, "write_curve", interrupted)  # after learning, before the model is kept
     assert cli.main(["train", str(_tiny(tmp_path)), "--out", str(out)]) == 130
-    assert ("interrupted while training: no model was kept (training is not resumable mid-way: the "
-            "same command trains again from the start, 256 timesteps)") in capsys.readouterr().err
+    assert ("interrupted while training, before its first checkpoint (one every 5 minutes): no "
+            "training was kept; the same command trains again from the start (256 timesteps)"
+            ) in capsys.readouterr().err
     assert not (out / ".partial").exists()
     monkeypatch.undo()
     changed = _tiny(tmp_path, "changed.yaml", seed=1000005)
@@ -657,3 +658,159 @@ def test_a_bad_custom_bet_is_a_clear_error(tmp_path, custom, match):
     path.write_text(yaml.safe_dump(_config(**{"env.custom_bets": custom})))
     with pytest.raises(ConfigError, match=match):
         TR.main(str(path), out=str(tmp_path / "out"), as_json=True)
+
+
+# ------------------------------------------------------------------- training checkpoints (mid-run)
+def _train_with_stop(tmp_path, monkeypatch, config, stop_after: int | None):
+    """Train ``config`` into a fresh store with a checkpoint at every rollout; Ctrl-C right after the
+    ``stop_after``-th checkpoint is kept, then the same call again (it continues from there). Returns
+    the final ``train`` result and the timesteps of the checkpoints kept."""
+    from experiments import chunk_store
+    from experiments import train_checkpoint as CK
+
+    store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "checkpoint"})
+    saved: list[int] = []
+    save = CK.save
+
+    def save_then_stop(store_, model, callbacks, seconds):
+        folder = save(store_, model, callbacks, seconds)
+        saved.append(model.num_timesteps)
+        if len(saved) == stop_after:
+            raise KeyboardInterrupt
+        return folder
+
+    monkeypatch.setattr(CK, "save", save_then_stop)
+    if stop_after is not None:
+        with pytest.raises(KeyboardInterrupt):
+            TR.train(config, tmp_path / "first", store=store, checkpoint_minutes=1e-9)
+        assert CK.latest(store)["timesteps"] == saved[-1]
+    result = TR.train(config, tmp_path / "out", store=store, checkpoint_minutes=1e-9)
+    return result, saved
+
+
+def _same_training(a: dict, b: dict) -> None:
+    import torch
+
+    assert a["timesteps"] == b["timesteps"]
+    for curve in ("curve", "exact_curve"):  # (as JSON text: exact floats, and NaN equal to NaN)
+        assert json.dumps(a[curve]) == json.dumps(b[curve])
+    params_a, params_b = a["model_object"].get_parameters(), b["model_object"].get_parameters()
+    assert params_a.keys() == params_b.keys()
+    for part in params_a:  # the policy's weights and the optimizer's state, bit for bit
+        for key, value in params_a[part].items():
+            other = params_b[part][key]
+            if isinstance(value, torch.Tensor):
+                assert torch.equal(value, other), (part, key)
+    norm_a, norm_b = a["normalizer"], b["normalizer"]
+    assert (norm_a is None) == (norm_b is None)
+    if norm_a is not None:  # one running mean / variance, or one per key of a Dict observation
+        rms_a, rms_b = norm_a.obs_rms, norm_b.obs_rms
+        pairs = [(rms_a[k], rms_b[k]) for k in rms_a] if isinstance(rms_a, dict) else [(rms_a, rms_b)]
+        for one, other in pairs:
+            np.testing.assert_array_equal(one.mean, other.mean)
+            np.testing.assert_array_equal(one.var, other.var)
+            assert one.count == other.count
+
+
+@pytest.mark.parametrize("name,stop_after", [("ppo-smoke.yaml", 2), ("dqn-smoke.yaml", 40),
+                                             ("discover-smoke.yaml", 2)])
+def test_an_interrupted_training_continues_from_its_checkpoint_bit_for_bit(tmp_path, monkeypatch, name,
+                                                                          stop_after):
+    """Ctrl-C in the middle of training, then the same call again: it loads the last checkpoint (the
+    model, DQN's replay buffer, the tables' shoes and random streams, the normalizer, the random
+    generators, the learning curves, the exact one of a discovery run included) and trains the rest:
+    the weights, the optimizer state, the normalizer's statistics and the curves equal those of a run
+    that never stopped."""
+    data = yaml.safe_load((CONFIGS / name).read_text())
+    if "discovery" in data:  # (cut to 4 rollouts and a small exact curve)
+        data["total_timesteps"] = 4 * data["n_envs"] * data["hyperparameters"]["n_steps"]
+        data["discovery"].update(curve_tables=8, curve_hands=50)
+    config = validate(data, TR.TrainConfig, name)
+    straight, _ = _train_with_stop(tmp_path / "straight", monkeypatch, config, None)
+    resumed, saved = _train_with_stop(tmp_path / "stopped", monkeypatch, config, stop_after)
+    assert 0 < saved[stop_after - 1] < config.total_timesteps
+    _same_training(straight, resumed)
+
+
+def _two_rollouts(tmp_path) -> Path:
+    """The tiny config trained for two rollouts of 8 x 32 steps (a checkpoint at the second)."""
+    path = _tiny(tmp_path)
+    data = yaml.safe_load(path.read_text())
+    data["total_timesteps"] = 512
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_an_interrupted_training_run_says_where_it_continues_and_does(tmp_path, monkeypatch, capsys):
+    from experiments import train_checkpoint as CK
+
+    save = CK.save
+
+    def save_then_stop(*args, **kwargs):
+        save(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    out = tmp_path / "out"
+    monkeypatch.setattr(CK, "save", save_then_stop)
+    path = _two_rollouts(tmp_path)
+    assert cli.main(["train", str(path), "--out", str(out), "--checkpoint-minutes", "1e-9"]) == 130
+    err = capsys.readouterr().err
+    assert ("interrupted while training: its checkpoint at 256 of 512 timesteps is kept in "
+            f"{out / '.partial'}; rerun the same command") in err
+    monkeypatch.undo()
+    assert cli.main(["train", str(path), "--out", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "resuming: PPO continues from its checkpoint at 256 of 512 timesteps" in captured.err
+    result = json.loads(captured.out)
+    assert result["timesteps"] == 512 and not (out / ".partial").exists()
+
+
+def test_a_changed_checkpoint_is_not_loaded(tmp_path, monkeypatch, capsys):
+    from experiments import chunk_store
+    from experiments import train_checkpoint as CK
+
+    config = TR.load(_two_rollouts(tmp_path), TR.TrainConfig)
+    store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "changed"})
+    save = CK.save
+
+    def save_then_stop(*args, **kwargs):
+        save(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(CK, "save", save_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        TR.train(config, tmp_path / "a", store=store, checkpoint_minutes=1e-9)
+    kept = CK.latest(store)
+    with open(kept["path"] / CK.STATE_FILE, "ab") as handle:
+        handle.write(b"\0")
+    assert CK.latest(store) is None
+    assert "the training checkpoint in" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "soon"])
+def test_checkpoint_minutes_must_be_a_number_of_minutes(value, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["train", "x.yaml", "--checkpoint-minutes", value])
+    assert (f"--checkpoint-minutes: {value!r} is not allowed; allowed: a number of minutes >= 0"
+            in capsys.readouterr().err)
+
+
+def test_a_checkpoint_that_cannot_be_written_does_not_stop_training(tmp_path, monkeypatch, capsys):
+    """A full disk while a checkpoint is written: a warning, no half-written checkpoint, and the
+    training goes on to the end."""
+    from experiments import chunk_store
+    from experiments import train_checkpoint as CK
+
+    config = TR.load(_two_rollouts(tmp_path), TR.TrainConfig)
+    store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "full disk"})
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(CK, "open", disk_full, raising=False)  # the checkpoint's state.pkl only
+    result = TR.train(config, tmp_path / "out", store=store, checkpoint_minutes=1e-9)
+    assert result["timesteps"] == 512
+    assert ("warning: could not keep a training checkpoint in "
+            f"{store.directory} ([Errno 28] No space left on device); training goes on"
+            ) in capsys.readouterr().err
+    assert CK.latest(store) is None and not list(store.directory.glob("checkpoint_*"))
