@@ -5,7 +5,9 @@ environment is an RL benchmark with a known optimum: the flat perfect-informatio
 the best of the scored bets whenever its exact EV is positive) is Bayes-optimal for one-hand decisions
 at a flat stake. :func:`score` replays a policy on held-out seeds in the native vector environment (the
 observations it was trained on, realized rewards) and, on the SAME hands, the perfect-information
-bettor, the best linear effects-of-removal count of the counting study and never betting:
+bettor, the best linear effects-of-removal count (the atlas's: :mod:`experiments.atlas`) and never
+betting. The scored bets may be any the table offers -- the seven spots, catalog side bets, a user's
+own bets -- each priced exactly in the table's columns (:class:`pb_gym.catalog.TableBets`):
 
 * exact conditional profit per hand dealt: the sum over a system's bets of stake x the exact EV of the
   cards unseen before the hand (no outcome noise: a narrow CI), and the realized profit per hand;
@@ -32,10 +34,11 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from experiments import counting as C
+from experiments import atlas as A
 from experiments import plotting, stats
 from experiments.config import Strict
-from pb_gym import engine, exact
+from experiments.counting import best_threshold
+from pb_gym import engine
 from pb_gym import rules as R
 from pb_gym.envs import table as T
 
@@ -75,7 +78,7 @@ class Policy:
         self.normalizer = normalizer
         self._transform_obs = L.transform_obs
         self.lstm_state = None
-        # the bet spot (BETS column, -1 = none) each action or choice index stakes
+        # the table's stake column (-1 = none) each action or choice index stakes
         choice_spot = cfg.choice_spot
         if cfg.action_mode == "discrete":
             k = len(cfg.stake_levels)
@@ -97,7 +100,8 @@ class Policy:
 
     def act(self, obs, bankroll: np.ndarray, episode_start: np.ndarray,
             probabilities: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
-        """Greedy actions, and ``(n, 7)`` probabilities of staking each bet spot (None for DQN)."""
+        """Greedy actions, and ``(n, n_columns)`` probabilities of staking each of the table's bet
+        columns (None for DQN)."""
         import torch
 
         obs = self._prepare(obs)
@@ -134,7 +138,7 @@ class Policy:
             inner = dist.distribution
             first = inner[0] if isinstance(inner, (list, tuple)) else inner  # multidiscrete: bet choice
             probs = first.probs.cpu().numpy()
-        out = np.zeros((probs.shape[0], R.N_BETS))
+        out = np.zeros((probs.shape[0], self.cfg.n_columns))
         for index, spot in enumerate(self.action_spot):
             if spot >= 0:
                 out[:, spot] += probs[:, index]
@@ -142,34 +146,36 @@ class Policy:
 
 
 # ----------------------------------------------------------------------- the best linear count
-def linear_count(rules: R.Rules, bets: Sequence[str], shoes: int, seed: int) -> dict:
-    """The counting study's best linear count for each bet: tags proportional to the effects of removal
-    (exact), true count = running count / decks unseen, threshold maximising the summed exact EV of the
-    hands bet on a training deal (``shoes`` first shoes dealt with ``seed``)."""
-    studied = {b: (rules, R.BETS.index(b)) for b in bets}
-    removal = C.effects_of_removal(R.full_shoe(rules.decks), studied)
-    tags = np.array([C.count_tags(removal["eor"][:, k], 10.0, False) for k in range(len(bets))])
-    training = C.deal_shoes(rules, studied, shoes, seed, tags)
-    thresholds = [C.best_threshold(training["true_count"][:, k].astype(np.float64),
-                                   training["ev"][:, k])[0] if np.any(tags[k]) else math.inf
-                  for k in range(len(bets))]
+def linear_count(rules: R.Rules, bets: Sequence[str], shoes: int, seed: int,
+                 custom: Sequence[dict] = ()) -> dict:
+    """The atlas's best linear count for each bet (any catalog bet, or a user bet of ``custom``): tags
+    proportional to the effects of removal (exact), true count = running count / decks unseen,
+    threshold maximising the summed exact EV of the hands bet on a training deal (``shoes`` first
+    shoes dealt with ``seed``)."""
+    book = A.bet_book(rules, tuple(bets), tuple(custom))
+    removal = A.effects_of_removal(R.full_shoe(rules.decks), book)
+    tags = np.array([A.eor_tags(removal["eor"][:, k], 10.0) for k in range(len(bets))])
+    training = A.training_deal(rules, book, shoes, seed)
+    true_count = A.true_counts(training["unseen"], tags, rules.decks)
+    thresholds = [best_threshold(true_count[:, k], training["ev"][:, k])[0] if np.any(tags[k])
+                  else math.inf for k in range(len(bets))]
     return {"tags": tags, "thresholds": np.array(thresholds), "ev_full": removal["ev"],
             "eor": removal["eor"]}
 
 
-def count_stakes(count: dict, composition: np.ndarray, spots: np.ndarray, decks: int) -> np.ndarray:
+def count_stakes(count: dict, composition: np.ndarray, spots: np.ndarray, decks: int,
+                 n_columns: int = R.N_BETS) -> np.ndarray:
     """One unit on the counted bet whose true count reaches its threshold (the one with the higher
-    linear EV estimate when several do), ``(n, 7)``."""
+    linear EV estimate when several do), ``(n, n_columns)`` (the table's stake columns)."""
     full = R.full_shoe(decks).astype(np.float64)
     removed = full[None, :] - composition
-    decks_unseen = composition.sum(axis=1) / R.CARDS_PER_DECK
-    true_count = removed @ count["tags"].T / decks_unseen[:, None]
+    true_count = A.true_counts(composition, count["tags"], decks)
     estimate = count["ev_full"][None, :] + removed @ count["eor"] * (full.sum() / composition.sum(
         axis=1, keepdims=True))
     estimate = np.where(true_count >= count["thresholds"][None, :], estimate, -np.inf)
     best = estimate.argmax(axis=1)
     bet = np.isfinite(estimate[np.arange(len(best)), best])
-    stakes = np.zeros((len(best), R.N_BETS))
+    stakes = np.zeros((len(best), n_columns))
     stakes[np.flatnonzero(bet), spots[best[bet]]] = 1.0
     return stakes
 
@@ -188,8 +194,9 @@ def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, ha
     kwargs = dict(env_kwargs, reward="realized")
     env = PuntoBancoVectorEnv(tables, autoreset_mode=_disabled(), **kwargs)
     cfg = env.config
-    rules = cfg.rules
-    spots = np.array([R.BETS.index(b) for b in bets], dtype=np.int64)
+    rules, table = cfg.rules, cfg.bets
+    spots = np.array([table.column(b) for b in bets], dtype=np.int64)  # any bet the table offers
+    pay = env.tables.session.payoffs  # net win per unit of every column, by hand class
     obs, _ = env.reset(seed=seed)
     policy.reset()
     rows = np.arange(tables)
@@ -208,16 +215,16 @@ def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, ha
     split = {"positive": np.zeros(4), "negative": np.zeros(4)}
     has_probs = True
     episode_start = np.ones(tables, dtype=bool)
-    stakes = np.zeros((tables, R.N_BETS))
+    stakes = np.zeros((tables, table.n_columns))
     for _ in range(hands):
         composition = engine.next_hand_composition(rules, env.tables.shoe)
-        ev = exact.expected_values(composition, rules)
+        ev = table.expected_values(composition)
         bankroll = env.tables.bankroll.copy()
         actions, probs = policy.act(obs, bankroll, episode_start, probabilities=calibration)
         has_probs = has_probs and probs is not None
         T.decode_actions(cfg, actions, bankroll, stakes)
         obs, reward, terminated, truncated, _ = env.step(actions)
-        payoffs = env.tables.result.payoffs(rules)
+        payoffs = pay[env.tables.session.records.hand_class]
         new_shoe = env.tables.result.shuffled
         if new_shoe.any():  # this hand came from a freshly shuffled shoe
             shoe_id[new_shoe] = next_id + np.arange(int(new_shoe.sum()))
@@ -235,7 +242,8 @@ def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, ha
         perfect[rows[positive], spots[best[positive]]] = 1.0
         placed = {"learned": stakes, "perfect": perfect}
         if count is not None:
-            placed["count"] = count_stakes(count, composition.astype(np.float64), spots, rules.decks)
+            placed["count"] = count_stakes(count, composition.astype(np.float64), spots, rules.decks,
+                                           table.n_columns)
             placed["never"] = np.zeros_like(stakes)
         for name, st in placed.items():
             realized = reward if name == "learned" else (st * payoffs).sum(axis=1)

@@ -275,8 +275,8 @@ class TrainConfig(Strict):
         if self.init_abstain is not None and (self.algorithm == "DQN" or not self.env.allow_no_bet):
             raise ValueError("init_abstain needs an actor-critic algorithm (PPO, A2C, MaskablePPO, "
                              "RecurrentPPO) and env.allow_no_bet: true")
-        if self.discovery is not None:
-            offered = self.env.rules.to_rules().offered_bets
+        if self.discovery is not None:  # any bet the table offers: a catalog side bet, a user bet
+            offered = T.make_config(**self.env.kwargs()).bets.offered
             for bet in self.discovery.bets:
                 if bet not in offered:
                     raise ValueError(f"discovery.bets: {bet!r} is not offered by env.rules; offered: "
@@ -696,7 +696,8 @@ def run_discovery(config: TrainConfig, model, normalizer, folder: Path, curve_ro
     spec = config.discovery
     started = time.perf_counter()
     rules = config.env.rules.to_rules()
-    count = D.linear_count(rules, spec.bets, spec.count_training_shoes, spec.count_training_seed)
+    count = D.linear_count(rules, spec.bets, spec.count_training_shoes, spec.count_training_seed,
+                           config.env.custom_bets)
     result = D.score(make_policy(config, model, normalizer), config.env.kwargs(), spec.bets,
                      spec.tables, spec.hands, spec.seed, count=count)
     result["seconds"] = time.perf_counter() - started

@@ -814,3 +814,16 @@ def test_a_checkpoint_that_cannot_be_written_does_not_stop_training(tmp_path, mo
             f"{store.directory} ([Errno 28] No space left on device); training goes on"
             ) in capsys.readouterr().err
     assert CK.latest(store) is None and not list(store.directory.glob("checkpoint_*"))
+
+
+def test_discovery_scores_any_bet_the_table_offers():
+    """discovery.bets may name a catalog side bet the table offers (configs/train/discover-catalog.yaml);
+    one it does not offer is refused, the offered ones listed."""
+    config = TR.load(CONFIGS / "discover-catalog.yaml", TR.TrainConfig)
+    assert config.discovery.bets == ["three_giving_eight", "egalite_7", "egalite_0"]
+    data = yaml.safe_load((CONFIGS / "discover-catalog.yaml").read_text())
+    data["discovery"]["bets"] = ["egalite_9"]
+    with pytest.raises(ConfigError, match=r"discovery.bets: 'egalite_9' is not offered by env.rules; "
+                                          r"offered: banker, player, tie, three_giving_eight, egalite_7, "
+                                          r"egalite_0"):
+        validate(data, TR.TrainConfig, "discover-catalog.yaml")
