@@ -598,6 +598,19 @@ def _user_bet(bet: object, where: str) -> Bet:
                      "definition {name, rows: [{when, pays}]}")
 
 
+def user_bets(custom: Iterable[Bet | Mapping]) -> dict[str, Bet]:
+    """The user's bets ``custom`` (:class:`Bet` objects or definitions for :func:`bet_from_dict`), each
+    validated, by name; a name the catalog or an earlier one already has is a ValueError."""
+    user: dict[str, Bet] = {}
+    for definition in custom:
+        bet = _user_bet(definition, "custom_bets")
+        if bet.name in _catalog(Rules()) or bet.name in user:
+            raise ValueError(f"custom bet {bet.name!r}: the name is taken (by the catalog or an earlier "
+                             "custom bet); choose another")
+        user[bet.name] = bet
+    return user
+
+
 def split_side_bets(side_bets: Iterable[str | Bet | Mapping] | str,
                     custom: Iterable[Bet | Mapping] = ()) -> tuple[tuple[str, ...], tuple[Bet, ...]]:
     """Split a table's ``side_bets`` into the rules' own side bets (:data:`pb_gym.rules.SIDE_BETS`, for
@@ -606,13 +619,7 @@ def split_side_bets(side_bets: Iterable[str | Bet | Mapping] | str,
     bets and repeats are a ValueError naming the allowed bets."""
     if isinstance(side_bets, (str, Bet)) or isinstance(side_bets, Mapping):
         side_bets = [side_bets]
-    user = {}
-    for definition in custom:
-        bet = _user_bet(definition, "custom_bets")
-        if bet.name in _catalog(Rules()) or bet.name in user:
-            raise ValueError(f"custom bet {bet.name!r}: the name is taken (by the catalog or an earlier "
-                             "custom bet); choose another")
-        user[bet.name] = bet
+    user = user_bets(custom)
     catalog_side = tuple(name for name in _catalog(Rules()) if name not in R.MAIN_BETS)
     allowed = catalog_side + tuple(user)
     own: list[str] = []

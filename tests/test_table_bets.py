@@ -112,6 +112,11 @@ def _seen_before(env) -> np.ndarray:
     ({"side_bets": [{"name": "x", "rows": [{"when": {"winner": "nobody"}, "pays": 1}]}]}, r"nobody"),
     ({"side_bets": ["tie_on_7"], "custom_bets": [{**TIE_ON_7, "name": "lucky6"}]},
      r"custom bet 'lucky6': the name is taken"),
+    # a definition is checked even where the table does not offer it, and one it does not offer is
+    # refused rather than silently no bet at all
+    ({"custom_bets": [{"name": "x"}]}, r"bet 'x': 'rows' must be a non-empty list"),
+    ({"custom_bets": [TIE_ON_7]}, r"custom_bets: 'tie_on_7' is defined but not offered; offer it by "
+                                  r"naming it in side_bets \(or extra_bets\), or remove its definition"),
 ])
 def test_bad_bets_name_the_allowed_ones(kwargs, message):
     with pytest.raises(ValueError, match=message):

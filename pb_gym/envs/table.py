@@ -319,6 +319,12 @@ def make_config(**kwargs: Any) -> EnvConfig:
     if len(set(names)) != len(names):
         raise _bad("extra_bets", a["extra_bets"], "each bet at most once (side_bets and extra_bets "
                    "together)")
+    # every definition is checked, offered or not; one the table does not offer is a mistake (it would
+    # silently be no bet at all)
+    unused = [name for name in catalog.user_bets(custom) if name not in names]
+    if unused:
+        raise ValueError(f"custom_bets: {unused[0]!r} is defined but not offered; offer it by naming it "
+                         "in side_bets (or extra_bets), or remove its definition")
     rules = a["rules"]
     if rules is not None:
         if not isinstance(rules, Rules):
