@@ -699,15 +699,22 @@ win, end flags, the hand and the bankroll after it."""
 
 
 @numba.njit(cache=True, nogil=True)
+def _step_all(state, obs):
+    """:func:`_step_rows` over all the tables of a :class:`StepState`, actions decoded first: one
+    compiled call for the whole step of a batch small enough for one thread."""
+    return _step_rows(0, state.active.shape[0], True, state.ints, state.floats, state.dec,
+                      state.active, state.requested, state.chosen, state.seats, state.records,
+                      state.shoe, state.deal_consts, state.hand, state.payoffs, state.lim,
+                      state.obs_consts, obs)
+
+
+@numba.njit(cache=True, nogil=True)
 def step_one(state, obs, out, cards):
     """:func:`_step_rows` over all the tables of a :class:`StepState`, actions decoded first, then
     table 0's stakes and :data:`STEP_SCALARS` into ``out`` (float64, ``n_bets + 11``) and, if
     ``cards`` (uint8 ``(2, 3)``) is not empty, its player's and banker's cards: a single env's step
     then reads everything it returns from two fresh arrays, with one ``tolist``."""
-    result = _step_rows(0, state.active.shape[0], True, state.ints, state.floats, state.dec,
-                        state.active, state.requested, state.chosen, state.seats, state.records,
-                        state.shoe, state.deal_consts, state.hand, state.payoffs, state.lim,
-                        state.obs_consts, obs)
+    result = _step_all(state, obs)
     if result[0] != 0:
         return result
     bankroll, stakes, net = state.seats[0], state.seats[3], state.seats[4]
@@ -961,6 +968,24 @@ STEP_MIN_TABLES = PLAY_MIN_TABLES
 """Batches of at least this many tables are stepped on several threads (:mod:`pb_gym.threads`)."""
 OBS_MIN_TABLES = 16384
 """The same for writing observations alone."""
+SMALL_BATCH = min(STEP_MIN_TABLES, OBS_MIN_TABLES)
+"""Below this many tables a vector step runs on one thread anyway: :func:`step_small_batch` makes it
+one compiled call instead of three (decode, play, observe)."""
+
+
+def step_small_batch(cfg: EnvConfig, tables: Tables, state: StepState, ints: np.ndarray,
+                     active: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`decode_state` then :func:`play_state` in ONE compiled call (:func:`_step_all`), for a
+    batch of fewer than :data:`SMALL_BATCH` tables: the same passes in the same order, so the same
+    results and errors (every action is checked before any table changes); a step of a few tables
+    then costs one call's dispatch instead of three. ``ints``: the action buffer of ``state`` (for
+    the message naming an out-of-range action)."""
+    _check_batch(cfg, tables)
+    engine.check_state(cfg.rules, tables.session.shoe, deals=False)
+    result = _step_all(state, obs)
+    if result[0]:
+        _raise_step(cfg, ints, result)
+    return _hand_outcome(cfg, tables, active)
 
 
 @functools.lru_cache(maxsize=64)

@@ -185,6 +185,11 @@ class PuntoBancoVectorEnv(VectorEnv):
         else:
             active.fill(True)
         state = self._state()
+        if resetting is None and self.num_envs < T.SMALL_BATCH:  # one compiled call, same results
+            flat = np.empty((self.num_envs, cfg.obs_size), dtype=np.float32)  # new every step
+            reward, terminated, truncated = T.step_small_batch(cfg, tables, state, self._ints, active,
+                                                                flat)
+            return self._finish(flat, reward, terminated, truncated, active)
         T.decode_state(cfg, state, self._ints)  # every action checked before any table changes
         if resetting is not None:
             # reset first: the hand leaves an inactive table's state as the reset made it (no deal, no
@@ -196,6 +201,13 @@ class PuntoBancoVectorEnv(VectorEnv):
         # two more compiled passes (stake rules, deal, settle, records, ends; observations), each
         # handed the one compiled StepState
         reward, terminated, truncated = T.play_state(cfg, tables, state, active, flat)
+        return self._finish(flat, reward, terminated, truncated, active)
+
+    def _finish(self, flat: np.ndarray, reward: np.ndarray, terminated: np.ndarray,
+                truncated: np.ndarray, active: np.ndarray
+                ) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """The step's infos and (``SAME_STEP``) the resets of the tables whose episode ended."""
+        cfg, tables, mode = self.config, self.tables, self.autoreset_mode
         restarted = None
         info: dict[str, Any] = T.hand_info(cfg, tables)
         done = terminated | truncated
