@@ -581,12 +581,26 @@ def train(config: TrainConfig, out: Path, progress: bool = False,
     checkpoint = CK.latest(store) if store is not None else None
     seconds_before = 0.0
     if checkpoint is not None:
-        model = CK.load(checkpoint, cls, env, callbacks)
-        seconds_before = float(checkpoint["seconds"])
-        print(f"resuming: {config.algorithm} continues from its checkpoint at "
-              f"{model.num_timesteps:,} of {config.total_timesteps:,} timesteps (kept in "
-              f"{checkpoint['path']})", file=sys.stderr, flush=True)
-    else:
+        try:
+            model = CK.load(checkpoint, cls, env, callbacks)
+        except Exception as error:  # e.g. written by another version of SB3 or torch: start again
+            print(f"resuming: the training checkpoint in {checkpoint['path']} could not be loaded "
+                  f"({type(error).__name__}: {error}); training from the start",
+                  file=sys.stderr, flush=True)
+            checkpoint = None
+            env.close()
+            env = make_env(config)  # (the failed load may have changed the env or the callbacks)
+            curve = make_curve_callback(every, cfg)
+            callbacks = [curve]
+            if exact_curve is not None:
+                exact_curve = make_exact_curve_callback(config, None)
+                callbacks.append(exact_curve)
+        else:
+            seconds_before = float(checkpoint["seconds"])
+            print(f"resuming: {config.algorithm} continues from its checkpoint at "
+                  f"{model.num_timesteps:,} of {config.total_timesteps:,} timesteps (kept in "
+                  f"{checkpoint['path']})", file=sys.stderr, flush=True)
+    if checkpoint is None:
         try:
             model = cls(config.policy, env, seed=config.seed, verbose=0, device="cpu",
                         **hyperparameters(config))

@@ -827,3 +827,33 @@ def test_discovery_scores_any_bet_the_table_offers():
                                           r"offered: banker, player, tie, three_giving_eight, egalite_7, "
                                           r"egalite_0"):
         validate(data, TR.TrainConfig, "discover-catalog.yaml")
+
+
+def test_a_checkpoint_that_cannot_be_loaded_trains_from_the_start(tmp_path, monkeypatch, capsys):
+    """A whole checkpoint that the installed SB3 or torch cannot load (e.g. written by another
+    version): one line says so, and training starts again, as a run with no checkpoint would."""
+    from experiments import chunk_store
+    from experiments import train_checkpoint as CK
+
+    config = TR.load(_two_rollouts(tmp_path), TR.TrainConfig)
+    straight = TR.train(config, tmp_path / "straight")
+    store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "unloadable"})
+    save = CK.save
+
+    def save_then_stop(*args, **kwargs):
+        save(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(CK, "save", save_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        TR.train(config, tmp_path / "a", store=store, checkpoint_minutes=1e-9)
+    monkeypatch.undo()
+
+    def unloadable(*args, **kwargs):
+        raise ValueError("written by another version")
+
+    monkeypatch.setattr(CK, "load", unloadable)
+    again = TR.train(config, tmp_path / "b", store=store)
+    assert ("could not be loaded (ValueError: written by another version); training from the start"
+            in capsys.readouterr().err)
+    _same_training(straight, again)
