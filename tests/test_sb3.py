@@ -140,3 +140,26 @@ def test_bench_rl_measures_each_setup_and_the_same_spaces_ceiling():
     with pytest.raises(ValueError, match=f"chunk=1000 is not allowed; allowed: a positive multiple of "
                                          f"{rollout}"):
         bench_rl._condition(1000, rounds=1)
+
+
+def test_bench_rl_prints_idle_and_busy_side_by_side(capsys):
+    from experiments import bench_rl
+
+    def condition(scale: float) -> dict:
+        rates = {"cartpole": 1000.0 * scale, "make_vec_env": 900.0 * scale, "adapter": 1010.0 * scale,
+                 "ceiling": 1030.0 * scale}
+        return {"ppo_steps_per_s": rates,
+                "vs_cartpole": {"make_vec_env": 0.9, "adapter": 1.01, "ceiling": 1.03},
+                "vs_ceiling": {"make_vec_env": 0.87, "adapter": 0.98}}
+
+    figures = {"chunk_timesteps": 4096, "rounds": 11, "n_envs": 8,
+               "hyperparameters": bench_rl.HYPERPARAMETERS, **condition(1.0),
+               "busy": {"busy_processes": 2, **condition(0.3)}}
+    bench_rl.print_figures(figures)
+    lines = capsys.readouterr().out.splitlines()
+    assert "11 rounds of 4,096 timesteps" in lines[1]
+    assert lines[2].split() == ["idle", "busy"]
+    row = next(i for i, line in enumerate(lines) if line.startswith("PuntoBanco-v0, PuntoBancoSB3VecEnv"))
+    assert lines[row].split()[-2:] == ["1,010", "303"]
+    assert lines[row + 1].split()[-2:] == ["1.01x", "1.01x"]
+    assert lines[row + 2].split()[-2:] == ["0.98x", "0.98x"]
