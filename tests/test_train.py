@@ -765,12 +765,13 @@ def test_an_interrupted_training_run_says_where_it_continues_and_does(tmp_path, 
     assert result["timesteps"] == 512 and not (out / ".partial").exists()
 
 
-def test_a_changed_checkpoint_is_not_loaded(tmp_path, monkeypatch, capsys):
+def _stopped_after_a_checkpoint(tmp_path, monkeypatch, config):
+    """Train ``config`` with a checkpoint at every rollout, Ctrl-C right after the first is kept;
+    returns the store that keeps it."""
     from experiments import chunk_store
     from experiments import train_checkpoint as CK
 
-    config = TR.load(_two_rollouts(tmp_path), TR.TrainConfig)
-    store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "changed"})
+    store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "stopped"})
     save = CK.save
 
     def save_then_stop(*args, **kwargs):
@@ -779,7 +780,16 @@ def test_a_changed_checkpoint_is_not_loaded(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(CK, "save", save_then_stop)
     with pytest.raises(KeyboardInterrupt):
-        TR.train(config, tmp_path / "a", store=store, checkpoint_minutes=1e-9)
+        TR.train(config, tmp_path / "stopped", store=store, checkpoint_minutes=1e-9)
+    monkeypatch.undo()
+    return store
+
+
+def test_a_changed_checkpoint_is_not_loaded(tmp_path, monkeypatch, capsys):
+    from experiments import train_checkpoint as CK
+
+    config = TR.load(_two_rollouts(tmp_path), TR.TrainConfig)
+    store = _stopped_after_a_checkpoint(tmp_path, monkeypatch, config)
     kept = CK.latest(store)
     with open(kept["path"] / CK.STATE_FILE, "ab") as handle:
         handle.write(b"\0")
@@ -832,22 +842,11 @@ def test_discovery_scores_any_bet_the_table_offers():
 def test_a_checkpoint_that_cannot_be_loaded_trains_from_the_start(tmp_path, monkeypatch, capsys):
     """A whole checkpoint that the installed SB3 or torch cannot load (e.g. written by another
     version): one line says so, and training starts again, as a run with no checkpoint would."""
-    from experiments import chunk_store
     from experiments import train_checkpoint as CK
 
     config = TR.load(_two_rollouts(tmp_path), TR.TrainConfig)
     straight = TR.train(config, tmp_path / "straight")
-    store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "unloadable"})
-    save = CK.save
-
-    def save_then_stop(*args, **kwargs):
-        save(*args, **kwargs)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(CK, "save", save_then_stop)
-    with pytest.raises(KeyboardInterrupt):
-        TR.train(config, tmp_path / "a", store=store, checkpoint_minutes=1e-9)
-    monkeypatch.undo()
+    store = _stopped_after_a_checkpoint(tmp_path, monkeypatch, config)
 
     def unloadable(*args, **kwargs):
         raise ValueError("written by another version")
