@@ -514,6 +514,22 @@ def _study_data(config: TrainConfig, model: Path | None) -> dict:
     return data
 
 
+def episode_note(config: TrainConfig) -> str | None:
+    """A note when the held-out sessions are longer than the training episodes can be: with
+    ``env.one_shoe`` an episode is one shoe, but a session of ``evaluation.hands`` hands that no shoe
+    holds runs across shoes, where the policy's episode counters take values it never trained on."""
+    if not config.env.one_shoe:
+        return None
+    hands = config.evaluation.hands or config.env.max_hands
+    most = config.env.rules.to_rules().n_cards // 4  # no shoe deals more hands than this
+    if hands is None or hands <= most:
+        return None
+    return (f"NOTE: the policy was trained on one-shoe episodes (env.one_shoe), but the held-out "
+            f"sessions play up to {hands} hands, across shoes (a shoe deals at most {most}): there its "
+            "episode counters take values it never saw, and it may bet differently than in its own "
+            "episodes. The discovery scoring, if configured, plays the env's own episodes.")
+
+
 def evaluation_study(config: TrainConfig, model_path: Path) -> StudyConfig:
     """The held-out study: the learned policy next to flat banker and never betting (and any
     ``evaluation.systems``), with the training environment's rules, table and bankroll."""
@@ -884,6 +900,9 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
         raise ConfigError(f"checkpoint_minutes={checkpoint_minutes!r} is not allowed; allowed: a number "
                           ">= 0 (0: no checkpoints)")
     config = load(config_path, TrainConfig)
+    note = episode_note(config)
+    if note is not None:
+        print(note, file=sys.stderr, flush=True)
     folder = Path(out) if out is not None else Path("out/train") / config.name
     # checked before training; the finished steps are kept in FOLDER/.partial, and the outputs are
     # written into a staging folder beside it, moved into place whole at the end (experiments.outputs)
