@@ -393,7 +393,7 @@ def make_curve_callback(every: int, cfg: T.EnvConfig):
         def __init__(self) -> None:
             super().__init__()
             self.rows: list[dict[str, float]] = []
-            self.resumed: dict | None = None
+            self.resumed = False
             self._reset_window()
 
         def _reset_window(self) -> None:
@@ -405,17 +405,17 @@ def make_curve_callback(every: int, cfg: T.EnvConfig):
             self.episode_hands = 0
 
         def _on_training_start(self) -> None:
-            self.next_at = every
+            if not self.resumed:  # (continuing from a checkpoint: experiments.train_checkpoint)
+                self.next_at = every
             env = self.training_env
             self.normalizer = env if isinstance(env, VecNormalize) else None
-            if self.resumed is not None:  # continuing from a checkpoint (experiments.train_checkpoint)
-                self.__dict__.update(self.resumed)
 
         def checkpoint_state(self) -> dict:
             return {key: getattr(self, key) for key in CURVE_STATE}
 
         def resume_from(self, state: dict) -> None:
-            self.resumed = state
+            self.__dict__.update(state)
+            self.resumed = True
 
         def _on_step(self) -> bool:
             rewards = (self.normalizer.get_original_reward() if self.normalizer is not None
@@ -572,6 +572,16 @@ def print_profit(rows: list[dict], unit: float) -> None:
 
 
 # ------------------------------------------------------------------------------------------ training
+def _curve_callbacks(config: TrainConfig, cfg: T.EnvConfig) -> tuple:
+    """The learning curve's callback and, for a ``discovery:`` config with curve points, the exact
+    curve's (else None), both fresh."""
+    curve = make_curve_callback(max(1, config.total_timesteps // config.curve_points), cfg)
+    exact = None
+    if config.discovery is not None and config.discovery.curve_points > 0:
+        exact = make_exact_curve_callback(config, None)
+    return curve, exact
+
+
 def train(config: TrainConfig, out: Path, progress: bool = False,
           store: chunk_store.ChunkStore | None = None, checkpoint_minutes: float = 0.0) -> dict:
     """Train; save the model, its settings and the learning curve in ``out``; return what was written
@@ -587,13 +597,8 @@ def train(config: TrainConfig, out: Path, progress: bool = False,
     cfg = T.make_config(**config.env.kwargs())
     env = make_env(config)
     cls = L.algorithm_class(config.algorithm)
-    every = max(1, config.total_timesteps // config.curve_points)
-    curve = make_curve_callback(every, cfg)
-    callbacks = [curve]
-    exact_curve = None
-    if config.discovery is not None and config.discovery.curve_points > 0:
-        exact_curve = make_exact_curve_callback(config, None)
-        callbacks.append(exact_curve)
+    curve, exact_curve = _curve_callbacks(config, cfg)
+    callbacks = [c for c in (curve, exact_curve) if c is not None]
     checkpoint = CK.latest(store) if store is not None else None
     seconds_before = 0.0
     if checkpoint is not None:
@@ -606,11 +611,8 @@ def train(config: TrainConfig, out: Path, progress: bool = False,
             checkpoint = None
             env.close()
             env = make_env(config)  # (the failed load may have changed the env or the callbacks)
-            curve = make_curve_callback(every, cfg)
-            callbacks = [curve]
-            if exact_curve is not None:
-                exact_curve = make_exact_curve_callback(config, None)
-                callbacks.append(exact_curve)
+            curve, exact_curve = _curve_callbacks(config, cfg)
+            callbacks = [c for c in (curve, exact_curve) if c is not None]
         else:
             seconds_before = float(checkpoint["seconds"])
             print(f"resuming: {config.algorithm} continues from its checkpoint at "

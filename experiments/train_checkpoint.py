@@ -45,22 +45,19 @@ STATE_FILE, BUFFER_FILE = "state.pkl", "replay_buffer.pkl"
 
 def _layers(env) -> dict[str, Any]:
     """The wrappers of the training env by role: ``normalizer`` (VecNormalize or None), ``monitor``
-    (VecMonitor) and ``adapter`` (:class:`agents.sb3_vec_env.PuntoBancoSB3VecEnv`)."""
-    from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
+    (VecMonitor) and ``adapter`` (the innermost env: :class:`agents.sb3_vec_env.PuntoBancoSB3VecEnv`)."""
+    from stable_baselines3.common.vec_env import (
+        VecEnvWrapper,
+        VecMonitor,
+        VecNormalize,
+        unwrap_vec_wrapper,
+    )
 
-    from agents.sb3_vec_env import PuntoBancoSB3VecEnv
-
-    found: dict[str, Any] = {"normalizer": None, "monitor": None, "adapter": None}
-    layer = env
-    while layer is not None:
-        if isinstance(layer, VecNormalize):
-            found["normalizer"] = layer
-        elif isinstance(layer, VecMonitor):
-            found["monitor"] = layer
-        elif isinstance(layer, PuntoBancoSB3VecEnv):
-            found["adapter"] = layer
-        layer = getattr(layer, "venv", None) if not isinstance(layer, PuntoBancoSB3VecEnv) else None
-    return found
+    adapter = env
+    while isinstance(adapter, VecEnvWrapper):
+        adapter = adapter.venv
+    return {"normalizer": unwrap_vec_wrapper(env, VecNormalize),
+            "monitor": unwrap_vec_wrapper(env, VecMonitor), "adapter": adapter}
 
 
 _NORMALIZER_STATE = ("obs_rms", "ret_rms", "returns", "old_obs", "old_reward")
