@@ -82,7 +82,19 @@ def test_a_terminal_gets_a_tqdm_bar_and_no_lines(fast_lines):
     assert "elapsed" not in text
 
 
-def test_evaluate_off_a_terminal_prints_progress_lines(tmp_path, capsys, fast_lines):
+@pytest.fixture
+def line_at_start(monkeypatch, fast_lines):
+    """The line printer writes one line as soon as it starts, so a job that ends within one interval
+    (a 1,200-hand study on a fast machine: CI once finished it inside 20 ms) still shows its lines."""
+    def print_lines(self):
+        self._write()
+        while not self._stop.wait(progress.INTERVAL_S):
+            self._write()
+
+    monkeypatch.setattr(progress.Progress, "_print_lines", print_lines)
+
+
+def test_evaluate_off_a_terminal_prints_progress_lines(tmp_path, capsys, line_at_start):
     config = {"name": "tiny", "sessions": 40, "hands": 30, "chunk_sessions": 20, "seed": 1,
               "systems": [{"type": "flat"}, {"type": "kelly", "bets": ["banker", "tie"]}]}
     path = tmp_path / "tiny.yaml"
