@@ -28,7 +28,8 @@ the study deals from (its bead plate at least as long as the policy's ``history`
 Session vs episode. An evaluation session starts like an environment episode (fresh shoe, starting
 bankroll, hand counter 0, empty bead plate) and ends on the same events: ruin (bankroll below the
 table minimum) and the win goal (``win_goal = win_target - bankroll``); the session's hand limit plays
-the part of ``max_hands``. After a session ends the evaluator stops betting for it (the environment
+the part of ``max_hands``, and a ``one_shoe`` study ends each session with its shoe, as ``one_shoe``
+ends an episode. After a session ends the evaluator stops betting for it (the environment
 would reset the table; nothing the policy proposes for it is used). The stop-loss has no environment
 counterpart. When the study's bankroll, hand limit or win goal differ from the training environment's,
 the policy still runs (a generalization test) but a warning says so; rules and table limits must
@@ -388,6 +389,10 @@ class Sb3Policy(S.BettingSystem):
             warnings.warn(f"{where}: the starting bankroll ({float(start[0]):g} units) differs from the "
                           f"training environment's ({cfg.bankroll_units:g} units): the bankroll "
                           "observations are outside what the model was trained on", stacklevel=2)
+        if cfg.one_shoe and view.session is not None and not view.session.limits.one_shoe:
+            warnings.warn(f"{where}: the model was trained on one-shoe episodes (one_shoe) but the "
+                          "study's sessions run across shoes (set one_shoe: true in the study): its "
+                          "hand counters there take values it never saw", stacklevel=2)
         self._checked = True
 
     # -- deciding -------------------------------------------------------------------------------

@@ -49,9 +49,10 @@ from pb_gym import session as session_
 
 FAN_BINS = 400
 """Bins of the bankroll histogram of each fan checkpoint (over 0 .. :func:`fan_range`)."""
-STATES = ("playing", "ruin", "target", "stop_loss")
-"""Where each session stands at a checkpoint: still playing, or ended by ruin, goal or stop-loss (the
-first four of :data:`pb_gym.session.END_REASONS`; a study's hand limit is the loop's, not a seat's)."""
+STATES = ("playing", "ruin", "target", "stop_loss", "one_shoe")
+"""Where each session stands at a checkpoint: still playing, or ended by ruin, goal, stop-loss or (a
+``one_shoe`` study) the end of its shoe (:data:`pb_gym.session.END_REASONS` but ``max_hands``: a
+study's hand limit is the loop's, not a seat's)."""
 TOLERANCE = 1e-9
 """Slack, in money, of the comparisons of stakes and bankrolls with the table limits and the goals
 (:class:`pb_gym.session.Limits`): progressions compute stakes like 10 x 0.95^-k."""
@@ -99,16 +100,18 @@ class Ledger:
         return self.seats.bankroll[self.seat]
 
     def state_counts(self) -> list[int]:
-        """The sessions in each of :data:`STATES` (still playing, or ended by ruin, goal, stop-loss)."""
+        """The sessions in each of :data:`STATES` (still playing, or ended by ruin, goal, stop-loss,
+        shoe end)."""
         ended = self.seats.ended[self.seat]
         return [int((ended == session_.END_REASONS.index(state)).sum()) for state in STATES]
 
-    def statistics(self) -> dict:
+    def statistics(self, session_hands: np.ndarray) -> dict:
         """What the merge needs: sums, counts, histograms, the summary of the final bankrolls, and
-        the final bankroll of each session (which the merge keeps only when asked to)."""
+        the final bankroll and hands dealt of each session (which the merge keeps only when asked
+        to). ``session_hands``: the hands dealt in each session (its table's, whatever the seat)."""
         final = self.bankroll.copy()
         return {
-            "sessions": len(self.net),
+            "sessions": len(self.net), "hands_dealt": int(session_hands.sum()),
             "sum_net": float(self.net.sum()), "sum_wagered": float(self.wagered.sum()),
             "sum_net2": float(self.net @ self.net), "sum_wagered2": float(self.wagered @ self.wagered),
             "sum_net_wagered": float(self.net @ self.wagered), "bets": int(self.bets.sum()),
@@ -122,6 +125,7 @@ class Ledger:
             "fan_values": self.fan_values, "fan_min": self.fan_min, "fan_max": self.fan_max,
             "states": self.states,
             "samples": np.array(self.path_rows).T, "final_bankrolls": final,
+            "session_hands": session_hands,
         }
 
 
@@ -133,7 +137,7 @@ def study_limits(config: StudyConfig) -> session_.Limits:
         bankroll=config.bankroll, table_min=table.minimum, table_max=table.maximum,
         win_target=config.bankroll + config.win_goal if config.win_goal else None,
         stop_loss_floor=config.bankroll - config.stop_loss if config.stop_loss else None,
-        tolerance=TOLERANCE)
+        one_shoe=config.one_shoe, tolerance=TOLERANCE)
 
 
 def run_chunk(config_data: dict, chunk: scale.Chunk,
@@ -205,7 +209,18 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
                                         total=n * hands)
     for ledger in ledgers:
         record(ledger, 0)
+    # the hands dealt in each session: all of them, or (one_shoe) those of its shoe, whoever sat out
+    session_hands = np.zeros(n, dtype=np.int64)
+    in_shoe = np.ones(n, dtype=bool)  # one_shoe: the session's shoe is still dealing
     for hand_index in range(hands):
+        if config.one_shoe and not in_shoe.any():
+            # every shoe is over and every seat has ended: the bankrolls are final, so the rest of
+            # the fans and sample paths repeat them (no more hands to deal)
+            for rest in range(hand_index + 1, hands + 1):
+                for ledger in ledgers:
+                    record(ledger, rest)
+            break
+        session_hands += in_shoe
         composition = engine.next_hand_composition(rules, table_session.shoe) if counting else None
         proposals = []
         requested[...] = 0.0
@@ -255,11 +270,13 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
         last_winner[:] = hand.winner
         decided = hand.winner != R.TIE
         last_decision[decided] = hand.winner[decided]
+        if config.one_shoe:
+            in_shoe &= ~engine.shoe_over(rules, table_session.shoe)
         if bar is not None:
             bar.update(n)
     if show_progress is True:
         bar.close()
-    return {"chunk": chunk.index, "systems": [ledger.statistics() for ledger in ledgers],
+    return {"chunk": chunk.index, "systems": [ledger.statistics(session_hands) for ledger in ledgers],
             "names": [ledger.system.name for ledger in ledgers],
             "types": [ledger.system.key for ledger in ledgers],
             "bets": [ledger.system.bet for ledger in ledgers],
@@ -273,9 +290,9 @@ def checkpoint_hands(hands: int) -> np.ndarray:
     return np.unique(np.linspace(0, hands, min(hands, 100) + 1).astype(int))
 
 
-SUMMED = ("sessions", "sum_net", "sum_wagered", "sum_net2", "sum_wagered2", "sum_net_wagered", "bets",
-          "sum_max_drawdown", "wagered_by_spot", "exact_ev_wagered", "table_capped", "bankroll_capped",
-          "fan", "states")
+SUMMED = ("sessions", "hands_dealt", "sum_net", "sum_wagered", "sum_net2", "sum_wagered2",
+          "sum_net_wagered", "bets", "sum_max_drawdown", "wagered_by_spot", "exact_ev_wagered",
+          "table_capped", "bankroll_capped", "fan", "states")
 """The statistics of a system that the merge adds up."""
 
 
@@ -296,6 +313,7 @@ def merge_into(merged: list[dict] | None, chunk: dict, final_bankrolls: bool = T
                          max_stake=part["max_stake"], final=part["final"], samples=part["samples"])
             if final_bankrolls:
                 total["final_bankrolls"] = [part["final_bankrolls"]]
+                total["session_hands"] = [part["session_hands"]]
             for key, name in (("names", "name"), ("types", "type"), ("bets", "bet"),
                               ("counting", "counting"), ("conditional", "conditional")):
                 total[name] = chunk[key][i]
@@ -316,6 +334,7 @@ def merge_into(merged: list[dict] | None, chunk: dict, final_bankrolls: bool = T
         total["final"] = summaries.merge_final(total["final"], part["final"])
         if "final_bankrolls" in total:
             total["final_bankrolls"].append(part["final_bankrolls"])
+            total["session_hands"].append(part["session_hands"])
     return merged
 
 
@@ -327,6 +346,7 @@ def merge(chunks: list[dict]) -> list[dict]:
     for total in merged:
         if "final_bankrolls" in total:
             total["final_bankrolls"] = np.concatenate(total["final_bankrolls"])
+            total["session_hands"] = np.concatenate(total["session_hands"])
     return merged
 
 
@@ -369,10 +389,10 @@ def check_memory(config: StudyConfig, parallel: int, final_bankrolls: bool = Fal
                    + WORKING_BYTES_PER_SESSION_AND_SYSTEM * n_systems + 200)
     working = parallel * chunk * per_session
     kept = (batch + 1) * per_chunk  # a batch of results, and the merged statistics
-    kept_finals = config.sessions * 8 * n_systems if final_bankrolls else 0
+    kept_finals = config.sessions * 16 * n_systems if final_bankrolls else 0  # bankroll and hands
     if kept_finals > working:
         advice = (f"lower `sessions` (every session's final bankroll is kept for the caller, "
-                  f"{memory.describe(8 * n_systems)} a session)")
+                  f"{memory.describe(16 * n_systems)} a session)")
     else:
         advice = (f"lower `chunk_sessions` (a running chunk needs about "
                   f"{memory.describe(per_session)} per session"
@@ -394,8 +414,9 @@ def run_study(config: StudyConfig, progress: bool = False, backend: str = "seria
     batch at a time (:func:`check_memory`), so the memory is bounded by the chunk size. With a ``store``
     (see :func:`experiments.outputs.chunk_store`) finished chunks are kept and an interrupted run
     resumes. ``final_bankrolls``: the report also holds every session's final bankroll
-    (``report["final_bankrolls"][name]``, 8 bytes a session and system: for callers that pair
-    sessions across systems; ``pb-gym evaluate`` does without).
+    (``report["final_bankrolls"][name]``) and hands dealt (``report["session_hands"]``: fewer than
+    ``hands`` in a ``one_shoe`` study), 16 bytes a session and system: for callers that pair sessions
+    across systems; ``pb-gym evaluate`` does without.
     """
     started = time.perf_counter()
     parallel = 1 if backend == "serial" else workers or os.cpu_count() or 1
@@ -418,6 +439,7 @@ def run_study(config: StudyConfig, progress: bool = False, backend: str = "seria
     for stats in systems:
         if "final_bankrolls" in stats:
             stats["final_bankrolls"] = np.concatenate(stats["final_bankrolls"])
+            stats["session_hands"] = np.concatenate(stats["session_hands"])
     rules = config.rules.to_rules()
     full_ev = config.table_bets().expected_values(R.full_shoe(rules.decks))
     checkpoints = checkpoint_hands(config.hands)
@@ -426,6 +448,8 @@ def run_study(config: StudyConfig, progress: bool = False, backend: str = "seria
         "name": config.name,
         "sessions": config.sessions,
         "hands_per_session": config.hands,
+        "one_shoe": config.one_shoe,
+        "hands_dealt": systems[0]["hands_dealt"],
         "bankroll": config.bankroll,
         "table": config.table.model_dump(),
         "rules": config.rules.model_dump(),
@@ -441,6 +465,7 @@ def run_study(config: StudyConfig, progress: bool = False, backend: str = "seria
     report["final_summaries"] = {stats["name"]: stats["final"] for stats in systems}
     if final_bankrolls:
         report["final_bankrolls"] = {stats["name"]: stats["final_bankrolls"] for stats in systems}
+        report["session_hands"] = systems[0]["session_hands"]  # the table's: the same for every seat
     return report
 
 

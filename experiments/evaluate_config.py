@@ -107,7 +107,10 @@ class StudyConfig(Strict):
     table: TableLimits = TableLimits()
     bankroll: float = Field(1000.0, gt=0, description="starting bankroll, in money")
     sessions: int = Field(10_000, ge=1)
-    hands: int = Field(1_000, ge=1, description="hands per session at most")
+    hands: int = Field(1_000, ge=1, description="hands per session at most (with one_shoe, at most "
+                       "the hands one shoe can deal: a larger value is lowered to that bound)")
+    one_shoe: bool = Field(False, description="each session is one shoe, from its shuffle to the cut "
+                           "card (the environment's one_shoe): it ends when the shoe does")
     stop_loss: float | None = Field(None, gt=0, description="stop when down by this much money")
     win_goal: float | None = Field(None, gt=0, description="stop when up by this much money")
     seed: int = Field(0, ge=0)
@@ -152,6 +155,8 @@ class StudyConfig(Strict):
         if self.bankroll < self.table.minimum:
             raise ValueError(f"bankroll {self.bankroll:g} is below the table minimum "
                              f"{self.table.minimum:g}")
+        if self.one_shoe:  # hands no shoe deals would be a loop of empty hands (documented on `hands`)
+            object.__setattr__(self, "hands", min(self.hands, rules.most_hands_per_shoe))  # frozen
         return self
 
 

@@ -58,7 +58,7 @@ def system_summary(stats: dict, config: StudyConfig, full_ev: np.ndarray) -> dic
         "type": stats["type"],
         "bet": "/".join(bet_spots) if bet_spots else stats["bet"],
         "hands": bets,
-        "hands_dealt": config.sessions * config.hands,
+        "hands_dealt": stats["hands_dealt"],
         "wagered": wagered,
         "net": stats["sum_net"],
         "ev_per_hand": stats["sum_net"] / bets if bets else math.nan,
@@ -112,8 +112,10 @@ SCALARS = ["name", "bet", "hands", "wagered", "net", "ev_per_hand", "ev_per_unit
 
 def print_report(report: dict) -> None:
     """The human-readable table, and a loud line for every CI that misses its exact edge."""
-    print(f"{report['name']}: {report['sessions']:,} sessions x up to {report['hands_per_session']:,} "
-          f"hands, bankroll {report['bankroll']:g}, table {report['table']['minimum']:g}-"
+    length = (f"one shoe ({report['hands_dealt'] / report['sessions']:.1f} hands on average)"
+              if report.get("one_shoe") else f"up to {report['hands_per_session']:,} hands")
+    print(f"{report['name']}: {report['sessions']:,} sessions x {length}, "
+          f"bankroll {report['bankroll']:g}, table {report['table']['minimum']:g}-"
           f"{report['table']['maximum']:g} (unit {report['table']['unit']:g}), "
           f"{report['chunks']} chunk(s), {report['timings']['seconds']:.1f} s")
     width = max([len("system")] + [len(s["name"]) for s in report["systems"]])  # names in full
@@ -182,7 +184,7 @@ def write_outputs(report: dict, out: Path) -> list[Path]:
     return written
 
 
-BULKY = ("final_bankrolls", "final_summaries", "paths")
+BULKY = ("final_bankrolls", "session_hands", "final_summaries", "paths")
 """The report's entries that are not in report.json: every session's final bankroll (only when asked
 for), the final bankroll distributions (drawn in final_bankrolls.png) and the fans (paths.json)."""
 
@@ -204,9 +206,9 @@ def plot(report: dict, out: Path) -> list[Path]:
     fig, axes = plt.subplots(rows_, 2 * pairs, figsize=(8.5 * pairs, 2.8 * rows_), squeeze=False,
                              gridspec_kw={"width_ratios": [3, 2] * pairs})
     x = np.array(report["checkpoints"])
-    colors = {"playing": "0.8", "target": "C2", "stop_loss": "C1", "ruin": "C3"}
+    colors = {"playing": "0.8", "target": "C2", "stop_loss": "C1", "ruin": "C3", "one_shoe": "C0"}
     labels = {"playing": "still playing", "target": "at the goal", "stop_loss": "stop-loss",
-              "ruin": "ruined"}
+              "ruin": "ruined", "one_shoe": "shoe over"}
     for i, name in enumerate(names):
         ax, share_ax = axes[i // pairs, 2 * (i % pairs)], axes[i // pairs, 2 * (i % pairs) + 1]
         fan = report["paths"][name]
@@ -219,7 +221,7 @@ def plot(report: dict, out: Path) -> list[Path]:
         ax.axhline(report["bankroll"], color="k", lw=0.5, ls=":")
         ax.set_title(name, fontsize=9)
         states = fan["states"]
-        order = ["ruin", "stop_loss", "playing", "target"]
+        order = ["ruin", "stop_loss", "playing", "one_shoe", "target"]
         share_ax.stackplot(x, *[np.array(states[k]) for k in order], colors=[colors[k] for k in order],
                            labels=[labels[k] for k in order])
         share_ax.set_ylim(0, 1)

@@ -101,13 +101,14 @@ def ratio_ci(x: np.ndarray, n: np.ndarray, z: float = Z95) -> dict:
     standard error is ``sqrt(G / (G - 1) * sum_g (x_g - R n_g)^2) / sum_g n_g``.
 
     Returns ``{"estimate", "ci95", "se", "n"}`` (``n``: ``sum n``, rounded); all None when
-    ``sum n <= 0``.
+    ``sum n <= 0``; one group: ``se`` ``inf`` and the interval ``[-inf, inf]`` (no spread to measure).
     """
     n_groups, total = len(x), n.sum()
     if total <= 0:
         return {"estimate": None, "ci95": None, "se": None, "n": 0}
     estimate = x.sum() / total
-    se = math.sqrt(n_groups / (n_groups - 1) * np.sum((x - estimate * n) ** 2)) / total
+    se = (math.sqrt(n_groups / (n_groups - 1) * np.sum((x - estimate * n) ** 2)) / total
+          if n_groups > 1 else math.inf)
     return {"estimate": float(estimate), "ci95": [float(estimate - z * se), float(estimate + z * se)],
             "se": float(se), "n": int(round(total))}
 

@@ -145,7 +145,10 @@ class EvaluationConfig(Strict):
     """The ``evaluation:`` section: the held-out study run after training."""
 
     sessions: int = Field(2000, ge=1)
-    hands: int | None = Field(None, ge=1, description="hands per session; default env.max_hands")
+    hands: int | None = Field(None, ge=1, description="hands per session at most; default env.max_hands "
+                              "(with one_shoe, the most one shoe can deal)")
+    one_shoe: bool | None = Field(None, description="each held-out session is one shoe and ends with it, "
+                                  "as a one_shoe training episode does; default env.one_shoe")
     seed: int = Field(1_000_003, ge=0, description="held-out seed (must differ from the training seed)")
     bankroll: float | None = Field(None, gt=0, description="default: env.bankroll")
     win_goal: float | None = Field(None, gt=0, description="default: env.win_target - env.bankroll")
@@ -270,8 +273,10 @@ class TrainConfig(Strict):
         if self.evaluation.seed == self.seed:
             raise ValueError(f"evaluation.seed ({self.evaluation.seed}) must differ from the training "
                              "seed: the evaluation is on held-out hands")
-        if self.evaluation.hands is None and self.env.max_hands is None:
-            raise ValueError("evaluation.hands is required when env.max_hands is None")
+        if (self.evaluation.hands is None and self.env.max_hands is None
+                and not _held_out_one_shoe(self)):
+            raise ValueError("evaluation.hands is required when env.max_hands is None (unless the "
+                             "held-out sessions are single shoes: env.one_shoe or evaluation.one_shoe)")
         if self.init_abstain is not None and (self.algorithm == "DQN" or not self.env.allow_no_bet):
             raise ValueError("init_abstain needs an actor-critic algorithm (PPO, A2C, MaskablePPO, "
                              "RecurrentPPO) and env.allow_no_bet: true")
@@ -504,7 +509,8 @@ def _study_data(config: TrainConfig, model: Path | None) -> dict:
     systems += [s.model_dump() for s in ev.systems]
     data = {"name": f"{config.name} (held-out, seed {ev.seed})", "rules": env.rules.model_dump(),
             "table": env.table.model_dump(), "bankroll": bankroll, "sessions": ev.sessions,
-            "hands": ev.hands or env.max_hands, "win_goal": win_goal, "stop_loss": ev.stop_loss,
+            "hands": ev.hands or env.max_hands or env.rules.to_rules().most_hands_per_shoe,
+            "one_shoe": _held_out_one_shoe(config), "win_goal": win_goal, "stop_loss": ev.stop_loss,
             "seed": ev.seed, "sample_paths": ev.sample_paths,
             "exact_conditional": ev.exact_conditional, "systems": systems}
     if ev.chunk_sessions is not None:
@@ -514,20 +520,27 @@ def _study_data(config: TrainConfig, model: Path | None) -> dict:
     return data
 
 
+def _held_out_one_shoe(config: TrainConfig) -> bool:
+    """Whether the held-out sessions are single shoes: ``evaluation.one_shoe``, by default the env's."""
+    one_shoe = config.evaluation.one_shoe
+    return config.env.one_shoe if one_shoe is None else one_shoe
+
+
 def episode_note(config: TrainConfig) -> str | None:
     """A note when the held-out sessions are longer than the training episodes can be: with
     ``env.one_shoe`` an episode is one shoe, but a session of ``evaluation.hands`` hands that no shoe
-    holds runs across shoes, where the policy's episode counters take values it never trained on."""
-    if not config.env.one_shoe:
+    holds, with ``evaluation.one_shoe: false``, runs across shoes, where the policy's episode counters
+    take values it never trained on."""
+    if not config.env.one_shoe or _held_out_one_shoe(config):
         return None
     hands = config.evaluation.hands or config.env.max_hands
-    most = config.env.rules.to_rules().n_cards // 4  # no shoe deals more hands than this
+    most = config.env.rules.to_rules().most_hands_per_shoe
     if hands is None or hands <= most:
         return None
     return (f"NOTE: the policy was trained on one-shoe episodes (env.one_shoe), but the held-out "
-            f"sessions play up to {hands} hands, across shoes (a shoe deals at most {most}): there its "
-            "episode counters take values it never saw, and it may bet differently than in its own "
-            "episodes. The discovery scoring, if configured, plays the env's own episodes.")
+            f"sessions (evaluation.one_shoe: false) play up to {hands} hands, across shoes (a shoe "
+            f"deals at most {most}): there its episode counters take values it never saw, and it may "
+            "bet differently than in its own episodes.")
 
 
 def evaluation_study(config: TrainConfig, model_path: Path) -> StudyConfig:
@@ -538,23 +551,26 @@ def evaluation_study(config: TrainConfig, model_path: Path) -> StudyConfig:
 
 def profit_per_hand(report: dict) -> list[dict]:
     """Profit per hand dealt (money) of every system with a 95% CI over sessions, and the paired
-    difference from the first system (the learned policy; same hands, so the CI is paired)."""
-    hands = report["hands_per_session"]
+    difference from the first system (the learned policy; same hands, so the CI is paired). Sessions
+    may differ in length (``one_shoe``: each ends with its shoe), so the figure is the ratio of sums,
+    total profit over total hands dealt, with its ratio-estimator interval over sessions
+    (:func:`experiments.stats.ratio_ci`)."""
     start = report["bankroll"]
     finals = report["final_bankrolls"]
+    hands = np.asarray(report["session_hands"], dtype=np.float64)  # dealt in each session
+    dealt = float(hands.sum())
     names = [s["name"] for s in report["systems"]]
-    first = (np.asarray(finals[names[0]]) - start) / hands
+    first = np.asarray(finals[names[0]]) - start
     rows = []
     for s in report["systems"]:
-        per = (np.asarray(finals[s["name"]]) - start) / hands
-        n = per.size
-        mean, se = stats.mean_se(per)
-        diff_mean, diff_se = stats.mean_se(first - per)
-        rows.append({"name": s["name"], "profit_per_hand": mean, "ci95": stats.normal_ci(mean, se),
-                     "wagered_per_hand": s["wagered"] / (n * hands),
-                     "bet_share": s["hands"] / (n * hands),
-                     "learned_minus_this": diff_mean,
-                     "learned_minus_this_ci95": stats.normal_ci(diff_mean, diff_se)})
+        net = np.asarray(finals[s["name"]]) - start
+        profit = stats.ratio_ci(net, hands)
+        diff = stats.ratio_ci(first - net, hands)
+        rows.append({"name": s["name"], "profit_per_hand": profit["estimate"], "ci95": profit["ci95"],
+                     "wagered_per_hand": s["wagered"] / dealt,
+                     "bet_share": s["hands"] / dealt,
+                     "learned_minus_this": diff["estimate"],
+                     "learned_minus_this_ci95": diff["ci95"]})
     return rows
 
 

@@ -695,15 +695,22 @@ def _all_active(n: int) -> np.ndarray:
     return mask
 
 
+def shoe_over(rules: Rules, state: ShoeState) -> np.ndarray:
+    """``(n,)`` bool: the tables whose shoe is finished (the cut card has come out, and the hand after
+    it has been dealt with ``hand_after_cut``), so that their next :func:`deal` reshuffles first."""
+    check_state(rules, state, deals=False)
+    due = state.position >= state.cut_position
+    if rules.hand_after_cut:
+        due &= state.cut_hands > 0
+    return due
+
+
 def next_hand_composition(rules: Rules, state: ShoeState) -> np.ndarray:
     """The cards the players have not seen before the next hand, ``(n, 13)``: ``state.unseen``, or a
     full shoe at tables whose next :func:`deal` reshuffles first. Exact odds of this composition are
     the odds of the next hand given everything seen."""
-    check_state(rules, state, deals=False)  # a full shoe of other rules would be wrong odds
-    due = state.position >= state.cut_position
-    if rules.hand_after_cut:
-        due &= state.cut_hands > 0
-    return np.where(due[:, None], R.full_shoe(rules.decks), state.unseen)
+    # (shoe_over checks the state: a full shoe of other rules would be wrong odds)
+    return np.where(shoe_over(rules, state)[:, None], R.full_shoe(rules.decks), state.unseen)
 
 
 def validate_stakes(rules: Rules, stakes: np.ndarray | dict, n: int) -> np.ndarray:

@@ -308,6 +308,13 @@ class Rules:
         return self.n_cards - int(round(self.cut_card * self.n_cards))
 
     @property
+    def most_hands_per_shoe(self) -> int:
+        """An upper bound on the hands one shoe deals: every hand takes at least four cards, hands
+        begin while the cut card is still in (``n_cards - cards_behind_cut`` cards), and one more
+        follows it with ``hand_after_cut``."""
+        return -(-(self.n_cards - self.cards_behind_cut) // 4) + int(bool(self.hand_after_cut))
+
+    @property
     def offered_bets(self) -> tuple[str, ...]:
         """The bet spots of this table: banker, player, tie and the offered side bets."""
         return MAIN_BETS + self.side_bets

@@ -377,3 +377,19 @@ def test_fork_after_dealing_is_safe():
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
 
+
+
+@pytest.mark.parametrize("rules", [Rules(decks=1, cut_card=16, hand_after_cut=True),
+                                   Rules(decks=8, cut_card=14), Rules(decks=2, cut_card=0.5)])
+def test_shoe_over_is_the_next_deal_reshuffling_and_no_shoe_deals_more_than_its_bound(rules):
+    state = engine.init(rules, 64, seed=11)
+    in_shoe = np.zeros(64, dtype=np.int64)
+    longest = 0
+    for _ in range(3 * rules.most_hands_per_shoe):
+        over = engine.shoe_over(rules, state)
+        _, hand = engine.deal(rules, state)
+        assert np.array_equal(hand.shuffled, over)  # it says exactly which tables reshuffle now
+        in_shoe = np.where(hand.shuffled, 1, in_shoe + 1)
+        longest = max(longest, int(in_shoe.max()))
+    assert longest <= rules.most_hands_per_shoe
+    assert longest >= 0.7 * rules.most_hands_per_shoe  # a bound, and not a loose one

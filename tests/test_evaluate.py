@@ -500,3 +500,56 @@ def test_the_systems_are_seats_of_one_table_session(monkeypatch):
     with pytest.raises(ValueError, match=r"system 'stray' proposed a bet spot outside its "
                        r"bet_spots\(\) \(0,\)"):
         E.run_chunk(config.model_dump(mode="json"), scale.plan(20, 20, 4)[0])
+
+
+# ---------------------------------------------------------------- one-shoe sessions (env.one_shoe)
+ONE_SHOE = {"name": "one shoe", "rules": {"decks": 2, "cut_card": 20, "hand_after_cut": True},
+            "table": {"unit": 10, "minimum": 10, "maximum": 640}, "bankroll": 200,
+            "sessions": 120, "hands": 1000, "one_shoe": True, "chunk_sessions": 50, "seed": 9,
+            "systems": [{"type": "flat"}, {"type": "martingale", "bet": "player"},
+                        {"type": "kelly", "bets": ["banker", "player", "tie"]}]}
+
+
+def shoe_lengths(rules: R.Rules, sessions: int, chunk_sessions: int, seed: int, n_systems: int):
+    """Hands each session's shoe deals, replayed on the engine alone from the chunks' deal seeds."""
+    lengths = []
+    for chunk in scale.plan(sessions, chunk_sessions, seed):
+        state = engine.init(rules, chunk.size, seed=chunk.child_seeds(1 + n_systems)[0])
+        dealt = np.zeros(chunk.size, dtype=np.int64)
+        live = np.ones(chunk.size, dtype=bool)
+        while live.any():
+            engine.deal(rules, state)
+            dealt += live
+            live &= ~engine.shoe_over(rules, state)
+        lengths.append(dealt)
+    return np.concatenate(lengths)
+
+
+def test_a_one_shoe_study_ends_every_session_with_its_shoe():
+    config = validate(ONE_SHOE, E.StudyConfig, "one-shoe.yaml")
+    rules = config.rules.to_rules()
+    # hands is lowered to the most a shoe can deal: ceil((104 - 20) / 4) + 1 (the hand after the cut)
+    assert config.hands == rules.most_hands_per_shoe == 22
+    report = E.run_study(config)
+    expected = shoe_lengths(rules, 120, 50, 9, 3)
+    assert np.array_equal(report["session_hands"], expected)
+    assert expected.min() >= 15 and report["hands_dealt"] == expected.sum()
+    for s in report["systems"]:
+        states = report["paths"][s["name"]]["states"]
+        assert s["hands_dealt"] == expected.sum()
+        assert states["playing"][-1] == 0.0  # every session ended: by its shoe, or before it
+        assert states["one_shoe"][-1] + s["p_ruin"] + s["p_target"] + s["p_stop_loss"] == 1.0
+    flat = report["systems"][0]
+    assert flat["hands"] == expected.sum()  # flat bets every hand of every shoe (no ruin at 20 units)
+    assert report["paths"]["flat"]["states"]["one_shoe"][-1] == 1.0
+
+
+def test_a_one_shoe_study_is_the_same_in_any_chunking_and_says_so_in_its_header(capsys):
+    one = E.run_study(validate(ONE_SHOE, E.StudyConfig, "a"))
+    # the same sessions, their chunks run in two worker processes (each chunk is seeded by its index)
+    again = E.run_study(validate(ONE_SHOE, E.StudyConfig, "b"), backend="processes", workers=2)
+    assert [s["net"] for s in one["systems"]] == [s["net"] for s in again["systems"]]
+    assert np.array_equal(one["session_hands"], again["session_hands"])
+    ER.print_report(one)
+    average = one["hands_dealt"] / 120
+    assert f"120 sessions x one shoe ({average:.1f} hands on average)" in capsys.readouterr().out

@@ -13,7 +13,10 @@ pytest.importorskip("stable_baselines3")
 
 from agents import learned as L  # noqa: E402
 from agents import systems as S  # noqa: E402
-from experiments import cli  # noqa: E402
+from experiments import (
+    cli,  # noqa: E402
+    stats,  # noqa: E402
+)
 from experiments import evaluate as E  # noqa: E402
 from experiments import train as TR  # noqa: E402
 from experiments.config import ConfigError, validate  # noqa: E402
@@ -858,13 +861,71 @@ def test_a_checkpoint_that_cannot_be_loaded_trains_from_the_start(tmp_path, monk
     _same_training(straight, again)
 
 
-def test_a_one_shoe_policy_evaluated_across_shoes_gets_a_note():
-    """discover*.yaml train on one-shoe episodes; their held-out sessions of 200 hands cross shoes,
-    and the run says so (a DQN model bet 84% of hands there against 66% in its own episodes)."""
+def test_a_one_shoe_policy_is_evaluated_on_single_shoes_unless_told_otherwise():
+    """discover*.yaml train on one-shoe episodes, and their held-out sessions are single shoes too
+    (evaluation.one_shoe follows env.one_shoe). A config that asks for sessions across shoes gets a
+    note: a DQN model bet 84% of hands there against 66% in its own episodes."""
     config = TR.load(CONFIGS / "discover-all-dqn.yaml", TR.TrainConfig)
-    assert TR.episode_note(config) == (
+    study = TR._study_data(config, None)
+    assert (study["one_shoe"], study["hands"]) == (True, 101)  # ceil((416 - 14) / 4): all a shoe deals
+    assert TR.episode_note(config) is None
+    sizing = TR.load(CONFIGS / "discover-sizing.yaml", TR.TrainConfig)  # 1,000-hand sessions, on purpose
+    assert TR._study_data(sizing, None)["one_shoe"] is False
+    assert TR.episode_note(sizing) == (
         "NOTE: the policy was trained on one-shoe episodes (env.one_shoe), but the held-out sessions "
-        "play up to 200 hands, across shoes (a shoe deals at most 104): there its episode counters "
-        "take values it never saw, and it may bet differently than in its own episodes. The discovery "
-        "scoring, if configured, plays the env's own episodes.")
+        "(evaluation.one_shoe: false) play up to 1000 hands, across shoes (a shoe deals at most 101): "
+        "there its episode counters take values it never saw, and it may bet differently than in its "
+        "own episodes.")
     assert TR.episode_note(TR.load(CONFIGS / "ppo-smoke.yaml", TR.TrainConfig)) is None
+
+
+def test_profit_per_hand_is_total_profit_over_hands_dealt_when_sessions_differ_in_length():
+    """One-shoe sessions deal different numbers of hands: the figure is the ratio of sums with its
+    ratio-estimator interval, and with equal sessions it is the plain mean per hand as before."""
+    rng = np.random.default_rng(3)
+    hands = rng.integers(70, 84, size=400).astype(float)
+    learned = rng.normal(0.5, 10.0, 400) * np.sqrt(hands)
+    flat = rng.normal(-0.1, 10.0, 400) * np.sqrt(hands)
+    report = {"bankroll": 1000.0, "session_hands": hands,
+              "final_bankrolls": {"learned": 1000.0 + learned, "flat": 1000.0 + flat},
+              "systems": [{"name": "learned", "wagered": 5000.0, "hands": 300},
+                          {"name": "flat", "wagered": 9000.0, "hands": 900}]}
+    rows = {r["name"]: r for r in TR.profit_per_hand(report)}
+    assert rows["learned"]["profit_per_hand"] == pytest.approx(learned.sum() / hands.sum(), rel=1e-12)
+    assert rows["flat"]["learned_minus_this"] == pytest.approx((learned - flat).sum() / hands.sum())
+    assert rows["flat"]["bet_share"] == 900 / hands.sum()
+    assert rows["learned"]["ci95"] == pytest.approx(stats.ratio_ci(learned, hands)["ci95"], rel=1e-9)
+    assert rows["learned"]["learned_minus_this_ci95"] == [0.0, 0.0]
+    per = learned / 80  # equal sessions: the mean per hand and its standard error, as before
+    mean, se = stats.mean_se(per)
+    row = TR.profit_per_hand(dict(report, session_hands=np.full(400, 80.0)))[0]
+    assert row["profit_per_hand"] == pytest.approx(mean, rel=1e-12)
+    assert row["ci95"] == pytest.approx(stats.normal_ci(mean, se), rel=1e-9)
+
+
+def test_a_one_shoe_training_is_evaluated_on_whole_shoes_and_a_study_across_shoes_warns(tmp_path):
+    """env.one_shoe: the held-out sessions end with their shoe, profit per hand is over the hands
+    those shoes dealt; replaying the model in a study whose sessions cross shoes warns."""
+    data = _config(total_timesteps=256, n_envs=8, curve_points=2)
+    data["hyperparameters"].update(n_steps=32, batch_size=64, n_epochs=1)
+    data["env"].update(one_shoe=True, max_hands=None)
+    data["evaluation"] = {"sessions": 40, "chunk_sessions": 20}
+    path = tmp_path / "one-shoe.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = TR.main(str(path), out=str(tmp_path / "run"), as_json=True)
+    held_out = result["evaluation"]
+    most = R.Rules().most_hands_per_shoe  # 8 decks, the cut card 14 cards from the end
+    assert held_out["one_shoe"] and held_out["hands_per_session"] == most == 101
+    assert 40 * 70 < held_out["hands_dealt"] < 40 * most  # a shoe of 402 cards deals ~80 hands
+    flat = next(s for s in held_out["systems"] if s["name"] == "flat banker")
+    assert flat["hands"] == flat["hands_dealt"] == held_out["hands_dealt"]
+    profit = {r["name"]: r for r in result["profit_per_hand"]}
+    assert profit["flat banker"]["bet_share"] == 1.0
+    assert profit["flat banker"]["profit_per_hand"] == pytest.approx(
+        flat["net"] / held_out["hands_dealt"], rel=1e-12)
+    study = {"rules": data["env"]["rules"], "table": data["env"]["table"],
+             "bankroll": data["env"]["bankroll"], "sessions": 4, "hands": 10,
+             "systems": [{"type": "sb3", "model": str(tmp_path / "run")}]}
+    with pytest.warns(UserWarning, match=r"trained on one-shoe episodes \(one_shoe\) but the study's "
+                                         r"sessions run across shoes"):
+        E.run_study(validate(study, E.StudyConfig, "s"))
