@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
 import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -56,9 +57,17 @@ def _mentions(annotation: object, kinds: tuple) -> bool:
     return any(_mentions(arg, kinds) for arg in typing.get_args(annotation))
 
 
+def _only_bool(annotation: object) -> bool:
+    """The annotation is ``bool`` or ``bool | None``."""
+    return annotation is bool or (
+        typing.get_origin(annotation) in (typing.Union, types.UnionType)
+        and {a for a in typing.get_args(annotation) if a is not type(None)} == {bool})
+
+
 class Strict(BaseModel):
-    """Base of every config section: unknown keys are errors, values are immutable, and true/false is
-    not a number (pydantic would read ``sessions: true`` as 1)."""
+    """Base of every config section: unknown keys are errors, values are immutable, true/false is
+    not a number (pydantic would read ``sessions: true`` as 1), and a switch is true or false (pydantic
+    would read ``one_shoe: 1`` or ``one_shoe: "yes"`` as true)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -69,6 +78,10 @@ class Strict(BaseModel):
             return data
         for key, value in data.items():
             field = cls.model_fields.get(key) if isinstance(key, str) else None
+            if field is not None and _only_bool(field.annotation) and not (
+                    isinstance(value, bool) or value is None):
+                raise PydanticCustomError("bool_not_number", "Input should be true or false",
+                                          {"key": key, "value": value})
             if field is None or _mentions(field.annotation, (bool,)) or any(
                     isinstance(m, type) and issubclass(m, BaseModel)
                     for m in _all_args(field.annotation)):
@@ -175,7 +188,7 @@ def _short(value: object, limit: int = 60) -> str:
 
 
 def _format_error(error: dict, model: type[BaseModel]) -> str:
-    if error["type"] == "bool_not_number":  # raised by a section for one of its keys
+    if error["type"] == "bool_not_number":  # raised by a section for one of its keys (either way)
         error = {**error, "loc": tuple(error["loc"]) + (error["ctx"]["key"],),
                  "input": error["ctx"]["value"]}
     loc = ".".join(str(part) for part in error["loc"]) or "(top level)"

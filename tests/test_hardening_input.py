@@ -4,6 +4,8 @@ one line and a documented exit status."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from gymnasium.error import ResetNeeded
@@ -196,6 +198,26 @@ def test_true_is_not_a_number_and_numbers_are_finite(tmp_path):
         "c.yaml: table.maximum: inf is not allowed; numbers must be finite (no .inf or .nan)")
     assert _load(tmp_path, "sessions: 10\nexact_conditional: true\nsystems: [{type: flat}]\n"
                  ).exact_conditional is True
+
+
+@pytest.mark.parametrize("value,shown", [("1", "1"), ("0.0", "0.0"), ('"yes"', "'yes'"),
+                                         ('"false"', "'false'")])
+def test_a_switch_is_true_or_false_and_nothing_pydantic_would_read_as_one(tmp_path, value, shown):
+    """pydantic alone reads one_shoe: 1, "yes" or "false" as a bool; a config that means something
+    else (a count, a typo) is refused instead, naming the key, in every section."""
+    assert _refused(tmp_path, f"one_shoe: {value}\nsystems: [{{type: flat}}]\n") == (
+        f"c.yaml: one_shoe: Input should be true or false (got {shown})")
+    assert _refused(tmp_path, f"systems: [{{type: martingale, recovering: {value}}}]\n") == (
+        f"c.yaml: systems.0.martingale.recovering: Input should be true or false (got {shown})")
+    from experiments import train as TR
+
+    import yaml
+
+    train = yaml.safe_load((Path(__file__).parent.parent / "configs" / "train" / "ppo-smoke.yaml"
+                            ).read_text())
+    train["evaluation"]["one_shoe"] = yaml.safe_load(value)
+    assert _refused(tmp_path, yaml.safe_dump(train), TR.TrainConfig) == (
+        f"c.yaml: evaluation.one_shoe: Input should be true or false (got {shown})")
 
 
 def test_a_failed_whole_config_check_does_not_repeat_the_config(tmp_path):
