@@ -209,9 +209,9 @@ def test_a_switch_is_true_or_false_and_nothing_pydantic_would_read_as_one(tmp_pa
         f"c.yaml: one_shoe: Input should be true or false (got {shown})")
     assert _refused(tmp_path, f"systems: [{{type: martingale, recovering: {value}}}]\n") == (
         f"c.yaml: systems.0.martingale.recovering: Input should be true or false (got {shown})")
-    from experiments import train as TR
-
     import yaml
+
+    from experiments import train as TR
 
     train = yaml.safe_load((Path(__file__).parent.parent / "configs" / "train" / "ppo-smoke.yaml"
                             ).read_text())
