@@ -129,20 +129,22 @@ def print_report(report: dict) -> None:
                     else f"[{_pct(lo)}, {_pct(hi)}]")
         print(f"{s['name']:<{width}} {s['hands']:>10,} {s['wagered']:>13,.0f} "
               f"{_pct(s['ev_per_unit_wagered']):>16} {interval:>20} "
-              f"{_pct(s['exact_edge']):>8} {s['p_ruin']:>8.4f} {s['p_target']:>8.4f} "
+              f"{_pct(_reference(s)):>8} {s['p_ruin']:>8.4f} {s['p_target']:>8.4f} "
               f"{s['mean_final_bankroll']:>9.1f} {s['median_final_bankroll']:>8.1f} "
               f"{s['max_drawdown']:>8.0f} {s['average_stake']:>9.2f} {s['largest_stake']:>9.0f} "
               f"{s['table_max_binds']:>9.2%}")
+    if any(s["exact_edge_conditional"] is not None for s in report["systems"]):
+        print("exact: the exact EV of the cards unseen before each bet, stake-weighted (what the CI is "
+              "checked against; the full-shoe edge of the same bets is exact_edge in report.json)")
     misses = 0
     for s in report["systems"]:
         if s["edge_within_ci"] is False:
             misses += 1
-            reference = s["exact_edge_conditional"]
-            which = ("the exact EV of the shoes it bet on" if reference is not None
+            which = ("the exact EV of the shoes it bet on" if s["exact_edge_conditional"] is not None
                      else "the exact edge")
             print(f"WARNING: {s['name']}: the 95% CI of EV per unit wagered "
                   f"[{_pct(s['ci95'][0])}, {_pct(s['ci95'][1])}] does not contain {which} "
-                  f"{_pct(reference if reference is not None else s['exact_edge'])}.")
+                  f"{_pct(_reference(s))}.")
         elif s.get("interval_note") == "too few bets for an interval":
             print(f"NOTE: {s['name']}: {s['hands']} bet(s), too few bets for an interval (at least "
                   f"{MIN_BETS_FOR_INTERVAL}); its EV per unit wagered is not compared with the exact "
@@ -155,6 +157,13 @@ def print_report(report: dict) -> None:
               "after losses share their luck). A miss that persists across seeds would be a bug; "
               "`exact_conditional: true` compares with the exact EV of the cards unseen before each "
               "bet instead of the full-shoe edge.")
+
+
+def _reference(system: dict) -> float:
+    """The exact figure a system's CI is checked against: the exact EV of the cards unseen before its
+    bets where computed (``exact_edge_conditional``), else the full-shoe edge of its bets."""
+    conditional = system["exact_edge_conditional"]
+    return conditional if conditional is not None else system["exact_edge"]
 
 
 def _pct(x: float | None) -> str:

@@ -136,56 +136,79 @@ def _outcome_counts_kernel(start, stop, c, weights, out):
 
 
 BLOCK = 16
-"""Compositions evaluated together by the float kernel: its inner loops run over a block, so the
-compiler vectorizes them (SIMD); about twice the scalar kernel's speed."""
+"""Compositions evaluated together by the float kernels: their inner loops run over a block, so the
+compiler vectorizes them (SIMD); about twice the scalar kernel's speed. Fewer compositions than a
+block go in one narrower block (:func:`block_width`) instead of a padded one: a single env prices one
+composition per step, and padding it to 16 cost 2-3x the walk."""
+
+
+def block_width(n: int) -> int:
+    """The block width for ``n`` compositions: :data:`BLOCK`, or for fewer the next power of two (so a
+    batch of one composition walks once, not 16 times)."""
+    width = 1
+    while width < min(n, BLOCK):
+        width *= 2
+    return width
+
+
+def _blocks(rows: np.ndarray, width: int) -> tuple[np.ndarray, int]:
+    """``rows`` ``(n, k)`` as ``(n_blocks, k, width)`` blocks, the last one padded with copies of the
+    first row (a valid composition), and the number of blocks."""
+    n = rows.shape[0]
+    n_blocks = -(-n // width)
+    if n_blocks * width != n:
+        rows = np.concatenate([rows, np.repeat(rows[:1], n_blocks * width - n, axis=0)])
+    blocks = rows.reshape(n_blocks, width, rows.shape[1]).transpose(0, 2, 1)
+    return np.ascontiguousarray(blocks), n_blocks
 
 
 @numba.njit(cache=True, nogil=True)
 def _expectation_kernel(start, stop, blocks, weights, out):
-    """Float twin of the kernel above over blocks of compositions: ``blocks`` is (n_blocks, 10, BLOCK)
-    value counts, ``out`` (n_blocks, k, BLOCK) receives sum_m weights[m, :] prod_v (c_v)_(m_v)."""
+    """Float twin of the kernel above over blocks of compositions: ``blocks`` is (n_blocks, 10, width)
+    value counts, ``out`` (n_blocks, k, width) receives sum_m weights[m, :] prod_v (c_v)_(m_v)."""
     n_out = weights.shape[1]
+    width = blocks.shape[2]  # the block width: 16, or fewer for a small batch (block_width)
     for blk in range(start, stop):
         c = blocks[blk]
-        acc = np.zeros((n_out, BLOCK))
-        p1 = np.empty(BLOCK)
-        p2 = np.empty(BLOCK)
-        p3 = np.empty(BLOCK)
-        p4 = np.empty(BLOCK)
-        p5 = np.empty(BLOCK)
-        p6 = np.empty(BLOCK)
+        acc = np.zeros((n_out, width))
+        p1 = np.empty(width)
+        p2 = np.empty(width)
+        p3 = np.empty(width)
+        p4 = np.empty(width)
+        p5 = np.empty(width)
+        p6 = np.empty(width)
         j = 0
         for v1 in range(10):
-            for i in range(BLOCK):
+            for i in range(width):
                 p1[i] = c[v1, i]
             for v2 in range(v1, 10):
                 k2 = 1.0 if v2 == v1 else 0.0
-                for i in range(BLOCK):
+                for i in range(width):
                     p2[i] = p1[i] * (c[v2, i] - k2)
                 for v3 in range(v2, 10):
                     k3 = k2 + 1.0 if v3 == v2 else 0.0
-                    for i in range(BLOCK):
+                    for i in range(width):
                         p3[i] = p2[i] * (c[v3, i] - k3)
                     for v4 in range(v3, 10):
                         k4 = k3 + 1.0 if v4 == v3 else 0.0
-                        for i in range(BLOCK):
+                        for i in range(width):
                             p4[i] = p3[i] * (c[v4, i] - k4)
                         for v5 in range(v4, 10):
                             k5 = k4 + 1.0 if v5 == v4 else 0.0
-                            for i in range(BLOCK):
+                            for i in range(width):
                                 p5[i] = p4[i] * (c[v5, i] - k5)
                             for v6 in range(v5, 10):
                                 k6 = k5 + 1.0 if v6 == v5 else 0.0
-                                for i in range(BLOCK):
+                                for i in range(width):
                                     p6[i] = p5[i] * (c[v6, i] - k6)
                                 for o in range(n_out):
                                     w = weights[j, o]
                                     if w != 0.0:
-                                        for i in range(BLOCK):
+                                        for i in range(width):
                                             acc[o, i] += w * p6[i]
                                 j += 1
         for o in range(n_out):
-            for i in range(BLOCK):
+            for i in range(width):
                 out[blk, o, i] = acc[o, i]
 
 
@@ -258,13 +281,13 @@ def expectations(composition: np.ndarray | list, columns: np.ndarray) -> np.ndar
         raise ValueError(f"columns must have shape ({R.N_OUTCOMES}, k); got {columns.shape}")
     flat = value_counts(comp).reshape(-1, 10).astype(np.float64)
     n = flat.shape[0]
-    n_blocks = -(-n // BLOCK)
-    if n_blocks * BLOCK != n:  # pad the last block with copies of a valid composition
-        flat = np.concatenate([flat, np.repeat(flat[:1], n_blocks * BLOCK - n, axis=0)])
-    blocks = np.ascontiguousarray(flat.reshape(n_blocks, BLOCK, 10).transpose(0, 2, 1))
-    out = np.empty((n_blocks, columns.shape[1], BLOCK))
+    width = block_width(n)
+    blocks, n_blocks = _blocks(flat, width)
+    out = np.empty((n_blocks, columns.shape[1], width))
     run_rows(_expectation_kernel, n_blocks, 2, blocks, _float_weights() @ columns, out)
-    result = out.transpose(0, 2, 1).reshape(n_blocks * BLOCK, columns.shape[1])[:n]
+    # a fresh C-contiguous array whatever the block width, so that products taken of it (the EVs: a
+    # matrix product) take the same path, and give the same bits, for a batch of any size
+    result = np.ascontiguousarray(out.transpose(0, 2, 1).reshape(n_blocks * width, columns.shape[1])[:n])
     result /= _falling6(comp.reshape(-1, R.N_RANKS).sum(axis=1))[:, None]
     return result.reshape(comp.shape[:-1] + (columns.shape[1],))
 
@@ -398,51 +421,52 @@ def _class_counts_kernel(start, stop, c, indptr, keys, orderings, out):
 
 @numba.njit(cache=True, nogil=True)
 def _class_probabilities_kernel(start, stop, blocks, scale, q1, q2, indptr, keys, orderings, out):
-    """Float twin over blocks of compositions, pair flags mixed in: ``blocks`` (n_blocks, 10, BLOCK)
-    value counts, ``scale`` 1 / (N)_6 and ``q1``, ``q2`` (n_blocks, BLOCK); row ``blk * BLOCK + i`` of
-    ``out`` (rows, 1600) receives the hand-class probabilities (one BLOCK-wide multiply-add per entry
+    """Float twin over blocks of compositions, pair flags mixed in: ``blocks`` (n_blocks, 10, width)
+    value counts, ``scale`` 1 / (N)_6 and ``q1``, ``q2`` (n_blocks, width); row ``blk * width + i`` of
+    ``out`` (rows, 1600) receives the hand-class probabilities (one block-wide multiply-add per entry
     of the sparse table, then the closed-form split of the pair flags)."""
+    width = blocks.shape[2]  # the block width: 16, or fewer for a small batch (block_width)
     for blk in range(start, stop):
         c = blocks[blk]
-        acc = np.zeros((_KEYS, BLOCK))
-        p1 = np.empty(BLOCK)
-        p2 = np.empty(BLOCK)
-        p3 = np.empty(BLOCK)
-        p4 = np.empty(BLOCK)
-        p5 = np.empty(BLOCK)
-        p6 = np.empty(BLOCK)
+        acc = np.zeros((_KEYS, width))
+        p1 = np.empty(width)
+        p2 = np.empty(width)
+        p3 = np.empty(width)
+        p4 = np.empty(width)
+        p5 = np.empty(width)
+        p6 = np.empty(width)
         j = 0
         for v1 in range(10):
-            for i in range(BLOCK):
+            for i in range(width):
                 p1[i] = c[v1, i]
             for v2 in range(v1, 10):
                 k2 = 1.0 if v2 == v1 else 0.0
-                for i in range(BLOCK):
+                for i in range(width):
                     p2[i] = p1[i] * (c[v2, i] - k2)
                 for v3 in range(v2, 10):
                     k3 = k2 + 1.0 if v3 == v2 else 0.0
-                    for i in range(BLOCK):
+                    for i in range(width):
                         p3[i] = p2[i] * (c[v3, i] - k3)
                     for v4 in range(v3, 10):
                         k4 = k3 + 1.0 if v4 == v3 else 0.0
-                        for i in range(BLOCK):
+                        for i in range(width):
                             p4[i] = p3[i] * (c[v4, i] - k4)
                         for v5 in range(v4, 10):
                             k5 = k4 + 1.0 if v5 == v4 else 0.0
-                            for i in range(BLOCK):
+                            for i in range(width):
                                 p5[i] = p4[i] * (c[v5, i] - k5)
                             for v6 in range(v5, 10):
                                 k6 = k5 + 1.0 if v6 == v5 else 0.0
-                                for i in range(BLOCK):
+                                for i in range(width):
                                     p6[i] = p5[i] * (c[v6, i] - k6)
                                 for e in range(indptr[j], indptr[j + 1]):
                                     key = keys[e]
                                     w = orderings[e]
-                                    for i in range(BLOCK):
+                                    for i in range(width):
                                         acc[key, i] += w * p6[i]
                                 j += 1
-        for i in range(BLOCK):
-            row = blk * BLOCK + i
+        for i in range(width):
+            row = blk * width + i
             if row >= out.shape[0]:
                 break
             a1 = q1[blk, i]
@@ -552,13 +576,13 @@ def hand_class_expectations(composition: np.ndarray | list, columns: np.ndarray)
 
 def _hand_class_chunk(ranks: np.ndarray) -> np.ndarray:
     n = ranks.shape[0]
-    n_blocks = -(-n // BLOCK)
-    if n_blocks * BLOCK != n:  # pad the last block with copies of a valid composition
-        ranks = np.concatenate([ranks, np.repeat(ranks[:1], n_blocks * BLOCK - n, axis=0)])
-    values = value_counts(ranks).astype(np.float64)
-    blocks = np.ascontiguousarray(values.reshape(n_blocks, BLOCK, 10).transpose(0, 2, 1))
-    scale = (1.0 / _falling6(ranks.sum(axis=1))).reshape(n_blocks, BLOCK)
-    q1, q2 = (q.reshape(n_blocks, BLOCK) for q in _zero_pair_probabilities(ranks))
+    width = block_width(n)
+    n_blocks = -(-n // width)
+    if n_blocks * width != n:  # pad the last block with copies of a valid composition
+        ranks = np.concatenate([ranks, np.repeat(ranks[:1], n_blocks * width - n, axis=0)])
+    blocks, _ = _blocks(value_counts(ranks).astype(np.float64), width)
+    scale = (1.0 / _falling6(ranks.sum(axis=1))).reshape(n_blocks, width)
+    q1, q2 = (q.reshape(n_blocks, width) for q in _zero_pair_probabilities(ranks))
     out = np.empty((n, R.N_HAND_CLASSES))
     run_rows(_class_probabilities_kernel, n_blocks, 1, blocks, scale, q1, q2,
              *_float_class_weights(), out)

@@ -221,6 +221,22 @@ def test_exact_conditional_compares_with_the_exact_ev_of_the_shoes_bet_on():
                if s["type"] not in ("kelly",))
 
 
+def test_the_table_shows_the_exact_figure_each_interval_is_checked_against(capsys):
+    """With exact_conditional the 'exact' column of a system that does not count (flat, a learned
+    policy) is the exact EV of the shoes it bet on, the figure its CI is checked against, not the
+    full-shoe edge of the same bets (a learned bettor of positive shoes showed -9.5% there)."""
+    report = E.run_study(study(exact_conditional=True, sessions=60, hands=80, systems=[
+        {"type": "flat", "bet": "tie"}, {"type": "perfect", "bets": ["tie", "dragon7", "panda8"]}]))
+    ER.print_report(report)
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    tie, perfect = report["systems"]
+    assert tie["exact_edge"] == pytest.approx(-0.143596, abs=5e-7)  # the full-shoe tie edge
+    assert f" {100 * tie['exact_edge_conditional']:+.3f}% " in rows["flat"]
+    assert f" {100 * tie['exact_edge']:+.3f}% " not in rows["flat"]
+    assert f" {100 * perfect['exact_edge']:+.3f}% " in rows["perfect"]  # a counting system's own
+    assert rows["exact:"].startswith("exact: the exact EV of the cards unseen before each bet")
+
+
 def test_kelly_report_is_bit_identical_with_and_without_the_ev_bound(monkeypatch):
     """The Kelly bettor skips the exact EV where pb_gym.ev_bound proves every bet negative: a study
     where it bets often (1-deck shoes) gives the same report, to the last bit, with the skip off."""

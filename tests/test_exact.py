@@ -144,3 +144,22 @@ def test_pair_probabilities_in_closed_form_agree_with_the_hand_class_law():
                           law[:, pp | bp].sum(1)], axis=1)
     np.testing.assert_allclose(pairs, marginals, rtol=0, atol=1e-15)
     np.testing.assert_allclose(exact.value_class_probabilities(comps).sum(axis=1), 1.0, rtol=1e-14)
+
+
+def test_a_small_batch_walks_narrow_blocks_with_the_same_bits_as_a_full_block():
+    """Fewer compositions than a block (16) are walked in one narrower block, not padded to 16: a
+    single env prices one composition per step. Every composition's probabilities are the same bits
+    alone, in any small batch, and in a batch of full blocks."""
+    assert [exact.block_width(n) for n in (1, 2, 3, 4, 5, 8, 9, 16, 17, 1000)] == [
+        1, 2, 4, 4, 8, 8, 16, 16, 16, 16]
+    rng = np.random.default_rng(5)
+    compositions = np.repeat(R.full_shoe(8)[None], 40, axis=0)
+    for row in compositions:  # late shoes: up to 380 of 416 cards seen
+        seen = rng.choice(416, size=rng.integers(0, 380), replace=False)
+        np.subtract.at(row, np.repeat(np.arange(13), 32)[seen], 1)
+    for probabilities in (exact.outcome_probabilities, exact.hand_class_probabilities):
+        batch = probabilities(compositions)
+        for n in (1, 2, 3, 5, 8, 16, 17, 33):
+            assert np.array_equal(probabilities(compositions[:n]), batch[:n])
+        assert all(np.array_equal(probabilities(c), batch[i]) for i, c in enumerate(compositions))
+        assert probabilities(compositions[:1]).flags["C_CONTIGUOUS"]
