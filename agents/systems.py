@@ -622,7 +622,9 @@ class Kelly(BettingSystem):
                 column = table.bet(bet).column()
                 values = np.array(sorted(set(column.tolist()) - {0.0}))
                 indicator = (column[:, None] == values[None, :]).astype(float)
-                groups.append((table.column(bet), values, hand_probabilities @ indicator))
+                # row by row: a table's decision is the same bits whatever the batch it is in
+                groups.append((table.column(bet), values,
+                               exact.row_products(hand_probabilities, indicator)))
         n = composition.shape[0]
         probabilities = None
         if matrix.shape[1]:

@@ -86,16 +86,10 @@ class BetBook:
     expected_values: Callable[[np.ndarray], np.ndarray]
 
 
-SMALL_BATCH = 128
-"""Below this many compositions the product with the pay matrix runs in numpy's own loop (einsum): a
-multi-threaded BLAS call on a few rows costs more in waking its threads than in arithmetic, up to
-0.1 s on a busy machine, and the last hands of a chunk have few live tables."""
-
-
 def _book_evs(compositions: np.ndarray, pay: np.ndarray) -> np.ndarray:
-    """Every bet's exact EV: hand-class probabilities (one walk per composition) times ``pay``."""
-    if len(compositions) < SMALL_BATCH:
-        return np.einsum("ij,jk->ik", exact.hand_class_probabilities(compositions), pay)
+    """Every bet's exact EV: hand-class probabilities (one walk per composition) times ``pay``, by
+    :func:`pb_gym.exact.hand_class_expectations` (its product is row by row, no BLAS threads to wake:
+    the last hands of a chunk have few live tables)."""
     return exact.hand_class_expectations(compositions, pay)
 
 

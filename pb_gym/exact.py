@@ -212,6 +212,34 @@ def _expectation_kernel(start, stop, blocks, weights, out):
                 out[blk, o, i] = acc[o, i]
 
 
+@numba.njit(cache=True, nogil=True)
+def _row_products_kernel(start, stop, rows, columns, out):
+    """``out[i] = rows[i] @ columns`` for the rows ``start..stop-1``, each entry summed over the rows of
+    ``columns`` in order, so that a row's result is the same bits whatever the batch around it."""
+    k = columns.shape[1]
+    acc = np.empty(k)
+    for i in range(start, stop):
+        acc[:] = 0.0
+        for h in range(columns.shape[0]):
+            p = rows[i, h]
+            if p != 0.0:  # most hand classes are impossible for a given composition's next hand
+                for j in range(k):
+                    acc[j] += p * columns[h, j]
+        for j in range(k):
+            out[i, j] = acc[j]
+
+
+def row_products(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """``rows @ columns`` (``(n, m) @ (m, k)``), computed row by row in a fixed order: the EV of a
+    composition is then the same bits alone, in a single env, or among the thousands of a vector env
+    (BLAS's product is not: its blocking, and so its rounding, depends on the batch's shape)."""
+    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    columns = np.ascontiguousarray(columns, dtype=np.float64)
+    out = np.empty((rows.shape[0], columns.shape[1]))
+    run_rows(_row_products_kernel, rows.shape[0], 64, rows, columns, out)
+    return out
+
+
 def validate_composition(composition: np.ndarray | list) -> np.ndarray:
     """Check a composition (counts by rank A..K, last axis of length 13) and return it as int64."""
     array = np.asarray(composition)
@@ -312,7 +340,9 @@ def expected_values(composition: np.ndarray | list, rules: Rules | None = None) 
     """
     rules = rules or Rules()
     probabilities = outcome_probabilities(composition)
-    ev = probabilities @ rules.paytable()
+    ev = row_products(probabilities.reshape(-1, R.N_OUTCOMES), rules.paytable())
+    if probabilities.ndim != 2:  # (n, 7) stays the array that owns its memory (the env's info holds it)
+        ev = ev.reshape(probabilities.shape[:-1] + (len(R.BETS),))
     pair = pair_probability(composition)
     for bet in ("player_pair", "banker_pair"):
         ev[..., R.BETS.index(bet)] = pair * (rules.pair_pays + 1.0) - 1.0
@@ -570,7 +600,8 @@ def hand_class_expectations(composition: np.ndarray | list, columns: np.ndarray)
     flat = comp.reshape(-1, R.N_RANKS)
     out = np.empty((flat.shape[0], columns.shape[1]))
     for start in range(0, flat.shape[0], CLASS_CHUNK):
-        out[start:start + CLASS_CHUNK] = _hand_class_chunk(flat[start:start + CLASS_CHUNK]) @ columns
+        out[start:start + CLASS_CHUNK] = row_products(_hand_class_chunk(flat[start:start + CLASS_CHUNK]),
+                                                      columns)
     return out.reshape(comp.shape[:-1] + (columns.shape[1],))
 
 

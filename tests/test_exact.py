@@ -163,3 +163,14 @@ def test_a_small_batch_walks_narrow_blocks_with_the_same_bits_as_a_full_block():
             assert np.array_equal(probabilities(compositions[:n]), batch[:n])
         assert all(np.array_equal(probabilities(c), batch[i]) for i, c in enumerate(compositions))
         assert probabilities(compositions[:1]).flags["C_CONTIGUOUS"]
+    # and so are their EVs: the product with the pay table is row by row (BLAS's is not)
+    from pb_gym import catalog
+
+    rules = Rules()
+    table = catalog.TableBets(rules, tuple(catalog.bet_names(rules)[7:]))  # all 58 bets
+    for expected_values in (exact.expected_values, table.expected_values):
+        batch = expected_values(compositions)
+        for n in (1, 2, 5, 16, 17, 33):
+            assert np.array_equal(expected_values(compositions[:n]), batch[:n])
+        assert all(np.array_equal(expected_values(c[None])[0], batch[i])
+                   for i, c in enumerate(compositions))
