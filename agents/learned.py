@@ -62,7 +62,10 @@ ENV_FILE = "env.json"
 NORMALIZE_FILE = "vecnormalize.pkl"
 
 ALGORITHMS: tuple[str, ...] = ("PPO", "A2C", "DQN", "MaskablePPO", "RecurrentPPO")
-OBS_TRANSFORMS: tuple[str, ...] = ("none", "composition", "counts")
+OBS_TRANSFORMS: tuple[str, ...] = ("none", "composition", "counts", "shoe_only")
+"""The observation transforms (:func:`transform_obs`), the ``obs_transform`` of a train config."""
+SHOE_ONLY_KEYS: tuple[str, ...] = ("shoe", "cards_left")
+"""What ``shoe_only`` keeps: the composition of the unseen cards, and how many there are."""
 
 
 class ModelMismatch(ValueError):
@@ -249,7 +252,9 @@ def transform_obs(kind: str, obs: dict[str, np.ndarray], cfg: T.EnvConfig) -> di
     composition; the counts' scale shrinks with the cards left, these do not). ``counts``: the same,
     plus ``count``: a card counter's linear estimate of the EV (in %) of each of :data:`COUNTED_BETS`
     from the cards seen (effects of removal from the exact calculator, scaled by the cards unseen), the
-    feature a human counter would hand the agent.
+    feature a human counter would hand the agent. ``shoe_only``: ``composition``'s ``shoe`` and
+    ``cards_left``, nothing else (no bankroll, hand counters or bead plate): what a counter sizes a bet
+    from, and nothing that drifts over a session longer than a training episode.
     """
     if kind == "none" or "shoe" not in obs:
         return obs
@@ -268,6 +273,8 @@ def transform_obs(kind: str, obs: dict[str, np.ndarray], cfg: T.EnvConfig) -> di
         removed = R.full_shoe(cfg.rules.decks).astype(np.float64) - obs["shoe"]
         scale = cfg.rules.n_cards / total.astype(np.float64)
         out["count"] = (100.0 * (ev_full + (removed @ eor) * scale)).astype(np.float32)
+    if kind == "shoe_only":
+        out = {key: out[key] for key in SHOE_ONLY_KEYS}
     return out
 
 
@@ -281,6 +288,8 @@ def transformed_space(kind: str, space):
     boxes["shoe"] = spaces.Box(-100.0, 100.0, shape=boxes["shoe"].shape, dtype=np.float32)
     if kind == "counts":
         boxes["count"] = spaces.Box(-1000.0, 1000.0, shape=(len(COUNTED_BETS),), dtype=np.float32)
+    if kind == "shoe_only":
+        boxes = {key: boxes[key] for key in SHOE_ONLY_KEYS}
     return spaces.Dict(boxes)
 
 

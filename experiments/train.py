@@ -219,7 +219,7 @@ class TrainConfig(Strict):
     policy: str = "MultiInputPolicy"
     hyperparameters: dict[str, Any] = Field(default_factory=dict)
     env: EnvConfig = EnvConfig()
-    obs_transform: Literal["none", "composition", "counts"] = "none"
+    obs_transform: Literal[L.OBS_TRANSFORMS] = "none"  # type: ignore[valid-type]
     normalize: NormalizeConfig = NormalizeConfig()
     n_envs: int = Field(64, ge=1, le=65536, description="parallel tables")
     total_timesteps: int = Field(ge=1)

@@ -320,6 +320,28 @@ def test_counts_transform_is_a_counters_linear_ev_estimate():
                                    [R.BETS.index(b) for b in L.COUNTED_BETS]], rtol=1e-5)
 
 
+def test_a_shoe_only_policy_sees_the_shoe_and_the_cards_left_and_replays_on_them(tmp_path):
+    """obs_transform: shoe_only drops the bankroll, the hand counters, the bead plate and the last hand
+    (they drift over sessions longer than a training episode), in training and in the replay."""
+    data = _config(total_timesteps=256, n_envs=8, curve_points=2, obs_transform="shoe_only")
+    data["hyperparameters"].update(n_steps=32, batch_size=64, n_epochs=1)
+    data["evaluation"].update(sessions=20, hands=30)
+    path = tmp_path / "shoe-only.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = TR.main(str(path), out=str(tmp_path / "run"), as_json=True)
+    model = L.algorithm_class("PPO").load(tmp_path / "run" / "model.zip", device="cpu")
+    assert set(model.observation_space.spaces) == set(L.SHOE_ONLY_KEYS) == {"shoe", "cards_left"}
+    learned = result["evaluation"]["systems"][0]
+    assert learned["name"] == "PPO (learned)" and result["evaluation"]["hands_dealt"] == 20 * 30
+    # the replay reads the same two fields: a study of its own replays the run's held-out study
+    policy = L.Sb3Policy(model=str(tmp_path / "run"))
+    assert policy.obs_transform == "shoe_only"  # recorded in env.json
+    obs = L.transform_obs("shoe_only", {"shoe": np.full((2, 13), 32.0, np.float32),
+                                        "cards_left": np.full((2, 1), 416.0, np.float32),
+                                        "bankroll": np.ones((2, 1), np.float32)}, policy.cfg)
+    assert list(obs) == ["shoe", "cards_left"] and np.allclose(obs["shoe"], 0.0, atol=1e-5)
+
+
 # ------------------------------------------------------------------------------- names and checksums
 @pytest.mark.parametrize("name", ["../../x", "/some/other/dir", "a/b", ".hidden", "..", "", "a" * 65,
                                   "tab\there"])
