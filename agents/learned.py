@@ -398,7 +398,8 @@ class Sb3Policy(S.BettingSystem):
             warnings.warn(f"{where}: the starting bankroll ({float(start[0]):g} units) differs from the "
                           f"training environment's ({cfg.bankroll_units:g} units): the bankroll "
                           "observations are outside what the model was trained on", stacklevel=2)
-        if cfg.one_shoe and view.session is not None and not view.session.limits.one_shoe:
+        if (cfg.one_shoe and self.obs_transform != "shoe_only" and view.session is not None
+                and not view.session.limits.one_shoe):  # (shoe_only sees no hand counter)
             warnings.warn(f"{where}: the model was trained on one-shoe episodes (one_shoe) but the "
                           "study's sessions run across shoes (set one_shoe: true in the study): its "
                           "hand counters there take values it never saw", stacklevel=2)

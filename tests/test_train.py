@@ -899,6 +899,8 @@ def test_a_one_shoe_policy_is_evaluated_on_single_shoes_unless_told_otherwise():
         "there its episode counters take values it never saw, and it may bet differently than in its "
         "own episodes.")
     assert TR.episode_note(TR.load(CONFIGS / "ppo-smoke.yaml", TR.TrainConfig)) is None
+    # a policy that sees only the shoe has no episode counter to leave its training range
+    assert TR.episode_note(TR.load(CONFIGS / "discover-sizing-shoe.yaml", TR.TrainConfig)) is None
 
 
 def test_profit_per_hand_is_total_profit_over_hands_dealt_when_sessions_differ_in_length():
