@@ -98,9 +98,10 @@ class EnvConfig(Strict):
     stake_levels: list[float] | None = None
     stake_unit: Literal["units", "fraction"] = "units"
     allow_no_bet: bool = True
-    reward: Literal["realized", "expected"] = Field(
-        "realized", description="training reward: the hand's net win, or the exact EV of the stakes "
-        "given the cards unseen (unbiased, no outcome noise); the evaluation is always realized")
+    reward: Literal[T.REWARDS] = Field(  # type: ignore[valid-type]
+        "realized", description="training reward: the hand's net win; the exact EV of the stakes "
+        "given the cards unseen (unbiased, no outcome noise); or the exact expected log growth of the "
+        "bankroll given them (Kelly's objective); the evaluation is always realized")
     custom_bets: CustomBets = Field((), description=CUSTOM_BETS_HELP + "; offer one by naming it "
                                           "in rules.side_bets (the held-out evaluation offers it too)")
 
@@ -554,23 +555,30 @@ def profit_per_hand(report: dict) -> list[dict]:
     difference from the first system (the learned policy; same hands, so the CI is paired). Sessions
     may differ in length (``one_shoe``: each ends with its shoe), so the figure is the ratio of sums,
     total profit over total hands dealt, with its ratio-estimator interval over sessions
-    (:func:`experiments.stats.ratio_ci`)."""
+    (:func:`experiments.stats.ratio_ci`). Also the bankroll's log growth per hand dealt (what Kelly
+    maximizes; a final bankroll below half the table minimum counts as that, as the env's
+    ``reward="log_growth"`` does)."""
     start = report["bankroll"]
     finals = report["final_bankrolls"]
     hands = np.asarray(report["session_hands"], dtype=np.float64)  # dealt in each session
     dealt = float(hands.sum())
+    floor = T.LOG_GROWTH_FLOOR * report["table"]["minimum"]  # a ruined session, as the env counts it
     names = [s["name"] for s in report["systems"]]
     first = np.asarray(finals[names[0]]) - start
     rows = []
     for s in report["systems"]:
-        net = np.asarray(finals[s["name"]]) - start
+        final = np.asarray(finals[s["name"]])
+        net = final - start
         profit = stats.ratio_ci(net, hands)
         diff = stats.ratio_ci(first - net, hands)
+        growth = stats.ratio_ci(np.log(np.maximum(final, floor) / start), hands)
         rows.append({"name": s["name"], "profit_per_hand": profit["estimate"], "ci95": profit["ci95"],
                      "wagered_per_hand": s["wagered"] / dealt,
                      "bet_share": s["hands"] / dealt,
                      "learned_minus_this": diff["estimate"],
-                     "learned_minus_this_ci95": diff["ci95"]})
+                     "learned_minus_this_ci95": diff["ci95"],
+                     "log_growth_per_hand": growth["estimate"],
+                     "log_growth_ci95": growth["ci95"]})
     return rows
 
 
@@ -578,13 +586,14 @@ def print_profit(rows: list[dict], unit: float) -> None:
     print(f"\nprofit per hand dealt (money; unit {unit:g}), 95% CI over sessions; last column: the "
           f"learned policy minus this system (paired)")
     print(f"{'system':<22} {'share bet':>9} {'wagered/hand':>12} {'profit/hand':>12} {'95% CI':>22} "
-          f"{'learned - this':>15} {'95% CI':>22}")
+          f"{'learned - this':>15} {'95% CI':>22} {'log growth/hand':>16}")
     for r in rows:
         lo, hi = r["ci95"]
         dlo, dhi = r["learned_minus_this_ci95"]
         print(f"{r['name'][:22]:<22} {r['bet_share']:>9.2%} {r['wagered_per_hand']:>12.4f} "
               f"{r['profit_per_hand']:>+12.5f} {f'[{lo:+.5f}, {hi:+.5f}]':>22} "
-              f"{r['learned_minus_this']:>+15.5f} {f'[{dlo:+.5f}, {dhi:+.5f}]':>22}")
+              f"{r['learned_minus_this']:>+15.5f} {f'[{dlo:+.5f}, {dhi:+.5f}]':>22} "
+              f"{r['log_growth_per_hand']:>+16.3e}")
 
 
 # ------------------------------------------------------------------------------------------ training

@@ -910,7 +910,7 @@ def test_profit_per_hand_is_total_profit_over_hands_dealt_when_sessions_differ_i
     hands = rng.integers(70, 84, size=400).astype(float)
     learned = rng.normal(0.5, 10.0, 400) * np.sqrt(hands)
     flat = rng.normal(-0.1, 10.0, 400) * np.sqrt(hands)
-    report = {"bankroll": 1000.0, "session_hands": hands,
+    report = {"bankroll": 1000.0, "session_hands": hands, "table": {"minimum": 10.0},
               "final_bankrolls": {"learned": 1000.0 + learned, "flat": 1000.0 + flat},
               "systems": [{"name": "learned", "wagered": 5000.0, "hands": 300},
                           {"name": "flat", "wagered": 9000.0, "hands": 900}]}
@@ -920,6 +920,12 @@ def test_profit_per_hand_is_total_profit_over_hands_dealt_when_sessions_differ_i
     assert rows["flat"]["bet_share"] == 900 / hands.sum()
     assert rows["learned"]["ci95"] == pytest.approx(stats.ratio_ci(learned, hands)["ci95"], rel=1e-9)
     assert rows["learned"]["learned_minus_this_ci95"] == [0.0, 0.0]
+    growth = np.log((1000.0 + learned) / 1000.0).sum() / hands.sum()
+    assert rows["learned"]["log_growth_per_hand"] == pytest.approx(growth, rel=1e-12)
+    ruined = dict(report, final_bankrolls={"learned": np.r_[0.0, np.full(399, 1000.0)],
+                                           "flat": np.full(400, 1000.0)})
+    assert TR.profit_per_hand(ruined)[0]["log_growth_per_hand"] == pytest.approx(
+        np.log(5.0 / 1000.0) / hands.sum())  # a ruined session counts as half the table minimum
     per = learned / 80  # equal sessions: the mean per hand and its standard error, as before
     mean, se = stats.mean_se(per)
     row = TR.profit_per_hand(dict(report, session_hands=np.full(400, 80.0)))[0]

@@ -202,7 +202,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         self._obs_shape = (1, cfg.obs_size)
         self._n_out = cfg.n_columns + _N_SCALARS
         self._hand_info, self._info_ev, self._flat = cfg.hand_info, cfg.info_ev, cfg.flatten_obs
-        self._expected_reward = cfg.reward == "expected"
+        self._exact_reward = cfg.reward != "realized"  # "expected" or "log_growth"
 
     def __getstate__(self) -> dict[str, Any]:
         """Copies and pickles leave the compiled step state behind (it is rebuilt on the next step)."""
@@ -306,11 +306,10 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         n_columns = self._n_columns
         (reward, terminated, truncated, pt, bt, winner, natural, pp, bp, shuffled,
          bankroll) = out[n_columns:].tolist()
-        if self._expected_reward:
+        if self._exact_reward:
             reward = 0.0
             if self.session.seats.placed.item(0):
-                ev = T.ev_before_hand(self.config, self.tables, np.zeros(1, dtype=np.intp))
-                reward = float(np.einsum("ij,ij->i", self.session.seats.stakes[0], ev)[0])
+                reward = float(T.exact_reward(self.config, self.tables, np.zeros(1, dtype=np.intp))[0])
         info: dict[str, Any] = {}
         if hand_info:  # the info's arrays are views of these, read-only: HandInfo's copies share them
             out.setflags(write=False)

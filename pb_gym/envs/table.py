@@ -83,9 +83,14 @@ HANDS_SCALE = 100
 """Hands that scale the episode-hands feature when the env has no ``max_hands`` of its own (the limit
 is then Gymnasium's ``TimeLimit``; 100 is the registered ``max_episode_steps``)."""
 STAKE_UNITS: tuple[str, ...] = ("units", "fraction")
-REWARDS: tuple[str, ...] = ("realized", "expected")
-"""``reward`` options: the dealt net win of the hand, or the exact EV of the stakes placed given the
-cards unseen before the hand (see :func:`play_hand`)."""
+REWARDS: tuple[str, ...] = ("realized", "expected", "log_growth")
+"""``reward`` options: the dealt net win of the hand; the exact EV of the stakes placed given the
+cards unseen before the hand; or the exact expected log growth of the bankroll over the hand (Kelly's
+objective) given the same cards (see :func:`play_hand`)."""
+LOG_GROWTH_FLOOR = 0.5
+"""With ``reward="log_growth"``, a hand class that would leave less than half the table minimum (an
+all-in bet lost: nothing at all) counts as leaving half of it, so the reward stays finite: ruin costs
+``log(table_min / 2 / bankroll)``, far below any hand a sane stake can lose."""
 DEFAULT_STAKE_LEVELS: dict[str, tuple[float, ...]] = {
     "units": (1.0, 2.0, 5.0, 10.0, 25.0),
     "fraction": (0.01, 0.02, 0.05, 0.1, 0.25),
@@ -279,7 +284,9 @@ def make_config(**kwargs: Any) -> EnvConfig:
     (exact EV of each bet in ``info``; False), ``hand_info`` (cards, totals, winner, stakes in ``info``),
     ``reward`` (``realized``: the hand's net win, the default; ``expected``: the exact EV of the stakes
     placed given the cards unseen before the hand, an unbiased, noise-free estimate of the realized
-    reward given what the agent knew; the bankroll still moves by the realized win).
+    reward given what the agent knew; ``log_growth``: the exact expected log growth of the bankroll over
+    the hand, ``sum_h P(h) log(1 + net_h / bankroll)`` over the hand classes, Kelly's objective; the
+    bankroll still moves by the realized win).
     """
     defaults: dict[str, Any] = dict(
         rules=None, bankroll=1000.0, unit=10.0, table_min=10.0, table_max=5000.0, win_target=None,
@@ -1017,8 +1024,10 @@ def play_hand(cfg: EnvConfig, tables: Tables, actions: np.ndarray, active: np.nd
     The reward is the hand's net win (``cfg.reward == "realized"``) or, with ``"expected"``, the sum
     over the spots of stake x exact EV per unit (:func:`ev_before_hand`: the cards unseen before the
     hand, burned cards included) -- the conditional expectation of the net win given the cards seen,
-    so the optimal policy is the same and the outcome noise is gone. The bankroll, ruin and the win
-    target always follow the realized net win.
+    so the optimal policy is the same and the outcome noise is gone. With ``"log_growth"`` it is the
+    conditional expectation of ``log(bankroll after / bankroll before)`` given the same cards
+    (:func:`log_growth_before_hand`), whose maximizer is the Kelly bettor. The bankroll, ruin and the
+    win target always follow the realized net win.
 
     ``max_hands`` overrides ``cfg.max_hands`` (the vector env's ``max_episode_steps``)."""
     _check_batch(cfg, tables, active)
@@ -1062,13 +1071,21 @@ def _hand_outcome(cfg: EnvConfig, tables: Tables, active: np.ndarray
     net win, or with ``reward="expected"`` stake x exact EV of the cards unseen before the hand."""
     seat_arrays = tables.session.seats
     reward = seat_arrays.net[0].copy()
-    if cfg.reward == "expected":
+    if cfg.reward != "realized":
         staked = np.flatnonzero(active & seat_arrays.placed[0])
         reward[active] = 0.0
         if staked.size:
-            ev = ev_before_hand(cfg, tables, staked)
-            reward[staked] = np.einsum("ij,ij->i", seat_arrays.stakes[0][staked], ev)
+            reward[staked] = exact_reward(cfg, tables, staked)
     return reward, seat_arrays.terminated[0].copy(), seat_arrays.truncated[0].copy()
+
+
+def exact_reward(cfg: EnvConfig, tables: Tables, rows: np.ndarray) -> np.ndarray:
+    """The ``"expected"`` or ``"log_growth"`` reward ``(len(rows),)`` of the hand just played at the
+    tables ``rows`` (where a stake was placed), from the cards unseen before it."""
+    stakes = tables.session.seats.stakes[0][rows]
+    if cfg.reward == "expected":
+        return np.einsum("ij,ij->i", stakes, ev_before_hand(cfg, tables, rows))
+    return log_growth_before_hand(cfg, tables, rows)
 
 
 def _raise_step(cfg: EnvConfig, ints: np.ndarray, result: tuple) -> None:
@@ -1190,6 +1207,30 @@ def ev_before_hand(cfg: EnvConfig, tables: Tables, rows: np.ndarray | None = Non
     """Exact EV per unit of every bet spot ``(n, 7)`` of the hand just dealt, given the cards the
     players had seen before it (the unseen counts plus the hand's own cards; after a reshuffle that is
     the new shoe, burn card turned). ``rows``: only these tables (``(len(rows), 7)``)."""
+    return cfg.bets.expected_values(composition_before_hand(tables, rows))
+
+
+def log_growth_before_hand(cfg: EnvConfig, tables: Tables, rows: np.ndarray) -> np.ndarray:
+    """Exact expected log growth ``(len(rows),)`` of the seat's bankroll over the hand just dealt at the
+    tables ``rows``, for the stakes placed, given the cards unseen before it: ``sum_h P(h) log(1 +
+    stakes . pay[h] / bankroll)`` over the hand classes ``h`` (the bankroll before the hand; a class
+    that would leave less than :data:`LOG_GROWTH_FLOOR` x the table minimum counts as leaving that)."""
+    from pb_gym import exact  # the env imports the exact odds only when it prices a hand
+
+    session = tables.session
+    seats = session.seats
+    stakes = seats.stakes[0][rows]
+    before = seats.bankroll[0][rows] - seats.net[0][rows]
+    net = stakes @ session.payoffs.T  # (rows, hand classes): the net win of each hand class
+    floor = LOG_GROWTH_FLOOR * cfg.min_units
+    growth = np.log(np.maximum(before[:, None] + net, floor) / before[:, None])
+    probabilities = exact.hand_class_probabilities(composition_before_hand(tables, rows))
+    return (probabilities * growth).sum(axis=1)
+
+
+def composition_before_hand(tables: Tables, rows: np.ndarray | None = None) -> np.ndarray:
+    """The cards ``(n, 13)`` the players had not seen before the hand just dealt (``rows``: only these
+    tables): the unseen counts plus the hand's own cards."""
     res = tables.result
     select = slice(None) if rows is None else rows
     cards = np.concatenate([res.player_cards[select], res.banker_cards[select]],
@@ -1199,7 +1240,7 @@ def ev_before_hand(cfg: EnvConfig, tables: Tables, rows: np.ndarray | None = Non
         code = cards[:, c]
         rows = np.flatnonzero(code > 0)
         comp[rows, code[rows] - 1] += 1
-    return cfg.bets.expected_values(comp)
+    return comp
 
 
 def hand_info(cfg: EnvConfig, tables: Tables) -> dict[str, np.ndarray]:
