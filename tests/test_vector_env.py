@@ -197,14 +197,17 @@ def test_throughput_function_runs():
     assert result["vector_vs_sync_ratio"] > 1
 
 
-@pytest.mark.parametrize("side_bets,reward", [(("dragon7", "panda8"), "expected"),
-                                              (("egalite_7", "three_giving_eight"), "expected"),
-                                              (("dragon7", "panda8"), "log_growth")])
-def test_parity_with_single_envs_holds_for_exact_rewards_and_evs(side_bets, reward):
+@pytest.mark.parametrize("side_bets,reward,mode", [
+    (("dragon7", "panda8"), "expected", "discrete"),
+    (("egalite_7", "three_giving_eight"), "expected", "discrete"),
+    (("dragon7", "panda8"), "log_growth", "discrete"),
+    (("dragon7", "panda8"), "log_growth", "box"),  # several stakes a hand: sums of several terms
+])
+def test_parity_with_single_envs_holds_for_exact_rewards_and_evs(side_bets, reward, mode):
     """reward="expected" and info_ev: every table's exact EV is the same bits in a vector env of 9
     tables as in its single env (the exact odds' product is row by row, not BLAS's, whose rounding
     depends on the batch: before, about one reward in ten differed in the last bits)."""
-    n, settings = 9, dict(bankroll=1000, unit=10, table_min=10, max_hands=40, action_mode="discrete",
+    n, settings = 9, dict(bankroll=1000, unit=10, table_min=10, max_hands=40, action_mode=mode,
                           reward=reward, info_ev=True, side_bets=side_bets)
     venv = PuntoBancoVectorEnv(n, **settings)
     envs = [PuntoBancoEnv(**settings) for _ in range(n)]
@@ -215,7 +218,7 @@ def test_parity_with_single_envs_holds_for_exact_rewards_and_evs(side_bets, rewa
     done = np.zeros(n, bool)
     compared = 0
     for _ in range(100):
-        actions = rng.integers(0, envs[0].action_space.n, size=n)
+        actions = random_actions(envs[0].action_space, rng, n, mode)
         _, rewards, _, _, info = venv.step(actions)
         for i, env in enumerate(envs):
             if done[i]:
@@ -226,4 +229,4 @@ def test_parity_with_single_envs_holds_for_exact_rewards_and_evs(side_bets, rewa
             assert rewards[i] == reward and np.array_equal(info["ev"][i], single["ev"])
             compared += reward != 0.0
             done[i] = term or trunc
-    assert compared > 300  # rewards of placed bets, not only zeros
+    assert compared > 150  # rewards of placed bets, not only zeros

@@ -1068,7 +1068,7 @@ def play_hand(cfg: EnvConfig, tables: Tables, actions: np.ndarray, active: np.nd
 def _hand_outcome(cfg: EnvConfig, tables: Tables, active: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fresh ``(reward, terminated, truncated)`` of the hand just played by the tables' one seat: the
-    net win, or with ``reward="expected"`` stake x exact EV of the cards unseen before the hand."""
+    net win, or with ``reward="expected"`` / ``"log_growth"`` the :func:`exact_reward`."""
     seat_arrays = tables.session.seats
     reward = seat_arrays.net[0].copy()
     if cfg.reward != "realized":
@@ -1221,7 +1221,8 @@ def log_growth_before_hand(cfg: EnvConfig, tables: Tables, rows: np.ndarray) -> 
     seats = session.seats
     stakes = seats.stakes[0][rows]
     before = seats.bankroll[0][rows] - seats.net[0][rows]
-    net = stakes @ session.payoffs.T  # (rows, hand classes): the net win of each hand class
+    # (rows, hand classes): the net win of each hand class, row by row (the same bits in any batch)
+    net = exact.row_products(stakes, session.payoffs.T)
     floor = LOG_GROWTH_FLOOR * cfg.min_units
     growth = np.log(np.maximum(before[:, None] + net, floor) / before[:, None])
     probabilities = exact.hand_class_probabilities(composition_before_hand(tables, rows))
