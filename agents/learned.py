@@ -68,6 +68,12 @@ SHOE_ONLY_KEYS: tuple[str, ...] = ("shoe", "cards_left")
 """What ``shoe_only`` keeps: the composition of the unseen cards, and how many there are."""
 
 
+def sees_hand_counters(obs_transform: str) -> bool:
+    """Whether a policy under ``obs_transform`` sees the bankroll and hand counters, which leave their
+    training range over sessions longer than its training episodes (``shoe_only`` drops them)."""
+    return obs_transform != "shoe_only"
+
+
 class ModelMismatch(ValueError):
     """The study and the model's training environment disagree (rules, table limits)."""
 
@@ -398,8 +404,8 @@ class Sb3Policy(S.BettingSystem):
             warnings.warn(f"{where}: the starting bankroll ({float(start[0]):g} units) differs from the "
                           f"training environment's ({cfg.bankroll_units:g} units): the bankroll "
                           "observations are outside what the model was trained on", stacklevel=2)
-        if (cfg.one_shoe and self.obs_transform != "shoe_only" and view.session is not None
-                and not view.session.limits.one_shoe):  # (shoe_only sees no hand counter)
+        if (cfg.one_shoe and sees_hand_counters(self.obs_transform) and view.session is not None
+                and not view.session.limits.one_shoe):
             warnings.warn(f"{where}: the model was trained on one-shoe episodes (one_shoe) but the "
                           "study's sessions run across shoes (set one_shoe: true in the study): its "
                           "hand counters there take values it never saw", stacklevel=2)
@@ -547,8 +553,8 @@ class PerfectInformation(S.BettingSystem):
 
 __all__ = ["Sb3Policy", "NeverBet", "PerfectInformation", "save_policy",
            "model_files", "algorithm_class", "transform_obs", "obs_transform_wrapper", "ALGORITHMS",
-           "OBS_TRANSFORMS", "ModelMismatch", "file_sha256", "write_manifest", "verify_model_files",
-           "record_checksums"]
+           "OBS_TRANSFORMS", "sees_hand_counters", "ModelMismatch", "file_sha256", "write_manifest",
+           "verify_model_files", "record_checksums"]
 
 if __name__ == "__main__":  # python -m agents.learned --trust FOLDER
     import sys

@@ -532,8 +532,9 @@ def episode_note(config: TrainConfig) -> str | None:
     ``env.one_shoe`` an episode is one shoe, but a session of ``evaluation.hands`` hands that no shoe
     holds, with ``evaluation.one_shoe: false``, runs across shoes, where the policy's episode counters
     take values it never trained on."""
-    if not config.env.one_shoe or _held_out_one_shoe(config) or config.obs_transform == "shoe_only":
-        return None  # (shoe_only: the policy sees no bankroll or hand counter that could drift)
+    if (not config.env.one_shoe or _held_out_one_shoe(config)
+            or not L.sees_hand_counters(config.obs_transform)):
+        return None
     hands = config.evaluation.hands or config.env.max_hands
     most = config.env.rules.to_rules().most_hands_per_shoe
     if hands is None or hands <= most:

@@ -151,15 +151,16 @@ def block_width(n: int) -> int:
     return width
 
 
-def _blocks(rows: np.ndarray, width: int) -> tuple[np.ndarray, int]:
-    """``rows`` ``(n, k)`` as ``(n_blocks, k, width)`` blocks, the last one padded with copies of the
-    first row (a valid composition), and the number of blocks."""
-    n = rows.shape[0]
-    n_blocks = -(-n // width)
-    if n_blocks * width != n:
-        rows = np.concatenate([rows, np.repeat(rows[:1], n_blocks * width - n, axis=0)])
-    blocks = rows.reshape(n_blocks, width, rows.shape[1]).transpose(0, 2, 1)
-    return np.ascontiguousarray(blocks), n_blocks
+def _padded(rows: np.ndarray, width: int) -> np.ndarray:
+    """``rows`` with copies of the first row (a valid composition) appended up to a multiple of
+    ``width``: the last block's unused lanes."""
+    missing = -len(rows) % width
+    return np.concatenate([rows, np.repeat(rows[:1], missing, axis=0)]) if missing else rows
+
+
+def _blocks(rows: np.ndarray, width: int) -> np.ndarray:
+    """Padded ``rows`` ``(n_blocks * width, k)`` as contiguous blocks ``(n_blocks, k, width)``."""
+    return np.ascontiguousarray(rows.reshape(-1, width, rows.shape[1]).transpose(0, 2, 1))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -310,7 +311,8 @@ def expectations(composition: np.ndarray | list, columns: np.ndarray) -> np.ndar
     flat = value_counts(comp).reshape(-1, 10).astype(np.float64)
     n = flat.shape[0]
     width = block_width(n)
-    blocks, n_blocks = _blocks(flat, width)
+    blocks = _blocks(_padded(flat, width), width)
+    n_blocks = blocks.shape[0]
     out = np.empty((n_blocks, columns.shape[1], width))
     run_rows(_expectation_kernel, n_blocks, 2, blocks, _float_weights() @ columns, out)
     # a fresh C-contiguous array whatever the block width, so that products taken of it (the EVs: a
@@ -608,10 +610,9 @@ def hand_class_expectations(composition: np.ndarray | list, columns: np.ndarray)
 def _hand_class_chunk(ranks: np.ndarray) -> np.ndarray:
     n = ranks.shape[0]
     width = block_width(n)
-    n_blocks = -(-n // width)
-    if n_blocks * width != n:  # pad the last block with copies of a valid composition
-        ranks = np.concatenate([ranks, np.repeat(ranks[:1], n_blocks * width - n, axis=0)])
-    blocks, _ = _blocks(value_counts(ranks).astype(np.float64), width)
+    ranks = _padded(ranks, width)
+    n_blocks = len(ranks) // width
+    blocks = _blocks(value_counts(ranks).astype(np.float64), width)
     scale = (1.0 / _falling6(ranks.sum(axis=1))).reshape(n_blocks, width)
     q1, q2 = (q.reshape(n_blocks, width) for q in _zero_pair_probabilities(ranks))
     out = np.empty((n, R.N_HAND_CLASSES))
