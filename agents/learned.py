@@ -52,9 +52,9 @@ from typing import Any
 
 import numpy as np
 
-from agents import systems as S
 from pb_gym import exact
 from pb_gym import rules as R
+from pb_gym.agents import systems as S
 from pb_gym.envs import table as T
 
 MODEL_FILE = "model.zip"
@@ -173,7 +173,7 @@ def verify_model_files(folder: str | Path, meta: dict) -> None:
         raise ValueError(f"{folder / ENV_FILE} records no SHA-256 of {', '.join(needed)} (saved before "
                          "pb-gym recorded them, or not by pb-gym train); loading a model unpickles "
                          "it, which can run any code: retrain it, or, if you trust its source, record "
-                         f"the checksums with: python -m agents.learned --trust {folder}")
+                         f"the checksums with: python -m pb_gym.agents.learned --trust {folder}")
     for name in needed:
         if Path(name).name != name:
             raise ValueError(f"{folder / ENV_FILE}: {name!r} is not a file name in the model's folder")
@@ -497,7 +497,7 @@ class Sb3Policy(S.BettingSystem):
 def _load_normalizer(path: Path, env_kwargs: dict, obs_transform: str, cfg: T.EnvConfig):
     from stable_baselines3.common.vec_env import VecNormalize
 
-    from agents.sb3_vec_env import PuntoBancoSB3VecEnv
+    from pb_gym.agents.sb3_vec_env import PuntoBancoSB3VecEnv
 
     venv = obs_transform_wrapper(PuntoBancoSB3VecEnv(num_envs=1, **env_kwargs), obs_transform, cfg)
     normalizer = VecNormalize.load(str(path), venv)
@@ -556,11 +556,11 @@ __all__ = ["Sb3Policy", "NeverBet", "PerfectInformation", "save_policy",
            "OBS_TRANSFORMS", "sees_hand_counters", "ModelMismatch", "file_sha256", "write_manifest",
            "verify_model_files", "record_checksums"]
 
-if __name__ == "__main__":  # python -m agents.learned --trust FOLDER
+if __name__ == "__main__":  # python -m pb_gym.agents.learned --trust FOLDER
     import sys
 
     if len(sys.argv) != 3 or sys.argv[1] != "--trust":
-        sys.exit("usage: python -m agents.learned --trust FOLDER  (record the SHA-256 of a saved model's "
-                 "files in its env.json: only for a model whose source you trust)")
+        sys.exit("usage: python -m pb_gym.agents.learned --trust FOLDER  (record the SHA-256 of a saved "
+                 "model's files in its env.json: only for a model whose source you trust)")
     for name, digest in record_checksums(sys.argv[2]).items():
         print(f"{digest}  {name}")

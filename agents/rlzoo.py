@@ -5,8 +5,9 @@ RL Zoo's ``train`` and ``enjoy`` take ``--gym-packages pb_gym``; ``record_video`
 ``pb_gym/PuntoBanco-v0`` is only once :mod:`pb_gym` is imported. This runs any of them after that
 import, with the same arguments::
 
-    python -m agents.rlzoo record_video --algo ppo --env pb_gym/PuntoBanco-v0 -f logs -n 200
-    python -m agents.rlzoo train --algo dqn --env pb_gym/PuntoBanco-v0 --conf-file configs/rlzoo/dqn.yml
+    python -m pb_gym.agents.rlzoo record_video --algo ppo --env pb_gym/PuntoBanco-v0 -f logs -n 200
+    python -m pb_gym.agents.rlzoo train --algo dqn --env pb_gym/PuntoBanco-v0 \
+        --conf-file configs/rlzoo/dqn.yml
 
 (needs the ``zoo`` extra: ``pip install -e '.[rl,zoo]'``).
 """
@@ -24,7 +25,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in SCRIPTS:
         given = repr(argv[0]) if argv else "nothing"
-        raise SystemExit(f"python -m agents.rlzoo SCRIPT [ARGS]: SCRIPT={given} is not allowed; "
+        raise SystemExit(f"python -m pb_gym.agents.rlzoo SCRIPT [ARGS]: SCRIPT={given} is not allowed; "
                          f"allowed: {', '.join(SCRIPTS)}")
     import pb_gym  # noqa: F401  (registers pb_gym/PuntoBanco-v0)
 

@@ -7,7 +7,7 @@ on N tables stepped by one engine call per step (no DummyVecEnv of N single envs
 
     from stable_baselines3 import PPO
     from stable_baselines3.common.vec_env import VecMonitor
-    from agents.sb3_vec_env import PuntoBancoSB3VecEnv
+    from pb_gym.agents.sb3_vec_env import PuntoBancoSB3VecEnv
 
     env = VecMonitor(PuntoBancoSB3VecEnv(num_envs=16, max_hands=50))
     PPO("MlpPolicy", env, n_steps=64).learn(10_000)   # the default flat, scaled observation

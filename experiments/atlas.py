@@ -58,12 +58,12 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
-from experiments import chunk_store, plotting, scale, study
-from experiments.config import ConfigError, RulesConfig, Strict, check_custom_bets
-from experiments.counting import best_threshold
-from experiments.stats import ratio_ci, z_value
 from pb_gym import catalog, engine, exact, strict_json
 from pb_gym import rules as R
+from pb_gym.experiments import chunk_store, plotting, scale, study
+from pb_gym.experiments.config import ConfigError, RulesConfig, Strict, check_custom_bets
+from pb_gym.experiments.counting import best_threshold
+from pb_gym.experiments.stats import ratio_ci, z_value
 
 TEN_VALUE_RANKS = ("10", "J", "Q", "K")
 
@@ -905,6 +905,6 @@ __all__ = ["AtlasConfig", "BetBook", "ConfigError", "PUBLISHED", "Published", "b
            "deal_chunk", "merge", "bettor_figures", "compare_published", "run", "main", "report",
            "to_csv", "to_markdown", "plot", "write_outputs"]
 
-if __name__ == "__main__":  # python -m experiments.atlas CONFIG [OUT]
+if __name__ == "__main__":  # python -m pb_gym.experiments.atlas CONFIG [OUT]
     main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None,
          as_json=bool(os.environ.get("PB_GYM_JSON")))

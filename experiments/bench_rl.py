@@ -67,7 +67,7 @@ def _make(setup: str):
     from stable_baselines3.common.env_util import make_vec_env
 
     import pb_gym  # noqa: F401  (registers the env)
-    from agents.sb3_vec_env import PuntoBancoSB3VecEnv
+    from pb_gym.agents.sb3_vec_env import PuntoBancoSB3VecEnv
 
     if setup == "cartpole":
         return make_vec_env("CartPole-v1", n_envs=N_ENVS, seed=0)

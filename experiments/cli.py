@@ -198,7 +198,7 @@ def cmd_bench(args: argparse.Namespace) -> dict:
 
     figures = bench.run(quick=args.quick, load=args.load)
     if args.rl:  # torch: only the top layer may import it
-        rl = importlib.import_module("experiments.bench_rl")
+        rl = importlib.import_module("pb_gym.experiments.bench_rl")
         figures["rl"] = rl.run(quick=args.quick, load=args.load)
     if not args.json:
         bench.print_figures(figures)
@@ -218,10 +218,10 @@ def _study(module: str, args: argparse.Namespace) -> dict:
     except ImportError as error:  # the `studies` extra (pyyaml, pydantic, matplotlib) is missing
         raise UsageError(f"{error}; install the studies extra (pb-gym is not on PyPI; in the clone): "
                          "pip install -e '.[studies]'") from None
-    from experiments.chunk_store import ResumeError
-    from experiments.config import ConfigError
-    from experiments.outputs import OutputError
-    from experiments.scale import ChunkError, SchedulerError, check_scheduler_address
+    from pb_gym.experiments.chunk_store import ResumeError
+    from pb_gym.experiments.config import ConfigError
+    from pb_gym.experiments.outputs import OutputError
+    from pb_gym.experiments.scale import ChunkError, SchedulerError, check_scheduler_address
 
     options = {"resume": args.resume} if getattr(args, "resume", None) is not None else {}
     if getattr(args, "checkpoint_minutes", None) is not None:
@@ -246,17 +246,17 @@ def _study(module: str, args: argparse.Namespace) -> dict:
 
 def cmd_evaluate(args: argparse.Namespace) -> dict:
     """Evaluate betting systems side by side from a YAML study config (common random numbers)."""
-    return _study("experiments.evaluate", args)
+    return _study("pb_gym.experiments.evaluate", args)
 
 
 def cmd_train(args: argparse.Namespace) -> dict:
     """Train a stable-baselines3 agent from a YAML config and evaluate it beside the betting systems."""
-    return _study("experiments.train", args)
+    return _study("pb_gym.experiments.train", args)
 
 
 def cmd_experiment(args: argparse.Namespace) -> dict:
     """Run a study: ``counting``, ``atlas`` (every bet: how far a count beats it) or ``ruin``."""
-    return _study(f"experiments.{args.study}", args)
+    return _study(f"pb_gym.experiments.{args.study}", args)
 
 
 # ------------------------------------------------------------------------------------------ main

@@ -49,11 +49,11 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
-from experiments import chunk_store, plotting, scale, study
-from experiments.config import ConfigError, RulesConfig, Strict
-from experiments.stats import ratio_ci
 from pb_gym import engine, exact, strict_json
 from pb_gym import rules as R
+from pb_gym.experiments import chunk_store, plotting, scale, study
+from pb_gym.experiments.config import ConfigError, RulesConfig, Strict
+from pb_gym.experiments.stats import ratio_ci
 
 # --------------------------------------------------------------------------------------------------
 # Config
@@ -282,7 +282,7 @@ def merge(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
 
 
 # --------------------------------------------------------------------------------------------------
-# Statistics over shoes, from the merged sums (intervals: experiments.stats.ratio_ci, shoes as groups)
+# Statistics over shoes, from the merged sums (intervals: pb_gym.experiments.stats.ratio_ci, shoes as groups)
 # --------------------------------------------------------------------------------------------------
 def correlation(moments: np.ndarray) -> float:
     """Pearson correlation from (n, sum x, sum y, sum x^2, sum y^2, sum xy)."""
@@ -582,6 +582,6 @@ __all__ = ["CountingConfig", "ConfigError", "main", "run", "effects_of_removal",
            "studied_rules", "count_tags", "deal_shoes", "shoe_sums", "deal_chunk", "merge", "ratio_ci",
            "correlation", "best_threshold", "report", "plot_depth", "write_outputs", "STUDIED"]
 
-if __name__ == "__main__":  # python -m experiments.counting CONFIG [OUT]
+if __name__ == "__main__":  # python -m pb_gym.experiments.counting CONFIG [OUT]
     main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None,
          as_json=bool(os.environ.get("PB_GYM_JSON")))

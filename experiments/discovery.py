@@ -34,13 +34,13 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from experiments import atlas as A
-from experiments import plotting, stats
-from experiments.config import Strict
-from experiments.counting import best_threshold
 from pb_gym import engine
 from pb_gym import rules as R
 from pb_gym.envs import table as T
+from pb_gym.experiments import atlas as A
+from pb_gym.experiments import plotting, stats
+from pb_gym.experiments.config import Strict
+from pb_gym.experiments.counting import best_threshold
 
 EV_BINS = (-1.0, -0.10, -0.06, -0.04, -0.02, -0.01, 0.0, 0.01, 0.02, 0.04, 0.06, 0.10, 1.0e9)
 """Edges of the exact-EV bins of the calibration table and plot (per unit staked)."""
@@ -71,7 +71,7 @@ class Policy:
 
     def __init__(self, model, algorithm: str, cfg: T.EnvConfig, obs_transform: str = "none",
                  normalizer=None) -> None:
-        from agents import learned as L
+        from pb_gym.agents import learned as L
 
         self.model, self.algorithm, self.cfg = model, algorithm, cfg
         self.transform = obs_transform

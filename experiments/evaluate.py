@@ -28,12 +28,16 @@ import time
 
 import numpy as np
 
-from agents import systems as S
-from experiments import chunk_store, outputs, scale
-from experiments import evaluate_summary as summaries
-from experiments.config import ConfigError, load
-from experiments.evaluate_config import StudyConfig, make_system
-from experiments.evaluate_report import (
+from pb_gym import engine, memory
+from pb_gym import progress as progress_display
+from pb_gym import rules as R
+from pb_gym import session as session_
+from pb_gym.agents import systems as S
+from pb_gym.experiments import chunk_store, outputs, scale
+from pb_gym.experiments import evaluate_summary as summaries
+from pb_gym.experiments.config import ConfigError, load
+from pb_gym.experiments.evaluate_config import StudyConfig, make_system
+from pb_gym.experiments.evaluate_report import (
     OUTPUT_NAMES,
     fan_summary,
     json_report,
@@ -41,11 +45,7 @@ from experiments.evaluate_report import (
     system_summary,
     write_outputs,
 )
-from experiments.evaluate_summary import FAN_EXACT_VALUES, QUANTILES
-from pb_gym import engine, memory
-from pb_gym import progress as progress_display
-from pb_gym import rules as R
-from pb_gym import session as session_
+from pb_gym.experiments.evaluate_summary import FAN_EXACT_VALUES, QUANTILES
 
 FAN_BINS = 400
 """Bins of the bankroll histogram of each fan checkpoint (over 0 .. :func:`fan_range`)."""
@@ -361,7 +361,7 @@ WORKING_BYTES_PER_SESSION_AND_SYSTEM = 170
 def chunk_result_bytes(config: StudyConfig) -> int:
     """The memory one finished chunk's result holds until it is merged (an upper bound): per system,
     the fan (a histogram, an exact table and the states at each checkpoint), the final-bankroll summary
-    (at most :data:`~experiments.evaluate_summary.FINAL_EXACT_VALUES` values, or its buckets), and
+    (at most :data:`~pb_gym.experiments.evaluate_summary.FINAL_EXACT_VALUES` values, or its buckets), and
     every session's final bankroll (the merge keeps them only for ``run_study(final_bankrolls=True)``).
     It depends on the chunk size, never on the number of sessions of the study."""
     chunk = min(config.chunk_sessions, config.sessions)
@@ -474,7 +474,7 @@ def _model_checksums(config: StudyConfig) -> dict:
     another run: its finished chunks must not be resumed)."""
     import json
 
-    from agents.learned import model_files
+    from pb_gym.agents.learned import model_files
 
     return {system.model: json.loads(model_files(system.model)[1].read_text()).get("sha256")
             for system in config.systems if system.type == "sb3"}

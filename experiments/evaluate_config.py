@@ -22,9 +22,9 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, create_model, field_validator, model_validator
 
-from agents import learned
-from agents import systems as S
-from experiments.config import (
+from pb_gym.agents import learned
+from pb_gym.agents import systems as S
+from pb_gym.experiments.config import (
     CUSTOM_BETS_HELP,
     ConfigError,
     CustomBets,

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments import evaluate_summary as summaries
-from experiments import plotting
-from experiments.evaluate_config import StudyConfig
-from experiments.stats import ratio_ci_from_moments as ratio_ci
 from pb_gym import strict_json
+from pb_gym.experiments import evaluate_summary as summaries
+from pb_gym.experiments import plotting
+from pb_gym.experiments.evaluate_config import StudyConfig
+from pb_gym.experiments.stats import ratio_ci_from_moments as ratio_ci
 
 # ------------------------------------------------------------------------------ per system
 MIN_BETS_FOR_INTERVAL = 30
@@ -177,7 +177,7 @@ OUTPUT_NAMES = ("report.json", "systems.csv", "paths.json", "bankroll_paths.png"
 
 def write_outputs(report: dict, out: Path) -> list[Path]:
     """Write report.json, systems.csv and the plots under ``out``; return the paths written. (``pb-gym
-    evaluate`` writes them into a staging folder moved into place whole: see experiments.outputs.)"""
+    evaluate`` writes them into a staging folder moved into place whole: see pb_gym.experiments.outputs.)"""
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "report.json", out / "systems.csv", out / "paths.json"]
     (out / "report.json").write_text(strict_json.dumps(json_report(report), indent=2))

@@ -1,6 +1,6 @@
 """Which default observation do learners like? PPO on the default env, per observation form and scale.
 
-``python -m experiments.observation_choice [--hands 50000] [--seeds 0,1,2,3,4,5,6,7]
+``python -m pb_gym.experiments.observation_choice [--hands 50000] [--seeds 0,1,2,3,4,5,6,7]
 [--forms flat-scaled,dict-raw] [--hyperparameters zoo|sb3]``
 
 For each form (``flat`` / ``dict``) x scale (``scaled`` / ``raw``) and seed: PPO trains on 16 tables of
@@ -35,7 +35,7 @@ def run(observation: str, scale: str, seed: int, hands: int, hyperparameters: di
     from stable_baselines3 import PPO
     from stable_baselines3.common.vec_env import VecMonitor
 
-    from agents.sb3_vec_env import PuntoBancoSB3VecEnv
+    from pb_gym.agents.sb3_vec_env import PuntoBancoSB3VecEnv
 
     torch.set_num_threads(1)
     kwargs = dict(observation=observation, obs_scale=scale)

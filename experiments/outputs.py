@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pb_gym
-from experiments.chunk_store import PARTIAL, ChunkStore
+from pb_gym.experiments.chunk_store import PARTIAL, ChunkStore
 
 
 class OutputError(ValueError):

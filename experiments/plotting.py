@@ -9,7 +9,7 @@ so the same figure gives the same bytes (the studies' figures are checked bit fo
 
 Usage::
 
-    from experiments import plotting
+    from pb_gym.experiments import plotting
 
     plt = plotting.pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))

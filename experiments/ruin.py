@@ -41,12 +41,19 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from experiments import chunk_store, scale, study
-from experiments.config import ConfigError, RulesConfig, Strict
-from experiments.ruin_martingale import MartingaleIllusion, martingale_illusion
-from experiments.ruin_martingale import check_memory as check_martingale_memory
-from experiments.ruin_model import closed_form, exact_curves, exact_lookup, markov_chain, step_distribution
-from experiments.ruin_report import (
+from pb_gym import engine, strict_json
+from pb_gym.experiments import chunk_store, scale, study
+from pb_gym.experiments.config import ConfigError, RulesConfig, Strict
+from pb_gym.experiments.ruin_martingale import MartingaleIllusion, martingale_illusion
+from pb_gym.experiments.ruin_martingale import check_memory as check_martingale_memory
+from pb_gym.experiments.ruin_model import (
+    closed_form,
+    exact_curves,
+    exact_lookup,
+    markov_chain,
+    step_distribution,
+)
+from pb_gym.experiments.ruin_report import (
     MARTINGALE_SECTION,
     plot,
     plot_martingale,
@@ -54,7 +61,7 @@ from experiments.ruin_report import (
     teaching_page,
     write_outputs,
 )
-from experiments.ruin_simulation import (
+from pb_gym.experiments.ruin_simulation import (
     merge,
     session_counts,
     simulate_chunk,
@@ -62,7 +69,6 @@ from experiments.ruin_simulation import (
     simulate_engine,
     summarize,
 )
-from pb_gym import engine, strict_json
 
 Bet = Literal["player", "banker", "fair_coin"]
 
@@ -236,6 +242,6 @@ __all__ = ["RuinConfig", "MartingaleIllusion", "ConfigError", "main", "run", "OU
            "teaching_page", "plot", "plot_martingale", "write_outputs", "martingale_illusion",
            "MARTINGALE_SECTION"]
 
-if __name__ == "__main__":  # python -m experiments.ruin CONFIG [OUT]
+if __name__ == "__main__":  # python -m pb_gym.experiments.ruin CONFIG [OUT]
     main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None,
          as_json=bool(os.environ.get("PB_GYM_JSON")))

@@ -22,10 +22,10 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field, field_validator
 
-from experiments import chunk_store
-from experiments.config import RulesConfig, Strict, validate
-from experiments.stats import wilson
 from pb_gym import memory
+from pb_gym.experiments import chunk_store
+from pb_gym.experiments.config import RulesConfig, Strict, validate
+from pb_gym.experiments.stats import wilson
 
 
 class MartingaleIllusion(Strict):
@@ -60,7 +60,7 @@ def studies(martingale: MartingaleIllusion, rules: RulesConfig, seed: int) -> li
     """The section's ``pb-gym evaluate`` studies, one per table maximum (validated
     :class:`experiments.evaluate.StudyConfig` objects): the Martingale, and in the first one flat
     banker betting too (it does not depend on the maximum: once, for contrast, on the same hands)."""
-    from experiments.evaluate import StudyConfig
+    from pb_gym.experiments.evaluate import StudyConfig
 
     m = martingale
     return [validate({
@@ -76,7 +76,7 @@ def studies(martingale: MartingaleIllusion, rules: RulesConfig, seed: int) -> li
 def check_memory(martingale: MartingaleIllusion, rules: RulesConfig, seed: int) -> None:
     """Refuse (:class:`pb_gym.memory.TooLarge`) a section this machine cannot hold, before the ruin
     study computes anything: each study runs alone, serially, keeping every session's result."""
-    from experiments.evaluate import check_memory as check_study
+    from pb_gym.experiments.evaluate import check_memory as check_study
 
     for study in studies(martingale, rules, seed):
         try:
@@ -96,7 +96,7 @@ def martingale_illusion(martingale: MartingaleIllusion, rules: RulesConfig, seed
     ``store``: the ruin study's chunk store; each study keeps its finished chunks in it
     (:func:`section_store`), so an interrupted section resumes.
     """
-    from experiments.evaluate import run_study
+    from pb_gym.experiments.evaluate import run_study
 
     m = martingale
     rows = []

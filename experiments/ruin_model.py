@@ -28,9 +28,9 @@ from collections.abc import Callable
 import numba
 import numpy as np
 
-from experiments.config import ConfigError
 from pb_gym import exact
 from pb_gym import rules as R
+from pb_gym.experiments.config import ConfigError
 
 
 def step_distribution(bet: str, rules: R.Rules) -> dict:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments import plotting
 from pb_gym import strict_json
+from pb_gym.experiments import plotting
 
 NAMES = {"player": "Player (+1/-1, ties push)", "banker": "Banker (+0.95/-1, ties push)",
          "fair_coin": "Fair coin (+1/-1)"}

@@ -22,11 +22,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from experiments import scale
-from experiments.ruin_model import step_distribution
-from experiments.stats import mean_se_from_sums, normal_ci, wilson
 from pb_gym import engine
 from pb_gym import rules as R
+from pb_gym.experiments import scale
+from pb_gym.experiments.ruin_model import step_distribution
+from pb_gym.experiments.stats import mean_se_from_sums, normal_ci, wilson
 
 ENGINE_BETS = ("player", "banker")
 """The bets dealt by the engine (the fair coin is numpy's)."""

@@ -47,7 +47,7 @@ import numpy as np
 from pb_gym import progress as progress_display
 
 if TYPE_CHECKING:
-    from experiments.chunk_store import ChunkStore
+    from pb_gym.experiments.chunk_store import ChunkStore
 
 BACKENDS: tuple[str, ...] = ("serial", "processes", "dask")
 Result = TypeVar("Result")

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from experiments import outputs
-from experiments.config import Strict, load
+from pb_gym.experiments import outputs
+from pb_gym.experiments.config import Strict, load
 
 ConfigT = TypeVar("ConfigT", bound=Strict)
 

@@ -50,10 +50,13 @@ import numpy as np
 import yaml
 from pydantic import Field, field_validator, model_validator
 
-from agents import learned as L
-from experiments import chunk_store, outputs, plotting, stats
-from experiments import train_checkpoint as CK
-from experiments.config import (
+from pb_gym import exact, strict_json
+from pb_gym import rules as R
+from pb_gym.agents import learned as L
+from pb_gym.envs import table as T
+from pb_gym.experiments import chunk_store, outputs, plotting, stats
+from pb_gym.experiments import train_checkpoint as CK
+from pb_gym.experiments.config import (
     CUSTOM_BETS_HELP,
     ConfigError,
     CustomBets,
@@ -63,14 +66,11 @@ from experiments.config import (
     load,
     validate,
 )
-from experiments.discovery import DiscoveryConfig
-from experiments.evaluate import run_study
-from experiments.evaluate_config import AnySystem, StudyConfig
-from experiments.evaluate_report import json_report, print_report, write_outputs
-from experiments.scale import ChunkError
-from pb_gym import exact, strict_json
-from pb_gym import rules as R
-from pb_gym.envs import table as T
+from pb_gym.experiments.discovery import DiscoveryConfig
+from pb_gym.experiments.evaluate import run_study
+from pb_gym.experiments.evaluate_config import AnySystem, StudyConfig
+from pb_gym.experiments.evaluate_report import json_report, print_report, write_outputs
+from pb_gym.experiments.scale import ChunkError
 
 RESERVED = {"self", "policy", "env", "seed", "verbose", "device", "_init_setup_model",
             "tensorboard_log"}
@@ -314,7 +314,7 @@ def make_env(config: TrainConfig):
     """The training VecEnv: native vector env -> VecMonitor -> obs transform -> VecNormalize."""
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
-    from agents.sb3_vec_env import PuntoBancoSB3VecEnv
+    from pb_gym.agents.sb3_vec_env import PuntoBancoSB3VecEnv
 
     kwargs = config.env.kwargs()
     env = VecMonitor(PuntoBancoSB3VecEnv(num_envs=config.n_envs, **kwargs))
@@ -411,7 +411,7 @@ def make_curve_callback(every: int, cfg: T.EnvConfig):
             self.episode_hands = 0
 
         def _on_training_start(self) -> None:
-            if not self.resumed:  # (continuing from a checkpoint: experiments.train_checkpoint)
+            if not self.resumed:  # (continuing from a checkpoint: pb_gym.experiments.train_checkpoint)
                 self.next_at = every
             env = self.training_env
             self.normalizer = env if isinstance(env, VecNormalize) else None
@@ -688,7 +688,7 @@ def train(config: TrainConfig, out: Path, progress: bool = False,
 # ------------------------------------------------------------------------- discovery (issue 10)
 def make_policy(config: TrainConfig, model, normalizer):
     """The model being trained (or trained) as an :class:`experiments.discovery.Policy`."""
-    from experiments import discovery as D
+    from pb_gym.experiments import discovery as D
 
     return D.Policy(model, config.algorithm, T.make_config(**config.env.kwargs()), config.obs_transform,
                     normalizer)
@@ -699,7 +699,7 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
     same held-out hands (``discovery.curve_*``): exact conditional profit per hand dealt."""
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from experiments import discovery as D
+    from pb_gym.experiments import discovery as D
 
     spec = config.discovery
     every = max(1, config.total_timesteps // spec.curve_points)
@@ -749,7 +749,7 @@ def run_discovery(config: TrainConfig, model, normalizer, folder: Path, curve_ro
     """Score the trained policy against the perfect-information bettor and the best linear count on
     the held-out ``discovery`` deal; write ``folder`` (JSON, text, calibration and exact learning
     curve plots)."""
-    from experiments import discovery as D
+    from pb_gym.experiments import discovery as D
 
     spec = config.discovery
     started = time.perf_counter()
@@ -933,7 +933,7 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
         print(note, file=sys.stderr, flush=True)
     folder = Path(out) if out is not None else Path("out/train") / config.name
     # checked before training; the finished steps are kept in FOLDER/.partial, and the outputs are
-    # written into a staging folder beside it, moved into place whole at the end (experiments.outputs)
+    # written into a staging folder beside it, moved into place whole at the end (pb_gym.experiments.outputs)
     destination = outputs.prepare(folder, OUTPUT_NAMES)
     store = outputs.chunk_store(destination, {"study": "train", "config": config.model_dump(mode="json")},
                                 resume)
@@ -970,7 +970,7 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
         print_report(report)
         print_profit(profit, config.env.table.unit)
         if discovery is not None:
-            from experiments import discovery as D
+            from pb_gym.experiments import discovery as D
 
             print()
             print(D.report(discovery["result"]))

@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from agents import learned as L
-from experiments import chunk_store
+from pb_gym.agents import learned as L
+from pb_gym.experiments import chunk_store
 
 STEP = "checkpoint"
 """The run's step that records the last checkpoint (:meth:`experiments.chunk_store.ChunkStore.save_step`)."""

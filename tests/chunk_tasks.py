@@ -68,7 +68,7 @@ def lose_evaluate_chunk(monkeypatch, index: int = 1):
     """Patch :func:`experiments.evaluate.run_chunk` so that chunk ``index`` raises
     ``RuntimeError("worker lost")`` every time it runs (so it fails twice) while the others run as
     before; seen by the serial backend, which runs the chunks in this process. Returns the real one."""
-    from experiments import evaluate as E
+    from pb_gym.experiments import evaluate as E
 
     real = E.run_chunk
 

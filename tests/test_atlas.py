@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import yaml
 
-from experiments import atlas, scale
-from experiments.config import ConfigError, validate
-from experiments.stats import z_value
 from pb_gym import catalog, engine, exact
 from pb_gym import rules as R
+from pb_gym.experiments import atlas, scale
+from pb_gym.experiments.config import ConfigError, validate
+from pb_gym.experiments.stats import z_value
 
 from published_figures import edge8  # the published house edges (sources named in tests/data)
 

@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments import counting, scale
-from experiments.config import ConfigError, validate
 from pb_gym import engine, exact
 from pb_gym import rules as R
+from pb_gym.experiments import counting, scale
+from pb_gym.experiments.config import ConfigError, validate
 
 from published_figures import edge8  # the published house edges (sources named in tests/data)
 

@@ -61,7 +61,7 @@ def test_expected_reward_is_stake_times_exact_ev_and_the_bankroll_follows_the_re
 def _twin_rewards(decks: int, tables: int, steps: int, seed: int):
     """Realized and expected rewards of the same hands for a policy that decides from the cards seen:
     a counter's linear EV estimate (effects of removal) picks Dragon 7 (1 unit) or Panda 8 (2 units)."""
-    from agents import learned as L
+    from pb_gym.agents import learned as L
 
     kwargs = dict(decks=decks, side_bets=("dragon7", "panda8"), cut_card=14, bankroll=1e7, unit=1,
                   table_min=1, table_max=1e6, max_hands=None, action_mode="discrete",
@@ -168,7 +168,7 @@ def test_expected_reward_is_unbiased_for_a_policy_that_counts_8_decks():
 def smoke_run(tmp_path_factory):
     """discover-smoke.yaml: PPO on the expected reward, 200k hands, then scored (about a minute)."""
     pytest.importorskip("stable_baselines3")
-    from experiments import train as TR
+    from pb_gym.experiments import train as TR
 
     out = tmp_path_factory.mktemp("discover-smoke")
     return out, TR.main(str(CONFIGS / "discover-smoke.yaml"), out=str(out), as_json=True)
@@ -220,7 +220,7 @@ def test_discovery_scores_catalog_bets_in_the_tables_columns():
     (Dragon 7): the perfect bettor earns (the atlas's edge), a policy that bets the same way from its
     observation earns nearly all of it, bets almost never at a negative EV, and the atlas's count
     earns most of it. Misaligned columns would make the scripted policy's exact profit collapse."""
-    from experiments import discovery as D
+    from pb_gym.experiments import discovery as D
 
     kwargs = dict(decks=8, side_bets=("three_giving_eight", "dragon7"), cut_card=14, observation="dict",
                   obs_scale="raw", visible_discards=True, action_mode="discrete", stake_levels=(1,),

@@ -297,7 +297,7 @@ def _trained(tmp_path: Path, algo: str) -> Path:
 def test_rl_zoo_train_with_its_default_hyperparameters(tmp_path):
     """``python -m rl_zoo3.train --algo ppo|a2c|dqn --env pb_gym/PuntoBanco-v0 --gym-packages pb_gym``
     with RL Zoo's default hyperparameters (MlpPolicy), then ``enjoy`` with its defaults (human
-    rendering) and ``record_video`` through ``python -m agents.rlzoo``."""
+    rendering) and ``record_video`` through ``python -m pb_gym.agents.rlzoo``."""
     out = _zoo(tmp_path, [
         'run("train", "--algo", "ppo", "--gym-packages", "pb_gym", "-n", "64", *common)',
         'run("train", "--algo", "a2c", "--gym-packages", "pb_gym", "-n", "64", *common)',
@@ -311,7 +311,7 @@ def test_rl_zoo_train_with_its_default_hyperparameters(tmp_path):
         assert "MlpPolicy" in config
     enjoyed = out.stdout.split("ENJOY", 1)[1]
     assert enjoyed.count("Player:") >= 12  # the hands, printed by the human render mode
-    video = subprocess.run([sys.executable, "-m", "agents.rlzoo", "record_video", "--algo", "ppo",
+    video = subprocess.run([sys.executable, "-m", "pb_gym.agents.rlzoo", "record_video", "--algo", "ppo",
                             "--env", ENV_ID, "-f", "logs", "-n", "10"], cwd=tmp_path,
                            capture_output=True, text=True, timeout=300, env=ENV)
     assert video.returncode == 0, video.stderr[-3000:]
@@ -337,14 +337,14 @@ def test_rl_zoo_train_with_the_shipped_hyperparameters(tmp_path):
 
 
 def test_rlzoo_runner_names_its_scripts():
-    from agents import rlzoo
+    from pb_gym.agents import rlzoo
 
     with pytest.raises(SystemExit, match="SCRIPT='plot' is not allowed; allowed: train, enjoy"):
         rlzoo.main(["plot"])
 
 
 def test_saved_models_from_before_the_new_defaults_keep_their_interface():
-    from agents import learned as L
+    from pb_gym.agents import learned as L
 
     old = L.env_kwargs_from_json({"decks": 8, "max_hands": 100})  # an env.json written before
     assert (old["observation"], old["obs_scale"], old["action_mode"]) == ("dict", "raw", "multidiscrete")

@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 import yaml
 
-from experiments import cli, scale
-from experiments import evaluate as E
-from experiments import evaluate_config as EC
-from experiments import evaluate_report as ER
-from experiments import evaluate_summary as ES
-from experiments.config import ConfigError, validate
 from pb_gym import engine
 from pb_gym import rules as R
+from pb_gym.experiments import cli, scale
+from pb_gym.experiments import evaluate as E
+from pb_gym.experiments import evaluate_config as EC
+from pb_gym.experiments import evaluate_report as ER
+from pb_gym.experiments import evaluate_summary as ES
+from pb_gym.experiments.config import ConfigError, validate
 
 SMALL = {
     "name": "small",
@@ -194,7 +194,7 @@ def test_config_file_errors(tmp_path, capsys):
                                   "configs/systems/paroli-vs-flat.yaml", "configs/systems/tie-bettors.yaml",
                                   "configs/systems/smoke.yaml"])
 def test_shipped_configs_are_valid(path):
-    from experiments.config import load
+    from pb_gym.experiments.config import load
 
     config = load(path, E.StudyConfig)
     assert config.systems
@@ -242,7 +242,7 @@ def test_kelly_report_is_bit_identical_with_and_without_the_ev_bound(monkeypatch
     where it bets often (1-deck shoes) gives the same report, to the last bit, with the skip off."""
     import functools
 
-    from agents import systems as S
+    from pb_gym.agents import systems as S
 
     kellys = [{"type": "kelly", "bets": ["banker", "player", "tie", "dragon7", "panda8"]},
               {"type": "kelly", "bets": ["panda8", "banker"], "fraction": 0.5, "name": "half kelly"}]
@@ -411,7 +411,7 @@ def test_a_new_constructor_parameter_is_a_new_config_key():
 def test_the_rules_section_is_the_rules_dataclass():
     import dataclasses
 
-    from experiments.config import RulesConfig
+    from pb_gym.experiments.config import RulesConfig
 
     assert list(RulesConfig.model_fields) == [f.name for f in dataclasses.fields(R.Rules)]
     assert RulesConfig().to_rules() == R.Rules()

@@ -131,8 +131,8 @@ def test_single_and_vector_env_both_refuse_a_step_before_reset():
 
 # -------------------------------------------------------------- YAML configs (items 3, 7, 8, 10)
 def _load(tmp_path, text: str | bytes, model=None):
-    from experiments.config import load
-    from experiments.evaluate import StudyConfig
+    from pb_gym.experiments.config import load
+    from pb_gym.experiments.evaluate import StudyConfig
 
     path = tmp_path / "c.yaml"
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
@@ -140,7 +140,7 @@ def _load(tmp_path, text: str | bytes, model=None):
 
 
 def _refused(tmp_path, text: str | bytes, model=None) -> str:
-    from experiments.config import ConfigError
+    from pb_gym.experiments.config import ConfigError
 
     with pytest.raises(ConfigError) as caught:
         _load(tmp_path, text, model)
@@ -180,7 +180,7 @@ def test_a_duplicate_key_is_an_error_naming_it(tmp_path):
     message = _refused(tmp_path, "systems:\n  - type: flat\n    base: 1\n    base: 2\n")
     assert "line 4: duplicate key 'base' (first given on line 3)" in message
     # a YAML merge key is not a duplicate: explicit keys override the merged ones
-    from experiments.config import parse_yaml
+    from pb_gym.experiments.config import parse_yaml
 
     assert parse_yaml("a: &a {x: 1, y: 2}\nb: {<<: *a, y: 3}\n")["b"] == {"x": 1, "y": 3}
 
@@ -211,7 +211,7 @@ def test_a_switch_is_true_or_false_and_nothing_pydantic_would_read_as_one(tmp_pa
         f"c.yaml: systems.0.martingale.recovering: Input should be true or false (got {shown})")
     import yaml
 
-    from experiments import train as TR
+    from pb_gym.experiments import train as TR
 
     train = yaml.safe_load((Path(__file__).parent.parent / "configs" / "train" / "ppo-smoke.yaml"
                             ).read_text())
@@ -230,8 +230,8 @@ def test_a_failed_whole_config_check_does_not_repeat_the_config(tmp_path):
 
 
 def test_files_that_are_not_configs_say_what_they_are(tmp_path):
-    from experiments.config import ConfigError, load
-    from experiments.evaluate import StudyConfig
+    from pb_gym.experiments.config import ConfigError, load
+    from pb_gym.experiments.evaluate import StudyConfig
 
     with pytest.raises(ConfigError, match=r": is a directory, not a config file$"):
         load(tmp_path, StudyConfig)
@@ -341,8 +341,8 @@ def test_cli_ctrl_c_is_status_130():
 
 # ------------------------------------------------------------ studies too large to hold (item 6)
 def test_a_study_says_which_part_is_too_large_and_what_to_change(monkeypatch):
-    from experiments import scale
     from pb_gym import memory
+    from pb_gym.experiments import scale
 
     monkeypatch.setattr(memory, "available_bytes", lambda: 1 << 30)  # 1 GiB available
     common = dict(item="session", items_key="sessions", chunk_key="chunk_sessions")
@@ -398,7 +398,7 @@ def test_cli_refuses_a_study_larger_than_the_machine(tmp_path, command, config, 
 def test_train_refuses_hyperparameters_that_would_fail_deep_in_sb3(tmp_path, edit, message):
     import yaml
 
-    from experiments.train import TrainConfig
+    from pb_gym.experiments.train import TrainConfig
 
     config = yaml.safe_load(open(__import__("pathlib").Path(__file__).resolve().parents[1]
                                  / "configs" / "train" / "ppo-smoke.yaml"))

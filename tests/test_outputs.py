@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import yaml
 
-from experiments import chunk_store, cli, outputs, scale
-from experiments import evaluate as E
+from pb_gym.experiments import chunk_store, cli, outputs, scale
+from pb_gym.experiments import evaluate as E
 
 import chunk_tasks
 

@@ -7,11 +7,14 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import zipfile
 from pathlib import Path
 
+import pytest
+
 import pb_gym
-from experiments import cli
+from pb_gym.experiments import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,26 +32,79 @@ def test_the_version_has_one_source(capsys):
     assert f"## [{pb_gym.__version__}]" in (ROOT / "CHANGELOG.md").read_text()
 
 
-def test_the_wheel_ships_py_typed_the_version_and_the_console_script(tmp_path):
-    """Build the wheel from a copy of the sources (the checkout's build/ and egg-info stay untouched)."""
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel, built from a copy of the sources (the checkout's build/ and egg-info stay untouched);
+    the copy keeps pb_gym/agents and pb_gym/experiments as the links they are in the repository."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     source = tmp_path / "src"
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
     for package in ("pb_gym", "agents", "experiments"):
-        shutil.copytree(ROOT / package, source / package,
+        shutil.copytree(ROOT / package, source / package, symlinks=True,
                         ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--disable-pip-version-check", "-q", "--no-deps",
                     "--no-build-isolation", "--no-index", str(source), "-w", str(tmp_path / "dist")],
                    check=True, capture_output=True, text=True, timeout=300)
-    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    (built,) = (tmp_path / "dist").glob("*.whl")
+    return built
+
+
+def test_the_wheel_ships_one_namespace_py_typed_the_version_and_the_console_script(wheel):
     assert wheel.name == f"pb_gym-{pb_gym.__version__}-py3-none-any.whl"
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         info = f"pb_gym-{pb_gym.__version__}.dist-info"
         entry_points = archive.read(f"{info}/entry_points.txt").decode()
         metadata = archive.read(f"{info}/METADATA").decode()
+    # only pb_gym at the top: the agents and the studies are its subpackages
+    assert {name.split("/")[0] for name in names} == {"pb_gym", info}
     assert "pb_gym/py.typed" in names
-    assert "pb_gym/cli.py" not in names and "experiments/cli.py" in names
-    assert "pb-gym = experiments.cli:main" in entry_points.splitlines()
+    assert {"pb_gym/experiments/cli.py", "pb_gym/agents/sb3_vec_env.py", "pb_gym/agents/systems.py"} <= names
+    assert "pb-gym = pb_gym.experiments.cli:main" in entry_points.splitlines()
     assert f"\nVersion: {pb_gym.__version__}\n" in metadata
+
+
+def test_the_installed_wheel_ignores_a_users_own_agents_and_experiments_folders(wheel, tmp_path):
+    """A fresh venv (its dependencies seen through a path entry to this venv's site-packages, without
+    the checkout's editable finder), run from a folder that holds its own ``agents/`` and
+    ``experiments/`` packages: the SB3 adapter trains and ``pb-gym`` runs."""
+    import site
+    import sysconfig
+
+    fresh = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(fresh)], check=True, timeout=120)
+    purelib = Path(subprocess.run([str(fresh / "bin" / "python"), "-c",
+                                   "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                  check=True, capture_output=True, text=True).stdout.strip())
+    # the dependencies: this venv's site-packages as a plain path entry (its .pth files, among them the
+    # editable finder of the checkout, are not run from there)
+    (purelib / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    assert site.getsitepackages()  # (this interpreter has site-packages to lend)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(fresh / "bin" / "python"), "install", "-q",
+                    "--disable-pip-version-check", "--no-deps", "--no-index", str(wheel)],
+                   check=True, capture_output=True, text=True, timeout=300)
+    user = tmp_path / "project"
+    for folder in ("agents", "experiments"):
+        (user / folder).mkdir(parents=True)
+        (user / folder / "__init__.py").write_text("raise ImportError('the user\'s own package')\n")
+        (user / folder / "sb3_vec_env.py").write_text("")
+    code = textwrap.dedent("""\
+        import torch
+        torch.set_num_threads(1)
+        import pb_gym
+        from stable_baselines3 import PPO
+        from pb_gym.agents.sb3_vec_env import PuntoBancoSB3VecEnv
+        assert pb_gym.__file__.startswith(PURELIB), pb_gym.__file__
+        PPO("MlpPolicy", PuntoBancoSB3VecEnv(num_envs=4, max_hands=10), n_steps=16, batch_size=32,
+            n_epochs=1).learn(64)
+        print("trained")
+        """).replace("PURELIB", repr(str(purelib)))
+    done = subprocess.run([str(fresh / "bin" / "python"), "-c", code], cwd=user, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0 and done.stdout.strip() == "trained", done.stderr
+    odds = subprocess.run([str(fresh / "bin" / "pb-gym"), "odds", "--decks", "8"], cwd=user,
+                          capture_output=True, text=True, timeout=600)
+    assert odds.returncode == 0, odds.stderr
+    assert "1.0579" in odds.stdout and "1.2351" in odds.stdout

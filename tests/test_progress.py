@@ -7,9 +7,9 @@ import time
 import pytest
 import yaml
 
-from experiments import evaluate as E
-from experiments import scale
 from pb_gym import progress
+from pb_gym.experiments import evaluate as E
+from pb_gym.experiments import scale
 
 LINE = re.compile(r"^job: (\d)/2 chunks, ([\d,]+)/100 hands, \d+ s elapsed, "
                   r"(about \d+ s left|done|time left not known yet)$")

@@ -44,8 +44,8 @@ from unittest import mock
 import pytest
 import yaml
 
-from experiments import cli
 from pb_gym import rules as R
+from pb_gym.experiments import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -254,16 +254,16 @@ def shrink(kind: str, data: dict) -> dict:
 
 def config_model(kind: str):
     if kind == "evaluate":
-        from experiments.evaluate import StudyConfig as model
+        from pb_gym.experiments.evaluate import StudyConfig as model
     elif kind == "train":
         pytest.importorskip("stable_baselines3", reason="the rl extra is not installed")
-        from experiments.train import TrainConfig as model
+        from pb_gym.experiments.train import TrainConfig as model
     elif kind == "counting":
-        from experiments.counting import CountingConfig as model
+        from pb_gym.experiments.counting import CountingConfig as model
     elif kind == "atlas":
-        from experiments.atlas import AtlasConfig as model
+        from pb_gym.experiments.atlas import AtlasConfig as model
     else:
-        from experiments.ruin import RuinConfig as model
+        from pb_gym.experiments.ruin import RuinConfig as model
     return model
 
 
@@ -293,7 +293,7 @@ class Workdir:
     def plot_once(self):
         """``evaluate``'s plots, drawn for the first run only (they take most of a small run's time;
         tests/test_evaluate.py checks them); later runs write everything else."""
-        from experiments import evaluate_report as evaluate
+        from pb_gym.experiments import evaluate_report as evaluate
 
         real = evaluate.plot
 
@@ -471,7 +471,7 @@ def train_commands() -> dict[str, list[str]]:
 
 @pytest.mark.parametrize("block", blocks_of("config"))
 def test_config_block_validates_and_runs(block, workdir):
-    from experiments.config import validate
+    from pb_gym.experiments.config import validate
 
     data = yaml.safe_load(block.text)
     assert isinstance(data, dict), f"{block.label}: not a YAML mapping"
@@ -502,7 +502,7 @@ def test_config_block_validates_and_runs(block, workdir):
 
 def test_shrink_keeps_configs_valid():
     """The shrunk repository configs still validate (so a failure above is the README's, not ours)."""
-    from experiments.config import validate
+    from pb_gym.experiments.config import validate
 
     for kind, folder in (("evaluate", "systems"), ("counting", "experiments"),
                          ("atlas", "experiments"), ("ruin", "experiments")):
@@ -588,7 +588,7 @@ def test_checks_refuse_what_a_newcomer_could_not_run():
     """The failures that once reached the README: an install by name from an index, a synopsis line
     that is not a command, an extra that does not exist, a size substitution that no longer matches,
     and evaluation bettors on bets the rules do not offer."""
-    from experiments.config import ConfigError, validate
+    from pb_gym.experiments.config import ConfigError, validate
 
     with pytest.raises(AssertionError, match="not on a package index"):
         check_pip(shlex.split("pip install 'pb-gym[studies,dask]'"), "here")

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments import chunk_store, ruin, ruin_model, ruin_report, ruin_simulation, stats
-from experiments.config import ConfigError, validate
 from pb_gym import rules as R
+from pb_gym.experiments import chunk_store, ruin, ruin_model, ruin_report, ruin_simulation, stats
+from pb_gym.experiments.config import ConfigError, validate
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "configs" / "experiments" / "ruin-smoke.yaml"

@@ -12,7 +12,7 @@ from stable_baselines3 import DQN, PPO  # noqa: E402
 from stable_baselines3.common.evaluation import evaluate_policy  # noqa: E402
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
 
-from agents.sb3_vec_env import PuntoBancoSB3VecEnv  # noqa: E402
+from pb_gym.agents.sb3_vec_env import PuntoBancoSB3VecEnv  # noqa: E402
 from pb_gym.envs import PuntoBancoEnv, PuntoBancoVectorEnv  # noqa: E402
 
 RAW = dict(observation="dict", obs_scale="raw", action_mode="multidiscrete")
@@ -124,7 +124,7 @@ def test_bench_rl_measures_each_setup_and_the_same_spaces_ceiling():
     import gymnasium as gym
     from gymnasium.utils.env_checker import check_env
 
-    from experiments import bench_rl
+    from pb_gym.experiments import bench_rl
 
     ceiling, env = bench_rl.SameSpacesEnv(), gym.make("pb_gym/PuntoBanco-v0")
     assert ceiling.observation_space == env.observation_space
@@ -143,7 +143,7 @@ def test_bench_rl_measures_each_setup_and_the_same_spaces_ceiling():
 
 
 def test_bench_rl_prints_idle_and_busy_side_by_side(capsys):
-    from experiments import bench_rl
+    from pb_gym.experiments import bench_rl
 
     def condition(scale: float) -> dict:
         rates = {"cartpole": 1000.0 * scale, "make_vec_env": 900.0 * scale, "adapter": 1010.0 * scale,

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import yaml
 
-from experiments import cli, scale
-from experiments import evaluate as E
-from experiments.config import validate
+from pb_gym.experiments import cli, scale
+from pb_gym.experiments import evaluate as E
+from pb_gym.experiments.config import validate
 
 import chunk_tasks
 
@@ -181,7 +181,7 @@ def test_binned_quantiles_are_exact_to_a_bin():
     where = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, E.FAN_BINS)
     counts = np.bincount(where, minlength=E.FAN_BINS + 1)
     width = edges[1] - edges[0]
-    from experiments.evaluate_summary import binned_quantiles
+    from pb_gym.experiments.evaluate_summary import binned_quantiles
 
     np.testing.assert_allclose(binned_quantiles(counts, edges), np.quantile(values, E.QUANTILES),
                                atol=width)

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments import counting, ruin, scale
 from pb_gym import rules as R
+from pb_gym.experiments import counting, ruin, scale
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNTING = ROOT / "configs" / "experiments" / "counting-smoke.yaml"  # 200 shoes in 4 chunks

@@ -7,8 +7,8 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from experiments import stats
 from pb_gym import simulate
+from pb_gym.experiments import stats
 
 
 def test_z_value_is_the_normal_quantile_to_the_last_bit():

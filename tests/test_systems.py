@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from agents import systems as S
 from pb_gym import exact
 from pb_gym import rules as R
+from pb_gym.agents import systems as S
 from pb_gym.rules import Rules
 
 RULES = Rules()

@@ -135,8 +135,8 @@ def test_extra_bets_with_explicit_rules():
 # pb-gym evaluate: systems on catalog and custom bets, Kelly on their exact EV
 # --------------------------------------------------------------------------------------------------
 def _study(**overrides):
-    from experiments import evaluate as E
-    from experiments.config import validate
+    from pb_gym.experiments import evaluate as E
+    from pb_gym.experiments.config import validate
 
     data = {"name": "extra", "sessions": 40, "hands": 60, "chunk_sessions": 40, "bankroll": 1000,
             "table": {"unit": 10, "minimum": 10, "maximum": 5000},
@@ -165,7 +165,7 @@ def test_evaluate_flat_on_catalog_and_custom_bets_and_kelly_on_a_catalog_bet():
 
 
 def test_evaluate_refuses_a_bet_the_table_does_not_offer():
-    from experiments.config import ConfigError
+    from pb_gym.experiments.config import ConfigError
 
     with pytest.raises(ConfigError, match=r"bet 'big_tiger' is not offered by these rules; offered: "
                                           r"banker, player, tie, player_pair, lucky6, tie_on_7"):
@@ -175,7 +175,7 @@ def test_evaluate_refuses_a_bet_the_table_does_not_offer():
 
 
 def test_kelly_on_a_catalog_bet_bets_only_where_its_exact_ev_is_positive():
-    from agents import systems as S
+    from pb_gym.agents import systems as S
 
     table = C.table_bets(R.Rules(), ["egalite_7", "lucky6"])
     kelly = S.Kelly(bets=["egalite_7", "lucky6"])
@@ -204,7 +204,7 @@ def test_train_with_a_catalog_side_bet_runs_and_its_policy_plays_it_in_evaluate(
 
     import yaml
 
-    from experiments import cli
+    from pb_gym.experiments import cli
 
     data = yaml.safe_load((Path(__file__).parent.parent / "configs/train/ppo-smoke.yaml").read_text())
     data["env"].setdefault("rules", {})["side_bets"] = ["lucky6"]
@@ -216,7 +216,7 @@ def test_train_with_a_catalog_side_bet_runs_and_its_policy_plays_it_in_evaluate(
     assert cli.main(["train", str(path), "--out", str(tmp_path / "out"), "--json"]) == 0
     meta = json.loads((tmp_path / "out" / "env.json").read_text())
     assert meta["env_kwargs"]["side_bets"] == ["lucky6"]
-    from agents import learned
+    from pb_gym.agents import learned
 
     cfg = learned.training_config(tmp_path / "out")
     assert cfg.bets.offered == ("banker", "player", "tie", "lucky6")

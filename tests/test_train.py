@@ -11,18 +11,18 @@ import yaml
 
 pytest.importorskip("stable_baselines3")
 
-from agents import learned as L  # noqa: E402
-from agents import systems as S  # noqa: E402
-from experiments import (
+from pb_gym import rules as R  # noqa: E402
+from pb_gym.agents import learned as L  # noqa: E402
+from pb_gym.agents import systems as S  # noqa: E402
+from pb_gym.envs import table as T  # noqa: E402
+from pb_gym.envs.vector import PuntoBancoVectorEnv  # noqa: E402
+from pb_gym.experiments import (
     cli,  # noqa: E402
     stats,  # noqa: E402
 )
-from experiments import evaluate as E  # noqa: E402
-from experiments import train as TR  # noqa: E402
-from experiments.config import ConfigError, validate  # noqa: E402
-from pb_gym import rules as R  # noqa: E402
-from pb_gym.envs import table as T  # noqa: E402
-from pb_gym.envs.vector import PuntoBancoVectorEnv  # noqa: E402
+from pb_gym.experiments import evaluate as E  # noqa: E402
+from pb_gym.experiments import train as TR  # noqa: E402
+from pb_gym.experiments.config import ConfigError, validate  # noqa: E402
 
 import chunk_tasks  # noqa: E402
 
@@ -117,7 +117,7 @@ def test_evaluate_without_sb3_entries_does_not_import_torch():
     import subprocess
     import sys
 
-    code = ("import sys; from experiments import evaluate as E; "
+    code = ("import sys; from pb_gym.experiments import evaluate as E; "
             "E.run_study(E.StudyConfig(sessions=5, hands=5, systems=[{'type': 'flat'}, "
             "{'type': 'never'}])); print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -237,7 +237,7 @@ def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_pat
     actions (a 1-deck shoe with a shallow cut card: several reshuffles), and the bankrolls agree."""
     from stable_baselines3 import PPO
 
-    from agents.sb3_vec_env import PuntoBancoSB3VecEnv
+    from pb_gym.agents.sb3_vec_env import PuntoBancoSB3VecEnv
 
     kwargs = dict(decks=1, cut_card=14, side_bets=("dragon7", "panda8"), bankroll=100_000.0, unit=10.0,
                   table_min=10.0, table_max=100.0, max_hands=None, history=8, visible_discards=True,
@@ -400,7 +400,7 @@ def test_a_model_whose_files_changed_since_training_is_refused(ppo_run, tmp_path
     del meta["sha256"]
     (model / "env.json").write_text(json.dumps(meta))
     with pytest.raises(ConfigError, match=r"env.json records no SHA-256 of model.zip, vecnormalize.pkl "
-                                          r".* python -m agents.learned --trust"):
+                                          r".* python -m pb_gym.agents.learned --trust"):
         validate(base, E.StudyConfig, "s")
     assert L.record_checksums(model) == json.loads((out / "env.json").read_text())["sha256"]
     validate(base, E.StudyConfig, "s")
@@ -439,7 +439,7 @@ def _tiny(tmp_path, name="tiny.yaml", **evaluation) -> Path:
 
 def _interrupt_after_chunks(monkeypatch, n: int) -> list[int]:
     """Ctrl-C right after the n-th evaluation chunk is kept; returns the indexes of the kept chunks."""
-    from experiments import chunk_store
+    from pb_gym.experiments import chunk_store
 
     kept: list[int] = []
     save = chunk_store.ChunkStore.save
@@ -465,7 +465,7 @@ def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tm
     the missing chunk, and writes the outputs of an uninterrupted run."""
     import zipfile
 
-    from experiments import chunk_store
+    from pb_gym.experiments import chunk_store
 
     config = _tiny(tmp_path)
     whole = tmp_path / "whole"
@@ -564,7 +564,7 @@ def test_an_interrupted_discovery_scoring_resumes_on_the_kept_model(tmp_path, mo
     """Ctrl-C while the trained model is scored against the perfect-information bettor: the rerun
     loads the kept model (same weights, same VecNormalize statistics) and scores it exactly as the
     model in memory was scored by an uninterrupted run."""
-    from experiments import discovery as D
+    from pb_gym.experiments import discovery as D
 
     path = _tiny(tmp_path, sessions=20)
     data = yaml.safe_load(path.read_text())
@@ -615,7 +615,7 @@ def test_a_kept_model_that_changed_is_trained_again_and_its_chunks_discarded(tmp
                                                                            capsys):
     """The kept training step records the SHA-256 of its files: one changed since (or missing) means
     training again, and the evaluation chunks made with the old model are not mixed in."""
-    from experiments import chunk_store
+    from pb_gym.experiments import chunk_store
 
     out = tmp_path / "out"
     config = _tiny(tmp_path)
@@ -666,7 +666,7 @@ def test_a_custom_bet_trains_saves_and_evaluates(tmp_path, capsys):
     learned = result["evaluation"]["systems"][0]
     assert replay["systems"][0]["net"] == learned["net"]
     other = {**TIE_ON_7, "rows": [{"when": {"winner": "tie", "player_total": 7}, "pays": 30}]}
-    from experiments.scale import ChunkError
+    from pb_gym.experiments.scale import ChunkError
 
     with pytest.raises(ChunkError, match=r"ModelMismatch: .*'tie_on_7' pays otherwise than the one the "
                                          r"model was trained on"):
@@ -690,8 +690,8 @@ def _train_with_stop(tmp_path, monkeypatch, config, stop_after: int | None):
     """Train ``config`` into a fresh store with a checkpoint at every rollout; Ctrl-C right after the
     ``stop_after``-th checkpoint is kept, then the same call again (it continues from there). Returns
     the final ``train`` result and the timesteps of the checkpoints kept."""
-    from experiments import chunk_store
-    from experiments import train_checkpoint as CK
+    from pb_gym.experiments import chunk_store
+    from pb_gym.experiments import train_checkpoint as CK
 
     store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "checkpoint"})
     saved: list[int] = []
@@ -767,7 +767,7 @@ def _two_rollouts(tmp_path) -> Path:
 
 
 def test_an_interrupted_training_run_says_where_it_continues_and_does(tmp_path, monkeypatch, capsys):
-    from experiments import train_checkpoint as CK
+    from pb_gym.experiments import train_checkpoint as CK
 
     save = CK.save
 
@@ -793,8 +793,8 @@ def test_an_interrupted_training_run_says_where_it_continues_and_does(tmp_path, 
 def _stopped_after_a_checkpoint(tmp_path, monkeypatch, config):
     """Train ``config`` with a checkpoint at every rollout, Ctrl-C right after the first is kept;
     returns the store that keeps it."""
-    from experiments import chunk_store
-    from experiments import train_checkpoint as CK
+    from pb_gym.experiments import chunk_store
+    from pb_gym.experiments import train_checkpoint as CK
 
     store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "stopped"})
     save = CK.save
@@ -811,7 +811,7 @@ def _stopped_after_a_checkpoint(tmp_path, monkeypatch, config):
 
 
 def test_a_changed_checkpoint_is_not_loaded(tmp_path, monkeypatch, capsys):
-    from experiments import train_checkpoint as CK
+    from pb_gym.experiments import train_checkpoint as CK
 
     config = TR.load(_two_rollouts(tmp_path), TR.TrainConfig)
     store = _stopped_after_a_checkpoint(tmp_path, monkeypatch, config)
@@ -833,8 +833,8 @@ def test_checkpoint_minutes_must_be_a_number_of_minutes(value, capsys):
 def test_a_checkpoint_that_cannot_be_written_does_not_stop_training(tmp_path, monkeypatch, capsys):
     """A full disk while a checkpoint is written: a warning, no half-written checkpoint, and the
     training goes on to the end."""
-    from experiments import chunk_store
-    from experiments import train_checkpoint as CK
+    from pb_gym.experiments import chunk_store
+    from pb_gym.experiments import train_checkpoint as CK
 
     config = TR.load(_two_rollouts(tmp_path), TR.TrainConfig)
     store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "full disk"})
@@ -867,7 +867,7 @@ def test_discovery_scores_any_bet_the_table_offers():
 def test_a_checkpoint_that_cannot_be_loaded_trains_from_the_start(tmp_path, monkeypatch, capsys):
     """A whole checkpoint that the installed SB3 or torch cannot load (e.g. written by another
     version): one line says so, and training starts again, as a run with no checkpoint would."""
-    from experiments import train_checkpoint as CK
+    from pb_gym.experiments import train_checkpoint as CK
 
     config = TR.load(_two_rollouts(tmp_path), TR.TrainConfig)
     straight = TR.train(config, tmp_path / "straight")

@@ -5,13 +5,20 @@ Importing :mod:`pb_gym` registers ``pb_gym/PuntoBanco-v0``: ``gymnasium.make("pb
 "pb_gym/PuntoBanco-v0", num_envs=N, **kwargs)`` the native :class:`PuntoBancoVectorEnv` (N tables
 stepped by one engine call). Episodes last ``max_episode_steps`` hands (registered: 100; Gymnasium's
 ``TimeLimit`` for ``make``, the vector env's own counter for ``make_vec``). The stable-baselines3 adapter
-lives outside the core package, in :mod:`agents.sb3_vec_env` (the core never imports torch).
+lives above the core, in :mod:`pb_gym.agents.sb3_vec_env` (the core never imports torch).
+
+Registering needs only Gymnasium: the env classes load on first use.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 
-from pb_gym.envs.punto_banco import PuntoBancoEnv
-from pb_gym.envs.vector import PuntoBancoVectorEnv
+if TYPE_CHECKING:
+    from pb_gym.envs.punto_banco import PuntoBancoEnv
+    from pb_gym.envs.vector import PuntoBancoVectorEnv
 
 ENV_ID = "pb_gym/PuntoBanco-v0"
 MAX_EPISODE_STEPS = 100
@@ -32,3 +39,16 @@ if ENV_ID not in gymnasium.registry:
     )
 
 __all__ = ["ENV_ID", "MAX_EPISODE_STEPS", "PuntoBancoEnv", "PuntoBancoVectorEnv"]
+
+
+def __getattr__(name: str) -> Any:
+    value: Any
+    # written out (not importlib) so that the import contracts see them
+    if name == "PuntoBancoEnv":
+        from pb_gym.envs.punto_banco import PuntoBancoEnv as value
+    elif name == "PuntoBancoVectorEnv":
+        from pb_gym.envs.vector import PuntoBancoVectorEnv as value
+    else:
+        raise AttributeError(f"module 'pb_gym.envs' has no attribute {name!r}")
+    globals()[name] = value
+    return value
