@@ -48,7 +48,7 @@ import json
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -56,6 +56,9 @@ from pb_gym import exact
 from pb_gym import rules as R
 from pb_gym.agents import systems as S
 from pb_gym.envs import table as T
+
+if TYPE_CHECKING:
+    from stable_baselines3.common.base_class import BaseAlgorithm
 
 MODEL_FILE = "model.zip"
 ENV_FILE = "env.json"
@@ -78,7 +81,7 @@ class ModelMismatch(ValueError):
     """The study and the model's training environment disagree (rules, table limits)."""
 
 
-def algorithm_class(name: str) -> type:
+def algorithm_class(name: str) -> type[BaseAlgorithm]:
     """The SB3 / sb3-contrib class of an algorithm name (imports torch)."""
     if name in ("PPO", "A2C", "DQN"):
         import stable_baselines3
@@ -126,7 +129,7 @@ def save_policy(model, folder: str | Path, env_kwargs: dict[str, Any], algorithm
     cfg = T.make_config(**env_kwargs)  # the interface spelled out: defaults may change, files stay true
     env_kwargs = {k: v for k, v in env_kwargs.items() if k != "flatten_obs"}
     env_kwargs.update(action_mode=cfg.action_mode, observation=cfg.observation, obs_scale=cfg.obs_scale)
-    meta = {"algorithm": algorithm, "env_kwargs": env_kwargs_to_json(env_kwargs),
+    meta: dict[str, Any] = {"algorithm": algorithm, "env_kwargs": env_kwargs_to_json(env_kwargs),
             "obs_transform": obs_transform, "vecnormalize": None}
     if vecnormalize is not None:
         vecnormalize.save(str(folder / NORMALIZE_FILE))
@@ -378,7 +381,7 @@ class Sb3Policy(S.BettingSystem):
                                                self.obs_transform, self.cfg)
         self.bead_plate = self.cfg.history  # the session keeps at least this much bead plate
         self._checked = False
-        self._lstm_state = None
+        self._lstm_state: tuple[np.ndarray, ...] | None = None
 
     def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
         super().reset(n_tables, rng)
@@ -541,6 +544,7 @@ class PerfectInformation(S.BettingSystem):
 
     def propose(self, view: S.TableView) -> tuple[np.ndarray, np.ndarray]:
         table = view.bets or self.table_bets
+        assert view.composition is not None  # needs_composition: the session supplies it
         if table is None:  # the seven spots of the rules
             ev = exact.expected_values(view.composition, view.rules)[:, self.spots]
         else:  # the table's columns: the seven spots (the same bits), then its catalog or user bets

@@ -150,4 +150,5 @@ class PuntoBancoSB3VecEnv(VecEnv):
     def get_images(self) -> Sequence[np.ndarray | None]:
         if self.render_mode != "rgb_array":
             return [None for _ in range(self.num_envs)]
-        return list(self.venv.render())
+        frames = self.venv.render()
+        return list(frames) if frames is not None else [None] * self.num_envs

@@ -557,6 +557,11 @@ class RandomBettor(BettingSystem):
         return spot, self._cap(self.wanted, view)
 
 
+_PayoffGroup = tuple[int, np.ndarray, "slice | np.ndarray | None"]
+"""A bet's stake column, its distinct non-zero payoffs, and where its probabilities come from: a slice of
+the payoff-level columns, the probabilities themselves (a catalog or user bet), or None (a pair bet)."""
+
+
 class Kelly(BettingSystem):
     """Kelly betting on the exact edge of the current shoe.
 
@@ -587,10 +592,11 @@ class Kelly(BettingSystem):
         self.fraction = fraction
         self.skip_proven = bool(skip_proven)
 
-    def _levels(self, rules: R.Rules) -> tuple[np.ndarray, list[tuple[int, np.ndarray]]]:
+    def _levels(self, rules: R.Rules) -> tuple[np.ndarray, list[_PayoffGroup]]:
         """Indicator columns over outcome classes for each bet's distinct non-zero payoffs."""
         table = rules.paytable()
-        columns, groups = [], []
+        columns: list[np.ndarray] = []
+        groups: list[_PayoffGroup] = []
         for bet in self.bets:
             if bet not in R.BETS:
                 continue  # a catalog or user bet: priced over the hand classes (_extra_fractions)
@@ -632,9 +638,8 @@ class Kelly(BettingSystem):
             probabilities = np.zeros((n, matrix.shape[1]))
             undecided = np.ones(n, dtype=bool)
             if self.skip_proven:
-                table = rules.paytable()
-                payoffs = table[:, [R.BETS.index(bet) for bet in self.bets if bet in R.BETS
-                                    and bet not in ("player_pair", "banker_pair")]]
+                payoffs = rules.paytable()[:, [R.BETS.index(bet) for bet in self.bets if bet in R.BETS
+                                               and bet not in ("player_pair", "banker_pair")]]
                 undecided = ~ev_bound.proven_negative(composition, payoffs)
                 # where the bound cannot tell, the exact EV of each bet (one column a bet, not one a
                 # payoff level) still rules out most hands; clearly negative EVs stake nothing
@@ -656,6 +661,7 @@ class Kelly(BettingSystem):
             elif isinstance(cols, np.ndarray):  # an extra bet: its probabilities themselves
                 p = cols
             else:
+                assert probabilities is not None  # a slice indexes the payoff-level columns
                 p = probabilities[:, cols]
             f, growth = kelly_growth(p, values)
             better = growth > best_growth
@@ -668,6 +674,7 @@ class Kelly(BettingSystem):
         return tuple(int(spot) for spot in _spots(self.bets, self.table_bets))
 
     def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
+        assert view.composition is not None  # needs_composition: the session supplies it
         spot, f = self.stake_fractions(view.composition, view.rules, view.bets or self.table_bets)
         units = self._cap(self.fraction * f * view.bankroll_units, view)
         return np.where(f > 0, spot, NO_BET).astype(np.int8), units
