@@ -14,7 +14,8 @@ as ``null`` with the reason.
   sums stay exact in any merge order).
 * :func:`mean_se`: mean and standard error of a sample.
 * :func:`ratio_ci`: ``sum x / sum n`` over independent groups (shoes, sessions) with the delta-method
-  (ratio-estimator) interval, from each group's sums.
+  (ratio-estimator) interval, from each group's sums (the core's, :mod:`pb_gym.ci`, which the
+  benchmark scorer uses too).
 * :func:`ratio_ci_from_moments`: the same estimator from the five sums a merge keeps
   (``sum x``, ``sum n``, ``sum x^2``, ``sum n^2``, ``sum x n``) and the number of groups.
 """
@@ -26,8 +27,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-Z95 = 1.959963984540054
-"""Two-sided 95% normal quantile, ``z_value(0.95)`` (the value every study's 95% intervals use)."""
+from pb_gym.ci import Z95, ratio_ci
 
 
 def z_value(confidence: float = 0.95) -> float:
@@ -91,26 +91,6 @@ def mean_se(values: np.ndarray) -> tuple[float, float]:
     n = values.size
     se = float(values.std(ddof=1) / math.sqrt(n)) if n > 1 else math.inf
     return float(values.mean()) if n else math.nan, se
-
-
-def ratio_ci(x: np.ndarray, n: np.ndarray, z: float = Z95) -> dict:
-    """``sum(x) / sum(n)`` with its interval over independent groups, from per-group sums ``x_g``, ``n_g``.
-
-    Items within a group (the hands of one shoe, of one session) are correlated; groups are
-    independent. With ``G`` groups and ``R = sum x / sum n``, the delta-method (ratio-estimator)
-    standard error is ``sqrt(G / (G - 1) * sum_g (x_g - R n_g)^2) / sum_g n_g``.
-
-    Returns ``{"estimate", "ci95", "se", "n"}`` (``n``: ``sum n``, rounded); all None when
-    ``sum n <= 0``; one group: ``se`` ``inf`` and the interval ``[-inf, inf]`` (no spread to measure).
-    """
-    n_groups, total = len(x), n.sum()
-    if total <= 0:
-        return {"estimate": None, "ci95": None, "se": None, "n": 0}
-    estimate = x.sum() / total
-    se = (math.sqrt(n_groups / (n_groups - 1) * np.sum((x - estimate * n) ** 2)) / total
-          if n_groups > 1 else math.inf)
-    return {"estimate": float(estimate), "ci95": [float(estimate - z * se), float(estimate + z * se)],
-            "se": float(se), "n": int(round(total))}
 
 
 def ratio_ci_from_moments(sum_x: float, sum_n: float, sum_x2: float, sum_n2: float, sum_xn: float,

@@ -38,6 +38,8 @@ if ENV_ID not in gymnasium.registry:
         kwargs={"max_hands": None},
     )
 
+import pb_gym.envs.tasks  # noqa: E402, F401  (registers the benchmark's tasks: pb_gym/Discover-v0, ...)
+
 __all__ = ["ENV_ID", "MAX_EPISODE_STEPS", "PuntoBancoEnv", "PuntoBancoVectorEnv"]
 
 

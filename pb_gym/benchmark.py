@@ -1,0 +1,391 @@
+"""Score any policy on a benchmark task against its known optimum.
+
+The exact calculator gives the EV of every bet for the cards a player has not seen, so each task of
+:mod:`pb_gym.envs.tasks` has a known optimum: the perfect-information bettor (one unit on the best
+offered bet whenever its exact EV for the unseen cards is positive, nothing otherwise) is Bayes-optimal
+for one-hand decisions at a flat stake. :func:`score` plays a policy on held-out hands that the
+benchmark fixes (``tables`` tables seeded ``seed, seed + 1, ...``, ``hands`` hands each; an episode is
+one shoe, a new shoe starts where one ends) and scores, on the SAME hands, the perfect bettor::
+
+    from pb_gym import benchmark
+    result = benchmark.score(policy, "pb_gym/Discover-v0", tables=256, hands=1600, seed=2000003)
+    result["normalized_score"]["estimate"]   # 0 = never bet, 1 = the optimum
+
+``policy`` is any callable from a batch of observations ``(N, obs_dim)`` float32 (the task's own flat
+observation) to a batch of actions ``(N,)`` (ints; :func:`action_index` names them): an SB3 model
+(``lambda obs: model.predict(obs, deterministic=True)[0]``), a CleanRL or TorchRL network, a count
+written by hand. The core never imports torch: the policy brings its own.
+
+Figures, per hand dealt, each ``{"estimate", "ci95", "se", "n"}`` with 95% CIs over shoes (the hands
+of a shoe are correlated, shoes are independent: ratio estimators of per-shoe sums,
+:func:`pb_gym.ci.ratio_ci`; paired where two systems play the same hands):
+
+* ``exact_profit_per_hand``: the exact conditional profit, the sum over the policy's bets of stake x
+  the exact EV of the bet for the cards unseen before the hand (no outcome noise: a narrow CI);
+* ``perfect_profit_per_hand``: the perfect bettor's; ``regret_per_hand``: perfect minus the policy's
+  (paired);
+* ``normalized_score``: the policy's exact profit over the perfect bettor's (0 never betting, 1 the
+  optimum; a ratio of paired per-shoe sums);
+* ``realized_profit_per_hand`` (and ``perfect_realized_profit_per_hand``): the dealt outcomes;
+* ``bet_rate``: the share of hands the policy bets on.
+
+For ``objective="log_growth"`` tasks (``Sizing-v0``) the same for the exact expected log growth of the
+bankroll (Kelly's objective): ``log_growth_per_hand`` (the policy's), ``perfect_log_growth_per_hand``
+(the best action of the task's own for each hand: the one-hand optimum over its stake levels),
+``kelly_log_growth_per_hand`` (the Kelly bettor: the best bet at its continuous Kelly fraction, an upper
+bound no stake level reaches), and ``normalized_log_growth`` (policy over the best action's); there the
+perfect bettor of the profit figures stakes the smallest level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pb_gym import engine
+from pb_gym.ci import ratio_ci
+from pb_gym.envs.tasks import TASKS, Task, action_index, action_meanings, get_task
+
+DEFAULT_TABLES = 256
+DEFAULT_HANDS = 1600
+DEFAULT_SEED = 2_000_003
+"""The held-out deal of :func:`score` (tables seeded ``seed + i``): a seed no training config uses."""
+
+Policy = Callable[[np.ndarray], Any]
+
+
+def _check_int(name: str, value: object, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name}={value!r} is not allowed; allowed: an integer >= {low}")
+    return int(value)
+
+
+def _actions(policy: Policy, obs: np.ndarray, n_actions: int) -> np.ndarray:
+    raw = policy(obs)
+    if isinstance(raw, tuple):  # an SB3 model's predict: (actions, state)
+        raw = raw[0]
+    try:
+        actions = np.asarray(raw)
+    except Exception:  # e.g. a torch tensor on a device: the policy must hand back numbers
+        raise ValueError(f"policy returned {type(raw).__name__}; allowed: a numpy array (or list) of "
+                         f"{len(obs)} integer actions") from None
+    if actions.shape not in ((len(obs),), (len(obs), 1)):
+        raise ValueError(f"policy returned actions of shape {actions.shape}; allowed: ({len(obs)},), one "
+                         "action per observation row")
+    actions = actions.reshape(len(obs))
+    if actions.dtype.kind == "f":
+        if not np.all(np.isfinite(actions)) or np.any(actions != np.round(actions)):
+            raise ValueError("policy returned non-integer actions; allowed: integers 0 .. "
+                             f"{n_actions - 1}")
+    elif actions.dtype.kind not in "iu":
+        raise ValueError(f"policy returned actions of dtype {actions.dtype}; allowed: integers 0 .. "
+                         f"{n_actions - 1}")
+    actions = actions.astype(np.int64)
+    if actions.size and (actions.min() < 0 or actions.max() >= n_actions):
+        bad = int(actions.max() if actions.max() >= n_actions else actions.min())
+        raise ValueError(f"policy returned action {bad}; "
+                         f"allowed: 0 .. {n_actions - 1} (see benchmark.action_meanings)")
+    return actions
+
+
+def _kelly(probabilities: np.ndarray, values: np.ndarray, iterations: int = 60) -> np.ndarray:
+    """The expected log growth at the Kelly fraction of bets paying ``values`` (``(k,)`` net wins) with
+    ``probabilities`` ``(n, k)`` (the rest a push); 0 where the EV is <= 0. Bisection on the
+    derivative of the concave ``sum_k p_k log(1 + f x_k)`` over ``f`` in [0, 1)."""
+    growth = np.zeros(len(probabilities))
+    positive = np.flatnonzero(probabilities @ values > 0)
+    if positive.size:
+        q = probabilities[positive]
+        lo = np.zeros(positive.size)
+        hi = np.full(positive.size, (1.0 / max(1.0, -values.min()) if values.min() < 0 else 1.0) - 1e-9)
+        for _ in range(iterations):
+            mid = 0.5 * (lo + hi)
+            rising = (q * values / (1.0 + mid[:, None] * values)).sum(axis=1) > 0
+            lo = np.where(rising, mid, lo)
+            hi = np.where(rising, hi, mid)
+        growth[positive] = (q * np.log1p(lo[:, None] * values)).sum(axis=1)
+    return growth
+
+
+class _Growth:
+    """Exact expected log growth of the bankroll over a hand, for the stakes placed (the env's
+    ``reward="log_growth"`` formula, :func:`pb_gym.envs.table.log_growth_before_hand`)."""
+
+    def __init__(self, cfg, pay: np.ndarray, spots: np.ndarray) -> None:
+        from pb_gym.envs import table as T
+
+        self.cfg, self.pay, self.spots = cfg, pay, spots
+        self.floor = T.LOG_GROWTH_FLOOR * cfg.min_units
+        self.levels = np.asarray(cfg.stake_levels, dtype=np.float64)
+
+    def of(self, probabilities: np.ndarray, stakes: np.ndarray, before: np.ndarray) -> np.ndarray:
+        from pb_gym import exact
+
+        net = exact.row_products(stakes, self.pay.T)
+        growth = np.log(np.maximum(before[:, None] + net, self.floor) / before[:, None])
+        return (probabilities * growth).sum(axis=1)
+
+    def kelly(self, probabilities: np.ndarray) -> np.ndarray:
+        """The Kelly bettor's growth: the best scored bet at its continuous Kelly fraction."""
+        best = np.zeros(len(probabilities))
+        for spot in self.spots:
+            column = self.pay[:, spot]
+            values = np.array(sorted(set(column.tolist()) - {0.0}))
+            grouped = probabilities @ (column[:, None] == values[None, :]).astype(np.float64)
+            best = np.maximum(best, _kelly(grouped, values))
+        return best
+
+
+def score(policy: Policy, task: str | Task = "pb_gym/Discover-v0", tables: int = DEFAULT_TABLES,
+          hands: int = DEFAULT_HANDS, seed: int = DEFAULT_SEED, *, reset: Callable[[], None] | None = None
+          ) -> dict:
+    """Play ``policy`` on ``tables`` x ``hands`` held-out hands of ``task`` (seed ``seed``) beside the
+    perfect-information bettor; the JSON-ready figures of the module docstring.
+
+    Args:
+        policy: a callable from observations ``(N, obs_dim)`` float32 to actions ``(N,)`` (a tuple's
+            first item is taken: an SB3 ``predict``).
+        task: a task id of :data:`pb_gym.envs.tasks.TASKS` (``"Discover-v0"`` works too).
+        tables: tables dealt in parallel (each hand, one batch of ``tables`` observations).
+        hands: hands dealt at each table (a new shoe, and a new episode, starts where one ends).
+        seed: table ``i`` is seeded ``seed + i``.
+        reset: called before the first hand (a recurrent policy's state).
+
+    Raises:
+        ValueError: a bad argument (named), or a policy that returns other than one valid action per row.
+    """
+    from pb_gym.envs import table as T
+    from pb_gym.envs.vector import PuntoBancoVectorEnv
+
+    spec = get_task(task)
+    tables = _check_int("tables", tables, 2)
+    hands = _check_int("hands", hands, 1)
+    seed = _check_int("seed", seed, 0)
+    if not callable(policy):
+        raise ValueError(f"policy={policy!r} is not allowed; allowed: a callable from observations "
+                         "(N, obs_dim) float32 to actions (N,)")
+    from gymnasium.vector import AutoresetMode
+
+    env = PuntoBancoVectorEnv(tables, autoreset_mode=AutoresetMode.DISABLED,
+                              **dict(spec.kwargs, reward="realized"))
+    cfg = env.config
+    rules, table = cfg.rules, cfg.bets
+    n_actions = cfg.n_actions
+    spots = np.array([table.column(b) for b in spec.bets], dtype=np.int64)
+    pay = env.tables.session.payoffs  # net win per unit of every column, by hand class
+    growth = _Growth(cfg, pay, spots) if spec.objective == "log_growth" else None
+    unit_action = np.array([action_index(spec, b, cfg.stake_levels[0]) for b in spec.bets])
+    obs, _ = env.reset(seed=seed)
+    if reset is not None:
+        reset()
+    rows = np.arange(tables)
+    kinds = ["exact", "real", "bets"] + (["growth"] if growth is not None else [])
+    systems = ["policy", "perfect"] + (["sizer", "kelly"] if growth is not None else [])
+    sums = {f"{k}/{s}": np.zeros(2 * tables) for k in kinds for s in systems}
+    sums["hands"] = np.zeros(2 * tables)
+    shoe_id = np.arange(tables)
+    next_id = tables
+    stakes = np.zeros((tables, cfg.n_columns))
+    perfect = np.zeros_like(stakes)
+    for _ in range(hands):
+        composition = engine.next_hand_composition(rules, env.tables.shoe)
+        ev = table.expected_values(composition)
+        bankroll = env.tables.bankroll.copy()
+        actions = _actions(policy, obs, n_actions)
+        T.decode_actions(cfg, actions, bankroll, stakes)
+        # the perfect bettor: the smallest stake on the best scored bet, where its exact EV is > 0
+        side_ev = ev[:, spots]
+        best = side_ev.argmax(axis=1)
+        positive = side_ev[rows, best] > 0
+        T.decode_actions(cfg, np.where(positive, unit_action[best], 0), bankroll, perfect)
+        obs, reward, terminated, truncated, _ = env.step(actions)
+        payoffs = pay[env.tables.session.records.hand_class]
+        new_shoe = env.tables.result.shuffled
+        if new_shoe.any():  # this hand came from a freshly shuffled shoe
+            shoe_id[new_shoe] = next_id + np.arange(int(new_shoe.sum()))
+            next_id += int(new_shoe.sum())
+        if next_id > len(sums["hands"]):
+            size = max(2 * len(sums["hands"]), next_id + tables)
+            sums = {k: np.concatenate([v, np.zeros(size - len(v))]) for k, v in sums.items()}
+        size = len(sums["hands"])
+        sums["hands"] += np.bincount(shoe_id, minlength=size)
+        placed = {"policy": stakes, "perfect": perfect}
+        realized = {"policy": reward, "perfect": (perfect * payoffs).sum(axis=1)}
+        grown: dict[str, np.ndarray] = {}
+        if growth is not None:
+            grown = _sizing(growth, cfg, composition, side_ev, bankroll, stakes, perfect, placed, realized,
+                            payoffs)
+        for name, st in placed.items():
+            for kind, weights in (("exact", (st * ev).sum(axis=1)), ("real", realized[name]),
+                                  ("bets", (st > 0).any(axis=1))):
+                sums[f"{kind}/{name}"] += np.bincount(shoe_id, weights=weights, minlength=size)
+        for name, g in grown.items():
+            sums[f"growth/{name}"] += np.bincount(shoe_id, weights=g, minlength=size)
+        # an episode is one shoe: where it ended, a new one starts (a reset is a new shoe)
+        done = terminated | truncated
+        if done.any():
+            obs, _ = env.reset(options={"reset_mask": done})
+            shoe_id[done] = next_id + np.arange(int(done.sum()))
+            next_id += int(done.sum())
+    env.close()
+    used = sums["hands"] > 0
+    n = sums["hands"][used]
+
+    def per_hand(key: str) -> dict:
+        return ratio_ci(sums[key][used], n)
+
+    mine, best_exact = sums["exact/policy"][used], sums["exact/perfect"][used]
+    out: dict[str, Any] = {
+        "task": spec.id, "tables": tables, "hands_per_table": hands, "seed": seed,
+        "hands": int(n.sum()), "shoes": int(used.sum()), "bets": list(spec.bets),
+        "normalized_score": ratio_ci(mine, best_exact),
+        "exact_profit_per_hand": per_hand("exact/policy"),
+        "perfect_profit_per_hand": per_hand("exact/perfect"),
+        "regret_per_hand": ratio_ci(best_exact - mine, n),
+        "realized_profit_per_hand": per_hand("real/policy"),
+        "perfect_realized_profit_per_hand": per_hand("real/perfect"),
+        "bet_rate": per_hand("bets/policy"),
+        "perfect_bet_rate": per_hand("bets/perfect"),
+    }
+    if growth is not None:
+        out.update({
+            "log_growth_per_hand": per_hand("growth/policy"),
+            "perfect_log_growth_per_hand": per_hand("growth/sizer"),
+            "kelly_log_growth_per_hand": per_hand("growth/kelly"),
+            "normalized_log_growth": ratio_ci(sums["growth/policy"][used], sums["growth/sizer"][used]),
+            "log_growth_regret_per_hand": ratio_ci(sums["growth/sizer"][used] - sums["growth/policy"][used],
+                                                   n),
+        })
+    for key in ("normalized_score", "normalized_log_growth"):  # (a ratio of profits: n is the hands)
+        if key in out:
+            out[key]["n"] = out["hands"]
+    return out
+
+
+def _sizing(growth: _Growth, cfg, composition: np.ndarray, side_ev: np.ndarray, bankroll: np.ndarray,
+            stakes: np.ndarray, perfect: np.ndarray, placed: dict, realized: dict, payoffs: np.ndarray
+            ) -> dict[str, np.ndarray]:
+    """The exact log growth of the policy, of the best action of the task's own (the sizer) and of
+    the Kelly bettor on this hand. A stake can grow the bankroll only on a bet whose EV is > 0, so the
+    hand-class probabilities are computed only where the policy bets or some scored bet is positive."""
+    from pb_gym import exact
+    from pb_gym.envs import table as T
+
+    n = len(bankroll)
+    out = {name: np.zeros(n) for name in ("policy", "sizer", "kelly")}
+    sizer = np.zeros_like(stakes)
+    rows = np.flatnonzero((side_ev > 0).any(axis=1) | (stakes > 0).any(axis=1))
+    if rows.size:
+        probabilities = exact.hand_class_probabilities(composition[rows])
+        before = bankroll[rows]
+        out["policy"][rows] = growth.of(probabilities, stakes[rows], before)
+        # every action of the task on these hands: the best (0 = no bet, growth 0) is the sizer's
+        best_growth = np.zeros(rows.size)
+        best_action = np.zeros(rows.size, dtype=np.int64)
+        trial = np.zeros((rows.size, cfg.n_columns))
+        for action in range(1, cfg.n_actions):
+            T.decode_actions(cfg, np.full(rows.size, action), before, trial)
+            g = growth.of(probabilities, trial, before)
+            better = g > best_growth
+            best_growth = np.where(better, g, best_growth)
+            best_action = np.where(better, action, best_action)
+        out["sizer"][rows] = best_growth
+        chosen = np.zeros((rows.size, cfg.n_columns))
+        T.decode_actions(cfg, best_action, before, chosen)
+        sizer[rows] = chosen
+        out["kelly"][rows] = growth.kelly(probabilities)
+    placed["sizer"] = sizer
+    realized["sizer"] = (sizer * payoffs).sum(axis=1)
+    return out
+
+
+def perfect_policy(task: str | Task = "pb_gym/Discover-v0") -> Policy:
+    """The known optimum as a policy of ``task``'s observations, the reference a learned policy is
+    measured against: the unseen cards read from the observation (``shoe`` x ``4 x decks``: exact in
+    float32), then one unit (the smallest stake level) on the best offered bet whose exact EV is
+    positive, else no bet. For ``objective="log_growth"`` tasks, the action of the task with the
+    largest exact expected log growth (none: no bet), the bankroll read from the observation. It
+    scores exactly 1 on every seed (tested).
+
+    Raises:
+        ValueError: the task hides the discards (no policy of its observation can be perfect).
+    """
+    from pb_gym import exact
+    from pb_gym import rules as R
+    from pb_gym.envs import table as T
+
+    spec = get_task(task)
+    cfg = T.make_config(**spec.kwargs)
+    if not cfg.visible_discards:
+        raise ValueError(f"task={spec.id!r} hides the discards: its observation does not show the "
+                         "unseen cards, so no policy of it can be the perfect bettor")
+    start, stop = cfg.obs_offsets["shoe"]
+    bank = cfg.obs_offsets["bankroll"][0]
+    per_rank = float(R.CARDS_PER_RANK_PER_DECK * cfg.rules.decks)
+    spots = np.array([cfg.bets.column(b) for b in spec.bets], dtype=np.int64)
+    unit_action = np.array([action_index(spec, b, cfg.stake_levels[0]) for b in spec.bets])
+    growth = _Growth(cfg, cfg.bets.pay_matrix(), spots) if spec.objective == "log_growth" else None
+
+    def act(obs: np.ndarray) -> np.ndarray:
+        obs = np.asarray(obs, dtype=np.float64)
+        composition = np.rint(obs[:, start:stop] * per_rank).astype(np.int64)
+        side_ev = cfg.bets.expected_values(composition)[:, spots]
+        if growth is None:
+            best = side_ev.argmax(axis=1)
+            return np.where(side_ev[np.arange(len(best)), best] > 0, unit_action[best], 0)
+        actions = np.zeros(len(obs), dtype=np.int64)
+        rows = np.flatnonzero((side_ev > 0).any(axis=1))
+        if rows.size:
+            probabilities = exact.hand_class_probabilities(composition[rows])
+            before = obs[rows, bank] * cfg.bankroll_units
+            best_growth = np.zeros(rows.size)
+            trial = np.zeros((rows.size, cfg.n_columns))
+            for action in range(1, cfg.n_actions):
+                T.decode_actions(cfg, np.full(rows.size, action), before, trial)
+                g = growth.of(probabilities, trial, before)
+                better = g > best_growth
+                best_growth = np.where(better, g, best_growth)
+                actions[rows[better]] = action
+        return actions
+
+    return act
+
+
+def never_bet(obs: np.ndarray) -> np.ndarray:
+    """The policy that never bets (action 0 everywhere): scores exactly 0."""
+    return np.zeros(len(obs), dtype=np.int64)
+
+
+def _fmt(entry: dict, scale: float = 1.0, digits: int = 4) -> str:
+    if entry.get("estimate") is None:
+        return "n/a"
+    lo, hi = entry["ci95"]
+    return f"{entry['estimate'] * scale:+.{digits}f} [{lo * scale:+.{digits}f}, {hi * scale:+.{digits}f}]"
+
+
+def report(result: dict) -> str:
+    """A :func:`score` result as text."""
+    lines = [f"{result['task']}: {result['hands']:,} held-out hands ({result['tables']} tables x "
+             f"{result['hands_per_table']} hands, {result['shoes']:,} shoes, seed {result['seed']}); "
+             "units per hand dealt, 95% CIs over shoes",
+             f"normalized score (policy / perfect, exact): {_fmt(result['normalized_score'], 1, 4)}",
+             f"exact profit / hand:     policy {_fmt(result['exact_profit_per_hand'], 1, 5)}   perfect "
+             f"{_fmt(result['perfect_profit_per_hand'], 1, 5)}",
+             f"regret / hand (paired):  {_fmt(result['regret_per_hand'], 1, 5)}",
+             f"realized profit / hand:  policy {_fmt(result['realized_profit_per_hand'], 1, 5)}   perfect "
+             f"{_fmt(result['perfect_realized_profit_per_hand'], 1, 5)}",
+             f"bet rate:                policy {result['bet_rate']['estimate']:.4%}   perfect "
+             f"{result['perfect_bet_rate']['estimate']:.4%}"]
+    if "log_growth_per_hand" in result:
+        lines += [f"log growth / hand (x1e6): policy {_fmt(result['log_growth_per_hand'], 1e6, 3)}   "
+                  f"best action {_fmt(result['perfect_log_growth_per_hand'], 1e6, 3)}   Kelly "
+                  f"{_fmt(result['kelly_log_growth_per_hand'], 1e6, 3)}",
+                  f"normalized log growth (policy / best action): "
+                  f"{_fmt(result['normalized_log_growth'], 1, 4)}"]
+    return "\n".join(lines)
+
+
+__all__ = ["DEFAULT_HANDS", "DEFAULT_SEED", "DEFAULT_TABLES", "TASKS", "Task", "action_index",
+           "action_meanings", "get_task", "never_bet", "perfect_policy", "report", "score"]

@@ -1,0 +1,182 @@
+"""The benchmark's tasks: Gymnasium ids with frozen settings and a known optimum.
+
+Each task is a :class:`PuntoBancoEnv` (``gymnasium.make``) or :class:`PuntoBancoVectorEnv`
+(``gymnasium.make_vec``) with every setting fixed here, so that a score on ``pb_gym/Discover-v0`` means
+the same thing in any paper and any library. A task's settings never change: a changed task is a new
+version (``-v1``). :mod:`pb_gym.benchmark` scores any policy on them against the perfect-information
+bettor (the exact EV of the unseen cards, bet where positive: Bayes-optimal for one-hand decisions).
+
+Common to every task (the settings of ``configs/train/discover*.yaml``): 8 decks, the cut card 14 cards
+from the end, the burn card, one-unit stakes of a 10 unit (table 10-5000) from a bankroll of 10,000 (1000
+units: ruin plays no part), an episode is one whole shoe (no hand limit: it ends when the cut card
+comes out), the bead plate holds the last outcome only, the observation is the env's flat, scaled
+``Box`` (every feature divided by its documented bound, :mod:`pb_gym.envs.punto_banco`), the actions
+are ``Discrete``: 0 = no bet, then each offered bet (:func:`action_meanings`), and the training reward
+is the exact expected value of the stake for the cards not yet seen (``reward="expected"``: no outcome
+noise; the benchmark scores on realized and exact profit whatever the reward).
+
+========================  =========================================================  =======  ========
+id                        offered bets (actions 1..)                                 actions  reward
+========================  =========================================================  =======  ========
+Discover-v0               banker, player, tie, Dragon 7 (40:1), Panda 8 (25:1)          6     expected
+DiscoverCatalog-v0        banker, player, tie, 3 Giving 8, Egalite 7, Egalite 0         7     expected
+                          (the atlas's best counting targets, docs/atlas/)
+DiscoverAll-v0            the seven spots and every published side bet of the          59     expected
+                          catalog (58 bets, :data:`ALL_SIDE_BETS`)
+Sizing-v0                 as Discover-v0, each bet at 0.1, 0.2, 0.4, 0.8 or 1.6% of    26     log growth
+                          the bankroll (``stake_unit="fraction"``)
+DiscoverHidden-v0         banker, player, tie, player pair, banker pair, Dragon 7,      8     expected
+                          Panda 8; discards hidden, the last 20 outcomes shown
+                          (control: no edge can be seen)
+DiscoverMainBets-v0       banker, player, tie (control: no practical edge exists)       4     expected
+========================  =========================================================  =======  ========
+
+Importing this module registers the ids and needs only Gymnasium (the env classes load on first use).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium
+
+NAMESPACE = "pb_gym"
+
+ALL_SIDE_BETS: tuple[str, ...] = (
+    "player_pair", "banker_pair", "dragon7", "panda8", "dragon_bonus_player", "dragon_bonus_banker",
+    "egalite_0", "egalite_1", "egalite_2", "egalite_3", "egalite_4", "egalite_5", "egalite_6",
+    "egalite_7", "egalite_8", "egalite_9", "four_cards", "five_cards", "six_cards", "small", "big",
+    "lucky6", "tiger", "small_tiger", "big_tiger", "tiger_tie", "super6", "either_pair",
+    "player_total_0", "player_total_1", "player_total_2", "player_total_3", "player_total_4",
+    "player_total_5", "player_total_6", "player_total_7", "player_total_8", "player_total_9",
+    "banker_total_0", "banker_total_1", "banker_total_2", "banker_total_3", "banker_total_4",
+    "banker_total_5", "banker_total_6", "banker_total_7", "banker_total_8", "banker_total_9",
+    "three_giving_eight", "eights_and_nines", "nine_over_seven", "bad_beat", "any_bad_beat",
+    "player_three_card_win", "banker_three_card_win",
+)
+"""The side bets of ``DiscoverAll-v0``: the catalog's (:func:`pb_gym.catalog.bet_names`, the main bets
+left out) when the task was frozen, written out so that a bet added to the catalog later does not
+change the task (a test checks that they are still the catalog's)."""
+
+MAIN_BETS: tuple[str, ...] = ("banker", "player", "tie")
+
+_COMMON: dict[str, Any] = dict(
+    decks=8, cut_card=14, burn=True, bankroll=10_000.0, unit=10.0, table_min=10.0, table_max=5000.0,
+    max_hands=None, one_shoe=True, visible_discards=True, history=1, action_mode="discrete",
+    stake_levels=(1.0,), stake_unit="units", allow_no_bet=True, reward="expected",
+    observation="flat", obs_scale="scaled",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """A benchmark task: its Gymnasium id, its frozen env settings and what it scores.
+
+    Attributes:
+        id: the Gymnasium id (``pb_gym/...-v0``).
+        summary: one line on what the task asks.
+        kwargs: every environment keyword argument (:func:`pb_gym.envs.table.make_config`).
+        bets: the bets the perfect-information bettor plays (every offered bet).
+        objective: ``"profit"`` (one-unit stakes: exact profit per hand) or ``"log_growth"`` (stake
+            sizing: exact expected log growth of the bankroll per hand, Kelly's objective).
+        edge: whether a positive-EV bet exists and can be seen (False for the controls: the optimum
+            the agent can reach is never betting).
+    """
+
+    id: str
+    summary: str
+    kwargs: Mapping[str, Any]
+    bets: tuple[str, ...]
+    objective: str = "profit"
+    edge: bool = True
+
+    @property
+    def name(self) -> str:
+        """The id without its namespace (``Discover-v0``)."""
+        return self.id.split("/", 1)[1]
+
+
+def _task(name: str, summary: str, side_bets: tuple[str, ...], objective: str = "profit",
+          edge: bool = True, **changes: Any) -> Task:
+    kwargs = dict(_COMMON, side_bets=side_bets, **changes)
+    return Task(id=f"{NAMESPACE}/{name}", summary=summary, kwargs=kwargs, bets=MAIN_BETS + side_bets,
+                objective=objective, edge=edge)
+
+
+TASKS: dict[str, Task] = {task.id: task for task in (
+    _task("Discover-v0", "find the Dragon 7 and Panda 8 edges the visible discards create, and bet "
+          "nothing elsewhere", ("dragon7", "panda8")),
+    _task("DiscoverCatalog-v0", "the same on the catalog's best counting targets: 3 Giving 8, "
+          "Egalite 7, Egalite 0", ("three_giving_eight", "egalite_7", "egalite_0")),
+    _task("DiscoverAll-v0", "the same with every bet of the catalog offered (58)", ALL_SIDE_BETS),
+    _task("Sizing-v0", "size the Dragon 7 and Panda 8 bets for growth: five stake levels as fractions "
+          "of the bankroll, rewarded by the exact expected log growth", ("dragon7", "panda8"),
+          objective="log_growth", stake_levels=(0.001, 0.002, 0.004, 0.008, 0.016),
+          stake_unit="fraction", reward="log_growth"),
+    _task("DiscoverHidden-v0", "control: the discards are hidden (the last 20 outcomes shown), so no "
+          "edge can be seen; the best policy never bets",
+          ("player_pair", "banker_pair", "dragon7", "panda8"), edge=False, visible_discards=False,
+          history=20),
+    _task("DiscoverMainBets-v0", "control: main bets only; banker and player turn positive on about "
+          "0.1% of hands by about +0.3%, so the optimum is barely above never betting", (),
+          edge=False),
+)}
+"""Every benchmark task by its Gymnasium id."""
+
+
+def get_task(task: str | Task) -> Task:
+    """The :class:`Task` called ``task`` (its id, or the id without ``pb_gym/``)."""
+    if isinstance(task, Task):
+        return task
+    key = task if "/" in str(task) else f"{NAMESPACE}/{task}"
+    if key not in TASKS:
+        raise ValueError(f"task={task!r} is not allowed; allowed: {', '.join(TASKS)}")
+    return TASKS[key]
+
+
+def action_meanings(task: str | Task) -> tuple[str, ...]:
+    """What each action of ``task`` does: ``"no_bet"`` (action 0), then ``"BET"`` (one unit on it) or,
+    for several stake levels, ``"BET@LEVEL"`` (bet-major: the levels of the first bet, then the next
+    bet's; a level in units, or in fractions of the bankroll for ``Sizing-v0``)."""
+    spec = get_task(task)
+    levels = spec.kwargs["stake_levels"]
+    if len(levels) == 1:
+        return ("no_bet", *spec.bets)
+    return ("no_bet", *(f"{bet}@{level:g}" for bet in spec.bets for level in levels))
+
+
+def action_index(task: str | Task, bet: str, stake: float = 1) -> int:
+    """The action of ``task`` that stakes ``stake`` (a stake level: units, or a fraction of the bankroll
+    for ``Sizing-v0``) on ``bet``; ``bet="no_bet"`` is 0."""
+    spec = get_task(task)
+    if bet == "no_bet":
+        return 0
+    if bet not in spec.bets:
+        raise ValueError(f"bet={bet!r} is not offered by {spec.id}; allowed: no_bet, {', '.join(spec.bets)}")
+    levels = tuple(float(x) for x in spec.kwargs["stake_levels"])
+    if float(stake) not in levels:
+        raise ValueError(f"stake={stake!r} is not a stake level of {spec.id}; allowed: "
+                         f"{', '.join(f'{x:g}' for x in levels)}")
+    return 1 + spec.bets.index(bet) * len(levels) + levels.index(float(stake))
+
+
+def register() -> None:
+    """Register every task with Gymnasium (once; importing :mod:`pb_gym` does it)."""
+    for task in TASKS.values():
+        if task.id in gymnasium.registry:
+            continue
+        gymnasium.register(
+            id=task.id,
+            entry_point="pb_gym.envs.punto_banco:PuntoBancoEnv",
+            vector_entry_point="pb_gym.envs.vector:PuntoBancoVectorEnv",
+            # an episode is one shoe: the env truncates when the cut card comes out, no TimeLimit
+            max_episode_steps=None,
+            kwargs=dict(task.kwargs),
+        )
+
+
+register()
+
+__all__ = ["ALL_SIDE_BETS", "TASKS", "Task", "action_index", "action_meanings", "get_task", "register"]
