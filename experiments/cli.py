@@ -207,6 +207,24 @@ def cmd_bench(args: argparse.Namespace) -> dict:
     return figures
 
 
+def cmd_score(args: argparse.Namespace) -> dict:
+    """Score a policy on a benchmark task against the perfect-information bettor (pb_gym.benchmark):
+    POLICY is a model folder (or model.zip) written by pb-gym train, or module:callable naming a
+    callable from observations (N, obs_dim) float32 to actions (N,)."""
+    import importlib
+
+    from pb_gym import benchmark
+
+    try:
+        score = importlib.import_module("pb_gym.experiments.score")
+        result = score.run(args.policy, args.task, args.tables, args.hands, args.seed)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if not args.json:
+        print(benchmark.report(result))
+    return result
+
+
 # ------------------------------------------------------------------------- studies (dispatch only)
 def _study(module: str, args: argparse.Namespace) -> dict:
     """Run a study from ``experiments/`` (imported only when its command runs: a missing extra is then a
@@ -263,6 +281,21 @@ def cmd_experiment(args: argparse.Namespace) -> dict:
 def _positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: an integer >= 1")
+    return int(text)
+
+
+def _task_id(text: str) -> str:
+    from pb_gym.envs import tasks
+
+    try:
+        return tasks.get_task(text).id
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _seed(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: an integer >= 0")
     return int(text)
 
 
@@ -405,6 +438,24 @@ def build_parser() -> argparse.ArgumentParser:
                          "write the report and plots here")
     _add_resume_option(experiment)
     experiment.set_defaults(func=cmd_experiment)
+
+    from pb_gym.envs import tasks
+
+    score = sub.add_parser("score", help="score a policy on a benchmark task (pb_gym/Discover-v0, ...)",
+                           description=cmd_score.__doc__)
+    score.add_argument("policy", metavar="MODEL_OR_MODULE:CALLABLE",
+                       help="a pb-gym train model folder, or module:callable")
+    score.add_argument("--task", default="pb_gym/Discover-v0", type=_task_id,
+                       help="the benchmark task: " + ", ".join(tasks.TASKS) + " (the namespace may be "
+                            "left out; default pb_gym/Discover-v0)")
+    score.add_argument("--tables", type=_positive_int, default=tasks.SCORE_TABLES,
+                       help=f"held-out tables (default {tasks.SCORE_TABLES})")
+    score.add_argument("--hands", type=_positive_int, default=tasks.SCORE_HANDS,
+                       help=f"hands per table (default {tasks.SCORE_HANDS})")
+    score.add_argument("--seed", type=_seed, default=tasks.SCORE_SEED,
+                       help=f"held-out seed: table i is seeded seed + i (default {tasks.SCORE_SEED})")
+    score.add_argument("--json", action="store_true", help="print one JSON object")
+    score.set_defaults(func=cmd_score)
 
     bench = sub.add_parser("bench", help="throughput of the engine, exact odds and environments",
                            description=cmd_bench.__doc__)

@@ -46,12 +46,10 @@ import numpy as np
 
 from pb_gym import engine
 from pb_gym.ci import ratio_ci
+from pb_gym.envs.tasks import SCORE_HANDS as DEFAULT_HANDS
+from pb_gym.envs.tasks import SCORE_SEED as DEFAULT_SEED
+from pb_gym.envs.tasks import SCORE_TABLES as DEFAULT_TABLES
 from pb_gym.envs.tasks import TASKS, Task, action_index, action_meanings, get_task
-
-DEFAULT_TABLES = 256
-DEFAULT_HANDS = 1600
-DEFAULT_SEED = 2_000_003
-"""The held-out deal of :func:`score` (tables seeded ``seed + i``): a seed no training config uses."""
 
 Policy = Callable[[np.ndarray], Any]
 

@@ -62,6 +62,13 @@ change the task (a test checks that they are still the catalog's)."""
 
 MAIN_BETS: tuple[str, ...] = ("banker", "player", "tie")
 
+SCORE_TABLES = 256
+SCORE_HANDS = 1600
+SCORE_SEED = 2_000_003
+"""The benchmark's held-out deal (:func:`pb_gym.benchmark.score`, ``pb-gym score``): 256 tables seeded
+``2000003 + i``, 1600 hands each (409,600 hands, about 5,200 shoes); no training config uses these
+seeds."""
+
 _COMMON: dict[str, Any] = dict(
     decks=8, cut_card=14, burn=True, bankroll=10_000.0, unit=10.0, table_min=10.0, table_max=5000.0,
     max_hands=None, one_shoe=True, visible_discards=True, history=1, action_mode="discrete",
