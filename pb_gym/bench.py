@@ -100,6 +100,40 @@ def exact_compositions_per_s(n: int = 20000, seconds: float = 1.0) -> float:
     return _rate(lambda: exact.expected_values(sample), n, seconds)
 
 
+TASK_TABLES = 512
+"""Tables of the task throughput (:func:`task_reward_throughput`): ``configs/train/discover-fast.yaml``'s."""
+
+
+def task_reward_throughput(task: str = "pb_gym/Discover-v0", n_envs: int = TASK_TABLES,
+                           seconds: float = 1.5) -> dict:
+    """Steps (hands) per second of the native vector env with a benchmark task's settings
+    (:mod:`pb_gym.envs.tasks`), its training reward ``reward="expected"`` beside ``"realized"``, in the
+    same run: with random actions (a bet at 5 tables in 6) and with a bet at 1 table in 8 (a random
+    bet kept with probability 1/8: about a trained agent's bet rate, 13% for the perfect bettor).
+
+    Returns ``task``, ``task_n_envs`` and, for ``random`` and ``one_in_8`` actions,
+    ``task_{reward}_{actions}_steps_per_s`` and ``task_expected_vs_realized_{actions}``."""
+    from pb_gym.envs.bench import _steps_per_s
+    from pb_gym.envs.tasks import get_task
+    from pb_gym.envs.vector import PuntoBancoVectorEnv
+
+    spec = get_task(task)
+    out: dict = {"task": spec.id, "task_n_envs": n_envs}
+    rng = np.random.default_rng(0)
+    n_actions = len(spec.bets) * len(spec.kwargs["stake_levels"]) + 1
+    random = [rng.integers(0, n_actions, n_envs) for _ in range(16)]
+    sparse = [np.where(rng.random(n_envs) < 1 / 8, rng.integers(1, n_actions, n_envs), 0)
+              for _ in range(16)]
+    for name, actions in (("random", random), ("one_in_8", sparse)):
+        for reward in ("realized", "expected"):
+            venv = PuntoBancoVectorEnv(n_envs, **dict(spec.kwargs, reward=reward))
+            out[f"task_{reward}_{name}_steps_per_s"] = _steps_per_s(venv, actions, n_envs, seconds)
+            venv.close()
+        out[f"task_expected_vs_realized_{name}"] = (out[f"task_expected_{name}_steps_per_s"]
+                                                    / out[f"task_realized_{name}_steps_per_s"])
+    return out
+
+
 def _condition(quick: bool, seconds: float) -> dict:
     """Every figure of one condition (idle or busy)."""
     from pb_gym.envs.bench import (
@@ -134,6 +168,7 @@ def _condition(quick: bool, seconds: float) -> dict:
     figures["vector_env_one_thread_steps_per_s"] = one
     figures["vector_env_vs_one_thread"] = figures["vector_env_steps_per_s"] / one
     figures.update(expected_reward_throughput(n_envs=256, seconds=seconds))
+    figures.update(task_reward_throughput(seconds=seconds))
     return figures
 
 
@@ -194,3 +229,10 @@ def print_figures(figures: dict) -> None:
         row("native vector env, reward='expected' (steps/s)",
             lambda f: f["expected_reward_steps_per_s"])
         row("  expected / realized (256 tables, random bets)", lambda f: f["expected_vs_realized"], ratio)
+    if "task" in figures:
+        n = figures["task_n_envs"]
+        for name, label in (("random", "random bets"), ("one_in_8", "a bet at 1 table in 8")):
+            print(f"{figures['task']}, {n} tables, {label}")
+            row("  reward='realized' (steps/s)", lambda f, k=name: f[f"task_realized_{k}_steps_per_s"])
+            row("  reward='expected' (steps/s)", lambda f, k=name: f[f"task_expected_{k}_steps_per_s"])
+            row("  expected / realized", lambda f, k=name: f[f"task_expected_vs_realized_{k}"], ratio)

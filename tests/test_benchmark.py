@@ -149,3 +149,15 @@ def test_bad_sizes_are_named():
         B.score(B.never_bet, "Discover-v0", tables=1)
     with pytest.raises(ValueError, match="hides the discards"):
         B.perfect_policy("DiscoverHidden-v0")
+
+
+def test_pb_gym_bench_reports_the_tasks_expected_reward_beside_the_realized():
+    from pb_gym import bench
+
+    out = bench.task_reward_throughput("Discover-v0", n_envs=16, seconds=0.05)
+    assert out["task"] == "pb_gym/Discover-v0" and out["task_n_envs"] == 16
+    for actions in ("random", "one_in_8"):
+        expected = out[f"task_expected_{actions}_steps_per_s"]
+        realized = out[f"task_realized_{actions}_steps_per_s"]
+        assert expected > 0 and realized > 0
+        assert out[f"task_expected_vs_realized_{actions}"] == pytest.approx(expected / realized)
