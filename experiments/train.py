@@ -744,8 +744,8 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
     return ExactCurve()
 
 
-def run_discovery(config: TrainConfig, model, normalizer, folder: Path, curve_rows: list[dict]
-                  ) -> tuple[dict, list[Path]]:
+def run_discovery(config: TrainConfig, model, normalizer, folder: Path, curve_rows: list[dict],
+                  training_seconds: float | None = None) -> tuple[dict, list[Path]]:
     """Score the trained policy against the perfect-information bettor and the best linear count on
     the held-out ``discovery`` deal; write ``folder`` (JSON, text, calibration and exact learning
     curve plots)."""
@@ -759,6 +759,7 @@ def run_discovery(config: TrainConfig, model, normalizer, folder: Path, curve_ro
     result = D.score(make_policy(config, model, normalizer), config.env.kwargs(), spec.bets,
                      spec.tables, spec.hands, spec.seed, count=count)
     result["seconds"] = time.perf_counter() - started
+    result["training_seconds"] = training_seconds  # wall time of the training, its curve scoring left out
     result["curve"] = curve_rows
     folder.mkdir(parents=True, exist_ok=True)
     title = f"{config.name}: {config.algorithm}, reward {config.env.reward}"
@@ -879,7 +880,8 @@ def discovery_step(config: TrainConfig, store: chunk_store.ChunkStore, trained: 
         model, normalizer = kept.model, kept.normalizer
     folder = _fresh_folder(store, DISCOVERY_STEP)
     try:
-        result, files = run_discovery(config, model, normalizer, folder, trained["exact_curve"])
+        result, files = run_discovery(config, model, normalizer, folder, trained["exact_curve"],
+                                      trained.get("seconds"))
     except KeyboardInterrupt:
         print(f"interrupted while scoring the trained model (discovery): the trained model is kept in "
               f"{store.directory}; rerun the same command to score and evaluate it without training "

@@ -588,6 +588,8 @@ def test_an_interrupted_discovery_scoring_resumes_on_the_kept_model(tmp_path, mo
     ours, theirs = _files(out / "discovery"), _files(whole / "discovery")
     scored, whole_scored = (json.loads(f.pop("discovery.json")) for f in (ours, theirs))
     assert scored.pop("seconds") >= 0 and whole_scored.pop("seconds") >= 0
+    # the training's wall time (the rerun's: the one kept from the training before the stop)
+    assert scored.pop("training_seconds") > 0 and whole_scored.pop("training_seconds") > 0
     assert scored == whole_scored and scored["hands"] == 160
     assert ours == theirs  # the text report, calibration plot, exact learning curve
 
