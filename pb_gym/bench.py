@@ -207,6 +207,9 @@ def print_figures(figures: dict) -> None:
     def per_batch(key: str, batch: str) -> Callable[[dict], float]:
         return lambda f: f[key][batch]
 
+    def per_key(key: str) -> Callable[[dict], float]:
+        return lambda f: f[key]
+
     ratio = "{:>15.2f}x"
     for batch in figures["engine_hands_per_s_by_batch"]:
         row(f"engine, {int(batch):,} tables (hands/s)", per_batch("engine_hands_per_s_by_batch", batch))
@@ -233,6 +236,9 @@ def print_figures(figures: dict) -> None:
         n = figures["task_n_envs"]
         for name, label in (("random", "random bets"), ("one_in_8", "a bet at 1 table in 8")):
             print(f"{figures['task']}, {n} tables, {label}")
-            row("  reward='realized' (steps/s)", lambda f, k=name: f[f"task_realized_{k}_steps_per_s"])
-            row("  reward='expected' (steps/s)", lambda f, k=name: f[f"task_expected_{k}_steps_per_s"])
-            row("  expected / realized", lambda f, k=name: f[f"task_expected_vs_realized_{k}"], ratio)
+            for key, text, fmt in ((f"task_realized_{name}_steps_per_s", "reward='realized' (steps/s)",
+                                    "{:>16,.0f}"),
+                                   (f"task_expected_{name}_steps_per_s", "reward='expected' (steps/s)",
+                                    "{:>16,.0f}"),
+                                   (f"task_expected_vs_realized_{name}", "expected / realized", ratio)):
+                row(f"  {text}", per_key(key), fmt)
