@@ -460,6 +460,10 @@ def run_study(config: StudyConfig, progress: bool = False, backend: str = "seria
         "checkpoints": checkpoints.tolist(),
         "timings": {"seconds": time.perf_counter() - started},
     }
+    if config.exact:
+        from pb_gym.experiments import exact_systems
+
+        exact_systems.attach(report, config)
     report["paths"] = {stats["name"]: fan_summary(stats, edges, STATES) | {
                            "samples": stats["samples"].tolist()} for stats in systems}
     report["final_summaries"] = {stats["name"]: stats["final"] for stats in systems}

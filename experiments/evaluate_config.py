@@ -118,6 +118,9 @@ class StudyConfig(Strict):
     chunk_sessions: int = Field(5000, ge=1, description="sessions per chunk (scale-out unit)")
     exact_conditional: bool = Field(False, description="also compute, for every system, the exact EV "
                                     "of each bet from the cards unseen before it (slower)")
+    exact: bool = Field(False, description="also compute, for every system whose session is a finite "
+                        "chain, its exact outcome under independent hands at the full shoe's odds "
+                        "(pb_gym.experiments.exact_systems)")
     systems: list[AnySystem] = Field(min_length=1)  # type: ignore[valid-type]
     custom_bets: CustomBets = Field((), description=CUSTOM_BETS_HELP + "; offer one by naming it "
                                           "in rules.side_bets")

@@ -136,6 +136,10 @@ def print_report(report: dict) -> None:
     if any(s["exact_edge_conditional"] is not None for s in report["systems"]):
         print("exact: the exact EV of the cards unseen before each bet, stake-weighted (what the CI is "
               "checked against; the full-shoe edge of the same bets is exact_edge in report.json)")
+    if any("exact" in s for s in report["systems"]):
+        from pb_gym.experiments.exact_systems import print_exact
+
+        print_exact(report)
     misses = 0
     for s in report["systems"]:
         if s["edge_within_ci"] is False:

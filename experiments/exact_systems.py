@@ -1,0 +1,346 @@
+"""Betting systems as exact Markov chains: the session outcome under independent hands.
+
+With hands dealt independently at the exact probabilities of the full shoe (:mod:`pb_gym.exact`), a
+session of a betting system is a Markov chain whose state is the bankroll, the system's progression
+state and (for systems that follow the last decision) the last non-tie winner. Where that state is
+finite under the study's config (the table limits and the bankroll bound every progression), the
+session's outcome is computed exactly: the probabilities of reaching the win goal, of ruin, of the
+stop-loss and of still playing at the hand limit, the expected hands played, the mean final bankroll
+and the whole final-bankroll distribution.
+
+One source of truth: the chain's transitions are not written here system by system. Each state of
+the frontier is one *table* of the system's own vectorized state (``propose`` / ``update`` of
+:mod:`pb_gym.agents.systems`), replicated once per outcome group of the hand; the stakes are placed and
+settled, and the ends decided, by the session's own kernel (:func:`pb_gym.session.settle_rows`: the
+table minimum and maximum, the cut to the bankroll and all-in, pushes through the payoff matrix, the
+19:20 banker win, the goal and the stop-loss, with evaluate's tolerance). The successors are what the
+simulator would do from that state on that outcome, bit for bit.
+
+Amounts: the bankroll and the system's arrays are the simulator's own float64 values (stakes such as
+10 x 0.95^-k of the recovering Martingale are not multiples of any decimal unit); two states are the
+same state when every amount agrees to :data:`KEY_DIGITS` decimals (money and units): merging only
+values that differ by float rounding, never a coarser lattice. The probabilities are float64 sums
+over the hand classes of :func:`pb_gym.exact.hand_class_probabilities`; they add up to 1 within
+about 1e-13 after 1,000 hands (checked: ``probability_error`` in each result).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from pb_gym import engine, exact
+from pb_gym import rules as R
+from pb_gym import session as session_
+from pb_gym.agents import systems as S
+
+KEY_DIGITS = 9
+"""Decimals (of money and of units) at which two amounts are the same state: float rounding only
+(rounding can at worst split one state in two, which changes no probability; it merges two amounts
+only if they differ by less than 1e-9, finer than seven all-in banker wins make the lattice)."""
+MAX_STATES = 600_000
+"""A chain with more states than this within the hand limit is reported as not finite in practice:
+where all-in stakes (the bankroll below the wanted stake) occur, a banker win multiplies the bankroll by
+1.95 and puts it on a lattice twenty times finer, and the states on those lattices multiply with the
+hands."""
+READS_LAST_DECISION = (S.FollowTheWinner, S.Chop)
+"""Systems whose bet depends on the last non-tie winner (a part of their chain's state)."""
+NOT_FINITE = {
+    "labouchere": "its line grows by one number with each loss and is crossed off two at a time: "
+                  "the lines reachable within the hand limit are too many to enumerate",
+    "random": "it draws its bets from its own random stream (not a function of the session's state)",
+    "kelly": "it stakes on the composition of the shoe, which independent hands do not have",
+    "sb3": "a learned policy reads the shoe and its own hidden state",
+}
+"""Why a system type has no exact chain (a one-line reason in the report)."""
+END_NAMES = {session_.RUIN: "ruin", session_.TARGET: "target", session_.STOP_LOSS: "stop_loss"}
+
+
+class NotFinite(Exception):
+    """A system whose session is not a finite chain under the config (the message says why)."""
+
+
+def outcome_groups(rules: R.Rules, payoffs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The hand's outcomes as the chain sees them: hand classes grouped by winner and by their payoff
+    row over the study's bet columns. Returns ``(probability, representative hand class, winner)``
+    per group; the probabilities are the full shoe's exact ones."""
+    p = exact.hand_class_probabilities(R.full_shoe(rules.decks)[None, :])[0]
+    pt, bt = R.hand_class_fields(np.arange(R.N_HAND_CLASSES))[:2]
+    winner = np.where(bt > pt, R.BANKER, np.where(pt > bt, R.PLAYER, R.TIE))
+    keys: dict[tuple, int] = {}
+    group = np.empty(R.N_HAND_CLASSES, dtype=np.int64)
+    for c in range(R.N_HAND_CLASSES):
+        key = (int(winner[c]), *np.round(payoffs[c], 12).tolist())
+        group[c] = keys.setdefault(key, len(keys))
+    probability = np.bincount(group, weights=p, minlength=len(keys))
+    representative = np.array([np.flatnonzero(group == g)[0] for g in range(len(keys))])
+    keep = probability > 0
+    return probability[keep], representative[keep], winner[representative[keep]]
+
+
+def _state_names(system: S.BettingSystem, n: int) -> list[str]:
+    """The system's per-table state arrays (after ``reset``): every ndarray attribute of length n."""
+    return sorted(name for name, value in vars(system).items()
+                  if isinstance(value, np.ndarray) and value.ndim == 1 and value.shape[0] == n)
+
+
+class _Chain:
+    """One system's session, hand by hand: the probability of every state still playing (merged where
+    two paths reach the same state) and of every end, propagated forward over the hand limit."""
+
+    def __init__(self, system: S.BettingSystem, config, rules: R.Rules, payoffs: np.ndarray,
+                 column: np.ndarray) -> None:
+        self.system, self.config, self.rules = system, config, rules
+        self.unit = config.table.unit
+        self.limits = _limits(config)
+        self.payoffs = payoffs
+        self.column = column
+        self.probability, self.hand_class, self.winner = outcome_groups(rules, payoffs)
+        self.shoe = session_.shoe_struct(engine.init(rules, 1, 0))
+        self.reads_decision = isinstance(system, READS_LAST_DECISION)
+        system.reset(1, np.random.default_rng(0))
+        self.names = _state_names(system, 1)
+        self.all_in = False
+        self.off_lattice = False
+
+    def _step(self, bankroll: np.ndarray, decision: np.ndarray, state: dict):
+        """Every state's successors, one per outcome group (rows ``g * m + i``): the system's own
+        ``propose`` and ``update`` on a table per row, the session's own stake rules and ends."""
+        m, g = bankroll.size, self.probability.size
+        n = m * g
+        system = self.system
+        system.reset(n, np.random.default_rng(0))
+        for name in self.names:
+            getattr(system, name)[:] = np.tile(state[name], g)
+        b = np.tile(bankroll, g)
+        last_decision = np.tile(decision, g)
+        unit = self.unit
+        table = self.config.table
+        view = S.TableView(b / unit, table.maximum / unit, self.rules, None, last_decision.copy(),
+                           last_decision, table.minimum / unit, 1, None, None, unit=unit,
+                           bets=self.config.table_bets())
+        spot, units = system.propose(view)
+        bet = np.flatnonzero(spot != S.NO_BET)
+        if bet.size and self.column[spot[bet]].min() < 0:
+            raise ValueError(f"system {system.name!r} proposed a bet spot outside its bet_spots()")
+        requested = np.zeros((1, n, self.payoffs.shape[1]))
+        requested[0, bet, self.column[spot[bet]]] = units[bet] * unit
+        seats = session_.Seats.empty(1, n, self.payoffs.shape[1])
+        seats.bankroll[0] = b
+        hand_class = np.repeat(self.hand_class, m).astype(np.int64)
+        session_.settle_rows(0, n, np.ones(n, dtype=np.bool_), requested,
+                             np.full((1, n), -1, np.int64), True, self.payoffs, hand_class, self.shoe,
+                             False, session_.seat_struct(seats), self.limits)
+        placed = seats.placed[0]
+        spot_safe = np.where(placed, spot, 0)
+        stake = np.where(placed, seats.stakes[0, np.arange(n), np.maximum(self.column[spot_safe], 0)],
+                         0.0)
+        net = seats.net[0]
+        capped = placed & getattr(system, "capped", np.zeros(n, dtype=bool))
+        system.update(view, S.HandOutcome(placed, np.sign(net).astype(np.int8), stake / unit,
+                                          net / unit, capped))
+        winner = np.repeat(self.winner, m)
+        new_decision = np.where(winner != R.TIE, winner, last_decision).astype(np.int8)
+        if not self.reads_decision:
+            new_decision[:] = -1
+        new_state = {name: getattr(system, name).copy() for name in self.names}
+        self.all_in |= bool((placed & seats.bankroll_capped[0]).any())
+        whole = stake / (system.base * unit)
+        self.off_lattice |= bool((placed & (np.abs(whole - np.round(whole)) > 1e-9)).any())
+        return seats.bankroll[0].copy(), new_decision, new_state, seats.ended[0].copy()
+
+    def _key_rows(self, bankroll, decision, state) -> np.ndarray:
+        columns = [np.round(bankroll, KEY_DIGITS), decision.astype(np.float64)]
+        columns += [np.round(state[name].astype(np.float64), KEY_DIGITS) for name in self.names]
+        rows = np.ascontiguousarray(np.column_stack(columns)) + 0.0  # -0.0 and 0.0: one state
+        return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+
+    def solve(self, hands: int) -> dict:
+        """Every state reachable within ``hands`` hands (breadth first, each state stepped once), then
+        the start state's probability propagated over the hands through those transitions."""
+        system = self.system
+        system.reset(1, np.random.default_rng(0))
+        bankroll = np.array([float(self.config.bankroll)])
+        decision = np.array([-1], dtype=np.int8)
+        state = {name: getattr(system, name).copy() for name in self.names}
+        index: dict[bytes, int] = {self._key_rows(bankroll, decision, state)[0].tobytes(): 0}
+        amounts = [bankroll]
+        ends: dict[tuple[int, float], int] = {}
+        end_reason: list[int] = []
+        end_amount: list[float] = []
+        edges: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        first = 0
+        for _ in range(hands):
+            m = bankroll.size
+            if m == 0:
+                break
+            new_bankroll, new_decision, new_state, ended = self._step(bankroll, decision, state)
+            g = self.probability.size
+            source = first + np.tile(np.arange(m), g)
+            first += m
+            target = np.empty(m * g, dtype=np.int64)
+            over = ended != session_.PLAYING
+            for i in np.flatnonzero(over).tolist():
+                key = (int(ended[i]), round(float(new_bankroll[i]), KEY_DIGITS))
+                found = ends.get(key)
+                if found is None:
+                    found = ends[key] = len(ends)
+                    end_reason.append(key[0])
+                    end_amount.append(float(new_bankroll[i]))
+                target[i] = found
+            playing = np.flatnonzero(~over)
+            keys = self._key_rows(new_bankroll[playing], new_decision[playing],
+                                  {k: v[playing] for k, v in new_state.items()})
+            fresh: list[int] = []
+            for i, key in zip(playing.tolist(), keys.tolist(), strict=True):
+                found = index.get(key)
+                if found is None:
+                    found = index[key] = len(index)
+                    fresh.append(i)
+                target[i] = found
+            if len(index) > MAX_STATES:
+                why = (": all-in stakes (the bankroll below the wanted stake) put the bankroll on ever "
+                       "finer lattices" if self.all_in else ": stakes that are not whole multiples "
+                       "of the base (such as (base - series profit) / 0.95) put the bankroll on ever "
+                       "finer lattices" if self.off_lattice else "")
+                raise NotFinite(f"more than {MAX_STATES:,} states within the hand limit{why}")
+            edges.append((source, target, np.repeat(self.probability, m), over))
+            rows = np.array(fresh, dtype=np.int64)
+            bankroll, decision = new_bankroll[rows], new_decision[rows]
+            state = {k: v[rows] for k, v in new_state.items()}
+            amounts.append(bankroll)
+        return self._propagate(hands, edges, len(index), np.concatenate(amounts),
+                               np.array(end_reason, dtype=np.int64), np.array(end_amount))
+
+    @staticmethod
+    def _propagate(hands: int, edges: list, n_states: int, amounts: np.ndarray,
+                   end_reason: np.ndarray, end_amount: np.ndarray) -> dict:
+        source = np.concatenate([e[0] for e in edges])
+        target = np.concatenate([e[1] for e in edges])
+        weight = np.concatenate([e[2] for e in edges])
+        over = np.concatenate([e[3] for e in edges])
+        n_ends = end_reason.size
+        a_src, a_dst, a_w = source[~over], target[~over], weight[~over]
+        t_src, t_dst, t_w = source[over], target[over], weight[over]
+        mass = np.zeros(n_states)
+        mass[0] = 1.0
+        absorbed = np.zeros(n_ends)
+        expected_hands = 0.0
+        for _ in range(hands):
+            expected_hands += float(mass.sum())
+            absorbed += np.bincount(t_dst, weights=mass[t_src] * t_w, minlength=n_ends)
+            mass = np.bincount(a_dst, weights=mass[a_src] * a_w, minlength=n_states)
+        p = {name: float(absorbed[end_reason == code].sum()) for code, name in END_NAMES.items()}
+        finals = np.concatenate([amounts, end_amount])
+        masses = np.concatenate([mass, absorbed])
+        values, inverse = np.unique(np.round(finals, KEY_DIGITS), return_inverse=True)
+        distribution = np.bincount(inverse.ravel(), weights=masses, minlength=len(values))
+        keep = distribution > 0
+        return {
+            "p_target": p["target"], "p_ruin": p["ruin"], "p_stop_loss": p["stop_loss"],
+            "p_hand_limit": float(mass.sum()),
+            "expected_hands": expected_hands,
+            "mean_final_bankroll": float((finals * masses).sum()),
+            "final_bankroll": {"values": values[keep].tolist(),
+                               "probabilities": distribution[keep].tolist()},
+            "states": n_states,
+            "probability_error": abs(float(masses.sum()) - 1.0),
+        }
+
+
+def _limits(config) -> tuple:
+    from pb_gym.experiments.evaluate import study_limits
+
+    return study_limits(config).struct()
+
+
+def study_columns(config, systems: Sequence[S.BettingSystem]) -> tuple[np.ndarray, np.ndarray]:
+    """The payoff columns the study's session keeps (as :func:`experiments.evaluate.run_chunk`) and
+    the map from stake column to them."""
+    rules = config.rules.to_rules()
+    table_bets = config.table_bets()
+    spots = sorted({spot for system in systems for spot in system.bet_spots()}) or [0]
+    column = np.full(table_bets.n_columns, -1, dtype=np.int64)
+    column[spots] = np.arange(len(spots))
+    payoffs = session_.payoff_matrix(rules) if not table_bets.extra else table_bets.pay_matrix()
+    return np.ascontiguousarray(payoffs[:, spots]), column
+
+
+def exact_system(system_config, config) -> dict:
+    """The exact session outcome of one system of an evaluate study, or ``{"reason": ...}``."""
+    from pb_gym.experiments.evaluate_config import make_system
+
+    started = time.perf_counter()
+    kind = system_config.type
+    if config.one_shoe:
+        return {"reason": "one_shoe sessions end with the shoe's cards, not with a count of "
+                          "independent hands"}
+    if kind in NOT_FINITE:
+        return {"reason": NOT_FINITE[kind]}
+    system = make_system(system_config)
+    system.bind(config.table_bets())
+    if system.needs_composition:
+        return {"reason": NOT_FINITE["kelly"]}
+    payoffs, column = study_columns(config, [system])
+    try:
+        result = _Chain(system, config, config.rules.to_rules(), payoffs, column).solve(config.hands)
+    except NotFinite as reason:
+        return {"reason": str(reason)}
+    result["seconds"] = time.perf_counter() - started
+    return result
+
+
+def exact_study(config) -> list[dict]:
+    """:func:`exact_system` for every system of the study, in the config's order."""
+    return [exact_system(system_config, config) for system_config in config.systems]
+
+
+def compare(exact_result: dict, simulated: dict, sessions: int) -> dict:
+    """The simulated figures of the same study (real shoes) beside the exact ones (independent hands):
+    the difference (simulated - exact) and its 95% CI (binomial SD of the simulated share; the exact
+    figure has none). A difference outside the CI is a shoe effect (or a bug)."""
+    simulated = dict(simulated)
+    simulated["p_hand_limit"] = 1.0 - simulated["p_ruin"] - simulated["p_target"] - simulated[
+        "p_stop_loss"]
+    rows = {}
+    for name in ("p_target", "p_ruin", "p_stop_loss", "p_hand_limit"):
+        q = float(simulated[name])
+        half = 1.96 * float(np.sqrt(q * (1.0 - q) / sessions))
+        difference = q - exact_result[name]
+        rows[name] = {"exact": exact_result[name], "simulated": q, "difference": difference,
+                      "ci95": [difference - half, difference + half]}
+    return rows
+
+
+def attach(report: dict, config) -> None:
+    """Add ``exact`` (the chain's figures and the comparison with the simulation, or a reason) to
+    every system's entry of an evaluate report."""
+    started = time.perf_counter()
+    for entry, result in zip(report["systems"], exact_study(config), strict=True):
+        if "reason" not in result:
+            result["versus_simulated"] = compare(result, entry, report["sessions"])
+        entry["exact"] = result
+    report["timings"]["exact_seconds"] = time.perf_counter() - started
+
+
+def print_exact(report: dict) -> None:
+    """The exact columns of the terminal table: P(goal), P(ruin), E(hands), E(final) under
+    independent hands, and the simulated P(goal) minus the exact one with its 95% CI."""
+    width = max([len("system")] + [len(s["name"]) for s in report["systems"]])
+    seconds = report["timings"].get("exact_seconds", 0.0)
+    print(f"exact, independent hands at the full shoe's odds ({seconds:.1f} s):")
+    print(f"{'system':<{width}} {'P(goal)':>9} {'P(ruin)':>9} {'P(limit)':>9} {'E(hands)':>9} "
+          f"{'E(final)':>10} {'sim-exact P(goal) [95% CI]':>34}")
+    for s in report["systems"]:
+        e = s.get("exact")
+        if e is None:
+            continue
+        if "reason" in e:
+            print(f"{s['name']:<{width}} not finite: {e['reason']}")
+            continue
+        d = e["versus_simulated"]["p_target"]
+        print(f"{s['name']:<{width}} {e['p_target']:>9.5f} {e['p_ruin']:>9.5f} {e['p_hand_limit']:>9.5f} "
+              f"{e['expected_hands']:>9.1f} {e['mean_final_bankroll']:>10.2f} "
+              f"{d['difference']:>+10.5f} [{d['ci95'][0]:+.5f}, {d['ci95'][1]:+.5f}]")

@@ -1,0 +1,144 @@
+"""The betting systems' exact chains (experiments/exact_systems.py) against closed forms, a hand
+enumeration and the simulator."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from pb_gym import exact
+from pb_gym import rules as R
+from pb_gym.experiments import exact_systems as X
+from pb_gym.experiments import ruin_model
+from pb_gym.experiments.evaluate import run_study
+from pb_gym.experiments.evaluate_config import StudyConfig
+
+
+def study(systems, **overrides) -> StudyConfig:
+    data = {"name": "exact", "rules": {"decks": 8}, "table": {"unit": 1, "minimum": 1, "maximum": 1000},
+            "bankroll": 5, "sessions": 1, "hands": 1, "seed": 1, "systems": systems}
+    data.update(overrides)
+    return StudyConfig.model_validate(data)
+
+
+def full_shoe_odds():
+    p = exact.odds(R.full_shoe(8))["probabilities"]
+    return p["banker"], p["player"], p["tie"]
+
+
+def test_flat_player_is_the_gamblers_ruin_closed_form():
+    config = study([{"type": "flat", "bet": "player"}], win_goal=5, hands=3000)
+    result = X.exact_system(config.systems[0], config)
+    banker, player, _ = full_shoe_odds()
+    closed = ruin_model.closed_form(player, banker, np.array([5]), 10)
+    assert result["p_hand_limit"] < 1e-12
+    assert result["p_target"] == pytest.approx(float(closed["p_win"][0]), abs=1e-11)
+    assert result["expected_hands"] == pytest.approx(float(closed["hands"][0]), abs=1e-8)
+    assert result["probability_error"] < 1e-12
+
+
+def test_flat_banker_matches_the_ruin_chain_on_the_twentieths_lattice():
+    config = study([{"type": "flat", "bet": "banker"}], win_goal=5, hands=4000)
+    result = X.exact_system(config.systems[0], config)
+    chain = ruin_model.markov_chain(ruin_model.step_distribution("banker", config.rules.to_rules()), 10)
+    at = list(chain["starts"]).index(5)
+    assert result["p_hand_limit"] < 1e-12
+    assert result["p_target"] == pytest.approx(float(chain["p_win"][at]), abs=1e-10)
+    assert result["expected_hands"] == pytest.approx(float(chain["hands"][at]), abs=1e-7)
+    # every final bankroll is on the 0.05-unit lattice of the banker's 19:20
+    values = np.array(result["final_bankroll"]["values"])
+    assert np.allclose(values * 20, np.round(values * 20), atol=1e-6)
+
+
+@pytest.mark.parametrize("on_cap", ["cap", "reset"])
+def test_martingale_with_a_table_maximum_is_the_hand_enumeration(on_cap):
+    # banker, base 1, table 1..2, bankroll 10, three hands: the third stake after two losses is 4,
+    # cut to 2 (cap) or a new series at 1 (reset); enumerated by hand over the 27 outcome paths
+    config = study([{"type": "martingale", "bet": "banker", "on_cap": on_cap}],
+                   table={"unit": 1, "minimum": 1, "maximum": 2}, bankroll=10, hands=3)
+    result = X.exact_system(config.systems[0], config)
+    banker, player, tie = full_shoe_odds()
+    finals: dict[float, float] = {}
+    for path in itertools.product("BPT", repeat=3):
+        bankroll, wanted, p = 10.0, 1.0, 1.0
+        for winner in path:
+            p *= {"B": banker, "P": player, "T": tie}[winner]
+            if wanted > 2:
+                stake = 2.0 if on_cap == "cap" else 1.0
+                wanted = wanted if on_cap == "cap" else 1.0
+            else:
+                stake = wanted
+            if winner == "B":
+                bankroll += 0.95 * stake
+                wanted = 1.0
+            elif winner == "P":
+                bankroll -= stake
+                wanted *= 2
+        finals[round(bankroll, 9)] = finals.get(round(bankroll, 9), 0.0) + p
+    values = sorted(finals)
+    assert result["final_bankroll"]["values"] == pytest.approx(values, abs=1e-9)
+    assert result["final_bankroll"]["probabilities"] == pytest.approx(
+        [finals[v] for v in values], abs=1e-15)
+    assert result["p_hand_limit"] == pytest.approx(1.0, abs=1e-15)
+    assert result["expected_hands"] == pytest.approx(3.0, abs=1e-12)
+
+
+SMALL_SYSTEMS = [
+    {"type": "flat", "bet": "banker"},
+    {"type": "martingale", "bet": "banker"},
+    {"type": "martingale", "bet": "banker", "on_cap": "reset", "name": "m reset"},
+    {"type": "martingale", "bet": "banker", "recovering": True, "name": "m recovering"},
+    {"type": "grand_martingale", "bet": "player"},
+    {"type": "reverse_martingale", "bet": "banker"},
+    {"type": "paroli", "bet": "banker"},
+    {"type": "dalembert", "bet": "banker"},
+    {"type": "fibonacci", "bet": "banker"},
+    {"type": "one_three_two_six", "bet": "banker"},
+    {"type": "oscars_grind", "bet": "player"},
+    {"type": "follow_winner"},
+    {"type": "chop"},
+]
+
+
+def test_every_finite_system_sums_to_one_and_the_others_say_why():
+    config = study(SMALL_SYSTEMS + [{"type": "labouchere", "bet": "banker"},
+                                    {"type": "random"}, {"type": "kelly"}],
+                   table={"unit": 10, "minimum": 10, "maximum": 40}, bankroll=100, win_goal=50,
+                   stop_loss=60, hands=40)
+    results = {system["name"] if "name" in system else system["type"]: result for system, result
+               in zip(SMALL_SYSTEMS + [{"type": "labouchere"}, {"type": "random"}, {"type": "kelly"}],
+                      X.exact_study(config), strict=True)}
+    for name in ("labouchere", "random", "kelly"):
+        assert set(results[name]) == {"reason"} and results[name]["reason"]
+    # on banker, Oscar's Grind's series-finishing stakes (1 - profit) / 0.95 refine the lattice
+    config_banker = study([{"type": "oscars_grind", "bet": "banker"}],
+                          table={"unit": 10, "minimum": 10, "maximum": 40}, bankroll=100,
+                          win_goal=50, stop_loss=60, hands=40)
+    reason = X.exact_study(config_banker)[0]["reason"]
+    assert "not whole multiples of the base" in reason
+    for system in SMALL_SYSTEMS:
+        result = results[system.get("name", system["type"])]
+        assert result["probability_error"] < 1e-12
+        total = (result["p_target"] + result["p_ruin"] + result["p_stop_loss"]
+                 + result["p_hand_limit"])
+        assert total == pytest.approx(1.0, abs=1e-12)
+        assert sum(result["final_bankroll"]["probabilities"]) == pytest.approx(1.0, abs=1e-12)
+        assert 0.0 <= result["expected_hands"] <= 40.0
+
+
+def test_the_simulator_agrees_with_the_chain_at_999_confidence():
+    # real shoes are not independent hands, but over 40 hands of a fresh 8-deck shoe the shoe effect
+    # is far below the simulation's error: |simulated - exact| < 3.29 binomial SE (99.9%) for every
+    # end of every system (a failure has a 0.1% chance per comparison if the two models agree)
+    sessions = 4000
+    config = study(SMALL_SYSTEMS, table={"unit": 10, "minimum": 10, "maximum": 40}, bankroll=100,
+                   win_goal=50, stop_loss=60, hands=40, sessions=sessions, seed=11, exact=True)
+    report = run_study(config, final_bankrolls=False)
+    for entry in report["systems"]:
+        for name, row in entry["exact"]["versus_simulated"].items():
+            q = row["exact"]
+            se = math.sqrt(max(q * (1 - q), 1e-12) / sessions)
+            assert abs(row["difference"]) < 3.29 * se + 1e-12, (entry["name"], name, row)
