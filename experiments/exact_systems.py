@@ -40,7 +40,7 @@ KEY_DIGITS = 9
 """Decimals (of money and of units) at which two amounts are the same state: float rounding only
 (rounding can at worst split one state in two, which changes no probability; it merges two amounts
 only if they differ by less than 1e-9, finer than seven all-in banker wins make the lattice)."""
-MAX_STATES = 600_000
+MAX_STATES = 250_000
 """A chain with more states than this within the hand limit is reported as not finite in practice:
 where all-in stakes (the bankroll below the wanted stake) occur, a banker win multiplies the bankroll by
 1.95 and puts it on a lattice twenty times finer, and the states on those lattices multiply with the
@@ -307,7 +307,7 @@ def compare(exact_result: dict, simulated: dict, sessions: int) -> dict:
     rows = {}
     for name in ("p_target", "p_ruin", "p_stop_loss", "p_hand_limit"):
         q = float(simulated[name])
-        half = 1.96 * float(np.sqrt(q * (1.0 - q) / sessions))
+        half = 1.96 * float(np.sqrt(max(q * (1.0 - q), 0.0) / sessions))
         difference = q - exact_result[name]
         rows[name] = {"exact": exact_result[name], "simulated": q, "difference": difference,
                       "ci95": [difference - half, difference + half]}
