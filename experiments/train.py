@@ -166,18 +166,28 @@ class EvaluationConfig(Strict):
 
 
 HYPERPARAMETER_RANGES: dict[str, tuple[type, float, float]] = {
-    "n_steps": (int, 1, math.inf), "batch_size": (int, 1, math.inf), "n_epochs": (int, 1, math.inf),
-    "buffer_size": (int, 1, math.inf), "learning_starts": (int, 0, math.inf),
-    "gradient_steps": (int, -1, math.inf), "target_update_interval": (int, 1, math.inf),
-    "learning_rate": (float, 0, math.inf), "gamma": (float, 0, 1), "gae_lambda": (float, 0, 1),
-    "ent_coef": (float, 0, math.inf), "vf_coef": (float, 0, math.inf),
-    "max_grad_norm": (float, 0, math.inf), "clip_range": (float, 0, math.inf),
+    "n_steps": (int, 1, 10**7), "batch_size": (int, 1, 10**7), "n_epochs": (int, 1, 10**4),
+    "buffer_size": (int, 1, 10**8), "learning_starts": (int, 0, 10**12),
+    "gradient_steps": (int, -1, 10**6), "target_update_interval": (int, 1, 10**12),
+    "stats_window_size": (int, 1, 10**6), "sde_sample_freq": (int, -1, 10**9),
+    "learning_rate": (float, 0, 1), "gamma": (float, 0, 1), "gae_lambda": (float, 0, 1),
+    "ent_coef": (float, 0, 100), "vf_coef": (float, 0, 100),
+    "max_grad_norm": (float, 0, 10**6), "clip_range": (float, 0, 100), "clip_range_vf": (float, 0, 100),
+    "target_kl": (float, 0, 100), "rms_prop_eps": (float, 0, 1),
     "tau": (float, 0, 1), "exploration_fraction": (float, 0, 1),
     "exploration_initial_eps": (float, 0, 1), "exploration_final_eps": (float, 0, 1),
 }
-"""Ranges of the numeric SB3 hyperparameters (type, lowest, highest; ``learning_rate`` and
-``clip_range`` > 0): SB3 checks few of them, and a bad one fails minutes later deep in its training
-loop (``n_epochs: -1`` ends in an ``UnboundLocalError``)."""
+"""Ranges of the numeric SB3 hyperparameters (type, lowest, highest; ``learning_rate``,
+``clip_range``, ``clip_range_vf`` and ``target_kl`` > 0): SB3 checks few of them, and a bad one fails
+minutes later deep in its training loop (``n_epochs: -1`` ends in an ``UnboundLocalError``; a
+learning rate or ``ent_coef`` of 1e300 in NaN logits). A parameter whose default is None
+(``target_kl``, ``clip_range_vf``) may also be null. Every other one is checked against the type of its
+default in the algorithm's signature (:func:`_check_hyperparameter_types`)."""
+_EXCLUSIVE = frozenset({"learning_rate", "clip_range", "clip_range_vf", "target_kl", "rms_prop_eps"})
+_KWARGS = frozenset({"policy_kwargs", "rollout_buffer_kwargs", "replay_buffer_kwargs"})
+"""Hyperparameters that are mappings of keyword arguments (or null)."""
+MAX_ANY_NUMBER = 1e12
+"""The largest magnitude of a numeric hyperparameter with no range of its own."""
 
 
 def _check_hyperparameter_ranges(params: dict) -> None:
@@ -185,16 +195,60 @@ def _check_hyperparameter_ranges(params: dict) -> None:
         if name not in params:
             continue
         value = params[name]
-        exclusive = name in ("learning_rate", "clip_range")
+        if value is None and name in ("clip_range_vf", "target_kl"):
+            continue
+        exclusive = name in _EXCLUSIVE
         ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
               and (kind is float or isinstance(value, int)) and math.isfinite(value)
               and (low < value if exclusive else low <= value) and value <= high)
         if not ok:
             what = "an integer" if kind is int else "a number"
-            bounds = (f"> {low:g}" if exclusive else f">= {low:g}") + (
-                f" and <= {high:g}" if math.isfinite(high) else "")
-            raise ValueError(f"hyperparameters.{name}: {str(value)[:40]} is not allowed; allowed: "
+            bounds = (f"> {low:g}" if exclusive else f">= {low:g}") + f" and <= {high:g}"
+            if name in ("clip_range_vf", "target_kl"):
+                bounds += ", or null"
+            raise ValueError(f"hyperparameters.{name}: {str(value)[:40]!r} is not allowed; allowed: "
                              f"{what} {bounds}")
+
+
+def _check_train_freq(value: object) -> None:
+    """DQN's ``train_freq``: an integer >= 1 (steps), or ``[n, "step"|"episode"]``."""
+    if isinstance(value, list) and len(value) == 2 and value[1] in ("step", "episode"):
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10**9:
+        raise ValueError(f"hyperparameters.train_freq: {str(value)[:40]!r} is not allowed; allowed: an "
+                         "integer from 1 to 1e9 (steps), or [n, step] or [n, episode]")
+
+
+def _check_hyperparameter_types(cls: type, params: dict) -> None:
+    """Each hyperparameter against the type of its default in ``cls.__init__``: a flag (default True
+    or False) must be true or false (``"no"`` is refused, not read as truthy), an integer an integer,
+    a number a finite number, a ``*_kwargs`` a mapping (or null), a class-valued one (default None,
+    e.g. ``rollout_buffer_class``) null; then the ranges (:data:`HYPERPARAMETER_RANGES`)."""
+    defaults = {n: p.default for n, p in inspect.signature(cls.__init__).parameters.items()}
+    for name, value in params.items():
+        default = defaults.get(name)
+        where = f"hyperparameters.{name}: {str(value)[:40]!r} is not allowed; allowed: "
+        if name == "train_freq":
+            _check_train_freq(value)
+        elif name in _KWARGS:
+            if value is not None and (not isinstance(value, dict) or not all(
+                    isinstance(k, str) for k in value)):
+                raise ValueError(where + "a mapping of keyword arguments, or null")
+        elif name in HYPERPARAMETER_RANGES:
+            continue
+        elif isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise ValueError(where + "true or false")
+        elif isinstance(default, (int, float)):
+            if (isinstance(value, bool) or not isinstance(value, (int, float))
+                    or isinstance(default, int) and not isinstance(value, int)
+                    or not math.isfinite(value) or abs(value) > MAX_ANY_NUMBER):
+                what = "an integer" if isinstance(default, int) else "a finite number"
+                raise ValueError(where + f"{what} of magnitude <= {MAX_ANY_NUMBER:g}")
+        elif default is None and name.endswith("_class"):
+            if value is not None:
+                raise ValueError(where + "null (a class cannot be named in a config)")
+    _check_hyperparameter_ranges(params)
 
 
 def _check_net_arch(net_arch: object) -> None:
@@ -226,16 +280,26 @@ class TrainConfig(Strict):
     total_timesteps: int = Field(ge=1)
     seed: int = Field(0, ge=0)
     curve_points: int = Field(100, ge=2, le=10_000)
-    threads: int = Field(1, ge=1, description="torch threads")
+    threads: int = Field(1, ge=1, description="torch threads (at most the machine's cores)")
     learning_rate_schedule: Literal["constant", "linear"] = Field(
         "constant", description="linear: hyperparameters.learning_rate decays linearly to 0")
     init_abstain: float | None = Field(
-        None, description="added to the no-bet logit of the initial policy (actor-critic algorithms): "
-        "the agent starts by mostly abstaining instead of betting at random")
+        None, ge=-100, le=100, description="added to the no-bet logit of the initial policy (actor-critic "
+        "algorithms): the agent starts by mostly abstaining instead of betting at random")
     evaluation: EvaluationConfig = EvaluationConfig()
     discovery: DiscoveryConfig | None = Field(
         None, description="score the agent against the perfect-information bettor (exact EVs): "
         "experiments/discovery.py")
+
+    @field_validator("threads")
+    @classmethod
+    def _at_most_the_cores(cls, threads: int) -> int:
+        from pb_gym import threads as pb_threads
+
+        if threads > pb_threads.cores():  # (thousands crash inside torch or libgomp)
+            raise ValueError(f"{threads} is not allowed; allowed: an integer from 1 to "
+                             f"{pb_threads.cores()} (this machine's cores)")
+        return threads
 
     @field_validator("name")
     @classmethod
@@ -258,8 +322,8 @@ class TrainConfig(Strict):
                      "built from env)") if reserved else ""
             raise ValueError(f"hyperparameters: unknown for {self.algorithm}: {', '.join(unknown)}"
                              f"{extra}; allowed: {', '.join(allowed)}")
+        _check_hyperparameter_types(cls, self.hyperparameters)
         _check_net_arch((self.hyperparameters.get("policy_kwargs") or {}).get("net_arch"))
-        _check_hyperparameter_ranges(self.hyperparameters)
         policies = [p for p in cls.policy_aliases if not p.startswith("Cnn")]
         if self.policy not in policies:
             raise ValueError(f"policy {self.policy!r} is not allowed for {self.algorithm}; allowed: "
@@ -783,14 +847,24 @@ CHECKPOINT_MINUTES = 5.0
 training loses."""
 
 
-def _kept_files(folder: Path, names: list[str]) -> str | None:
-    """None if the files ``names`` (relative to ``folder``) recorded with a finished step are all
-    there, unchanged (the SHA-256 recorded with the step); else what is wrong with the first that is
-    not."""
-    for name, digest in names:
-        path = folder / name
+def _kept_files(store: chunk_store.ChunkStore, step: str, names: object) -> str | None:
+    """None if the files ``names`` (relative to the step's folder) recorded with a finished step are
+    all there, unchanged (the SHA-256 recorded with the step, whose record is sealed: see
+    :mod:`experiments.chunk_store`), each a plain name inside the folder; else what is wrong with the
+    first that is not."""
+    if not isinstance(names, list):
+        return "its record has no list of files"
+    for entry in names:
+        if not (isinstance(entry, list) and len(entry) == 2 and all(isinstance(e, str) for e in entry)):
+            return f"its file entry {str(entry)[:60]!r} is not a [name, SHA-256] pair"
+        name, digest = entry
+        try:
+            path = store.inside(name, under=step)
+        except chunk_store.Refused as error:
+            return str(error)
         if not path.is_file():
             return f"{name} is missing"
+        chunk_store.check_private(path, "the kept file")
         if L.file_sha256(path) != digest:
             return f"{name} changed since it was kept"
     return None
@@ -806,7 +880,8 @@ def _kept_step(store: chunk_store.ChunkStore, name: str) -> dict | None:
     found, record = store.load_step(name)
     if not found:
         return None
-    problem = _kept_files(store.directory / name, record["files"])
+    problem = (_kept_files(store, name, record.get("files")) if isinstance(record, dict)
+               else "its record is not a step's")
     if problem is not None:
         print(f"resuming: the kept {name} step in {store.directory} is not whole ({problem}); "
               "doing it again", file=sys.stderr, flush=True)
@@ -896,10 +971,10 @@ def _copy_kept(store: chunk_store.ChunkStore, step: str, files: list[list[str]],
                ) -> list[Path]:
     """Copy a kept step's files into the staging folder ``into``, in the order they were written."""
     copied = []
-    for name, _ in files:
+    for name, _ in files:  # (checked by _kept_files, or written by this run)
         target = into / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(store.directory / step / name, target)
+        shutil.copyfile(store.inside(name, under=step), target)
         copied.append(target)
     return copied
 

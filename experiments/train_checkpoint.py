@@ -18,15 +18,29 @@ and RecurrentPPO were checked the same way).
 
 Where: ``OUT/.partial/checkpoint_<timesteps>/``, recorded as the run's ``checkpoint`` step (the files'
 SHA-256 in JSON, written after the files, atomically; the older checkpoint is removed only then), so a
-kill at any moment leaves one whole checkpoint. ``model.zip``, the replay buffer and ``state.pkl``
-are pickles, as a saved SB3 model always is: they are loaded only if their SHA-256 is the one this
-run recorded (a changed file is refused and training starts again).
+kill at any moment leaves one whole checkpoint.
+
+Trust: ``model.zip``, the replay buffer and ``state.pkl`` are pickles (SB3's own format pickles parts
+of a model, and ``state.pkl`` holds the native vector env, numba-compiled tables and generator states
+that have no code-free format), so loading one could run code. They are loaded only when this run can
+vouch for them: the checkpoint's record is a step file sealed with an HMAC whose key is kept outside
+the output folder, in the user's cache (:func:`experiments.chunk_store.sealing_key`, 0600), and it
+holds each file's SHA-256. A SHA-256 kept in the same folder alone would prove nothing (whoever can
+change the file can change its checksum); the keyed seal cannot be forged without the key, so a
+file whose SHA-256 matches a sealed record is the very file this user's pb-gym wrote. (The
+alternative, rewriting SB3's state as torch state dicts loaded with ``weights_only=True``, would not
+cover the env's state, which would still need a pickle or a format of its own.) Every name read from
+a record must be a plain name inside ``.partial`` (no ``..``, absolute path or symbolic link), the
+folder and its files must be this user's and not writable by others
+(:class:`experiments.chunk_store.ResumeError` otherwise), and a checkpoint that fails a check is
+refused, saying why, and training starts again.
 """
 
 from __future__ import annotations
 
 import pickle
 import random
+import re
 import shutil
 import sys
 import time
@@ -41,6 +55,29 @@ from pb_gym.experiments import chunk_store
 STEP = "checkpoint"
 """The run's step that records the last checkpoint (:meth:`experiments.chunk_store.ChunkStore.save_step`)."""
 STATE_FILE, BUFFER_FILE = "state.pkl", "replay_buffer.pkl"
+_FOLDER = re.compile(rf"{STEP}_\d{{12}}")
+_FILES = frozenset({L.MODEL_FILE, STATE_FILE, BUFFER_FILE})
+
+
+def _checked_record(store: chunk_store.ChunkStore, record: Any) -> tuple[Path, list[tuple[Path, str]]]:
+    """The folder and files of a checkpoint record, every one a plain name inside the store's folder
+    (:class:`experiments.chunk_store.Refused` otherwise)."""
+    if not isinstance(record, dict) or not isinstance(record.get("folder"), str) or not isinstance(
+            record.get("files"), list) or not isinstance(record.get("timesteps"), int) or not isinstance(
+            record.get("seconds"), float):
+        raise chunk_store.Refused("its record does not have the structure of a checkpoint's")
+    if not _FOLDER.fullmatch(record["folder"]):
+        raise chunk_store.Refused(f"its folder {record['folder']!r} is not a checkpoint's")
+    folder = store.inside(record["folder"])
+    files = []
+    for entry in record["files"]:
+        if not (isinstance(entry, list) and len(entry) == 2 and entry[0] in _FILES
+                and isinstance(entry[1], str)):
+            raise chunk_store.Refused(f"its file entry {str(entry)[:60]!r} is not a checkpoint file")
+        files.append((store.inside(entry[0], under=record["folder"]), entry[1]))
+    if {p.name for p, _ in files} < {L.MODEL_FILE, STATE_FILE}:
+        raise chunk_store.Refused("its record lacks the model or the state")
+    return folder, files
 
 
 def _layers(env) -> dict[str, Any]:
@@ -129,10 +166,14 @@ def save(store: chunk_store.ChunkStore, model, callbacks: list, seconds: float) 
         shutil.rmtree(folder, ignore_errors=True)
         raise
     found, before = store.load_step(STEP)
-    store.save_step(STEP, {"folder": name, "timesteps": state["timesteps"], "seconds": seconds,
+    store.save_step(STEP, {"folder": name, "timesteps": state["timesteps"], "seconds": float(seconds),
                            "files": [[p.name, L.file_sha256(p)] for p in files]})
-    if found and isinstance(before, dict) and before.get("folder") not in (None, name):
-        shutil.rmtree(store.directory / str(before["folder"]), ignore_errors=True)
+    if found and isinstance(before, dict) and isinstance(before.get("folder"), str) and (
+            _FOLDER.fullmatch(before["folder"]) and before["folder"] != name):
+        try:
+            shutil.rmtree(store.inside(before["folder"]), ignore_errors=True)
+        except chunk_store.Refused:
+            pass  # a symbolic link in the record's place: nothing of this run's to remove
     return folder
 
 
@@ -142,13 +183,21 @@ def latest(store: chunk_store.ChunkStore) -> dict | None:
     found, record = store.load_step(STEP)
     if not found:
         return None
-    folder = store.directory / str(record.get("folder", ""))
-    for name, digest in record.get("files", []):
-        path = folder / name
-        if not path.is_file() or L.file_sha256(path) != digest:
-            print(f"resuming: the training checkpoint in {folder} is not whole ({name} is "
-                  f"{'missing' if not path.is_file() else 'changed'}); training from the start",
-                  file=sys.stderr, flush=True)
+    try:
+        folder, files = _checked_record(store, record)
+    except chunk_store.Refused as error:
+        print(f"resuming: the training checkpoint in {store.directory} is not used ({error}); "
+              "training from the start", file=sys.stderr, flush=True)
+        return None
+    for path, digest in files:
+        if not path.is_file() or path.is_symlink():
+            problem = "missing"
+        else:
+            chunk_store.check_private(path, "the checkpoint file")  # (ResumeError: others could write it)
+            problem = "changed" if L.file_sha256(path) != digest else ""
+        if problem:
+            print(f"resuming: the training checkpoint in {folder} is not whole ({path.name} is "
+                  f"{problem}); training from the start", file=sys.stderr, flush=True)
             return None
     return {**record, "path": folder}
 
@@ -171,7 +220,8 @@ def load(checkpoint: dict, cls: type, env, callbacks: list):
     if (folder / BUFFER_FILE).is_file():
         model.load_replay_buffer(folder / BUFFER_FILE)
     with open(folder / STATE_FILE, "rb") as handle:
-        state = pickle.load(handle)  # noqa: S301 (its SHA-256 was checked: this run wrote it)
+        # vouched for: its SHA-256 is in a record sealed with the user's key (see the module docstring)
+        state = pickle.load(handle)  # noqa: S301
     restore(model, state, callbacks)
     return model
 

@@ -32,28 +32,59 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["get_num_threads", "set_num_threads", "parallel_for", "run_rows"]
+__all__ = ["get_num_threads", "set_num_threads", "parallel_for", "run_rows", "cores", "max_threads",
+           "environment_problem"]
 
 CHUNKS_PER_THREAD = 4
 """Chunks per thread of a parallel call: more chunks than threads, so that a thread the OS has put
 aside (a loaded machine) holds up only its own chunk while the others share out the rest."""
 
 
-def _default_threads() -> int:
-    for name in ("PB_GYM_NUM_THREADS", "NUMBA_NUM_THREADS"):
-        text = os.environ.get(name)
-        if text:
-            try:
-                value = int(text)
-            except ValueError:
-                raise ValueError(f"{name}={text!r} is not allowed; allowed: an integer >= 1") from None
-            if value < 1:
-                raise ValueError(f"{name}={text!r} is not allowed; allowed: an integer >= 1")
-            return value
+THREADS_PER_CORE = 4
+"""The most threads per core a process may ask for (:func:`max_threads`): more only oversubscribes,
+and thousands fail inside the thread libraries (``libgomp: Thread creation failed``, a crash in torch)."""
+ENVIRONMENT = ("PB_GYM_NUM_THREADS", "NUMBA_NUM_THREADS")
+"""The environment variables that set the number of threads (the first one set wins)."""
+
+
+def cores() -> int:
+    """The cores this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+def max_threads() -> int:
+    """The most threads :func:`set_num_threads` and the environment variables take."""
+    return THREADS_PER_CORE * cores()
+
+
+def environment_problem() -> str | None:
+    """What is wrong with ``PB_GYM_NUM_THREADS`` / ``NUMBA_NUM_THREADS`` (a sentence naming the
+    variable and the allowed values), or None."""
+    for name in ENVIRONMENT:
+        text = os.environ.get(name)
+        if text is None or (name == "PB_GYM_NUM_THREADS" and not text):
+            continue
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if not 1 <= value <= max_threads():
+            return (f"{name}={text!r} is not allowed; allowed: an integer from 1 to {max_threads()} "
+                    f"({THREADS_PER_CORE} per core of this machine's {cores()})")
+    return None
+
+
+def _default_threads() -> int:
+    problem = environment_problem()
+    if problem is not None:
+        raise ValueError(problem)
+    for name in ENVIRONMENT:
+        if os.environ.get(name):
+            return int(os.environ[name])
+    return cores()
 
 
 _threads = _default_threads()
@@ -70,8 +101,8 @@ def get_num_threads() -> int:
 def set_num_threads(n: int) -> None:
     """Use ``n`` threads (>= 1; the caller's thread counts as one) from now on."""
     global _threads
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"threads={n!r} is not allowed; allowed: an integer >= 1")
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= max_threads():
+        raise ValueError(f"threads={n!r} is not allowed; allowed: an integer from 1 to {max_threads()}")
     _threads = n
 
 
