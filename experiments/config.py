@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import types
 import typing
 from pathlib import Path
@@ -287,6 +288,10 @@ def _check_shape(text: str) -> None:
         elif isinstance(event, yaml.ScalarEvent):
             values, height, anchor = 1, 0, event.anchor
         elif isinstance(event, yaml.AliasEvent):
+            if any(node[2] == event.anchor for node in open_nodes):
+                raise _YamlLimit(f"line {event.start_mark.line + 1}: the alias *{event.anchor} is "
+                                 f"inside the list or mapping &{event.anchor} names (a recursive "
+                                 "alias: it would never end)")
             values, height = anchored.get(event.anchor, (1, 0))
             anchor = None
             if len(open_nodes) + height > MAX_DEPTH:
@@ -309,16 +314,34 @@ def _check_shape(text: str) -> None:
                              "expanded; a config is far smaller")
 
 
+_DECIMAL_INT = re.compile(r"[-+]?(0|[1-9][0-9_]*)")
+
+
+def _plain_number(node: yaml.ScalarNode) -> None:
+    """Refuse the YAML 1.1 numbers a config never means: ``1:30`` (base 60: 90), ``0x1F``, ``0o17``,
+    ``0b11``, ``017`` (octal) and ``1:30.5``; decimal integers and floats pass."""
+    if node.tag == "tag:yaml.org,2002:int" and not _DECIMAL_INT.fullmatch(str(node.value)) or (
+            node.tag == "tag:yaml.org,2002:float" and ":" in str(node.value)):
+        raise _YamlLimit(f"line {node.start_mark.line + 1}: {_short(node.value)} is read by YAML as a "
+                         "base-60, hex, octal or binary number; write it in decimal, or quote it for "
+                         "a string")
+
+
 class _Loader(yaml.SafeLoader):
     """PyYAML's safe loader, but a key given twice in one mapping is an error (YAML says keys are
     unique; PyYAML would silently keep the last value)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         first_line: dict[object, int] = {}
-        for key_node, _ in node.value:
+        for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue
             key = self.construct_object(key_node, deep=True)
+            if isinstance(value_node, yaml.ScalarNode):
+                try:
+                    _plain_number(value_node)
+                except _YamlLimit as error:
+                    raise _YamlLimit(f"{error} (key {_short(key)})") from None
             try:
                 line = first_line.setdefault(key, key_node.start_mark.line)
             except TypeError:  # an unhashable key: PyYAML's own error follows
@@ -329,6 +352,15 @@ class _Loader(yaml.SafeLoader):
                                  "appear once in a mapping")
         return super().construct_mapping(node, deep=deep)
 
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        _plain_number(node)
+        return super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        _plain_number(node)
+        return super().construct_yaml_float(node)
+
     def construct_object(self, node: yaml.Node, deep: bool = False) -> object:
         try:
             return super().construct_object(node, deep=deep)
@@ -336,6 +368,10 @@ class _Loader(yaml.SafeLoader):
             value = node.value if isinstance(node, yaml.ScalarNode) else node.tag  # int, 2001-02-30
             raise _YamlLimit(f"line {node.start_mark.line + 1}: {_short(value)} cannot be read: "
                              f"{str(error).split(';')[0]}") from None
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+_Loader.add_constructor("tag:yaml.org,2002:float", _Loader.construct_yaml_float)
 
 
 def parse_yaml(text: str, source: str = "config") -> object:

@@ -206,7 +206,7 @@ def _check_hyperparameter_ranges(params: dict) -> None:
             bounds = (f"> {low:g}" if exclusive else f">= {low:g}") + f" and <= {high:g}"
             if name in ("clip_range_vf", "target_kl"):
                 bounds += ", or null"
-            raise ValueError(f"hyperparameters.{name}: {str(value)[:40]!r} is not allowed; allowed: "
+            raise ValueError(f"hyperparameters.{name}: {str(value)[:40]} is not allowed; allowed: "
                              f"{what} {bounds}")
 
 
@@ -215,7 +215,7 @@ def _check_train_freq(value: object) -> None:
     if isinstance(value, list) and len(value) == 2 and value[1] in ("step", "episode"):
         value = value[0]
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10**9:
-        raise ValueError(f"hyperparameters.train_freq: {str(value)[:40]!r} is not allowed; allowed: an "
+        raise ValueError(f"hyperparameters.train_freq: {str(value)[:40]} is not allowed; allowed: an "
                          "integer from 1 to 1e9 (steps), or [n, step] or [n, episode]")
 
 
@@ -227,7 +227,7 @@ def _check_hyperparameter_types(cls: type, params: dict) -> None:
     defaults = {n: p.default for n, p in inspect.signature(cls.__init__).parameters.items()}
     for name, value in params.items():
         default = defaults.get(name)
-        where = f"hyperparameters.{name}: {str(value)[:40]!r} is not allowed; allowed: "
+        where = f"hyperparameters.{name}: {str(value)[:40]} is not allowed; allowed: "
         if name == "train_freq":
             _check_train_freq(value)
         elif name in _KWARGS:

@@ -87,7 +87,7 @@ def _default_threads() -> int:
     return cores()
 
 
-_threads = _default_threads()
+_threads: int | None = None  # read from the environment on first use (a bad value is an error then)
 _pool: ThreadPoolExecutor | None = None
 _pool_pid = -1
 _pool_lock = threading.Lock()
@@ -95,6 +95,9 @@ _pool_lock = threading.Lock()
 
 def get_num_threads() -> int:
     """Threads that :func:`parallel_for` uses (the caller's included)."""
+    global _threads
+    if _threads is None:
+        _threads = _default_threads()
     return _threads
 
 
@@ -121,7 +124,7 @@ def parallel_for(n_rows: int, run: Callable[[int, int], None], min_rows: int) ->
     :func:`get_num_threads` threads; ``run`` must release the GIL (a ``nogil`` kernel) and write
     disjoint rows for disjoint ranges. Below ``min_rows`` rows, or with one thread, it is one call on
     the caller's thread. Exceptions of any chunk are raised here after every chunk has finished."""
-    threads = min(_threads, n_rows // max(min_rows // 2, 1))
+    threads = min(get_num_threads(), n_rows // max(min_rows // 2, 1))
     if n_rows < min_rows or threads <= 1:
         run(0, n_rows)
         return
