@@ -193,7 +193,7 @@ def write_outputs(report: dict, out: Path) -> list[Path]:
         writer.writerow([k for k in SCALARS if k != "ci95"] + ["ci95_low", "ci95_high"])
         for s in report["systems"]:
             writer.writerow([s[k] for k in SCALARS if k != "ci95"] + list(s["ci95"]))
-    written += plot(report, out)
+    written += plotting.drawn_or_noted(lambda: plot(report, out), out, OUTPUT_NAMES[3:])
     return written
 
 

@@ -19,8 +19,12 @@ Usage::
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 DPI = 110
 """Resolution of every study's PNG figures (dots per inch)."""
@@ -46,4 +50,34 @@ def save(fig: Any, path: str | Path, dpi: int = DPI, tight: bool = True) -> Path
     return Path(path)
 
 
-__all__ = ["DPI", "pyplot", "save"]
+def placeholder(path: str | Path, title: str, reason: str) -> Path:
+    """Write a small figure at ``path`` saying that ``title`` could not be drawn and why (a report
+    never loses a finished run over one figure: matplotlib fails on some degenerate data, e.g. a
+    single session's error bars or axes near 1e308)."""
+    plt = pyplot()
+    plt.close("all")  # (the figure that failed)
+    fig = plt.figure(figsize=(6, 1.6))
+    fig.text(0.5, 0.5, f"{title}: not drawn\n{reason[:120]}", ha="center", va="center", wrap=True)
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return Path(path)
+
+
+def drawn_or_noted(draw: Callable[[], list[Path]], out: Path, names: Sequence[str]) -> list[Path]:
+    """``draw()`` (writes figures named ``names`` under ``out``, returns their paths); if it fails on
+    the data, the figures it had not written yet are :func:`placeholder` figures and a NOTE on stderr
+    names them and the reason; the run's other outputs are kept."""
+    try:
+        return draw()
+    except (ValueError, ArithmeticError, np.linalg.LinAlgError, RuntimeError) as error:
+        reason = f"{type(error).__name__}: {error}".splitlines()[0]
+        missing = [n for n in names if not (out / n).is_file()]
+        print(f"NOTE: {', '.join(missing)} could not be drawn from this run's data ({reason}); "
+              "placeholders written, the report and its tables are complete", file=sys.stderr,
+              flush=True)
+        for name in missing:
+            placeholder(out / name, name, reason)
+        return [out / n for n in names]
+
+
+__all__ = ["DPI", "pyplot", "save", "placeholder", "drawn_or_noted"]
