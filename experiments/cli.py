@@ -476,6 +476,25 @@ EXIT_USAGE = 2
 """Bad input: an option, a config file, a run too large for this machine."""
 EXIT_INTERRUPTED = 130
 """Ctrl-C (128 + SIGINT, as shells report it)."""
+EXIT_TERMINATED = 143
+"""SIGTERM (128 + 15): stopped like Ctrl-C, its finished work kept for a rerun."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main process where Ctrl-C would be: every study keeps its finished work
+    and says so, as for Ctrl-C."""
+
+
+def _on_sigterm(main_pid: int):
+    def handler(signum, frame):  # noqa: ARG001
+        import signal
+
+        if os.getpid() != main_pid:  # a forked worker: die as SIGTERM means
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        raise Terminated
+    return handler
 
 
 def _silence_broken_stdout() -> None:
@@ -530,8 +549,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pb-gym`` console script. Exit status: 0 success, 1 the environment failed
     (a full disk, output closed early, a lost worker), 2 bad input (an option, a config, a run too
     large for this machine), 130 interrupted (Ctrl-C); each failure is one line on stderr."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm(os.getpid()))
+    else:
+        previous = None
     try:
         return _run(argv)
+    except Terminated:
+        return _fail(EXIT_TERMINATED, "pb-gym: terminated (SIGTERM); rerun the same command to resume "
+                                      "from the finished work kept in --out")
     except KeyboardInterrupt:
         return _fail(EXIT_INTERRUPTED, "pb-gym: interrupted")
     except BrokenPipeError:
@@ -544,6 +573,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError:
         return _fail(EXIT_FAILURE, "pb-gym: error: out of memory; use fewer tables, sessions or "
                                    "shoes per chunk")
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

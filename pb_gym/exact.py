@@ -32,6 +32,10 @@ from pb_gym.threads import run_rows
 
 MIN_CARDS = 6
 """A composition must hold at least six cards: a hand may need all of them."""
+MAX_RANK_COUNT = 10**9
+"""The most cards of one rank a composition may hold (a billion: far beyond any shoe). Larger counts
+would overflow int64 in the sums and products of the calculators (13 counts of 2**62 once gave a banker
+EV of -5979.4), so they are refused."""
 MAX_EXACT_CARDS = 416
 """Integer counts are exact in int64 for at most 8 decks' worth of cards ((416)_6 < 2**63)."""
 
@@ -250,6 +254,10 @@ def validate_composition(composition: np.ndarray | list) -> np.ndarray:
     if array.dtype.kind not in "iuf" or (array.dtype.kind == "f" and
                                          not np.all(array == np.round(array))):
         raise ValueError("composition counts must be whole numbers of cards")
+    if array.size and (np.any(array > MAX_RANK_COUNT) if array.dtype.kind != "f" or np.all(
+            np.isfinite(array)) else True):
+        raise ValueError(f"composition counts must be at most {MAX_RANK_COUNT:,} cards of a rank (larger "
+                         "counts overflow the exact calculators' 64-bit integers)")
     array = array.astype(np.int64)
     if np.any(array < 0):
         raise ValueError("composition counts must be >= 0")

@@ -60,3 +60,38 @@ def test_a_bad_thread_count_in_the_environment_is_one_line_exit_2(name, value):
     assert done.stderr.startswith(f"pb-gym: error: {name}={value!r} is not allowed; allowed: an "
                                   "integer from 1 to ")
     assert done.stderr.count("\n") == 1 and not done.stdout
+
+
+@pytest.mark.parametrize("counts", [[2**62] * 13, [1e300] * 13, [float("inf")] * 13, [10**9 + 1] + [4] * 12])
+def test_exact_odds_refuse_counts_that_overflow_int64(counts):
+    import numpy as np
+
+    from pb_gym import exact
+
+    with pytest.raises(ValueError, match=r"^composition counts must be at most 1,000,000,000 cards of a "
+                                         r"rank \(larger counts overflow"):
+        exact.expected_values(np.array(counts))
+    assert exact.expected_values(np.full(13, 10**9))[0] == pytest.approx(-0.0106, abs=1e-4)
+
+
+def test_sigterm_exits_143_with_the_rerun_hint_and_the_run_resumes(tmp_path):
+    import signal
+    import time
+
+    path = tmp_path / "long.yaml"
+    path.write_text("sessions: 200000\nhands: 200\nchunk_sessions: 2000\nsystems: [{type: flat}]\n")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([sys.executable, "-m", "pb_gym.experiments.cli", "evaluate", str(path),
+                                "--out", str(out), "--json"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while not list(out.glob(".partial/chunk-*.json.gz")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 143, err
+    assert "interrupted: " in err and "finished chunk(s) are kept in" in err
+    assert err.splitlines()[-1] == ("pb-gym: terminated (SIGTERM); rerun the same command to resume "
+                                    "from the finished work kept in --out")
+    assert "Traceback" not in err
