@@ -513,6 +513,21 @@ def _silence_broken_stdout() -> None:
         pass
 
 
+def _usable_streams() -> None:
+    """A closed stdout or stderr (``>&-``) writes to /dev/null instead of failing after the work is
+    done; a stream whose encoding cannot write a name (``PYTHONIOENCODING=ascii`` and a system named
+    in another script) writes it escaped (``\\xe8``) instead of raising UnicodeEncodeError."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None:
+            setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 (for the process's life)
+        elif hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (OSError, ValueError):
+                pass
+
+
 def _fail(status: int, message: str) -> int:
     _silence_broken_stdout()
     try:
@@ -549,14 +564,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pb-gym`` console script. Exit status: 0 success, 1 the environment failed
     (a full disk, output closed early, a lost worker), 2 bad input (an option, a config, a run too
     large for this machine), 130 interrupted (Ctrl-C); each failure is one line on stderr."""
-    import signal
-    import threading
-
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, _on_sigterm(os.getpid()))
-    else:
-        previous = None
+    previous = None
     try:
+        import signal
+        import threading
+
+        _usable_streams()
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGTERM, _on_sigterm(os.getpid()))
         return _run(argv)
     except Terminated:
         return _fail(EXIT_TERMINATED, "pb-gym: terminated (SIGTERM); rerun the same command to resume "
@@ -575,6 +590,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                    "shoes per chunk")
     finally:
         if previous is not None:
+            import signal
+
             signal.signal(signal.SIGTERM, previous)
 
 

@@ -95,3 +95,18 @@ def test_sigterm_exits_143_with_the_rerun_hint_and_the_run_resumes(tmp_path):
     assert err.splitlines()[-1] == ("pb-gym: terminated (SIGTERM); rerun the same command to resume "
                                     "from the finished work kept in --out")
     assert "Traceback" not in err
+
+
+def test_a_closed_stdout_and_an_ascii_stdout_are_not_tracebacks(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    closed = subprocess.run(f"{sys.executable} -m pb_gym.experiments.cli odds >&-", shell=True, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert closed.returncode == 0 and closed.stderr == "", closed.stderr
+    path = tmp_path / "u.yaml"
+    path.write_text('sessions: 20\nhands: 20\nsystems: [{type: flat, name: "syst\u00e8me"}]\n',
+                    encoding="utf-8")
+    ascii_ = subprocess.run([sys.executable, "-m", "pb_gym.experiments.cli", "evaluate", str(path)],
+                            env={**env, "PYTHONIOENCODING": "ascii"}, capture_output=True, timeout=300,
+                            cwd=tmp_path)
+    assert ascii_.returncode == 0, ascii_.stderr
+    assert b"syst\\xe8me" in ascii_.stdout and b"Traceback" not in ascii_.stderr
