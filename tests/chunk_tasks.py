@@ -79,3 +79,9 @@ def lose_evaluate_chunk(monkeypatch, index: int = 1):
 
     monkeypatch.setattr(E, "run_chunk", lost)
     return real
+
+
+def sleeps(chunk):
+    """Sleeps a minute (a worker still computing when its parent is killed)."""
+    time.sleep(60)
+    return chunk.index

@@ -110,3 +110,46 @@ def test_a_closed_stdout_and_an_ascii_stdout_are_not_tracebacks(tmp_path):
                             cwd=tmp_path)
     assert ascii_.returncode == 0, ascii_.stderr
     assert b"syst\\xe8me" in ascii_.stdout and b"Traceback" not in ascii_.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_pool_workers_exit_when_the_parent_is_killed_9(tmp_path):
+    """``--backend processes``: kill -9 of the main process; its workers and the resource tracker
+    exit within seconds instead of computing on for nobody."""
+    import signal
+    import time
+
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import chunk_tasks; "
+            "from pb_gym.experiments import scale; "
+            "scale.run(chunk_tasks.sleeps, scale.plan(4, 1, 0), backend='processes', workers=2)")
+    parent = subprocess.Popen([sys.executable, "-c", code, str(ROOT / "tests")],
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+    def descendants(pid: int) -> set[int]:
+        found, todo = set(), [pid]
+        while todo:
+            one = todo.pop()
+            try:
+                children = Path(f"/proc/{one}/task/{one}/children").read_text().split()
+            except OSError:
+                continue
+            found.update(int(c) for c in children)
+            todo.extend(int(c) for c in children)
+        return found
+
+    deadline = time.monotonic() + 120
+    children: set[int] = set()
+    while len(children) < 3 and time.monotonic() < deadline:  # two workers and the resource tracker
+        time.sleep(0.5)
+        children = descendants(parent.pid)
+    assert len(children) >= 3, children
+    time.sleep(2)  # (the workers' initializers have run)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    alive = children
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.5)
+        alive = {pid for pid in children if Path(f"/proc/{pid}").exists()
+                 and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()}
+    assert not alive, alive
