@@ -69,6 +69,12 @@ class Destination:
             raise
 
     def _commit(self, staged: Path) -> None:
+        try:
+            self._move_into_place(staged)
+        finally:
+            release(self.final)
+
+    def _move_into_place(self, staged: Path) -> None:
         if not self.final.exists():
             os.rename(staged, self.final)
             return
@@ -146,6 +152,38 @@ def _foreign(folder: Path, owned: frozenset[str]) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name not in owned and p.name != PARTIAL)
 
 
+_LOCKS: dict[Path, socket.socket] = {}
+
+
+def lock(final: Path, option: str = "--out") -> None:
+    """Hold the output folder ``final`` for this run's life (until its outputs are in place, or the
+    process ends), so that a second run into it (a second ``--out`` of the same folder, or
+    ``--no-resume`` against a running run) is refused instead of silently replacing the first's work.
+    Linux: a socket bound to a name in the abstract namespace derived from the folder's path and the
+    user; the kernel frees it when the process dies, even by ``kill -9``, so a dead run's lock is
+    taken over at once, and no lock file is left anywhere. Re-entrant within one process."""
+    if final in _LOCKS or not sys.platform.startswith("linux"):
+        return
+    import hashlib
+
+    name = hashlib.sha256(f"{os.getuid()}:{final}".encode()).hexdigest()[:40]
+    holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        holder.bind(f"\0pb-gym-out-{name}")
+    except OSError:
+        holder.close()
+        raise OutputError(f"{option} {final}: another pb-gym run is writing to this folder now; wait "
+                          "for it to finish, or choose another folder") from None
+    _LOCKS[final] = holder
+
+
+def release(final: Path) -> None:
+    """Let go of the folder held by :func:`lock` (the run's outputs are in place)."""
+    holder = _LOCKS.pop(final, None)
+    if holder is not None:
+        holder.close()
+
+
 def prepare(out: str | os.PathLike | None, owned: Iterable[str],
             option: str = "--out") -> Destination | None:
     """Check that ``out`` can take the outputs of a run writing the names ``owned``; None for no
@@ -168,6 +206,7 @@ def prepare(out: str | os.PathLike | None, owned: Iterable[str],
         if not final.is_dir():
             raise OutputError(f"{option} {text}: exists and is not a folder; allowed: a new folder, or "
                               "the output folder of an earlier run of this command")
+        lock(final, option)
         foreign = _foreign(final, owned)
         if foreign:
             raise OutputError(f"{option} {text}: the folder holds files this command does not write "
@@ -181,6 +220,7 @@ def prepare(out: str | os.PathLike | None, owned: Iterable[str],
         ancestor = ancestor.parent
     if not ancestor.is_dir():
         raise OutputError(f"{option} {text}: {ancestor} is not a folder")
+    lock(final, option)
     _remove_abandoned(final)
     try:  # the one test that tells: create (and remove) a folder where the staging folder will go
         final.parent.mkdir(parents=True, exist_ok=True)
@@ -205,4 +245,4 @@ def chunk_store(destination: Destination | None, identity: dict,
     return ChunkStore(destination.partial, {**identity, "pb_gym": pb_gym.__version__}, resume)
 
 
-__all__ = ["Destination", "OutputError", "prepare", "chunk_store"]
+__all__ = ["Destination", "OutputError", "prepare", "chunk_store", "lock", "release"]

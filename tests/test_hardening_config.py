@@ -153,3 +153,60 @@ def test_pool_workers_exit_when_the_parent_is_killed_9(tmp_path):
         alive = {pid for pid in children if Path(f"/proc/{pid}").exists()
                  and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()}
     assert not alive, alive
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the lock is Linux's abstract socket")
+def test_an_output_folder_is_held_until_the_outputs_are_in_place(tmp_path):
+    from pb_gym.experiments import outputs
+
+    out = tmp_path / "out"
+    code = ("import sys; from pb_gym.experiments import outputs\n"
+            "try:\n    outputs.prepare(sys.argv[1], ['report.json'])\n"
+            "except outputs.OutputError as e:\n    print(e)\nelse:\n    print('free')")
+
+    def other_process() -> str:
+        return subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120).stdout.strip()
+
+    destination = outputs.prepare(out, ["report.json"])
+    assert other_process() == (f"--out {out}: another pb-gym run is writing to this folder now; wait "
+                               "for it to finish, or choose another folder")
+    assert outputs.prepare(out, ["report.json"]) is not None  # (re-entrant within the process)
+    with destination.staging() as staged:
+        (staged / "report.json").write_text("{}")
+    assert other_process() == "free"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the lock is Linux's abstract socket")
+def test_a_second_run_into_a_running_runs_folder_is_refused_and_a_dead_runs_is_taken_over(tmp_path):
+    import signal
+    import time
+
+    path = tmp_path / "long.yaml"
+    path.write_text("sessions: 200000\nhands: 200\nchunk_sessions: 2000\nsystems: [{type: flat}]\n")
+    small = tmp_path / "small.yaml"
+    small.write_text("sessions: 20\nhands: 20\nsystems: [{type: flat}]\n")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "pb_gym.experiments.cli", "evaluate"]
+    first = subprocess.Popen([*command, str(path), "--out", str(out), "--json"], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240
+        while not list(out.glob(".partial/chunk-*.json.gz")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        for extra in ([], ["--no-resume"]):
+            second = subprocess.run([*command, str(path), "--out", str(out), "--json", *extra], env=env,
+                                    capture_output=True, text=True, timeout=300)
+            assert second.returncode == 2, second.stderr
+            assert second.stderr == (f"pb-gym evaluate: error: --out {out}: another pb-gym run is "
+                                     "writing to this folder now; wait for it to finish, or choose "
+                                     "another folder\n")
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=60)
+    third = subprocess.run([*command, str(small), "--out", str(out), "--json", "--no-resume"], env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert third.returncode == 0, third.stderr
+    assert (out / "report.json").is_file()
