@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
+import stat
 import types
 import typing
 from pathlib import Path
@@ -388,6 +390,36 @@ def parse_yaml(text: str, source: str = "config") -> object:
         raise ConfigError(f"{source}: nested too deeply") from None
 
 
+PIPE_SECONDS = 10.0
+"""How long a config that is a named pipe may take to be written (nothing written: an error)."""
+
+
+def _read_pipe(path: Path) -> bytes:
+    """A named pipe's text, read until its writer closes it, within :data:`PIPE_SECONDS`."""
+    import select
+    import time
+
+    handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + PIPE_SECONDS
+    try:
+        while sum(map(len, chunks)) <= MAX_CONFIG_BYTES:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([handle], [], [], left)[0]:
+                raise ConfigError(f"{path}: a named pipe that nothing wrote a config to within "
+                                  f"{PIPE_SECONDS:g} s")
+            data = os.read(handle, 65536)
+            if not data:
+                if chunks:
+                    break
+                time.sleep(0.05)  # no writer yet (EOF on an open with no writer): wait for one
+                continue
+            chunks.append(data)
+    finally:
+        os.close(handle)
+    return b"".join(chunks)
+
+
 def read_config_text(path: str | Path) -> str:
     """The text of a config file, or a :class:`ConfigError` saying why it cannot be one (missing, a
     directory, unreadable, too large, binary, not UTF-8)."""
@@ -397,8 +429,13 @@ def read_config_text(path: str | Path) -> str:
     if not path.exists():
         raise ConfigError(f"{path}: no such config file")
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_CONFIG_BYTES + 1)
+        if stat.S_ISFIFO(path.stat().st_mode):  # (e.g. <(...)): read what is written, not forever
+            raw = _read_pipe(path)
+        elif not path.is_file():
+            raise ConfigError(f"{path}: not a regular file (a device or socket), not a config file")
+        else:
+            with open(path, "rb") as handle:
+                raw = handle.read(MAX_CONFIG_BYTES + 1)
     except OSError as error:
         raise ConfigError(f"{path}: cannot be read: {error.strerror or error}") from None
     if len(raw) > MAX_CONFIG_BYTES:

@@ -210,3 +210,25 @@ def test_a_second_run_into_a_running_runs_folder_is_refused_and_a_dead_runs_is_t
                            capture_output=True, text=True, timeout=300)
     assert third.returncode == 0, third.stderr
     assert (out / "report.json").is_file()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_a_config_that_is_a_named_pipe_nobody_writes_is_refused_not_waited_for(tmp_path, monkeypatch):
+    import threading
+
+    from pb_gym.experiments import config
+
+    monkeypatch.setattr(config, "PIPE_SECONDS", 0.5)
+    fifo = tmp_path / "c.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match=r"a named pipe that nothing wrote a config to within 0.5 s"):
+        config.read_config_text(fifo)
+
+    def write() -> None:
+        with open(fifo, "w") as handle:
+            handle.write("seed: 3\n")
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    assert config.read_config_text(fifo) == "seed: 3\n"  # (as with <(...)): read what is written
+    writer.join()
