@@ -681,6 +681,11 @@ def train(config: TrainConfig, out: Path, progress: bool = False,
     With a ``store``, a checkpoint of the training is kept in it every ``checkpoint_minutes`` (0:
     never), and training continues from the last one kept there, if any
     (:mod:`experiments.train_checkpoint`: the same result, bit for bit, as training without a stop)."""
+    import os
+
+    # torch's compiler caches go to pb-gym's documented cache, not $TMPDIR/torchinductor_<user>
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(cache, "pb-gym", "torchinductor"))
     import torch
 
     torch.set_num_threads(config.threads)
@@ -718,8 +723,11 @@ def train(config: TrainConfig, out: Path, progress: bool = False,
         if config.init_abstain is not None:
             start_abstaining(model, config.init_abstain)
     from stable_baselines3.common.callbacks import CallbackList
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env import VecNormalize
 
+    # SB3's default logger makes an empty $TMPDIR/SB3-<time>/ folder per run: nothing outside --out
+    model.set_logger(Logger(folder=None, output_formats=[]))
     env = model.get_env()
     normalizer = env if isinstance(env, VecNormalize) else None
     if exact_curve is not None:

@@ -1005,3 +1005,17 @@ def test_a_one_shoe_training_is_evaluated_on_whole_shoes_and_a_study_across_shoe
     with pytest.warns(UserWarning, match=r"trained on one-shoe episodes \(one_shoe\) but the study's "
                                          r"sessions run across shoes"):
         E.run_study(validate(study, E.StudyConfig, "s"))
+
+
+def test_training_leaves_nothing_in_the_temporary_folder(tmp_path, monkeypatch):
+    """SB3's default logger made an empty $TMPDIR/SB3-<time>/ per run; torch's compiler caches go
+    to pb-gym's cache (~/.cache/pb-gym/torchinductor), not $TMPDIR."""
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    config = TR.load(_tiny(tmp_path), TR.TrainConfig)
+    TR.train(config, tmp_path / "out")
+    assert list(scratch.iterdir()) == []
