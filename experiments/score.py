@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -129,12 +130,14 @@ def load_policy(source: str, task: str | Task):
         raise ValueError(f"policy {source!r} is not allowed; allowed: a model folder (or model.zip) "
                          "written by pb-gym train, or module:callable (an importable callable from "
                          "observations (N, obs_dim) to actions (N,))")
-    if "" not in sys.path and "." not in sys.path:
-        sys.path.insert(0, "")  # a module of the current folder, as `python -m` finds it
+    here = os.getcwd()  # a module of the current folder, as `python -m` finds it (for this import only)
+    sys.path.insert(0, here)
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise ValueError(f"policy {source!r}: module {module_name!r} cannot be imported ({error})") from None
+    finally:
+        sys.path.remove(here)
     obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):
