@@ -225,6 +225,30 @@ def cmd_score(args: argparse.Namespace) -> dict:
     return result
 
 
+def cmd_roads(args: argparse.Namespace) -> dict:
+    """The roads of a sequence of results (B banker, P player, T tie, oldest first) as a casino
+    scoreboard: bead plate, Big Road, Big Eye Boy, Small Road, Cockroach Pig and the ask road
+    (the rules: pb_gym.roads). --json prints them as data, --png FILE draws the table's display."""
+    from pb_gym import roads
+
+    try:
+        outcomes = roads.parse_outcomes(args.outcomes)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    board = roads.read_roads(outcomes)
+    if args.png:
+        try:
+            from pb_gym.experiments import roads_plot
+        except ImportError as error:
+            raise UsageError(f"--png needs matplotlib ({error}); install the studies extra") from None
+        roads_plot.draw_scoreboard(board, args.png)
+    if not args.json:
+        sys.stdout.write(roads.scoreboard_text(board))
+        if args.png:
+            print(f"scoreboard drawn in {args.png}")
+    return board.to_dict()
+
+
 # ------------------------------------------------------------------------- studies (dispatch only)
 def _study(module: str, args: argparse.Namespace) -> dict:
     """Run a study from ``experiments/`` (imported only when its command runs: a missing extra is then a
@@ -456,6 +480,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"held-out seed: table i is seeded seed + i (default {tasks.SCORE_SEED})")
     score.add_argument("--json", action="store_true", help="print one JSON object")
     score.set_defaults(func=cmd_score)
+
+    road = sub.add_parser("roads", help="the bead plate, Big Road and derived roads of a shoe's results",
+                          description=cmd_roads.__doc__)
+    road.add_argument("outcomes", metavar="OUTCOMES",
+                      help="the results, oldest first: a string of B, P and T, e.g. BBPTPPPB")
+    road.add_argument("--json", action="store_true", help="print the roads as one JSON object")
+    road.add_argument("--png", default=None, metavar="FILE", help="draw the scoreboard in this PNG file")
+    road.set_defaults(func=cmd_roads)
 
     bench = sub.add_parser("bench", help="throughput of the engine, exact odds and environments",
                            description=cmd_bench.__doc__)
