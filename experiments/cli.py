@@ -385,6 +385,13 @@ STUDIES = {
             "configs/experiments/ruin.yaml: about 30 s on 2 idle cores, 2-3 minutes on a busy "
             "machine. --out DIR: report.md (the teaching page), ruin.json and the plots; "
             "experiments/ruin.ipynb builds the same page.",
+    "roads": "Do the roads predict? Real shoes with the exact odds of every hand: the road pattern "
+             "systems (streak, chop, copy the column, BB-PP, the ask road) with 95% CIs over shoes "
+             "beside the exact EV of the bets they made, the information bound (perfect information "
+             "against what the road state says about P(banker)), and the streaks, column lengths and "
+             "derived roads' red share of real shoes against independent hands, with a "
+             "goodness-of-fit test. configs/experiments/roads.yaml: 10,000 shoes. --out DIR: "
+             "roads.json, roads.csv, roads.md, systems.png, streaks.png, scoreboard.png.",
 }
 """The studies of ``pb-gym experiment``, described in its ``--help``."""
 

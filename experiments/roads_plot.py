@@ -38,7 +38,7 @@ def draw_scoreboard(roads: road_rules.Roads, path: str | Path, title: str | None
 
     cell = 1.0
     small = 0.5
-    fig, ax = plt.subplots(figsize=(14, 4.6))
+    fig, ax = plt.subplots(figsize=((bead_columns + road_columns + 1) / 3.0, 4.6))
     ax.set_aspect("equal")
     ax.axis("off")
     # bead plate
