@@ -293,9 +293,9 @@ def _state_name(family: str, code: int) -> str:
     return "after B: " + " ".join({0: "blue", 1: "-", 2: "red"}[m] for m in marks)
 
 
-def _pct(entry: dict, key: str = "estimate") -> str:
+def _pct(entry: dict, digits: int = 3) -> str:
     low, high = entry["ci95"]
-    return f"{100 * entry[key]:+.3f}% [{100 * low:+.3f}, {100 * high:+.3f}]"
+    return f"{100 * entry['estimate']:+.{digits}f}% [{100 * low:+.{digits}f}, {100 * high:+.{digits}f}]"
 
 
 def markdown(result: dict) -> str:
@@ -308,8 +308,8 @@ def markdown(result: dict) -> str:
                      f"| {_pct(s['profit_per_unit_wagered'])} | {100 * s['exact_ev_of_bets_made']:+.3f}% |")
     perfect = result["perfect_information"]
     lines += ["", f"Perfect information (the exact EV given the unseen cards; bet banker or player when "
-              f"positive): exact expected gain {_pct(perfect['exact_gain_per_hand'])} per hand "
-              f"(dealt: {_pct(perfect['gain_per_hand'])}), "
+              f"positive): exact expected gain {_pct(perfect['exact_gain_per_hand'], 5)} per hand "
+              f"(dealt: {_pct(perfect['gain_per_hand'], 4)}), "
               f"{100 * perfect['share_of_hands_bet']:.2f}% of hands bet.", ""]
     for family, entry in result["road_states"].items():
         lines.append(f"Road state `{family}`: explains {100 * entry['share_of_variance_explained']:.3f}% "

@@ -115,7 +115,11 @@ def test_roads_match_a_naive_implementation_on_random_shoes():
         assert board.to_dict()["big_road"] == columns, outcomes
         for name in roads.DERIVED_ROADS:
             assert list(board.derived[name]) == marks[name], (name, outcomes)
-        # the ask road is what one more banker / player would add
+        # the ask road is what one more banker / player would add; the two are always opposite
+        for name in roads.DERIVED_ROADS:
+            after_banker, after_player = board.ask["B"][name], board.ask["P"][name]
+            assert (after_banker is None) == (after_player is None)
+            assert after_banker is None or after_banker != after_player
         for winner in ("B", "P"):
             _, after = naive_roads(outcomes + winner)
             for name in roads.DERIVED_ROADS:
