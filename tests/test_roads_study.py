@@ -1,5 +1,5 @@
 """The roads study (pb-gym experiment roads, configs/experiments/roads-smoke.yaml): its files, figures
-that must hold whatever the deal, and a resumed run giving the same result."""
+that must hold whatever the deal, and a second run giving the same result."""
 
 import json
 import math
@@ -71,7 +71,7 @@ def test_smoke_files_and_figures(smoke, capsys):
     assert (out / "scoreboard.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_a_rerun_resumes_to_the_same_result(smoke, tmp_path, capsys):
+def test_a_second_run_gives_the_same_result(smoke, tmp_path, capsys):
     _, first = smoke
     out = tmp_path / "again"
     assert cli.main(["experiment", "roads", SMOKE, "--out", str(out), "--json"]) == 0
@@ -80,3 +80,33 @@ def test_a_rerun_resumes_to_the_same_result(smoke, tmp_path, capsys):
         result.pop("timings")
         result.pop("files", None)
     assert again == first
+
+
+def test_an_interrupted_run_resumes_bit_for_bit(smoke, tmp_path, monkeypatch):
+    """Ctrl-C during the second chunk, then the same command: the finished chunk is loaded, only the
+    other two run, and the result equals the uninterrupted run's."""
+    _, uninterrupted = smoke
+    task, ran = study.deal_chunk, []
+
+    def interrupted(chunk, **kwargs):
+        if chunk.index == 1:
+            raise KeyboardInterrupt
+        return task(chunk, **kwargs)
+
+    monkeypatch.setattr(study, "deal_chunk", interrupted)
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        study.main(SMOKE, str(out), as_json=True)
+    assert [p.name for p in out.iterdir()] == [".partial"]
+
+    def counted(chunk, **kwargs):
+        ran.append(chunk.index)
+        return task(chunk, **kwargs)
+
+    monkeypatch.setattr(study, "deal_chunk", counted)
+    study.main(SMOKE, str(out), as_json=True)
+    resumed = json.loads((out / "roads.json").read_text())
+    assert ran == [1, 2]
+    assert sorted(p.name for p in out.iterdir()) == sorted(study.OUTPUT_NAMES)
+    first = {k: v for k, v in uninterrupted.items() if k not in ("timings", "files")}
+    assert {k: v for k, v in resumed.items() if k not in ("timings", "files")} == first
