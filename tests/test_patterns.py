@@ -126,3 +126,11 @@ def test_a_pattern_bets_only_when_it_says_and_roads_restart_each_shoe():
     assert chop["bets"] > 0.95 * 64 * 200
     # after eight in a row: a column reaches 8 about once in 2^7 / 0.9 columns
     assert 0 < streak["bets"] < 0.03 * 64 * 200
+
+
+def test_exact_evaluate_gives_a_reason_for_road_patterns():
+    """A pattern reads the shoe's whole sequence of results: no finite chain (a reason, not a wrong
+    exact figure from a chain that never sees the roads)."""
+    from pb_gym.experiments import exact_systems
+
+    assert "reads the roads" in exact_systems.NOT_FINITE["road_pattern"]
