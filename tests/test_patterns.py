@@ -132,5 +132,10 @@ def test_exact_evaluate_gives_a_reason_for_road_patterns():
     """A pattern reads the shoe's whole sequence of results: no finite chain (a reason, not a wrong
     exact figure from a chain that never sees the roads)."""
     from pb_gym.experiments import exact_systems
+    from pb_gym.experiments.evaluate_config import StudyConfig
 
-    assert "reads the roads" in exact_systems.NOT_FINITE["road_pattern"]
+    config = StudyConfig.model_validate({"sessions": 10, "hands": 20, "systems": [
+        {"type": "road_pattern", "pattern": "streak", "after": 2}]})
+    result = exact_systems.exact_system(config.systems[0], config)
+    assert result == {"reason": exact_systems.NOT_FINITE["road_pattern"]}
+    assert "reads the roads" in result["reason"]
