@@ -20,9 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, create_model, field_validator, model_validator
+from pydantic import Field, ValidationError, create_model, field_validator, model_validator
 
-from pb_gym.agents import learned
+from pb_gym.agents import learned, patterns
 from pb_gym.agents import systems as S
 from pb_gym.experiments.config import (
     CUSTOM_BETS_HELP,
@@ -35,7 +35,7 @@ from pb_gym.experiments.config import (
 
 SYSTEM_CLASSES: dict[str, type[S.BettingSystem]] = {
     **S.SYSTEMS, "sb3": learned.Sb3Policy, "never": learned.NeverBet,
-    "perfect": learned.PerfectInformation}
+    "perfect": learned.PerfectInformation, **patterns.PATTERN_SYSTEMS}
 """Every system a study may name, by its config ``type`` (the learned policies load torch only when a
 model is loaded)."""
 
@@ -54,7 +54,32 @@ def _model_exists(model: str) -> str:
     return model
 
 
-FIELD_CHECKS: dict[tuple[str, str], Callable[[Any], Any]] = {("sb3", "model"): _model_exists}
+def _pattern_rules(rules: Any) -> Any:
+    """A road pattern's user rules (:func:`pb_gym.agents.patterns.check_rules`: errors name the rule)."""
+    if rules is not None:
+        patterns.check_rules(rules)
+    return rules
+
+
+def _pattern_stake(stake: Any) -> Any:
+    """A road pattern's stake progression: its type and options, checked by that system's own schema."""
+    if stake is None:
+        return stake
+    kind = stake.get("type") if isinstance(stake, dict) else None
+    if kind in patterns.PROGRESSIONS:  # its own schema first: errors name the key and the range
+        try:
+            SYSTEM_CONFIGS[kind].model_validate(dict(stake))
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise ValueError(f"stake.{where}: {first['msg']}") from None
+    patterns.make_progression(stake, 1.0, "cap")  # the type, and the keys the pattern sets itself
+    return stake
+
+
+FIELD_CHECKS: dict[tuple[str, str], Callable[[Any], Any]] = {
+    ("sb3", "model"): _model_exists, ("road_pattern", "rules"): _pattern_rules,
+    ("road_pattern", "stake"): _pattern_stake}
 """Checks of a value that a type hint cannot state (a file on disk), by (system type, key)."""
 
 
@@ -165,6 +190,8 @@ class StudyConfig(Strict):
 
 def default_name(system: Strict) -> str:
     """A display name: the type, and the bet when it is not banker."""
+    if system.type == "road_pattern":
+        return f"road_pattern ({system.pattern})"
     bet = getattr(system, "bet", "banker")
     suffix = "" if bet == "banker" or system.type in ("follow_winner", "chop") else f" ({bet})"
     return f"{system.type}{suffix}"

@@ -53,6 +53,8 @@ NOT_FINITE = {
     "random": "it draws its bets from its own random stream (not a function of the session's state)",
     "kelly": "it stakes on the composition of the shoe, which independent hands do not have",
     "sb3": "a learned policy reads the shoe and its own hidden state",
+    "road_pattern": "it reads the roads: the shoe's whole sequence of results so far, which the chain's "
+                    "state does not hold",
 }
 """Why a system type has no exact chain (a one-line reason in the report)."""
 END_NAMES = {session_.RUIN: "ruin", session_.TARGET: "target", session_.STOP_LOSS: "stop_loss"}
