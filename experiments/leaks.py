@@ -139,6 +139,7 @@ def simulate_table_leak(rule: dict, config: LeaksConfig, seed: int) -> dict:
     shoe before the deal and bets one unit as ``rule`` says. Mean payoff per hand with its 95% CI."""
     rules = R.Rules(decks=config.decks, burn=False)
     payoff = np.zeros(config.hands)
+    placed = np.zeros(config.hands, dtype=bool)
     for start, n in _chunks(config):
         state = engine.init(rules, n, seed=np.random.SeedSequence([seed, start]))
         values = R.CARD_VALUES[state.shoe[:, :6]].astype(np.intp)
@@ -146,12 +147,14 @@ def simulate_table_leak(rule: dict, config: LeaksConfig, seed: int) -> dict:
         _, hand = engine.deal(rules, state)
         pays = hand.payoffs(rules)[:, MAIN]
         payoff[start:start + n] = np.where(bet >= 0, pays[np.arange(n), np.maximum(bet, 0)], 0.0)
-    return _mean_ci(payoff)
+        placed[start:start + n] = bet >= 0
+    return _mean_ci(payoff, placed)
 
 
-def _mean_ci(payoff: np.ndarray) -> dict:
+def _mean_ci(payoff: np.ndarray, placed: np.ndarray) -> dict:
+    """Mean payoff per leak event with its 95% CI, and the share of events with a bet placed."""
     mean, se = stats.mean_se(payoff)
-    return {"mean": mean, "ci95": stats.normal_ci(mean, se), "share_bet": float(np.mean(payoff != 0))}
+    return {"mean": mean, "ci95": stats.normal_ci(mean, se), "share_bet": float(np.mean(placed))}
 
 
 def _best_positive(composition: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -165,6 +168,7 @@ def simulate_shoe_leak(leak: str, config: LeaksConfig, seed: int) -> dict:
     composition); one unit on the best main bet when its exact EV is positive."""
     rules = R.Rules(decks=config.decks, burn=leak == "burn_card_shown")
     payoff = np.zeros(config.hands)
+    placed = np.zeros(config.hands, dtype=bool)
     for start, n in _chunks(config):
         state = engine.init(rules, n, seed=np.random.SeedSequence([seed, start]))
         if leak == "burn_card_shown":
@@ -176,7 +180,8 @@ def simulate_shoe_leak(leak: str, config: LeaksConfig, seed: int) -> dict:
         _, hand = engine.deal(rules, state)
         pays = hand.payoffs(rules)[:, MAIN]
         payoff[start:start + n] = np.where(best > 0, pays[np.arange(n), bet], 0.0)
-    return _mean_ci(payoff)
+        placed[start:start + n] = best > 0
+    return _mean_ci(payoff, placed)
 
 
 def bottom_card_exact(decks: int) -> dict:

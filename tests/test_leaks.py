@@ -59,3 +59,12 @@ def test_configs_validate_and_name_bad_keys(tmp_path):
     bad.write_text("leaks: [known_card_7]\n")
     with pytest.raises(ConfigError, match="leaks"):
         load(str(bad), leaks.LeaksConfig)
+
+
+def test_the_simulated_share_of_hands_bet_matches_the_exact_chance():
+    config = leaks.LeaksConfig(hands=4_000, chunk_hands=2_000, seed=5, frequency_shoes=10,
+                               leaks=("four_sorted_cards",))
+    row = leaks.run(config)["leaks"][0]
+    p, n = row["exact_bet_frequency"], config.hands
+    assert round(p, 6) == 0.771759  # P(the best main bet is positive given the four classes)
+    assert abs(row["simulated_share_bet"] - p) < 4 * (p * (1 - p) / n) ** 0.5  # a 4-sigma bound
