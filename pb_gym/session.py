@@ -120,7 +120,8 @@ class Limits:
 
     Args:
         bankroll: every seat's starting bankroll (>= ``table_min``).
-        table_min, table_max: the table minimum and maximum stake per bet column (0 < min <= max).
+        table_min: the table minimum stake per bet column (0 < ``table_min`` <= ``table_max``).
+        table_max: the table maximum stake per bet column.
         win_target: a seat whose bankroll reaches it ends (``target``); None = none.
         stop_loss_floor: a seat whose bankroll falls to it or below ends (``stop_loss``); None = none.
         max_hands: a seat ends (``max_hands``, a truncation) after this many hands; None = none.
