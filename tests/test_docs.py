@@ -96,3 +96,14 @@ def test_the_license_matches_pyproject():
     license_ = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"]["text"]
     assert license_ == "MIT"
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+
+
+@pytest.mark.parametrize("command", ["evaluate", "train"])
+def test_help_points_to_the_config_reference(command, capsys):
+    from pb_gym.experiments import cli
+
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args([command, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "docs/reference/config.md" in help_text
+    assert (ROOT / "docs" / "reference" / "config.md").is_file()
