@@ -52,12 +52,13 @@ import dataclasses
 import functools
 import math
 import operator
+import sys
 from collections.abc import Sequence
 
 import numba
 import numpy as np
 
-from pb_gym import engine
+from pb_gym import engine, progress
 from pb_gym import rules as R
 from pb_gym.rules import Rules
 from pb_gym.threads import parallel_for, run_rows
@@ -606,6 +607,7 @@ class Session:
     def __init__(self, rules: Rules, limits: Limits, n_tables: int, n_seats: int = 1, *,
                  seed: engine.Seed = None, history: int = 20, sticky_ends: bool = True,
                  payoffs: np.ndarray | None = None) -> None:
+        progress.note_compiling(sys.modules[__name__])  # the first run on a machine compiles the kernels
         if not isinstance(rules, Rules):
             raise TypeError(f"rules must be a pb_gym.Rules, got {type(rules).__name__}")
         if not isinstance(limits, Limits):
