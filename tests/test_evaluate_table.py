@@ -76,3 +76,14 @@ def test_a_kelly_bettor_that_never_bets_says_why(capsys):
     ER.print_report(_report([kelly]))
     assert ("NOTE: kelly placed no bet (it stakes only where the exact EV is positive, and a stake below "
             "the table minimum is not placed).") in capsys.readouterr().out
+
+
+def test_the_wrote_line_names_the_folder_once():
+    import os
+
+    from pb_gym.experiments import outputs
+
+    line = outputs.wrote_line(["out/classic/report.json", "out/classic/systems.csv",
+                               "out/classic/evaluation/paths.json"])
+    assert line == f"wrote out/classic{os.sep}: report.json, systems.csv, evaluation/paths.json"
+    assert outputs.wrote_line([]) == "wrote nothing"
