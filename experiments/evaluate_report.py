@@ -126,14 +126,15 @@ def print_report(report: dict) -> None:
           f"{report['table']['maximum']:g} (unit {report['table']['unit']:g}), "
           f"{report['chunks']} chunk(s), {report['timings']['seconds']:.1f} s")
     width = max([len("system")] + [len(s["name"]) for s in report["systems"]])  # names in full
-    print(f"{'system':<{width}} {'bets':>10} {'EV/wagered':>10} {'95% CI':>18} {'exact':>8} "
+    print(f"{'system':<{width}} {'bets':>10} {'EV/unit wagered [95% CI]':>26} {'exact':>8} "
           f"{'P(ruin)':>7} {'P(stop)':>7} {'P(goal)':>7} {'median':>7} {'at max':>7}")
     for s in report["systems"]:
         lo, hi = s["ci95"]
-        interval = ("too few bets" if s.get("interval_note") == "too few bets for an interval"
-                    else f"[{_pct(lo)}, {_pct(hi)}]")
-        print(f"{s['name']:<{width}} {s['hands']:>10,} {_pct(s['ev_per_unit_wagered']):>10} "
-              f"{interval:>18} {_pct(_reference(s)):>8} {s['p_ruin']:>7.3f} {s['p_stop_loss']:>7.3f} "
+        interval = ("(too few bets)" if s.get("interval_note") == "too few bets for an interval"
+                    else "[n/a]" if not np.isfinite(lo) else f"[{100 * lo:+.3f}, {100 * hi:+.3f}]")
+        ev = f"{_pct(s['ev_per_unit_wagered'])} {interval}"
+        print(f"{s['name']:<{width}} {s['hands']:>10,} {ev:>26} "
+              f"{_pct(_reference(s)):>8} {s['p_ruin']:>7.3f} {s['p_stop_loss']:>7.3f} "
               f"{s['p_target']:>7.3f} {s['median_final_bankroll']:>7.0f} {s['table_max_binds']:>7.2%}")
     conditional = [s["name"] for s in report["systems"] if s["exact_edge_conditional"] is not None]
     if conditional and len(conditional) == len(report["systems"]):
@@ -228,6 +229,23 @@ def json_report(report: dict) -> dict:
     return {k: v for k, v in report.items() if k not in BULKY}
 
 
+def _ev_axis(ev: np.ndarray, lo: np.ndarray, hi: np.ndarray, edge: np.ndarray
+             ) -> tuple[float | None, float | None]:
+    """The x range of the EV plot: the intervals of ordinary width (at most 4x the median half-width)
+    and every exact edge, padded; None when nothing is wider than that (matplotlib's own range)."""
+    half = (hi - lo) / 2
+    ok = np.isfinite(half)
+    if ok.sum() < 2:
+        return None, None
+    ordinary = ok & (half <= 4 * np.median(half[ok]))
+    if ordinary.all() and np.isfinite(ev).all():
+        return None, None
+    values = np.concatenate([lo[ordinary], hi[ordinary], edge[np.isfinite(edge)], [0.0]])
+    left, right = float(values.min()), float(values.max())
+    pad = 0.15 * (right - left or 1.0)
+    return left - pad, right + pad
+
+
 def plot(report: dict, out: Path) -> list[Path]:
     """Bankroll fans, final-bankroll distributions, and EV per unit wagered against the exact edge."""
     plt = plotting.pyplot()
@@ -250,12 +268,22 @@ def plot(report: dict, out: Path) -> list[Path]:
         ax.fill_between(x, q[:, 0], q[:, 4], alpha=0.2, color="C0", label="5-95%")
         ax.fill_between(x, q[:, 1], q[:, 3], alpha=0.35, color="C0", label="25-75%")
         ax.plot(x, q[:, 2], color="C0", label="median")
-        for path in np.array(fan["samples"]):
-            ax.plot(np.arange(len(path)), path, lw=0.6, alpha=0.8)
+        for k, path in enumerate(np.array(fan["samples"])):  # grey: a sample path is no state
+            ax.plot(np.arange(len(path)), path, lw=0.5, alpha=0.6, color="0.35",
+                    label="sample sessions" if k == 0 else None)
         ax.axhline(report["bankroll"], color="k", lw=0.5, ls=":")
+        # at least +-5% of the bankroll: a fan that barely moves (a seldom-betting Kelly bettor) should
+        # look flat, not dramatic
+        low, high = ax.get_ylim()
+        span = max(high - low, 0.1 * report["bankroll"])
+        middle = (max(high, report["bankroll"]) + min(low, report["bankroll"])) / 2
+        ax.set_ylim(min(low, middle - span / 2), max(high, middle + span / 2))
         ax.set_title(name, fontsize=9)
+        ax.set_ylabel("bankroll", fontsize=7)
+        ax.tick_params(labelsize=7)
         states = fan["states"]
-        order = ["ruin", "stop_loss", "playing", "one_shoe", "target"]
+        order = [k for k in ["ruin", "stop_loss", "playing", "one_shoe", "target"]
+                 if k in states and (k == "playing" or np.any(np.array(states[k]) > 0))]
         share_ax.stackplot(x, *[np.array(states[k]) for k in order], colors=[colors[k] for k in order],
                            labels=[labels[k] for k in order])
         share_ax.set_ylim(0, 1)
@@ -265,9 +293,14 @@ def plot(report: dict, out: Path) -> list[Path]:
     for ax in list(axes.flat)[2 * len(names):]:
         ax.axis("off")
     axes[0, 0].legend(fontsize=7)
-    axes[0, 1].legend(fontsize=6, loc="center left")
+    # the legend of the states that occur in any system (one that cannot happen is not listed)
+    seen = [k for k in ["ruin", "stop_loss", "playing", "one_shoe", "target"]
+            if any(k in report["paths"][n]["states"] and (k == "playing" or np.any(
+                np.array(report["paths"][n]["states"][k]) > 0)) for n in names)]
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colors[k]) for k in seen]
+    axes[0, 1].legend(handles, [labels[k] for k in seen], fontsize=6, loc="center left")
     fig.supxlabel("hand")
-    fig.supylabel("bankroll (fan); share of sessions (beside it)")
+    fig.tight_layout()
     paths = [plotting.save(fig, out / "bankroll_paths.png")]
 
     fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(names)), 4))
@@ -281,7 +314,7 @@ def plot(report: dict, out: Path) -> list[Path]:
     ax.set_title("Distribution of final bankrolls per system")
     paths.append(plotting.save(fig, out / "final_bankrolls.png"))
 
-    fig, ax = plt.subplots(figsize=(7, 0.35 * len(names) + 1.5))
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(names) + 2))  # the legend goes below the axis
     y = np.arange(len(names))
     ev = np.array([s["ev_per_unit_wagered"] for s in systems], dtype=float) * 100
     lo = np.array([s["ci95"][0] for s in systems], dtype=float) * 100  # nan: too few bets
@@ -290,11 +323,20 @@ def plot(report: dict, out: Path) -> list[Path]:
     ax.errorbar(ev, y, xerr=np.nan_to_num([ev - lo, hi - ev]), fmt="o", capsize=3,
                 label="simulated, 95% CI (none: too few bets)")
     ax.scatter(edge, y, marker="|", s=200, color="C3", label="exact edge of the bets placed")
+    left, right = _ev_axis(ev, lo, hi, edge)
+    if left is not None:  # a very wide interval (a Kelly bettor's few bets) is cut at the axis' end
+        ax.set_xlim(left, right)
+        for k in range(len(names)):
+            if not (left <= ev[k] <= right) or (np.isfinite(lo[k]) and (lo[k] < left or hi[k] > right)):
+                ax.annotate(f"{ev[k]:+.2f}% [{lo[k]:+.1f}, {hi[k]:+.1f}]" if np.isfinite(lo[k])
+                            else f"{ev[k]:+.2f}% (too few bets)", (right if ev[k] > 0 else left, y[k]),
+                            xytext=(-4 if ev[k] > 0 else 4, 6), textcoords="offset points", fontsize=7,
+                            ha="right" if ev[k] > 0 else "left", color="C0")
     ax.set_yticks(y, names, fontsize=8)
     ax.invert_yaxis()
     ax.axvline(0, color="k", lw=0.5)
     ax.set_xlabel("EV per unit wagered (%)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
     ax.set_title("Staking changes the shape of the outcome, not the edge")
     paths.append(plotting.save(fig, out / "ev_per_unit_wagered.png"))
     return paths

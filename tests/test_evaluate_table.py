@@ -48,6 +48,7 @@ def test_the_table_fits_120_characters_and_shows_p_stop(capsys):
     lines = capsys.readouterr().out.splitlines()
     table = lines[1:4]
     assert "P(stop)" in table[0] and "0.530" in table[2]
+    assert "-1.067% [-1.125, -1.009]" in table[1]
     assert max(len(line) for line in table) <= ER.TABLE_WIDTH, [len(line) for line in table]
 
 
