@@ -1,12 +1,14 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo  - create .venv if missing, install pb-gym, run the main job
-#   make test  - install pb-gym with the test extras, run the lint and type gates, then the test suite
+#   make test  - install pb-gym with the test extras, run the lint and type gates and the docs build, then the
+#                test suite
+#   make docs  - build the documentation site (strict) and serve it on http://127.0.0.1:8000
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -c constraints.txt
 
-.PHONY: demo test test-slow lint bench clean
+.PHONY: demo test test-slow lint docs bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +18,12 @@ $(VENV)/.core: pyproject.toml constraints.txt | $(PY)
 	touch $@
 
 $(VENV)/.test: pyproject.toml constraints.txt | $(PY)
-	$(PIP) -e ".[studies,rl,zoo,dask,dev]"
-	touch $@ $(VENV)/.core
+	$(PIP) -e ".[studies,rl,zoo,dask,docs,dev]"
+	touch $@ $(VENV)/.core $(VENV)/.docs
+
+$(VENV)/.docs: pyproject.toml constraints.txt | $(PY)
+	$(PIP) -e ".[studies,docs]"
+	touch $@
 
 # the main job: every classic betting system against the exact house edge (report, CSV, plots in out/)
 demo: $(VENV)/.core
@@ -30,13 +36,21 @@ test: $(VENV)/.test lint
 test-slow: $(VENV)/.test
 	$(PY) -m pytest
 
-# the style and type checks: ruff on the whole repository, mypy on the core (configured in pyproject.toml)
+# the style and type checks: ruff on the whole repository, mypy on the core (configured in pyproject.toml);
+# the docs site built strictly (a broken link, a page missing from the nav or an unresolved API reference
+# fails), into site/ (ignored by git)
 lint: $(VENV)/.test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/mkdocs build --strict --quiet --site-dir site
+
+# the documentation site: built strictly, then served with live reload (Ctrl-C stops it)
+docs: $(VENV)/.docs
+	$(VENV)/bin/mkdocs build --strict --site-dir site
+	$(VENV)/bin/mkdocs serve
 
 bench: $(VENV)/.core
 	$(VENV)/bin/pb-gym bench
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache .import_linter_cache
+	rm -rf $(VENV) build site *.egg-info .pytest_cache .ruff_cache .mypy_cache .import_linter_cache

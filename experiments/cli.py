@@ -438,6 +438,10 @@ STUDIES = {
 }
 """The studies of ``pb-gym experiment``, described in its ``--help``."""
 
+CONFIG_REFERENCE = ("every config key, with its type, default and allowed values: docs/reference/config.md "
+                    "(the configuration reference, generated from the schemas; `make docs` serves it)")
+"""Where ``evaluate --help`` and ``train --help`` send a reader for the config's keys."""
+
 
 def _studies_description() -> str:
     import textwrap
@@ -487,14 +491,14 @@ def build_parser() -> argparse.ArgumentParser:
     sim.set_defaults(func=cmd_simulate)
 
     evaluate = sub.add_parser("evaluate", help="betting systems side by side from a YAML config",
-                              description=cmd_evaluate.__doc__)
+                              description=cmd_evaluate.__doc__, epilog=CONFIG_REFERENCE)
     _add_study_arguments(evaluate, "study config, e.g. configs/systems/classic.yaml",
                          "write report.json, systems.csv and PNG plots here")
     _add_resume_option(evaluate)
     evaluate.set_defaults(func=cmd_evaluate)
 
     train = sub.add_parser("train", help="train an RL agent (stable-baselines3) from a YAML config",
-                           description=cmd_train.__doc__)
+                           description=cmd_train.__doc__, epilog=CONFIG_REFERENCE)
     _add_study_arguments(train, "training config, e.g. configs/train/ppo.yaml",
                          "model, settings, learning curve and evaluation (default out/train/NAME)")
     _add_resume_option(train, "the trained model and the held-out evaluation's finished chunks are "

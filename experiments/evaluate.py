@@ -508,7 +508,7 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     if not as_json:
         print_report(report)
         if out is not None:
-            print(f"wrote {', '.join(report['written'])}")
+            print(outputs.wrote_line(report["written"]))
     return json_report(report)
 
 

@@ -15,7 +15,9 @@ what is allowed::
 from __future__ import annotations
 
 import inspect
+import json
 import typing
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -124,6 +126,18 @@ AnySystem = Annotated[Union[tuple(SYSTEM_CONFIGS.values())],  # noqa: UP007 (a U
                       Field(discriminator="type")]
 
 
+def _warn_longer_sessions(model: str, index: int, hands: int, one_shoe: bool) -> None:
+    """Warn when a study's sessions are longer than the model's training episodes: the policy's hand
+    counter (and its bankroll) then take values it never saw in training."""
+    meta = json.loads(learned.model_files(model)[1].read_text())
+    cfg = learned.training_config(model)
+    if (cfg.max_hands is not None and hands > cfg.max_hands and not (cfg.one_shoe and one_shoe)
+            and learned.sees_hand_counters(meta.get("obs_transform", "none"))):
+        warnings.warn(f"systems.{index} (model {model}): the study's sessions ({hands} hands) are longer "
+                      f"than the model's training episodes ({cfg.max_hands} hands): its hand counter "
+                      "there takes values it never saw", stacklevel=2)
+
+
 class StudyConfig(Strict):
     """A study: rules, table, sessions and the systems to compare."""
 
@@ -176,6 +190,7 @@ class StudyConfig(Strict):
                                                     self.table.maximum / self.table.unit)
                 if problem:
                     raise ValueError(f"systems.{i} (model {system.model}): {problem}")
+                _warn_longer_sessions(system.model, i, self.hands, self.one_shoe)
             name = system.name or default_name(system)
             if name in names:
                 raise ValueError(f"systems.{i}: two systems are named {name!r}; give one a `name`")

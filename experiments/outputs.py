@@ -246,3 +246,14 @@ def chunk_store(destination: Destination | None, identity: dict,
 
 
 __all__ = ["Destination", "OutputError", "prepare", "chunk_store", "lock", "release"]
+
+
+def wrote_line(paths: Iterable[str | os.PathLike]) -> str:
+    """The one line a study prints for the files it wrote: the folder once, then the file names
+    (``wrote out/classic/: report.json, systems.csv, ...``), instead of every full path."""
+    paths = [Path(p) for p in paths]
+    if not paths:
+        return "wrote nothing"
+    folder = Path(os.path.commonpath([p.parent for p in paths]))
+    names = [str(p.relative_to(folder)) for p in paths]
+    return f"wrote {folder}{os.sep}: {', '.join(names)}"

@@ -291,8 +291,10 @@ def plot_martingale(illusion: dict, path: Path) -> None:
               label="average loss when it loses")
     twin.set_ylabel("average loss when it loses (units)")
     left.set_title("Small wins often, large losses sometimes")
-    left.legend(loc="upper left", fontsize=8)
-    twin.legend(loc="upper right", fontsize=8)
+    # one legend below the axes: inside, it covered the bars of the largest table maxima
+    handles = left.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
+    left.legend(handles, [h.get_label() for h in handles], loc="upper center", bbox_to_anchor=(0.5, -0.16),
+                ncol=2, fontsize=8, frameon=False)
     edges = np.asarray(illusion["bin_edges"])
     for key, counts in illusion["histograms"].items():
         name, table_max = key.split("@")

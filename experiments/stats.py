@@ -113,3 +113,35 @@ def ratio_ci_from_moments(sum_x: float, sum_n: float, sum_x2: float, sum_n2: flo
 
 __all__ = ["Z95", "z_value", "normal_ci", "wilson", "mean_se_from_sums", "mean_se", "ratio_ci",
            "ratio_ci_from_moments"]
+
+
+def two_sided_p(estimate: float, low: float, high: float, reference: float, z: float = Z95) -> float:
+    """The two-sided p-value of ``reference`` under the normal interval ``[low, high]`` of ``estimate``
+    (its half-width ``z`` standard errors): 1 at the estimate, 0.05 at a 95% interval's ends."""
+    se = (high - low) / (2 * z)
+    if not se > 0:
+        return 1.0 if reference == estimate else 0.0
+    return math.erfc(abs(estimate - reference) / se / math.sqrt(2))
+
+
+def holm(p_values: list[float], alpha: float = 0.05) -> list[bool]:
+    """Holm's step-down test: which hypotheses are rejected with family-wise error at most ``alpha``.
+
+    The p-values are taken smallest first; the i-th (from 0) is rejected while ``p <= alpha / (m - i)``,
+    and every one after the first that is not rejected is kept. Valid under any dependence between the
+    tests (systems that play the same hands are correlated).
+
+    Args:
+        p_values: one p-value per hypothesis.
+        alpha: the family-wise error rate.
+
+    Returns:
+        For each hypothesis, in the order given, whether it is rejected.
+    """
+    m = len(p_values)
+    rejected = [False] * m
+    for i, k in enumerate(sorted(range(m), key=lambda j: p_values[j])):
+        if p_values[k] > alpha / (m - i):
+            break
+        rejected[k] = True
+    return rejected

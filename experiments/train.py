@@ -1059,7 +1059,7 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
 
             print()
             print(D.report(discovery["result"]))
-        print(f"wrote {', '.join(written)}")
+        print(outputs.wrote_line(written))
     last = trained["curve"][-1] if trained["curve"] else {}
     result = {"name": config.name, "algorithm": config.algorithm, "timesteps": trained["timesteps"],
               "train_seconds": trained["seconds"], "out": str(folder), "model": str(model_path),

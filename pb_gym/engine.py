@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numba
 import numpy as np
 
-from pb_gym import memory
+from pb_gym import memory, progress
 from pb_gym import rules as R
 from pb_gym.rules import Rules
 from pb_gym.threads import parallel_for
@@ -573,6 +574,7 @@ def init(rules: Rules, n_tables: int, seed: Seed = None,
     if isinstance(n_tables, bool) or not isinstance(n_tables, (int, np.integer)) or n_tables < 1:
         raise ValueError(f"n_tables={n_tables!r} is not allowed; allowed: an integer >= 1")
     n_tables = int(n_tables)
+    progress.note_compiling(sys.modules[__name__])  # the first run on a machine compiles the deal
     memory.require(n_tables * table_bytes(rules), f"a shoe state of {n_tables:,} tables",
                    "deal fewer tables at once")
     n_cards = rules.n_cards

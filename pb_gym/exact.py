@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 
 import numba
 import numpy as np
 
+from pb_gym import progress
 from pb_gym import rules as R
 from pb_gym.rules import Rules
 from pb_gym.threads import run_rows
@@ -282,6 +284,7 @@ def outcome_counts(composition: np.ndarray | list) -> np.ndarray:
     The counts sum to ``N (N-1) ... (N-5)`` for a composition of ``N`` cards. Exact for compositions
     of at most 416 cards (8 decks).
     """
+    progress.note_compiling(sys.modules[__name__])  # the first run compiles the walk
     comp = validate_composition(composition)
     if np.any(comp.sum(axis=-1) > MAX_EXACT_CARDS):
         raise ValueError(f"integer counts are exact for at most {MAX_EXACT_CARDS} cards; use "
@@ -312,6 +315,7 @@ def expectations(composition: np.ndarray | list, columns: np.ndarray) -> np.ndar
     columns into the multiset weights first costs one multiply-add per multiset and column, so asking
     for fewer columns is proportionally faster (a Kelly bettor needs two, not six).
     """
+    progress.note_compiling(sys.modules[__name__])  # the first run compiles the walk
     comp = validate_composition(composition)
     columns = np.asarray(columns, dtype=np.float64)
     if columns.ndim != 2 or columns.shape[0] != R.N_OUTCOMES:
@@ -589,6 +593,7 @@ def hand_class_probabilities(composition: np.ndarray | list) -> np.ndarray:
     :data:`CLASS_CHUNK` compositions so memory stays bounded. For many compositions and a few bets
     prefer :func:`hand_class_expectations`, which never holds the 1,600 columns of all of them.
     """
+    progress.note_compiling(sys.modules[__name__])  # the first run compiles the walk
     comp = validate_composition(composition)
     flat = comp.reshape(-1, R.N_RANKS)
     out = np.empty((flat.shape[0], R.N_HAND_CLASSES))

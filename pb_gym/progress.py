@@ -158,3 +158,55 @@ def _is_terminal(stream: TextIO) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
         return False
+
+
+COMPILING = ("pb-gym: compiling kernels, once per machine (tens of seconds; later runs load them from "
+             "numba's cache)")
+"""The line printed while numba compiles kernels that are not in its cache yet."""
+
+_compile_checked: set[str] = set()
+_compile_noted = False
+
+
+def note_compiling(module: Any, stream: TextIO | None = None) -> bool:
+    """Say once per process, on a terminal's stderr, that the kernels of ``module`` are being compiled.
+
+    The first run on a machine compiles pb-gym's numba kernels (tens of seconds, with no output
+    otherwise); later runs load them from numba's on-disk cache. The check reads the cache index of each
+    cached kernel of ``module`` (a small file) once per module and process, so later calls cost a set
+    lookup. Only a terminal gets the line: a log or a test's captured stderr stays as it was.
+
+    Args:
+        module: a module whose ``numba.njit(cache=True)`` kernels are about to run.
+        stream: where to write (default: stderr).
+
+    Returns:
+        True when the line was printed by this call.
+    """
+    global _compile_noted
+    name = getattr(module, "__name__", "")
+    if _compile_noted or name in _compile_checked:
+        return False
+    _compile_checked.add(name)
+    stream = sys.stderr if stream is None else stream
+    if not _is_terminal(stream) or not _uncached_kernels(module):
+        return False
+    _compile_noted = True
+    print(COMPILING, file=stream, flush=True)
+    return True
+
+
+def _uncached_kernels(module: Any) -> list[str]:
+    """Names of the cached kernels of ``module`` that numba's cache holds no compiled version of."""
+    missing = []
+    for name, value in vars(module).items():
+        cache = getattr(value, "_cache", None)
+        index = getattr(cache, "_cache_file", None)
+        if index is None or getattr(value, "signatures", None):  # not cached, or compiled already
+            continue
+        try:
+            if not index._load_index():  # {} when absent or stale (another source, numba version)
+                missing.append(name)
+        except Exception:  # numba's cache layout is not an API: say nothing rather than fail
+            continue
+    return missing

@@ -52,12 +52,13 @@ import dataclasses
 import functools
 import math
 import operator
+import sys
 from collections.abc import Sequence
 
 import numba
 import numpy as np
 
-from pb_gym import engine
+from pb_gym import engine, progress
 from pb_gym import rules as R
 from pb_gym.rules import Rules
 from pb_gym.threads import parallel_for, run_rows
@@ -120,7 +121,8 @@ class Limits:
 
     Args:
         bankroll: every seat's starting bankroll (>= ``table_min``).
-        table_min, table_max: the table minimum and maximum stake per bet column (0 < min <= max).
+        table_min: the table minimum stake per bet column (0 < ``table_min`` <= ``table_max``).
+        table_max: the table maximum stake per bet column.
         win_target: a seat whose bankroll reaches it ends (``target``); None = none.
         stop_loss_floor: a seat whose bankroll falls to it or below ends (``stop_loss``); None = none.
         max_hands: a seat ends (``max_hands``, a truncation) after this many hands; None = none.
@@ -605,6 +607,7 @@ class Session:
     def __init__(self, rules: Rules, limits: Limits, n_tables: int, n_seats: int = 1, *,
                  seed: engine.Seed = None, history: int = 20, sticky_ends: bool = True,
                  payoffs: np.ndarray | None = None) -> None:
+        progress.note_compiling(sys.modules[__name__])  # the first run on a machine compiles the kernels
         if not isinstance(rules, Rules):
             raise TypeError(f"rules must be a pb_gym.Rules, got {type(rules).__name__}")
         if not isinstance(limits, Limits):

@@ -1,6 +1,7 @@
-"""Every code block of README.md, run at small sizes, so that the README cannot drift from the code.
+"""Every code block of README.md and of the docs pages (docs/**/*.md), run at small sizes, so that the
+README and the docs cannot drift from the code.
 
-Each fenced block of the README is preceded by a marker (an HTML comment, invisible on a rendered page)
+Each fenced block is preceded by a marker (an HTML comment, invisible on a rendered page)
 on the last non-blank line before its opening fence, which says how the block is tested:
 
     <!-- test: python [ID] -->        run as a fresh script (``python -c``) in an empty folder, after the
@@ -49,6 +50,9 @@ from pb_gym.experiments import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+# the pages whose blocks are tested: the README and every docs page (the generated configuration
+# reference has no code blocks; it is checked by tests/test_docs.py)
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 VENV_BIN = Path(sys.executable).parent
 
 # Size substitutions for `python ID` blocks: (text in the README block, what the test runs instead).
@@ -83,11 +87,17 @@ class Block:
     text: str
     kind: str | None     # None: no marker
     arg: str | None      # ID of a python block, KIND of a config block, reason of a skip
+    page: str = "README.md"  # the file, relative to the repository
 
     @property
     def label(self) -> str:
-        return f"README.md:{self.line} ({self.lang or 'text'}, {self.kind or 'no marker'}" + (
+        return f"{self.page}:{self.line} ({self.lang or 'text'}, {self.kind or 'no marker'}" + (
             f" {self.arg})" if self.arg and self.kind != "skip" else ")")
+
+    @property
+    def slug(self) -> str:
+        """A name of the block unique over all pages (test ids, scratch file names)."""
+        return re.sub(r"[^\w]+", "-", self.page.removesuffix(".md")) + f"-line{self.line}"
 
 
 def read_blocks(path: Path = README) -> list[Block]:
@@ -118,16 +128,17 @@ def read_blocks(path: Path = README) -> list[Block]:
             else:
                 kind, _, arg = spec.partition(" ")
                 arg = arg.strip() or None
-        blocks.append(Block(start + 1, match["lang"].lower(), body, kind, arg))
+        page = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
+        blocks.append(Block(start + 1, match["lang"].lower(), body, kind, arg, page))
         i = end + 1
     return blocks
 
 
-BLOCKS = read_blocks()
+BLOCKS = [block for page in PAGES for block in read_blocks(page)]
 
 
 def blocks_of(kind: str) -> list[pytest.param]:
-    return [pytest.param(b, id=f"line{b.line}" + (f"-{b.arg}" if b.arg and kind != "skip" else ""))
+    return [pytest.param(b, id=b.slug + (f"-{b.arg}" if b.arg and kind != "skip" else ""))
             for b in BLOCKS if b.kind == kind]
 
 
@@ -491,11 +502,11 @@ def test_config_block_validates_and_runs(block, workdir):
         validate(data, model, block.label)
     finally:
         os.chdir(cwd)
-    config = workdir.path / STAGED / f"line{block.line}.yaml"
+    config = workdir.path / STAGED / f"{block.slug}.yaml"
     config.parent.mkdir(exist_ok=True)
     config.write_text(yaml.safe_dump(shrink(block.arg, data)))
     subcommand = ["experiment", block.arg] if block.arg in ("counting", "atlas", "ruin") else [block.arg]
-    out = f"readme-out/line{block.line}"
+    out = f"readme-out/{block.slug}"
     workdir.run([*subcommand, str(config.relative_to(workdir.path)), "--out", out])
     assert any((workdir.path / out).iterdir()), f"{block.label}: the run wrote nothing"
 
@@ -554,9 +565,10 @@ def test_odds_table_is_the_calculators_and_the_published_figures():
 
     from published_figures import MAIN_FIGURES, VARIANT_FIGURES
 
-    text = README.read_text()
     header = "| " + " | ".join(ODDS_COLUMNS) + " |"
-    assert header in text, "README: the odds table's header changed; update ODDS_COLUMNS"
+    pages = [page for page in PAGES if header in page.read_text()]
+    assert len(pages) == 1, f"the odds table's header is on {len(pages)} pages; update ODDS_COLUMNS"
+    text = pages[0].read_text()
     rows = {}
     for line in text[text.index(header):].splitlines()[2:]:
         if not line.startswith("|"):

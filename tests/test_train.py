@@ -229,6 +229,22 @@ def test_cli_reports_config_errors(tmp_path, capsys):
     assert "unknown for PPO: lr" in capsys.readouterr().err
 
 
+def test_sessions_longer_than_the_training_episodes_warn(ppo_run):
+    """ppo-smoke.yaml trains 40-hand episodes: 41-hand sessions take the policy's hand counter past
+    anything it saw in training, and say so; 40-hand sessions do not."""
+    import warnings
+
+    out, _ = ppo_run
+    base = {"rules": {"decks": 8, "side_bets": []}, "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+            "bankroll": 1000, "sessions": 4, "systems": [{"type": "sb3", "model": str(out)}]}
+    with pytest.warns(UserWarning, match=r"the study's sessions \(41 hands\) are longer than the model's "
+                                         r"training episodes \(40 hands\)"):
+        validate({**base, "hands": 41}, E.StudyConfig, "s")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*longer than the model's training episodes")
+        validate({**base, "hands": 40}, E.StudyConfig, "s")
+
+
 def test_sb3_entry_errors(ppo_run, tmp_path):
     out, _ = ppo_run
     base = {"rules": {"side_bets": []}, "table": {"unit": 10, "minimum": 10, "maximum": 5000},

@@ -45,6 +45,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -54,7 +55,7 @@ from gymnasium import spaces
 from numba.core import types
 from numba.experimental import structref
 
-from pb_gym import catalog, engine
+from pb_gym import catalog, engine, progress
 from pb_gym import rules as R
 from pb_gym.rules import Rules
 from pb_gym.session import (
@@ -288,6 +289,7 @@ def make_config(**kwargs: Any) -> EnvConfig:
     the hand, ``sum_h P(h) log(1 + net_h / bankroll)`` over the hand classes, Kelly's objective; the
     bankroll still moves by the realized win).
     """
+    progress.note_compiling(sys.modules[__name__])  # the first run on a machine compiles the kernels
     defaults: dict[str, Any] = dict(
         rules=None, bankroll=1000.0, unit=10.0, table_min=10.0, table_max=5000.0, win_target=None,
         max_hands=100, one_shoe=False, visible_discards=True, history=20,
