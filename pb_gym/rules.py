@@ -24,6 +24,7 @@ Cards are coded ``1..13`` for A, 2, ..., 10, J, Q, K and ``0`` for "no card"; ra
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Literal
 
 import numpy as np
@@ -365,8 +366,12 @@ class Rules:
 
 
 def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) \
-        and bool(np.isfinite(value))
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return False
+    try:  # an int too large for a float (10**400) is no table's number either
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def payoffs(rules: Rules, outcome: np.ndarray, player_pair: np.ndarray,

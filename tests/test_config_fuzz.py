@@ -39,6 +39,14 @@ def _model(path: Path):
     if name == "atlas":
         from pb_gym.experiments.atlas import AtlasConfig
         return AtlasConfig
+    if name == "roads":
+        from pb_gym.experiments.roads import RoadsConfig
+        return RoadsConfig
+    if name == "leaks":
+        from pb_gym.experiments.leaks import LeaksConfig
+        return LeaksConfig
+    if name != "ruin":
+        raise AssertionError(f"{path}: which study reads this config? (add it here)")
     from pb_gym.experiments.ruin import RuinConfig
     return RuinConfig
 
