@@ -100,8 +100,11 @@ def env_kwargs_to_json(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in kwargs.items()}
 
 
-LEGACY_ENV_DEFAULTS: dict[str, Any] = {"observation": "dict", "obs_scale": "raw",
-                                       "action_mode": "multidiscrete"}
+LEGACY_ENV_DEFAULTS: dict[str, Any] = {
+    "observation": "dict",
+    "obs_scale": "raw",
+    "action_mode": "multidiscrete",
+}
 """The environment defaults before the flat, scaled observation and the discrete actions became the
 defaults: a saved ``env.json`` that does not name these keys was trained with these values."""
 
@@ -120,8 +123,15 @@ def env_kwargs_from_json(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def save_policy(model, folder: str | Path, env_kwargs: dict[str, Any], algorithm: str,
-                obs_transform: str = "none", vecnormalize=None, extra: dict | None = None) -> Path:
+def save_policy(
+    model,
+    folder: str | Path,
+    env_kwargs: dict[str, Any],
+    algorithm: str,
+    obs_transform: str = "none",
+    vecnormalize=None,
+    extra: dict | None = None,
+) -> Path:
     """Save ``model`` and what is needed to replay it (env kwargs, normalization) in ``folder``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -129,15 +139,20 @@ def save_policy(model, folder: str | Path, env_kwargs: dict[str, Any], algorithm
     cfg = T.make_config(**env_kwargs)  # the interface spelled out: defaults may change, files stay true
     env_kwargs = {k: v for k, v in env_kwargs.items() if k != "flatten_obs"}
     env_kwargs.update(action_mode=cfg.action_mode, observation=cfg.observation, obs_scale=cfg.obs_scale)
-    meta: dict[str, Any] = {"algorithm": algorithm, "env_kwargs": env_kwargs_to_json(env_kwargs),
-            "obs_transform": obs_transform, "vecnormalize": None}
+    meta: dict[str, Any] = {
+        "algorithm": algorithm,
+        "env_kwargs": env_kwargs_to_json(env_kwargs),
+        "obs_transform": obs_transform,
+        "vecnormalize": None,
+    }
     if vecnormalize is not None:
         vecnormalize.save(str(folder / NORMALIZE_FILE))
         meta["vecnormalize"] = NORMALIZE_FILE
     meta.update(extra or {})
     # the files evaluate unpickles: a changed one is refused before it is loaded (see model_files)
-    meta["sha256"] = {name: file_sha256(folder / name) for name in (MODEL_FILE, meta["vecnormalize"])
-                      if name is not None}
+    meta["sha256"] = {
+        name: file_sha256(folder / name) for name in (MODEL_FILE, meta["vecnormalize"]) if name is not None
+    }
     (folder / ENV_FILE).write_text(json.dumps(meta, indent=2))
     return folder / MODEL_FILE
 
@@ -173,10 +188,12 @@ def verify_model_files(folder: str | Path, meta: dict) -> None:
     recorded = meta.get("sha256")
     needed = [MODEL_FILE] + ([meta["vecnormalize"]] if meta.get("vecnormalize") else [])
     if not isinstance(recorded, dict):
-        raise ValueError(f"{folder / ENV_FILE} records no SHA-256 of {', '.join(needed)} (saved before "
-                         "pb-gym recorded them, or not by pb-gym train); loading a model unpickles "
-                         "it, which can run any code: retrain it, or, if you trust its source, record "
-                         f"the checksums with: python -m pb_gym.agents.learned --trust {folder}")
+        raise ValueError(
+            f"{folder / ENV_FILE} records no SHA-256 of {', '.join(needed)} (saved before "
+            "pb-gym recorded them, or not by pb-gym train); loading a model unpickles "
+            "it, which can run any code: retrain it, or, if you trust its source, record "
+            f"the checksums with: python -m pb_gym.agents.learned --trust {folder}"
+        )
     for name in needed:
         if Path(name).name != name:
             raise ValueError(f"{folder / ENV_FILE}: {name!r} is not a file name in the model's folder")
@@ -187,9 +204,11 @@ def verify_model_files(folder: str | Path, meta: dict) -> None:
             raise ValueError(f"{folder / name} is missing (env.json says the model needs it)")
         actual = file_sha256(folder / name)
         if actual != expected:
-            raise ValueError(f"{folder / name} changed since training (SHA-256 {actual[:16]}..., "
-                             f"recorded in env.json {str(expected)[:16]}...); refusing to load it: "
-                             "loading unpickles it, which can run any code")
+            raise ValueError(
+                f"{folder / name} changed since training (SHA-256 {actual[:16]}..., "
+                f"recorded in env.json {str(expected)[:16]}...); refusing to load it: "
+                "loading unpickles it, which can run any code"
+            )
 
 
 def record_checksums(folder: str | Path) -> dict:
@@ -210,12 +229,16 @@ def model_files(path: str | Path) -> tuple[Path, Path]:
     if not zip_path.is_file() and zip_path.with_suffix(".zip").is_file():
         zip_path = zip_path.with_suffix(".zip")
     if not zip_path.is_file():
-        raise ValueError(f"no saved model at {str(path)!r} (expected a {MODEL_FILE} written by "
-                         "pb-gym train, or its folder)")
+        raise ValueError(
+            f"no saved model at {str(path)!r} (expected a {MODEL_FILE} written by "
+            "pb-gym train, or its folder)"
+        )
     meta = zip_path.parent / ENV_FILE
     if not meta.is_file():
-        raise ValueError(f"{str(meta)!r} is missing: the environment settings the model was trained "
-                         "with are saved there by pb-gym train")
+        raise ValueError(
+            f"{str(meta)!r} is missing: the environment settings the model was trained "
+            "with are saved there by pb-gym train"
+        )
     try:
         data = json.loads(meta.read_text())
     except (OSError, ValueError) as error:
@@ -223,8 +246,10 @@ def model_files(path: str | Path) -> tuple[Path, Path]:
     if not isinstance(data, dict):
         raise ValueError(f"{meta}: not an env.json written by pb-gym train")
     if zip_path.name != MODEL_FILE:
-        raise ValueError(f"{zip_path}: a saved model is the {MODEL_FILE} of a folder written by "
-                         "pb-gym train (give that file or its folder)")
+        raise ValueError(
+            f"{zip_path}: a saved model is the {MODEL_FILE} of a folder written by "
+            "pb-gym train (give that file or its folder)"
+        )
     verify_model_files(zip_path.parent, data)
     return zip_path, meta
 
@@ -332,21 +357,26 @@ def training_config(model: str | Path) -> T.EnvConfig:
     return T.make_config(**env_kwargs_from_json(json.loads(meta_path.read_text())["env_kwargs"]))
 
 
-def training_mismatch(cfg: T.EnvConfig, rules: R.Rules, min_units: float,
-                      max_units: float) -> str | None:
+def training_mismatch(cfg: T.EnvConfig, rules: R.Rules, min_units: float, max_units: float) -> str | None:
     """What differs between a study (rules, table limits in units) and a model's training environment
     ``cfg``, naming each field; None when they agree."""
     if rules != cfg.rules:
-        diffs = [f"rules.{f.name}: study {getattr(rules, f.name)!r}, model {getattr(cfg.rules, f.name)!r}"
-                 for f in dataclasses.fields(R.Rules)
-                 if getattr(rules, f.name) != getattr(cfg.rules, f.name)]
+        diffs = [
+            f"rules.{f.name}: study {getattr(rules, f.name)!r}, model {getattr(cfg.rules, f.name)!r}"
+            for f in dataclasses.fields(R.Rules)
+            if getattr(rules, f.name) != getattr(cfg.rules, f.name)
+        ]
         return "the study's rules differ from the training environment's: " + "; ".join(diffs)
-    for label, study, model in (("table minimum", min_units, cfg.min_units),
-                                ("table maximum", max_units, cfg.max_units)):
+    for label, study, model in (
+        ("table minimum", min_units, cfg.min_units),
+        ("table maximum", max_units, cfg.max_units),
+    ):
         if abs(study - model) > 1e-9 * max(1.0, abs(model)):
-            return (f"the {label} differs from the training environment's: study {study:g} unit(s), "
-                    f"model {model:g} unit(s) (table.minimum / table.unit vs table_min / unit = "
-                    f"{cfg.table_min:g} / {cfg.unit:g}, table_max = {cfg.table_max:g})")
+            return (
+                f"the {label} differs from the training environment's: study {study:g} unit(s), "
+                f"model {model:g} unit(s) (table.minimum / table.unit vs table_min / unit = "
+                f"{cfg.table_min:g} / {cfg.unit:g}, table_max = {cfg.table_max:g})"
+            )
     return None
 
 
@@ -371,14 +401,17 @@ class Sb3Policy(S.BettingSystem):
         self.obs_transform = meta.get("obs_transform", "none")
         self.cfg = T.make_config(**self.env_kwargs)
         if self.cfg.action_mode == "box":
-            raise ValueError(f"{zip_path}: action_mode 'box' places several bets per hand; the "
-                             "evaluation replays one bet per hand (multidiscrete or discrete)")
+            raise ValueError(
+                f"{zip_path}: action_mode 'box' places several bets per hand; the "
+                "evaluation replays one bet per hand (multidiscrete or discrete)"
+            )
         self.deterministic = bool(deterministic)
         self.model = algorithm_class(self.algorithm).load(zip_path, device="cpu")
         self.normalizer = None
         if meta.get("vecnormalize"):
-            self.normalizer = _load_normalizer(zip_path.parent / meta["vecnormalize"], self.env_kwargs,
-                                               self.obs_transform, self.cfg)
+            self.normalizer = _load_normalizer(
+                zip_path.parent / meta["vecnormalize"], self.env_kwargs, self.obs_transform, self.cfg
+            )
         self.bead_plate = self.cfg.history  # the session keeps at least this much bead plate
         self._checked = False
         self._lstm_state: tuple[np.ndarray, ...] | None = None
@@ -402,16 +435,29 @@ class Sb3Policy(S.BettingSystem):
         if problem:
             raise ModelMismatch(f"{where}: {problem}")
         start = np.asarray(view.bankroll_units)
-        if view.hands_played == 0 and start.size and np.any(
-                np.abs(start - cfg.bankroll_units) > 1e-9 * cfg.bankroll_units):
-            warnings.warn(f"{where}: the starting bankroll ({float(start[0]):g} units) differs from the "
-                          f"training environment's ({cfg.bankroll_units:g} units): the bankroll "
-                          "observations are outside what the model was trained on", stacklevel=2)
-        if (cfg.one_shoe and sees_hand_counters(self.obs_transform) and view.session is not None
-                and not view.session.limits.one_shoe):
-            warnings.warn(f"{where}: the model was trained on one-shoe episodes (one_shoe) but the "
-                          "study's sessions run across shoes (set one_shoe: true in the study): its "
-                          "hand counters there take values it never saw", stacklevel=2)
+        if (
+            view.hands_played == 0
+            and start.size
+            and np.any(np.abs(start - cfg.bankroll_units) > 1e-9 * cfg.bankroll_units)
+        ):
+            warnings.warn(
+                f"{where}: the starting bankroll ({float(start[0]):g} units) differs from the "
+                f"training environment's ({cfg.bankroll_units:g} units): the bankroll "
+                "observations are outside what the model was trained on",
+                stacklevel=2,
+            )
+        if (
+            cfg.one_shoe
+            and sees_hand_counters(self.obs_transform)
+            and view.session is not None
+            and not view.session.limits.one_shoe
+        ):
+            warnings.warn(
+                f"{where}: the model was trained on one-shoe episodes (one_shoe) but the "
+                "study's sessions run across shoes (set one_shoe: true in the study): its "
+                "hand counters there take values it never saw",
+                stacklevel=2,
+            )
         self._checked = True
 
     # -- deciding -------------------------------------------------------------------------------
@@ -419,13 +465,13 @@ class Sb3Policy(S.BettingSystem):
         """The environment's observation of this seat at every table (before any transform or
         normalization), by the environment's own :func:`pb_gym.envs.table.observe`."""
         if view.session is None:
-            raise ValueError("the TableView carries no table session (view.session): a learned "
-                             "policy reads its observations from the session it plays in")
-        return T.split_obs(self.cfg, T.observe(self.cfg, view.session, seat=view.seat,
-                                               per_unit=view.unit))
+            raise ValueError(
+                "the TableView carries no table session (view.session): a learned "
+                "policy reads its observations from the session it plays in"
+            )
+        return T.split_obs(self.cfg, T.observe(self.cfg, view.session, seat=view.seat, per_unit=view.unit))
 
-    def stakes(self, actions: np.ndarray, view: S.TableView
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def stakes(self, actions: np.ndarray, view: S.TableView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(spot, units, capped)`` per table: the environment's stakes of ``actions`` (one bet spot;
         NO_BET where nothing is placed; the env's stake rules, its forced bet included) and where the
         table maximum cut the requested stake."""
@@ -452,19 +498,23 @@ class Sb3Policy(S.BettingSystem):
         offered = set(self.cfg.bets.offered)
         missing = [b for b in self.cfg.bets.offered if b not in table.offered]
         if missing:
-            raise ModelMismatch(f"system {self.name!r} (model {self.path}): the study's table does not "
-                                f"offer {', '.join(missing)}, which the model was trained to bet; "
-                                f"offered: {', '.join(table.offered)}")
+            raise ModelMismatch(
+                f"system {self.name!r} (model {self.path}): the study's table does not "
+                f"offer {', '.join(missing)}, which the model was trained to bet; "
+                f"offered: {', '.join(table.offered)}"
+            )
         extra = [b.name for b in self.cfg.bets.extra]  # a user bet of the same name must pay the same
-        differ = [b for b in extra
-                  if not np.array_equal(table.bet(b).column(), self.cfg.bets.bet(b).column())]
+        differ = [
+            b for b in extra if not np.array_equal(table.bet(b).column(), self.cfg.bets.bet(b).column())
+        ]
         if differ:
-            raise ModelMismatch(f"system {self.name!r} (model {self.path}): the study's bet "
-                                f"{', '.join(map(repr, differ))} pays otherwise than the one the model was "
-                                "trained on (its env.json, env_kwargs.custom_bets); give the same "
-                                "custom_bets rows, or another name")
-        self._to_table = np.array([table.column(b) if b in offered else -1 for b in names],
-                                  dtype=np.int64)
+            raise ModelMismatch(
+                f"system {self.name!r} (model {self.path}): the study's bet "
+                f"{', '.join(map(repr, differ))} pays otherwise than the one the model was "
+                "trained on (its env.json, env_kwargs.custom_bets); give the same "
+                "custom_bets rows, or another name"
+            )
+        self._to_table = np.array([table.column(b) if b in offered else -1 for b in names], dtype=np.int64)
 
     def _act(self, obs, view: S.TableView) -> np.ndarray:
         """The model's actions for the observations (transform, normalization, masks, LSTM state)."""
@@ -477,8 +527,9 @@ class Sb3Policy(S.BettingSystem):
         if self.algorithm == "RecurrentPPO":
             n = len(view.bankroll_units)
             starts = np.full(n, view.hands_played == 0)
-            actions, self._lstm_state = self.model.predict(obs, state=self._lstm_state,
-                                                           episode_start=starts, **kwargs)
+            actions, self._lstm_state = self.model.predict(
+                obs, state=self._lstm_state, episode_start=starts, **kwargs
+            )
             return actions
         actions, _ = self.model.predict(obs, **kwargs)
         return actions
@@ -555,16 +606,32 @@ class PerfectInformation(S.BettingSystem):
         return spot, self._cap(np.where(positive, self.base, 0.0), view)
 
 
-__all__ = ["Sb3Policy", "NeverBet", "PerfectInformation", "save_policy",
-           "model_files", "algorithm_class", "transform_obs", "obs_transform_wrapper", "ALGORITHMS",
-           "OBS_TRANSFORMS", "sees_hand_counters", "ModelMismatch", "file_sha256", "write_manifest",
-           "verify_model_files", "record_checksums"]
+__all__ = [
+    "Sb3Policy",
+    "NeverBet",
+    "PerfectInformation",
+    "save_policy",
+    "model_files",
+    "algorithm_class",
+    "transform_obs",
+    "obs_transform_wrapper",
+    "ALGORITHMS",
+    "OBS_TRANSFORMS",
+    "sees_hand_counters",
+    "ModelMismatch",
+    "file_sha256",
+    "write_manifest",
+    "verify_model_files",
+    "record_checksums",
+]
 
 if __name__ == "__main__":  # python -m pb_gym.agents.learned --trust FOLDER
     import sys
 
     if len(sys.argv) != 3 or sys.argv[1] != "--trust":
-        sys.exit("usage: python -m pb_gym.agents.learned --trust FOLDER  (record the SHA-256 of a saved "
-                 "model's files in its env.json: only for a model whose source you trust)")
+        sys.exit(
+            "usage: python -m pb_gym.agents.learned --trust FOLDER  (record the SHA-256 of a saved "
+            "model's files in its env.json: only for a model whose source you trust)"
+        )
     for name, digest in record_checksums(sys.argv[2]).items():
         print(f"{digest}  {name}")

@@ -37,8 +37,18 @@ from pb_gym.agents import systems as S
 
 PATTERNS = ("streak", "chop", "copy_column", "double", "ask_majority", "ask_unanimous", "rules")
 """The patterns a :class:`RoadPattern` may follow."""
-PROGRESSIONS = ("flat", "martingale", "grand_martingale", "paroli", "reverse_martingale", "dalembert",
-                "fibonacci", "labouchere", "one_three_two_six", "oscars_grind")
+PROGRESSIONS = (
+    "flat",
+    "martingale",
+    "grand_martingale",
+    "paroli",
+    "reverse_martingale",
+    "dalembert",
+    "fibonacci",
+    "labouchere",
+    "one_three_two_six",
+    "oscars_grind",
+)
 """The systems that may size a pattern's stake (they bet one side and only size the stake)."""
 MEMORY = 8
 """Marks of each road a pattern may look back on."""
@@ -72,26 +82,34 @@ def check_rules(rules: Sequence[Mapping[str, Any]]) -> tuple[tuple[dict[str, tup
             raise ValueError(f"{where}.bet: {bet!r} is not allowed; allowed: {', '.join(RULE_BETS)}")
         when = rule.get("when")
         if not isinstance(when, Mapping) or not when:
-            raise ValueError(f"{where}.when: a mapping of road: [marks] is needed; roads: "
-                             f"{', '.join(ROAD_NAMES)}")
+            raise ValueError(
+                f"{where}.when: a mapping of road: [marks] is needed; roads: {', '.join(ROAD_NAMES)}"
+            )
         condition = {}
         for road, marks in when.items():
             if road not in MARKS:
                 raise ValueError(f"{where}.when.{road}: unknown road; allowed: {', '.join(ROAD_NAMES)}")
             if isinstance(marks, str) or not isinstance(marks, Sequence) or not 1 <= len(marks) <= MEMORY:
-                raise ValueError(f"{where}.when.{road}: a list of 1 to {MEMORY} marks is needed "
-                                 f"(newest last); allowed marks: {', '.join(MARKS[road])}")
+                raise ValueError(
+                    f"{where}.when.{road}: a list of 1 to {MEMORY} marks is needed "
+                    f"(newest last); allowed marks: {', '.join(MARKS[road])}"
+                )
             for mark in marks:
                 if mark not in MARKS[road]:
-                    raise ValueError(f"{where}.when.{road}: {mark!r} is not allowed; allowed: "
-                                     f"{', '.join(MARKS[road])}")
+                    raise ValueError(
+                        f"{where}.when.{road}: {mark!r} is not allowed; allowed: {', '.join(MARKS[road])}"
+                    )
             condition[road] = tuple(MARKS[road][mark] for mark in marks)
         coded.append((condition, str(bet)))
     return tuple(coded)
 
 
-def decide(pattern: str, tracker: roads.RoadTracker, after: int = 3,
-           rules: Sequence[tuple[Mapping[str, tuple[int, ...]], str]] = ()) -> np.ndarray:
+def decide(
+    pattern: str,
+    tracker: roads.RoadTracker,
+    after: int = 3,
+    rules: Sequence[tuple[Mapping[str, tuple[int, ...]], str]] = (),
+) -> np.ndarray:
     """The side each table's ``pattern`` bets next: 0 banker, 1 player, -1 no bet (see the module
     docstring; ``rules`` coded by :func:`check_rules`)."""
     n = tracker.n
@@ -110,8 +128,9 @@ def decide(pattern: str, tracker: roads.RoadTracker, after: int = 3,
         return np.where(two & (current < previous), last, np.where(two & (current == previous), other, none))
     if pattern == "double":
         established = (tracker.columns >= 2) & (previous == 2)
-        return np.where(established & (current == 1), last,
-                        np.where(established & (current == 2), other, none))
+        return np.where(
+            established & (current == 1), last, np.where(established & (current == 2), other, none)
+        )
     if pattern in ("ask_majority", "ask_unanimous"):
         ask = tracker.ask()
         reds = (ask == 1).sum(axis=2)  # (n, 2): reds after a banker, after a player
@@ -124,10 +143,15 @@ def decide(pattern: str, tracker: roads.RoadTracker, after: int = 3,
         for condition, bet in rules:
             match = undecided.copy()
             for road, marks in condition.items():
-                recent = tracker.history[:, ROAD_NAMES.index(road), -len(marks):]
+                recent = tracker.history[:, ROAD_NAMES.index(road), -len(marks) :]
                 match &= np.all(recent == np.array(marks), axis=1)
-            chosen = {"banker": np.zeros(n, dtype=np.int64), "player": np.ones(n, dtype=np.int64),
-                      "same": last, "opposite": other, "none": none}[bet]
+            chosen = {
+                "banker": np.zeros(n, dtype=np.int64),
+                "player": np.ones(n, dtype=np.int64),
+                "same": last,
+                "opposite": other,
+                "none": none,
+            }[bet]
             side[match] = chosen[match]
             undecided &= ~match
         return side
@@ -148,11 +172,16 @@ class RoadPattern(S.BettingSystem):
     key = "road_pattern"
     not_configurable = ("bet",)
 
-    def __init__(self, pattern: Literal["streak", "chop", "copy_column", "double", "ask_majority",
-                                        "ask_unanimous", "rules"] = "streak",
-                 after: Annotated[int, Ge(1), Le(MEMORY)] = 3,
-                 rules: Sequence[Mapping[str, Any]] | None = None,
-                 stake: Mapping[str, Any] | None = None, **kwargs) -> None:
+    def __init__(
+        self,
+        pattern: Literal[
+            "streak", "chop", "copy_column", "double", "ask_majority", "ask_unanimous", "rules"
+        ] = "streak",
+        after: Annotated[int, Ge(1), Le(MEMORY)] = 3,
+        rules: Sequence[Mapping[str, Any]] | None = None,
+        stake: Mapping[str, Any] | None = None,
+        **kwargs,
+    ) -> None:
         super().__init__(**kwargs)
         if pattern not in PATTERNS:
             raise ValueError(f"pattern={pattern!r} is not allowed; allowed: {', '.join(PATTERNS)}")

@@ -25,8 +25,10 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in SCRIPTS:
         given = repr(argv[0]) if argv else "nothing"
-        raise SystemExit(f"python -m pb_gym.agents.rlzoo SCRIPT [ARGS]: SCRIPT={given} is not allowed; "
-                         f"allowed: {', '.join(SCRIPTS)}")
+        raise SystemExit(
+            f"python -m pb_gym.agents.rlzoo SCRIPT [ARGS]: SCRIPT={given} is not allowed; "
+            f"allowed: {', '.join(SCRIPTS)}"
+        )
     import pb_gym  # noqa: F401  (registers pb_gym/PuntoBanco-v0)
 
     script = f"rl_zoo3.{argv[0]}"

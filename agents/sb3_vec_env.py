@@ -58,8 +58,10 @@ class PuntoBancoSB3VecEnv(VecEnv):
         if not isinstance(venv, PuntoBancoVectorEnv):
             raise ValueError(f"venv={venv!r} is not allowed; allowed: a PuntoBancoVectorEnv")
         if venv.autoreset_mode != AutoresetMode.SAME_STEP:
-            raise ValueError(f"venv.autoreset_mode={venv.autoreset_mode} is not allowed; allowed: "
-                             "AutoresetMode.SAME_STEP (SB3 resets finished environments in the same step)")
+            raise ValueError(
+                f"venv.autoreset_mode={venv.autoreset_mode} is not allowed; allowed: "
+                "AutoresetMode.SAME_STEP (SB3 resets finished environments in the same step)"
+            )
         self.venv = venv
         self.render_mode = venv.render_mode
         super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
@@ -123,12 +125,15 @@ class PuntoBancoSB3VecEnv(VecEnv):
         """Set an attribute of the vector env. The tables share their settings, so only all of them
         (``indices=None``) can be set at once."""
         if len(self._indices(indices)) != self.num_envs:
-            raise ValueError("the tables of the native vector env share their settings: set_attr "
-                             "applies to all tables (indices=None)")
+            raise ValueError(
+                "the tables of the native vector env share their settings: set_attr "
+                "applies to all tables (indices=None)"
+            )
         setattr(self.venv, attr_name, value)
 
-    def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None,
-                   **method_kwargs) -> list[Any]:
+    def env_method(
+        self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs
+    ) -> list[Any]:
         """Call a method of the vector env once; a per-table array result (``action_masks``: ``(N, m)``)
         is split by table, any other result is returned for each index."""
         idx = self._indices(indices)

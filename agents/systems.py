@@ -138,8 +138,14 @@ class BettingSystem:
     system that chooses among ``bets``) or switches of the implementation that do not change a
     decision."""
 
-    def __init__(self, *, name: str | None = None, bet: BetName = "banker", base: Units = 1.0,
-                 on_cap: Literal["cap", "reset"] = "cap") -> None:
+    def __init__(
+        self,
+        *,
+        name: str | None = None,
+        bet: BetName = "banker",
+        base: Units = 1.0,
+        on_cap: Literal["cap", "reset"] = "cap",
+    ) -> None:
         if not isinstance(bet, str) or not bet:
             raise ValueError(f"bet={bet!r} is not allowed; allowed: a bet name offered at the table")
         if not base > 0:
@@ -212,8 +218,11 @@ class BettingSystem:
         if self.spot >= R.N_BETS and self.table_bets is not None:
             column = self.table_bets.bet(self.bet).column()
             return float(column[column > 0].min())
-        return float(rules.paytable()[_win_row(self.spot), self.spot]) if self.spot not in (
-            R.BETS.index("player_pair"), R.BETS.index("banker_pair")) else float(rules.pair_pays)
+        return (
+            float(rules.paytable()[_win_row(self.spot), self.spot])
+            if self.spot not in (R.BETS.index("player_pair"), R.BETS.index("banker_pair"))
+            else float(rules.pair_pays)
+        )
 
 
 def check_bets(bets: Sequence[str]) -> tuple[str, ...]:
@@ -239,8 +248,15 @@ def _spots(bets: Sequence[str], table: catalog.TableBets | None) -> np.ndarray:
 
 def _win_row(spot: int) -> int:
     """The outcome class of an ordinary win of a bet spot (to read its payout in the paytable)."""
-    return R.OUTCOMES.index({"banker": "banker", "player": "player", "tie": "tie",
-                             "dragon7": "banker_3card_7", "panda8": "player_3card_8"}[R.BETS[spot]])
+    return R.OUTCOMES.index(
+        {
+            "banker": "banker",
+            "player": "player",
+            "tie": "tie",
+            "dragon7": "banker_3card_7",
+            "panda8": "player_3card_8",
+        }[R.BETS[spot]]
+    )
 
 
 class Flat(BettingSystem):
@@ -429,7 +445,7 @@ class Labouchere(BettingSystem):
         rows = np.flatnonzero(win)
         length = self.tail[rows] - self.head[rows]
         self.head[rows] += 1
-        self.tail[rows] -= (length >= 2)
+        self.tail[rows] -= length >= 2
         done = win & (self.tail <= self.head)
         self._reset_state(done)
         # a loss appends the amount lost, in units of base
@@ -493,8 +509,9 @@ class OscarsGrind(BettingSystem):
         done = win & (self.profit >= self.base - 1e-9)
         needed = (self.base - self.profit) / self._pays
         raise_ = win & ~done
-        self.wanted[raise_] = np.maximum(np.minimum(self.wanted[raise_] + self.base, needed[raise_]),
-                                         self.base)
+        self.wanted[raise_] = np.maximum(
+            np.minimum(self.wanted[raise_] + self.base, needed[raise_]), self.base
+        )
         self._reset_state(done)
 
 
@@ -533,8 +550,7 @@ class RandomBettor(BettingSystem):
     key = "random"
     not_configurable = ("bet",)
 
-    def __init__(self, bets: BetNames = ("banker", "player"), p_bet: Probability = 1.0,
-                 **kwargs) -> None:
+    def __init__(self, bets: BetNames = ("banker", "player"), p_bet: Probability = 1.0, **kwargs) -> None:
         super().__init__(**kwargs)
         bets = check_bets(bets)
         if not 0.0 < p_bet <= 1.0:
@@ -583,8 +599,9 @@ class Kelly(BettingSystem):
     needs_composition = True
     not_configurable = ("bet", "skip_proven")
 
-    def __init__(self, bets: BetNames = ("banker",), fraction: Probability = 1.0,
-                 skip_proven: bool = True, **kwargs) -> None:
+    def __init__(
+        self, bets: BetNames = ("banker",), fraction: Probability = 1.0, skip_proven: bool = True, **kwargs
+    ) -> None:
         self.bets = check_bets(bets)
         super().__init__(bet=self.bets[0], **kwargs)
         if not 0.0 < fraction <= 1.0:
@@ -612,8 +629,9 @@ class Kelly(BettingSystem):
         matrix = np.array(columns).T if columns else np.zeros((R.N_OUTCOMES, 0))
         return matrix, groups
 
-    def stake_fractions(self, composition: np.ndarray, rules: R.Rules,
-                        table: catalog.TableBets | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def stake_fractions(
+        self, composition: np.ndarray, rules: R.Rules, table: catalog.TableBets | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Best spot (stake column) and its full-Kelly fraction of bankroll for each composition (0 if
         none is > 0). Bets beyond the seven spots (catalog or user bets of ``table``) are priced
         exactly over the hand classes (:func:`pb_gym.exact.hand_class_probabilities`: every
@@ -629,8 +647,7 @@ class Kelly(BettingSystem):
                 values = np.array(sorted(set(column.tolist()) - {0.0}))
                 indicator = (column[:, None] == values[None, :]).astype(float)
                 # row by row: a table's decision is the same bits whatever the batch it is in
-                groups.append((table.column(bet), values,
-                               exact.row_products(hand_probabilities, indicator)))
+                groups.append((table.column(bet), values, exact.row_products(hand_probabilities, indicator)))
         n = composition.shape[0]
         probabilities = None
         if matrix.shape[1]:
@@ -638,8 +655,14 @@ class Kelly(BettingSystem):
             probabilities = np.zeros((n, matrix.shape[1]))
             undecided = np.ones(n, dtype=bool)
             if self.skip_proven:
-                payoffs = rules.paytable()[:, [R.BETS.index(bet) for bet in self.bets if bet in R.BETS
-                                               and bet not in ("player_pair", "banker_pair")]]
+                payoffs = rules.paytable()[
+                    :,
+                    [
+                        R.BETS.index(bet)
+                        for bet in self.bets
+                        if bet in R.BETS and bet not in ("player_pair", "banker_pair")
+                    ],
+                ]
                 undecided = ~ev_bound.proven_negative(composition, payoffs)
                 # where the bound cannot tell, the exact EV of each bet (one column a bet, not one a
                 # payoff level) still rules out most hands; clearly negative EVs stake nothing
@@ -680,8 +703,9 @@ class Kelly(BettingSystem):
         return np.where(f > 0, spot, NO_BET).astype(np.int8), units
 
 
-def kelly_growth(probabilities: np.ndarray, values: np.ndarray, iterations: int = 60
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def kelly_growth(
+    probabilities: np.ndarray, values: np.ndarray, iterations: int = 60
+) -> tuple[np.ndarray, np.ndarray]:
     """The Kelly fraction and the expected log growth at it, for bets with net payoffs ``values``.
 
     ``probabilities`` is ``(n, k)``: the probability of each payoff in ``values`` (``k``); the rest of
@@ -710,8 +734,22 @@ def kelly_growth(probabilities: np.ndarray, values: np.ndarray, iterations: int 
 
 
 SYSTEMS: dict[str, type[BettingSystem]] = {
-    cls.key: cls for cls in (Flat, Martingale, GrandMartingale, Paroli, ReverseMartingale, DAlembert,
-                             Fibonacci, Labouchere, OneThreeTwoSix, OscarsGrind, FollowTheWinner,
-                             Chop, RandomBettor, Kelly)
+    cls.key: cls
+    for cls in (
+        Flat,
+        Martingale,
+        GrandMartingale,
+        Paroli,
+        ReverseMartingale,
+        DAlembert,
+        Fibonacci,
+        Labouchere,
+        OneThreeTwoSix,
+        OscarsGrind,
+        FollowTheWinner,
+        Chop,
+        RandomBettor,
+        Kelly,
+    )
 }
 """Every betting system by its config ``type``."""

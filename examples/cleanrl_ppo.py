@@ -80,7 +80,7 @@ class Features:
         if self.shoe is None:
             return obs
         # (a full shoe holds as many cards of each of the 13 ranks: each share is 1/13)
-        counts = obs[:, self.shoe[0]:self.shoe[1]].astype(np.float64)
+        counts = obs[:, self.shoe[0] : self.shoe[1]].astype(np.float64)
         share = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1e-9)
         return np.concatenate([obs, 100.0 * (share - 1.0 / 13.0)], axis=1).astype(np.float32)
 
@@ -95,7 +95,7 @@ class RunningNorm:
         mean, var, n = x.mean(axis=0), x.var(axis=0), len(x)
         delta, total = mean - self.mean, self.count + n
         self.mean = self.mean + delta * n / total
-        self.var = (self.var * self.count + var * n + delta ** 2 * self.count * n / total) / total
+        self.var = (self.var * self.count + var * n + delta**2 * self.count * n / total) / total
         self.count = total
 
     def __call__(self, x: np.ndarray) -> torch.Tensor:
@@ -113,10 +113,16 @@ def layer(n_in: int, n_out: int, std: float = np.sqrt(2)) -> nn.Linear:
 class Agent(nn.Module):
     def __init__(self, obs_size: int, n_actions: int, hidden: int, init_abstain: float) -> None:
         super().__init__()
-        self.critic = nn.Sequential(layer(obs_size, hidden), nn.Tanh(), layer(hidden, hidden), nn.Tanh(),
-                                    layer(hidden, 1, std=1.0))
-        self.actor = nn.Sequential(layer(obs_size, hidden), nn.Tanh(), layer(hidden, hidden), nn.Tanh(),
-                                   layer(hidden, n_actions, std=0.01))
+        self.critic = nn.Sequential(
+            layer(obs_size, hidden), nn.Tanh(), layer(hidden, hidden), nn.Tanh(), layer(hidden, 1, std=1.0)
+        )
+        self.actor = nn.Sequential(
+            layer(obs_size, hidden),
+            nn.Tanh(),
+            layer(hidden, hidden),
+            nn.Tanh(),
+            layer(hidden, n_actions, std=0.01),
+        )
         with torch.no_grad():
             self.actor[-1].bias[0] = init_abstain
 
@@ -190,7 +196,7 @@ def train(args: Args) -> tuple[Agent, Features, RunningNorm, dict]:
         for _ in range(args.update_epochs):
             order = torch.randperm(batch_size)
             for start in range(0, batch_size, minibatch_size):
-                mb = order[start:start + minibatch_size]
+                mb = order[start : start + minibatch_size]
                 _, newlogprob, entropy, newvalue = agent.get_action_and_value(b_obs[mb], b_actions[mb])
                 ratio = (newlogprob - b_logprobs[mb]).exp()
                 mb_adv = b_advantages[mb]
@@ -204,8 +210,12 @@ def train(args: Args) -> tuple[Agent, Features, RunningNorm, dict]:
                 nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 optimizer.step()
     envs.close()
-    return agent, features, norm, {"training_seconds": time.perf_counter() - started,
-                         "timesteps": iterations * batch_size}
+    return (
+        agent,
+        features,
+        norm,
+        {"training_seconds": time.perf_counter() - started, "timesteps": iterations * batch_size},
+    )
 
 
 def greedy_policy(agent: Agent, features: Features, norm: RunningNorm):
@@ -219,8 +229,9 @@ def greedy_policy(agent: Agent, features: Features, norm: RunningNorm):
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     for field in dataclasses.fields(Args):
         flag = "--" + field.name.replace("_", "-")
         if field.type == "bool":
@@ -229,8 +240,13 @@ def main(argv: list[str] | None = None) -> dict:
             parser.add_argument(flag, type=type(field.default), default=field.default)
     args = Args(**vars(parser.parse_args(argv)))
     agent, features, norm, timing = train(args)
-    result = benchmark.score(greedy_policy(agent, features, norm), args.task, tables=args.score_tables,
-                             hands=args.score_hands, seed=args.score_seed)
+    result = benchmark.score(
+        greedy_policy(agent, features, norm),
+        args.task,
+        tables=args.score_tables,
+        hands=args.score_hands,
+        seed=args.score_seed,
+    )
     result.update(timing)
     print(f"trained {timing['timesteps']:,} steps in {timing['training_seconds']:.1f} s")
     print(benchmark.report(result))

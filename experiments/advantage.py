@@ -97,8 +97,16 @@ def _interval(successes: int, n: int) -> list[float]:
     return [centre - half, centre + half]
 
 
-def double_barrier(values: np.ndarray, probabilities: np.ndarray, bankroll: float, goal: float,
-                   hands: int, sessions: int = 20_000, seed: int = 0, stake: float = 1.0) -> dict:
+def double_barrier(
+    values: np.ndarray,
+    probabilities: np.ndarray,
+    bankroll: float,
+    goal: float,
+    hands: int,
+    sessions: int = 20_000,
+    seed: int = 0,
+    stake: float = 1.0,
+) -> dict:
     """Simulated risk of ruin with a goal and a time limit (a "double barrier").
 
     Each hand dealt nets one of ``values`` (units, per unit staked; 0 for a hand not bet) with
@@ -135,11 +143,14 @@ def double_barrier(values: np.ndarray, probabilities: np.ndarray, bankroll: floa
     win = b - bankroll
     half = 1.96 * float(win.std(ddof=1)) / math.sqrt(sessions) if sessions > 1 else math.nan
     return {
-        "p_ruin": float(ruined.mean()), "p_ruin_ci95": _interval(int(ruined.sum()), sessions),
-        "p_goal": float(reached.mean()), "p_goal_ci95": _interval(int(reached.sum()), sessions),
-        "p_behind": float(behind.mean()), "p_behind_ci95": _interval(int(behind.sum()), sessions),
-        "mean_win": float(win.mean()), "mean_win_ci95": [float(win.mean()) - half,
-                                                         float(win.mean()) + half],
+        "p_ruin": float(ruined.mean()),
+        "p_ruin_ci95": _interval(int(ruined.sum()), sessions),
+        "p_goal": float(reached.mean()),
+        "p_goal_ci95": _interval(int(reached.sum()), sessions),
+        "p_behind": float(behind.mean()),
+        "p_behind_ci95": _interval(int(behind.sum()), sessions),
+        "mean_win": float(win.mean()),
+        "mean_win_ci95": [float(win.mean()) - half, float(win.mean()) + half],
     }
 
 

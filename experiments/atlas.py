@@ -99,8 +99,7 @@ def available_bets(rules: R.Rules, custom: tuple[dict, ...] = ()) -> tuple[str, 
     return catalog.bet_names(rules) + tuple(d["name"] for d in custom)
 
 
-def bet_book(rules: R.Rules, names: tuple[str, ...] | None = None,
-             custom: tuple[dict, ...] = ()) -> BetBook:
+def bet_book(rules: R.Rules, names: tuple[str, ...] | None = None, custom: tuple[dict, ...] = ()) -> BetBook:
     """The book of the bets ``names`` (default: the whole catalog and the user's bets ``custom``)."""
     available = available_bets(rules, custom)
     names = tuple(names) if names else available
@@ -134,40 +133,92 @@ class Published:
     average_edge: float | None = None
     units_per_100_hands: float | None = None
     units_per_shoe: float | None = None
-    conditions: str = ("8 decks, cut card 14 cards from the end, standard burn, one more hand after the "
-                       "cut card")
+    conditions: str = (
+        "8 decks, cut card 14 cards from the end, standard burn, one more hand after the cut card"
+    )
 
 
-_JACOBSON_SIDE_BETS = ("Eliot Jacobson, 'Baccarat Side Bets', advancedadvantageplay.com/side-bets/"
-                       "baccarat-side-bets/ (8 decks, cut card at 14, standard burn and cut-card "
-                       "rules; simulations)")
+_JACOBSON_SIDE_BETS = (
+    "Eliot Jacobson, 'Baccarat Side Bets', advancedadvantageplay.com/side-bets/"
+    "baccarat-side-bets/ (8 decks, cut card at 14, standard burn and cut-card "
+    "rules; simulations)"
+)
 PUBLISHED: tuple[Published, ...] = (
-    Published("three_giving_eight", _JACOBSON_SIDE_BETS, "200:1", house_edge=0.08682,
-              tags=(1, 1, -3, 1, 1, 1, 1, -8, 1, 1), trigger=2, bet_frequency=0.23207,
-              average_edge=0.16926, units_per_100_hands=3.928),
-    Published("eights_and_nines", _JACOBSON_SIDE_BETS, "20:1", house_edge=0.07372,
-              tags=(1, 1, 0, 0, 0, 0, 0, -3, -3, 1), trigger=4, bet_frequency=0.1361,
-              average_edge=0.0891, units_per_100_hands=1.213),
-    Published("nine_over_seven", _JACOBSON_SIDE_BETS, "50:1", house_edge=0.08103,
-              tags=(0, 1, 1, 1, 1, 1, -5, 1, -5, 1), trigger=6, bet_frequency=0.1433,
-              average_edge=0.1085, units_per_100_hands=1.56),
-    Published("bad_beat", _JACOBSON_SIDE_BETS, "50:1", house_edge=0.08459,
-              tags=(0, 1, 1, 1, 1, 1, 1, -5, -5, 1), trigger=6, bet_frequency=0.1431,
-              average_edge=0.1054, units_per_100_hands=1.51),
-    Published("big_tiger", "Eliot Jacobson, 'Card Counting the Big Tiger Baccarat Side Bet', "
-              "advancedadvantageplay.com, July 2024 (100 million 8-deck shoes, cut card at 14)",
-              "50:1", house_edge=0.152533, tags=(0, 0, -1, -1, -1, -2, 1, 2, 2, 0), trigger=8,
-              bet_frequency=0.03536, average_edge=0.07227, units_per_100_hands=0.256),
-    Published("dragon_bonus_player", "Eliot Jacobson, 'Shoe-Shopping the Dragon Bonus Baccarat Side "
-              "Bet', 888casino.com blog (his Dragon Bonus count: cut card at 14, normal burn)",
-              "natural win 1:1, natural tie push, win by 9/8/7/6/5/4: 30/10/6/4/2/1",
-              house_edge=0.026517, units_per_shoe=0.1231, units_per_100_hands=0.1515),
-    Published("dragon_bonus_player", "Stephen How, 'Player Dragon Bonus Tracking Sheet', "
-              "discountgambling.net, October 2011 (running-count thresholds by hand, not a true "
-              "count; shoe rules of his casino)",
-              "natural win 1:1, natural tie push, win by 9/8/7/6/5/4: 30/10/6/4/2/1",
-              units_per_shoe=0.112, bet_frequency=0.048,
-              conditions="8 decks (his casino's cut card and burn; not stated)"),
+    Published(
+        "three_giving_eight",
+        _JACOBSON_SIDE_BETS,
+        "200:1",
+        house_edge=0.08682,
+        tags=(1, 1, -3, 1, 1, 1, 1, -8, 1, 1),
+        trigger=2,
+        bet_frequency=0.23207,
+        average_edge=0.16926,
+        units_per_100_hands=3.928,
+    ),
+    Published(
+        "eights_and_nines",
+        _JACOBSON_SIDE_BETS,
+        "20:1",
+        house_edge=0.07372,
+        tags=(1, 1, 0, 0, 0, 0, 0, -3, -3, 1),
+        trigger=4,
+        bet_frequency=0.1361,
+        average_edge=0.0891,
+        units_per_100_hands=1.213,
+    ),
+    Published(
+        "nine_over_seven",
+        _JACOBSON_SIDE_BETS,
+        "50:1",
+        house_edge=0.08103,
+        tags=(0, 1, 1, 1, 1, 1, -5, 1, -5, 1),
+        trigger=6,
+        bet_frequency=0.1433,
+        average_edge=0.1085,
+        units_per_100_hands=1.56,
+    ),
+    Published(
+        "bad_beat",
+        _JACOBSON_SIDE_BETS,
+        "50:1",
+        house_edge=0.08459,
+        tags=(0, 1, 1, 1, 1, 1, 1, -5, -5, 1),
+        trigger=6,
+        bet_frequency=0.1431,
+        average_edge=0.1054,
+        units_per_100_hands=1.51,
+    ),
+    Published(
+        "big_tiger",
+        "Eliot Jacobson, 'Card Counting the Big Tiger Baccarat Side Bet', "
+        "advancedadvantageplay.com, July 2024 (100 million 8-deck shoes, cut card at 14)",
+        "50:1",
+        house_edge=0.152533,
+        tags=(0, 0, -1, -1, -1, -2, 1, 2, 2, 0),
+        trigger=8,
+        bet_frequency=0.03536,
+        average_edge=0.07227,
+        units_per_100_hands=0.256,
+    ),
+    Published(
+        "dragon_bonus_player",
+        "Eliot Jacobson, 'Shoe-Shopping the Dragon Bonus Baccarat Side "
+        "Bet', 888casino.com blog (his Dragon Bonus count: cut card at 14, normal burn)",
+        "natural win 1:1, natural tie push, win by 9/8/7/6/5/4: 30/10/6/4/2/1",
+        house_edge=0.026517,
+        units_per_shoe=0.1231,
+        units_per_100_hands=0.1515,
+    ),
+    Published(
+        "dragon_bonus_player",
+        "Stephen How, 'Player Dragon Bonus Tracking Sheet', "
+        "discountgambling.net, October 2011 (running-count thresholds by hand, not a true "
+        "count; shoe rules of his casino)",
+        "natural win 1:1, natural tie push, win by 9/8/7/6/5/4: 30/10/6/4/2/1",
+        units_per_shoe=0.112,
+        bet_frequency=0.048,
+        conditions="8 decks (his casino's cut card and burn; not stated)",
+    ),
 )
 """The published count figures the atlas puts beside its own (bets absent from the book are skipped)."""
 PUBLISHED_RULES = {"decks": 8, "cut_card": 14, "burn": True, "hand_after_cut": True}
@@ -190,11 +241,13 @@ class AtlasConfig(Strict):
 
     rules: RulesConfig = RulesConfig()
     custom_bets: tuple[dict, ...] = Field(
-        (), description="the user's own bets: {name, source, title, rows: [{when: {...}, pays}]} each, "
-                        "as pb_gym.catalog.bet_from_dict reads them")
+        (),
+        description="the user's own bets: {name, source, title, rows: [{when: {...}, pays}]} each, "
+        "as pb_gym.catalog.bet_from_dict reads them",
+    )
     bets: Literal["all"] | tuple[str, ...] = Field(
-        "all", description="the bets studied: all (the whole catalog and the custom bets) or a list of "
-                           "names")
+        "all", description="the bets studied: all (the whole catalog and the custom bets) or a list of names"
+    )
     shoes: int = Field(10_000, ge=2, description="shoes dealt (one engine table each, first shoe only)")
     seed: int = Field(1, ge=0)
     chunk_shoes: int = Field(1_000, ge=1, description="shoes per chunk of the main deal")
@@ -208,8 +261,9 @@ class AtlasConfig(Strict):
     @classmethod
     def _separate_seeds(cls, training_seed: int, info: ValidationInfo) -> int:
         if training_seed == info.data.get("seed"):
-            raise ValueError(f"must differ from seed ({training_seed}): thresholds are chosen on a "
-                             "separate deal")
+            raise ValueError(
+                f"must differ from seed ({training_seed}): thresholds are chosen on a separate deal"
+            )
         return training_seed
 
     @field_validator("bets", "custom_bets", mode="before")
@@ -233,18 +287,21 @@ class AtlasConfig(Strict):
         rules_config = info.data.get("rules")
         if "custom_bets" not in info.data:
             return bets  # the custom bets are invalid: that is the error to report
-        available = available_bets(rules_config.to_rules() if rules_config else R.Rules(),
-                                   info.data["custom_bets"])
+        available = available_bets(
+            rules_config.to_rules() if rules_config else R.Rules(), info.data["custom_bets"]
+        )
         unknown = [b for b in bets if b not in available]
         if unknown:
-            raise ValueError(f"unknown bet(s) {', '.join(unknown)}; allowed: all, or any of "
-                             f"{', '.join(available)}")
+            raise ValueError(
+                f"unknown bet(s) {', '.join(unknown)}; allowed: all, or any of {', '.join(available)}"
+            )
         return bets
 
     def book(self) -> BetBook:
         """The bet book this config studies."""
-        return bet_book(self.rules.to_rules(), None if self.bets == "all" else tuple(self.bets),
-                        self.custom_bets)
+        return bet_book(
+            self.rules.to_rules(), None if self.bets == "all" else tuple(self.bets), self.custom_bets
+        )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -278,7 +335,7 @@ def eor_tags(eor: np.ndarray, largest: float, integer: bool = False) -> np.ndarr
 
 _TEN_GROUP = [R.RANKS.index(r) for r in TEN_VALUE_RANKS]
 _VALUE_WEIGHTS = np.array([1] * 9 + [len(TEN_VALUE_RANKS)])  # ranks per baccarat value A..9, 0
-_CHOICES = (np.arange(2 ** 10)[:, None] >> np.arange(10)[None, :]) & 1  # floor or ceiling, per value
+_CHOICES = (np.arange(2**10)[:, None] >> np.arange(10)[None, :]) & 1  # floor or ceiling, per value
 
 
 def balanced_integer_tags(tags: np.ndarray) -> np.ndarray:
@@ -330,9 +387,14 @@ def deal_hands(rules: R.Rules, book: BetBook, n_shoes: int, seed: int | np.rando
         engine.deal(rules, state, hand)
         if hand.shuffled[tables].any():
             raise AssertionError("a live table reshuffled: the first-shoe bookkeeping is wrong")
-        classes = R.hand_class(hand.player_total[tables], hand.banker_total[tables],
-                               hand.player_ncards[tables], hand.banker_ncards[tables],
-                               hand.player_pair[tables], hand.banker_pair[tables])
+        classes = R.hand_class(
+            hand.player_total[tables],
+            hand.banker_total[tables],
+            hand.player_ncards[tables],
+            hand.banker_ncards[tables],
+            hand.player_pair[tables],
+            hand.banker_pair[tables],
+        )
         yield tables, unseen, ev, book.pay[classes]
 
 
@@ -345,14 +407,19 @@ def training_deal(rules: R.Rules, book: BetBook, n_shoes: int, seed: int) -> dic
     return {"unseen": np.concatenate(unseen), "ev": np.concatenate(ev)}
 
 
-PER_SHOE = ("hands", "ev", "payoff", "positive", "gain", "realized", "count_bets", "count_ev",
-            "count_payoff")
+PER_SHOE = ("hands", "ev", "payoff", "positive", "gain", "realized", "count_bets", "count_ev", "count_payoff")
 """The chunk's sums, one row per shoe (the merge concatenates them in chunk order)."""
 
 
-def deal_chunk(chunk: scale.Chunk, rules: R.Rules, bets: tuple[str, ...], tags: np.ndarray,
-               thresholds: np.ndarray, count_bet: np.ndarray,
-               custom: tuple[dict, ...] = ()) -> dict[str, np.ndarray]:
+def deal_chunk(
+    chunk: scale.Chunk,
+    rules: R.Rules,
+    bets: tuple[str, ...],
+    tags: np.ndarray,
+    thresholds: np.ndarray,
+    count_bet: np.ndarray,
+    custom: tuple[dict, ...] = (),
+) -> dict[str, np.ndarray]:
     """The task of one chunk: deal its shoes and return per-shoe sums.
 
     Per shoe: ``hands``; per bet (columns of ``bets``) the sums of the exact EV and of the dealt payoff
@@ -395,8 +462,12 @@ def _scaled(entry: dict, factor: float) -> dict:
     """A :func:`ratio_ci` entry multiplied by ``factor`` (e.g. 100 for per 100 hands)."""
     if entry["estimate"] is None:
         return entry
-    return {**entry, "estimate": entry["estimate"] * factor, "se": entry["se"] * factor,
-            "ci95": [v * factor for v in entry["ci95"]]}
+    return {
+        **entry,
+        "estimate": entry["estimate"] * factor,
+        "se": entry["se"] * factor,
+        "ci95": [v * factor for v in entry["ci95"]],
+    }
 
 
 def bettor_figures(bets: np.ndarray, ev: np.ndarray, payoff: np.ndarray, hands: np.ndarray) -> dict:
@@ -424,8 +495,9 @@ def _inside(value: float, entry: dict) -> bool | None:
     return bool(lo <= value <= hi)
 
 
-def compare_published(published: Published, replay: dict | None, ours: dict, house_edge: float,
-                      comparable: bool) -> dict:
+def compare_published(
+    published: Published, replay: dict | None, ours: dict, house_edge: float, comparable: bool
+) -> dict:
     """One published figure set beside ours, with a verdict per figure.
 
     ``replay``: the published count replayed on our shoes (None when no tags are published); ``ours``:
@@ -440,33 +512,54 @@ def compare_published(published: Published, replay: dict | None, ours: dict, hou
         if value is None:
             continue
         entry = target[key]
-        row = {"published": value, "ours": entry["estimate"], "ci95": entry["ci95"],
-               "agrees": _inside(value, entry) if comparable else None}
+        row = {
+            "published": value,
+            "ours": entry["estimate"],
+            "ci95": entry["ci95"],
+            "agrees": _inside(value, entry) if comparable else None,
+        }
         if replay is None and key in ("bet_frequency", "average_edge"):
             row["agrees"] = None  # another count bets on other hands: only the gains compare
             row["note"] = "not comparable: the published count is not ours"
-        elif replay is None and comparable and not row["agrees"] and entry["estimate"] is not None \
-                and value < entry["ci95"][0]:
-            row["note"] = ("below ours: the published figure is of another count, and ours is "
-                           "fitted to the exact EVs")
+        elif (
+            replay is None
+            and comparable
+            and not row["agrees"]
+            and entry["estimate"] is not None
+            and value < entry["ci95"][0]
+        ):
+            row["note"] = (
+                "below ours: the published figure is of another count, and ours is fitted to the exact EVs"
+            )
         rows[key] = row
     edge = None
     if published.house_edge is not None:
-        edge = {"published": published.house_edge, "ours": house_edge,
-                "agrees": abs(house_edge - published.house_edge) < 5e-5 + 1e-3 * published.house_edge}
-    return {"source": published.source, "conditions": published.conditions, "pays": published.pays,
-            "compared_with": "the published count replayed on our shoes" if replay is not None
-            else "our EoR count (no tags published)",
-            "tags": None if published.tags is None else list(published.tags),
-            "trigger": published.trigger, "house_edge": edge, "figures": rows,
-            "judged": comparable}
+        edge = {
+            "published": published.house_edge,
+            "ours": house_edge,
+            "agrees": abs(house_edge - published.house_edge) < 5e-5 + 1e-3 * published.house_edge,
+        }
+    return {
+        "source": published.source,
+        "conditions": published.conditions,
+        "pays": published.pays,
+        "compared_with": "the published count replayed on our shoes"
+        if replay is not None
+        else "our EoR count (no tags published)",
+        "tags": None if published.tags is None else list(published.tags),
+        "trigger": published.trigger,
+        "house_edge": edge,
+        "figures": rows,
+        "judged": comparable,
+    }
 
 
 # --------------------------------------------------------------------------------------------------
 # The experiment
 # --------------------------------------------------------------------------------------------------
-def _fit_integer_count(eor: np.ndarray, training: dict, k: int, decks: int, largest: int
-                       ) -> tuple[np.ndarray, float, int, float]:
+def _fit_integer_count(
+    eor: np.ndarray, training: dict, k: int, decks: int, largest: int
+) -> tuple[np.ndarray, float, int, float]:
     """The integer count of one bet: for each scale m in 1..``largest``, the balanced whole-number tags
     nearest to the EoR scaled to largest |tag| m, and the best threshold on the training deal; the
     (m, threshold) with the most summed EV. Returns (tags, threshold, m, summed EV); threshold inf:
@@ -485,9 +578,14 @@ def _fit_integer_count(eor: np.ndarray, training: dict, k: int, decks: int, larg
     return best
 
 
-def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = None,
-        workers: int | None = None, progress: bool = False,
-        store: chunk_store.ChunkStore | None = None) -> dict:
+def run(
+    config: AtlasConfig,
+    backend: str = "serial",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: bool = False,
+    store: chunk_store.ChunkStore | None = None,
+) -> dict:
     """Run the atlas; the JSON-ready result (identical on every backend except ``timings``)."""
     rules = config.rules.to_rules()
     book = config.book()
@@ -496,14 +594,25 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
     timings: dict[str, float] = {}
     hands_per_shoe = (rules.n_cards - rules.cards_behind_cut) / 4.9
     scale.require_memory(
-        "the atlas's training deal (one piece)", config.training_shoes, config.training_shoes,
-        item="shoe", chunk_key="training_shoes", items_key="training_shoes",
-        working_per_item=engine.table_bytes(rules) + hands_per_shoe * 2 * (26 + 8 * k))
+        "the atlas's training deal (one piece)",
+        config.training_shoes,
+        config.training_shoes,
+        item="shoe",
+        chunk_key="training_shoes",
+        items_key="training_shoes",
+        working_per_item=engine.table_bytes(rules) + hands_per_shoe * 2 * (26 + 8 * k),
+    )
     scale.require_memory(
-        "the atlas", config.shoes, config.chunk_shoes, item="shoe", chunk_key="chunk_shoes",
-        items_key="shoes", working_per_item=engine.table_bytes(rules) + 8 * (1 + 4 * k + 3 * 3 * k),
+        "the atlas",
+        config.shoes,
+        config.chunk_shoes,
+        item="shoe",
+        chunk_key="chunk_shoes",
+        items_key="shoes",
+        working_per_item=engine.table_bytes(rules) + 8 * (1 + 4 * k + 3 * 3 * k),
         kept_per_item=8 * (1 + 4 * k + 3 * 3 * k),
-        parallel=1 if backend == "serial" else workers or os.cpu_count() or 1)
+        parallel=1 if backend == "serial" else workers or os.cpu_count() or 1,
+    )
 
     # 2. effects of removal, full-shoe EVs
     t0 = time.perf_counter()
@@ -515,8 +624,11 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
     # 3. counts: EoR tags and integer tags fitted on the training deal; published counts as given
     t0 = time.perf_counter()
     if progress:
-        print(f"atlas: training deal ({config.training_shoes:,} shoes, {k} bets) ...", file=sys.stderr,
-              flush=True)
+        print(
+            f"atlas: training deal ({config.training_shoes:,} shoes, {k} bets) ...",
+            file=sys.stderr,
+            flush=True,
+        )
     training = training_deal(rules, book, config.training_shoes, config.training_seed)
     timings["training_deal_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -529,16 +641,22 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
             threshold = best_threshold(tc, training["ev"][:, j])[0]
         counts.append({"kind": "eor", "bet": j, "tags": tags, "threshold": threshold})
     for j in range(k):
-        tags, threshold, m, _ = _fit_integer_count(eor[:, j], training, j, rules.decks,
-                                                   config.integer_max_tag)
-        counts.append({"kind": "integer", "bet": j, "tags": tags, "threshold": threshold,
-                       "largest_tag": m})
+        tags, threshold, m, _ = _fit_integer_count(
+            eor[:, j], training, j, rules.decks, config.integer_max_tag
+        )
+        counts.append({"kind": "integer", "bet": j, "tags": tags, "threshold": threshold, "largest_tag": m})
     published = [p for p in PUBLISHED if p.bet in names] if config.published else []
     for p in published:
         if p.tags is not None and p.trigger is not None:
-            counts.append({"kind": "published", "bet": names.index(p.bet),
-                           "tags": published_tags(p.tags), "threshold": float(p.trigger),
-                           "source": p.source})
+            counts.append(
+                {
+                    "kind": "published",
+                    "bet": names.index(p.bet),
+                    "tags": published_tags(p.tags),
+                    "threshold": float(p.trigger),
+                    "source": p.source,
+                }
+            )
     timings["count_fitting_s"] = time.perf_counter() - t0
     training_hands = int(training["ev"].shape[0])
     del training
@@ -549,8 +667,15 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
     thresholds = np.array([c["threshold"] for c in counts], dtype=np.float64)
     count_bet = np.array([c["bet"] for c in counts], dtype=np.int64)
     chunks = scale.plan(config.shoes, config.chunk_shoes, config.seed)
-    task = functools.partial(deal_chunk, rules=rules, bets=names, tags=tags, thresholds=thresholds,
-                             count_bet=count_bet, custom=config.custom_bets)
+    task = functools.partial(
+        deal_chunk,
+        rules=rules,
+        bets=names,
+        tags=tags,
+        thresholds=thresholds,
+        count_bet=count_bet,
+        custom=config.custom_bets,
+    )
     with scale.progress_printer("atlas: main deal", progress, len(chunks)) as printer:
         main = merge(scale.run(task, chunks, backend, scheduler, workers, printer, store=store))
     timings["main_deal_s"] = time.perf_counter() - t0
@@ -574,7 +699,8 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
             "cut_card_effect_significant": bool(cut["ci95"][0] > 0 or cut["ci95"][1] < 0),
             # the same at 95% for the whole catalog together (Bonferroni over the k bets)
             "cut_card_effect_significant_all_bets": bool(
-                cut["se"] is not None and abs(cut["estimate"]) > familywise_z * cut["se"]),
+                cut["se"] is not None and abs(cut["estimate"]) > familywise_z * cut["se"]
+            ),
             "realized_minus_predicted_per_hand": calibration,
             "eor": {rank: float(eor[r, j]) for r, rank in enumerate(R.RANKS)},
             "counts": {},
@@ -583,14 +709,19 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
         per_bet[name] = entry
     for c, count in enumerate(counts):
         name = names[count["bet"]]
-        figures: dict = {"tags": {rank: float(v) for rank, v in zip(R.RANKS, count["tags"], strict=True)},
-                         "balance": float(full @ count["tags"]),
-                         "threshold": None if math.isinf(count["threshold"]) else count["threshold"]}
+        figures: dict = {
+            "tags": {rank: float(v) for rank, v in zip(R.RANKS, count["tags"], strict=True)},
+            "balance": float(full @ count["tags"]),
+            "threshold": None if math.isinf(count["threshold"]) else count["threshold"],
+        }
         if not np.any(count["tags"]):
-            figures["note"] = ("no linear count: every effect of removal is zero (e.g. the pair bets: "
-                               "all ranks are equally common in a full shoe)")
-        figures.update(bettor_figures(main["count_bets"][:, c], main["count_ev"][:, c],
-                                      main["count_payoff"][:, c], n))
+            figures["note"] = (
+                "no linear count: every effect of removal is zero (e.g. the pair bets: "
+                "all ranks are equally common in a full shoe)"
+            )
+        figures.update(
+            bettor_figures(main["count_bets"][:, c], main["count_ev"][:, c], main["count_payoff"][:, c], n)
+        )
         perfect = per_bet[name]["perfect_information"]["units_per_100_hands"]["estimate"]
         mine = figures["units_per_100_hands"]["estimate"]
         figures["share_of_perfect_information_gain"] = (mine / perfect) if perfect else None
@@ -603,16 +734,22 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
             per_bet[name]["counts"][count["kind"]] = figures
     for p in published:
         entry = per_bet[p.bet]
-        replay = next((f for f in entry["counts"].get("published", []) if f["source"] == p.source),
-                      None) if p.tags is not None else None
-        entry["published"].append(compare_published(p, replay, entry["counts"]["eor"],
-                                                     entry["house_edge"], comparable))
+        replay = (
+            next((f for f in entry["counts"].get("published", []) if f["source"] == p.source), None)
+            if p.tags is not None
+            else None
+        )
+        entry["published"].append(
+            compare_published(p, replay, entry["counts"]["eor"], entry["house_edge"], comparable)
+        )
 
     def rank_key(bet: str) -> tuple[float, float, int]:
         # rounded to 12 significant digits: bets with equal gains (the two pair bets) tie exactly,
         # whatever their last bits, and keep the book's order
-        gains = (per_bet[bet]["counts"]["eor"]["units_per_100_hands"]["estimate"] or 0.0,
-                 per_bet[bet]["perfect_information"]["units_per_100_hands"]["estimate"] or 0.0)
+        gains = (
+            per_bet[bet]["counts"]["eor"]["units_per_100_hands"]["estimate"] or 0.0,
+            per_bet[bet]["perfect_information"]["units_per_100_hands"]["estimate"] or 0.0,
+        )
         return (-float(f"{gains[0]:.12g}"), -float(f"{gains[1]:.12g}"), names.index(bet))
 
     ranking = sorted(names, key=rank_key)
@@ -626,8 +763,7 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
         "seed": config.seed,
         "chunk_shoes": config.chunk_shoes,
         "chunks": len(chunks),
-        "training": {"seed": config.training_seed, "shoes": config.training_shoes,
-                     "hands": training_hands},
+        "training": {"seed": config.training_seed, "shoes": config.training_shoes, "hands": training_hands},
         "published_conditions_met": comparable,
         "exchangeability_max_error": exchangeability,
         "ranking": ranking,
@@ -640,7 +776,9 @@ def run(config: AtlasConfig, backend: str = "serial", scheduler: str | None = No
 # 6. Report: ranked table (Markdown, CSV), text, plot
 # --------------------------------------------------------------------------------------------------
 TABLE_COLUMNS = (
-    ("rank", "rank"), ("bet", "bet"), ("house_edge_pct", "house edge %"),
+    ("rank", "rank"),
+    ("bet", "bet"),
+    ("house_edge_pct", "house edge %"),
     ("hands_ev_positive_pct", "hands EV>0 %"),
     ("perfect_units_per_100_hands", "perfect info: units/100 hands"),
     ("perfect_units_per_shoe", "perfect info: units/shoe"),
@@ -660,8 +798,7 @@ def table_rows(result: dict) -> list[dict]:
     rows = []
     for rank, name in enumerate(result["ranking"], 1):
         b = result["bets"][name]
-        perfect, eor_count, integer = (b["perfect_information"], b["counts"]["eor"],
-                                       b["counts"]["integer"])
+        perfect, eor_count, integer = (b["perfect_information"], b["counts"]["eor"], b["counts"]["integer"])
 
         def pair(entry: dict, factor: float = 1.0) -> tuple:
             if entry["estimate"] is None:
@@ -670,17 +807,20 @@ def table_rows(result: dict) -> list[dict]:
 
         row: dict = {"rank": rank, "bet": name, "house_edge_pct": 100 * b["house_edge"]}
         for key, entry, factor in (
-                ("hands_ev_positive_pct", b["share_positive"], 100.0),
-                ("perfect_units_per_100_hands", perfect["units_per_100_hands"], 1.0),
-                ("perfect_units_per_shoe", perfect["units_per_shoe"], 1.0),
-                ("eor_count_units_per_100_hands", eor_count["units_per_100_hands"], 1.0),
-                ("eor_count_bet_frequency_pct", eor_count["bet_frequency"], 100.0),
-                ("eor_count_average_edge_pct", eor_count["average_edge"], 100.0),
-                ("integer_count_units_per_100_hands", integer["units_per_100_hands"], 1.0),
-                ("cut_card_effect_pct", b["cut_card_effect"], 100.0)):
+            ("hands_ev_positive_pct", b["share_positive"], 100.0),
+            ("perfect_units_per_100_hands", perfect["units_per_100_hands"], 1.0),
+            ("perfect_units_per_shoe", perfect["units_per_shoe"], 1.0),
+            ("eor_count_units_per_100_hands", eor_count["units_per_100_hands"], 1.0),
+            ("eor_count_bet_frequency_pct", eor_count["bet_frequency"], 100.0),
+            ("eor_count_average_edge_pct", eor_count["average_edge"], 100.0),
+            ("integer_count_units_per_100_hands", integer["units_per_100_hands"], 1.0),
+            ("cut_card_effect_pct", b["cut_card_effect"], 100.0),
+        ):
             row[key], row[f"{key}_ci95"] = pair(entry, factor)
-        for key, count in (("eor_count_share_of_perfect_pct", eor_count),
-                           ("integer_count_share_of_perfect_pct", integer)):
+        for key, count in (
+            ("eor_count_share_of_perfect_pct", eor_count),
+            ("integer_count_share_of_perfect_pct", integer),
+        ):
             share = count["share_of_perfect_information_gain"]
             row[key] = None if share is None else 100 * share
         rows.append(row)
@@ -726,20 +866,21 @@ def to_markdown(result: dict) -> str:
     headers = [h for _, h in TABLE_COLUMNS]
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for row in rows:
-        cells = [str(row["rank"]), f"`{row['bet']}`", _cell(row["house_edge_pct"], digits=4,
-                                                             signed=False),
-                 _cell(row["hands_ev_positive_pct"], digits=2, signed=False),
-                 _cell(row["perfect_units_per_100_hands"], row["perfect_units_per_100_hands_ci95"],
-                       digits=3),
-                 _cell(row["perfect_units_per_shoe"], digits=3),
-                 _cell(row["eor_count_units_per_100_hands"],
-                       row["eor_count_units_per_100_hands_ci95"], digits=3),
-                 _cell(row["eor_count_share_of_perfect_pct"], digits=0, signed=False),
-                 _cell(row["eor_count_bet_frequency_pct"], digits=2, signed=False),
-                 _cell(row["eor_count_average_edge_pct"], digits=2),
-                 _cell(row["integer_count_units_per_100_hands"], digits=3),
-                 _cell(row["integer_count_share_of_perfect_pct"], digits=0, signed=False),
-                 _cell(row["cut_card_effect_pct"], row["cut_card_effect_pct_ci95"], digits=4)]
+        cells = [
+            str(row["rank"]),
+            f"`{row['bet']}`",
+            _cell(row["house_edge_pct"], digits=4, signed=False),
+            _cell(row["hands_ev_positive_pct"], digits=2, signed=False),
+            _cell(row["perfect_units_per_100_hands"], row["perfect_units_per_100_hands_ci95"], digits=3),
+            _cell(row["perfect_units_per_shoe"], digits=3),
+            _cell(row["eor_count_units_per_100_hands"], row["eor_count_units_per_100_hands_ci95"], digits=3),
+            _cell(row["eor_count_share_of_perfect_pct"], digits=0, signed=False),
+            _cell(row["eor_count_bet_frequency_pct"], digits=2, signed=False),
+            _cell(row["eor_count_average_edge_pct"], digits=2),
+            _cell(row["integer_count_units_per_100_hands"], digits=3),
+            _cell(row["integer_count_share_of_perfect_pct"], digits=0, signed=False),
+            _cell(row["cut_card_effect_pct"], row["cut_card_effect_pct_ci95"], digits=4),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -748,71 +889,103 @@ def counts_markdown(result: dict) -> str:
     """The integer counts a player can use, in rank order: tags for A, 2, ..., 9 and the ten-value
     cards, the true count to bet at (running count / decks unseen), and what the count earns."""
     values = [*R.RANKS[:9], "T"]
-    lines = ["| bet | " + " | ".join(values) + " | bet at true count >= | hands bet | units/100 hands |",
-             "|---|" + "---|" * (len(values) + 3)]
+    lines = [
+        "| bet | " + " | ".join(values) + " | bet at true count >= | hands bet | units/100 hands |",
+        "|---|" + "---|" * (len(values) + 3),
+    ]
     for name in result["ranking"]:
         count = result["bets"][name]["counts"]["integer"]
         if count["threshold"] is None:
             continue
         tags = [count["tags"][rank] for rank in R.RANKS[:10]]
-        lines.append(f"| `{name}` | " + " | ".join(f"{t:+.0f}" if t else "0" for t in tags)
-                     + f" | {count['threshold']:.2f} | {100 * count['bet_frequency']['estimate']:.2f}% | "
-                     f"{count['units_per_100_hands']['estimate']:+.3f} |")
+        lines.append(
+            f"| `{name}` | "
+            + " | ".join(f"{t:+.0f}" if t else "0" for t in tags)
+            + f" | {count['threshold']:.2f} | {100 * count['bet_frequency']['estimate']:.2f}% | "
+            f"{count['units_per_100_hands']['estimate']:+.3f} |"
+        )
     return "\n".join(lines)
 
 
 def published_markdown(result: dict) -> str:
     """The published figures beside ours (Markdown), one row per figure."""
-    lines = ["| bet | source | figure | published | ours [95% CI] | compared with | agrees |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| bet | source | figure | published | ours [95% CI] | compared with | agrees |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name in result["ranking"]:
         for p in result["bets"][name]["published"]:
-            source = p["source"].split(",")[0] + ", " + p["source"].split("'")[1] \
-                if "'" in p["source"] else p["source"]
+            source = (
+                p["source"].split(",")[0] + ", " + p["source"].split("'")[1]
+                if "'" in p["source"]
+                else p["source"]
+            )
             if p["house_edge"] is not None:
                 h = p["house_edge"]
-                lines.append(f"| `{name}` | {source} | house edge % | {100 * h['published']:.3f} | "
-                             f"{100 * h['ours']:.4f} (exact) | full shoe | "
-                             f"{'yes' if h['agrees'] else 'NO'} |")
+                lines.append(
+                    f"| `{name}` | {source} | house edge % | {100 * h['published']:.3f} | "
+                    f"{100 * h['ours']:.4f} (exact) | full shoe | "
+                    f"{'yes' if h['agrees'] else 'NO'} |"
+                )
             for key, f in p["figures"].items():
                 pct = key in ("bet_frequency", "average_edge")
                 factor = 100.0 if pct else 1.0
-                ours = "n/a" if f["ours"] is None else (
-                    f"{factor * f['ours']:.3f} [{factor * f['ci95'][0]:.3f}, "
-                    f"{factor * f['ci95'][1]:.3f}]")
-                verdict = (f.get("note") or "not judged (other rules)" if f["agrees"] is None
-                           else "yes" if f["agrees"] else "no" + (f" ({f['note']})" if f.get("note")
-                                                                   else ""))
+                ours = (
+                    "n/a"
+                    if f["ours"] is None
+                    else (
+                        f"{factor * f['ours']:.3f} [{factor * f['ci95'][0]:.3f}, {factor * f['ci95'][1]:.3f}]"
+                    )
+                )
+                verdict = (
+                    f.get("note") or "not judged (other rules)"
+                    if f["agrees"] is None
+                    else "yes"
+                    if f["agrees"]
+                    else "no" + (f" ({f['note']})" if f.get("note") else "")
+                )
                 label = key.replace("_", " ") + (" %" if pct else "")
-                lines.append(f"| `{name}` | {source} | {label} | {factor * f['published']:.3f} | "
-                             f"{ours} | {p['compared_with']} | {verdict} |")
+                lines.append(
+                    f"| `{name}` | {source} | {label} | {factor * f['published']:.3f} | "
+                    f"{ours} | {p['compared_with']} | {verdict} |"
+                )
     return "\n".join(lines) if len(lines) > 2 else ""
 
 
 def report(result: dict) -> str:
     """The human-readable report."""
     r = result["rules"]
-    lines = [f"Counting atlas: {len(result['ranking'])} bets, {result['shoes']:,} shoes, "
-             f"{result['hands']:,} hands ({result['hands_per_shoe']:.2f} per shoe); {r['decks']} decks, "
-             f"burn {r['burn']}, cut card {r['cut_card']}; thresholds fitted on a separate deal of "
-             f"{result['training']['shoes']:,} shoes",
-             f"time: main deal {result['timings']['main_deal_s']:.1f} s, total "
-             f"{result['timings']['total_s']:.1f} s; exchangeability check max error "
-             f"{result['exchangeability_max_error']:.1e}", "",
-             "Ranked by the EoR count's gain (units per 100 hands dealt, one unit per bet; "
-             "[95% CI over shoes]):", "", to_markdown(result)]
+    lines = [
+        f"Counting atlas: {len(result['ranking'])} bets, {result['shoes']:,} shoes, "
+        f"{result['hands']:,} hands ({result['hands_per_shoe']:.2f} per shoe); {r['decks']} decks, "
+        f"burn {r['burn']}, cut card {r['cut_card']}; thresholds fitted on a separate deal of "
+        f"{result['training']['shoes']:,} shoes",
+        f"time: main deal {result['timings']['main_deal_s']:.1f} s, total "
+        f"{result['timings']['total_s']:.1f} s; exchangeability check max error "
+        f"{result['exchangeability_max_error']:.1e}",
+        "",
+        "Ranked by the EoR count's gain (units per 100 hands dealt, one unit per bet; [95% CI over shoes]):",
+        "",
+        to_markdown(result),
+    ]
     published = published_markdown(result)
     if published:
         lines += ["", "Published count figures beside ours:", "", published]
-    lines += ["", "The integer counts (balanced; tags of the cards seen, summed, per deck unseen):", "",
-              counts_markdown(result)]
+    lines += [
+        "",
+        "The integer counts (balanced; tags of the cards seen, summed, per deck unseen):",
+        "",
+        counts_markdown(result),
+    ]
     significant = [n for n in result["ranking"] if result["bets"][n]["cut_card_effect_significant"]]
-    together = [n for n in result["ranking"]
-                if result["bets"][n]["cut_card_effect_significant_all_bets"]]
-    lines += ["", "Cut-card effect (average exact EV per hand dealt minus the full-shoe EV): significant "
-              f"at 95% bet by bet for {', '.join(significant) if significant else 'none'} "
-              f"({len(significant)} of {len(result['ranking'])}); at 95% for all bets together "
-              f"(Bonferroni): {', '.join(together) if together else 'none'}"]
+    together = [n for n in result["ranking"] if result["bets"][n]["cut_card_effect_significant_all_bets"]]
+    lines += [
+        "",
+        "Cut-card effect (average exact EV per hand dealt minus the full-shoe EV): significant "
+        f"at 95% bet by bet for {', '.join(significant) if significant else 'none'} "
+        f"({len(significant)} of {len(result['ranking'])}); at 95% for all bets together "
+        f"(Bonferroni): {', '.join(together) if together else 'none'}",
+    ]
     return "\n".join(lines)
 
 
@@ -836,23 +1009,44 @@ def plot(result: dict, path: Path) -> None:
         return np.array(est), np.array([lo, hi])
 
     perfect, _ = figures(lambda b: b["perfect_information"])
-    ax.barh(y, np.where(perfect > floor, perfect, 0), height=0.85, left=0, color="#c6dbef",
-            label="perfect information (the bound)")
-    series = (("EoR count (tags from the effects of removal)", lambda b: b["counts"]["eor"],
-               "#2171b5", -0.18),
-              ("balanced integer count", lambda b: b["counts"]["integer"], "#fd8d3c", 0.18))
+    ax.barh(
+        y,
+        np.where(perfect > floor, perfect, 0),
+        height=0.85,
+        left=0,
+        color="#c6dbef",
+        label="perfect information (the bound)",
+    )
+    series = (
+        ("EoR count (tags from the effects of removal)", lambda b: b["counts"]["eor"], "#2171b5", -0.18),
+        ("balanced integer count", lambda b: b["counts"]["integer"], "#fd8d3c", 0.18),
+    )
     for label, get, color, offset in series:
         value, err = figures(get)
         shown = value > floor
-        ax.barh(y[shown] + offset, value[shown], height=0.32, color=color, label=label,
-                xerr=err[:, shown], error_kw={"elinewidth": 0.6, "capsize": 1.5})
+        ax.barh(
+            y[shown] + offset,
+            value[shown],
+            height=0.32,
+            color=color,
+            label=label,
+            xerr=err[:, shown],
+            error_kw={"elinewidth": 0.6, "capsize": 1.5},
+        )
     first = True
     for i, n in enumerate(names):
         for p in result["bets"][n]["published"]:
             figure = p["figures"].get("units_per_100_hands")
             if figure is not None:
-                ax.plot(figure["published"], i, marker="x", color="black", markersize=6,
-                        linestyle="none", label="published count" if first else None)
+                ax.plot(
+                    figure["published"],
+                    i,
+                    marker="x",
+                    color="black",
+                    markersize=6,
+                    linestyle="none",
+                    label="published count" if first else None,
+                )
                 first = False
     ax.set_yticks(y, names, fontsize=7)
     ax.set_ylim(len(names) - 0.5, -0.5)
@@ -862,8 +1056,11 @@ def plot(result: dict, path: Path) -> None:
     ax.grid(axis="x", which="both", alpha=0.25)
     ax.legend(fontsize=8, loc="lower right")
     r = result["rules"]
-    ax.set_title(f"The counting atlas: {len(names)} bets, {r['decks']} decks, cut card {r['cut_card']}, "
-                 f"{result['shoes']:,} shoes", fontsize=10)
+    ax.set_title(
+        f"The counting atlas: {len(names)} bets, {r['decks']} decks, cut card {r['cut_card']}, "
+        f"{result['shoes']:,} shoes",
+        fontsize=10,
+    )
     plotting.save(fig, path)
 
 
@@ -877,16 +1074,27 @@ def write_outputs(result: dict, folder: Path) -> list[Path]:
     (folder / "atlas.csv").write_text(to_csv(result))
     (folder / "atlas.md").write_text(
         "## Ranked by the EoR count's gain (units per 100 hands dealt; 95% CIs over shoes)\n\n"
-        + to_markdown(result) + "\n\n## Published count figures beside ours\n\n"
-        + published_markdown(result) + "\n\n## The integer counts\n\n" + counts_markdown(result) + "\n")
+        + to_markdown(result)
+        + "\n\n## Published count figures beside ours\n\n"
+        + published_markdown(result)
+        + "\n\n## The integer counts\n\n"
+        + counts_markdown(result)
+        + "\n"
+    )
     (folder / "atlas.txt").write_text(report(result) + "\n")
     plot(result, folder / "atlas.png")
     return [folder / n for n in OUTPUT_NAMES]
 
 
-def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
-         scheduler: str | None = None, workers: int | None = None,
-         resume: bool | None = None) -> dict:
+def main(
+    config_path: str,
+    out: str | None = None,
+    as_json: bool = False,
+    backend: str = "serial",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    resume: bool | None = None,
+) -> dict:
     """Load and validate the config, run, print the report (unless ``as_json``), write ``out``.
 
     ``backend`` (``serial``, ``processes``, ``dask``), ``scheduler`` and ``workers`` choose where the
@@ -895,16 +1103,48 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     interrupted run are kept in ``out/.partial`` for a rerun to resume (``resume=False`` discards
     them): see :func:`experiments.study.main`.
     """
-    return study.main("atlas", config_path, AtlasConfig, OUTPUT_NAMES, run, write_outputs, report,
-                      out=out, as_json=as_json, backend=backend, scheduler=scheduler, workers=workers,
-                      resume=resume)
+    return study.main(
+        "atlas",
+        config_path,
+        AtlasConfig,
+        OUTPUT_NAMES,
+        run,
+        write_outputs,
+        report,
+        out=out,
+        as_json=as_json,
+        backend=backend,
+        scheduler=scheduler,
+        workers=workers,
+        resume=resume,
+    )
 
 
-__all__ = ["AtlasConfig", "BetBook", "ConfigError", "PUBLISHED", "Published", "bet_book", "counts_markdown",
-           "available_bets", "effects_of_removal", "eor_tags", "true_counts", "deal_hands",
-           "deal_chunk", "merge", "bettor_figures", "compare_published", "run", "main", "report",
-           "to_csv", "to_markdown", "plot", "write_outputs"]
+__all__ = [
+    "AtlasConfig",
+    "BetBook",
+    "ConfigError",
+    "PUBLISHED",
+    "Published",
+    "bet_book",
+    "counts_markdown",
+    "available_bets",
+    "effects_of_removal",
+    "eor_tags",
+    "true_counts",
+    "deal_hands",
+    "deal_chunk",
+    "merge",
+    "bettor_figures",
+    "compare_published",
+    "run",
+    "main",
+    "report",
+    "to_csv",
+    "to_markdown",
+    "plot",
+    "write_outputs",
+]
 
 if __name__ == "__main__":  # python -m pb_gym.experiments.atlas CONFIG [OUT]
-    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None,
-         as_json=bool(os.environ.get("PB_GYM_JSON")))
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None, as_json=bool(os.environ.get("PB_GYM_JSON")))

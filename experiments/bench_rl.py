@@ -32,8 +32,9 @@ import numpy as np
 
 from pb_gym import bench
 
-HYPERPARAMETERS = dict(n_steps=128, batch_size=256, n_epochs=4, learning_rate=3e-4,
-                       policy_kwargs={"net_arch": [64, 64]})
+HYPERPARAMETERS = dict(
+    n_steps=128, batch_size=256, n_epochs=4, learning_rate=3e-4, policy_kwargs={"net_arch": [64, 64]}
+)
 N_ENVS = 8
 SETUPS = ("cartpole", "make_vec_env", "adapter", "ceiling")
 
@@ -98,8 +99,10 @@ def _learn_rate(model, timesteps: int) -> float:
 def _condition(chunk: int, rounds: int, seed: int = 0) -> dict:
     rollout = N_ENVS * HYPERPARAMETERS["n_steps"]
     if chunk <= 0 or chunk % rollout:  # learn() runs whole rollouts: a rate needs the steps it ran
-        raise ValueError(f"chunk={chunk} is not allowed; allowed: a positive multiple of {rollout} "
-                         "(one rollout of every env)")
+        raise ValueError(
+            f"chunk={chunk} is not allowed; allowed: a positive multiple of {rollout} "
+            "(one rollout of every env)"
+        )
     models = {setup: _model(setup) for setup in SETUPS}
     rates: dict[str, list[float]] = {setup: [] for setup in SETUPS}
     order = list(SETUPS)
@@ -126,8 +129,13 @@ def run(quick: bool = False, load: bool = False) -> dict:
     """PPO steps per second on each set-up, idle and (``load``) beside one busy process per core."""
     chunk = N_ENVS * HYPERPARAMETERS["n_steps"] * 4
     rounds = 3 if quick else 11
-    figures = {"chunk_timesteps": chunk, "rounds": rounds, "n_envs": N_ENVS,
-               "hyperparameters": HYPERPARAMETERS, **_condition(chunk, rounds)}
+    figures = {
+        "chunk_timesteps": chunk,
+        "rounds": rounds,
+        "n_envs": N_ENVS,
+        "hyperparameters": HYPERPARAMETERS,
+        **_condition(chunk, rounds),
+    }
     if load:
         with bench.busy_cores() as count:
             figures["busy"] = {"busy_processes": count, **_condition(chunk, rounds)}
@@ -137,19 +145,26 @@ def run(quick: bool = False, load: bool = False) -> dict:
 def print_figures(figures: dict) -> None:
     """The figures of :func:`run`, idle and busy side by side."""
     conditions = [("idle", figures)] + ([("busy", figures["busy"])] if "busy" in figures else [])
-    print(f"\nSB3 PPO (MlpPolicy {figures['hyperparameters']['policy_kwargs']['net_arch']}, "
-          f"{figures['n_envs']} envs; {figures['rounds']} rounds of {figures['chunk_timesteps']:,} "
-          "timesteps per set-up, in turn; best steps/s of learn(), median ratio within a round)")
+    print(
+        f"\nSB3 PPO (MlpPolicy {figures['hyperparameters']['policy_kwargs']['net_arch']}, "
+        f"{figures['n_envs']} envs; {figures['rounds']} rounds of {figures['chunk_timesteps']:,} "
+        "timesteps per set-up, in turn; best steps/s of learn(), median ratio within a round)"
+    )
     print(f"{'':<56}" + "".join(f"{name:>14}" for name, _ in conditions))
-    labels = {"cartpole": "CartPole-v1, make_vec_env",
-              "make_vec_env": "PuntoBanco-v0, make_vec_env (8 single envs)",
-              "adapter": "PuntoBanco-v0, PuntoBancoSB3VecEnv (8 tables)",
-              "ceiling": "do-nothing env with PuntoBanco-v0's spaces"}
+    labels = {
+        "cartpole": "CartPole-v1, make_vec_env",
+        "make_vec_env": "PuntoBanco-v0, make_vec_env (8 single envs)",
+        "adapter": "PuntoBanco-v0, PuntoBancoSB3VecEnv (8 tables)",
+        "ceiling": "do-nothing env with PuntoBanco-v0's spaces",
+    }
     for setup, label in labels.items():
         print(f"{label:<56}" + "".join(f"{f['ppo_steps_per_s'][setup]:>14,.0f}" for _, f in conditions))
         if setup != "cartpole":
-            print(f"{'  / CartPole':<56}" + "".join(f"{f['vs_cartpole'][setup]:>13.2f}x"
-                                                   for _, f in conditions))
+            print(
+                f"{'  / CartPole':<56}" + "".join(f"{f['vs_cartpole'][setup]:>13.2f}x" for _, f in conditions)
+            )
         if setup in ("make_vec_env", "adapter"):
-            print(f"{'  / the do-nothing env (the env cost left)':<56}"
-                  + "".join(f"{f['vs_ceiling'][setup]:>13.2f}x" for _, f in conditions))
+            print(
+                f"{'  / the do-nothing env (the env cost left)':<56}"
+                + "".join(f"{f['vs_ceiling'][setup]:>13.2f}x" for _, f in conditions)
+            )

@@ -93,17 +93,23 @@ def check_private(path: Path, what: str, folder: bool = False) -> os.stat_result
     """``path``'s lstat after checking that only this user can change it, else :class:`ResumeError`."""
     info = os.lstat(path)
     if stat.S_ISLNK(info.st_mode):
-        raise ResumeError(f"{what} {path} is a symbolic link; resume state is only read from a real "
-                          "folder of this user's (remove it, or pass --no-resume or another --out)")
+        raise ResumeError(
+            f"{what} {path} is a symbolic link; resume state is only read from a real "
+            "folder of this user's (remove it, or pass --no-resume or another --out)"
+        )
     if folder and not stat.S_ISDIR(info.st_mode) or not folder and not stat.S_ISREG(info.st_mode):
         raise ResumeError(f"{what} {path} is not a {'folder' if folder else 'regular file'}")
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        raise ResumeError(f"{what} {path} belongs to another user (uid {info.st_uid}); a resume only "
-                          "trusts state this user wrote (remove it, or pass --no-resume or another --out)")
+        raise ResumeError(
+            f"{what} {path} belongs to another user (uid {info.st_uid}); a resume only "
+            "trusts state this user wrote (remove it, or pass --no-resume or another --out)"
+        )
     if info.st_mode & 0o022:
-        raise ResumeError(f"{what} {path} can be written by other users (mode "
-                          f"{stat.S_IMODE(info.st_mode):o}); a resume refuses state others could have "
-                          f"changed (chmod go-w it if you trust it, or pass --no-resume or another --out)")
+        raise ResumeError(
+            f"{what} {path} can be written by other users (mode "
+            f"{stat.S_IMODE(info.st_mode):o}); a resume refuses state others could have "
+            f"changed (chmod go-w it if you trust it, or pass --no-resume or another --out)"
+        )
     return info
 
 
@@ -118,8 +124,7 @@ def sealing_key() -> bytes:
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
-            handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
-                             0o600)
+            handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         except FileExistsError:
             pass
         else:
@@ -129,14 +134,20 @@ def sealing_key() -> bytes:
                 os.fsync(file.fileno())
         info = check_private(path, "the resume key")
         if info.st_mode & 0o044:
-            raise ResumeError(f"the resume key {path} can be read by other users (mode "
-                              f"{stat.S_IMODE(info.st_mode):o}); chmod 600 it or remove it")
+            raise ResumeError(
+                f"the resume key {path} can be read by other users (mode "
+                f"{stat.S_IMODE(info.st_mode):o}); chmod 600 it or remove it"
+            )
         key = path.read_bytes()
         if len(key) < 16:
             raise ResumeError(f"the resume key {path} is damaged ({len(key)} bytes); remove it")
     except OSError as error:
-        print(f"warning: cannot keep the resume key {path} ({error}); this run's finished chunks "
-              "will not be resumable by a later run", file=sys.stderr, flush=True)
+        print(
+            f"warning: cannot keep the resume key {path} ({error}); this run's finished chunks "
+            "will not be resumable by a later run",
+            file=sys.stderr,
+            flush=True,
+        )
         key = secrets.token_bytes(32)
     _KEYS[str(path)] = key
     return key
@@ -155,7 +166,7 @@ def unseal(path: Path, limit: int = MAX_DECOMPRESSED) -> bytes:
         data = file.read(limit + len(SEAL) + 33)
     if len(data) > limit + len(SEAL) + 32:
         raise Refused(f"larger than {limit:,} bytes")
-    head, mac, payload = data[:len(SEAL)], data[len(SEAL):len(SEAL) + 32], data[len(SEAL) + 32:]
+    head, mac, payload = data[: len(SEAL)], data[len(SEAL) : len(SEAL) + 32], data[len(SEAL) + 32 :]
     if head != SEAL or not hmac.compare_digest(mac, hmac.digest(sealing_key(), payload, "sha256")):
         raise Refused("not sealed by this user's pb-gym (written elsewhere, by another version, or changed)")
     return payload
@@ -191,11 +202,13 @@ def encode(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         if value.dtype.hasobject:
             raise TypeError("a chunk result holds an object array; only numeric arrays can be stored")
-        return {"$array": value.dtype.str, "shape": list(value.shape),
-                "data": base64.b64encode(np.ascontiguousarray(value).tobytes()).decode("ascii")}
+        return {
+            "$array": value.dtype.str,
+            "shape": list(value.shape),
+            "data": base64.b64encode(np.ascontiguousarray(value).tobytes()).decode("ascii"),
+        }
     if isinstance(value, np.generic):  # before float: np.float64 is a float
-        return {"$scalar": value.dtype.str,
-                "data": base64.b64encode(value.tobytes()).decode("ascii")}
+        return {"$scalar": value.dtype.str, "data": base64.b64encode(value.tobytes()).decode("ascii")}
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
@@ -209,7 +222,7 @@ def encode(value: Any) -> Any:
     raise TypeError(f"a chunk result holds a {type(value).__name__}, which cannot be stored")
 
 
-def decode(value: Any, depth: int = 0) -> Any:
+def decode(value: Any, depth: int = 0) -> Any:  # noqa: C901
     """The inverse of :func:`encode`; raises ValueError for anything :func:`encode` does not write
     (a wrong structure, a non-numeric dtype, data of the wrong length, nesting past :data:`MAX_DEPTH`)."""
     if depth > MAX_DEPTH:
@@ -230,7 +243,8 @@ def decode(value: Any, depth: int = 0) -> Any:
         dtype = np.dtype(code)
         shape = value["shape"] if array else []
         if not isinstance(shape, list) or not all(
-                isinstance(n, int) and not isinstance(n, bool) and 0 <= n for n in shape):
+            isinstance(n, int) and not isinstance(n, bool) and 0 <= n for n in shape
+        ):
             raise ValueError(f"an array of shape {shape!r}")
         raw = base64.b64decode(data, validate=True)
         count = int(np.prod(shape, dtype=object)) if array else 1
@@ -273,8 +287,11 @@ def _write_atomically(path: Path, data: bytes) -> None:
 def _differences(stored: Any, current: Any, path: str = "") -> list[str]:
     """The key paths where two identities differ (``config.seed``, ``chunk_size``, ...)."""
     if isinstance(stored, dict) and isinstance(current, dict):
-        return [d for key in sorted(set(stored) | set(current), key=str)
-                for d in _differences(stored.get(key), current.get(key), f"{path}{key}.")]
+        return [
+            d
+            for key in sorted(set(stored) | set(current), key=str)
+            for d in _differences(stored.get(key), current.get(key), f"{path}{key}.")
+        ]
     return [] if stored == current else [path.rstrip(".") or "(everything)"]
 
 
@@ -295,8 +312,9 @@ class ChunkStore:
     def __init__(self, directory: str | Path, identity: dict, resume: bool | None = None) -> None:
         self.directory = Path(directory)
         self.identity = json.loads(json.dumps({"format": FORMAT, **identity}, sort_keys=True))
-        self.key = hashlib.sha256(json.dumps(self.identity, sort_keys=True,
-                                             separators=(",", ":")).encode()).hexdigest()
+        self.key = hashlib.sha256(
+            json.dumps(self.identity, sort_keys=True, separators=(",", ":")).encode()
+        ).hexdigest()
         present = os.path.lexists(self.directory)
         if resume is False and present:
             if self.directory.is_symlink() or not self.directory.is_dir():
@@ -316,19 +334,24 @@ class ChunkStore:
             except Refused as error:
                 stored = {"problem": str(error)}
             if stored.get("key") != self.key:
-                differ = (_differences(stored.get("identity"), self.identity)
-                          if isinstance(stored.get("identity"), dict) else [])
+                differ = (
+                    _differences(stored.get("identity"), self.identity)
+                    if isinstance(stored.get("identity"), dict)
+                    else []
+                )
                 problem = f"an unusable run.json: {stored['problem']}" if "problem" in stored else ""
                 raise ResumeError(
                     f"{self.directory} holds {self._held()} of another run (it differs in "
                     f"{', '.join(differ[:6]) or problem or 'an unreadable run.json'}; run key "
                     f"{str(stored.get('key'))[:12]}, this run {self.key[:12]}): they will not be mixed "
                     "with this run's. Rerun with the config they belong to to finish it, or pass "
-                    "--no-resume to discard them, or choose another --out")
+                    "--no-resume to discard them, or choose another --out"
+                )
         elif self.finished() or self.finished_steps():
             raise ResumeError(
                 f"{self.directory} holds {self._held()} but no {RUN_FILE} saying which run they belong "
-                "to; they are kept, not used. Pass --no-resume to discard them, or choose another --out")
+                "to; they are kept, not used. Pass --no-resume to discard them, or choose another --out"
+            )
         else:  # no run.json and nothing recorded: stopped before its first chunk was saved
             shutil.rmtree(self.directory)
 
@@ -353,8 +376,9 @@ class ChunkStore:
         self._make_directory()
         meta = self.directory / RUN_FILE
         if not meta.is_file():
-            _write_atomically(meta, seal(json.dumps({"key": self.key, "identity": self.identity},
-                                                    indent=1).encode()))
+            _write_atomically(
+                meta, seal(json.dumps({"key": self.key, "identity": self.identity}, indent=1).encode())
+            )
 
     def folder(self, name: str) -> Path:
         """``DIR/.partial/NAME``: a folder for finished work that is not a chunk (the files of a trained
@@ -403,9 +427,16 @@ class ChunkStore:
         """Record a finished step of the run that is not a chunk (training a model, scoring it), with
         its result (stored exactly, as a chunk's), atomically."""
         self._claim()
-        _write_atomically(self._step_path(name), seal(gzip.compress(json.dumps(
-            {"key": self.key, "step": name, "result": encode(result)}).encode(), compresslevel=1,
-            mtime=0)))
+        _write_atomically(
+            self._step_path(name),
+            seal(
+                gzip.compress(
+                    json.dumps({"key": self.key, "step": name, "result": encode(result)}).encode(),
+                    compresslevel=1,
+                    mtime=0,
+                )
+            ),
+        )
 
     def drop_step(self, name: str) -> None:
         """Forget a recorded step (its record only; its files are the caller's)."""
@@ -415,17 +446,21 @@ class ChunkStore:
         """Indexes of the chunks whose files are on disk."""
         if not self.directory.is_dir():
             return []
-        return sorted(int(p.name[len("chunk-"):-len(".json.gz")])
-                      for p in self.directory.glob("chunk-*.json.gz")
-                      if re.fullmatch(r"chunk-\d{6,}\.json\.gz", p.name))
+        return sorted(
+            int(p.name[len("chunk-") : -len(".json.gz")])
+            for p in self.directory.glob("chunk-*.json.gz")
+            if re.fullmatch(r"chunk-\d{6,}\.json\.gz", p.name)
+        )
 
     def finished_steps(self) -> list[str]:
         """Names of the steps recorded by :meth:`save_step`."""
         if not self.directory.is_dir():
             return []
-        return sorted(p.name[len("step-"):-len(".json.gz")]
-                      for p in self.directory.glob("step-*.json.gz")
-                      if p.name[len("step-"):-len(".json.gz")].isidentifier())
+        return sorted(
+            p.name[len("step-") : -len(".json.gz")]
+            for p in self.directory.glob("step-*.json.gz")
+            if p.name[len("step-") : -len(".json.gz")].isidentifier()
+        )
 
     def load(self, chunk) -> tuple[bool, Any]:
         """``(True, result)`` for a finished chunk of this run, ``(False, None)`` otherwise (also for a
@@ -433,8 +468,9 @@ class ChunkStore:
         path = self._path(chunk.index)
         if not os.path.lexists(path):
             return False, None
-        return self._checked(path, {"key": self.key, "chunk": chunk.index,
-                                    "spawn_key": [int(k) for k in chunk.seed.spawn_key]})
+        return self._checked(
+            path, {"key": self.key, "chunk": chunk.index, "spawn_key": [int(k) for k in chunk.seed.spawn_key]}
+        )
 
     def _checked(self, path: Path, expected: dict) -> tuple[bool, Any]:
         """``(True, result)`` for a kept file whose seal, structure and identity (``expected``) are
@@ -443,8 +479,10 @@ class ChunkStore:
         try:
             data = _read_json(path)
             if not isinstance(data, dict) or set(data) != {*expected, "result"}:
-                raise Refused("not the structure of a kept result (keys "
-                              f"{sorted(data) if isinstance(data, dict) else type(data).__name__})")
+                raise Refused(
+                    "not the structure of a kept result (keys "
+                    f"{sorted(data) if isinstance(data, dict) else type(data).__name__})"
+                )
             for key, value in expected.items():
                 if data[key] != value:
                     raise Refused(f"its {key} is {str(data[key])[:40]!r}, not this run's")
@@ -453,12 +491,10 @@ class ChunkStore:
             except (ValueError, TypeError, OverflowError, RecursionError) as error:
                 raise Refused(f"its result is not a stored value ({error})") from None
         except Refused as error:
-            print(f"resuming: not using {path}: {error}; computing it again", file=sys.stderr,
-                  flush=True)
+            print(f"resuming: not using {path}: {error}; computing it again", file=sys.stderr, flush=True)
             return False, None
         except OSError as error:
-            print(f"resuming: cannot read {path} ({error}); computing it again", file=sys.stderr,
-                  flush=True)
+            print(f"resuming: cannot read {path} ({error}); computing it again", file=sys.stderr, flush=True)
             return False, None
 
     def save(self, chunk, result: Any) -> None:
@@ -466,9 +502,14 @@ class ChunkStore:
         self._claim()
         # level 1: the histograms of a chunk are mostly zeros (an evaluate chunk of 1,000 sessions of
         # classic.yaml: 7.5 MB of JSON, 0.46 MB compressed in 40 ms)
-        text = json.dumps({"key": self.key, "chunk": chunk.index,
-                           "spawn_key": [int(k) for k in chunk.seed.spawn_key],
-                           "result": encode(result)}).encode()
+        text = json.dumps(
+            {
+                "key": self.key,
+                "chunk": chunk.index,
+                "spawn_key": [int(k) for k in chunk.seed.spawn_key],
+                "result": encode(result),
+            }
+        ).encode()
         if len(text) > MAX_DECOMPRESSED:  # could not be read back: computed again if interrupted
             return
         _write_atomically(self._path(chunk.index), seal(gzip.compress(text, compresslevel=1, mtime=0)))
@@ -478,5 +519,16 @@ class ChunkStore:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-__all__ = ["ChunkStore", "ResumeError", "Refused", "PARTIAL", "encode", "decode", "seal", "unseal",
-           "sealing_key", "key_path", "check_private"]
+__all__ = [
+    "ChunkStore",
+    "ResumeError",
+    "Refused",
+    "PARTIAL",
+    "encode",
+    "decode",
+    "seal",
+    "unseal",
+    "sealing_key",
+    "key_path",
+    "check_private",
+]

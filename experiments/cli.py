@@ -35,11 +35,16 @@ class UsageError(ValueError):
 def _add_rules_options(parser: argparse.ArgumentParser) -> None:
     from pb_gym import rules as R
 
-    parser.add_argument("--variant", default="standard", choices=R.BANKER_VARIANTS,
-                        help="banker payout: standard 19:20 (5%% commission), no-commission (a banker "
-                             "win with 6 pays 1:2) or ez (a banker win with a three-card 7 pushes)")
-    parser.add_argument("--tie-pays", type=int, default=8, choices=R.TIE_PAYOUTS,
-                        help="tie payout x:1 (default 8)")
+    parser.add_argument(
+        "--variant",
+        default="standard",
+        choices=R.BANKER_VARIANTS,
+        help="banker payout: standard 19:20 (5%% commission), no-commission (a banker "
+        "win with 6 pays 1:2) or ez (a banker win with a three-card 7 pushes)",
+    )
+    parser.add_argument(
+        "--tie-pays", type=int, default=8, choices=R.TIE_PAYOUTS, help="tie payout x:1 (default 8)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -65,9 +70,11 @@ def _parse_ranks(text: str) -> np.ndarray:
     shown = text if len(text) <= 80 else text[:80] + "..."
     # ASCII digits only: str.isdigit() also accepts '²' or '٣', which int() then rejects or reads
     if len(parts) != R.N_RANKS or not all(p.isascii() and p.isdigit() for p in parts):
-        raise UsageError(f"--ranks takes 13 comma-separated counts of cards remaining "
-                         f"({','.join(R.RANKS)}), each a whole number >= 0 in ASCII digits; got "
-                         f"{shown!r}")
+        raise UsageError(
+            f"--ranks takes 13 comma-separated counts of cards remaining "
+            f"({','.join(R.RANKS)}), each a whole number >= 0 in ASCII digits; got "
+            f"{shown!r}"
+        )
     if any(len(p.lstrip("0")) > 10 or int(p) > MAX_RANK_COUNT for p in parts):
         raise UsageError(f"--ranks: each count must be at most {MAX_RANK_COUNT:,}; got {shown!r}")
     return np.array([int(p) for p in parts], dtype=np.int64)
@@ -88,11 +95,14 @@ def _parse_bets(text: str | None, rules) -> tuple[str, ...]:
     chosen = tuple(part.strip() for part in text.split(",") if part.strip())
     for name in chosen:
         if name not in names:
-            raise UsageError(f"--bets: unknown bet {name!r}; allowed: all, or comma-separated names from "
-                             f"{', '.join(names)}")
+            raise UsageError(
+                f"--bets: unknown bet {name!r}; allowed: all, or comma-separated names from "
+                f"{', '.join(names)}"
+            )
     if not chosen:
-        raise UsageError(f"--bets: no bet named; allowed: all, or comma-separated names from "
-                         f"{', '.join(names)}")
+        raise UsageError(
+            f"--bets: no bet named; allowed: all, or comma-separated names from {', '.join(names)}"
+        )
     return tuple(dict.fromkeys(chosen))
 
 
@@ -124,30 +134,44 @@ def cmd_odds(args: argparse.Namespace) -> dict:
     side_ev = {}
     if side:
         side_ev = dict(zip(side, catalog.expected_values(composition, side, rules), strict=True))
-    result["ev"] = {name: float(result["ev"][name]) if name in R.BETS else float(side_ev[name])
-                    for name in names}
-    result["rules"] = {"decks": None if args.ranks is not None else rules.decks,
-                       "variant": rules.banker_variant, "tie_pays": rules.tie_pays}
+    result["ev"] = {
+        name: float(result["ev"][name]) if name in R.BETS else float(side_ev[name]) for name in names
+    }
+    result["rules"] = {
+        "decks": None if args.ranks is not None else rules.decks,
+        "variant": rules.banker_variant,
+        "tie_pays": rules.tie_pays,
+    }
     if not args.json:
         source = f"composition {args.ranks}" if args.ranks is not None else f"{rules.decks}-deck shoe"
         p = result["probabilities"]
-        print(f"Exact odds of the next hand, {source} ({result['cards']} cards), "
-              f"banker {rules.banker_variant}, tie {rules.tie_pays}:1")
-        print(f"  P(banker) = {p['banker']:.6f}   P(player) = {p['player']:.6f}   "
-              f"P(tie) = {p['tie']:.6f}   P(pair) = {p['pair']:.6f}")
+        print(
+            f"Exact odds of the next hand, {source} ({result['cards']} cards), "
+            f"banker {rules.banker_variant}, tie {rules.tie_pays}:1"
+        )
+        print(
+            f"  P(banker) = {p['banker']:.6f}   P(player) = {p['player']:.6f}   "
+            f"P(tie) = {p['tie']:.6f}   P(pair) = {p['pair']:.6f}"
+        )
         print(f"  {'bet':<22} {'pays':>16} {'EV per unit':>12}")
         bets = catalog.catalog(rules)
         for bet, ev in result["ev"].items():
-            pays = {"no-commission": "1:1*", "ez": "1:1*"}.get(rules.banker_variant, "") \
-                if bet == "banker" else ""
+            pays = (
+                {"no-commission": "1:1*", "ez": "1:1*"}.get(rules.banker_variant, "")
+                if bet == "banker"
+                else ""
+            )
             print(f"  {bet:<22} {pays or _pays_text(bets[bet]):>16} {_pct(ev):>12}")
-        print("  (negative EV = house edge; ties push banker and player bets; the paytables and their "
-              "sources: pb_gym/catalog.py)")
+        print(
+            "  (negative EV = house edge; ties push banker and player bets; the paytables and their "
+            "sources: pb_gym/catalog.py)"
+        )
     return result
 
 
-def _odds_known(args: argparse.Namespace, composition: np.ndarray, rules: R.Rules,
-                names: Sequence[str], result: dict) -> dict:
+def _odds_known(
+    args: argparse.Namespace, composition: np.ndarray, rules: R.Rules, names: Sequence[str], result: dict
+) -> dict:
     """``odds --known``: the EVs of ``names`` given the cards at dealing positions 1-6."""
     import numpy as np
 
@@ -161,19 +185,27 @@ def _odds_known(args: argparse.Namespace, composition: np.ndarray, rules: R.Rule
         raise UsageError(str(error) if str(error).startswith("--known") else f"--known: {error}") from None
     ev = law @ catalog.pay_matrix(names, rules)
     pt, bt = R.hand_class_fields(np.arange(R.N_HAND_CLASSES))[:2]
-    result["probabilities"] = {"banker": float(law[bt > pt].sum()), "player": float(law[pt > bt].sum()),
-                               "tie": float(law[pt == bt].sum())}
+    result["probabilities"] = {
+        "banker": float(law[bt > pt].sum()),
+        "player": float(law[pt > bt].sum()),
+        "tie": float(law[pt == bt].sum()),
+    }
     result["known"] = {str(p): [known_cards.RANK_LETTERS[r] for r in ranks] for p, ranks in known.items()}
     result["known_probability"] = float(known_cards.known_probability(composition, known))
     result["ev"] = {name: float(x) for name, x in zip(names, ev, strict=True)}
-    result["rules"] = {"decks": None if args.ranks is not None else rules.decks,
-                       "variant": rules.banker_variant, "tie_pays": rules.tie_pays}
+    result["rules"] = {
+        "decks": None if args.ranks is not None else rules.decks,
+        "variant": rules.banker_variant,
+        "tie_pays": rules.tie_pays,
+    }
     if not args.json:
         shown = ",".join(f"{p}={''.join(r)}" for p, r in result["known"].items())
         p = result["probabilities"]
-        print(f"Exact odds of the next hand given {shown} (positions 1-6: player, banker, player, banker, "
-              f"then the next two cards; P(these cards) = {result['known_probability']:.6f}), "
-              f"{result['cards']} cards")
+        print(
+            f"Exact odds of the next hand given {shown} (positions 1-6: player, banker, player, banker, "
+            f"then the next two cards; P(these cards) = {result['known_probability']:.6f}), "
+            f"{result['cards']} cards"
+        )
         print(f"  P(banker) = {p['banker']:.6f}   P(player) = {p['player']:.6f}   P(tie) = {p['tie']:.6f}")
         print(f"  {'bet':<22} {'EV per unit':>12}")
         for bet, x in result["ev"].items():
@@ -198,29 +230,39 @@ def cmd_simulate(args: argparse.Namespace) -> dict:
     rules = _rules(args, args.decks)
     tables = args.tables or min(args.hands, 4096)
     try:  # the state, one hand's results and the payoffs of every table, before allocating them
-        memory.require(tables * (engine.table_bytes(rules) + 3 * R.N_BETS * 8),
-                       f"simulate --tables {tables:,}", "use fewer --tables (the tables dealt at "
-                       "once; --hands are dealt in rounds over them)")
+        memory.require(
+            tables * (engine.table_bytes(rules) + 3 * R.N_BETS * 8),
+            f"simulate --tables {tables:,}",
+            "use fewer --tables (the tables dealt at once; --hands are dealt in rounds over them)",
+        )
     except memory.TooLarge as error:
         raise UsageError(str(error)) from None
     # a bar on a terminal for long runs; elsewhere a line every few seconds once a run takes that long
     terminal = sys.stderr.isatty()
-    with Progress("simulate", total=args.hands, bar=terminal,
-                  enabled=not args.json and (args.hands >= 1_000_000 or not terminal)) as bar:
+    with Progress(
+        "simulate",
+        total=args.hands,
+        bar=terminal,
+        enabled=not args.json and (args.hands >= 1_000_000 or not terminal),
+    ) as bar:
         result = simulate(rules, args.hands, args.seed, tables, bar.update)
     if not args.json:
         n = result["hands"]
         print(f"{n:,} hands, {rules.decks} decks, {result['tables']} tables, seed {args.seed}")
         print(f"  {'winner':<8} {'hands':>12} {'observed':>10} {'exact':>10}")
         for name in R.WINNERS:
-            print(f"  {name:<8} {result['wins'][name]:>12,} {result['frequencies'][name]:>10.6f} "
-                  f"{result['exact_probabilities'][name]:>10.6f}")
+            print(
+                f"  {name:<8} {result['wins'][name]:>12,} {result['frequencies'][name]:>10.6f} "
+                f"{result['exact_probabilities'][name]:>10.6f}"
+            )
         print(f"  {'bet':<12} {'return/unit':>12} {'95% CI':>23} {'exact EV':>10}")
         for bet, row in result["bets"].items():
             lo, hi = row["ci95"]
             flag = "" if row["exact_within_ci"] else "  <- exact EV outside the CI"
-            print(f"  {bet:<12} {_pct(row['return_per_unit']):>12} [{_pct(lo)}, {_pct(hi)}] "
-                  f"{_pct(row['exact_ev']):>10}{flag}")
+            print(
+                f"  {bet:<12} {_pct(row['return_per_unit']):>12} [{_pct(lo)}, {_pct(hi)}] "
+                f"{_pct(row['exact_ev']):>10}{flag}"
+            )
     return result
 
 
@@ -295,8 +337,10 @@ def _study(module: str, args: argparse.Namespace) -> dict:
     try:
         study = importlib.import_module(module)
     except ImportError as error:  # the `studies` extra (pyyaml, pydantic, matplotlib) is missing
-        raise UsageError(f"{error}; install the studies extra (pb-gym is not on PyPI; in the clone): "
-                         "pip install -e '.[studies]'") from None
+        raise UsageError(
+            f"{error}; install the studies extra (pb-gym is not on PyPI; in the clone): "
+            "pip install -e '.[studies]'"
+        ) from None
     from pb_gym.experiments.chunk_store import ResumeError
     from pb_gym.experiments.config import ConfigError
     from pb_gym.experiments.outputs import OutputError
@@ -311,8 +355,15 @@ def _study(module: str, args: argparse.Namespace) -> dict:
         except ValueError as error:
             raise UsageError(str(error)) from None
     try:
-        return study.main(args.config, out=args.out, as_json=args.json, backend=args.backend,
-                          scheduler=args.scheduler, workers=args.workers, **options)
+        return study.main(
+            args.config,
+            out=args.out,
+            as_json=args.json,
+            backend=args.backend,
+            scheduler=args.scheduler,
+            workers=args.workers,
+            **options,
+        )
     except ConfigError as error:  # one line for one problem; several are listed one per line
         text = str(error)
         raise UsageError(f"invalid config{chr(10) if chr(10) in text else ': '}{text}") from None
@@ -366,8 +417,9 @@ def _minutes(text: str) -> float:
     except ValueError:
         value = -1.0
     if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: a number of minutes >= 0 "
-                                         "(0: no checkpoints)")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not allowed; allowed: a number of minutes >= 0 (0: no checkpoints)"
+        )
     return value
 
 
@@ -380,66 +432,84 @@ def _add_study_arguments(parser: argparse.ArgumentParser, config_help: str, out_
 
 
 def _add_resume_option(parser: argparse.ArgumentParser, help_text: str | None = None) -> None:
-    parser.add_argument("--resume", action=argparse.BooleanOptionalAction, default=None,
-                        help=help_text or "with --out DIR: finished chunks are kept in DIR/.partial "
-                             "until the run ends, and a rerun computes only the missing ones (the default "
-                             "when DIR holds an unfinished run of the same config; --resume also "
-                             "requires --out); --no-resume discards them and starts over")
+    parser.add_argument(
+        "--resume",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=help_text
+        or "with --out DIR: finished chunks are kept in DIR/.partial "
+        "until the run ends, and a rerun computes only the missing ones (the default "
+        "when DIR holds an unfinished run of the same config; --resume also "
+        "requires --out); --no-resume discards them and starts over",
+    )
 
 
 def _add_backend_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", default="serial", choices=("serial", "processes", "dask"),
-                        help="where the study's chunks run: serially here (default), in local "
-                             "processes, or on Dask; the results are identical")
-    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                        help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 (default with "
-                             "--backend dask: a local cluster on 127.0.0.1)")
-    parser.add_argument("--workers", type=_positive_int, default=None,
-                        help="processes for --backend processes, or the local Dask cluster's "
-                             "workers (default: the cores)")
+    parser.add_argument(
+        "--backend",
+        default="serial",
+        choices=("serial", "processes", "dask"),
+        help="where the study's chunks run: serially here (default), in local "
+        "processes, or on Dask; the results are identical",
+    )
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 (default with "
+        "--backend dask: a local cluster on 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        help="processes for --backend processes, or the local Dask cluster's workers (default: the cores)",
+    )
 
 
 STUDIES = {
     "counting": "Where card counting wins. Deals real shoes and computes, before every hand, the exact EV "
-                "of ten bets (banker, player, tie 8:1 and 9:1, pairs, Dragon 7, Panda 8, no-commission "
-                "and EZ banker) from the cards not yet seen; reports how often and by how much each "
-                "turns positive, the perfect-information bettor's gain, linear counts (tags from the "
-                "effects of removal, thresholds chosen on a separate deal) and the cut-card effect, "
-                "with 95% CIs over shoes. configs/experiments/counting.yaml: 10,000 shoes, about "
-                "10 s on 2 idle cores, a minute on a busy machine. --out DIR: counting.json, "
-                "counting.txt, depth.png.",
+    "of ten bets (banker, player, tie 8:1 and 9:1, pairs, Dragon 7, Panda 8, no-commission "
+    "and EZ banker) from the cards not yet seen; reports how often and by how much each "
+    "turns positive, the perfect-information bettor's gain, linear counts (tags from the "
+    "effects of removal, thresholds chosen on a separate deal) and the cut-card effect, "
+    "with 95% CIs over shoes. configs/experiments/counting.yaml: 10,000 shoes, about "
+    "10 s on 2 idle cores, a minute on a busy machine. --out DIR: counting.json, "
+    "counting.txt, depth.png.",
     "atlas": "The counting atlas: every bet of the catalog, exact. Deals real shoes and, per bet, gives "
-             "the full-shoe house edge, the share of hands with a positive exact EV, the "
-             "perfect-information gain per 100 hands and per shoe, the best linear count (tags from "
-             "the effects of removal) and an integer count (thresholds fitted on a separate deal), "
-             "published counts replayed beside the published figures, and the cut-card effect, with "
-             "95% CIs over shoes; ranked by the count's gain. configs/experiments/atlas.yaml: 10,000 "
-             "shoes. --out DIR: atlas.json, atlas.csv, atlas.md, atlas.txt, atlas.png.",
+    "the full-shoe house edge, the share of hands with a positive exact EV, the "
+    "perfect-information gain per 100 hands and per shoe, the best linear count (tags from "
+    "the effects of removal) and an integer count (thresholds fitted on a separate deal), "
+    "published counts replayed beside the published figures, and the cut-card effect, with "
+    "95% CIs over shoes; ranked by the count's gain. configs/experiments/atlas.yaml: 10,000 "
+    "shoes. --out DIR: atlas.json, atlas.csv, atlas.md, atlas.txt, atlas.png.",
     "ruin": "Gambler's ruin, for teaching. Flat one-unit bets on player, banker or a fair coin until a "
-            "target or ruin: the exact probability of reaching the target and the expected hands "
-            "(closed form and an exact Markov chain) against simulated sessions dealt by the "
-            "engine, and the Martingale illusion under table maximums. "
-            "configs/experiments/ruin.yaml: about 30 s on 2 idle cores, 2-3 minutes on a busy "
-            "machine. --out DIR: report.md (the teaching page), ruin.json and the plots; "
-            "experiments/ruin.ipynb builds the same page.",
+    "target or ruin: the exact probability of reaching the target and the expected hands "
+    "(closed form and an exact Markov chain) against simulated sessions dealt by the "
+    "engine, and the Martingale illusion under table maximums. "
+    "configs/experiments/ruin.yaml: about 30 s on 2 idle cores, 2-3 minutes on a busy "
+    "machine. --out DIR: report.md (the teaching page), ruin.json and the plots; "
+    "experiments/ruin.ipynb builds the same page.",
     "roads": "Do the roads predict? Real shoes with the exact odds of every hand: the road pattern "
-             "systems (streak, chop, copy the column, BB-PP, the ask road) with 95% CIs over shoes "
-             "beside the exact EV of the bets they made, the information bound (perfect information "
-             "against what the road state says about P(banker)), and the streaks, column lengths and "
-             "derived roads' red share of real shoes against independent hands, with a "
-             "goodness-of-fit test. configs/experiments/roads.yaml: 10,000 shoes. --out DIR: "
-             "roads.json, roads.csv, roads.md, systems.png, streaks.png, scoreboard.png.",
+    "systems (streak, chop, copy the column, BB-PP, the ask road) with 95% CIs over shoes "
+    "beside the exact EV of the bets they made, the information bound (perfect information "
+    "against what the road state says about P(banker)), and the streaks, column lengths and "
+    "derived roads' red share of real shoes against independent hands, with a "
+    "goodness-of-fit test. configs/experiments/roads.yaml: 10,000 shoes. --out DIR: "
+    "roads.json, roads.csv, roads.md, systems.png, streaks.png, scoreboard.png.",
     "leaks": "Information leaks: a card known at dealing positions 1-6, edge sorting (one card, four "
-             "cards, the best split of the values), the burned cards shown, the bottom card known "
-             "from a ribbon-spread cut. The exact edge of betting the best of banker / player / tie "
-             "when positive beside the published figure, a simulation on the engine's deal with its "
-             "95% CI, the leak's frequency and the edge per 100 hands. configs/experiments/leaks.yaml. "
-             "--out DIR: leaks.json, leaks.csv, leaks.md.",
+    "cards, the best split of the values), the burned cards shown, the bottom card known "
+    "from a ribbon-spread cut. The exact edge of betting the best of banker / player / tie "
+    "when positive beside the published figure, a simulation on the engine's deal with its "
+    "95% CI, the leak's frequency and the edge per 100 hands. configs/experiments/leaks.yaml. "
+    "--out DIR: leaks.json, leaks.csv, leaks.md.",
 }
 """The studies of ``pb-gym experiment``, described in its ``--help``."""
 
-CONFIG_REFERENCE = ("every config key, with its type, default and allowed values: docs/reference/config.md "
-                    "(the configuration reference, generated from the schemas; `make docs` serves it)")
+CONFIG_REFERENCE = (
+    "every config key, with its type, default and allowed values: docs/reference/config.md "
+    "(the configuration reference, generated from the schemas; `make docs` serves it)"
+)
 """Where ``evaluate --help`` and ``train --help`` send a reader for the config's keys."""
 
 
@@ -448,8 +518,7 @@ def _studies_description() -> str:
 
     lines = [cmd_experiment.__doc__ or "", "", "studies:"]
     for name, text in STUDIES.items():
-        lines += textwrap.wrap(text, width=90, initial_indent=f"  {name:<10}",
-                               subsequent_indent=" " * 12)
+        lines += textwrap.wrap(text, width=90, initial_indent=f"  {name:<10}", subsequent_indent=" " * 12)
     return "\n".join(lines)
 
 
@@ -458,102 +527,179 @@ def build_parser() -> argparse.ArgumentParser:
     from pb_gym import __version__
 
     parser = argparse.ArgumentParser(
-        prog="pb-gym", description="Punto Banco as a research instrument: exact odds, a vectorized "
-        "shoe engine, environments and studies.")
+        prog="pb-gym",
+        description="Punto Banco as a research instrument: exact odds, a vectorized "
+        "shoe engine, environments and studies.",
+    )
     parser.add_argument("--version", action="version", version=f"pb-gym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    odds = sub.add_parser("odds", help="exact probabilities and EV of every bet",
-                          description=cmd_odds.__doc__)
+    odds = sub.add_parser(
+        "odds", help="exact probabilities and EV of every bet", description=cmd_odds.__doc__
+    )
     shoe = odds.add_mutually_exclusive_group()
     shoe.add_argument("--decks", type=int, default=None, help="a full shoe of 1-8 decks (default 8)")
-    shoe.add_argument("--ranks", default=None, metavar="c_A,c_2,...,c_K",
-                      help="13 comma-separated counts of the cards remaining (A,2,...,10,J,Q,K) "
-                           "instead of a full shoe")
-    odds.add_argument("--bets", default=None, metavar="NAME,NAME,...",
-                      help="the catalog bets to price: all (default) or comma-separated names, e.g. "
-                           "banker,dragon_bonus_player,lucky6 (the list: pb_gym.catalog.bet_names())")
-    odds.add_argument("--known", default=None, metavar="POS=RANKS[,...]",
-                      help="cards known at dealing positions 1-6 (player, banker, player, banker, then "
-                           "the next two cards): a rank (1=9) or a set of ranks an edge sorter sees "
-                           "(1=6789); ranks A,2-9,T,J,Q,K")
+    shoe.add_argument(
+        "--ranks",
+        default=None,
+        metavar="c_A,c_2,...,c_K",
+        help="13 comma-separated counts of the cards remaining (A,2,...,10,J,Q,K) instead of a full shoe",
+    )
+    odds.add_argument(
+        "--bets",
+        default=None,
+        metavar="NAME,NAME,...",
+        help="the catalog bets to price: all (default) or comma-separated names, e.g. "
+        "banker,dragon_bonus_player,lucky6 (the list: pb_gym.catalog.bet_names())",
+    )
+    odds.add_argument(
+        "--known",
+        default=None,
+        metavar="POS=RANKS[,...]",
+        help="cards known at dealing positions 1-6 (player, banker, player, banker, then "
+        "the next two cards): a rank (1=9) or a set of ranks an edge sorter sees "
+        "(1=6789); ranks A,2-9,T,J,Q,K",
+    )
     _add_rules_options(odds)
     odds.set_defaults(func=cmd_odds)
 
-    sim = sub.add_parser("simulate", help="deal hands with the engine and compare with the exact odds",
-                         description=cmd_simulate.__doc__)
+    sim = sub.add_parser(
+        "simulate",
+        help="deal hands with the engine and compare with the exact odds",
+        description=cmd_simulate.__doc__,
+    )
     sim.add_argument("--decks", type=int, default=8, help="decks in the shoe, 1-8 (default 8)")
     sim.add_argument("--hands", type=int, default=1_000_000, help="hands to deal (default 1,000,000)")
     sim.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-    sim.add_argument("--tables", type=int, default=None,
-                     help="tables dealt in parallel (default min(hands, 4096))")
+    sim.add_argument(
+        "--tables", type=int, default=None, help="tables dealt in parallel (default min(hands, 4096))"
+    )
     _add_rules_options(sim)
     sim.set_defaults(func=cmd_simulate)
 
-    evaluate = sub.add_parser("evaluate", help="betting systems side by side from a YAML config",
-                              description=cmd_evaluate.__doc__, epilog=CONFIG_REFERENCE)
-    _add_study_arguments(evaluate, "study config, e.g. configs/systems/classic.yaml",
-                         "write report.json, systems.csv and PNG plots here")
+    evaluate = sub.add_parser(
+        "evaluate",
+        help="betting systems side by side from a YAML config",
+        description=cmd_evaluate.__doc__,
+        epilog=CONFIG_REFERENCE,
+    )
+    _add_study_arguments(
+        evaluate,
+        "study config, e.g. configs/systems/classic.yaml",
+        "write report.json, systems.csv and PNG plots here",
+    )
     _add_resume_option(evaluate)
     evaluate.set_defaults(func=cmd_evaluate)
 
-    train = sub.add_parser("train", help="train an RL agent (stable-baselines3) from a YAML config",
-                           description=cmd_train.__doc__, epilog=CONFIG_REFERENCE)
-    _add_study_arguments(train, "training config, e.g. configs/train/ppo.yaml",
-                         "model, settings, learning curve and evaluation (default out/train/NAME)")
-    _add_resume_option(train, "the trained model and the held-out evaluation's finished chunks are "
-                              "kept in OUT/.partial until the run ends, and a rerun does not train "
-                              "again and computes only the missing chunks (the default when OUT holds "
-                              "an unfinished run of the same config); --no-resume discards them and "
-                              "starts over")
-    train.add_argument("--checkpoint-minutes", type=_minutes, default=None, metavar="M",
-                       help="keep a checkpoint of the training in OUT/.partial every M minutes (default "
-                            "5; 0: none): an interrupted training continues from the last one, with "
-                            "the same result as a run without a stop")
+    train = sub.add_parser(
+        "train",
+        help="train an RL agent (stable-baselines3) from a YAML config",
+        description=cmd_train.__doc__,
+        epilog=CONFIG_REFERENCE,
+    )
+    _add_study_arguments(
+        train,
+        "training config, e.g. configs/train/ppo.yaml",
+        "model, settings, learning curve and evaluation (default out/train/NAME)",
+    )
+    _add_resume_option(
+        train,
+        "the trained model and the held-out evaluation's finished chunks are "
+        "kept in OUT/.partial until the run ends, and a rerun does not train "
+        "again and computes only the missing chunks (the default when OUT holds "
+        "an unfinished run of the same config); --no-resume discards them and "
+        "starts over",
+    )
+    train.add_argument(
+        "--checkpoint-minutes",
+        type=_minutes,
+        default=None,
+        metavar="M",
+        help="keep a checkpoint of the training in OUT/.partial every M minutes (default "
+        "5; 0: none): an interrupted training continues from the last one, with "
+        "the same result as a run without a stop",
+    )
     train.set_defaults(func=cmd_train)
 
-    experiment = sub.add_parser("experiment", help="the counting, atlas and gambler's-ruin studies",
-                                description=_studies_description(),
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    experiment = sub.add_parser(
+        "experiment",
+        help="the counting, atlas and gambler's-ruin studies",
+        description=_studies_description(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     experiment.add_argument("study", choices=tuple(STUDIES), help="which study (described above)")
-    _add_study_arguments(experiment, "study config, e.g. configs/experiments/counting.yaml",
-                         "write the report and plots here")
+    _add_study_arguments(
+        experiment, "study config, e.g. configs/experiments/counting.yaml", "write the report and plots here"
+    )
     _add_resume_option(experiment)
     experiment.set_defaults(func=cmd_experiment)
 
     from pb_gym.envs import tasks
 
-    score = sub.add_parser("score", help="score a policy on a benchmark task (pb_gym/Discover-v0, ...)",
-                           description=cmd_score.__doc__)
-    score.add_argument("policy", metavar="MODEL_OR_MODULE:CALLABLE",
-                       help="a pb-gym train model folder, or module:callable")
-    score.add_argument("--task", default="pb_gym/Discover-v0", type=_task_id,
-                       help="the benchmark task: " + ", ".join(tasks.TASKS) + " (the namespace may be "
-                            "left out; default pb_gym/Discover-v0)")
-    score.add_argument("--tables", type=_positive_int, default=tasks.SCORE_TABLES,
-                       help=f"held-out tables (default {tasks.SCORE_TABLES})")
-    score.add_argument("--hands", type=_positive_int, default=tasks.SCORE_HANDS,
-                       help=f"hands per table (default {tasks.SCORE_HANDS})")
-    score.add_argument("--seed", type=_seed, default=tasks.SCORE_SEED,
-                       help=f"held-out seed: table i is seeded seed + i (default {tasks.SCORE_SEED})")
+    score = sub.add_parser(
+        "score",
+        help="score a policy on a benchmark task (pb_gym/Discover-v0, ...)",
+        description=cmd_score.__doc__,
+    )
+    score.add_argument(
+        "policy", metavar="MODEL_OR_MODULE:CALLABLE", help="a pb-gym train model folder, or module:callable"
+    )
+    score.add_argument(
+        "--task",
+        default="pb_gym/Discover-v0",
+        type=_task_id,
+        help="the benchmark task: " + ", ".join(tasks.TASKS) + " (the namespace may be "
+        "left out; default pb_gym/Discover-v0)",
+    )
+    score.add_argument(
+        "--tables",
+        type=_positive_int,
+        default=tasks.SCORE_TABLES,
+        help=f"held-out tables (default {tasks.SCORE_TABLES})",
+    )
+    score.add_argument(
+        "--hands",
+        type=_positive_int,
+        default=tasks.SCORE_HANDS,
+        help=f"hands per table (default {tasks.SCORE_HANDS})",
+    )
+    score.add_argument(
+        "--seed",
+        type=_seed,
+        default=tasks.SCORE_SEED,
+        help=f"held-out seed: table i is seeded seed + i (default {tasks.SCORE_SEED})",
+    )
     score.add_argument("--json", action="store_true", help="print one JSON object")
     score.set_defaults(func=cmd_score)
 
-    road = sub.add_parser("roads", help="the bead plate, Big Road and derived roads of a shoe's results",
-                          description=cmd_roads.__doc__)
-    road.add_argument("outcomes", metavar="OUTCOMES",
-                      help="the results, oldest first: a string of B, P and T, e.g. BBPTPPPB")
+    road = sub.add_parser(
+        "roads",
+        help="the bead plate, Big Road and derived roads of a shoe's results",
+        description=cmd_roads.__doc__,
+    )
+    road.add_argument(
+        "outcomes",
+        metavar="OUTCOMES",
+        help="the results, oldest first: a string of B, P and T, e.g. BBPTPPPB",
+    )
     road.add_argument("--json", action="store_true", help="print the roads as one JSON object")
     road.add_argument("--png", default=None, metavar="FILE", help="draw the scoreboard in this PNG file")
     road.set_defaults(func=cmd_roads)
 
-    bench = sub.add_parser("bench", help="throughput of the engine, exact odds and environments",
-                           description=cmd_bench.__doc__)
+    bench = sub.add_parser(
+        "bench", help="throughput of the engine, exact odds and environments", description=cmd_bench.__doc__
+    )
     bench.add_argument("--quick", action="store_true", help="short timings (smoke test)")
-    bench.add_argument("--load", action="store_true",
-                       help="measure again beside one busy process per core (a loaded machine)")
-    bench.add_argument("--rl", action="store_true",
-                       help="add SB3 PPO steps/s on this env vs CartPole-v1 (needs the rl extra)")
+    bench.add_argument(
+        "--load",
+        action="store_true",
+        help="measure again beside one busy process per core (a loaded machine)",
+    )
+    bench.add_argument(
+        "--rl",
+        action="store_true",
+        help="add SB3 PPO steps/s on this env vs CartPole-v1 (needs the rl extra)",
+    )
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.set_defaults(func=cmd_bench)
     return parser
@@ -584,6 +730,7 @@ def _on_sigterm(main_pid: int):
             os.kill(os.getpid(), signal.SIGTERM)
             return
         raise Terminated
+
     return handler
 
 
@@ -664,20 +811,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             previous = signal.signal(signal.SIGTERM, _on_sigterm(os.getpid()))
         return _run(argv)
     except Terminated:
-        return _fail(EXIT_TERMINATED, "pb-gym: terminated (SIGTERM); rerun the same command to resume "
-                                      "from the finished work kept in --out")
+        return _fail(
+            EXIT_TERMINATED,
+            "pb-gym: terminated (SIGTERM); rerun the same command to resume "
+            "from the finished work kept in --out",
+        )
     except KeyboardInterrupt:
         return _fail(EXIT_INTERRUPTED, "pb-gym: interrupted")
     except BrokenPipeError:
-        return _fail(EXIT_FAILURE, "pb-gym: error: the output was closed before it was all written "
-                                   "(broken pipe)")
+        return _fail(
+            EXIT_FAILURE, "pb-gym: error: the output was closed before it was all written (broken pipe)"
+        )
     except OSError as error:  # a full disk, a read-only or vanished folder, ...
         where = f": {error.filename}" if error.filename else ""
         reason = error.strerror or str(error)
         return _fail(EXIT_FAILURE, f"pb-gym: error: {reason}{where}")
     except MemoryError:
-        return _fail(EXIT_FAILURE, "pb-gym: error: out of memory; use fewer tables, sessions or "
-                                   "shoes per chunk")
+        return _fail(
+            EXIT_FAILURE, "pb-gym: error: out of memory; use fewer tables, sessions or shoes per chunk"
+        )
     finally:
         if previous is not None:
             import signal

@@ -64,7 +64,8 @@ def _only_bool(annotation: object) -> bool:
     """The annotation is ``bool`` or ``bool | None``."""
     return annotation is bool or (
         typing.get_origin(annotation) in (typing.Union, types.UnionType)
-        and {a for a in typing.get_args(annotation) if a is not type(None)} == {bool})
+        and {a for a in typing.get_args(annotation) if a is not type(None)} == {bool}
+    )
 
 
 class Strict(BaseModel):
@@ -81,18 +82,25 @@ class Strict(BaseModel):
             return data
         for key, value in data.items():
             field = cls.model_fields.get(key) if isinstance(key, str) else None
-            if field is not None and _only_bool(field.annotation) and not (
-                    isinstance(value, bool) or value is None):
-                raise PydanticCustomError("bool_not_number", "Input should be true or false",
-                                          {"key": key, "value": value})
-            if field is None or _mentions(field.annotation, (bool,)) or any(
-                    isinstance(m, type) and issubclass(m, BaseModel)
-                    for m in _all_args(field.annotation)):
+            if (
+                field is not None
+                and _only_bool(field.annotation)
+                and not (isinstance(value, bool) or value is None)
+            ):
+                raise PydanticCustomError(
+                    "bool_not_number", "Input should be true or false", {"key": key, "value": value}
+                )
+            if (
+                field is None
+                or _mentions(field.annotation, (bool,))
+                or any(isinstance(m, type) and issubclass(m, BaseModel) for m in _all_args(field.annotation))
+            ):
                 continue  # sections check their own fields
             items = value if isinstance(value, (list, tuple)) else [value]
             if any(isinstance(item, bool) for item in items):
-                raise PydanticCustomError("bool_not_number", "true/false is not allowed here",
-                                          {"key": key, "value": value})
+                raise PydanticCustomError(
+                    "bool_not_number", "true/false is not allowed here", {"key": key, "value": value}
+                )
         return data
 
 
@@ -124,8 +132,10 @@ class _RulesSection(Strict):
         return catalog.TableBets(self.to_rules(), extra)
 
 
-CUSTOM_BETS_HELP = ("the user's own bets: {name, source, title, rows: [{when: {...}, pays}]} each, as "
-                    "pb_gym.catalog.bet_from_dict reads them")
+CUSTOM_BETS_HELP = (
+    "the user's own bets: {name, source, title, rows: [{when: {...}, pays}]} each, as "
+    "pb_gym.catalog.bet_from_dict reads them"
+)
 
 
 def check_custom_bets(custom: object) -> tuple[dict, ...]:
@@ -138,8 +148,10 @@ def check_custom_bets(custom: object) -> tuple[dict, ...]:
     for definition in custom:
         bet = catalog.bet_from_dict(definition)  # ValueError naming the bet and the row
         if bet.name in catalog.bet_names() or bet.name in names:
-            raise ValueError(f"bet {bet.name!r}: the name is taken (by the catalog or an earlier "
-                             "custom bet); choose another")
+            raise ValueError(
+                f"bet {bet.name!r}: the name is taken (by the catalog or an earlier "
+                "custom bet); choose another"
+            )
         names.append(bet.name)
     return tuple(custom)
 
@@ -154,8 +166,7 @@ def _rules_fields() -> dict[str, Any]:
     return {f.name: (hints[f.name], f.default) for f in dataclasses.fields(R.Rules) if f.init}
 
 
-RulesConfig = create_model("RulesConfig", __base__=_RulesSection, __module__=__name__,
-                           **_rules_fields())
+RulesConfig = create_model("RulesConfig", __base__=_RulesSection, __module__=__name__, **_rules_fields())
 RulesConfig.__doc__ = """The ``rules:`` section: the fields of :class:`pb_gym.rules.Rules`, derived from the
 dataclass (names, types, defaults), so that a new rule is a change in ``pb_gym/rules.py`` alone. The
 types are checked here (``decks: eight`` names the key); the values by ``Rules`` itself, whose error
@@ -192,8 +203,7 @@ def _short(value: object, limit: int = 60) -> str:
 
 def _format_error(error: dict, model: type[BaseModel]) -> str:
     if error["type"] == "bool_not_number":  # raised by a section for one of its keys (either way)
-        error = {**error, "loc": tuple(error["loc"]) + (error["ctx"]["key"],),
-                 "input": error["ctx"]["value"]}
+        error = {**error, "loc": tuple(error["loc"]) + (error["ctx"]["key"],), "input": error["ctx"]["value"]}
     loc = ".".join(str(part) for part in error["loc"]) or "(top level)"
     if error["type"] == "extra_forbidden":
         parent = _model_at(model, error["loc"][:-1])
@@ -201,7 +211,7 @@ def _format_error(error: dict, model: type[BaseModel]) -> str:
         return f"{loc}: unknown key; allowed keys here: {allowed}"
     message = error["msg"]
     if message.startswith("Value error, "):
-        message = message[len("Value error, "):]
+        message = message[len("Value error, ") :]
     if error["type"] == "missing":
         return f"{loc}: required key is missing"
     if not error["loc"]:  # a check of the whole config: its message names the keys
@@ -229,8 +239,12 @@ def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
     for part in loc:
         if isinstance(part, int):
             continue
-        inner = [m for c in candidates if part in c.model_fields
-                 for m in _models_in(c.model_fields[part].annotation)]
+        inner = [
+            m
+            for c in candidates
+            if part in c.model_fields
+            for m in _models_in(c.model_fields[part].annotation)
+        ]
         # a tagged union (e.g. the systems list) puts the member's ``type`` in the path
         candidates = inner or [c for c in candidates if part in _tag_of(c)]
     return candidates[0] if len(candidates) == 1 else None
@@ -240,8 +254,9 @@ def _non_finite(data: object, path: str = "") -> tuple[str, float] | None:
     """The key path and value of the first NaN or infinite number in parsed YAML, or None."""
     if isinstance(data, float) and not math.isfinite(data):
         return path or "(top level)", data
-    items = (data.items() if isinstance(data, dict) else enumerate(data)
-             if isinstance(data, (list, tuple)) else ())
+    items = (
+        data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, (list, tuple)) else ()
+    )
     for key, value in items:
         found = _non_finite(value, f"{path}.{key}" if path else str(key))
         if found is not None:
@@ -252,12 +267,15 @@ def _non_finite(data: object, path: str = "") -> tuple[str, float] | None:
 def validate(data: object, model: type[Model], source: str = "config") -> Model:
     """Validate parsed YAML ``data`` against ``model``; raise :class:`ConfigError` listing every problem."""
     if not isinstance(data, dict):
-        raise ConfigError(f"{source}: the top level must be a mapping of keys (got "
-                          f"{type(data).__name__}); allowed keys: {', '.join(model.model_fields)}")
+        raise ConfigError(
+            f"{source}: the top level must be a mapping of keys (got "
+            f"{type(data).__name__}); allowed keys: {', '.join(model.model_fields)}"
+        )
     found = _non_finite(data)
     if found is not None:
-        raise ConfigError(f"{source}: {found[0]}: {found[1]} is not allowed; numbers must be finite "
-                          "(no .inf or .nan)")
+        raise ConfigError(
+            f"{source}: {found[0]}: {found[1]} is not allowed; numbers must be finite (no .inf or .nan)"
+        )
     try:
         return model.model_validate(data)
     except ValidationError as error:
@@ -282,8 +300,10 @@ def _check_shape(text: str) -> None:
         if isinstance(event, yaml.CollectionStartEvent):
             open_nodes.append([1, 1, event.anchor])
             if len(open_nodes) > MAX_DEPTH:
-                raise _YamlLimit(f"line {event.start_mark.line + 1}: nested deeper than "
-                                 f"{MAX_DEPTH} levels; a config is a few levels of keys and lists")
+                raise _YamlLimit(
+                    f"line {event.start_mark.line + 1}: nested deeper than "
+                    f"{MAX_DEPTH} levels; a config is a few levels of keys and lists"
+                )
             continue
         if isinstance(event, yaml.CollectionEndEvent):
             values, height, anchor = open_nodes.pop()
@@ -291,14 +311,18 @@ def _check_shape(text: str) -> None:
             values, height, anchor = 1, 0, event.anchor
         elif isinstance(event, yaml.AliasEvent):
             if any(node[2] == event.anchor for node in open_nodes):
-                raise _YamlLimit(f"line {event.start_mark.line + 1}: the alias *{event.anchor} is "
-                                 f"inside the list or mapping &{event.anchor} names (a recursive "
-                                 "alias: it would never end)")
+                raise _YamlLimit(
+                    f"line {event.start_mark.line + 1}: the alias *{event.anchor} is "
+                    f"inside the list or mapping &{event.anchor} names (a recursive "
+                    "alias: it would never end)"
+                )
             values, height = anchored.get(event.anchor, (1, 0))
             anchor = None
             if len(open_nodes) + height > MAX_DEPTH:
-                raise _YamlLimit(f"line {event.start_mark.line + 1}: the alias *{event.anchor} "
-                                 f"nests deeper than {MAX_DEPTH} levels")
+                raise _YamlLimit(
+                    f"line {event.start_mark.line + 1}: the alias *{event.anchor} "
+                    f"nests deeper than {MAX_DEPTH} levels"
+                )
         else:
             continue
         if anchor is not None:
@@ -308,12 +332,16 @@ def _check_shape(text: str) -> None:
             parent[0] += values
             parent[1] = max(parent[1], height + 1)
             if parent[0] > MAX_VALUES:
-                raise _YamlLimit(f"line {event.start_mark.line + 1}: more than {MAX_VALUES:,} values "
-                                 "once its aliases (*name) are expanded; a config is far smaller")
+                raise _YamlLimit(
+                    f"line {event.start_mark.line + 1}: more than {MAX_VALUES:,} values "
+                    "once its aliases (*name) are expanded; a config is far smaller"
+                )
         total += values
         if total > MAX_VALUES:
-            raise _YamlLimit(f"more than {MAX_VALUES:,} values once its aliases (*name) are "
-                             "expanded; a config is far smaller")
+            raise _YamlLimit(
+                f"more than {MAX_VALUES:,} values once its aliases (*name) are "
+                "expanded; a config is far smaller"
+            )
 
 
 _DECIMAL_INT = re.compile(r"[-+]?(0|[1-9][0-9_]*)")
@@ -322,11 +350,16 @@ _DECIMAL_INT = re.compile(r"[-+]?(0|[1-9][0-9_]*)")
 def _plain_number(node: yaml.ScalarNode) -> None:
     """Refuse the YAML 1.1 numbers a config never means: ``1:30`` (base 60: 90), ``0x1F``, ``0o17``,
     ``0b11``, ``017`` (octal) and ``1:30.5``; decimal integers and floats pass."""
-    if node.tag == "tag:yaml.org,2002:int" and not _DECIMAL_INT.fullmatch(str(node.value)) or (
-            node.tag == "tag:yaml.org,2002:float" and ":" in str(node.value)):
-        raise _YamlLimit(f"line {node.start_mark.line + 1}: {_short(node.value)} is read by YAML as a "
-                         "base-60, hex, octal or binary number; write it in decimal, or quote it for "
-                         "a string")
+    if (
+        node.tag == "tag:yaml.org,2002:int"
+        and not _DECIMAL_INT.fullmatch(str(node.value))
+        or (node.tag == "tag:yaml.org,2002:float" and ":" in str(node.value))
+    ):
+        raise _YamlLimit(
+            f"line {node.start_mark.line + 1}: {_short(node.value)} is read by YAML as a "
+            "base-60, hex, octal or binary number; write it in decimal, or quote it for "
+            "a string"
+        )
 
 
 class _Loader(yaml.SafeLoader):
@@ -349,11 +382,12 @@ class _Loader(yaml.SafeLoader):
             except TypeError:  # an unhashable key: PyYAML's own error follows
                 continue
             if line != key_node.start_mark.line:
-                raise _YamlLimit(f"line {key_node.start_mark.line + 1}: duplicate key "
-                                 f"{_short(key)} (first given on line {line + 1}); each key may "
-                                 "appear once in a mapping")
+                raise _YamlLimit(
+                    f"line {key_node.start_mark.line + 1}: duplicate key "
+                    f"{_short(key)} (first given on line {line + 1}); each key may "
+                    "appear once in a mapping"
+                )
         return super().construct_mapping(node, deep=deep)
-
 
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         _plain_number(node)
@@ -368,8 +402,9 @@ class _Loader(yaml.SafeLoader):
             return super().construct_object(node, deep=deep)
         except (ValueError, OverflowError, TypeError) as error:  # not YAMLErrors: a 5000-digit
             value = node.value if isinstance(node, yaml.ScalarNode) else node.tag  # int, 2001-02-30
-            raise _YamlLimit(f"line {node.start_mark.line + 1}: {_short(value)} cannot be read: "
-                             f"{str(error).split(';')[0]}") from None
+            raise _YamlLimit(
+                f"line {node.start_mark.line + 1}: {_short(value)} cannot be read: {str(error).split(';')[0]}"
+            ) from None
 
 
 _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
@@ -406,8 +441,9 @@ def _read_pipe(path: Path) -> bytes:
         while sum(map(len, chunks)) <= MAX_CONFIG_BYTES:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([handle], [], [], left)[0]:
-                raise ConfigError(f"{path}: a named pipe that nothing wrote a config to within "
-                                  f"{PIPE_SECONDS:g} s")
+                raise ConfigError(
+                    f"{path}: a named pipe that nothing wrote a config to within {PIPE_SECONDS:g} s"
+                )
             data = os.read(handle, 65536)
             if not data:
                 if chunks:
@@ -439,15 +475,18 @@ def read_config_text(path: str | Path) -> str:
     except OSError as error:
         raise ConfigError(f"{path}: cannot be read: {error.strerror or error}") from None
     if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES // 1024} KiB; a config is a short "
-                          "YAML text file")
+        raise ConfigError(
+            f"{path}: larger than {MAX_CONFIG_BYTES // 1024} KiB; a config is a short YAML text file"
+        )
     if b"\0" in raw:
         raise ConfigError(f"{path}: a binary file, not a YAML config (it contains NUL bytes)")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{raw[error.start]:02x} at offset "
-                          f"{error.start}); a config is a YAML text file") from None
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte 0x{raw[error.start]:02x} at offset "
+            f"{error.start}); a config is a YAML text file"
+        ) from None
 
 
 def load(path: str | Path, model: type[Model]) -> Model:

@@ -58,11 +58,31 @@ from pb_gym.experiments.stats import ratio_ci
 # --------------------------------------------------------------------------------------------------
 # Config
 # --------------------------------------------------------------------------------------------------
-STUDIED: tuple[str, ...] = ("banker", "player", "tie_8to1", "tie_9to1", "player_pair", "banker_pair",
-                            "dragon7", "panda8", "banker_no_commission", "banker_ez")
+STUDIED: tuple[str, ...] = (
+    "banker",
+    "player",
+    "tie_8to1",
+    "tie_9to1",
+    "player_pair",
+    "banker_pair",
+    "dragon7",
+    "panda8",
+    "banker_no_commission",
+    "banker_ez",
+)
 """Every bet the experiment studies (column order of all per-hand arrays)."""
-StudiedBet = Literal["banker", "player", "tie_8to1", "tie_9to1", "player_pair", "banker_pair",
-                     "dragon7", "panda8", "banker_no_commission", "banker_ez"]
+StudiedBet = Literal[
+    "banker",
+    "player",
+    "tie_8to1",
+    "tie_9to1",
+    "player_pair",
+    "banker_pair",
+    "dragon7",
+    "panda8",
+    "banker_no_commission",
+    "banker_ez",
+]
 
 
 class CountingConfig(Strict):
@@ -71,12 +91,15 @@ class CountingConfig(Strict):
     rules: RulesConfig = RulesConfig()
     shoes: int = Field(10_000, ge=2, description="shoes dealt (one engine table each)")
     seed: int = Field(1, ge=0)
-    chunk_shoes: int = Field(2_500, ge=1, description="shoes per chunk of the main deal (the unit of "
-                                                     "work of a backend; changes the dealt hands)")
+    chunk_shoes: int = Field(
+        2_500,
+        ge=1,
+        description="shoes per chunk of the main deal (the unit of "
+        "work of a backend; changes the dealt hands)",
+    )
     training_shoes: int = Field(2_000, ge=2, description="shoes of the deal that picks thresholds")
     training_seed: int = Field(1_000_001, ge=0)
-    count_bets: tuple[StudiedBet, ...] = ("dragon7", "panda8", "tie_9to1", "player_pair",
-                                          "banker_pair")
+    count_bets: tuple[StudiedBet, ...] = ("dragon7", "panda8", "tie_9to1", "player_pair", "banker_pair")
     max_tag: float = Field(10.0, gt=0, description="largest |tag| of a count")
     integer_tags: bool = True
     depth_bin_cards: int = Field(26, ge=1, description="width of a depth bin, in cards")
@@ -85,8 +108,9 @@ class CountingConfig(Strict):
     @classmethod
     def _separate_seeds(cls, training_seed: int, info: ValidationInfo) -> int:
         if training_seed == info.data.get("seed"):
-            raise ValueError(f"must differ from seed ({training_seed}): thresholds are chosen on a "
-                             "separate deal")
+            raise ValueError(
+                f"must differ from seed ({training_seed}): thresholds are chosen on a separate deal"
+            )
         return training_seed
 
     @field_validator("count_bets")
@@ -170,8 +194,13 @@ def count_tags(eor: np.ndarray, max_tag: float, integer: bool) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------
 # Deal every shoe once, recording the pre-hand exact EVs, true counts and dealt payoffs
 # --------------------------------------------------------------------------------------------------
-def deal_shoes(rules: R.Rules, bets: dict[str, tuple[R.Rules, int]], n_shoes: int,
-               seed: int | np.random.SeedSequence, tags: np.ndarray) -> dict[str, np.ndarray]:
+def deal_shoes(
+    rules: R.Rules,
+    bets: dict[str, tuple[R.Rules, int]],
+    n_shoes: int,
+    seed: int | np.random.SeedSequence,
+    tags: np.ndarray,
+) -> dict[str, np.ndarray]:
     """Deal the first shoe of ``n_shoes`` tables in parallel; one row per hand dealt.
 
     ``tags`` is ``(c, 13)`` (one count per row). Returns ``shoe`` (table index), ``depth`` (cards out of
@@ -196,15 +225,15 @@ def deal_shoes(rules: R.Rules, bets: dict[str, tuple[R.Rules, int]], n_shoes: in
         unseen = state.unseen[live].astype(np.int64)
         ev = studied_evs(unseen, bets)
         decks_unseen = unseen.sum(axis=1) / R.CARDS_PER_DECK
-        true_count = _fixed_order_dot((full[None, :] - unseen).astype(np.float64), tags.T) \
-            / decks_unseen[:, None]
+        true_count = (
+            _fixed_order_dot((full[None, :] - unseen).astype(np.float64), tags.T) / decks_unseen[:, None]
+        )
         depth = state.position[live].copy()
         engine.deal(rules, state, hand)
         if hand.shuffled[live].any():
             raise AssertionError("a live table reshuffled: the first-shoe bookkeeping is wrong")
         dealt = [hand.payoffs(r)[live] for r in payoff_rules]
-        rows["payoff"].append(np.stack([dealt[i][:, c] for i, c in columns], axis=1)
-                              .astype(np.float32))
+        rows["payoff"].append(np.stack([dealt[i][:, c] for i, c in columns], axis=1).astype(np.float32))
         rows["shoe"].append(tables[live].astype(np.int32))
         rows["depth"].append(depth.astype(np.int16))
         rows["ev"].append(ev)
@@ -225,8 +254,14 @@ def _sum_by(index: np.ndarray, weights: np.ndarray, length: int) -> np.ndarray:
     return np.stack(columns, axis=1) if columns else np.zeros((length, 0))
 
 
-def shoe_sums(dealt: dict[str, np.ndarray], n_shoes: int, count_index: list[int],
-              thresholds: list[float], n_bins: int, bin_cards: int) -> dict[str, np.ndarray]:
+def shoe_sums(
+    dealt: dict[str, np.ndarray],
+    n_shoes: int,
+    count_index: list[int],
+    thresholds: list[float],
+    n_bins: int,
+    bin_cards: int,
+) -> dict[str, np.ndarray]:
     """Reduce the per-hand rows of a deal (:func:`deal_shoes`) to the sums every statistic needs.
 
     Per shoe (``(n_shoes,)`` or ``(n_shoes, k)``): ``hands`` dealt; per studied bet the sum of the exact
@@ -257,28 +292,46 @@ def shoe_sums(dealt: dict[str, np.ndarray], n_shoes: int, count_index: list[int]
         "depth_positive": _sum_by(depth_bin, positive.astype(np.float64), n_bins),
         "depth_gain": _sum_by(depth_bin, np.where(positive, ev, 0.0), n_bins),
         "depth_ev": _sum_by(depth_bin, ev, n_bins),
-        "moments": np.stack([np.full(len(count_index), float(len(shoe))), tc.sum(axis=0),
-                             counted.sum(axis=0), (tc * tc).sum(axis=0),
-                             (counted * counted).sum(axis=0), (tc * counted).sum(axis=0)], axis=1),
+        "moments": np.stack(
+            [
+                np.full(len(count_index), float(len(shoe))),
+                tc.sum(axis=0),
+                counted.sum(axis=0),
+                (tc * tc).sum(axis=0),
+                (counted * counted).sum(axis=0),
+                (tc * counted).sum(axis=0),
+            ],
+            axis=1,
+        ),
     }
 
 
-def deal_chunk(chunk: scale.Chunk, rules: R.Rules, tags: np.ndarray, count_index: list[int],
-               thresholds: list[float], bin_cards: int) -> dict[str, np.ndarray]:
+def deal_chunk(
+    chunk: scale.Chunk,
+    rules: R.Rules,
+    tags: np.ndarray,
+    count_index: list[int],
+    thresholds: list[float],
+    bin_cards: int,
+) -> dict[str, np.ndarray]:
     """The task of one chunk of the main deal: its ``chunk.size`` shoes, dealt from the chunk's own seed,
     reduced to sums (:func:`shoe_sums`). Module level, with plain arguments, so that local processes
     and Dask workers can run it (``functools.partial(deal_chunk, rules=..., ...)`` pickles)."""
     dealt = deal_shoes(rules, studied_rules(rules), chunk.size, chunk.seed, tags)
-    return shoe_sums(dealt, chunk.size, count_index, thresholds, rules.n_cards // bin_cards + 1,
-                     bin_cards)
+    return shoe_sums(dealt, chunk.size, count_index, thresholds, rules.n_cards // bin_cards + 1, bin_cards)
 
 
 def merge(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     """Merge chunk sums exactly: per-shoe rows concatenated in chunk order, everything else added (in
     chunk order, so the floating-point result does not depend on where or when a chunk ran)."""
-    return {key: (np.concatenate([p[key] for p in parts]) if key in PER_SHOE
-                  else functools.reduce(operator.add, [p[key] for p in parts]))
-            for key in parts[0]}
+    return {
+        key: (
+            np.concatenate([p[key] for p in parts])
+            if key in PER_SHOE
+            else functools.reduce(operator.add, [p[key] for p in parts])
+        )
+        for key in parts[0]
+    }
 
 
 # --------------------------------------------------------------------------------------------------
@@ -312,9 +365,14 @@ def best_threshold(true_count: np.ndarray, ev: np.ndarray) -> tuple[float, float
 # --------------------------------------------------------------------------------------------------
 # The experiment
 # --------------------------------------------------------------------------------------------------
-def run(config: CountingConfig, backend: str = "serial", scheduler: str | None = None,
-        workers: int | None = None, progress: bool = False,
-        store: chunk_store.ChunkStore | None = None) -> dict:
+def run(
+    config: CountingConfig,
+    backend: str = "serial",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: bool = False,
+    store: chunk_store.ChunkStore | None = None,
+) -> dict:
     """Run the whole experiment; the JSON-ready result.
 
     The main deal runs in chunks on ``backend`` (see :func:`experiments.scale.run`); the result is the
@@ -329,16 +387,37 @@ def run(config: CountingConfig, backend: str = "serial", scheduler: str | None =
     # (kept twice while the rows are joined), and a shoe leaves a row of sums per statistic.
     hands_per_shoe = (rules.n_cards - rules.cards_behind_cut) / 4.9
     per_shoe = engine.table_bytes(rules) + hands_per_shoe * 2 * (
-        6 + 8 * len(STUDIED) + 4 * len(STUDIED) + 4 * len(config.count_bets))
+        6 + 8 * len(STUDIED) + 4 * len(STUDIED) + 4 * len(config.count_bets)
+    )
     for what, shoes, chunk, chunk_key, items_key, parallel in (
-            ("the training deal (one piece)", config.training_shoes, config.training_shoes,
-             "training_shoes", "training_shoes", 1),
-            ("the counting study", config.shoes, config.chunk_shoes, "chunk_shoes", "shoes",
-             1 if backend == "serial" else workers or os.cpu_count() or 1)):
+        (
+            "the training deal (one piece)",
+            config.training_shoes,
+            config.training_shoes,
+            "training_shoes",
+            "training_shoes",
+            1,
+        ),
+        (
+            "the counting study",
+            config.shoes,
+            config.chunk_shoes,
+            "chunk_shoes",
+            "shoes",
+            1 if backend == "serial" else workers or os.cpu_count() or 1,
+        ),
+    ):
         scale.require_memory(
-            what, shoes, chunk, item="shoe", chunk_key=chunk_key, items_key=items_key,
-            working_per_item=per_shoe, kept_per_item=2 * 8 * len(PER_SHOE) * len(STUDIED),
-            parallel=parallel)
+            what,
+            shoes,
+            chunk,
+            item="shoe",
+            chunk_key=chunk_key,
+            items_key=items_key,
+            working_per_item=per_shoe,
+            kept_per_item=2 * 8 * len(PER_SHOE) * len(STUDIED),
+            parallel=parallel,
+        )
 
     # 1. effects of removal; exchangeability check on the full shoe
     t0 = time.perf_counter()
@@ -348,8 +427,9 @@ def run(config: CountingConfig, backend: str = "serial", scheduler: str | None =
 
     # 2. linear counts
     count_index = [STUDIED.index(b) for b in config.count_bets]
-    tags = np.array([count_tags(eor[:, k], config.max_tag, config.integer_tags)
-                     for k in count_index]).reshape(len(count_index), R.N_RANKS)
+    tags = np.array(
+        [count_tags(eor[:, k], config.max_tag, config.integer_tags) for k in count_index]
+    ).reshape(len(count_index), R.N_RANKS)
     timings["effects_of_removal_s"] = time.perf_counter() - t0
 
     # 3a. training deal (one local deal: its thresholds are an input of every main chunk)
@@ -366,8 +446,14 @@ def run(config: CountingConfig, backend: str = "serial", scheduler: str | None =
     # 3b. main deal, in chunks of shoes; each chunk returns sums, merged exactly in chunk order
     t0 = time.perf_counter()
     chunks = scale.plan(config.shoes, config.chunk_shoes, config.seed)
-    task = functools.partial(deal_chunk, rules=rules, tags=tags, count_index=count_index,
-                             thresholds=thresholds, bin_cards=config.depth_bin_cards)
+    task = functools.partial(
+        deal_chunk,
+        rules=rules,
+        tags=tags,
+        count_index=count_index,
+        thresholds=thresholds,
+        bin_cards=config.depth_bin_cards,
+    )
     with scale.progress_printer("counting: main deal", progress, len(chunks)) as printer:
         main = merge(scale.run(task, chunks, backend, scheduler, workers, printer, store=store))
     timings["main_deal_s"] = time.perf_counter() - t0
@@ -393,42 +479,47 @@ def run(config: CountingConfig, backend: str = "serial", scheduler: str | None =
             "eor": {rank: float(eor[r, k]) for r, rank in enumerate(R.RANKS)},
         }
         per_bet[name]["gain_per_shoe_predicted"] = (
-            per_bet[name]["gain_per_hand_predicted"]["estimate"] * hands / S)
+            per_bet[name]["gain_per_hand_predicted"]["estimate"] * hands / S
+        )
 
     counts: dict[str, dict] = {}
     for j, name in enumerate(config.count_bets):
-        entry: dict = {"tags": {rank: float(tags[j, r]) for r, rank in enumerate(R.RANKS)},
-                       "balance": float(full @ tags[j]),
-                       "threshold": None if math.isinf(thresholds[j]) else thresholds[j]}
+        entry: dict = {
+            "tags": {rank: float(tags[j, r]) for r, rank in enumerate(R.RANKS)},
+            "balance": float(full @ tags[j]),
+            "threshold": None if math.isinf(thresholds[j]) else thresholds[j],
+        }
         if not np.any(tags[j]):
-            entry["note"] = ("no linear count: every effect of removal is zero (all ranks are equally "
-                             "common in a full shoe, so removing any one card changes the EV by the "
-                             "same amount, and exchangeability makes that amount zero)")
+            entry["note"] = (
+                "no linear count: every effect of removal is zero (all ranks are equally "
+                "common in a full shoe, so removing any one card changes the EV by the "
+                "same amount, and exchangeability makes that amount zero)"
+            )
             counts[name] = entry
             continue
         perfect = per_bet[name]["gain_per_hand_predicted"]["estimate"]
         predicted = ratio_ci(main["count_ev"][:, j], n)
-        entry.update({
-            "threshold_chosen_on": f"training deal: seed {config.training_seed}, "
-                                   f"{config.training_shoes} shoes",
-            "correlation_true_count_ev": correlation(main["moments"][j]),
-            "share_of_hands_bet": ratio_ci(main["count_bet"][:, j], n),
-            "profit_per_hand_predicted": predicted,
-            "profit_per_hand_realized": ratio_ci(main["count_payoff"][:, j], n),
-            "perfect_info_share_of_hands_bet": per_bet[name]["share_positive"]["estimate"],
-            "perfect_info_profit_per_hand_predicted": perfect,
-            "perfect_info_profit_per_hand_realized":
-                per_bet[name]["gain_per_hand_realized"]["estimate"],
-            "fraction_of_perfect_info_gain": (predicted["estimate"] / perfect) if perfect else None,
-        })
+        entry.update(
+            {
+                "threshold_chosen_on": f"training deal: seed {config.training_seed}, "
+                f"{config.training_shoes} shoes",
+                "correlation_true_count_ev": correlation(main["moments"][j]),
+                "share_of_hands_bet": ratio_ci(main["count_bet"][:, j], n),
+                "profit_per_hand_predicted": predicted,
+                "profit_per_hand_realized": ratio_ci(main["count_payoff"][:, j], n),
+                "perfect_info_share_of_hands_bet": per_bet[name]["share_positive"]["estimate"],
+                "perfect_info_profit_per_hand_predicted": perfect,
+                "perfect_info_profit_per_hand_realized": per_bet[name]["gain_per_hand_realized"]["estimate"],
+                "fraction_of_perfect_info_gain": (predicted["estimate"] / perfect) if perfect else None,
+            }
+        )
         counts[name] = entry
 
     # by depth: cards out of the shoe (burn included) before the hand
     hands_in_bin = main["depth_hands"]
     by_depth: dict[str, dict] = {}
     for k, name in enumerate(STUDIED):
-        positives, ev_pos, ev_sum = (main[key][:, k] for key in
-                                     ("depth_positive", "depth_gain", "depth_ev"))
+        positives, ev_pos, ev_sum = (main[key][:, k] for key in ("depth_positive", "depth_gain", "depth_ev"))
         with np.errstate(invalid="ignore", divide="ignore"):
             by_depth[name] = {
                 "share_positive": np.where(hands_in_bin > 0, positives / hands_in_bin, np.nan),
@@ -436,10 +527,14 @@ def run(config: CountingConfig, backend: str = "serial", scheduler: str | None =
                 "gain_per_hand": np.where(hands_in_bin > 0, ev_pos / hands_in_bin, np.nan),
                 "mean_ev": np.where(hands_in_bin > 0, ev_sum / hands_in_bin, np.nan),
             }
-    depth = {"bin_start_cards": (np.arange(len(hands_in_bin)) * config.depth_bin_cards).tolist(),
-             "hands": hands_in_bin.tolist(),
-             "bets": {name: {key: [None if np.isnan(v) else float(v) for v in values]
-                             for key, values in stats.items()} for name, stats in by_depth.items()}}
+    depth = {
+        "bin_start_cards": (np.arange(len(hands_in_bin)) * config.depth_bin_cards).tolist(),
+        "hands": hands_in_bin.tolist(),
+        "bets": {
+            name: {key: [None if np.isnan(v) else float(v) for v in values] for key, values in stats.items()}
+            for name, stats in by_depth.items()
+        },
+    }
 
     timings["total_s"] = sum(timings.values())
     return {
@@ -451,8 +546,11 @@ def run(config: CountingConfig, backend: str = "serial", scheduler: str | None =
         "seed": config.seed,
         "chunk_shoes": config.chunk_shoes,
         "chunks": len(chunks),
-        "training": {"seed": config.training_seed, "shoes": config.training_shoes,
-                     "hands": int(training["ev"].shape[0])},
+        "training": {
+            "seed": config.training_seed,
+            "shoes": config.training_shoes,
+            "hands": int(training["ev"].shape[0]),
+        },
         "exchangeability_max_error": float(np.max(exchangeability)),
         "bets": per_bet,
         "counts": counts,
@@ -468,28 +566,30 @@ def _ci(entry: dict, factor: float = 100.0, digits: int = 3) -> str:
     if entry["estimate"] is None:
         return "n/a"
     lo, hi = entry["ci95"]
-    return (f"{factor * entry['estimate']:.{digits}f} "
-            f"[{factor * lo:.{digits}f}, {factor * hi:.{digits}f}]")
+    return f"{factor * entry['estimate']:.{digits}f} [{factor * lo:.{digits}f}, {factor * hi:.{digits}f}]"
 
 
 def report(result: dict) -> str:
     """The human-readable report (percentages per unit staked; CIs are 95% over shoes)."""
-    lines = [f"Counting experiment: {result['shoes']:,} shoes, {result['hands']:,} hands "
-             f"({result['hands_per_shoe']:.2f} per shoe); {result['rules']['decks']} decks, burn "
-             f"{result['rules']['burn']}, cut card {result['rules']['cut_card']}",
-             f"time: main deal {result['timings']['main_deal_s']:.1f} s (exact EV of every bet "
-             f"before every hand), total {result['timings']['total_s']:.1f} s",
-             f"exchangeability check (full shoe, every bet): max error "
-             f"{result['exchangeability_max_error']:.1e}", "",
-             "Perfect-information bettor (one unit whenever the exact EV > 0); % per unit, "
-             "[95% CI over shoes]:",
-             f"{'bet':<22}{'full-shoe EV':>13}  {'share of hands EV>0':<24}"
-             f"{'mean EV when >0':<26}{'gain/hand predicted':<24}{'gain/hand realized':<24}"]
+    lines = [
+        f"Counting experiment: {result['shoes']:,} shoes, {result['hands']:,} hands "
+        f"({result['hands_per_shoe']:.2f} per shoe); {result['rules']['decks']} decks, burn "
+        f"{result['rules']['burn']}, cut card {result['rules']['cut_card']}",
+        f"time: main deal {result['timings']['main_deal_s']:.1f} s (exact EV of every bet "
+        f"before every hand), total {result['timings']['total_s']:.1f} s",
+        f"exchangeability check (full shoe, every bet): max error {result['exchangeability_max_error']:.1e}",
+        "",
+        "Perfect-information bettor (one unit whenever the exact EV > 0); % per unit, [95% CI over shoes]:",
+        f"{'bet':<22}{'full-shoe EV':>13}  {'share of hands EV>0':<24}"
+        f"{'mean EV when >0':<26}{'gain/hand predicted':<24}{'gain/hand realized':<24}",
+    ]
     for name, b in result["bets"].items():
-        lines.append(f"{name:<22}{100 * b['ev_full_shoe']:>12.4f}%  "
-                     f"{_ci(b['share_positive']):<24}{_ci(b['mean_ev_when_positive']):<26}"
-                     f"{_ci(b['gain_per_hand_predicted'], digits=4):<24}"
-                     f"{_ci(b['gain_per_hand_realized'], digits=4):<24}")
+        lines.append(
+            f"{name:<22}{100 * b['ev_full_shoe']:>12.4f}%  "
+            f"{_ci(b['share_positive']):<24}{_ci(b['mean_ev_when_positive']):<26}"
+            f"{_ci(b['gain_per_hand_predicted'], digits=4):<24}"
+            f"{_ci(b['gain_per_hand_realized'], digits=4):<24}"
+        )
     lines += ["", "Cut-card effect: average exact EV per hand dealt minus the full-shoe EV (%):"]
     for name, b in result["bets"].items():
         verdict = "significant" if b["cut_card_effect_significant"] else "not significant"
@@ -504,15 +604,21 @@ def report(result: dict) -> str:
         if c["threshold"] is None:
             lines.append("    never bets: no threshold has a positive summed EV on the training deal")
             continue
-        lines.append(f"    bet when true count >= {c['threshold']:.3f}; corr(TC, EV) "
-                     f"{c['correlation_true_count_ev']:.3f}")
-        lines.append(f"    count:   hands bet {_ci(c['share_of_hands_bet'])}%, profit/hand "
-                     f"predicted {_ci(c['profit_per_hand_predicted'], digits=4)}%, realized "
-                     f"{_ci(c['profit_per_hand_realized'], digits=4)}%")
-        lines.append(f"    perfect: hands bet {100 * c['perfect_info_share_of_hands_bet']:.3f}%, "
-                     f"profit/hand predicted {100 * c['perfect_info_profit_per_hand_predicted']:.4f}%,"
-                     f" realized {100 * c['perfect_info_profit_per_hand_realized']:.4f}%; the count "
-                     f"captures {100 * (c['fraction_of_perfect_info_gain'] or 0):.0f}% of it")
+        lines.append(
+            f"    bet when true count >= {c['threshold']:.3f}; corr(TC, EV) "
+            f"{c['correlation_true_count_ev']:.3f}"
+        )
+        lines.append(
+            f"    count:   hands bet {_ci(c['share_of_hands_bet'])}%, profit/hand "
+            f"predicted {_ci(c['profit_per_hand_predicted'], digits=4)}%, realized "
+            f"{_ci(c['profit_per_hand_realized'], digits=4)}%"
+        )
+        lines.append(
+            f"    perfect: hands bet {100 * c['perfect_info_share_of_hands_bet']:.3f}%, "
+            f"profit/hand predicted {100 * c['perfect_info_profit_per_hand_predicted']:.4f}%,"
+            f" realized {100 * c['perfect_info_profit_per_hand_realized']:.4f}%; the count "
+            f"captures {100 * (c['fraction_of_perfect_info_gain'] or 0):.0f}% of it"
+        )
     return "\n".join(lines)
 
 
@@ -527,8 +633,11 @@ def plot_depth(result: dict, path: Path) -> None:
         mean = np.array([np.nan if v is None else v for v in stats["mean_ev_when_positive"]])
         if not np.nansum(share) > 0:
             continue
-        style = {"marker": ".", "label": name,
-                 "linestyle": "--" if name == "banker_pair" else "-"}  # = player_pair exactly
+        style = {
+            "marker": ".",
+            "label": name,
+            "linestyle": "--" if name == "banker_pair" else "-",
+        }  # = player_pair exactly
         axes[0].plot(x, 100 * share, **style)
         axes[1].plot(x, 100 * mean, **style)
     axes[0].set_yscale("symlog", linthresh=0.01)
@@ -538,8 +647,9 @@ def plot_depth(result: dict, path: Path) -> None:
         ax.set_xlabel("cards out of the shoe before the hand (burn included)")
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
-    fig.suptitle(f"{result['rules']['decks']} decks, {result['shoes']:,} shoes: where the exact EV "
-                 "turns positive")
+    fig.suptitle(
+        f"{result['rules']['decks']} decks, {result['shoes']:,} shoes: where the exact EV turns positive"
+    )
     plotting.save(fig, path)
 
 
@@ -560,9 +670,15 @@ def _record_depth_bins(result: dict, config: CountingConfig) -> dict:
     return result
 
 
-def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
-         scheduler: str | None = None, workers: int | None = None,
-         resume: bool | None = None) -> dict:
+def main(
+    config_path: str,
+    out: str | None = None,
+    as_json: bool = False,
+    backend: str = "serial",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    resume: bool | None = None,
+) -> dict:
     """Load and validate the config, run, print the report (unless ``as_json``), write ``out``.
 
     ``backend`` (``serial``, ``processes``, ``dask``), ``scheduler`` (a Dask address; None: a local
@@ -573,15 +689,45 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     are kept in ``out/.partial`` for a rerun to resume (``resume=False`` discards them): see
     :func:`experiments.study.main`.
     """
-    return study.main("counting", config_path, CountingConfig, OUTPUT_NAMES, run, write_outputs, report,
-                      out=out, as_json=as_json, backend=backend, scheduler=scheduler, workers=workers,
-                      resume=resume, complete=_record_depth_bins)
+    return study.main(
+        "counting",
+        config_path,
+        CountingConfig,
+        OUTPUT_NAMES,
+        run,
+        write_outputs,
+        report,
+        out=out,
+        as_json=as_json,
+        backend=backend,
+        scheduler=scheduler,
+        workers=workers,
+        resume=resume,
+        complete=_record_depth_bins,
+    )
 
 
-__all__ = ["CountingConfig", "ConfigError", "main", "run", "effects_of_removal", "studied_evs",
-           "studied_rules", "count_tags", "deal_shoes", "shoe_sums", "deal_chunk", "merge", "ratio_ci",
-           "correlation", "best_threshold", "report", "plot_depth", "write_outputs", "STUDIED"]
+__all__ = [
+    "CountingConfig",
+    "ConfigError",
+    "main",
+    "run",
+    "effects_of_removal",
+    "studied_evs",
+    "studied_rules",
+    "count_tags",
+    "deal_shoes",
+    "shoe_sums",
+    "deal_chunk",
+    "merge",
+    "ratio_ci",
+    "correlation",
+    "best_threshold",
+    "report",
+    "plot_depth",
+    "write_outputs",
+    "STUDIED",
+]
 
 if __name__ == "__main__":  # python -m pb_gym.experiments.counting CONFIG [OUT]
-    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None,
-         as_json=bool(os.environ.get("PB_GYM_JSON")))
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None, as_json=bool(os.environ.get("PB_GYM_JSON")))

@@ -49,18 +49,27 @@ EV_BINS = (-1.0, -0.10, -0.06, -0.04, -0.02, -0.01, 0.0, 0.01, 0.02, 0.04, 0.06,
 class DiscoveryConfig(Strict):
     """The ``discovery:`` section of a train config: the exact scoring of the trained policy."""
 
-    bets: list[str] = Field(default_factory=lambda: ["dragon7", "panda8"], min_length=1,
-                            description="the bets the perfect-information bettor and the counts play")
+    bets: list[str] = Field(
+        default_factory=lambda: ["dragon7", "panda8"],
+        min_length=1,
+        description="the bets the perfect-information bettor and the counts play",
+    )
     tables: int = Field(500, ge=2, description="held-out tables scored in parallel")
     hands: int = Field(2000, ge=1, description="hands dealt per table (episodes reset as in training)")
     seed: int = Field(2_000_003, ge=0, description="held-out seed of the scoring deal")
-    curve_points: int = Field(10, ge=0, le=1000, description="points of the exact learning curve "
-                              "(0: none); each scores the policy on curve_tables x curve_hands")
+    curve_points: int = Field(
+        10,
+        ge=0,
+        le=1000,
+        description="points of the exact learning curve "
+        "(0: none); each scores the policy on curve_tables x curve_hands",
+    )
     curve_tables: int = Field(128, ge=2)
     curve_hands: int = Field(400, ge=1)
     curve_seed: int = Field(3_000_017, ge=0)
-    count_training_shoes: int = Field(2000, ge=2, description="shoes of the deal that picks each "
-                                      "count's threshold (counting study method)")
+    count_training_shoes: int = Field(
+        2000, ge=2, description="shoes of the deal that picks each count's threshold (counting study method)"
+    )
     count_training_seed: int = Field(1_000_001, ge=0)
 
 
@@ -69,8 +78,9 @@ class Policy:
     """A trained SB3 model as a function of the environment's observations (greedy actions, and the
     probability of betting each spot where the algorithm has an action distribution)."""
 
-    def __init__(self, model, algorithm: str, cfg: T.EnvConfig, obs_transform: str = "none",
-                 normalizer=None) -> None:
+    def __init__(
+        self, model, algorithm: str, cfg: T.EnvConfig, obs_transform: str = "none", normalizer=None
+    ) -> None:
         from pb_gym.agents import learned as L
 
         self.model, self.algorithm, self.cfg = model, algorithm, cfg
@@ -98,8 +108,9 @@ class Policy:
             obs = self.normalizer.normalize_obs(obs)
         return obs
 
-    def act(self, obs, bankroll: np.ndarray, episode_start: np.ndarray,
-            probabilities: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    def act(
+        self, obs, bankroll: np.ndarray, episode_start: np.ndarray, probabilities: bool = True
+    ) -> tuple[np.ndarray, np.ndarray | None]:
         """Greedy actions, and ``(n, n_columns)`` probabilities of staking each of the table's bet
         columns (None for DQN)."""
         import torch
@@ -112,8 +123,9 @@ class Policy:
             kwargs["action_masks"] = masks
         state_before = self.lstm_state
         if self.algorithm == "RecurrentPPO":
-            actions, self.lstm_state = self.model.predict(obs, state=self.lstm_state,
-                                                          episode_start=episode_start, **kwargs)
+            actions, self.lstm_state = self.model.predict(
+                obs, state=self.lstm_state, episode_start=episode_start, **kwargs
+            )
         else:
             actions, _ = self.model.predict(obs, **kwargs)
         if not probabilities or self.algorithm == "DQN":
@@ -129,8 +141,9 @@ class Policy:
                     states = (np.zeros(shape, np.float32), np.zeros(shape, np.float32))
                 device = policy.device
                 lstm = tuple(torch.tensor(s, dtype=torch.float32, device=device) for s in states)
-                dist, _ = policy.get_distribution(tensor, lstm, torch.tensor(
-                    episode_start, dtype=torch.float32, device=device))
+                dist, _ = policy.get_distribution(
+                    tensor, lstm, torch.tensor(episode_start, dtype=torch.float32, device=device)
+                )
             elif self.algorithm == "MaskablePPO":
                 dist = policy.get_distribution(tensor, action_masks=masks)
             else:
@@ -146,8 +159,9 @@ class Policy:
 
 
 # ----------------------------------------------------------------------- the best linear count
-def linear_count(rules: R.Rules, bets: Sequence[str], shoes: int, seed: int,
-                 custom: Sequence[dict] = ()) -> dict:
+def linear_count(
+    rules: R.Rules, bets: Sequence[str], shoes: int, seed: int, custom: Sequence[dict] = ()
+) -> dict:
     """The atlas's best linear count for each bet (any catalog bet, or a user bet of ``custom``): tags
     proportional to the effects of removal (exact), true count = running count / decks unseen,
     threshold maximising the summed exact EV of the hands bet on a training deal (``shoes`` first
@@ -157,21 +171,24 @@ def linear_count(rules: R.Rules, bets: Sequence[str], shoes: int, seed: int,
     tags = np.array([A.eor_tags(removal["eor"][:, k], 10.0) for k in range(len(bets))])
     training = A.training_deal(rules, book, shoes, seed)
     true_count = A.true_counts(training["unseen"], tags, rules.decks)
-    thresholds = [best_threshold(true_count[:, k], training["ev"][:, k])[0] if np.any(tags[k])
-                  else math.inf for k in range(len(bets))]
-    return {"tags": tags, "thresholds": np.array(thresholds), "ev_full": removal["ev"],
-            "eor": removal["eor"]}
+    thresholds = [
+        best_threshold(true_count[:, k], training["ev"][:, k])[0] if np.any(tags[k]) else math.inf
+        for k in range(len(bets))
+    ]
+    return {"tags": tags, "thresholds": np.array(thresholds), "ev_full": removal["ev"], "eor": removal["eor"]}
 
 
-def count_stakes(count: dict, composition: np.ndarray, spots: np.ndarray, decks: int,
-                 n_columns: int = R.N_BETS) -> np.ndarray:
+def count_stakes(
+    count: dict, composition: np.ndarray, spots: np.ndarray, decks: int, n_columns: int = R.N_BETS
+) -> np.ndarray:
     """One unit on the counted bet whose true count reaches its threshold (the one with the higher
     linear EV estimate when several do), ``(n, n_columns)`` (the table's stake columns)."""
     full = R.full_shoe(decks).astype(np.float64)
     removed = full[None, :] - composition
     true_count = A.true_counts(composition, count["tags"], decks)
-    estimate = count["ev_full"][None, :] + removed @ count["eor"] * (full.sum() / composition.sum(
-        axis=1, keepdims=True))
+    estimate = count["ev_full"][None, :] + removed @ count["eor"] * (
+        full.sum() / composition.sum(axis=1, keepdims=True)
+    )
     estimate = np.where(true_count >= count["thresholds"][None, :], estimate, -np.inf)
     best = estimate.argmax(axis=1)
     bet = np.isfinite(estimate[np.arange(len(best)), best])
@@ -185,8 +202,16 @@ def _ratio(x: np.ndarray, n: np.ndarray) -> dict:
     return stats.ratio_ci(np.asarray(x, dtype=np.float64), np.asarray(n, dtype=np.float64))
 
 
-def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, hands: int, seed: int,
-          count: dict | None = None, calibration: bool = True) -> dict:
+def score(  # noqa: C901
+    policy: Policy,
+    env_kwargs: dict,
+    bets: Sequence[str],
+    tables: int,
+    hands: int,
+    seed: int,
+    count: dict | None = None,
+    calibration: bool = True,
+) -> dict:
     """Play ``policy`` on ``tables`` x ``hands`` held-out hands (seed ``seed``) beside the perfect
     bettor (and the linear ``count`` if given); the JSON-ready statistics (see the module docstring)."""
     from pb_gym.envs.vector import PuntoBancoVectorEnv
@@ -202,15 +227,24 @@ def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, ha
     rows = np.arange(tables)
     systems = ("learned", "perfect", "count", "never") if count is not None else ("learned", "perfect")
     # per-shoe sums, by shoe id (grown as shoes start: a shoe ends at a reshuffle or a reset)
-    sums = {f"{kind}/{s}": np.zeros(2 * tables) for kind in ("exact", "real", "bets", "staked")
-            for s in systems}
+    sums = {
+        f"{kind}/{s}": np.zeros(2 * tables) for kind in ("exact", "real", "bets", "staked") for s in systems
+    }
     sums["hands"] = np.zeros(2 * tables)
     shoe_id = np.arange(tables)
     next_id = tables
     n_bins = len(EV_BINS) - 1
-    calib = {b: {"hands": np.zeros(n_bins), "greedy": np.zeros(n_bins), "probability": np.zeros(n_bins),
-                 "ev": np.zeros(n_bins), "stake": np.zeros(n_bins), "perfect": np.zeros(n_bins)}
-             for b in bets}
+    calib = {
+        b: {
+            "hands": np.zeros(n_bins),
+            "greedy": np.zeros(n_bins),
+            "probability": np.zeros(n_bins),
+            "ev": np.zeros(n_bins),
+            "stake": np.zeros(n_bins),
+            "perfect": np.zeros(n_bins),
+        }
+        for b in bets
+    }
     # hands, greedy bets, policy probability, the perfect bettor's bets
     split = {"positive": np.zeros(4), "negative": np.zeros(4)}
     has_probs = True
@@ -242,13 +276,18 @@ def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, ha
         perfect[rows[positive], spots[best[positive]]] = 1.0
         placed = {"learned": stakes, "perfect": perfect}
         if count is not None:
-            placed["count"] = count_stakes(count, composition.astype(np.float64), spots, rules.decks,
-                                           table.n_columns)
+            placed["count"] = count_stakes(
+                count, composition.astype(np.float64), spots, rules.decks, table.n_columns
+            )
             placed["never"] = np.zeros_like(stakes)
         for name, st in placed.items():
             realized = reward if name == "learned" else (st * payoffs).sum(axis=1)
-            for kind, weights in (("exact", (st * ev).sum(axis=1)), ("real", realized),
-                                  ("bets", (st > 0).any(axis=1)), ("staked", st.sum(axis=1))):
+            for kind, weights in (
+                ("exact", (st * ev).sum(axis=1)),
+                ("real", realized),
+                ("bets", (st > 0).any(axis=1)),
+                ("staked", st.sum(axis=1)),
+            ):
                 sums[f"{kind}/{name}"] += np.bincount(shoe_id, weights=weights, minlength=size)
         if calibration:
             for k, b in enumerate(bets):
@@ -263,9 +302,12 @@ def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, ha
                 if probs is not None:
                     c["probability"] += np.bincount(which, weights=probs[:, spot], minlength=n_bins)
                 for key, mask in (("positive", ev[:, spot] > 0), ("negative", ev[:, spot] <= 0)):
-                    split[key] += [mask.sum(), (stakes[mask, spot] > 0).sum(),
-                                   probs[mask, spot].sum() if probs is not None else 0.0,
-                                   (perfect[mask, spot] > 0).sum()]
+                    split[key] += [
+                        mask.sum(),
+                        (stakes[mask, spot] > 0).sum(),
+                        probs[mask, spot].sum() if probs is not None else 0.0,
+                        (perfect[mask, spot] > 0).sum(),
+                    ]
         # episodes that ended start again, as in training (a reset starts a new shoe)
         done = terminated | truncated
         episode_start = done.copy()
@@ -280,9 +322,15 @@ def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, ha
     real_sum = {s: sums[f"real/{s}"] for s in systems}
     bets_sum = {s: sums[f"bets/{s}"] for s in systems}
     staked_sum = {s: sums[f"staked/{s}"] for s in systems}
-    out: dict[str, Any] = {"tables": tables, "hands_per_table": hands, "seed": seed,
-                           "hands": int(n.sum()), "shoes": int(used.sum()), "bets": list(bets),
-                           "systems": {}}
+    out: dict[str, Any] = {
+        "tables": tables,
+        "hands_per_table": hands,
+        "seed": seed,
+        "hands": int(n.sum()),
+        "shoes": int(used.sum()),
+        "bets": list(bets),
+        "systems": {},
+    }
     for name in systems:
         out["systems"][name] = {
             "exact_profit_per_hand": _ratio(exact_sum[name][used], n),
@@ -299,26 +347,37 @@ def score(policy: Policy, env_kwargs: dict, bets: Sequence[str], tables: int, ha
     if count is not None:
         out["learned_minus_count_exact"] = _ratio(learned_exact - exact_sum["count"][used], n)
         out["count_share_of_perfect_exact"] = _ratio(exact_sum["count"][used], perfect_exact)
-        out["count_thresholds"] = {b: (None if math.isinf(t) else float(t))
-                                   for b, t in zip(bets, count["thresholds"], strict=True)}
+        out["count_thresholds"] = {
+            b: (None if math.isinf(t) else float(t)) for b, t in zip(bets, count["thresholds"], strict=True)
+        }
     if calibration:
         table = {}
         for b, c in calib.items():
             h = np.maximum(c["hands"], 1)
-            table[b] = [{"ev_from": EV_BINS[i], "ev_to": EV_BINS[i + 1], "hands": int(c["hands"][i]),
-                         "mean_ev": float(c["ev"][i] / h[i]) if c["hands"][i] else None,
-                         "p_bet_greedy": float(c["greedy"][i] / h[i]) if c["hands"][i] else None,
-                         "mean_stake": float(c["stake"][i] / h[i]) if c["hands"][i] else None,
-                         "p_bet_perfect": float(c["perfect"][i] / h[i]) if c["hands"][i] else None,
-                         "p_bet_policy": (float(c["probability"][i] / h[i])
-                                          if c["hands"][i] and has_probs else None)}
-                        for i in range(n_bins)]
+            table[b] = [
+                {
+                    "ev_from": EV_BINS[i],
+                    "ev_to": EV_BINS[i + 1],
+                    "hands": int(c["hands"][i]),
+                    "mean_ev": float(c["ev"][i] / h[i]) if c["hands"][i] else None,
+                    "p_bet_greedy": float(c["greedy"][i] / h[i]) if c["hands"][i] else None,
+                    "mean_stake": float(c["stake"][i] / h[i]) if c["hands"][i] else None,
+                    "p_bet_perfect": float(c["perfect"][i] / h[i]) if c["hands"][i] else None,
+                    "p_bet_policy": (
+                        float(c["probability"][i] / h[i]) if c["hands"][i] and has_probs else None
+                    ),
+                }
+                for i in range(n_bins)
+            ]
         out["calibration"] = table
         pos, neg = split["positive"], split["negative"]
         for key, v in (("p_bet_when_positive", pos), ("p_bet_when_negative", neg)):
-            out[key] = {"greedy": v[1] / max(v[0], 1),
-                        "policy": v[2] / max(v[0], 1) if has_probs else None,
-                        "perfect": v[3] / max(v[0], 1), "hands": int(v[0])}
+            out[key] = {
+                "greedy": v[1] / max(v[0], 1),
+                "policy": v[2] / max(v[0], 1) if has_probs else None,
+                "perfect": v[3] / max(v[0], 1),
+                "hands": int(v[0]),
+            }
     return out
 
 
@@ -338,13 +397,17 @@ def _fmt(entry: dict, scale: float = 1.0, digits: int = 4) -> str:
 
 def report(result: dict) -> str:
     """The scoring as text: profit per hand dealt of each system, shares, regret, calibration split."""
-    lines = [f"discovery: {result['hands']:,} held-out hands ({result['tables']} tables x "
-             f"{result['hands_per_table']} hands, {result['shoes']:,} shoes, seed {result['seed']}); "
-             f"bets scored: {', '.join(result['bets'])}; units per hand dealt, 95% CIs over shoes",
-             f"{'system':<10} {'bet rate':>8} {'exact profit / hand':>32} {'realized profit / hand':>32}"]
+    lines = [
+        f"discovery: {result['hands']:,} held-out hands ({result['tables']} tables x "
+        f"{result['hands_per_table']} hands, {result['shoes']:,} shoes, seed {result['seed']}); "
+        f"bets scored: {', '.join(result['bets'])}; units per hand dealt, 95% CIs over shoes",
+        f"{'system':<10} {'bet rate':>8} {'exact profit / hand':>32} {'realized profit / hand':>32}",
+    ]
     for name, s in result["systems"].items():
-        lines.append(f"{name:<10} {s['bet_rate']['estimate']:>8.2%} {_fmt(s['exact_profit_per_hand']):>32} "
-                     f"{_fmt(s['realized_profit_per_hand']):>32}")
+        lines.append(
+            f"{name:<10} {s['bet_rate']['estimate']:>8.2%} {_fmt(s['exact_profit_per_hand']):>32} "
+            f"{_fmt(s['realized_profit_per_hand']):>32}"
+        )
     lines.append(f"learned / perfect, exact:    {_fmt(result['share_of_perfect_exact'], 100, 1)} %")
     lines.append(f"learned / perfect, realized: {_fmt(result['share_of_perfect_realized'], 100, 1)} %")
     lines.append(f"regret (perfect - learned), exact: {_fmt(result['regret_exact'])}")
@@ -353,11 +416,13 @@ def report(result: dict) -> str:
         lines.append(f"learned - count, exact: {_fmt(result['learned_minus_count_exact'])}")
     if "p_bet_when_positive" in result:
         pos, neg = result["p_bet_when_positive"], result["p_bet_when_negative"]
-        lines.append(f"P(bet | its EV > 0) greedy {pos['greedy']:.3f}, policy "
-                     f"{pos['policy'] if pos['policy'] is None else round(pos['policy'], 4)}, "
-                     f"perfect {pos.get('perfect', math.nan):.3f}; "
-                     f"P(bet | EV <= 0) greedy {neg['greedy']:.4f}, policy "
-                     f"{neg['policy'] if neg['policy'] is None else round(neg['policy'], 5)}")
+        lines.append(
+            f"P(bet | its EV > 0) greedy {pos['greedy']:.3f}, policy "
+            f"{pos['policy'] if pos['policy'] is None else round(pos['policy'], 4)}, "
+            f"perfect {pos.get('perfect', math.nan):.3f}; "
+            f"P(bet | EV <= 0) greedy {neg['greedy']:.4f}, policy "
+            f"{neg['policy'] if neg['policy'] is None else round(neg['policy'], 5)}"
+        )
     return "\n".join(lines)
 
 
@@ -372,10 +437,23 @@ def plot_calibration(result: dict, path: Path, title: str) -> Path:
         x = [100 * r["mean_ev"] for r in pts]
         ax.plot(x, [r["p_bet_greedy"] for r in pts], "o-", color=f"C{k}", label=f"{bet}: greedy action")
         if pts and pts[0]["p_bet_policy"] is not None:
-            ax.plot(x, [r["p_bet_policy"] for r in pts], "s--", color=f"C{k}", alpha=0.6,
-                    label=f"{bet}: policy probability")
-        ax.plot(x, [r["p_bet_perfect"] for r in pts], ":", color=f"C{k}", lw=2, alpha=0.5,
-                label=f"{bet}: perfect information (the optimum)")
+            ax.plot(
+                x,
+                [r["p_bet_policy"] for r in pts],
+                "s--",
+                color=f"C{k}",
+                alpha=0.6,
+                label=f"{bet}: policy probability",
+            )
+        ax.plot(
+            x,
+            [r["p_bet_perfect"] for r in pts],
+            ":",
+            color=f"C{k}",
+            lw=2,
+            alpha=0.5,
+            label=f"{bet}: perfect information (the optimum)",
+        )
     ax.axvline(0.0, color="k", lw=0.6, ls=":")
     ax.set_xlabel("exact EV of the bet before the hand (% of the stake; bin means)")
     ax.set_ylabel("P(bet)")
@@ -385,20 +463,33 @@ def plot_calibration(result: dict, path: Path, title: str) -> Path:
     return plotting.save(fig, path)
 
 
-CURVE_FIELDS = ("timesteps", "learned_exact", "learned_exact_lo", "learned_exact_hi", "perfect_exact",
-                "share_of_perfect", "bet_rate", "p_bet_when_positive", "p_bet_when_negative")
+CURVE_FIELDS = (
+    "timesteps",
+    "learned_exact",
+    "learned_exact_lo",
+    "learned_exact_hi",
+    "perfect_exact",
+    "share_of_perfect",
+    "bet_rate",
+    "p_bet_when_positive",
+    "p_bet_when_negative",
+)
 
 
 def curve_row(timesteps: int, result: dict) -> dict:
     """One point of the exact learning curve from a :func:`score` result."""
     learned = result["systems"]["learned"]["exact_profit_per_hand"]
-    return {"timesteps": timesteps, "learned_exact": learned["estimate"],
-            "learned_exact_lo": learned["ci95"][0], "learned_exact_hi": learned["ci95"][1],
-            "perfect_exact": result["systems"]["perfect"]["exact_profit_per_hand"]["estimate"],
-            "share_of_perfect": result["share_of_perfect_exact"]["estimate"],
-            "bet_rate": result["systems"]["learned"]["bet_rate"]["estimate"],
-            "p_bet_when_positive": result["p_bet_when_positive"]["greedy"],
-            "p_bet_when_negative": result["p_bet_when_negative"]["greedy"]}
+    return {
+        "timesteps": timesteps,
+        "learned_exact": learned["estimate"],
+        "learned_exact_lo": learned["ci95"][0],
+        "learned_exact_hi": learned["ci95"][1],
+        "perfect_exact": result["systems"]["perfect"]["exact_profit_per_hand"]["estimate"],
+        "share_of_perfect": result["share_of_perfect_exact"]["estimate"],
+        "bet_rate": result["systems"]["learned"]["bet_rate"]["estimate"],
+        "p_bet_when_positive": result["p_bet_when_positive"]["greedy"],
+        "p_bet_when_negative": result["p_bet_when_negative"]["greedy"],
+    }
 
 
 def write_curve(rows: list[dict], out: Path, title: str) -> list[Path]:
@@ -411,8 +502,13 @@ def write_curve(rows: list[dict], out: Path, title: str) -> list[Path]:
     plt = plotting.pyplot()
     x = [r["timesteps"] for r in rows]
     fig, (ax, ax2) = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
-    ax.fill_between(x, [r["learned_exact_lo"] for r in rows], [r["learned_exact_hi"] for r in rows],
-                    color="C0", alpha=0.25)
+    ax.fill_between(
+        x,
+        [r["learned_exact_lo"] for r in rows],
+        [r["learned_exact_hi"] for r in rows],
+        color="C0",
+        alpha=0.25,
+    )
     ax.plot(x, [r["learned_exact"] for r in rows], "o-", color="C0", label="learned (greedy), 95% CI")
     ax.plot(x, [r["perfect_exact"] for r in rows], "--", color="C3", label="perfect information")
     ax.axhline(0.0, color="k", lw=0.6, ls=":", label="never bet")

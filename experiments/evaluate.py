@@ -69,8 +69,14 @@ class Ledger:
     one chunk: its running statistics, mergeable. The bankroll and where each session ended are the
     session's (:class:`pb_gym.session.Seats`)."""
 
-    def __init__(self, system: S.BettingSystem, seats: session_.Seats, seat: int,
-                 n_checkpoints: int, n_columns: int = R.N_BETS) -> None:
+    def __init__(
+        self,
+        system: S.BettingSystem,
+        seats: session_.Seats,
+        seat: int,
+        n_checkpoints: int,
+        n_columns: int = R.N_BETS,
+    ) -> None:
         self.system = system
         self.seats = seats
         self.seat = seat
@@ -111,20 +117,30 @@ class Ledger:
         to). ``session_hands``: the hands dealt in each session (its table's, whatever the seat)."""
         final = self.bankroll.copy()
         return {
-            "sessions": len(self.net), "hands_dealt": int(session_hands.sum()),
-            "sum_net": float(self.net.sum()), "sum_wagered": float(self.wagered.sum()),
-            "sum_net2": float(self.net @ self.net), "sum_wagered2": float(self.wagered @ self.wagered),
-            "sum_net_wagered": float(self.net @ self.wagered), "bets": int(self.bets.sum()),
+            "sessions": len(self.net),
+            "hands_dealt": int(session_hands.sum()),
+            "sum_net": float(self.net.sum()),
+            "sum_wagered": float(self.wagered.sum()),
+            "sum_net2": float(self.net @ self.net),
+            "sum_wagered2": float(self.wagered @ self.wagered),
+            "sum_net_wagered": float(self.net @ self.wagered),
+            "bets": int(self.bets.sum()),
             "ended": dict(zip(STATES[1:], self.state_counts()[1:], strict=True)),
             "sum_max_drawdown": float(self.max_drawdown.sum()),
             "max_drawdown": float(self.max_drawdown.max()),
-            "wagered_by_spot": self.wagered_by_spot, "exact_ev_wagered": self.exact_ev_wagered,
-            "table_capped": self.table_capped, "bankroll_capped": self.bankroll_capped,
-            "max_stake": self.max_stake, "fan": self.fan,
+            "wagered_by_spot": self.wagered_by_spot,
+            "exact_ev_wagered": self.exact_ev_wagered,
+            "table_capped": self.table_capped,
+            "bankroll_capped": self.bankroll_capped,
+            "max_stake": self.max_stake,
+            "fan": self.fan,
             "final": summaries.final_summary(final),
-            "fan_values": self.fan_values, "fan_min": self.fan_min, "fan_max": self.fan_max,
+            "fan_values": self.fan_values,
+            "fan_min": self.fan_min,
+            "fan_max": self.fan_max,
             "states": self.states,
-            "samples": np.array(self.path_rows).T, "final_bankrolls": final,
+            "samples": np.array(self.path_rows).T,
+            "final_bankrolls": final,
             "session_hands": session_hands,
         }
 
@@ -134,14 +150,19 @@ def study_limits(config: StudyConfig) -> session_.Limits:
     stake is placed from ``minimum - 1e-9``; ruin below it; the goal from ``target - 1e-9``)."""
     table = config.table
     return session_.Limits(
-        bankroll=config.bankroll, table_min=table.minimum, table_max=table.maximum,
+        bankroll=config.bankroll,
+        table_min=table.minimum,
+        table_max=table.maximum,
         win_target=config.bankroll + config.win_goal if config.win_goal else None,
         stop_loss_floor=config.bankroll - config.stop_loss if config.stop_loss else None,
-        one_shoe=config.one_shoe, tolerance=TOLERANCE)
+        one_shoe=config.one_shoe,
+        tolerance=TOLERANCE,
+    )
 
 
-def run_chunk(config_data: dict, chunk: scale.Chunk,
-              show_progress: bool | progress_display.Progress = False) -> dict:
+def run_chunk(  # noqa: C901
+    config_data: dict, chunk: scale.Chunk, show_progress: bool | progress_display.Progress = False
+) -> dict:
     """Play every system over the hands of one chunk of sessions (the scale-out task).
 
     The systems are the seats of one :class:`pb_gym.session.Session` of ``chunk.size`` tables: each
@@ -174,15 +195,21 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
     column[spots] = np.arange(len(spots))
     payoffs = session_.payoff_matrix(rules) if not table_bets.extra else table_bets.pay_matrix()
     table_session = session_.Session(
-        rules, study_limits(config), n, len(systems), seed=deal_seed,
+        rules,
+        study_limits(config),
+        n,
+        len(systems),
+        seed=deal_seed,
         history=max([1] + [system.bead_plate for system in systems]),
-        payoffs=payoffs[:, spots])
+        payoffs=payoffs[:, spots],
+    )
     seats, hand = table_session.seats, table_session.hand
     checkpoints = checkpoint_hands(hands)
     fan_edges = np.linspace(0.0, fan_range(config), FAN_BINS + 1)
     samples = min(config.sample_paths, n) if chunk.index == 0 else 0
-    ledgers = [Ledger(system, seats, k, len(checkpoints), table_bets.n_columns)
-               for k, system in enumerate(systems)]
+    ledgers = [
+        Ledger(system, seats, k, len(checkpoints), table_bets.n_columns) for k, system in enumerate(systems)
+    ]
     counting = config.exact_conditional or any(system.needs_composition for system in systems)
     last_winner = np.full(n, -1, dtype=np.int8)
     last_decision = np.full(n, -1, dtype=np.int8)
@@ -205,8 +232,7 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
 
     bar = show_progress if isinstance(show_progress, progress_display.Progress) else None
     if show_progress is True:
-        bar = progress_display.Progress(f"{config.name} {chunk.index + 1}/{chunk.count}",
-                                        total=n * hands)
+        bar = progress_display.Progress(f"{config.name} {chunk.index + 1}/{chunk.count}", total=n * hands)
     for ledger in ledgers:
         record(ledger, 0)
     # the hands dealt in each session: all of them, or (one_shoe) those of its shoe, whoever sat out
@@ -225,16 +251,29 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
         proposals = []
         requested[...] = 0.0
         for ledger in ledgers:
-            view = S.TableView(ledger.bankroll / table.unit, max_units, rules, composition,
-                               last_winner, last_decision, table.minimum / table.unit, hand_index,
-                               table_session.shoe, hand if hand_index else None,
-                               session=table_session, seat=ledger.seat, unit=table.unit,
-                               bets=table_bets)
+            view = S.TableView(
+                ledger.bankroll / table.unit,
+                max_units,
+                rules,
+                composition,
+                last_winner,
+                last_decision,
+                table.minimum / table.unit,
+                hand_index,
+                table_session.shoe,
+                hand if hand_index else None,
+                session=table_session,
+                seat=ledger.seat,
+                unit=table.unit,
+                bets=table_bets,
+            )
             spot, units = ledger.system.propose(view)
             bet = np.flatnonzero(spot != S.NO_BET)
             if bet.size and column[spot[bet]].min() < 0:
-                raise ValueError(f"system {ledger.system.name!r} proposed a bet spot outside its "
-                                 f"bet_spots() {ledger.system.bet_spots()}")
+                raise ValueError(
+                    f"system {ledger.system.name!r} proposed a bet spot outside its "
+                    f"bet_spots() {ledger.system.bet_spots()}"
+                )
             requested[ledger.seat, bet, column[spot[bet]]] = units[bet] * table.unit
             proposals.append((view, spot))
         table_session.play(requested)  # the stake rules, the deal, settlement, the ends
@@ -249,11 +288,11 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
             ledger.wagered += stake
             ledger.bets += placed
             np.add.at(ledger.wagered_by_spot, spot_safe[placed], stake[placed])
-            if counting and placed.any() and (config.exact_conditional
-                                              or ledger.system.needs_composition):
+            if counting and placed.any() and (config.exact_conditional or ledger.system.needs_composition):
                 ev = table_bets.expected_values(composition[placed])
-                ledger.exact_ev_wagered += float((stake[placed] * ev[np.arange(placed.sum()),
-                                                                     spot_safe[placed]]).sum())
+                ledger.exact_ev_wagered += float(
+                    (stake[placed] * ev[np.arange(placed.sum()), spot_safe[placed]]).sum()
+                )
             # where the table maximum bound (or a series restarted at it, on_cap: reset): the
             # system's own account of its progression
             capped = placed & getattr(ledger.system, "capped", np.zeros(n, dtype=bool))
@@ -264,8 +303,9 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
             np.maximum(ledger.peak, ledger.bankroll, out=ledger.peak)
             np.maximum(ledger.max_drawdown, ledger.peak - ledger.bankroll, out=ledger.max_drawdown)
             result = np.sign(net).astype(np.int8)
-            ledger.system.update(view, S.HandOutcome(placed, result, stake / table.unit,
-                                                     net / table.unit, capped))
+            ledger.system.update(
+                view, S.HandOutcome(placed, result, stake / table.unit, net / table.unit, capped)
+            )
             record(ledger, hand_index + 1)
         last_winner[:] = hand.winner
         decided = hand.winner != R.TIE
@@ -276,13 +316,15 @@ def run_chunk(config_data: dict, chunk: scale.Chunk,
             bar.update(n)
     if show_progress is True:
         bar.close()
-    return {"chunk": chunk.index, "systems": [ledger.statistics(session_hands) for ledger in ledgers],
-            "names": [ledger.system.name for ledger in ledgers],
-            "types": [ledger.system.key for ledger in ledgers],
-            "bets": [ledger.system.bet for ledger in ledgers],
-            "counting": [ledger.system.needs_composition for ledger in ledgers],
-            "conditional": [config.exact_conditional or ledger.system.needs_composition
-                            for ledger in ledgers]}
+    return {
+        "chunk": chunk.index,
+        "systems": [ledger.statistics(session_hands) for ledger in ledgers],
+        "names": [ledger.system.name for ledger in ledgers],
+        "types": [ledger.system.key for ledger in ledgers],
+        "bets": [ledger.system.bet for ledger in ledgers],
+        "counting": [ledger.system.needs_composition for ledger in ledgers],
+        "conditional": [config.exact_conditional or ledger.system.needs_composition for ledger in ledgers],
+    }
 
 
 def checkpoint_hands(hands: int) -> np.ndarray:
@@ -290,9 +332,23 @@ def checkpoint_hands(hands: int) -> np.ndarray:
     return np.unique(np.linspace(0, hands, min(hands, 100) + 1).astype(int))
 
 
-SUMMED = ("sessions", "hands_dealt", "sum_net", "sum_wagered", "sum_net2", "sum_wagered2",
-          "sum_net_wagered", "bets", "sum_max_drawdown", "wagered_by_spot", "exact_ev_wagered",
-          "table_capped", "bankroll_capped", "fan", "states")
+SUMMED = (
+    "sessions",
+    "hands_dealt",
+    "sum_net",
+    "sum_wagered",
+    "sum_net2",
+    "sum_wagered2",
+    "sum_net_wagered",
+    "bets",
+    "sum_max_drawdown",
+    "wagered_by_spot",
+    "exact_ev_wagered",
+    "table_capped",
+    "bankroll_capped",
+    "fan",
+    "states",
+)
 """The statistics of a system that the merge adds up."""
 
 
@@ -306,16 +362,26 @@ def merge_into(merged: list[dict] | None, chunk: dict, final_bankrolls: bool = T
         merged = []
         for i, part in enumerate(chunk["systems"]):
             total = {key: 0 + part[key] for key in SUMMED}  # as sum() over chunks starts: 0 + first
-            total.update(fan_min=part["fan_min"].copy(), fan_max=part["fan_max"].copy(),
-                         fan_values=[summaries.merge_value_counts([table])
-                                     for table in part["fan_values"]],
-                         ended=dict(part["ended"]), max_drawdown=part["max_drawdown"],
-                         max_stake=part["max_stake"], final=part["final"], samples=part["samples"])
+            total.update(
+                fan_min=part["fan_min"].copy(),
+                fan_max=part["fan_max"].copy(),
+                fan_values=[summaries.merge_value_counts([table]) for table in part["fan_values"]],
+                ended=dict(part["ended"]),
+                max_drawdown=part["max_drawdown"],
+                max_stake=part["max_stake"],
+                final=part["final"],
+                samples=part["samples"],
+            )
             if final_bankrolls:
                 total["final_bankrolls"] = [part["final_bankrolls"]]
                 total["session_hands"] = [part["session_hands"]]
-            for key, name in (("names", "name"), ("types", "type"), ("bets", "bet"),
-                              ("counting", "counting"), ("conditional", "conditional")):
+            for key, name in (
+                ("names", "name"),
+                ("types", "type"),
+                ("bets", "bet"),
+                ("counting", "counting"),
+                ("conditional", "conditional"),
+            ):
                 total[name] = chunk[key][i]
             merged.append(total)
         return merged
@@ -324,11 +390,11 @@ def merge_into(merged: list[dict] | None, chunk: dict, final_bankrolls: bool = T
             total[key] = total[key] + part[key]
         total["fan_min"] = np.minimum(total["fan_min"], part["fan_min"])
         total["fan_max"] = np.maximum(total["fan_max"], part["fan_max"])
-        total["fan_values"] = [summaries.merge_value_counts([mine, theirs])
-                               for mine, theirs in zip(total["fan_values"], part["fan_values"],
-                                                      strict=True)]
-        total["ended"] = {reason: total["ended"][reason] + part["ended"][reason]
-                          for reason in total["ended"]}
+        total["fan_values"] = [
+            summaries.merge_value_counts([mine, theirs])
+            for mine, theirs in zip(total["fan_values"], part["fan_values"], strict=True)
+        ]
+        total["ended"] = {reason: total["ended"][reason] + part["ended"][reason] for reason in total["ended"]}
         total["max_drawdown"] = max(total["max_drawdown"], part["max_drawdown"])
         total["max_stake"] = max(total["max_stake"], part["max_stake"])
         total["final"] = summaries.merge_final(total["final"], part["final"])
@@ -366,7 +432,8 @@ def chunk_result_bytes(config: StudyConfig) -> int:
     It depends on the chunk size, never on the number of sessions of the study."""
     chunk = min(config.chunk_sessions, config.sessions)
     fan = len(checkpoint_hands(config.hands)) * (
-        (FAN_BINS + 1) * 8 + FAN_EXACT_VALUES * 16 + (len(STATES) + 2) * 8)
+        (FAN_BINS + 1) * 8 + FAN_EXACT_VALUES * 16 + (len(STATES) + 2) * 8
+    )
     final = min(chunk, summaries.FINAL_EXACT_VALUES) * 16
     samples = min(config.sample_paths, chunk) * (config.hands + 1) * 8
     per_system = fan + final + samples + 8 * chunk + 1024
@@ -385,27 +452,41 @@ def check_memory(config: StudyConfig, parallel: int, final_bankrolls: bool = Fal
     per_chunk = chunk_result_bytes(config) + scale.CHUNK_OVERHEAD
     batch = min(count, max(parallel, BATCH_BYTES // per_chunk))
     # a table's shoe state, each system's ledger row and stakes, the exact odds if computed
-    per_session = (engine.table_bytes(config.rules.to_rules())
-                   + WORKING_BYTES_PER_SESSION_AND_SYSTEM * n_systems + 200)
+    per_session = (
+        engine.table_bytes(config.rules.to_rules()) + WORKING_BYTES_PER_SESSION_AND_SYSTEM * n_systems + 200
+    )
     working = parallel * chunk * per_session
     kept = (batch + 1) * per_chunk  # a batch of results, and the merged statistics
     kept_finals = config.sessions * 16 * n_systems if final_bankrolls else 0  # bankroll and hands
     if kept_finals > working:
-        advice = (f"lower `sessions` (every session's final bankroll is kept for the caller, "
-                  f"{memory.describe(16 * n_systems)} a session)")
+        advice = (
+            f"lower `sessions` (every session's final bankroll is kept for the caller, "
+            f"{memory.describe(16 * n_systems)} a session)"
+        )
     else:
-        advice = (f"lower `chunk_sessions` (a running chunk needs about "
-                  f"{memory.describe(per_session)} per session"
-                  + (f", {parallel} chunks at once" if parallel > 1 else "") + ")")
-    memory.require(working + kept + kept_finals,
-                   f"the study {config.name!r} ({config.sessions:,} sessions in chunks of "
-                   f"{config.chunk_sessions:,})", advice)
+        advice = (
+            f"lower `chunk_sessions` (a running chunk needs about "
+            f"{memory.describe(per_session)} per session"
+            + (f", {parallel} chunks at once" if parallel > 1 else "")
+            + ")"
+        )
+    memory.require(
+        working + kept + kept_finals,
+        f"the study {config.name!r} ({config.sessions:,} sessions in chunks of {config.chunk_sessions:,})",
+        advice,
+    )
     return batch
 
 
-def run_study(config: StudyConfig, progress: bool = False, backend: str = "serial",
-              scheduler: str | None = None, workers: int | None = None,
-              store: chunk_store.ChunkStore | None = None, final_bankrolls: bool = True) -> dict:
+def run_study(
+    config: StudyConfig,
+    progress: bool = False,
+    backend: str = "serial",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    store: chunk_store.ChunkStore | None = None,
+    final_bankrolls: bool = True,
+) -> dict:
     """Play every system over the same dealt hands and return the report (JSON-ready but for the
     entries :func:`experiments.evaluate_report.json_report` leaves out).
 
@@ -423,17 +504,27 @@ def run_study(config: StudyConfig, progress: bool = False, backend: str = "seria
     batch = check_memory(config, parallel, final_bankrolls)
     count = -(-config.sessions // config.chunk_sessions)
     # hands dealt: counted hand by hand when the chunks run here, chunk by chunk otherwise
-    tracker = progress_display.Progress(config.name, total=config.sessions * config.hands,
-                                        chunks=count, per_item=config.hands, enabled=progress)
-    task = functools.partial(run_chunk, config.model_dump(mode="json"),
-                             show_progress=tracker if progress and backend == "serial" else False)
+    tracker = progress_display.Progress(
+        config.name,
+        total=config.sessions * config.hands,
+        chunks=count,
+        per_item=config.hands,
+        enabled=progress,
+    )
+    task = functools.partial(
+        run_chunk,
+        config.model_dump(mode="json"),
+        show_progress=tracker if progress and backend == "serial" else False,
+    )
     merged = None
     with tracker:
         for first in range(0, count, batch):
-            chunks = scale.plan(config.sessions, config.chunk_sessions, config.seed,
-                                range(first, min(first + batch, count)))
-            for result in scale.run(task, chunks, backend, scheduler, workers,
-                                    progress=tracker if progress else None, store=store):
+            chunks = scale.plan(
+                config.sessions, config.chunk_sessions, config.seed, range(first, min(first + batch, count))
+            )
+            for result in scale.run(
+                task, chunks, backend, scheduler, workers, progress=tracker if progress else None, store=store
+            ):
                 merged = merge_into(merged, result, final_bankrolls)
     systems = merged
     for stats in systems:
@@ -464,8 +555,10 @@ def run_study(config: StudyConfig, progress: bool = False, backend: str = "seria
         from pb_gym.experiments import exact_systems
 
         exact_systems.attach(report, config)
-    report["paths"] = {stats["name"]: fan_summary(stats, edges, STATES) | {
-                           "samples": stats["samples"].tolist()} for stats in systems}
+    report["paths"] = {
+        stats["name"]: fan_summary(stats, edges, STATES) | {"samples": stats["samples"].tolist()}
+        for stats in systems
+    }
     report["final_summaries"] = {stats["name"]: stats["final"] for stats in systems}
     if final_bankrolls:
         report["final_bankrolls"] = {stats["name"]: stats["final_bankrolls"] for stats in systems}
@@ -480,13 +573,22 @@ def _model_checksums(config: StudyConfig) -> dict:
 
     from pb_gym.agents.learned import model_files
 
-    return {system.model: json.loads(model_files(system.model)[1].read_text()).get("sha256")
-            for system in config.systems if system.type == "sb3"}
+    return {
+        system.model: json.loads(model_files(system.model)[1].read_text()).get("sha256")
+        for system in config.systems
+        if system.type == "sb3"
+    }
 
 
-def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
-         scheduler: str | None = None, workers: int | None = None,
-         resume: bool | None = None) -> dict:
+def main(
+    config_path: str,
+    out: str | None = None,
+    as_json: bool = False,
+    backend: str = "serial",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    resume: bool | None = None,
+) -> dict:
     """``pb-gym evaluate``: load and validate the config, run (on the backend), print, write outputs.
 
     ``out`` is checked before anything is computed; finished chunks are kept in ``out/.partial`` and a
@@ -497,10 +599,20 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     """
     config = load(config_path, StudyConfig)
     destination = outputs.prepare(out, OUTPUT_NAMES)
-    store = outputs.chunk_store(destination, {"study": "evaluate", "config": config.model_dump(
-        mode="json"), "models": _model_checksums(config)}, resume)
-    report = run_study(config, progress=not as_json, backend=backend,
-                       scheduler=scheduler, workers=workers, store=store, final_bankrolls=False)
+    store = outputs.chunk_store(
+        destination,
+        {"study": "evaluate", "config": config.model_dump(mode="json"), "models": _model_checksums(config)},
+        resume,
+    )
+    report = run_study(
+        config,
+        progress=not as_json,
+        backend=backend,
+        scheduler=scheduler,
+        workers=workers,
+        store=store,
+        final_bankrolls=False,
+    )
     if destination is not None:
         with destination.staging() as staged:
             written = write_outputs(report, staged)
@@ -512,6 +624,18 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     return json_report(report)
 
 
-__all__ = ["StudyConfig", "ConfigError", "run_study", "run_chunk", "merge", "merge_into", "main",
-           "make_system", "check_memory", "chunk_result_bytes", "json_report", "print_report",
-           "QUANTILES"]
+__all__ = [
+    "StudyConfig",
+    "ConfigError",
+    "run_study",
+    "run_chunk",
+    "merge",
+    "merge_into",
+    "main",
+    "make_system",
+    "check_memory",
+    "chunk_result_bytes",
+    "json_report",
+    "print_report",
+    "QUANTILES",
+]

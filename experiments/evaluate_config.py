@@ -36,8 +36,12 @@ from pb_gym.experiments.config import (
 )
 
 SYSTEM_CLASSES: dict[str, type[S.BettingSystem]] = {
-    **S.SYSTEMS, "sb3": learned.Sb3Policy, "never": learned.NeverBet,
-    "perfect": learned.PerfectInformation, **patterns.PATTERN_SYSTEMS}
+    **S.SYSTEMS,
+    "sb3": learned.Sb3Policy,
+    "never": learned.NeverBet,
+    "perfect": learned.PerfectInformation,
+    **patterns.PATTERN_SYSTEMS,
+}
 """Every system a study may name, by its config ``type`` (the learned policies load torch only when a
 model is loaded)."""
 
@@ -48,11 +52,14 @@ def _model_exists(model: str) -> str:
     path = Path(model)
     zip_path = path / learned.MODEL_FILE if path.is_dir() else path
     if not zip_path.is_file() and not zip_path.with_suffix(".zip").is_file():
-        raise ValueError(f"no saved model at {str(model)!r} (a model.zip written by pb-gym train, "
-                         "or its folder)")
+        raise ValueError(
+            f"no saved model at {str(model)!r} (a model.zip written by pb-gym train, or its folder)"
+        )
     if not (zip_path.parent / learned.ENV_FILE).is_file():
-        raise ValueError(f"{str(zip_path.parent / learned.ENV_FILE)!r} is missing (pb-gym train saves "
-                         "the environment settings of the model there)")
+        raise ValueError(
+            f"{str(zip_path.parent / learned.ENV_FILE)!r} is missing (pb-gym train saves "
+            "the environment settings of the model there)"
+        )
     return model
 
 
@@ -80,8 +87,10 @@ def _pattern_stake(stake: Any) -> Any:
 
 
 FIELD_CHECKS: dict[tuple[str, str], Callable[[Any], Any]] = {
-    ("sb3", "model"): _model_exists, ("road_pattern", "rules"): _pattern_rules,
-    ("road_pattern", "stake"): _pattern_stake}
+    ("sb3", "model"): _model_exists,
+    ("road_pattern", "rules"): _pattern_rules,
+    ("road_pattern", "stake"): _pattern_stake,
+}
 """Checks of a value that a type hint cannot state (a file on disk), by (system type, key)."""
 
 
@@ -95,9 +104,13 @@ def constructor_parameters(cls: type[S.BettingSystem]) -> dict[str, tuple[Any, A
             continue
         hints = typing.get_type_hints(klass.__init__, include_extras=True)
         parameters = list(inspect.signature(klass.__init__).parameters.values())[1:]  # not self
-        levels.append({p.name: (hints.get(p.name, Any),
-                                ... if p.default is inspect.Parameter.empty else p.default)
-                       for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)})
+        levels.append(
+            {
+                p.name: (hints.get(p.name, Any), ... if p.default is inspect.Parameter.empty else p.default)
+                for p in parameters
+                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            }
+        )
         if not any(p.kind is p.VAR_KEYWORD for p in parameters):  # the base's keywords end here
             break
     fields: dict[str, tuple[Any, Any]] = {}
@@ -110,20 +123,27 @@ def system_config_model(key: str, cls: type[S.BettingSystem]) -> type[Strict]:
     """The config model of one system type, derived from its constructor (see the module docstring)."""
     fields: dict[str, Any] = dict(constructor_parameters(cls))
     fields["type"] = (Literal[key], ...)  # the tag of the systems list
-    validators = {f"_check_{name}": field_validator(name)(check)
-                  for (kind, name), check in FIELD_CHECKS.items() if kind == key}
-    model = create_model(f"{cls.__name__}Config", __base__=Strict, __module__=__name__,
-                         __validators__=validators, **fields)
+    validators = {
+        f"_check_{name}": field_validator(name)(check)
+        for (kind, name), check in FIELD_CHECKS.items()
+        if kind == key
+    }
+    model = create_model(
+        f"{cls.__name__}Config", __base__=Strict, __module__=__name__, __validators__=validators, **fields
+    )
     model.__doc__ = f"``type: {key}``: {(cls.__doc__ or '').strip().splitlines()[0]}"
     return model
 
 
-SYSTEM_CONFIGS: dict[str, type[Strict]] = {key: system_config_model(key, cls)
-                                          for key, cls in SYSTEM_CLASSES.items()}
+SYSTEM_CONFIGS: dict[str, type[Strict]] = {
+    key: system_config_model(key, cls) for key, cls in SYSTEM_CLASSES.items()
+}
 """The config model of every system type."""
 
-AnySystem = Annotated[Union[tuple(SYSTEM_CONFIGS.values())],  # noqa: UP007 (a Union built at run time)
-                      Field(discriminator="type")]
+AnySystem = Annotated[
+    Union[tuple(SYSTEM_CONFIGS.values())],  # noqa: UP007 (a Union built at run time)
+    Field(discriminator="type"),
+]
 
 
 def _warn_longer_sessions(model: str, index: int, hands: int, one_shoe: bool) -> None:
@@ -131,11 +151,18 @@ def _warn_longer_sessions(model: str, index: int, hands: int, one_shoe: bool) ->
     counter (and its bankroll) then take values it never saw in training."""
     meta = json.loads(learned.model_files(model)[1].read_text())
     cfg = learned.training_config(model)
-    if (cfg.max_hands is not None and hands > cfg.max_hands and not (cfg.one_shoe and one_shoe)
-            and learned.sees_hand_counters(meta.get("obs_transform", "none"))):
-        warnings.warn(f"systems.{index} (model {model}): the study's sessions ({hands} hands) are longer "
-                      f"than the model's training episodes ({cfg.max_hands} hands): its hand counter "
-                      "there takes values it never saw", stacklevel=2)
+    if (
+        cfg.max_hands is not None
+        and hands > cfg.max_hands
+        and not (cfg.one_shoe and one_shoe)
+        and learned.sees_hand_counters(meta.get("obs_transform", "none"))
+    ):
+        warnings.warn(
+            f"systems.{index} (model {model}): the study's sessions ({hands} hands) are longer "
+            f"than the model's training episodes ({cfg.max_hands} hands): its hand counter "
+            "there takes values it never saw",
+            stacklevel=2,
+        )
 
 
 class StudyConfig(Strict):
@@ -146,23 +173,37 @@ class StudyConfig(Strict):
     table: TableLimits = TableLimits()
     bankroll: float = Field(1000.0, gt=0, description="starting bankroll, in money")
     sessions: int = Field(10_000, ge=1)
-    hands: int = Field(1_000, ge=1, description="hands per session at most (with one_shoe, at most "
-                       "the hands one shoe can deal: a larger value is lowered to that bound)")
-    one_shoe: bool = Field(False, description="each session is one shoe, from its shuffle to the cut "
-                           "card (the environment's one_shoe): it ends when the shoe does")
+    hands: int = Field(
+        1_000,
+        ge=1,
+        description="hands per session at most (with one_shoe, at most "
+        "the hands one shoe can deal: a larger value is lowered to that bound)",
+    )
+    one_shoe: bool = Field(
+        False,
+        description="each session is one shoe, from its shuffle to the cut "
+        "card (the environment's one_shoe): it ends when the shoe does",
+    )
     stop_loss: float | None = Field(None, gt=0, description="stop when down by this much money")
     win_goal: float | None = Field(None, gt=0, description="stop when up by this much money")
     seed: int = Field(0, ge=0)
     sample_paths: int = Field(5, ge=0, le=50)
     chunk_sessions: int = Field(5000, ge=1, description="sessions per chunk (scale-out unit)")
-    exact_conditional: bool = Field(False, description="also compute, for every system, the exact EV "
-                                    "of each bet from the cards unseen before it (slower)")
-    exact: bool = Field(False, description="also compute, for every system whose session is a finite "
-                        "chain, its exact outcome under independent hands at the full shoe's odds "
-                        "(pb_gym.experiments.exact_systems)")
+    exact_conditional: bool = Field(
+        False,
+        description="also compute, for every system, the exact EV "
+        "of each bet from the cards unseen before it (slower)",
+    )
+    exact: bool = Field(
+        False,
+        description="also compute, for every system whose session is a finite "
+        "chain, its exact outcome under independent hands at the full shoe's odds "
+        "(pb_gym.experiments.exact_systems)",
+    )
     systems: list[AnySystem] = Field(min_length=1)  # type: ignore[valid-type]
-    custom_bets: CustomBets = Field((), description=CUSTOM_BETS_HELP + "; offer one by naming it "
-                                          "in rules.side_bets")
+    custom_bets: CustomBets = Field(
+        (), description=CUSTOM_BETS_HELP + "; offer one by naming it in rules.side_bets"
+    )
 
     def table_bets(self):
         """The table's bet columns (:class:`pb_gym.catalog.TableBets`): the seven spots, then the
@@ -178,16 +219,23 @@ class StudyConfig(Strict):
             bets = [getattr(system, "bet", "banker")] + list(getattr(system, "bets", []))
             for bet in bets:
                 if bet not in offered:
-                    raise ValueError(f"systems.{i}: bet {bet!r} is not offered by these rules; "
-                                     f"offered: {', '.join(offered)} (offer a catalog or custom bet "
-                                     "by naming it in rules.side_bets)")
+                    raise ValueError(
+                        f"systems.{i}: bet {bet!r} is not offered by these rules; "
+                        f"offered: {', '.join(offered)} (offer a catalog or custom bet "
+                        "by naming it in rules.side_bets)"
+                    )
             if system.type != "kelly" and system.base * self.table.unit < self.table.minimum - 1e-9:
-                raise ValueError(f"systems.{i}.base: {system.base:g} unit(s) of {self.table.unit:g} is "
-                                 f"below the table minimum {self.table.minimum:g}")
+                raise ValueError(
+                    f"systems.{i}.base: {system.base:g} unit(s) of {self.table.unit:g} is "
+                    f"below the table minimum {self.table.minimum:g}"
+                )
             if system.type == "sb3":  # refuse a model trained for other rules now, not mid-run
-                problem = learned.training_mismatch(learned.training_config(system.model), rules,
-                                                    self.table.minimum / self.table.unit,
-                                                    self.table.maximum / self.table.unit)
+                problem = learned.training_mismatch(
+                    learned.training_config(system.model),
+                    rules,
+                    self.table.minimum / self.table.unit,
+                    self.table.maximum / self.table.unit,
+                )
                 if problem:
                     raise ValueError(f"systems.{i} (model {system.model}): {problem}")
                 _warn_longer_sessions(system.model, i, self.hands, self.one_shoe)
@@ -196,8 +244,7 @@ class StudyConfig(Strict):
                 raise ValueError(f"systems.{i}: two systems are named {name!r}; give one a `name`")
             names.add(name)
         if self.bankroll < self.table.minimum:
-            raise ValueError(f"bankroll {self.bankroll:g} is below the table minimum "
-                             f"{self.table.minimum:g}")
+            raise ValueError(f"bankroll {self.bankroll:g} is below the table minimum {self.table.minimum:g}")
         if self.one_shoe:  # hands no shoe deals would be a loop of empty hands (documented on `hands`)
             object.__setattr__(self, "hands", min(self.hands, rules.most_hands_per_shoe))  # frozen
         return self
@@ -219,5 +266,13 @@ def make_system(config: Strict) -> S.BettingSystem:
     return SYSTEM_CLASSES[config.type](**params)
 
 
-__all__ = ["StudyConfig", "ConfigError", "SYSTEM_CLASSES", "SYSTEM_CONFIGS", "constructor_parameters",
-           "system_config_model", "default_name", "make_system"]
+__all__ = [
+    "StudyConfig",
+    "ConfigError",
+    "SYSTEM_CLASSES",
+    "SYSTEM_CONFIGS",
+    "constructor_parameters",
+    "system_config_model",
+    "default_name",
+    "make_system",
+]

@@ -35,10 +35,12 @@ def system_summary(stats: dict, config: StudyConfig, full_ev: np.ndarray) -> dic
     wagered = stats["sum_wagered"]
     bets = stats["bets"]
     n = stats["sessions"]
-    ev, lo, hi = ratio_ci(stats["sum_net"], wagered, stats["sum_net2"], stats["sum_wagered2"],
-                          stats["sum_net_wagered"], n)
-    conditional = (stats["exact_ev_wagered"] / wagered if wagered > 0 else math.nan
-                   ) if stats["conditional"] else None
+    ev, lo, hi = ratio_ci(
+        stats["sum_net"], wagered, stats["sum_net2"], stats["sum_wagered2"], stats["sum_net_wagered"], n
+    )
+    conditional = (
+        (stats["exact_ev_wagered"] / wagered if wagered > 0 else math.nan) if stats["conditional"] else None
+    )
     if stats["counting"]:
         exact_edge = conditional
     else:
@@ -99,16 +101,37 @@ def fan_summary(stats: dict, edges: np.ndarray, states: tuple[str, ...]) -> dict
         exact_flags.append(table is not None)
     sessions = stats["states"].sum(axis=1, keepdims=True)
     shares = stats["states"] / np.maximum(sessions, 1)
-    return {"quantiles": quantiles, "quantiles_exact": exact_flags,
-            "states": {state: shares[:, i].tolist() for i, state in enumerate(states)}}
-
+    return {
+        "quantiles": quantiles,
+        "quantiles_exact": exact_flags,
+        "states": {state: shares[:, i].tolist() for i, state in enumerate(states)},
+    }
 
 
 # ---------------------------------------------------------------------------------------- output
-SCALARS = ["name", "bet", "hands", "wagered", "net", "ev_per_hand", "ev_per_unit_wagered", "ci95",
-           "exact_edge", "edge_within_ci", "p_ruin", "p_target", "p_stop_loss", "mean_final_bankroll",
-           "median_final_bankroll", "mean_max_drawdown", "max_drawdown", "average_stake",
-           "largest_stake", "table_max_binds", "all_in_share"]
+SCALARS = [
+    "name",
+    "bet",
+    "hands",
+    "wagered",
+    "net",
+    "ev_per_hand",
+    "ev_per_unit_wagered",
+    "ci95",
+    "exact_edge",
+    "edge_within_ci",
+    "p_ruin",
+    "p_target",
+    "p_stop_loss",
+    "mean_final_bankroll",
+    "median_final_bankroll",
+    "mean_max_drawdown",
+    "max_drawdown",
+    "average_stake",
+    "largest_stake",
+    "table_max_binds",
+    "all_in_share",
+]
 
 
 TABLE_WIDTH = 120
@@ -119,44 +142,70 @@ figures it leaves out (wagered, mean final bankroll, drawdown, stakes) are in re
 def print_report(report: dict) -> None:
     """The human-readable table, its footnotes, and a statistical note on the intervals that miss their
     exact edge: a WARNING only for the misses that Holm's family-wise check at 5% finds significant."""
-    length = (f"one shoe ({report['hands_dealt'] / report['sessions']:.1f} hands on average)"
-              if report.get("one_shoe") else f"up to {report['hands_per_session']:,} hands")
-    print(f"{report['name']}: {report['sessions']:,} sessions x {length}, "
-          f"bankroll {report['bankroll']:g}, table {report['table']['minimum']:g}-"
-          f"{report['table']['maximum']:g} (unit {report['table']['unit']:g}), "
-          f"{report['chunks']} chunk(s), {report['timings']['seconds']:.1f} s")
+    length = (
+        f"one shoe ({report['hands_dealt'] / report['sessions']:.1f} hands on average)"
+        if report.get("one_shoe")
+        else f"up to {report['hands_per_session']:,} hands"
+    )
+    print(
+        f"{report['name']}: {report['sessions']:,} sessions x {length}, "
+        f"bankroll {report['bankroll']:g}, table {report['table']['minimum']:g}-"
+        f"{report['table']['maximum']:g} (unit {report['table']['unit']:g}), "
+        f"{report['chunks']} chunk(s), {report['timings']['seconds']:.1f} s"
+    )
     width = max([len("system")] + [len(s["name"]) for s in report["systems"]])  # names in full
-    print(f"{'system':<{width}} {'bets':>10} {'EV/unit wagered [95% CI]':>26} {'exact':>8} "
-          f"{'P(ruin)':>7} {'P(stop)':>7} {'P(goal)':>7} {'median':>7} {'at max':>7}")
+    print(
+        f"{'system':<{width}} {'bets':>10} {'EV/unit wagered [95% CI]':>26} {'exact':>8} "
+        f"{'P(ruin)':>7} {'P(stop)':>7} {'P(goal)':>7} {'median':>7} {'at max':>7}"
+    )
     for s in report["systems"]:
         lo, hi = s["ci95"]
-        interval = ("(too few bets)" if s.get("interval_note") == "too few bets for an interval"
-                    else "[n/a]" if not np.isfinite(lo) else f"[{100 * lo:+.3f}, {100 * hi:+.3f}]")
+        interval = (
+            "(too few bets)"
+            if s.get("interval_note") == "too few bets for an interval"
+            else "[n/a]"
+            if not np.isfinite(lo)
+            else f"[{100 * lo:+.3f}, {100 * hi:+.3f}]"
+        )
         ev = f"{_pct(s['ev_per_unit_wagered'])} {interval}"
-        print(f"{s['name']:<{width}} {s['hands']:>10,} {ev:>26} "
-              f"{_pct(_reference(s)):>8} {s['p_ruin']:>7.3f} {s['p_stop_loss']:>7.3f} "
-              f"{s['p_target']:>7.3f} {s['median_final_bankroll']:>7.0f} {s['table_max_binds']:>7.2%}")
+        print(
+            f"{s['name']:<{width}} {s['hands']:>10,} {ev:>26} "
+            f"{_pct(_reference(s)):>8} {s['p_ruin']:>7.3f} {s['p_stop_loss']:>7.3f} "
+            f"{s['p_target']:>7.3f} {s['median_final_bankroll']:>7.0f} {s['table_max_binds']:>7.2%}"
+        )
     conditional = [s["name"] for s in report["systems"] if s["exact_edge_conditional"] is not None]
     if conditional and len(conditional) == len(report["systems"]):
-        print("exact: the exact EV of the cards unseen before each bet, stake-weighted (what the CI is "
-              "checked against; the full-shoe edge is exact_edge in report.json)")
+        print(
+            "exact: the exact EV of the cards unseen before each bet, stake-weighted (what the CI is "
+            "checked against; the full-shoe edge is exact_edge in report.json)"
+        )
     elif conditional:
-        print(f"exact: the full-shoe house edge of the bets placed, stake-weighted; for "
-              f"{', '.join(conditional)}, the exact EV of the cards unseen before each bet")
-    print("at max: the share of bets the table maximum bound; wagered, mean final bankroll, drawdowns and "
-          "stakes: report.json, systems.csv")
+        print(
+            f"exact: the full-shoe house edge of the bets placed, stake-weighted; for "
+            f"{', '.join(conditional)}, the exact EV of the cards unseen before each bet"
+        )
+    print(
+        "at max: the share of bets the table maximum bound; wagered, mean final bankroll, drawdowns and "
+        "stakes: report.json, systems.csv"
+    )
     if any("exact" in s for s in report["systems"]):
         from pb_gym.experiments.exact_systems import print_exact
 
         print_exact(report)
     for s in report["systems"]:
         if s.get("interval_note") == "too few bets for an interval":
-            print(f"NOTE: {s['name']}: {s['hands']} bet(s), too few bets for an interval (at least "
-                  f"{MIN_BETS_FOR_INTERVAL}); its EV per unit wagered is not compared with the exact "
-                  "edge.")
+            print(
+                f"NOTE: {s['name']}: {s['hands']} bet(s), too few bets for an interval (at least "
+                f"{MIN_BETS_FOR_INTERVAL}); its EV per unit wagered is not compared with the exact "
+                "edge."
+            )
         elif s["edge_within_ci"] is None:
-            why = (" (it stakes only where the exact EV is positive, and a stake below the table "
-                   "minimum is not placed)" if s["type"] in ("kelly", "perfect") else "")
+            why = (
+                " (it stakes only where the exact EV is positive, and a stake below the table "
+                "minimum is not placed)"
+                if s["type"] in ("kelly", "perfect")
+                else ""
+            )
             print(f"NOTE: {s['name']} placed no bet{why}.")
     _note_misses(report["systems"])
 
@@ -171,18 +220,24 @@ def _note_misses(systems: list[dict], alpha: float = 0.05) -> None:
     p_values = [two_sided_p(s["ev_per_unit_wagered"], *s["ci95"], _reference(s)) for s in tested]
     rejected = holm(p_values, alpha)
     names = ", ".join(f"{s['name']} (p = {p_values[tested.index(s)]:.3f})" for s in misses)
-    print(f"Statistical note: {len(misses)} of {len(tested)} 95% intervals miss their exact edge: "
-          f"{names}. About {0.05 * len(tested):.1f} misses are expected by chance, and systems that play "
-          f"the same hands miss together. Holm's family-wise check at {alpha:.0%}: "
-          + ("none is significant." if not any(rejected) else "significant misses below."))
+    print(
+        f"Statistical note: {len(misses)} of {len(tested)} 95% intervals miss their exact edge: "
+        f"{names}. About {0.05 * len(tested):.1f} misses are expected by chance, and systems that play "
+        f"the same hands miss together. Holm's family-wise check at {alpha:.0%}: "
+        + ("none is significant." if not any(rejected) else "significant misses below.")
+    )
     for s, reject in zip(tested, rejected, strict=True):
         if reject:
-            print(f"WARNING: {s['name']}: its 95% CI [{_pct(s['ci95'][0])}, {_pct(s['ci95'][1])}] misses "
-                  f"the exact {_pct(_reference(s))} beyond chance (Holm, family-wise {alpha:.0%}); a miss "
-                  "that persists across seeds is a bug.")
+            print(
+                f"WARNING: {s['name']}: its 95% CI [{_pct(s['ci95'][0])}, {_pct(s['ci95'][1])}] misses "
+                f"the exact {_pct(_reference(s))} beyond chance (Holm, family-wise {alpha:.0%}); a miss "
+                "that persists across seeds is a bug."
+            )
     if any(s["exact_edge_conditional"] is None for s in misses):
-        print("`exact_conditional: true` compares each system with the exact EV of the cards unseen "
-              "before its bets instead of the full-shoe edge (slower: an exact EV before every bet).")
+        print(
+            "`exact_conditional: true` compares each system with the exact EV of the cards unseen "
+            "before its bets instead of the full-shoe edge (slower: an exact EV before every bet)."
+        )
 
 
 def _reference(system: dict) -> float:
@@ -196,8 +251,14 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:+.3f}%"
 
 
-OUTPUT_NAMES = ("report.json", "systems.csv", "paths.json", "bankroll_paths.png",
-                "final_bankrolls.png", "ev_per_unit_wagered.png")
+OUTPUT_NAMES = (
+    "report.json",
+    "systems.csv",
+    "paths.json",
+    "bankroll_paths.png",
+    "final_bankrolls.png",
+    "ev_per_unit_wagered.png",
+)
 """The files :func:`write_outputs` writes (a reused ``--out`` folder may hold only these)."""
 
 
@@ -208,8 +269,9 @@ def write_outputs(report: dict, out: Path) -> list[Path]:
     written = [out / "report.json", out / "systems.csv", out / "paths.json"]
     (out / "report.json").write_text(strict_json.dumps(json_report(report), indent=2))
     # bankroll quantiles at the checkpoints and the sample paths, to redraw the fan plots
-    (out / "paths.json").write_text(strict_json.dumps({"checkpoints": report["checkpoints"],
-                                                       "paths": report["paths"]}))
+    (out / "paths.json").write_text(
+        strict_json.dumps({"checkpoints": report["checkpoints"], "paths": report["paths"]})
+    )
     with open(out / "systems.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow([k for k in SCALARS if k != "ci95"] + ["ci95_low", "ci95_high"])
@@ -229,8 +291,9 @@ def json_report(report: dict) -> dict:
     return {k: v for k, v in report.items() if k not in BULKY}
 
 
-def _ev_axis(ev: np.ndarray, lo: np.ndarray, hi: np.ndarray, edge: np.ndarray
-             ) -> tuple[float | None, float | None]:
+def _ev_axis(
+    ev: np.ndarray, lo: np.ndarray, hi: np.ndarray, edge: np.ndarray
+) -> tuple[float | None, float | None]:
     """The x range of the EV plot: the intervals of ordinary width (at most 4x the median half-width)
     and every exact edge, padded; None when nothing is wider than that (matplotlib's own range)."""
     half = (hi - lo) / 2
@@ -255,12 +318,22 @@ def plot(report: dict, out: Path) -> list[Path]:
     # two peaks of a progression: sessions at the goal and ruined ones)
     pairs = min(2, len(names))
     rows_ = math.ceil(len(names) / pairs)
-    fig, axes = plt.subplots(rows_, 2 * pairs, figsize=(8.5 * pairs, 2.8 * rows_), squeeze=False,
-                             gridspec_kw={"width_ratios": [3, 2] * pairs})
+    fig, axes = plt.subplots(
+        rows_,
+        2 * pairs,
+        figsize=(8.5 * pairs, 2.8 * rows_),
+        squeeze=False,
+        gridspec_kw={"width_ratios": [3, 2] * pairs},
+    )
     x = np.array(report["checkpoints"])
     colors = {"playing": "0.8", "target": "C2", "stop_loss": "C1", "ruin": "C3", "one_shoe": "C0"}
-    labels = {"playing": "still playing", "target": "at the goal", "stop_loss": "stop-loss",
-              "ruin": "ruined", "one_shoe": "shoe over"}
+    labels = {
+        "playing": "still playing",
+        "target": "at the goal",
+        "stop_loss": "stop-loss",
+        "ruin": "ruined",
+        "one_shoe": "shoe over",
+    }
     for i, name in enumerate(names):
         ax, share_ax = axes[i // pairs, 2 * (i % pairs)], axes[i // pairs, 2 * (i % pairs) + 1]
         fan = report["paths"][name]
@@ -269,8 +342,14 @@ def plot(report: dict, out: Path) -> list[Path]:
         ax.fill_between(x, q[:, 1], q[:, 3], alpha=0.35, color="C0", label="25-75%")
         ax.plot(x, q[:, 2], color="C0", label="median")
         for k, path in enumerate(np.array(fan["samples"])):  # grey: a sample path is no state
-            ax.plot(np.arange(len(path)), path, lw=0.5, alpha=0.6, color="0.35",
-                    label="sample sessions" if k == 0 else None)
+            ax.plot(
+                np.arange(len(path)),
+                path,
+                lw=0.5,
+                alpha=0.6,
+                color="0.35",
+                label="sample sessions" if k == 0 else None,
+            )
         ax.axhline(report["bankroll"], color="k", lw=0.5, ls=":")
         # at least +-5% of the bankroll: a fan that barely moves (a seldom-betting Kelly bettor) should
         # look flat, not dramatic
@@ -282,21 +361,34 @@ def plot(report: dict, out: Path) -> list[Path]:
         ax.set_ylabel("bankroll", fontsize=7)
         ax.tick_params(labelsize=7)
         states = fan["states"]
-        order = [k for k in ["ruin", "stop_loss", "playing", "one_shoe", "target"]
-                 if k in states and (k == "playing" or np.any(np.array(states[k]) > 0))]
-        share_ax.stackplot(x, *[np.array(states[k]) for k in order], colors=[colors[k] for k in order],
-                           labels=[labels[k] for k in order])
+        order = [
+            k
+            for k in ["ruin", "stop_loss", "playing", "one_shoe", "target"]
+            if k in states and (k == "playing" or np.any(np.array(states[k]) > 0))
+        ]
+        share_ax.stackplot(
+            x,
+            *[np.array(states[k]) for k in order],
+            colors=[colors[k] for k in order],
+            labels=[labels[k] for k in order],
+        )
         share_ax.set_ylim(0, 1)
         share_ax.set_xlim(x[0], x[-1])
         share_ax.set_title("share of sessions", fontsize=8)
         share_ax.tick_params(labelsize=7)
-    for ax in list(axes.flat)[2 * len(names):]:
+    for ax in list(axes.flat)[2 * len(names) :]:
         ax.axis("off")
     axes[0, 0].legend(fontsize=7)
     # the legend of the states that occur in any system (one that cannot happen is not listed)
-    seen = [k for k in ["ruin", "stop_loss", "playing", "one_shoe", "target"]
-            if any(k in report["paths"][n]["states"] and (k == "playing" or np.any(
-                np.array(report["paths"][n]["states"][k]) > 0)) for n in names)]
+    seen = [
+        k
+        for k in ["ruin", "stop_loss", "playing", "one_shoe", "target"]
+        if any(
+            k in report["paths"][n]["states"]
+            and (k == "playing" or np.any(np.array(report["paths"][n]["states"][k]) > 0))
+            for n in names
+        )
+    ]
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors[k]) for k in seen]
     axes[0, 1].legend(handles, [labels[k] for k in seen], fontsize=6, loc="center left")
     fig.supxlabel("hand")
@@ -306,8 +398,11 @@ def plot(report: dict, out: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(names)), 4))
     # drawn from the bounded summaries (the distinct final bankrolls, or their buckets), not from
     # every session's bankroll: the whiskers and outliers are matplotlib's 1.5 IQR rule
-    ax.bxp([summaries.box_stats(report["final_summaries"][n], n) for n in names], showfliers=True,
-           flierprops={"markersize": 2})
+    ax.bxp(
+        [summaries.box_stats(report["final_summaries"][n], n) for n in names],
+        showfliers=True,
+        flierprops={"markersize": 2},
+    )
     ax.set_xticks(range(1, len(names) + 1), names, rotation=60, ha="right", fontsize=8)
     ax.axhline(report["bankroll"], color="k", lw=0.5, ls=":")
     ax.set_ylabel("final bankroll")
@@ -320,18 +415,31 @@ def plot(report: dict, out: Path) -> list[Path]:
     lo = np.array([s["ci95"][0] for s in systems], dtype=float) * 100  # nan: too few bets
     hi = np.array([s["ci95"][1] for s in systems], dtype=float) * 100
     edge = np.array([s["exact_edge"] for s in systems], dtype=float) * 100
-    ax.errorbar(ev, y, xerr=np.nan_to_num([ev - lo, hi - ev]), fmt="o", capsize=3,
-                label="simulated, 95% CI (none: too few bets)")
+    ax.errorbar(
+        ev,
+        y,
+        xerr=np.nan_to_num([ev - lo, hi - ev]),
+        fmt="o",
+        capsize=3,
+        label="simulated, 95% CI (none: too few bets)",
+    )
     ax.scatter(edge, y, marker="|", s=200, color="C3", label="exact edge of the bets placed")
     left, right = _ev_axis(ev, lo, hi, edge)
     if left is not None:  # a very wide interval (a Kelly bettor's few bets) is cut at the axis' end
         ax.set_xlim(left, right)
         for k in range(len(names)):
             if not (left <= ev[k] <= right) or (np.isfinite(lo[k]) and (lo[k] < left or hi[k] > right)):
-                ax.annotate(f"{ev[k]:+.2f}% [{lo[k]:+.1f}, {hi[k]:+.1f}]" if np.isfinite(lo[k])
-                            else f"{ev[k]:+.2f}% (too few bets)", (right if ev[k] > 0 else left, y[k]),
-                            xytext=(-4 if ev[k] > 0 else 4, 6), textcoords="offset points", fontsize=7,
-                            ha="right" if ev[k] > 0 else "left", color="C0")
+                ax.annotate(
+                    f"{ev[k]:+.2f}% [{lo[k]:+.1f}, {hi[k]:+.1f}]"
+                    if np.isfinite(lo[k])
+                    else f"{ev[k]:+.2f}% (too few bets)",
+                    (right if ev[k] > 0 else left, y[k]),
+                    xytext=(-4 if ev[k] > 0 else 4, 6),
+                    textcoords="offset points",
+                    fontsize=7,
+                    ha="right" if ev[k] > 0 else "left",
+                    color="C0",
+                )
     ax.set_yticks(y, names, fontsize=8)
     ax.invert_yaxis()
     ax.axvline(0, color="k", lw=0.5)
@@ -342,7 +450,16 @@ def plot(report: dict, out: Path) -> list[Path]:
     return paths
 
 
-
-
-__all__ = ["system_summary", "fan_summary", "ratio_ci", "MIN_BETS_FOR_INTERVAL", "print_report",
-           "json_report", "write_outputs", "plot", "OUTPUT_NAMES", "SCALARS", "BULKY"]
+__all__ = [
+    "system_summary",
+    "fan_summary",
+    "ratio_ci",
+    "MIN_BETS_FOR_INTERVAL",
+    "print_report",
+    "json_report",
+    "write_outputs",
+    "plot",
+    "OUTPUT_NAMES",
+    "SCALARS",
+    "BULKY",
+]

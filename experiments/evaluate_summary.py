@@ -53,8 +53,7 @@ def _bucket_keys(values: np.ndarray) -> np.ndarray:
 def _bucket_values(keys: np.ndarray) -> np.ndarray:
     """The value a bucket is read at: within :data:`RELATIVE_ERROR` of every value in it."""
     exponent = np.abs(keys) - _KEY_OFFSET
-    return np.where(keys == 0, 0.0, np.sign(keys) * 2.0 * _GAMMA ** exponent.astype(float)
-                    / (_GAMMA + 1.0))
+    return np.where(keys == 0, 0.0, np.sign(keys) * 2.0 * _GAMMA ** exponent.astype(float) / (_GAMMA + 1.0))
 
 
 def _add_counts(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -66,9 +65,15 @@ def _add_counts(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nd
 def final_summary(finals: np.ndarray) -> dict:
     """The mergeable summary of one chunk's final bankrolls (see the module docstring)."""
     values, counts = np.unique(finals, return_counts=True)
-    summary = {"sessions": int(finals.size), "sum": float(finals.sum()),
-               "min": float(values[0]), "max": float(values[-1]), "values": values,
-               "counts": counts.astype(np.int64), "buckets": None}
+    summary = {
+        "sessions": int(finals.size),
+        "sum": float(finals.sum()),
+        "min": float(values[0]),
+        "max": float(values[-1]),
+        "values": values,
+        "counts": counts.astype(np.int64),
+        "buckets": None,
+    }
     return _bucket_if_many(summary)
 
 
@@ -83,14 +88,21 @@ def _bucket_if_many(summary: dict) -> dict:
 
 def merge_final(a: dict, b: dict) -> dict:
     """The summary of the sessions of ``a`` and ``b`` (sums added in that order: ``a`` first)."""
-    merged = {"sessions": a["sessions"] + b["sessions"], "sum": a["sum"] + b["sum"],
-              "min": min(a["min"], b["min"]), "max": max(a["max"], b["max"])}
+    merged = {
+        "sessions": a["sessions"] + b["sessions"],
+        "sum": a["sum"] + b["sum"],
+        "min": min(a["min"], b["min"]),
+        "max": max(a["max"], b["max"]),
+    }
     if a["values"] is not None and b["values"] is not None:
-        values, counts = _add_counts(np.concatenate([a["values"], b["values"]]),
-                                     np.concatenate([a["counts"], b["counts"]]))
+        values, counts = _add_counts(
+            np.concatenate([a["values"], b["values"]]), np.concatenate([a["counts"], b["counts"]])
+        )
         return _bucket_if_many({**merged, "values": values, "counts": counts, "buckets": None})
-    parts = [part["buckets"] if part["buckets"] is not None else
-             (_bucket_keys(part["values"]), part["counts"]) for part in (a, b)]
+    parts = [
+        part["buckets"] if part["buckets"] is not None else (_bucket_keys(part["values"]), part["counts"])
+        for part in (a, b)
+    ]
     buckets = _add_counts(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
     return {**merged, "values": None, "counts": None, "buckets": buckets}
 
@@ -135,16 +147,22 @@ def box_stats(summary: dict, label: str) -> dict:
     q1, q3 = exact_quantiles(values, counts, (0.25, 0.75))
     reach = 1.5 * (q3 - q1)
     inside = (values >= q1 - reach) & (values <= q3 + reach)
-    return {"label": label, "med": final_median(summary), "q1": q1, "q3": q3,
-            "whislo": float(values[inside].min()) if inside.any() else q1,
-            "whishi": float(values[inside].max()) if inside.any() else q3,
-            "fliers": values[~inside]}
+    return {
+        "label": label,
+        "med": final_median(summary),
+        "q1": q1,
+        "q3": q3,
+        "whislo": float(values[inside].min()) if inside.any() else q1,
+        "whishi": float(values[inside].max()) if inside.any() else q3,
+        "fliers": values[~inside],
+    }
 
 
 def summary_bytes(summary: dict) -> int:
     """The memory a summary holds (its arrays)."""
-    return sum(array.nbytes for array in (summary["values"], summary["counts"]) if array is not None
-               ) + (sum(a.nbytes for a in summary["buckets"]) if summary["buckets"] is not None else 0)
+    return sum(array.nbytes for array in (summary["values"], summary["counts"]) if array is not None) + (
+        sum(a.nbytes for a in summary["buckets"]) if summary["buckets"] is not None else 0
+    )
 
 
 # ------------------------------------------------------------------------------------ the fan
@@ -155,8 +173,9 @@ FAN_EXACT_VALUES_MERGED = 4096
 """The merged table of a checkpoint stays exact up to this many distinct bankrolls."""
 
 
-def merge_value_counts(parts: list[tuple[np.ndarray, np.ndarray] | None]
-                       ) -> tuple[np.ndarray, np.ndarray] | None:
+def merge_value_counts(
+    parts: list[tuple[np.ndarray, np.ndarray] | None],
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Add up the exact (distinct bankrolls, counts) tables of one checkpoint over chunks: None as soon
     as one chunk had too many values, or the union has more than :data:`FAN_EXACT_VALUES_MERGED`.
     The result is sorted by value, so it does not depend on the order of the chunks."""
@@ -165,13 +184,15 @@ def merge_value_counts(parts: list[tuple[np.ndarray, np.ndarray] | None]
     values, where = np.unique(np.concatenate([part[0] for part in parts]), return_inverse=True)
     if len(values) > FAN_EXACT_VALUES_MERGED:
         return None
-    counts = np.bincount(where, weights=np.concatenate([part[1] for part in parts]),
-                         minlength=len(values)).astype(np.int64)
+    counts = np.bincount(
+        where, weights=np.concatenate([part[1] for part in parts]), minlength=len(values)
+    ).astype(np.int64)
     return values, counts
 
 
-def exact_quantiles(values: np.ndarray, counts: np.ndarray,
-                    quantiles: tuple[float, ...] = QUANTILES) -> list[float]:
+def exact_quantiles(
+    values: np.ndarray, counts: np.ndarray, quantiles: tuple[float, ...] = QUANTILES
+) -> list[float]:
     """``quantiles`` of the sessions from their distinct bankrolls and counts, as ``numpy.quantile``
     (linear interpolation between order statistics) of the full array gives them."""
     cumulative = np.cumsum(counts)

@@ -49,12 +49,12 @@ READS_LAST_DECISION = (S.FollowTheWinner, S.Chop)
 """Systems whose bet depends on the last non-tie winner (a part of their chain's state)."""
 NOT_FINITE = {
     "labouchere": "its line grows by one number with each loss and is crossed off two at a time: "
-                  "the lines reachable within the hand limit are too many to enumerate",
+    "the lines reachable within the hand limit are too many to enumerate",
     "random": "it draws its bets from its own random stream (not a function of the session's state)",
     "kelly": "it stakes on the composition of the shoe, which independent hands do not have",
     "sb3": "a learned policy reads the shoe and its own hidden state",
     "road_pattern": "it reads the roads: the shoe's whole sequence of results so far, which the chain's "
-                    "state does not hold",
+    "state does not hold",
 }
 """Why a system type has no exact chain (a one-line reason in the report)."""
 END_NAMES = {session_.RUIN: "ruin", session_.TARGET: "target", session_.STOP_LOSS: "stop_loss"}
@@ -84,16 +84,20 @@ def outcome_groups(rules: R.Rules, payoffs: np.ndarray) -> tuple[np.ndarray, np.
 
 def _state_names(system: S.BettingSystem, n: int) -> list[str]:
     """The system's per-table state arrays (after ``reset``): every ndarray attribute of length n."""
-    return sorted(name for name, value in vars(system).items()
-                  if isinstance(value, np.ndarray) and value.ndim == 1 and value.shape[0] == n)
+    return sorted(
+        name
+        for name, value in vars(system).items()
+        if isinstance(value, np.ndarray) and value.ndim == 1 and value.shape[0] == n
+    )
 
 
 class _Chain:
     """One system's session, hand by hand: the probability of every state still playing (merged where
     two paths reach the same state) and of every end, propagated forward over the hand limit."""
 
-    def __init__(self, system: S.BettingSystem, config, rules: R.Rules, payoffs: np.ndarray,
-                 column: np.ndarray) -> None:
+    def __init__(
+        self, system: S.BettingSystem, config, rules: R.Rules, payoffs: np.ndarray, column: np.ndarray
+    ) -> None:
         self.system, self.config, self.rules = system, config, rules
         self.unit = config.table.unit
         self.limits = _limits(config)
@@ -120,9 +124,20 @@ class _Chain:
         last_decision = np.tile(decision, g)
         unit = self.unit
         table = self.config.table
-        view = S.TableView(b / unit, table.maximum / unit, self.rules, None, last_decision.copy(),
-                           last_decision, table.minimum / unit, 1, None, None, unit=unit,
-                           bets=self.config.table_bets())
+        view = S.TableView(
+            b / unit,
+            table.maximum / unit,
+            self.rules,
+            None,
+            last_decision.copy(),
+            last_decision,
+            table.minimum / unit,
+            1,
+            None,
+            None,
+            unit=unit,
+            bets=self.config.table_bets(),
+        )
         spot, units = system.propose(view)
         bet = np.flatnonzero(spot != S.NO_BET)
         if bet.size and self.column[spot[bet]].min() < 0:
@@ -132,17 +147,28 @@ class _Chain:
         seats = session_.Seats.empty(1, n, self.payoffs.shape[1])
         seats.bankroll[0] = b
         hand_class = np.repeat(self.hand_class, m).astype(np.int64)
-        session_.settle_rows(0, n, np.ones(n, dtype=np.bool_), requested,
-                             np.full((1, n), -1, np.int64), True, self.payoffs, hand_class, self.shoe,
-                             False, session_.seat_struct(seats), self.limits)
+        session_.settle_rows(
+            0,
+            n,
+            np.ones(n, dtype=np.bool_),
+            requested,
+            np.full((1, n), -1, np.int64),
+            True,
+            self.payoffs,
+            hand_class,
+            self.shoe,
+            False,
+            session_.seat_struct(seats),
+            self.limits,
+        )
         placed = seats.placed[0]
         spot_safe = np.where(placed, spot, 0)
-        stake = np.where(placed, seats.stakes[0, np.arange(n), np.maximum(self.column[spot_safe], 0)],
-                         0.0)
+        stake = np.where(placed, seats.stakes[0, np.arange(n), np.maximum(self.column[spot_safe], 0)], 0.0)
         net = seats.net[0]
         capped = placed & getattr(system, "capped", np.zeros(n, dtype=bool))
-        system.update(view, S.HandOutcome(placed, np.sign(net).astype(np.int8), stake / unit,
-                                          net / unit, capped))
+        system.update(
+            view, S.HandOutcome(placed, np.sign(net).astype(np.int8), stake / unit, net / unit, capped)
+        )
         winner = np.repeat(self.winner, m)
         new_decision = np.where(winner != R.TIE, winner, last_decision).astype(np.int8)
         if not self.reads_decision:
@@ -193,8 +219,9 @@ class _Chain:
                     end_amount.append(float(new_bankroll[i]))
                 target[i] = found
             playing = np.flatnonzero(~over)
-            keys = self._key_rows(new_bankroll[playing], new_decision[playing],
-                                  {k: v[playing] for k, v in new_state.items()})
+            keys = self._key_rows(
+                new_bankroll[playing], new_decision[playing], {k: v[playing] for k, v in new_state.items()}
+            )
             fresh: list[int] = []
             for i, key in zip(playing.tolist(), keys.tolist(), strict=True):
                 found = index.get(key)
@@ -203,22 +230,40 @@ class _Chain:
                     fresh.append(i)
                 target[i] = found
             if len(index) > MAX_STATES:
-                why = (": all-in stakes (the bankroll below the wanted stake) put the bankroll on ever "
-                       "finer lattices" if self.all_in else ": stakes that are not whole multiples "
-                       "of the base (such as (base - series profit) / 0.95) put the bankroll on ever "
-                       "finer lattices" if self.off_lattice else "")
+                why = (
+                    ": all-in stakes (the bankroll below the wanted stake) put the bankroll on ever "
+                    "finer lattices"
+                    if self.all_in
+                    else ": stakes that are not whole multiples "
+                    "of the base (such as (base - series profit) / 0.95) put the bankroll on ever "
+                    "finer lattices"
+                    if self.off_lattice
+                    else ""
+                )
                 raise NotFinite(f"more than {MAX_STATES:,} states within the hand limit{why}")
             edges.append((source, target, np.repeat(self.probability, m), over))
             rows = np.array(fresh, dtype=np.int64)
             bankroll, decision = new_bankroll[rows], new_decision[rows]
             state = {k: v[rows] for k, v in new_state.items()}
             amounts.append(bankroll)
-        return self._propagate(hands, edges, len(index), np.concatenate(amounts),
-                               np.array(end_reason, dtype=np.int64), np.array(end_amount))
+        return self._propagate(
+            hands,
+            edges,
+            len(index),
+            np.concatenate(amounts),
+            np.array(end_reason, dtype=np.int64),
+            np.array(end_amount),
+        )
 
     @staticmethod
-    def _propagate(hands: int, edges: list, n_states: int, amounts: np.ndarray,
-                   end_reason: np.ndarray, end_amount: np.ndarray) -> dict:
+    def _propagate(
+        hands: int,
+        edges: list,
+        n_states: int,
+        amounts: np.ndarray,
+        end_reason: np.ndarray,
+        end_amount: np.ndarray,
+    ) -> dict:
         source = np.concatenate([e[0] for e in edges])
         target = np.concatenate([e[1] for e in edges])
         weight = np.concatenate([e[2] for e in edges])
@@ -241,12 +286,13 @@ class _Chain:
         distribution = np.bincount(inverse.ravel(), weights=masses, minlength=len(values))
         keep = distribution > 0
         return {
-            "p_target": p["target"], "p_ruin": p["ruin"], "p_stop_loss": p["stop_loss"],
+            "p_target": p["target"],
+            "p_ruin": p["ruin"],
+            "p_stop_loss": p["stop_loss"],
             "p_hand_limit": float(mass.sum()),
             "expected_hands": expected_hands,
             "mean_final_bankroll": float((finals * masses).sum()),
-            "final_bankroll": {"values": values[keep].tolist(),
-                               "probabilities": distribution[keep].tolist()},
+            "final_bankroll": {"values": values[keep].tolist(), "probabilities": distribution[keep].tolist()},
             "states": n_states,
             "probability_error": abs(float(masses.sum()) - 1.0),
         }
@@ -277,8 +323,9 @@ def exact_system(system_config, config) -> dict:
     started = time.perf_counter()
     kind = system_config.type
     if config.one_shoe:
-        return {"reason": "one_shoe sessions end with the shoe's cards, not with a count of "
-                          "independent hands"}
+        return {
+            "reason": "one_shoe sessions end with the shoe's cards, not with a count of independent hands"
+        }
     if kind in NOT_FINITE:
         return {"reason": NOT_FINITE[kind]}
     system = make_system(system_config)
@@ -304,15 +351,18 @@ def compare(exact_result: dict, simulated: dict, sessions: int) -> dict:
     the difference (simulated - exact) and its 95% CI (binomial SD of the simulated share; the exact
     figure has none). A difference outside the CI is a shoe effect (or a bug)."""
     simulated = dict(simulated)
-    simulated["p_hand_limit"] = 1.0 - simulated["p_ruin"] - simulated["p_target"] - simulated[
-        "p_stop_loss"]
+    simulated["p_hand_limit"] = 1.0 - simulated["p_ruin"] - simulated["p_target"] - simulated["p_stop_loss"]
     rows = {}
     for name in ("p_target", "p_ruin", "p_stop_loss", "p_hand_limit"):
         q = float(simulated[name])
         half = 1.96 * float(np.sqrt(max(q * (1.0 - q), 0.0) / sessions))
         difference = q - exact_result[name]
-        rows[name] = {"exact": exact_result[name], "simulated": q, "difference": difference,
-                      "ci95": [difference - half, difference + half]}
+        rows[name] = {
+            "exact": exact_result[name],
+            "simulated": q,
+            "difference": difference,
+            "ci95": [difference - half, difference + half],
+        }
     return rows
 
 
@@ -333,8 +383,10 @@ def print_exact(report: dict) -> None:
     width = max([len("system")] + [len(s["name"]) for s in report["systems"]])
     seconds = report["timings"].get("exact_seconds", 0.0)
     print(f"exact, independent hands at the full shoe's odds ({seconds:.1f} s):")
-    print(f"{'system':<{width}} {'P(goal)':>9} {'P(ruin)':>9} {'P(limit)':>9} {'E(hands)':>9} "
-          f"{'E(final)':>10} {'sim-exact P(goal) [95% CI]':>34}")
+    print(
+        f"{'system':<{width}} {'P(goal)':>9} {'P(ruin)':>9} {'P(limit)':>9} {'E(hands)':>9} "
+        f"{'E(final)':>10} {'sim-exact P(goal) [95% CI]':>34}"
+    )
     for s in report["systems"]:
         e = s.get("exact")
         if e is None:
@@ -343,6 +395,8 @@ def print_exact(report: dict) -> None:
             print(f"{s['name']:<{width}} not finite: {e['reason']}")
             continue
         d = e["versus_simulated"]["p_target"]
-        print(f"{s['name']:<{width}} {e['p_target']:>9.5f} {e['p_ruin']:>9.5f} {e['p_hand_limit']:>9.5f} "
-              f"{e['expected_hands']:>9.1f} {e['mean_final_bankroll']:>10.2f} "
-              f"{d['difference']:>+10.5f} [{d['ci95'][0]:+.5f}, {d['ci95'][1]:+.5f}]")
+        print(
+            f"{s['name']:<{width}} {e['p_target']:>9.5f} {e['p_ruin']:>9.5f} {e['p_hand_limit']:>9.5f} "
+            f"{e['expected_hands']:>9.1f} {e['mean_final_bankroll']:>10.2f} "
+            f"{d['difference']:>+10.5f} [{d['ci95'][0]:+.5f}, {d['ci95'][1]:+.5f}]"
+        )

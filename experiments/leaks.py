@@ -34,9 +34,19 @@ from pb_gym import rules as R
 from pb_gym.experiments import stats, study
 from pb_gym.experiments.config import Strict
 
-Leak = Literal["known_card_1", "known_card_2", "known_card_3", "known_card_4", "known_card_5",
-               "known_card_6", "edge_sorted_first_card", "four_sorted_cards", "four_sorted_best_split",
-               "burn_card_shown", "bottom_card_known"]
+Leak = Literal[
+    "known_card_1",
+    "known_card_2",
+    "known_card_3",
+    "known_card_4",
+    "known_card_5",
+    "known_card_6",
+    "edge_sorted_first_card",
+    "four_sorted_cards",
+    "four_sorted_best_split",
+    "burn_card_shown",
+    "bottom_card_known",
+]
 LEAKS: tuple[str, ...] = Leak.__args__  # type: ignore[attr-defined]
 HIGH_VALUES = (6, 7, 8, 9)
 """The edge sorter's "high" class in the published analyses (Ivey sorted 7s, 8s and 9s; Jacobson's
@@ -44,12 +54,21 @@ figures use 6-9)."""
 PER_SHOE = ("burn_card_shown", "bottom_card_known")
 """Leaks that occur once per shoe (on its first hand), not on every hand."""
 MAIN = [R.BETS.index(b) for b in known_cards.MAIN_BET_NAMES]
-PUBLISHED_SOURCE = ("Eliot Jacobson, \"The Known Card\" and his edge-sorting analyses (8 decks, the best "
-                    "of banker / player / tie when positive); the best split searched by Fred Roach")
-PUBLISHED_PCT = {"known_card_1": 6.765, "known_card_2": 6.406, "known_card_3": 6.765,
-                 "known_card_4": 6.406, "known_card_5": 8.973, "known_card_6": 9.098,
-                 "edge_sorted_first_card": 6.765, "four_sorted_cards": 20.928,
-                 "four_sorted_best_split": 30.291}
+PUBLISHED_SOURCE = (
+    'Eliot Jacobson, "The Known Card" and his edge-sorting analyses (8 decks, the best '
+    "of banker / player / tie when positive); the best split searched by Fred Roach"
+)
+PUBLISHED_PCT = {
+    "known_card_1": 6.765,
+    "known_card_2": 6.406,
+    "known_card_3": 6.765,
+    "known_card_4": 6.406,
+    "known_card_5": 8.973,
+    "known_card_6": 9.098,
+    "edge_sorted_first_card": 6.765,
+    "four_sorted_cards": 20.928,
+    "four_sorted_best_split": 30.291,
+}
 """The published edges in % (8 decks), shown beside the exact figures for 8-deck runs."""
 
 
@@ -75,8 +94,7 @@ def _decisions(sums: np.ndarray) -> tuple[np.ndarray, float, float]:
     return np.where(positive, best, -1), float(np.maximum(sums.max(axis=-1), 0).sum()), positive
 
 
-def table_leak_rule(leak: str, table: np.ndarray, probabilities: np.ndarray,
-                    composition: np.ndarray) -> dict:
+def table_leak_rule(leak: str, table: np.ndarray, probabilities: np.ndarray, composition: np.ndarray) -> dict:
     """The exact rule of a hand-level leak: the key of each dealt hand's leak (a function of its first
     six values), the bet chosen for each key, the exact edge and the chance of betting."""
     if leak.startswith("known_card_"):
@@ -94,8 +112,13 @@ def table_leak_rule(leak: str, table: np.ndarray, probabilities: np.ndarray,
                 sums[value] += entry["probability"] * np.array(list(entry["ev"].values()))
                 chance[value] += entry["probability"]
         decision, edge, positive = _decisions(sums)
-        return {"positions": (position,), "high": None, "decision": decision, "edge": edge,
-                "bet_frequency": float(chance[positive].sum())}
+        return {
+            "positions": (position,),
+            "high": None,
+            "decision": decision,
+            "edge": edge,
+            "bet_frequency": float(chance[positive].sum()),
+        }
     positions = (1,) if leak == "edge_sorted_first_card" else (1, 2, 3, 4)
     high = HIGH_VALUES
     if leak == "four_sorted_best_split":
@@ -105,13 +128,28 @@ def table_leak_rule(leak: str, table: np.ndarray, probabilities: np.ndarray,
     summed = table.sum(axis=tuple(a for a in range(4) if a + 1 not in positions))
     chance = probabilities.sum(axis=tuple(a for a in range(4) if a + 1 not in positions))
     for axis in range(len(positions)):
-        summed = np.stack([np.compress(~mask, summed, axis=axis).sum(axis=axis),
-                           np.compress(mask, summed, axis=axis).sum(axis=axis)], axis=axis)
-        chance = np.stack([np.compress(~mask, chance, axis=axis).sum(axis=axis),
-                           np.compress(mask, chance, axis=axis).sum(axis=axis)], axis=axis)
+        summed = np.stack(
+            [
+                np.compress(~mask, summed, axis=axis).sum(axis=axis),
+                np.compress(mask, summed, axis=axis).sum(axis=axis),
+            ],
+            axis=axis,
+        )
+        chance = np.stack(
+            [
+                np.compress(~mask, chance, axis=axis).sum(axis=axis),
+                np.compress(mask, chance, axis=axis).sum(axis=axis),
+            ],
+            axis=axis,
+        )
     decision, edge, positive = _decisions(summed.reshape(-1, 3))
-    return {"positions": positions, "high": tuple(int(v) for v in high), "decision": decision,
-            "edge": edge, "bet_frequency": float(chance.reshape(-1)[positive].sum())}
+    return {
+        "positions": positions,
+        "high": tuple(int(v) for v in high),
+        "decision": decision,
+        "edge": edge,
+        "bet_frequency": float(chance.reshape(-1)[positive].sum()),
+    }
 
 
 def _leak_keys(rule: dict, values: np.ndarray) -> np.ndarray:
@@ -146,8 +184,8 @@ def simulate_table_leak(rule: dict, config: LeaksConfig, seed: int) -> dict:
         bet = rule["decision"][_leak_keys(rule, values)]
         _, hand = engine.deal(rules, state)
         pays = hand.payoffs(rules)[:, MAIN]
-        payoff[start:start + n] = np.where(bet >= 0, pays[np.arange(n), np.maximum(bet, 0)], 0.0)
-        placed[start:start + n] = bet >= 0
+        payoff[start : start + n] = np.where(bet >= 0, pays[np.arange(n), np.maximum(bet, 0)], 0.0)
+        placed[start : start + n] = bet >= 0
     return _mean_ci(payoff, placed)
 
 
@@ -179,8 +217,8 @@ def simulate_shoe_leak(leak: str, config: LeaksConfig, seed: int) -> dict:
         bet, best = _best_positive(composition)
         _, hand = engine.deal(rules, state)
         pays = hand.payoffs(rules)[:, MAIN]
-        payoff[start:start + n] = np.where(best > 0, pays[np.arange(n), bet], 0.0)
-        placed[start:start + n] = best > 0
+        payoff[start : start + n] = np.where(best > 0, pays[np.arange(n), bet], 0.0)
+        placed[start : start + n] = best > 0
     return _mean_ci(payoff, placed)
 
 
@@ -190,8 +228,10 @@ def bottom_card_exact(decks: int) -> dict:
     compositions = full[None, :] - np.eye(R.N_RANKS, dtype=np.int64)
     _, best = _best_positive(compositions)
     chance = full / full.sum()
-    return {"edge": float((chance * np.maximum(best, 0)).sum()),
-            "bet_frequency": float(chance[best > 0].sum())}
+    return {
+        "edge": float((chance * np.maximum(best, 0)).sum()),
+        "bet_frequency": float(chance[best > 0].sum()),
+    }
 
 
 def hands_per_shoe(config: LeaksConfig, seed: int) -> float:
@@ -208,8 +248,14 @@ def hands_per_shoe(config: LeaksConfig, seed: int) -> float:
     return float(hands.mean())
 
 
-def run(config: LeaksConfig, backend: str = "serial", scheduler: str | None = None,
-        workers: int | None = None, progress: bool = False, store: object = None) -> dict:
+def run(
+    config: LeaksConfig,
+    backend: str = "serial",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: bool = False,
+    store: object = None,
+) -> dict:
     """Every leak of ``config``: exact edge, simulated edge with its CI, frequency, per 100 hands.
 
     The study runs here (``backend`` and friends are accepted for the shared study shell; only
@@ -246,8 +292,13 @@ def run(config: LeaksConfig, backend: str = "serial", scheduler: str | None = No
         row["units_per_100_hands"] = 100 * row["edge_per_hand"]
         row["published_pct"] = PUBLISHED_PCT.get(leak) if config.decks == 8 else None
         rows.append(row)
-    return {"decks": config.decks, "hands_per_leak": config.hands, "hands_per_shoe": per_shoe,
-            "published_source": PUBLISHED_SOURCE, "leaks": rows}
+    return {
+        "decks": config.decks,
+        "hands_per_leak": config.hands,
+        "hands_per_shoe": per_shoe,
+        "published_source": PUBLISHED_SOURCE,
+        "leaks": rows,
+    }
 
 
 def _pct(x: float | None, digits: int = 3) -> str:
@@ -256,25 +307,33 @@ def _pct(x: float | None, digits: int = 3) -> str:
 
 def markdown(result: dict) -> str:
     """The table of edges, the published figure beside ours."""
-    lines = [f"{result['decks']} decks; {result['hands_per_leak']:,} simulated leak events each; "
-             f"{result['hands_per_shoe']:.2f} hands per shoe (measured)", "",
-             "| leak | frequency per hand | exact edge per event (%) | published (%) | simulated (%) "
-             "[95% CI] | edge per 100 hands (units) |", "|---|---|---|---|---|---|"]
+    lines = [
+        f"{result['decks']} decks; {result['hands_per_leak']:,} simulated leak events each; "
+        f"{result['hands_per_shoe']:.2f} hands per shoe (measured)",
+        "",
+        "| leak | frequency per hand | exact edge per event (%) | published (%) | simulated (%) "
+        "[95% CI] | edge per 100 hands (units) |",
+        "|---|---|---|---|---|---|",
+    ]
     for row in result["leaks"]:
         low, high = row["simulated_ci95"]
-        name = row["leak"] + (f" (high = {row['split_high']})" if row["leak"] == "four_sorted_best_split"
-                              else "")
+        name = row["leak"] + (
+            f" (high = {row['split_high']})" if row["leak"] == "four_sorted_best_split" else ""
+        )
         published = "-" if row["published_pct"] is None else f"{row['published_pct']:.3f}"
-        lines.append(f"| {name} | {row['frequency_per_hand']:.4f} | {_pct(row['exact_edge_per_event'])} "
-                     f"| {published} | {_pct(row['simulated_edge_per_event'])} [{_pct(low)}, "
-                     f"{_pct(high)}] | {row['units_per_100_hands']:.3f} |")
+        lines.append(
+            f"| {name} | {row['frequency_per_hand']:.4f} | {_pct(row['exact_edge_per_event'])} "
+            f"| {published} | {_pct(row['simulated_edge_per_event'])} [{_pct(low)}, "
+            f"{_pct(high)}] | {row['units_per_100_hands']:.3f} |"
+        )
     return "\n".join(lines)
 
 
 def report(result: dict) -> str:
     """The text report (the Markdown table)."""
-    return "Information leaks: the best of banker / player / tie when its exact EV is positive\n" \
-        + markdown(result)
+    return "Information leaks: the best of banker / player / tie when its exact EV is positive\n" + markdown(
+        result
+    )
 
 
 OUTPUT_NAMES = ("leaks.json", "leaks.csv", "leaks.md")
@@ -284,9 +343,20 @@ OUTPUT_NAMES = ("leaks.json", "leaks.csv", "leaks.md")
 def write_outputs(result: dict, folder: Path) -> list[Path]:
     """``leaks.json``, ``leaks.csv`` (one row per leak) and ``leaks.md`` under ``folder``."""
     (folder / "leaks.json").write_text(strict_json.dumps(result, indent=1))
-    fields = ["leak", "frequency_per_hand", "exact_edge_per_event", "exact_bet_frequency",
-              "published_pct", "simulated_edge_per_event", "simulated_ci95_low", "simulated_ci95_high",
-              "simulated_share_bet", "edge_per_hand", "units_per_100_hands", "split_high"]
+    fields = [
+        "leak",
+        "frequency_per_hand",
+        "exact_edge_per_event",
+        "exact_bet_frequency",
+        "published_pct",
+        "simulated_edge_per_event",
+        "simulated_ci95_low",
+        "simulated_ci95_high",
+        "simulated_share_bet",
+        "edge_per_hand",
+        "units_per_100_hands",
+        "split_high",
+    ]
     with open(folder / "leaks.csv", "w", newline="") as handle:
         writer = csv.DictWriter(handle, fields)
         writer.writeheader()
@@ -299,19 +369,48 @@ def write_outputs(result: dict, folder: Path) -> list[Path]:
     return [folder / n for n in OUTPUT_NAMES]
 
 
-def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
-         scheduler: str | None = None, workers: int | None = None,
-         resume: bool | None = None) -> dict:
+def main(
+    config_path: str,
+    out: str | None = None,
+    as_json: bool = False,
+    backend: str = "serial",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    resume: bool | None = None,
+) -> dict:
     """Load and validate the config, run, print the report (unless ``as_json``), write ``out``
     (:func:`experiments.study.main`)."""
-    return study.main("leaks", config_path, LeaksConfig, OUTPUT_NAMES, run, write_outputs, report,
-                      out=out, as_json=as_json, backend=backend, scheduler=scheduler, workers=workers,
-                      resume=resume)
+    return study.main(
+        "leaks",
+        config_path,
+        LeaksConfig,
+        OUTPUT_NAMES,
+        run,
+        write_outputs,
+        report,
+        out=out,
+        as_json=as_json,
+        backend=backend,
+        scheduler=scheduler,
+        workers=workers,
+        resume=resume,
+    )
 
 
-__all__ = ["LEAKS", "LeaksConfig", "bottom_card_exact", "hands_per_shoe", "main", "markdown", "report",
-           "run", "simulate_shoe_leak", "simulate_table_leak", "table_leak_rule", "write_outputs"]
+__all__ = [
+    "LEAKS",
+    "LeaksConfig",
+    "bottom_card_exact",
+    "hands_per_shoe",
+    "main",
+    "markdown",
+    "report",
+    "run",
+    "simulate_shoe_leak",
+    "simulate_table_leak",
+    "table_leak_rule",
+    "write_outputs",
+]
 
 if __name__ == "__main__":  # python -m pb_gym.experiments.leaks CONFIG [OUT]
-    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None,
-         as_json=bool(os.environ.get("PB_GYM_JSON")))
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None, as_json=bool(os.environ.get("PB_GYM_JSON")))

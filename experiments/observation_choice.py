@@ -25,8 +25,16 @@ import numpy as np
 
 from pb_gym import strict_json
 
-ZOO = dict(n_steps=256, batch_size=1024, n_epochs=4, gamma=0.0, gae_lambda=0.0, ent_coef=0.01,
-           learning_rate=3e-4, policy_kwargs=dict(net_arch=[64, 64]))
+ZOO = dict(
+    n_steps=256,
+    batch_size=1024,
+    n_epochs=4,
+    gamma=0.0,
+    gae_lambda=0.0,
+    ent_coef=0.01,
+    learning_rate=3e-4,
+    policy_kwargs=dict(net_arch=[64, 64]),
+)
 SB3 = dict(n_steps=256, batch_size=256)
 
 
@@ -55,16 +63,23 @@ def run(observation: str, scale: str, seed: int, hands: int, hyperparameters: di
         obs, rewards, _, _ = held_out.step(actions)
         total += float(rewards.sum())
         bets += int((np.asarray(actions) != 0).sum())
-    return {"observation": observation, "obs_scale": scale, "seed": seed,
-            "reward_per_hand": total / 20_000, "bet_share": bets / 20_000, "train_s": seconds}
+    return {
+        "observation": observation,
+        "obs_scale": scale,
+        "seed": seed,
+        "reward_per_hand": total / 20_000,
+        "bet_share": bets / 20_000,
+        "train_s": seconds,
+    }
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hands", type=int, default=50_000, help="training hands per run")
     parser.add_argument("--seeds", default="0,1,2,3,4,5,6,7")
-    parser.add_argument("--forms", default="flat-scaled,dict-raw",
-                        help="comma-separated FORM-SCALE (flat|dict)-(scaled|raw)")
+    parser.add_argument(
+        "--forms", default="flat-scaled,dict-raw", help="comma-separated FORM-SCALE (flat|dict)-(scaled|raw)"
+    )
     parser.add_argument("--hyperparameters", choices=("zoo", "sb3"), default="zoo")
     args = parser.parse_args(argv)
     hyperparameters = ZOO if args.hyperparameters == "zoo" else SB3

@@ -58,8 +58,7 @@ class Destination:
         """A temporary folder beside ``final`` to write the run's files into; moved into place as
         ``final`` when the block ends normally, removed when it raises."""
         self.final.parent.mkdir(parents=True, exist_ok=True)
-        staged = Path(tempfile.mkdtemp(prefix=_owned_prefix(self.final, "staging"),
-                                       dir=self.final.parent))
+        staged = Path(tempfile.mkdtemp(prefix=_owned_prefix(self.final, "staging"), dir=self.final.parent))
         try:
             staged.chmod(0o777 & ~_umask())  # mkdtemp's folder is private; outputs are not
             yield staged
@@ -85,9 +84,11 @@ class Destination:
                 kept = Path(tempfile.mkdtemp(prefix=f"{self.final.name}.new-", dir=self.final.parent))
                 kept.rmdir()
             os.rename(staged, kept)
-            raise OutputError(f"{self.option} {self.final}: while the run computed, files this command "
-                              f"does not write appeared there ({', '.join(foreign[:5])}); nothing was "
-                              f"replaced, and this run's outputs are in {kept}")
+            raise OutputError(
+                f"{self.option} {self.final}: while the run computed, files this command "
+                f"does not write appeared there ({', '.join(foreign[:5])}); nothing was "
+                f"replaced, and this run's outputs are in {kept}"
+            )
         if _exchange(staged, self.final):  # one atomic swap (Linux): never absent, never mixed
             shutil.rmtree(staged, ignore_errors=True)  # now the previous outputs (and chunks)
             return
@@ -112,8 +113,10 @@ def _remove_abandoned(final: Path) -> None:
     """Remove the temporary folders beside ``final`` left by killed runs of this host."""
     if not final.parent.is_dir():
         return
-    pattern = re.compile(rf"\.{re.escape(final.name)}\.(staging|old)-{re.escape(socket.gethostname())}"
-                         r"-(\d+)-")
+    pattern = re.compile(
+        rf"\.{re.escape(final.name)}\.(staging|old)-{re.escape(socket.gethostname())}"
+        r"-(\d+)-"
+    )
     for entry in final.parent.iterdir():
         match = pattern.match(entry.name)
         if match is None or not entry.is_dir():
@@ -172,8 +175,10 @@ def lock(final: Path, option: str = "--out") -> None:
         holder.bind(f"\0pb-gym-out-{name}")
     except OSError:
         holder.close()
-        raise OutputError(f"{option} {final}: another pb-gym run is writing to this folder now; wait "
-                          "for it to finish, or choose another folder") from None
+        raise OutputError(
+            f"{option} {final}: another pb-gym run is writing to this folder now; wait "
+            "for it to finish, or choose another folder"
+        ) from None
     _LOCKS[final] = holder
 
 
@@ -184,35 +189,42 @@ def release(final: Path) -> None:
         holder.close()
 
 
-def prepare(out: str | os.PathLike | None, owned: Iterable[str],
-            option: str = "--out") -> Destination | None:
+def prepare(out: str | os.PathLike | None, owned: Iterable[str], option: str = "--out") -> Destination | None:
     """Check that ``out`` can take the outputs of a run writing the names ``owned``; None for no
     ``out``. Raises :class:`OutputError` (naming ``option``) before anything is computed."""
     if out is None:
         return None
     text = os.fspath(out)
     if not text.strip():
-        raise OutputError(f"{option} {text!r} is not allowed; allowed: a folder path (a new folder, "
-                          "or the output folder of an earlier run of this command)")
+        raise OutputError(
+            f"{option} {text!r} is not allowed; allowed: a folder path (a new folder, "
+            "or the output folder of an earlier run of this command)"
+        )
     final = Path(os.path.abspath(os.path.expanduser(text)))
     if final.is_symlink():  # a link to a folder elsewhere (scratch space): the folder is the output
         final = final.resolve()
     owned = frozenset(owned)
     here = Path(os.path.abspath(os.getcwd()))
     if final == here or final in here.parents:
-        raise OutputError(f"{option} {text}: is the current folder or one above it, which a run "
-                          "replaces as a whole; allowed: a folder inside it, e.g. out/NAME")
+        raise OutputError(
+            f"{option} {text}: is the current folder or one above it, which a run "
+            "replaces as a whole; allowed: a folder inside it, e.g. out/NAME"
+        )
     if final.exists():
         if not final.is_dir():
-            raise OutputError(f"{option} {text}: exists and is not a folder; allowed: a new folder, or "
-                              "the output folder of an earlier run of this command")
+            raise OutputError(
+                f"{option} {text}: exists and is not a folder; allowed: a new folder, or "
+                "the output folder of an earlier run of this command"
+            )
         lock(final, option)
         foreign = _foreign(final, owned)
         if foreign:
-            raise OutputError(f"{option} {text}: the folder holds files this command does not write "
-                              f"({', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''}); a new "
-                              "run replaces its output folder as a whole, so choose a new or empty "
-                              "folder, or an earlier output folder of this command")
+            raise OutputError(
+                f"{option} {text}: the folder holds files this command does not write "
+                f"({', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''}); a new "
+                "run replaces its output folder as a whole, so choose a new or empty "
+                "folder, or an earlier output folder of this command"
+            )
         if not os.access(final, os.W_OK | os.X_OK):
             raise OutputError(f"{option} {text}: the folder is not writable")
     ancestor = final.parent
@@ -227,20 +239,23 @@ def prepare(out: str | os.PathLike | None, owned: Iterable[str],
         probe = tempfile.mkdtemp(prefix=f".{final.name}.probe-", dir=final.parent)
         os.rmdir(probe)
     except OSError as error:
-        raise OutputError(f"{option} {text}: cannot write in {final.parent} "
-                          f"({error.strerror or error})") from None
+        raise OutputError(
+            f"{option} {text}: cannot write in {final.parent} ({error.strerror or error})"
+        ) from None
     return Destination(final, owned, option)
 
 
-def chunk_store(destination: Destination | None, identity: dict,
-                resume: bool | None = None) -> ChunkStore | None:
+def chunk_store(
+    destination: Destination | None, identity: dict, resume: bool | None = None
+) -> ChunkStore | None:
     """The store of finished chunks of a run writing to ``destination`` (``DIR/.partial``); its
     identity is ``identity`` (study and validated config) plus the pb-gym version. None without a
     destination (``resume=True`` then is an error: there is nowhere to keep chunks)."""
     if destination is None:
         if resume:
-            raise OutputError("--resume needs --out DIR: an unfinished run keeps its finished chunks in "
-                              f"DIR/{PARTIAL}")
+            raise OutputError(
+                f"--resume needs --out DIR: an unfinished run keeps its finished chunks in DIR/{PARTIAL}"
+            )
         return None
     return ChunkStore(destination.partial, {**identity, "pb_gym": pb_gym.__version__}, resume)
 

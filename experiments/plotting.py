@@ -72,9 +72,12 @@ def drawn_or_noted(draw: Callable[[], list[Path]], out: Path, names: Sequence[st
     except (ValueError, ArithmeticError, np.linalg.LinAlgError, RuntimeError) as error:
         reason = f"{type(error).__name__}: {error}".splitlines()[0]
         missing = [n for n in names if not (out / n).is_file()]
-        print(f"NOTE: {', '.join(missing)} could not be drawn from this run's data ({reason}); "
-              "placeholders written, the report and its tables are complete", file=sys.stderr,
-              flush=True)
+        print(
+            f"NOTE: {', '.join(missing)} could not be drawn from this run's data ({reason}); "
+            "placeholders written, the report and its tables are complete",
+            file=sys.stderr,
+            flush=True,
+        )
         for name in missing:
             placeholder(out / name, name, reason)
         return [out / n for n in names]

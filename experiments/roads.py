@@ -47,10 +47,17 @@ from pb_gym.experiments import chunk_store, plotting, scale, stats, study
 from pb_gym.experiments.config import RulesConfig, Strict
 
 SYSTEMS: dict[str, tuple[str, int]] = {
-    "follow the winner": ("streak", 1), "streak after 2": ("streak", 2), "streak after 3": ("streak", 3),
-    "streak after 4": ("streak", 4), "chop": ("chop", 1), "chop after 3": ("chop", 3),
-    "copy the previous column": ("copy_column", 3), "double (BB-PP)": ("double", 3),
-    "ask road majority": ("ask_majority", 3), "ask road unanimous": ("ask_unanimous", 3)}
+    "follow the winner": ("streak", 1),
+    "streak after 2": ("streak", 2),
+    "streak after 3": ("streak", 3),
+    "streak after 4": ("streak", 4),
+    "chop": ("chop", 1),
+    "chop after 3": ("chop", 3),
+    "copy the previous column": ("copy_column", 3),
+    "double (BB-PP)": ("double", 3),
+    "ask road majority": ("ask_majority", 3),
+    "ask road unanimous": ("ask_unanimous", 3),
+}
 """The pattern systems studied (flat one unit): display name -> (pattern, after)."""
 LONGEST = 40
 """Longest streaks and column lengths are counted up to this (the last bin holds longer ones)."""
@@ -65,8 +72,9 @@ class RoadsConfig(Strict):
     rules: RulesConfig = RulesConfig()  # type: ignore[valid-type]
     shoes: int = Field(10_000, ge=2, description="shoes dealt (one engine table each, to the cut card)")
     seed: int = Field(23, ge=0)
-    chunk_shoes: int = Field(2_500, ge=1, description="shoes per chunk (the unit of work; changes the "
-                                                     "dealt hands)")
+    chunk_shoes: int = Field(
+        2_500, ge=1, description="shoes per chunk (the unit of work; changes the dealt hands)"
+    )
 
 
 def _column_lengths(lengths: np.ndarray, counts: np.ndarray, side: np.ndarray) -> None:
@@ -88,8 +96,12 @@ def deal_chunk(chunk: scale.Chunk, rules: R.Rules) -> dict:
     real, iid = roads.RoadTracker(n), roads.RoadTracker(n)
     k = len(SYSTEMS)
     sums = {name: np.zeros((n, k)) for name in ("bets", "net", "exact_ev")}
-    per_shoe = {"hands": np.zeros(n), "perfect_gain": np.zeros(n), "perfect_exact": np.zeros(n),
-                "perfect_bets": np.zeros(n)}
+    per_shoe = {
+        "hands": np.zeros(n),
+        "perfect_gain": np.zeros(n),
+        "perfect_exact": np.zeros(n),
+        "perfect_bets": np.zeros(n),
+    }
     states = {"big_road": 13, "ask_road": 27}
     state_sums = {name: np.zeros((size, 4)) for name, size in states.items()}  # n, banker, p, p^2
     columns = {"real": np.zeros((2, LONGEST + 1)), "independent": np.zeros((2, LONGEST + 1))}
@@ -116,8 +128,9 @@ def deal_chunk(chunk: scale.Chunk, rules: R.Rules) -> dict:
         big_state = np.where(real.columns > 0, 1 + last * 6 + np.minimum(real.lengths[:, 0], 6) - 1, 0)
         ask = real.ask()[:, 0, :] + 1  # the marks after a banker, 0..2 each
         ask_state = ask[:, 0] * 9 + ask[:, 1] * 3 + ask[:, 2]
-        sides = np.stack([patterns.decide(pattern, real, after) for pattern, after in SYSTEMS.values()],
-                         axis=1)
+        sides = np.stack(
+            [patterns.decide(pattern, real, after) for pattern, after in SYSTEMS.values()], axis=1
+        )
         engine.deal(rules, state, hand)
         winner = np.where(live, hand.winner.astype(np.int64), -1)
         payoff = hand.payoffs(rules)[:, [R.BETS.index("banker"), R.BETS.index("player")]]
@@ -134,8 +147,11 @@ def deal_chunk(chunk: scale.Chunk, rules: R.Rules) -> dict:
         per_shoe["perfect_gain"] += np.where(perfect, payoff[tables, ev.argmax(axis=1)], 0.0)
         banker = (winner == R.BANKER).astype(float)
         for name, code in (("big_road", big_state), ("ask_road", ask_state)):
-            np.add.at(state_sums[name], code[rows], np.stack(
-                [np.ones(rows.size), banker[rows], p[rows, 0], p[rows, 0] ** 2], axis=1))
+            np.add.at(
+                state_sums[name],
+                code[rows],
+                np.stack([np.ones(rows.size), banker[rows], p[rows, 0], p[rows, 0] ** 2], axis=1),
+            )
         if live[0]:
             first_shoe.append(int(winner[0]))
             pairs.append((bool(hand.banker_pair[0]), bool(hand.player_pair[0])))
@@ -143,17 +159,27 @@ def deal_chunk(chunk: scale.Chunk, rules: R.Rules) -> dict:
         draw = iid_rng.choice(3, size=n, p=p_full)
         for kind, tracker, result in (("real", real, winner), ("independent", iid, np.where(live, draw, -1))):
             new_column = ((result == 0) | (result == 1)) & (result != tracker.last) & (tracker.last >= 0)
-            _column_lengths(np.where(new_column, tracker.lengths[:, 0], 0), columns[kind],
-                            np.where(tracker.last >= 0, tracker.last, 0))
+            _column_lengths(
+                np.where(new_column, tracker.lengths[:, 0], 0),
+                columns[kind],
+                np.where(tracker.last >= 0, tracker.last, 0),
+            )
             tracker.record(result)
             np.maximum(streak[kind], tracker.lengths[:, 0], out=streak[kind])
             red[kind][:, 0] += (tracker.made == 1).sum(axis=0)
             red[kind][:, 1] += (tracker.made != 0).sum(axis=0)
-    return {"sums": sums, "per_shoe": per_shoe, "state_sums": state_sums, "columns": columns,
-            "longest": {kind: np.bincount(np.minimum(s, LONGEST), minlength=LONGEST + 1)
-                        for kind, s in streak.items()},
-            "red": red, "first_shoe": first_shoe if chunk.index == 0 else [],
-            "first_pairs": pairs if chunk.index == 0 else []}
+    return {
+        "sums": sums,
+        "per_shoe": per_shoe,
+        "state_sums": state_sums,
+        "columns": columns,
+        "longest": {
+            kind: np.bincount(np.minimum(s, LONGEST), minlength=LONGEST + 1) for kind, s in streak.items()
+        },
+        "red": red,
+        "first_shoe": first_shoe if chunk.index == 0 else [],
+        "first_pairs": pairs if chunk.index == 0 else [],
+    }
 
 
 def _winner_probabilities(composition: np.ndarray) -> np.ndarray:
@@ -173,7 +199,9 @@ def merge(parts: list[dict]) -> dict:
         "columns": {k: sum(p["columns"][k] for p in parts) for k in first["columns"]},
         "longest": {k: sum(p["longest"][k] for p in parts) for k in first["longest"]},
         "red": {k: sum(p["red"][k] for p in parts) for k in first["red"]},
-        "first_shoe": first["first_shoe"], "first_pairs": first["first_pairs"]}
+        "first_shoe": first["first_shoe"],
+        "first_pairs": first["first_pairs"],
+    }
 
 
 def chi_square_p(statistic: float, dof: int) -> float:
@@ -193,16 +221,25 @@ def _goodness_of_fit(counts: np.ndarray, q: float) -> dict:
     law = np.array([q ** (L - 1) * (1 - q) for L in range(1, LENGTH_BINS)] + [q ** (LENGTH_BINS - 1)])
     expected = total * law
     statistic = float(((observed - expected) ** 2 / np.where(expected > 0, expected, 1)).sum())
-    return {"observed": observed.astype(int).tolist(), "expected": expected.round(1).tolist(),
-            "chi_square": statistic, "dof": LENGTH_BINS - 1, "p_value": chi_square_p(statistic,
-                                                                                       LENGTH_BINS - 1),
-            "mean_length": float((np.arange(1, LONGEST + 1) * counts[1:]).sum() / max(total, 1)),
-            "mean_length_independent_law": 1 / (1 - q)}
+    return {
+        "observed": observed.astype(int).tolist(),
+        "expected": expected.round(1).tolist(),
+        "chi_square": statistic,
+        "dof": LENGTH_BINS - 1,
+        "p_value": chi_square_p(statistic, LENGTH_BINS - 1),
+        "mean_length": float((np.arange(1, LONGEST + 1) * counts[1:]).sum() / max(total, 1)),
+        "mean_length_independent_law": 1 / (1 - q),
+    }
 
 
-def run(config: RoadsConfig, backend: str = "serial", scheduler: str | None = None,
-        workers: int | None = None, progress: bool = False,
-        store: chunk_store.ChunkStore | None = None) -> dict:
+def run(
+    config: RoadsConfig,
+    backend: str = "serial",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: bool = False,
+    store: chunk_store.ChunkStore | None = None,
+) -> dict:
     """Run the study; the JSON-ready result (identical on every backend but ``"timings"``)."""
     rules = config.rules.to_rules()
     t0 = time.perf_counter()
@@ -217,32 +254,48 @@ def run(config: RoadsConfig, backend: str = "serial", scheduler: str | None = No
     for j, name in enumerate(SYSTEMS):
         bets, net, ev = (main["sums"][k][:, j] for k in ("bets", "net", "exact_ev"))
         per_unit = stats.ratio_ci(net, bets)
-        systems.append({
-            "system": name, "pattern": SYSTEMS[name][0], "after": SYSTEMS[name][1],
-            "bets": int(bets.sum()), "share_of_hands_bet": float(bets.sum() / hands.sum()),
-            "profit_per_hand": stats.ratio_ci(net, hands), "profit_per_unit_wagered": per_unit,
-            "exact_ev_of_bets_made": float(ev.sum() / max(bets.sum(), 1)),
-            "difference_from_exact": float(per_unit["estimate"] - ev.sum() / max(bets.sum(), 1))
-            if per_unit["estimate"] is not None else None})
-    perfect = {"gain_per_hand": stats.ratio_ci(main["per_shoe"]["perfect_gain"], hands),
-               "exact_gain_per_hand": stats.ratio_ci(main["per_shoe"]["perfect_exact"], hands),
-               "share_of_hands_bet": float(main["per_shoe"]["perfect_bets"].sum() / hands.sum())}
+        systems.append(
+            {
+                "system": name,
+                "pattern": SYSTEMS[name][0],
+                "after": SYSTEMS[name][1],
+                "bets": int(bets.sum()),
+                "share_of_hands_bet": float(bets.sum() / hands.sum()),
+                "profit_per_hand": stats.ratio_ci(net, hands),
+                "profit_per_unit_wagered": per_unit,
+                "exact_ev_of_bets_made": float(ev.sum() / max(bets.sum(), 1)),
+                "difference_from_exact": float(per_unit["estimate"] - ev.sum() / max(bets.sum(), 1))
+                if per_unit["estimate"] is not None
+                else None,
+            }
+        )
+    perfect = {
+        "gain_per_hand": stats.ratio_ci(main["per_shoe"]["perfect_gain"], hands),
+        "exact_gain_per_hand": stats.ratio_ci(main["per_shoe"]["perfect_exact"], hands),
+        "share_of_hands_bet": float(main["per_shoe"]["perfect_bets"].sum() / hands.sum()),
+    }
     road_states = {}
     for name, table in main["state_sums"].items():
         count, banker, p_sum, p2_sum = table.T
         total = count.sum()
         mean_p = p_sum.sum() / total
-        variance = p2_sum.sum() / total - mean_p ** 2
+        variance = p2_sum.sum() / total - mean_p**2
         used = count > 0
         between = float((count[used] * (p_sum[used] / count[used] - mean_p) ** 2).sum() / total)
         road_states[name] = {
-            "states": [{"state": _state_name(name, int(s)), "hands": int(count[s]),
-                        "banker_share": float(banker[s] / count[s]),
-                        "banker_share_ci95": stats.wilson(int(banker[s]), int(count[s])),
-                        "mean_exact_p_banker": float(p_sum[s] / count[s])}
-                       for s in np.flatnonzero(count >= 1)],
+            "states": [
+                {
+                    "state": _state_name(name, int(s)),
+                    "hands": int(count[s]),
+                    "banker_share": float(banker[s] / count[s]),
+                    "banker_share_ci95": stats.wilson(int(banker[s]), int(count[s])),
+                    "mean_exact_p_banker": float(p_sum[s] / count[s]),
+                }
+                for s in np.flatnonzero(count >= 1)
+            ],
             "variance_of_exact_p_banker": float(variance),
-            "share_of_variance_explained": between / variance if variance > 0 else math.nan}
+            "share_of_variance_explained": between / variance if variance > 0 else math.nan,
+        }
     independence = {}
     for kind in ("real", "independent"):
         columns = main["columns"][kind]
@@ -252,21 +305,28 @@ def run(config: RoadsConfig, backend: str = "serial", scheduler: str | None = No
             "columns": {side: _goodness_of_fit(columns[i], q[side]) for i, side in enumerate(q)},
             "longest_streak_mean": float((np.arange(LONGEST + 1) * longest).sum() / longest.sum()),
             "longest_streak_counts": longest.astype(int).tolist(),
-            "red_share": {road: float(main["red"][kind][i, 0] / max(main["red"][kind][i, 1], 1))
-                          for i, road in enumerate(roads.DERIVED_ROADS)},
-            "marks": {road: int(main["red"][kind][i, 1]) for i, road in enumerate(roads.DERIVED_ROADS)}}
+            "red_share": {
+                road: float(main["red"][kind][i, 0] / max(main["red"][kind][i, 1], 1))
+                for i, road in enumerate(roads.DERIVED_ROADS)
+            },
+            "marks": {road: int(main["red"][kind][i, 1]) for i, road in enumerate(roads.DERIVED_ROADS)},
+        }
     # the column lengths, real against independent (the same hands per shoe): a chi-square test of
     # homogeneity; the geometric law alone is not the reference (a column cut by the shoe's end is not
     # counted, and long columns are cut more often, so completed columns are shorter than the law)
     for side in ("banker", "player"):
-        observed = np.array([independence[kind]["columns"][side]["observed"]
-                             for kind in ("real", "independent")], dtype=float)
+        observed = np.array(
+            [independence[kind]["columns"][side]["observed"] for kind in ("real", "independent")], dtype=float
+        )
         expected = observed.sum(axis=1, keepdims=True) * observed.sum(axis=0, keepdims=True) / observed.sum()
         used = expected.sum(axis=0) > 0
         statistic = float(((observed - expected)[:, used] ** 2 / expected[:, used]).sum())
         dof = int(used.sum()) - 1
         independence["real"]["columns"][side]["against_independent"] = {
-            "chi_square": statistic, "dof": dof, "p_value": chi_square_p(statistic, dof)}
+            "chi_square": statistic,
+            "dof": dof,
+            "p_value": chi_square_p(statistic, dof),
+        }
     # the red shares, real against independent: a two-proportion z test per road
     for road in roads.DERIVED_ROADS:
         a, b = independence["real"], independence["independent"]
@@ -275,12 +335,19 @@ def run(config: RoadsConfig, backend: str = "serial", scheduler: str | None = No
         se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
         a.setdefault("red_share_z_against_independent", {})[road] = (p1 - p2) / se if se > 0 else 0.0
     letters = "BPT"
-    return {"shoes": config.shoes, "hands": int(hands.sum()), "hands_per_shoe": float(hands.mean()),
-            "p_full_shoe": {"banker": float(p_full[0]), "player": float(p_full[1]), "tie": float(p_full[2])},
-            "systems": systems, "perfect_information": perfect, "road_states": road_states,
-            "independence": independence,
-            "first_shoe": "".join(letters[w] for w in main["first_shoe"]),
-            "first_shoe_pairs": main["first_pairs"], "timings": {"deal_s": elapsed}}
+    return {
+        "shoes": config.shoes,
+        "hands": int(hands.sum()),
+        "hands_per_shoe": float(hands.mean()),
+        "p_full_shoe": {"banker": float(p_full[0]), "player": float(p_full[1]), "tie": float(p_full[2])},
+        "systems": systems,
+        "perfect_information": perfect,
+        "road_states": road_states,
+        "independence": independence,
+        "first_shoe": "".join(letters[w] for w in main["first_shoe"]),
+        "first_shoe_pairs": main["first_pairs"],
+        "timings": {"deal_s": elapsed},
+    }
 
 
 def _state_name(family: str, code: int) -> str:
@@ -300,42 +367,65 @@ def _pct(entry: dict, digits: int = 3) -> str:
 
 def markdown(result: dict) -> str:
     """The Markdown tables of the result (``roads.md``)."""
-    lines = [f"# Do the roads predict? {result['shoes']:,} shoes, {result['hands']:,} hands", "",
-             "| system | share of hands bet | profit per hand (95% CI) | per unit wagered (95% CI) | "
-             "exact EV of the bets made |", "|---|---|---|---|---|"]
+    lines = [
+        f"# Do the roads predict? {result['shoes']:,} shoes, {result['hands']:,} hands",
+        "",
+        "| system | share of hands bet | profit per hand (95% CI) | per unit wagered (95% CI) | "
+        "exact EV of the bets made |",
+        "|---|---|---|---|---|",
+    ]
     for s in result["systems"]:
-        lines.append(f"| {s['system']} | {100 * s['share_of_hands_bet']:.1f}% | {_pct(s['profit_per_hand'])} "
-                     f"| {_pct(s['profit_per_unit_wagered'])} | {100 * s['exact_ev_of_bets_made']:+.3f}% |")
+        lines.append(
+            f"| {s['system']} | {100 * s['share_of_hands_bet']:.1f}% | {_pct(s['profit_per_hand'])} "
+            f"| {_pct(s['profit_per_unit_wagered'])} | {100 * s['exact_ev_of_bets_made']:+.3f}% |"
+        )
     perfect = result["perfect_information"]
-    lines += ["", f"Perfect information (the exact EV given the unseen cards; bet banker or player when "
-              f"positive): exact expected gain {_pct(perfect['exact_gain_per_hand'], 5)} per hand "
-              f"(dealt: {_pct(perfect['gain_per_hand'], 4)}), "
-              f"{100 * perfect['share_of_hands_bet']:.2f}% of hands bet.", ""]
+    lines += [
+        "",
+        f"Perfect information (the exact EV given the unseen cards; bet banker or player when "
+        f"positive): exact expected gain {_pct(perfect['exact_gain_per_hand'], 5)} per hand "
+        f"(dealt: {_pct(perfect['gain_per_hand'], 4)}), "
+        f"{100 * perfect['share_of_hands_bet']:.2f}% of hands bet.",
+        "",
+    ]
     for family, entry in result["road_states"].items():
-        lines.append(f"Road state `{family}`: explains {100 * entry['share_of_variance_explained']:.3f}% "
-                     f"of the variance of the exact P(banker | unseen cards) (full shoe P(banker) = "
-                     f"{100 * result['p_full_shoe']['banker']:.3f}%).")
-    lines += ["", "| road state | hands | banker share (95% CI) | mean exact P(banker) |",
-              "|---|---|---|---|"]
+        lines.append(
+            f"Road state `{family}`: explains {100 * entry['share_of_variance_explained']:.3f}% "
+            f"of the variance of the exact P(banker | unseen cards) (full shoe P(banker) = "
+            f"{100 * result['p_full_shoe']['banker']:.3f}%)."
+        )
+    lines += [
+        "",
+        "| road state | hands | banker share (95% CI) | mean exact P(banker) |",
+        "|---|---|---|---|",
+    ]
     for st in result["road_states"]["big_road"]["states"]:
         lo, hi = st["banker_share_ci95"]
-        lines.append(f"| {st['state']} | {st['hands']:,} | {100 * st['banker_share']:.2f}% "
-                     f"[{100 * lo:.2f}, {100 * hi:.2f}] | {100 * st['mean_exact_p_banker']:.3f}% |")
+        lines.append(
+            f"| {st['state']} | {st['hands']:,} | {100 * st['banker_share']:.2f}% "
+            f"[{100 * lo:.2f}, {100 * hi:.2f}] | {100 * st['mean_exact_p_banker']:.3f}% |"
+        )
     lines += ["", "| | real shoes | independent hands |", "|---|---|---|"]
     real, iid = result["independence"]["real"], result["independence"]["independent"]
     for side in ("banker", "player"):
         r, i = real["columns"][side], iid["columns"][side]
         test = r["against_independent"]
-        lines.append(f"| {side} columns (completed), mean length | {r['mean_length']:.4f} (against "
-                     f"independent: chi2 {test['chi_square']:.1f}, {test['dof']} dof, p "
-                     f"{test['p_value']:.3f}) | {i['mean_length']:.4f} (uncut geometric law: "
-                     f"{r['mean_length_independent_law']:.4f}) |")
-    lines.append(f"| longest streak per shoe, mean | {real['longest_streak_mean']:.3f} | "
-                 f"{iid['longest_streak_mean']:.3f} |")
+        lines.append(
+            f"| {side} columns (completed), mean length | {r['mean_length']:.4f} (against "
+            f"independent: chi2 {test['chi_square']:.1f}, {test['dof']} dof, p "
+            f"{test['p_value']:.3f}) | {i['mean_length']:.4f} (uncut geometric law: "
+            f"{r['mean_length_independent_law']:.4f}) |"
+        )
+    lines.append(
+        f"| longest streak per shoe, mean | {real['longest_streak_mean']:.3f} | "
+        f"{iid['longest_streak_mean']:.3f} |"
+    )
     for road in roads.DERIVED_ROADS:
-        lines.append(f"| {road} red share | {100 * real['red_share'][road]:.3f}% "
-                     f"(z {real['red_share_z_against_independent'][road]:+.2f}) | "
-                     f"{100 * iid['red_share'][road]:.3f}% |")
+        lines.append(
+            f"| {road} red share | {100 * real['red_share'][road]:.3f}% "
+            f"(z {real['red_share_z_against_independent'][road]:+.2f}) | "
+            f"{100 * iid['red_share'][road]:.3f}% |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -352,10 +442,22 @@ def plot_systems(result: dict, path: Path) -> None:
     est = [100 * s["profit_per_unit_wagered"]["estimate"] for s in systems]
     low = [100 * s["profit_per_unit_wagered"]["ci95"][0] for s in systems]
     high = [100 * s["profit_per_unit_wagered"]["ci95"][1] for s in systems]
-    ax.errorbar(est, y, xerr=[np.subtract(est, low), np.subtract(high, est)], fmt="o", color="#1f5fbf",
-                label="realized per unit wagered (95% CI)")
-    ax.scatter([100 * s["exact_ev_of_bets_made"] for s in systems], y, marker="x", color="#d62728",
-               label="exact EV of the bets made", zorder=3)
+    ax.errorbar(
+        est,
+        y,
+        xerr=[np.subtract(est, low), np.subtract(high, est)],
+        fmt="o",
+        color="#1f5fbf",
+        label="realized per unit wagered (95% CI)",
+    )
+    ax.scatter(
+        [100 * s["exact_ev_of_bets_made"] for s in systems],
+        y,
+        marker="x",
+        color="#d62728",
+        label="exact EV of the bets made",
+        zorder=3,
+    )
     ax.axvline(0, color="black", lw=0.8)
     ax.set_yticks(y, [s["system"] for s in systems])
     ax.invert_yaxis()
@@ -370,11 +472,21 @@ def plot_streaks(result: dict, path: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     for kind, colour in (("real", "#1f5fbf"), ("independent", "#999999")):
         fit = result["independence"][kind]["columns"]["banker"]
-        axes[0].plot(range(1, LENGTH_BINS + 1), fit["observed"], "o-" if kind == "real" else "s--",
-                     color=colour, label=f"{kind} banker columns")
+        axes[0].plot(
+            range(1, LENGTH_BINS + 1),
+            fit["observed"],
+            "o-" if kind == "real" else "s--",
+            color=colour,
+            label=f"{kind} banker columns",
+        )
         counts = np.array(result["independence"][kind]["longest_streak_counts"], dtype=float)
-        axes[1].plot(np.arange(len(counts)), counts / counts.sum(), "o-" if kind == "real" else "s--",
-                     color=colour, label=kind)
+        axes[1].plot(
+            np.arange(len(counts)),
+            counts / counts.sum(),
+            "o-" if kind == "real" else "s--",
+            color=colour,
+            label=kind,
+        )
     fit = result["independence"]["real"]["columns"]["banker"]
     axes[0].plot(range(1, LENGTH_BINS + 1), fit["expected"], "x", color="#d62728", label="geometric law")
     axes[0].set_yscale("log")
@@ -393,37 +505,88 @@ def write_outputs(result: dict, folder: Path) -> list[Path]:
     (folder / "roads.json").write_text(strict_json.dumps(result, indent=1))
     with open(folder / "roads.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["system", "bets", "share_of_hands_bet", "profit_per_hand", "per_hand_low",
-                         "per_hand_high", "per_unit_wagered", "per_unit_low", "per_unit_high",
-                         "exact_ev_of_bets_made"])
+        writer.writerow(
+            [
+                "system",
+                "bets",
+                "share_of_hands_bet",
+                "profit_per_hand",
+                "per_hand_low",
+                "per_hand_high",
+                "per_unit_wagered",
+                "per_unit_low",
+                "per_unit_high",
+                "exact_ev_of_bets_made",
+            ]
+        )
         for s in result["systems"]:
-            writer.writerow([s["system"], s["bets"], s["share_of_hands_bet"],
-                             s["profit_per_hand"]["estimate"], *s["profit_per_hand"]["ci95"],
-                             s["profit_per_unit_wagered"]["estimate"], *s["profit_per_unit_wagered"]["ci95"],
-                             s["exact_ev_of_bets_made"]])
+            writer.writerow(
+                [
+                    s["system"],
+                    s["bets"],
+                    s["share_of_hands_bet"],
+                    s["profit_per_hand"]["estimate"],
+                    *s["profit_per_hand"]["ci95"],
+                    s["profit_per_unit_wagered"]["estimate"],
+                    *s["profit_per_unit_wagered"]["ci95"],
+                    s["exact_ev_of_bets_made"],
+                ]
+            )
     (folder / "roads.md").write_text(markdown(result))
     plot_systems(result, folder / "systems.png")
     plot_streaks(result, folder / "streaks.png")
     pairs = result["first_shoe_pairs"]
     board = roads.read_roads(result["first_shoe"], [b for b, _ in pairs], [p for _, p in pairs])
     width = max(24, max([x + 1 for x, _ in roads.layout(board.big_road)], default=0))
-    roads_plot.draw_scoreboard(board, folder / "scoreboard.png", title="A dealt shoe (8 decks, cut card 14)",
-                               bead_columns=15, road_columns=width)
+    roads_plot.draw_scoreboard(
+        board,
+        folder / "scoreboard.png",
+        title="A dealt shoe (8 decks, cut card 14)",
+        bead_columns=15,
+        road_columns=width,
+    )
     return [folder / n for n in OUTPUT_NAMES]
 
 
-def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
-         scheduler: str | None = None, workers: int | None = None, resume: bool | None = None) -> dict:
+def main(
+    config_path: str,
+    out: str | None = None,
+    as_json: bool = False,
+    backend: str = "serial",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    resume: bool | None = None,
+) -> dict:
     """Load and validate the config, run, print the report (unless ``as_json``), write ``out``
     (finished chunks kept for a rerun to resume: :func:`experiments.study.main`)."""
-    return study.main("roads", config_path, RoadsConfig, OUTPUT_NAMES, run, write_outputs, report,
-                      out=out, as_json=as_json, backend=backend, scheduler=scheduler, workers=workers,
-                      resume=resume)
+    return study.main(
+        "roads",
+        config_path,
+        RoadsConfig,
+        OUTPUT_NAMES,
+        run,
+        write_outputs,
+        report,
+        out=out,
+        as_json=as_json,
+        backend=backend,
+        scheduler=scheduler,
+        workers=workers,
+        resume=resume,
+    )
 
 
-__all__ = ["RoadsConfig", "SYSTEMS", "deal_chunk", "merge", "run", "markdown", "write_outputs", "main",
-           "chi_square_p"]
+__all__ = [
+    "RoadsConfig",
+    "SYSTEMS",
+    "deal_chunk",
+    "merge",
+    "run",
+    "markdown",
+    "write_outputs",
+    "main",
+    "chi_square_p",
+]
 
 if __name__ == "__main__":  # python -m pb_gym.experiments.roads CONFIG [OUT]
-    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None,
-         as_json=bool(os.environ.get("PB_GYM_JSON")))
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None, as_json=bool(os.environ.get("PB_GYM_JSON")))

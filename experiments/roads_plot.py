@@ -15,8 +15,13 @@ from typing import Any
 from pb_gym import roads as road_rules
 from pb_gym.experiments import plotting
 
-COLOURS = {"B": "#d62728", "P": "#1f5fbf", "T": "#2ca02c", road_rules.RED: "#d62728",
-           road_rules.BLUE: "#1f5fbf"}
+COLOURS = {
+    "B": "#d62728",
+    "P": "#1f5fbf",
+    "T": "#2ca02c",
+    road_rules.RED: "#d62728",
+    road_rules.BLUE: "#1f5fbf",
+}
 """Banker red, player blue, tie green; a derived road's red and blue."""
 
 
@@ -28,8 +33,13 @@ def _board(ax: Any, x0: float, y0: float, width: int, rows: int, size: float) ->
         ax.plot([x0, x0 + width * size], [y0 - j * size] * 2, color="#cccccc", lw=0.5)
 
 
-def draw_scoreboard(roads: road_rules.Roads, path: str | Path, title: str | None = None,
-                    bead_columns: int = 12, road_columns: int = 30) -> Path:
+def draw_scoreboard(  # noqa: C901
+    roads: road_rules.Roads,
+    path: str | Path,
+    title: str | None = None,
+    bead_columns: int = 12,
+    road_columns: int = 30,
+) -> Path:
     """Draw ``roads`` as a casino scoreboard and write it to ``path`` (PNG). The last ``bead_columns``
     columns of the bead plate and ``road_columns`` display columns of the Big Road are shown (the
     derived roads at half size, twice as many columns)."""
@@ -52,8 +62,7 @@ def draw_scoreboard(roads: road_rules.Roads, path: str | Path, title: str | None
             continue
         cx, cy = x + 0.5, -y - 0.5
         ax.add_patch(Circle((cx, cy), 0.42, color=COLOURS[bead.outcome]))
-        ax.text(cx, cy, bead.outcome, ha="center", va="center", color="white", fontsize=8,
-                weight="bold")
+        ax.text(cx, cy, bead.outcome, ha="center", va="center", color="white", fontsize=8, weight="bold")
         if bead.banker_pair:
             ax.add_patch(Circle((cx - 0.3, cy + 0.3), 0.1, color=COLOURS["B"], ec="white", lw=0.5))
         if bead.player_pair:
@@ -74,14 +83,30 @@ def draw_scoreboard(roads: road_rules.Roads, path: str | Path, title: str | None
             elif style == "dot":
                 ax.add_patch(Circle((cx, cy), 0.32 * size, color=colour))
             else:
-                ax.plot([cx - 0.3 * size, cx + 0.3 * size], [cy - 0.3 * size, cy + 0.3 * size],
-                        color=colour, lw=2.0)
+                ax.plot(
+                    [cx - 0.3 * size, cx + 0.3 * size],
+                    [cy - 0.3 * size, cy + 0.3 * size],
+                    color=colour,
+                    lw=2.0,
+                )
             if isinstance(item, road_rules.BigRoadEntry) and item.ties:
-                ax.plot([cx - 0.35 * size, cx + 0.35 * size], [cy + 0.35 * size, cy - 0.35 * size],
-                        color=COLOURS["T"], lw=1.4)
+                ax.plot(
+                    [cx - 0.35 * size, cx + 0.35 * size],
+                    [cy + 0.35 * size, cy - 0.35 * size],
+                    color=COLOURS["T"],
+                    lw=1.4,
+                )
                 if item.ties > 1:
-                    ax.text(cx, cy, str(item.ties), ha="center", va="center", fontsize=6,
-                            color=COLOURS["T"], weight="bold")
+                    ax.text(
+                        cx,
+                        cy,
+                        str(item.ties),
+                        ha="center",
+                        va="center",
+                        fontsize=6,
+                        color=COLOURS["T"],
+                        weight="bold",
+                    )
 
     x_road = bead_columns + 0.6
     road(road_rules.layout(roads.big_road), x_road, 0, cell, road_columns, "ring")
@@ -95,8 +120,9 @@ def draw_scoreboard(roads: road_rules.Roads, path: str | Path, title: str | None
         cells = road_rules.layout(road_rules.mark_columns(marks))
         road(cells, x0, y_derived, small, int(2 * per_road) - 1, styles[name])
         reds = sum(mark == road_rules.RED for mark in marks)
-        ax.text(x0, y_derived + 0.25, f"{name.replace('_', ' ').title()} ({reds}/{len(marks)} red)",
-                fontsize=8)
+        ax.text(
+            x0, y_derived + 0.25, f"{name.replace('_', ' ').title()} ({reds}/{len(marks)} red)", fontsize=8
+        )
     # ask road
     x_ask = 0.0
     y_ask = y_derived - 0.4

@@ -88,8 +88,10 @@ class VsStart(Strict):
         target = info.data.get("target")
         bad = [s for s in simulate if target is not None and not 1 <= s < target]
         if bad:
-            raise ValueError(f"every starting bankroll must be in 1..{target - 1} (below the "
-                             f"target {target}); {bad[0]} is not")
+            raise ValueError(
+                f"every starting bankroll must be in 1..{target - 1} (below the "
+                f"target {target}); {bad[0]} is not"
+            )
         return simulate
 
 
@@ -116,8 +118,10 @@ class VsTarget(Strict):
             return simulate
         bad = [t for t in simulate if not start < t <= top]
         if bad:
-            raise ValueError(f"every target must be in {start + 1}..{top} (above start, at most "
-                             f"max_target); {bad[0]} is not")
+            raise ValueError(
+                f"every target must be in {start + 1}..{top} (above start, at most "
+                f"max_target); {bad[0]} is not"
+            )
         return simulate
 
 
@@ -131,8 +135,11 @@ class RuinConfig(Strict):
     vs_start: VsStart = VsStart()
     vs_target: VsTarget = VsTarget()
     sessions: int = Field(2000, ge=10, description="simulated sessions per (start, target) point")
-    chunk_sessions: int = Field(5000, ge=1, description="simulated sessions per chunk (the unit of "
-                                                       "work of a backend; changes the dealt hands)")
+    chunk_sessions: int = Field(
+        5000,
+        ge=1,
+        description="simulated sessions per chunk (the unit of work of a backend; changes the dealt hands)",
+    )
     seed: int = Field(1, ge=0)
     max_hands: int = Field(1_000_000, ge=100, description="safety cap on a session's length")
 
@@ -147,9 +154,14 @@ class RuinConfig(Strict):
 # --------------------------------------------------------------------------------------------------
 # The study
 # --------------------------------------------------------------------------------------------------
-def run(config: RuinConfig, backend: str = "serial", scheduler: str | None = None,
-        workers: int | None = None, progress: bool = False,
-        store: chunk_store.ChunkStore | None = None) -> dict:
+def run(
+    config: RuinConfig,
+    backend: str = "serial",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: bool = False,
+    store: chunk_store.ChunkStore | None = None,
+) -> dict:
     """Exact curves, simulations at the configured points, and their comparison (JSON-ready).
 
     The simulation runs in chunks on ``backend`` (see :func:`experiments.scale.run`); the result is the
@@ -160,15 +172,20 @@ def run(config: RuinConfig, backend: str = "serial", scheduler: str | None = Non
     """
     rules = config.rules.to_rules()
     vs, vt = config.vs_start, config.vs_target
-    points = ([(s, vs.target) for s in vs.simulate] + [(vt.start, t) for t in vt.simulate])
+    points = [(s, vs.target) for s in vs.simulate] + [(vt.start, t) for t in vt.simulate]
     points = list(dict.fromkeys(points))  # the same point may appear on both curves
     n_bets = len(config.bets)
     scale.require_memory(
-        "the ruin study", len(points) * config.sessions, config.chunk_sessions, item="session",
-        items_key="sessions", chunk_key="chunk_sessions",
+        "the ruin study",
+        len(points) * config.sessions,
+        config.chunk_sessions,
+        item="session",
+        items_key="sessions",
+        chunk_key="chunk_sessions",
         working_per_item=engine.table_bytes(rules) + 64 * n_bets,  # a table, each bet's bankroll
         kept_per_chunk=len(points) * n_bets * 6 * 8 + 1024,  # integer counts per point and bet
-        parallel=1 if backend == "serial" else workers or os.cpu_count() or 1)
+        parallel=1 if backend == "serial" else workers or os.cpu_count() or 1,
+    )
     if config.martingale is not None:  # refused now, not after the simulation
         check_martingale_memory(config.martingale, config.rules, config.seed)
 
@@ -178,25 +195,35 @@ def run(config: RuinConfig, backend: str = "serial", scheduler: str | None = Non
 
     t0 = time.perf_counter()
     chunks = scale.plan(len(points) * config.sessions, config.chunk_sessions, config.seed)
-    task = functools.partial(simulate_chunk, rules=rules, bets=config.bets, points=points,
-                             sessions=config.sessions, max_hands=config.max_hands)
+    task = functools.partial(
+        simulate_chunk,
+        rules=rules,
+        bets=config.bets,
+        points=points,
+        sessions=config.sessions,
+        max_hands=config.max_hands,
+    )
     with scale.progress_printer("ruin: simulation", progress, len(chunks)) as printer:
         counts = merge(scale.run(task, chunks, backend, scheduler, workers, printer, store=store))
-    simulated = {bet: summarize(counts[bet], points, exact_lookup(curves[bet]["steps"]))
-                 for bet in config.bets}
+    simulated = {
+        bet: summarize(counts[bet], points, exact_lookup(curves[bet]["steps"])) for bet in config.bets
+    }
     simulate_s = time.perf_counter() - t0
 
     z = [abs(r[key]) for rows in simulated.values() for r in rows for key in ("p_win_z", "hands_z")]
     t0 = time.perf_counter()
-    illusion = (martingale_illusion(config.martingale, config.rules, config.seed, store)
-                if config.martingale is not None else None)
+    illusion = (
+        martingale_illusion(config.martingale, config.rules, config.seed, store)
+        if config.martingale is not None
+        else None
+    )
     martingale_s = time.perf_counter() - t0
     return {
         "experiment": "ruin",
         "rules": config.rules.model_dump(),
         "stopping_rule": "success when bankroll >= target units; ruin when bankroll < 1 unit (the "
-                         "one-unit stake cannot be covered); a winning overshoot is kept; ties push "
-                         "and count as hands",
+        "one-unit stake cannot be covered); a winning overshoot is kept; ties push "
+        "and count as hands",
         "sessions_per_point": config.sessions,
         "seed": config.seed,
         "chunk_sessions": config.chunk_sessions,
@@ -213,9 +240,15 @@ OUTPUT_NAMES = ("report.md", "ruin.png", "ruin.json", "martingale.png")
 """The files ``--out`` receives (a reused ``--out`` folder may hold only these)."""
 
 
-def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
-         scheduler: str | None = None, workers: int | None = None,
-         resume: bool | None = None) -> dict:
+def main(
+    config_path: str,
+    out: str | None = None,
+    as_json: bool = False,
+    backend: str = "serial",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    resume: bool | None = None,
+) -> dict:
     """Load and validate the config, run, print the report (unless ``as_json``), write ``out``.
 
     ``backend`` (``serial``, ``processes``, ``dask``), ``scheduler`` (a Dask address; None: a local
@@ -226,9 +259,22 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     study (the simulation's and the Martingale section's) are kept in ``out/.partial`` for a rerun to
     resume (``resume=False`` discards them): see :func:`experiments.study.main`.
     """
-    return study.main("ruin", config_path, RuinConfig, OUTPUT_NAMES, run, write_outputs, report,
-                      out=out, as_json=as_json, backend=backend, scheduler=scheduler, workers=workers,
-                      resume=resume, complete=_plain_json)
+    return study.main(
+        "ruin",
+        config_path,
+        RuinConfig,
+        OUTPUT_NAMES,
+        run,
+        write_outputs,
+        report,
+        out=out,
+        as_json=as_json,
+        backend=backend,
+        scheduler=scheduler,
+        workers=workers,
+        resume=resume,
+        complete=_plain_json,
+    )
 
 
 def _plain_json(result: dict, config: RuinConfig) -> dict:
@@ -236,12 +282,31 @@ def _plain_json(result: dict, config: RuinConfig) -> dict:
     return json.loads(strict_json.dumps(result))
 
 
-__all__ = ["RuinConfig", "MartingaleIllusion", "ConfigError", "main", "run", "OUTPUT_NAMES",
-           "closed_form", "markov_chain", "step_distribution", "exact_curves", "simulate_engine",
-           "simulate_coin", "session_counts", "simulate_chunk", "merge", "summarize", "report",
-           "teaching_page", "plot", "plot_martingale", "write_outputs", "martingale_illusion",
-           "MARTINGALE_SECTION"]
+__all__ = [
+    "RuinConfig",
+    "MartingaleIllusion",
+    "ConfigError",
+    "main",
+    "run",
+    "OUTPUT_NAMES",
+    "closed_form",
+    "markov_chain",
+    "step_distribution",
+    "exact_curves",
+    "simulate_engine",
+    "simulate_coin",
+    "session_counts",
+    "simulate_chunk",
+    "merge",
+    "summarize",
+    "report",
+    "teaching_page",
+    "plot",
+    "plot_martingale",
+    "write_outputs",
+    "martingale_illusion",
+    "MARTINGALE_SECTION",
+]
 
 if __name__ == "__main__":  # python -m pb_gym.experiments.ruin CONFIG [OUT]
-    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None,
-         as_json=bool(os.environ.get("PB_GYM_JSON")))
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None, as_json=bool(os.environ.get("PB_GYM_JSON")))

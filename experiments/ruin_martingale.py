@@ -45,15 +45,17 @@ class MartingaleIllusion(Strict):
         return table_max
 
 
-def section_store(store: chunk_store.ChunkStore | None, name: str,
-                  config: dict) -> chunk_store.ChunkStore | None:
+def section_store(
+    store: chunk_store.ChunkStore | None, name: str, config: dict
+) -> chunk_store.ChunkStore | None:
     """The store of one evaluate study of this section, inside the ruin study's store: the folder
     ``store.directory / name``, its identity the ruin run's key and the study's ``config``. None
     without a store (no ``--out``: nothing is kept)."""
     if store is None:
         return None
-    return chunk_store.ChunkStore(store.directory / name, {
-        "study": "ruin.martingale", "ruin_run": store.key, "config": config})
+    return chunk_store.ChunkStore(
+        store.directory / name, {"study": "ruin.martingale", "ruin_run": store.key, "config": config}
+    )
 
 
 def studies(martingale: MartingaleIllusion, rules: RulesConfig, seed: int) -> list:
@@ -63,14 +65,26 @@ def studies(martingale: MartingaleIllusion, rules: RulesConfig, seed: int) -> li
     from pb_gym.experiments.evaluate import StudyConfig
 
     m = martingale
-    return [validate({
-        "name": f"martingale-max-{table_max}", "rules": rules.model_dump(),
-        "table": {"unit": 1, "minimum": 1, "maximum": table_max},
-        "bankroll": m.bankroll, "sessions": m.sessions, "hands": m.hands, "win_goal": m.goal,
-        "seed": seed, "sample_paths": 0,
-        "systems": [{"type": "martingale", "bet": "banker", "on_cap": "reset", "name": "martingale"}]
-        + ([{"type": "flat", "bet": "banker", "name": "flat"}] if k == 0 else []),
-    }, StudyConfig, "ruin.martingale") for k, table_max in enumerate(m.table_max)]
+    return [
+        validate(
+            {
+                "name": f"martingale-max-{table_max}",
+                "rules": rules.model_dump(),
+                "table": {"unit": 1, "minimum": 1, "maximum": table_max},
+                "bankroll": m.bankroll,
+                "sessions": m.sessions,
+                "hands": m.hands,
+                "win_goal": m.goal,
+                "seed": seed,
+                "sample_paths": 0,
+                "systems": [{"type": "martingale", "bet": "banker", "on_cap": "reset", "name": "martingale"}]
+                + ([{"type": "flat", "bet": "banker", "name": "flat"}] if k == 0 else []),
+            },
+            StudyConfig,
+            "ruin.martingale",
+        )
+        for k, table_max in enumerate(m.table_max)
+    ]
 
 
 def check_memory(martingale: MartingaleIllusion, rules: RulesConfig, seed: int) -> None:
@@ -82,12 +96,15 @@ def check_memory(martingale: MartingaleIllusion, rules: RulesConfig, seed: int) 
         try:
             check_study(study, 1, final_bankrolls=True)
         except memory.TooLarge as error:  # name the keys of the ruin config, not of the inner study
-            raise memory.TooLarge(f"the ruin study's Martingale section: {error} (the keys are under "
-                                  "`martingale:` in the ruin config)") from None
+            raise memory.TooLarge(
+                f"the ruin study's Martingale section: {error} (the keys are under "
+                "`martingale:` in the ruin config)"
+            ) from None
 
 
-def martingale_illusion(martingale: MartingaleIllusion, rules: RulesConfig, seed: int,
-                        store: chunk_store.ChunkStore | None = None) -> dict:
+def martingale_illusion(
+    martingale: MartingaleIllusion, rules: RulesConfig, seed: int, store: chunk_store.ChunkStore | None = None
+) -> dict:
     """Run the section: for each table maximum, the Martingale (and, once, flat banker betting) over
     the same hands. Returns per maximum and system a row (P(small win) with its Wilson interval,
     P(loss), the average loss when it loses, the EV per unit wagered with its CI and the exact edge),
@@ -102,28 +119,41 @@ def martingale_illusion(martingale: MartingaleIllusion, rules: RulesConfig, seed
     rows = []
     results = {}
     for table_max, study in zip(m.table_max, studies(martingale, rules, seed), strict=True):
-        report = run_study(study, store=section_store(store, study.name,
-                                                      study.model_dump(mode="json")))
+        report = run_study(study, store=section_store(store, study.name, study.model_dump(mode="json")))
         for system in report["systems"]:
             result = np.asarray(report["final_bankrolls"][system["name"]]) - m.bankroll
             won = result >= m.goal - 1e-9
             lost = result < 0
-            rows.append({
-                "system": system["name"], "table_max": table_max,
-                "p_goal": float(won.mean()), "p_goal_ci95": wilson(int(won.sum()), len(result)),
-                "p_loss": float(lost.mean()),
-                "mean_loss_when_lost": float(-result[lost].mean()) if lost.any() else 0.0,
-                "largest_loss": float(-result.min()) if lost.any() else 0.0,
-                "p_ruin": system["p_ruin"], "mean_result": float(result.mean()),
-                "ev_per_unit_wagered": system["ev_per_unit_wagered"], "ci95": system["ci95"],
-                "exact_edge": system["exact_edge"], "table_max_binds": system["table_max_binds"],
-            })
+            rows.append(
+                {
+                    "system": system["name"],
+                    "table_max": table_max,
+                    "p_goal": float(won.mean()),
+                    "p_goal_ci95": wilson(int(won.sum()), len(result)),
+                    "p_loss": float(lost.mean()),
+                    "mean_loss_when_lost": float(-result[lost].mean()) if lost.any() else 0.0,
+                    "largest_loss": float(-result.min()) if lost.any() else 0.0,
+                    "p_ruin": system["p_ruin"],
+                    "mean_result": float(result.mean()),
+                    "ev_per_unit_wagered": system["ev_per_unit_wagered"],
+                    "ci95": system["ci95"],
+                    "exact_edge": system["exact_edge"],
+                    "table_max_binds": system["table_max_binds"],
+                }
+            )
             results[f"{system['name']}@{table_max}"] = result
     everything = np.concatenate(list(results.values()))
     edges = np.linspace(everything.min(), everything.max(), 61)
     histograms = {key: np.histogram(result, bins=edges)[0].tolist() for key, result in results.items()}
-    return {"bankroll": m.bankroll, "goal": m.goal, "sessions": m.sessions, "hands": m.hands,
-            "rows": rows, "bin_edges": edges.tolist(), "histograms": histograms}
+    return {
+        "bankroll": m.bankroll,
+        "goal": m.goal,
+        "sessions": m.sessions,
+        "hands": m.hands,
+        "rows": rows,
+        "bin_edges": edges.tolist(),
+        "histograms": histograms,
+    }
 
 
 __all__ = ["MartingaleIllusion", "studies", "check_memory", "martingale_illusion", "section_store"]

@@ -41,18 +41,24 @@ def step_distribution(bet: str, rules: R.Rules) -> dict:
     else:
         prob = exact.outcome_probabilities(R.full_shoe(rules.decks))
         payoff = rules.paytable()[:, R.BETS.index(bet)]
-    lattice = next((L for L in range(1, 1001) if np.allclose(payoff * L, np.round(payoff * L),
-                                                               atol=1e-9)), None)
+    lattice = next(
+        (L for L in range(1, 1001) if np.allclose(payoff * L, np.round(payoff * L), atol=1e-9)), None
+    )
     if lattice is None:
-        raise ConfigError(f"the {bet} payouts {sorted(set(payoff))} are not on a lattice of 1/L "
-                          f"units for any L <= 1000")
+        raise ConfigError(
+            f"the {bet} payouts {sorted(set(payoff))} are not on a lattice of 1/L units for any L <= 1000"
+        )
     steps = np.round(payoff * lattice).astype(np.int64)
     values = np.unique(steps)
     probabilities = np.array([prob[steps == v].sum() for v in values])
-    return {"lattice": lattice, "steps": values.tolist(), "probabilities": probabilities.tolist(),
-            "p_win": float(probabilities[values > 0].sum()),
-            "p_lose": float(probabilities[values < 0].sum()),
-            "p_push": float(probabilities[values == 0].sum())}
+    return {
+        "lattice": lattice,
+        "steps": values.tolist(),
+        "probabilities": probabilities.tolist(),
+        "p_win": float(probabilities[values > 0].sum()),
+        "p_lose": float(probabilities[values < 0].sum()),
+        "p_push": float(probabilities[values == 0].sum()),
+    }
 
 
 def closed_form(p_win: float, p_lose: float, start: np.ndarray, target: int | np.ndarray) -> dict:
@@ -66,7 +72,7 @@ def closed_form(p_win: float, p_lose: float, start: np.ndarray, target: int | np
         decisions = i * (n - i)
     else:
         r = q / p
-        success = (1.0 - r ** i) / (1.0 - r ** n)
+        success = (1.0 - r**i) / (1.0 - r**n)
         decisions = i / (q - p) - n / (q - p) * success
     return {"p_win": success, "hands": decisions / decided}
 
@@ -137,8 +143,7 @@ def markov_chain(steps: dict, target: int, dense: bool = False) -> dict:
     return {"starts": starts, "p_win": solution[index, 0], "hands": solution[index, 1]}
 
 
-def exact_curves(rules: R.Rules, bets: tuple[str, ...], target: int, start: int,
-                 max_target: int) -> dict:
+def exact_curves(rules: R.Rules, bets: tuple[str, ...], target: int, start: int, max_target: int) -> dict:
     """Per bet: P(success) and expected hands against the start (for ``target``) and against the
     target (``start + 1 .. max_target``, for ``start``), and on the +1/-1 walk the largest difference
     between the chain and the closed form."""
@@ -150,21 +155,35 @@ def exact_curves(rules: R.Rules, bets: tuple[str, ...], target: int, start: int,
         by_target = [markov_chain(steps, int(t)) for t in targets]
         entry = {
             "steps": steps,
-            "vs_start": {"target": target, "starts": chain["starts"].tolist(),
-                         "p_win": chain["p_win"].tolist(), "hands": chain["hands"].tolist()},
-            "vs_target": {"start": start, "targets": targets.tolist(),
-                          "p_win": [float(c["p_win"][start - 1]) for c in by_target],
-                          "hands": [float(c["hands"][start - 1]) for c in by_target]},
+            "vs_start": {
+                "target": target,
+                "starts": chain["starts"].tolist(),
+                "p_win": chain["p_win"].tolist(),
+                "hands": chain["hands"].tolist(),
+            },
+            "vs_target": {
+                "start": start,
+                "targets": targets.tolist(),
+                "p_win": [float(c["p_win"][start - 1]) for c in by_target],
+                "hands": [float(c["hands"][start - 1]) for c in by_target],
+            },
         }
         if steps["steps"] in ([-1, 0, 1], [-1, 1]):  # the +1/-1 walk: compare with the closed form
             cf_start = closed_form(steps["p_win"], steps["p_lose"], chain["starts"], target)
             cf_target = closed_form(steps["p_win"], steps["p_lose"], start, targets)
             entry["closed_form_max_abs_diff"] = {
-                "p_win": float(max(np.max(np.abs(cf_start["p_win"] - chain["p_win"])),
-                                   np.max(np.abs(cf_target["p_win"] - entry["vs_target"]["p_win"])))),
-                "hands_relative": float(max(
-                    np.max(np.abs(cf_start["hands"] / chain["hands"] - 1)),
-                    np.max(np.abs(cf_target["hands"] / np.array(entry["vs_target"]["hands"]) - 1)))),
+                "p_win": float(
+                    max(
+                        np.max(np.abs(cf_start["p_win"] - chain["p_win"])),
+                        np.max(np.abs(cf_target["p_win"] - entry["vs_target"]["p_win"])),
+                    )
+                ),
+                "hands_relative": float(
+                    max(
+                        np.max(np.abs(cf_start["hands"] / chain["hands"] - 1)),
+                        np.max(np.abs(cf_target["hands"] / np.array(entry["vs_target"]["hands"]) - 1)),
+                    )
+                ),
             }
         out[bet] = entry
     return out
@@ -180,6 +199,7 @@ def exact_lookup(steps: dict) -> Callable[[int, int], tuple[float, float]]:
             cache[target] = markov_chain(steps, target)
         chain = cache[target]
         return float(chain["p_win"][start - 1]), float(chain["hands"][start - 1])
+
     return exact_at
 
 

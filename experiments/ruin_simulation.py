@@ -32,8 +32,14 @@ ENGINE_BETS = ("player", "banker")
 """The bets dealt by the engine (the fair coin is numpy's)."""
 
 
-def simulate_engine(rules: R.Rules, bets: list[str], starts: np.ndarray, targets: np.ndarray,
-                    seed: int | np.random.SeedSequence, max_hands: int) -> dict:
+def simulate_engine(
+    rules: R.Rules,
+    bets: list[str],
+    starts: np.ndarray,
+    targets: np.ndarray,
+    seed: int | np.random.SeedSequence,
+    max_hands: int,
+) -> dict:
     """One session per entry of ``starts`` / ``targets`` (units), for each bet on the same dealt hands.
 
     Returns per bet ``success`` (bool), ``hands`` (int) and ``finished`` (bool), one entry per session.
@@ -55,8 +61,9 @@ def simulate_engine(rules: R.Rules, bets: list[str], starts: np.ndarray, targets
             break
         if live.sum() < 0.5 * len(table):  # compact: keep dealing only where a session is open
             keep = np.flatnonzero(live)
-            state = engine.ShoeState(**{k: (v[keep] if isinstance(v, np.ndarray) else v)
-                                        for k, v in vars(state).items()})
+            state = engine.ShoeState(
+                **{k: (v[keep] if isinstance(v, np.ndarray) else v) for k, v in vars(state).items()}
+            )
             table = table[keep]
         _, hand = engine.deal(rules, state)
         payoffs = hand.payoffs(rules)
@@ -74,8 +81,9 @@ def simulate_engine(rules: R.Rules, bets: list[str], starts: np.ndarray, targets
     return {bet: {"success": success[bet], "hands": hands[bet], "finished": done[bet]} for bet in bets}
 
 
-def simulate_coin(starts: np.ndarray, targets: np.ndarray, seed: int | np.random.SeedSequence,
-                  max_hands: int) -> dict:
+def simulate_coin(
+    starts: np.ndarray, targets: np.ndarray, seed: int | np.random.SeedSequence, max_hands: int
+) -> dict:
     """The fair coin: +1/-1 with probability 1/2, numpy random numbers, the same stopping rule."""
     rng = np.random.default_rng(seed)
     bankroll = np.array(starts, dtype=np.int64)
@@ -109,14 +117,26 @@ def session_counts(sim: dict, point: np.ndarray, n_points: int) -> dict[str, np.
         out = np.zeros(n_points, dtype=np.int64)
         np.add.at(out, point, values.astype(np.int64))
         return out
+
     successes = per_point(sim["success"] & finished)
-    return {"finished": per_point(finished), "successes": successes,
-            "ruins": per_point(finished) - successes, "unfinished": per_point(~finished),
-            "hands": per_point(hands), "hands_sq": per_point(hands * hands)}
+    return {
+        "finished": per_point(finished),
+        "successes": successes,
+        "ruins": per_point(finished) - successes,
+        "unfinished": per_point(~finished),
+        "hands": per_point(hands),
+        "hands_sq": per_point(hands * hands),
+    }
 
 
-def simulate_chunk(chunk: scale.Chunk, rules: R.Rules, bets: tuple[str, ...],
-                   points: list[tuple[int, int]], sessions: int, max_hands: int) -> dict:
+def simulate_chunk(
+    chunk: scale.Chunk,
+    rules: R.Rules,
+    bets: tuple[str, ...],
+    points: list[tuple[int, int]],
+    sessions: int,
+    max_hands: int,
+) -> dict:
     """The task of one chunk: sessions ``chunk.start ..`` of the list of all points' sessions (point
     ``k`` owns sessions ``k * sessions .. (k + 1) * sessions - 1``), reduced to :func:`session_counts`
     per bet. The engine deals from the chunk's seed itself and the coin draws from its first child:
@@ -141,8 +161,9 @@ def merge(parts: list[dict]) -> dict:
     return {bet: {key: sum(p[bet][key] for p in parts) for key in parts[0][bet]} for bet in parts[0]}
 
 
-def summarize(counts: dict, points: list[tuple[int, int]],
-              exact_lookup: Callable[[int, int], tuple[float, float]]) -> list[dict]:
+def summarize(
+    counts: dict, points: list[tuple[int, int]], exact_lookup: Callable[[int, int], tuple[float, float]]
+) -> list[dict]:
     """One row per point, from the merged :func:`session_counts`: simulated P(success) and mean hands
     with 95% CIs (over the finished sessions), the exact values, z."""
     rows = []
@@ -153,14 +174,32 @@ def summarize(counts: dict, points: list[tuple[int, int]],
         mean, se_h = mean_se_from_sums(n, total, squares)  # exact from the integer sums
         exact_p, exact_h = exact_lookup(start, target)
         se_p = math.sqrt(max(exact_p * (1 - exact_p), 1e-300) / n) if n else math.nan
-        rows.append({"start": start, "target": target, "sessions": n,
-                     "unfinished": int(counts["unfinished"][k]), "ruins": int(counts["ruins"][k]),
-                     "p_win": p_hat, "p_win_ci95": wilson(wins, n), "p_win_exact": exact_p,
-                     "p_win_z": (p_hat - exact_p) / se_p,
-                     "hands": mean, "hands_ci95": normal_ci(mean, se_h),
-                     "hands_exact": exact_h, "hands_z": (mean - exact_h) / se_h})
+        rows.append(
+            {
+                "start": start,
+                "target": target,
+                "sessions": n,
+                "unfinished": int(counts["unfinished"][k]),
+                "ruins": int(counts["ruins"][k]),
+                "p_win": p_hat,
+                "p_win_ci95": wilson(wins, n),
+                "p_win_exact": exact_p,
+                "p_win_z": (p_hat - exact_p) / se_p,
+                "hands": mean,
+                "hands_ci95": normal_ci(mean, se_h),
+                "hands_exact": exact_h,
+                "hands_z": (mean - exact_h) / se_h,
+            }
+        )
     return rows
 
 
-__all__ = ["ENGINE_BETS", "simulate_engine", "simulate_coin", "session_counts", "simulate_chunk", "merge",
-           "summarize"]
+__all__ = [
+    "ENGINE_BETS",
+    "simulate_engine",
+    "simulate_coin",
+    "session_counts",
+    "simulate_chunk",
+    "merge",
+    "summarize",
+]

@@ -66,22 +66,35 @@ class Chunk:
     def child_seeds(self, n: int) -> list[np.random.SeedSequence]:
         """``n`` independent seeds derived from the chunk's seed, the same at every call (unlike
         ``SeedSequence.spawn``, which moves on each time: a retried chunk must deal the same hands)."""
-        return [np.random.SeedSequence(self.seed.entropy, spawn_key=(*self.seed.spawn_key, k))
-                for k in range(n)]
+        return [
+            np.random.SeedSequence(self.seed.entropy, spawn_key=(*self.seed.spawn_key, k)) for k in range(n)
+        ]
 
     def describe(self) -> str:
         """``chunk 3/8 (items 300-399, seed entropy 42, spawn key (3,))``."""
-        return (f"chunk {self.index + 1}/{self.count} (items {self.start}-{self.start + self.size - 1}, "
-                f"seed entropy {self.seed.entropy}, spawn key {tuple(self.seed.spawn_key)})")
+        return (
+            f"chunk {self.index + 1}/{self.count} (items {self.start}-{self.start + self.size - 1}, "
+            f"seed entropy {self.seed.entropy}, spawn key {tuple(self.seed.spawn_key)})"
+        )
 
 
 CHUNK_OVERHEAD = 2048
 """Bytes a planned chunk costs before its result (its seed, its place in the lists)."""
 
 
-def require_memory(study: str, items: int, chunk_items: int, *, item: str, items_key: str,
-                   chunk_key: str, working_per_item: float, kept_per_item: float = 0.0,
-                   kept_per_chunk: float = 0.0, parallel: int = 1) -> None:
+def require_memory(
+    study: str,
+    items: int,
+    chunk_items: int,
+    *,
+    item: str,
+    items_key: str,
+    chunk_key: str,
+    working_per_item: float,
+    kept_per_item: float = 0.0,
+    kept_per_chunk: float = 0.0,
+    parallel: int = 1,
+) -> None:
     """Refuse, before planning anything, a study this machine cannot hold
     (:class:`pb_gym.memory.TooLarge`, naming the key to change).
 
@@ -98,26 +111,37 @@ def require_memory(study: str, items: int, chunk_items: int, *, item: str, items
     kept_chunks = chunks * (kept_per_chunk + CHUNK_OVERHEAD)
     largest = max(working, kept_items, kept_chunks)
     if largest == working:
-        advice = (f"lower `{chunk_key}` (a running chunk needs about "
-                  f"{memory.describe(working_per_item)} per {item}"
-                  + (f", {parallel} chunks at once" if parallel > 1 else "") + ")")
+        advice = (
+            f"lower `{chunk_key}` (a running chunk needs about "
+            f"{memory.describe(working_per_item)} per {item}"
+            + (f", {parallel} chunks at once" if parallel > 1 else "")
+            + ")"
+        )
     elif largest == kept_items:
-        advice = (f"lower `{items_key}` (the study keeps about {memory.describe(kept_per_item)} for "
-                  f"every {item} until its report)")
+        advice = (
+            f"lower `{items_key}` (the study keeps about {memory.describe(kept_per_item)} for "
+            f"every {item} until its report)"
+        )
     else:
-        advice = (f"raise `{chunk_key}` or lower `{items_key}` ({chunks:,} chunks; each finished "
-                  f"chunk is kept until the merge, about "
-                  f"{memory.describe(kept_per_chunk + CHUNK_OVERHEAD)} each)")
-    memory.require(working + kept_items + kept_chunks,
-                   f"{study} ({items:,} {item}s in chunks of {chunk_items:,})", advice)
+        advice = (
+            f"raise `{chunk_key}` or lower `{items_key}` ({chunks:,} chunks; each finished "
+            f"chunk is kept until the merge, about "
+            f"{memory.describe(kept_per_chunk + CHUNK_OVERHEAD)} each)"
+        )
+    memory.require(
+        working + kept_items + kept_chunks,
+        f"{study} ({items:,} {item}s in chunks of {chunk_items:,})",
+        advice,
+    )
 
 
 class ChunkError(RuntimeError):
     """A chunk failed twice; the run stopped and nothing was merged."""
 
 
-def plan(n_items: int, chunk_size: int, seed: int | np.random.SeedSequence,
-         indices: range | None = None) -> list[Chunk]:
+def plan(
+    n_items: int, chunk_size: int, seed: int | np.random.SeedSequence, indices: range | None = None
+) -> list[Chunk]:
     """Cut ``n_items`` into chunks of ``chunk_size`` consecutive items (the last may be smaller).
 
     ``indices``: only these chunks of the plan (the same chunks, seeds included), so that a study of
@@ -127,16 +151,27 @@ def plan(n_items: int, chunk_size: int, seed: int | np.random.SeedSequence,
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     count = -(-n_items // chunk_size)
     # chunk i's seed is root.spawn(count)[i], made directly (spawn would make every earlier one)
-    return [Chunk(i, count, i * chunk_size, min(chunk_size, n_items - i * chunk_size),
-                  np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, i),
-                                         pool_size=root.pool_size))
-            for i in (range(count) if indices is None else indices)]
+    return [
+        Chunk(
+            i,
+            count,
+            i * chunk_size,
+            min(chunk_size, n_items - i * chunk_size),
+            np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, i), pool_size=root.pool_size),
+        )
+        for i in (range(count) if indices is None else indices)
+    ]
 
 
-def run(task: Callable[[Chunk], Result], chunks: Sequence[Chunk], backend: str = "serial",
-        scheduler: str | None = None, workers: int | None = None,
-        progress: Callable[[Chunk], None] | None = None,
-        store: ChunkStore | None = None) -> list[Result]:
+def run(  # noqa: C901
+    task: Callable[[Chunk], Result],
+    chunks: Sequence[Chunk],
+    backend: str = "serial",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: Callable[[Chunk], None] | None = None,
+    store: ChunkStore | None = None,
+) -> list[Result]:
     """Run ``task`` on every chunk with the backend; return the results in chunk order.
 
     ``task`` must be a module-level function (it is pickled for processes and Dask). ``progress`` is
@@ -161,9 +196,12 @@ def run(task: Callable[[Chunk], Result], chunks: Sequence[Chunk], backend: str =
             if found:
                 results[chunk.index] = result
         if results:
-            print(f"resuming: {len(results)} of {len(chunks)} chunks already finished in "
-                  f"{store.directory}; computing the other {len(chunks) - len(results)}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"resuming: {len(results)} of {len(chunks)} chunks already finished in "
+                f"{store.directory}; computing the other {len(chunks) - len(results)}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def finished(chunk: Chunk, result: Any) -> None:
         results[chunk.index] = result
@@ -183,14 +221,19 @@ def run(task: Callable[[Chunk], Result], chunks: Sequence[Chunk], backend: str =
             _run_dask(task, todo, scheduler, workers, finished)
     except ChunkError as error:
         if store is not None and results:
-            raise ChunkError(f"{error}. {len(results)} finished chunk(s) are kept in "
-                             f"{store.directory}: rerun the same command to compute only the others"
-                             ) from error.__cause__
+            raise ChunkError(
+                f"{error}. {len(results)} finished chunk(s) are kept in "
+                f"{store.directory}: rerun the same command to compute only the others"
+            ) from error.__cause__
         raise
     except KeyboardInterrupt:
         if store is not None and results:
-            print(f"interrupted: {len(results)} finished chunk(s) are kept in {store.directory}; "
-                  "rerun the same command to compute only the others", file=sys.stderr, flush=True)
+            print(
+                f"interrupted: {len(results)} finished chunk(s) are kept in {store.directory}; "
+                "rerun the same command to compute only the others",
+                file=sys.stderr,
+                flush=True,
+            )
         raise
     return [results[chunk.index] for chunk in chunks]
 
@@ -208,14 +251,18 @@ def check_scheduler_address(address: str) -> None:
     """Raise ValueError unless ``address`` looks like a Dask scheduler address (``tcp://host:port``)."""
     match = _ADDRESS.match(address) if isinstance(address, str) else None
     if match is None or not 1 <= int(match.group(3)) <= 65535:
-        raise ValueError(f"--scheduler {address!r} is not a scheduler address; allowed: "
-                         "PROTOCOL://HOST:PORT with PROTOCOL tcp, tls, ws, wss or ucx and PORT 1-65535, "
-                         "e.g. tcp://10.0.0.5:8786")
+        raise ValueError(
+            f"--scheduler {address!r} is not a scheduler address; allowed: "
+            "PROTOCOL://HOST:PORT with PROTOCOL tcp, tls, ws, wss or ucx and PORT 1-65535, "
+            "e.g. tcp://10.0.0.5:8786"
+        )
 
 
 def _failure(chunk: Chunk, error: BaseException) -> ChunkError:
-    return ChunkError(f"{chunk.describe()} failed twice; the run is stopped and no report was written. "
-                      f"Last error: {type(error).__name__}: {error}")
+    return ChunkError(
+        f"{chunk.describe()} failed twice; the run is stopped and no report was written. "
+        f"Last error: {type(error).__name__}: {error}"
+    )
 
 
 def _run_serial(task, chunks, finished):
@@ -262,9 +309,12 @@ def die_with_parent(parent: int) -> None:
 
 
 def _new_pool(workers: int) -> futures.ProcessPoolExecutor:
-    return futures.ProcessPoolExecutor(max_workers=workers,
-                                       mp_context=multiprocessing.get_context("spawn"),
-                                       initializer=die_with_parent, initargs=(os.getpid(),))
+    return futures.ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
+    )
 
 
 def _run_processes(task, chunks, workers, finished):
@@ -329,9 +379,14 @@ def _run_processes(task, chunks, workers, finished):
                     raise ChunkError(
                         f"{chunk.describe()} failed twice: a worker process died while it ran (killed, "
                         "out of memory, or a crash in compiled code), twice; the run is stopped and no "
-                        "report was written")
-            print(f"a worker process died ({len(lost)} chunk(s) were running); restarting the pool "
-                  "and running the unfinished chunks again", file=sys.stderr, flush=True)
+                        "report was written"
+                    )
+            print(
+                f"a worker process died ({len(lost)} chunk(s) were running); restarting the pool "
+                "and running the unfinished chunks again",
+                file=sys.stderr,
+                flush=True,
+            )
             queue.extendleft(sorted(lost, key=lambda c: c.index, reverse=True))
             pool = _new_pool(workers)
     finally:
@@ -344,20 +399,28 @@ def _run_dask(task, chunks, scheduler, workers, finished):
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError as error:
-        raise RuntimeError("the dask backend needs the dask extra: pip install -e '.[dask]' in the "
-                           "clone") from error
+        raise RuntimeError(
+            "the dask backend needs the dask extra: pip install -e '.[dask]' in the clone"
+        ) from error
     cluster = None
     if scheduler is None:  # a local cluster on the loopback interface only
-        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                               processes=True, host="127.0.0.1", dashboard_address=None)
+        cluster = LocalCluster(
+            n_workers=workers or os.cpu_count() or 1,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        )
         client = Client(cluster)
     else:
         try:
             client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
         except (OSError, TimeoutError) as error:
-            raise SchedulerError(f"--scheduler {scheduler}: no Dask scheduler answered within "
-                                 f"{CONNECT_TIMEOUT_S:g} s ({type(error).__name__}: {error}); is it "
-                                 "running, and reachable from here?") from None
+            raise SchedulerError(
+                f"--scheduler {scheduler}: no Dask scheduler answered within "
+                f"{CONNECT_TIMEOUT_S:g} s ({type(error).__name__}: {error}); is it "
+                "running, and reachable from here?"
+            ) from None
     try:
         submitted = {client.submit(task, chunk, pure=False): (chunk, 1) for chunk in chunks}
         queue = as_completed(list(submitted))
@@ -384,8 +447,7 @@ def _run_dask(task, chunks, scheduler, workers, finished):
             cluster.close()
 
 
-def progress_printer(label: str, enabled: bool, chunks: int | None = None
-                     ) -> progress_display.Progress:
+def progress_printer(label: str, enabled: bool, chunks: int | None = None) -> progress_display.Progress:
     """A ``progress`` callback for :func:`run`: a bar on a terminal, else a line at least every few
     seconds (chunks done, elapsed, time left; see :class:`pb_gym.progress.Progress`); silent when not
     ``enabled``. It stops when its last chunk is done, or at ``close()`` (use it in a ``with``)."""

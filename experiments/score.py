@@ -28,8 +28,20 @@ from pb_gym import benchmark as B
 from pb_gym.envs import table as T
 from pb_gym.envs.tasks import Task, get_task
 
-_SAME_TABLE = ("rules", "bankroll", "unit", "table_min", "table_max", "stake_levels", "stake_unit",
-               "allow_no_bet", "action_mode", "visible_discards", "history", "extra_bets")
+_SAME_TABLE = (
+    "rules",
+    "bankroll",
+    "unit",
+    "table_min",
+    "table_max",
+    "stake_levels",
+    "stake_unit",
+    "allow_no_bet",
+    "action_mode",
+    "visible_discards",
+    "history",
+    "extra_bets",
+)
 """The settings a model and a task must share: the same hands, the same actions, the same features."""
 
 
@@ -48,8 +60,9 @@ class ModelPolicy:
         ValueError: the model's table differs from the task's (each differing setting named).
     """
 
-    def __init__(self, model, algorithm: str, env_kwargs: dict, obs_transform: str, normalizer,
-                 task: str | Task) -> None:
+    def __init__(
+        self, model, algorithm: str, env_kwargs: dict, obs_transform: str, normalizer, task: str | Task
+    ) -> None:
         from pb_gym.agents import learned as L
 
         self.model, self.algorithm, self.normalizer = model, algorithm, normalizer
@@ -57,14 +70,19 @@ class ModelPolicy:
         self.task = get_task(task)
         self.cfg = T.make_config(**env_kwargs)
         self.task_cfg = T.make_config(**self.task.kwargs)
-        differ = [f"{name} (model {getattr(self.cfg, name)!r}, task {getattr(self.task_cfg, name)!r})"
-                  for name in _SAME_TABLE if getattr(self.cfg, name) != getattr(self.task_cfg, name)]
+        differ = [
+            f"{name} (model {getattr(self.cfg, name)!r}, task {getattr(self.task_cfg, name)!r})"
+            for name in _SAME_TABLE
+            if getattr(self.cfg, name) != getattr(self.task_cfg, name)
+        ]
         if differ:
-            raise ValueError(f"the model was trained on another table than {self.task.id}'s: "
-                             + "; ".join(differ))
+            raise ValueError(
+                f"the model was trained on another table than {self.task.id}'s: " + "; ".join(differ)
+            )
         if self.cfg.obs_keys != self.task_cfg.obs_keys:
-            raise ValueError(f"the model observes {self.cfg.obs_keys}, {self.task.id} "
-                             f"{self.task_cfg.obs_keys}")
+            raise ValueError(
+                f"the model observes {self.cfg.obs_keys}, {self.task.id} {self.task_cfg.obs_keys}"
+            )
         factors = self.task_cfg.obs_factors
         self._unscale = None if factors is None else 1.0 / factors.astype(np.float64)
         if self.cfg.obs_factors is not None:  # the model's own features are scaled too
@@ -97,8 +115,9 @@ class ModelPolicy:
             kwargs["action_masks"] = T.action_masks(self.cfg, bankroll)
         if self.algorithm == "RecurrentPPO":
             starts = np.asarray(obs)[:, self._hands] == 0  # no hand yet in this episode
-            actions, self.lstm_state = self.model.predict(prepared, state=self.lstm_state,
-                                                          episode_start=starts, **kwargs)
+            actions, self.lstm_state = self.model.predict(
+                prepared, state=self.lstm_state, episode_start=starts, **kwargs
+            )
             return actions
         actions, _ = self.model.predict(prepared, **kwargs)
         return actions
@@ -115,8 +134,9 @@ def model_policy(path: str | Path, task: str | Task) -> ModelPolicy:
     model = L.algorithm_class(meta["algorithm"]).load(zip_path, device="cpu")
     normalizer = None
     if meta.get("vecnormalize"):
-        normalizer = L._load_normalizer(zip_path.parent / meta["vecnormalize"], env_kwargs, transform,
-                                        T.make_config(**env_kwargs))
+        normalizer = L._load_normalizer(
+            zip_path.parent / meta["vecnormalize"], env_kwargs, transform, T.make_config(**env_kwargs)
+        )
     return ModelPolicy(model, meta["algorithm"], env_kwargs, transform, normalizer, task)
 
 
@@ -127,9 +147,11 @@ def load_policy(source: str, task: str | Task):
         return model_policy(path, task)
     module_name, sep, attr = source.partition(":")
     if not sep or not module_name or not attr:
-        raise ValueError(f"policy {source!r} is not allowed; allowed: a model folder (or model.zip) "
-                         "written by pb-gym train, or module:callable (an importable callable from "
-                         "observations (N, obs_dim) to actions (N,))")
+        raise ValueError(
+            f"policy {source!r} is not allowed; allowed: a model folder (or model.zip) "
+            "written by pb-gym train, or module:callable (an importable callable from "
+            "observations (N, obs_dim) to actions (N,))"
+        )
     here = os.getcwd()  # a module of the current folder, as `python -m` finds it (for this import only)
     sys.path.insert(0, here)
     try:
@@ -152,8 +174,9 @@ def run(source: str, task: str, tables: int, hands: int, seed: int) -> dict:
     """Score the policy ``source`` (see :func:`load_policy`) on ``task``; the scorer's result."""
     policy = load_policy(source, task)
     reset = getattr(policy, "reset", None)
-    result = B.score(policy, task, tables=tables, hands=hands, seed=seed,
-                     reset=reset if callable(reset) else None)
+    result = B.score(
+        policy, task, tables=tables, hands=hands, seed=seed, reset=reset if callable(reset) else None
+    )
     result["policy"] = source
     return result
 

@@ -41,8 +41,9 @@ def z_value(confidence: float = 0.95) -> float:
         ValueError: ``confidence`` is not strictly between 0 and 1.
     """
     if not (isinstance(confidence, (int, float)) and 0.0 < confidence < 1.0):
-        raise ValueError(f"confidence={confidence!r} is not allowed; allowed: a number strictly "
-                         "between 0 and 1, e.g. 0.95")
+        raise ValueError(
+            f"confidence={confidence!r} is not allowed; allowed: a number strictly between 0 and 1, e.g. 0.95"
+        )
     tail = (1.0 - confidence) / 2.0
     z = NormalDist().inv_cdf(1.0 - tail)
     for _ in range(2):
@@ -65,8 +66,8 @@ def wilson(successes: int, n: int, z: float = Z95) -> list[float]:
     if n == 0:
         return [math.nan, math.nan]
     p = successes / n
-    centre = (p + z ** 2 / (2 * n)) / (1 + z ** 2 / n)
-    half = z * math.sqrt(p * (1 - p) / n + z ** 2 / (4 * n * n)) / (1 + z ** 2 / n)
+    centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z**2 / (4 * n * n)) / (1 + z**2 / n)
     return [centre - half, centre + half]
 
 
@@ -93,8 +94,9 @@ def mean_se(values: np.ndarray) -> tuple[float, float]:
     return float(values.mean()) if n else math.nan, se
 
 
-def ratio_ci_from_moments(sum_x: float, sum_n: float, sum_x2: float, sum_n2: float, sum_xn: float,
-                          groups: int, z: float = Z95) -> tuple[float, float, float]:
+def ratio_ci_from_moments(
+    sum_x: float, sum_n: float, sum_x2: float, sum_n2: float, sum_xn: float, groups: int, z: float = Z95
+) -> tuple[float, float, float]:
     """:func:`ratio_ci` from the sums a merge keeps instead of the per-group values:
     ``(R, low, high)`` with ``R = sum x / sum n``; the residuals ``x_g - R n_g`` have the sum of squares
     ``sum x^2 - 2 R sum x n + R^2 sum n^2``.
@@ -111,8 +113,16 @@ def ratio_ci_from_moments(sum_x: float, sum_n: float, sum_x2: float, sum_n2: flo
     return float(ratio), float(ratio - z * se), float(ratio + z * se)
 
 
-__all__ = ["Z95", "z_value", "normal_ci", "wilson", "mean_se_from_sums", "mean_se", "ratio_ci",
-           "ratio_ci_from_moments"]
+__all__ = [
+    "Z95",
+    "z_value",
+    "normal_ci",
+    "wilson",
+    "mean_se_from_sums",
+    "mean_se",
+    "ratio_ci",
+    "ratio_ci_from_moments",
+]
 
 
 def two_sided_p(estimate: float, low: float, high: float, reference: float, z: float = Z95) -> float:

@@ -19,11 +19,23 @@ from pb_gym.experiments.config import Strict, load
 ConfigT = TypeVar("ConfigT", bound=Strict)
 
 
-def main(name: str, config_path: str, config_type: type[ConfigT], output_names: Sequence[str],
-         run: Callable[..., dict], write: Callable[[dict, Path], Iterable[str | Path]],
-         report: Callable[[dict], str], *, out: str | None, as_json: bool, backend: str,
-         scheduler: str | None, workers: int | None, resume: bool | None,
-         complete: Callable[[dict, ConfigT], dict] | None = None) -> dict:
+def main(
+    name: str,
+    config_path: str,
+    config_type: type[ConfigT],
+    output_names: Sequence[str],
+    run: Callable[..., dict],
+    write: Callable[[dict, Path], Iterable[str | Path]],
+    report: Callable[[dict], str],
+    *,
+    out: str | None,
+    as_json: bool,
+    backend: str,
+    scheduler: str | None,
+    workers: int | None,
+    resume: bool | None,
+    complete: Callable[[dict, ConfigT], dict] | None = None,
+) -> dict:
     """Run the study ``name`` from the YAML file ``config_path`` (validated as ``config_type``).
 
     1. ``out`` is checked before anything is computed (:func:`experiments.outputs.prepare`: it may
@@ -39,8 +51,9 @@ def main(name: str, config_path: str, config_type: type[ConfigT], output_names: 
     """
     config = load(config_path, config_type)
     destination = outputs.prepare(out, output_names)
-    store = outputs.chunk_store(destination, {"study": name, "config": config.model_dump(mode="json")},
-                                resume)
+    store = outputs.chunk_store(
+        destination, {"study": name, "config": config.model_dump(mode="json")}, resume
+    )
     result = run(config, backend, scheduler, workers, progress=not as_json, store=store)
     result["config"] = str(config_path)
     if complete is not None:

@@ -72,14 +72,17 @@ from pb_gym.experiments.evaluate_config import AnySystem, StudyConfig
 from pb_gym.experiments.evaluate_report import json_report, print_report, write_outputs
 from pb_gym.experiments.scale import ChunkError
 
-RESERVED = {"self", "policy", "env", "seed", "verbose", "device", "_init_setup_model",
-            "tensorboard_log"}
+RESERVED = {"self", "policy", "env", "seed", "verbose", "device", "_init_setup_model", "tensorboard_log"}
 """Constructor arguments set by this script (not hyperparameters)."""
 NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
 """What a run's ``name`` may be: a folder name, never a path."""
-ALGORITHM_MODES = {"PPO": ("multidiscrete", "discrete"), "A2C": ("multidiscrete", "discrete"),
-                   "DQN": ("discrete",), "MaskablePPO": ("multidiscrete", "discrete"),
-                   "RecurrentPPO": ("multidiscrete", "discrete")}
+ALGORITHM_MODES = {
+    "PPO": ("multidiscrete", "discrete"),
+    "A2C": ("multidiscrete", "discrete"),
+    "DQN": ("discrete",),
+    "MaskablePPO": ("multidiscrete", "discrete"),
+    "RecurrentPPO": ("multidiscrete", "discrete"),
+}
 
 
 # ---------------------------------------------------------------------------------------- config
@@ -99,11 +102,16 @@ class EnvConfig(Strict):
     stake_unit: Literal["units", "fraction"] = "units"
     allow_no_bet: bool = True
     reward: Literal[T.REWARDS] = Field(  # type: ignore[valid-type]
-        "realized", description="training reward: the hand's net win; the exact EV of the stakes "
+        "realized",
+        description="training reward: the hand's net win; the exact EV of the stakes "
         "given the cards unseen (unbiased, no outcome noise); or the exact expected log growth of the "
-        "bankroll given them (Kelly's objective); the evaluation is always realized")
-    custom_bets: CustomBets = Field((), description=CUSTOM_BETS_HELP + "; offer one by naming it "
-                                          "in rules.side_bets (the held-out evaluation offers it too)")
+        "bankroll given them (Kelly's objective); the evaluation is always realized",
+    )
+    custom_bets: CustomBets = Field(
+        (),
+        description=CUSTOM_BETS_HELP + "; offer one by naming it "
+        "in rules.side_bets (the held-out evaluation offers it too)",
+    )
 
     @model_validator(mode="after")
     def _env_accepts_it(self) -> EnvConfig:
@@ -118,15 +126,26 @@ class EnvConfig(Strict):
         """The environment's keyword arguments."""
         rules = self.rules.model_dump()
         rules["side_bets"] = tuple(rules["side_bets"])
-        out = dict(rules, bankroll=self.bankroll, unit=self.table.unit, table_min=self.table.minimum,
-                   table_max=self.table.maximum, win_target=self.win_target,
-                   max_hands=self.max_hands, one_shoe=self.one_shoe,
-                   visible_discards=self.visible_discards, history=self.history,
-                   action_mode=self.action_mode, stake_unit=self.stake_unit,
-                   allow_no_bet=self.allow_no_bet, reward=self.reward,
-                   # the Dict in raw units: the observation transforms work on its "shoe" field and
-                   # VecNormalize (normalize.observations) scales every feature
-                   observation="dict", obs_scale="raw")
+        out = dict(
+            rules,
+            bankroll=self.bankroll,
+            unit=self.table.unit,
+            table_min=self.table.minimum,
+            table_max=self.table.maximum,
+            win_target=self.win_target,
+            max_hands=self.max_hands,
+            one_shoe=self.one_shoe,
+            visible_discards=self.visible_discards,
+            history=self.history,
+            action_mode=self.action_mode,
+            stake_unit=self.stake_unit,
+            allow_no_bet=self.allow_no_bet,
+            reward=self.reward,
+            # the Dict in raw units: the observation transforms work on its "shoe" field and
+            # VecNormalize (normalize.observations) scales every feature
+            observation="dict",
+            obs_scale="raw",
+        )
         if self.stake_levels is not None:
             out["stake_levels"] = tuple(self.stake_levels)
         if self.custom_bets:  # recorded in env.json: a replay rebuilds the same bet columns
@@ -146,10 +165,17 @@ class EvaluationConfig(Strict):
     """The ``evaluation:`` section: the held-out study run after training."""
 
     sessions: int = Field(2000, ge=1)
-    hands: int | None = Field(None, ge=1, description="hands per session at most; default env.max_hands "
-                              "(with one_shoe, the most one shoe can deal)")
-    one_shoe: bool | None = Field(None, description="each held-out session is one shoe and ends with it, "
-                                  "as a one_shoe training episode does; default env.one_shoe")
+    hands: int | None = Field(
+        None,
+        ge=1,
+        description="hands per session at most; default env.max_hands "
+        "(with one_shoe, the most one shoe can deal)",
+    )
+    one_shoe: bool | None = Field(
+        None,
+        description="each held-out session is one shoe and ends with it, "
+        "as a one_shoe training episode does; default env.one_shoe",
+    )
     seed: int = Field(1_000_003, ge=0, description="held-out seed (must differ from the training seed)")
     bankroll: float | None = Field(None, gt=0, description="default: env.bankroll")
     win_goal: float | None = Field(None, gt=0, description="default: env.win_target - env.bankroll")
@@ -157,25 +183,45 @@ class EvaluationConfig(Strict):
     deterministic: bool = True
     baselines: bool = True
     sample_paths: int = Field(5, ge=0, le=50)
-    exact_conditional: bool = Field(False, description="compare each system's EV per unit wagered "
-                                    "with the exact EV of the cards unseen before its bets")
+    exact_conditional: bool = Field(
+        False,
+        description="compare each system's EV per unit wagered "
+        "with the exact EV of the cards unseen before its bets",
+    )
     systems: list[AnySystem] = Field(default_factory=list, description="more systems to compare")
-    chunk_sessions: int | None = Field(None, ge=1, description="sessions per chunk, the unit a resumed "
-                                       "evaluation keeps (default: pb-gym evaluate's); the chunks are "
-                                       "seeded by their index, so this changes the hands dealt")
+    chunk_sessions: int | None = Field(
+        None,
+        ge=1,
+        description="sessions per chunk, the unit a resumed "
+        "evaluation keeps (default: pb-gym evaluate's); the chunks are "
+        "seeded by their index, so this changes the hands dealt",
+    )
 
 
 HYPERPARAMETER_RANGES: dict[str, tuple[type, float, float]] = {
-    "n_steps": (int, 1, 10**7), "batch_size": (int, 1, 10**7), "n_epochs": (int, 1, 10**4),
-    "buffer_size": (int, 1, 10**8), "learning_starts": (int, 0, 10**12),
-    "gradient_steps": (int, -1, 10**6), "target_update_interval": (int, 1, 10**12),
-    "stats_window_size": (int, 1, 10**6), "sde_sample_freq": (int, -1, 10**9),
-    "learning_rate": (float, 0, 1), "gamma": (float, 0, 1), "gae_lambda": (float, 0, 1),
-    "ent_coef": (float, 0, 100), "vf_coef": (float, 0, 100),
-    "max_grad_norm": (float, 0, 10**6), "clip_range": (float, 0, 100), "clip_range_vf": (float, 0, 100),
-    "target_kl": (float, 0, 100), "rms_prop_eps": (float, 0, 1),
-    "tau": (float, 0, 1), "exploration_fraction": (float, 0, 1),
-    "exploration_initial_eps": (float, 0, 1), "exploration_final_eps": (float, 0, 1),
+    "n_steps": (int, 1, 10**7),
+    "batch_size": (int, 1, 10**7),
+    "n_epochs": (int, 1, 10**4),
+    "buffer_size": (int, 1, 10**8),
+    "learning_starts": (int, 0, 10**12),
+    "gradient_steps": (int, -1, 10**6),
+    "target_update_interval": (int, 1, 10**12),
+    "stats_window_size": (int, 1, 10**6),
+    "sde_sample_freq": (int, -1, 10**9),
+    "learning_rate": (float, 0, 1),
+    "gamma": (float, 0, 1),
+    "gae_lambda": (float, 0, 1),
+    "ent_coef": (float, 0, 100),
+    "vf_coef": (float, 0, 100),
+    "max_grad_norm": (float, 0, 10**6),
+    "clip_range": (float, 0, 100),
+    "clip_range_vf": (float, 0, 100),
+    "target_kl": (float, 0, 100),
+    "rms_prop_eps": (float, 0, 1),
+    "tau": (float, 0, 1),
+    "exploration_fraction": (float, 0, 1),
+    "exploration_initial_eps": (float, 0, 1),
+    "exploration_final_eps": (float, 0, 1),
 }
 """Ranges of the numeric SB3 hyperparameters (type, lowest, highest; ``learning_rate``,
 ``clip_range``, ``clip_range_vf`` and ``target_kl`` > 0): SB3 checks few of them, and a bad one fails
@@ -198,16 +244,22 @@ def _check_hyperparameter_ranges(params: dict) -> None:
         if value is None and name in ("clip_range_vf", "target_kl"):
             continue
         exclusive = name in _EXCLUSIVE
-        ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
-              and (kind is float or isinstance(value, int)) and math.isfinite(value)
-              and (low < value if exclusive else low <= value) and value <= high)
+        ok = (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and (kind is float or isinstance(value, int))
+            and math.isfinite(value)
+            and (low < value if exclusive else low <= value)
+            and value <= high
+        )
         if not ok:
             what = "an integer" if kind is int else "a number"
             bounds = (f"> {low:g}" if exclusive else f">= {low:g}") + f" and <= {high:g}"
             if name in ("clip_range_vf", "target_kl"):
                 bounds += ", or null"
-            raise ValueError(f"hyperparameters.{name}: {str(value)[:40]} is not allowed; allowed: "
-                             f"{what} {bounds}")
+            raise ValueError(
+                f"hyperparameters.{name}: {str(value)[:40]} is not allowed; allowed: {what} {bounds}"
+            )
 
 
 def _check_train_freq(value: object) -> None:
@@ -215,8 +267,10 @@ def _check_train_freq(value: object) -> None:
     if isinstance(value, list) and len(value) == 2 and value[1] in ("step", "episode"):
         value = value[0]
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10**9:
-        raise ValueError(f"hyperparameters.train_freq: {str(value)[:40]} is not allowed; allowed: an "
-                         "integer from 1 to 1e9 (steps), or [n, step] or [n, episode]")
+        raise ValueError(
+            f"hyperparameters.train_freq: {str(value)[:40]} is not allowed; allowed: an "
+            "integer from 1 to 1e9 (steps), or [n, step] or [n, episode]"
+        )
 
 
 def _check_hyperparameter_types(cls: type, params: dict) -> None:
@@ -231,8 +285,9 @@ def _check_hyperparameter_types(cls: type, params: dict) -> None:
         if name == "train_freq":
             _check_train_freq(value)
         elif name in _KWARGS:
-            if value is not None and (not isinstance(value, dict) or not all(
-                    isinstance(k, str) for k in value)):
+            if value is not None and (
+                not isinstance(value, dict) or not all(isinstance(k, str) for k in value)
+            ):
                 raise ValueError(where + "a mapping of keyword arguments, or null")
         elif name in HYPERPARAMETER_RANGES:
             continue
@@ -240,9 +295,14 @@ def _check_hyperparameter_types(cls: type, params: dict) -> None:
             if not isinstance(value, bool):
                 raise ValueError(where + "true or false")
         elif isinstance(default, (int, float)):
-            if (isinstance(value, bool) or not isinstance(value, (int, float))
-                    or isinstance(default, int) and not isinstance(value, int)
-                    or not math.isfinite(value) or abs(value) > MAX_ANY_NUMBER):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or isinstance(default, int)
+                and not isinstance(value, int)
+                or not math.isfinite(value)
+                or abs(value) > MAX_ANY_NUMBER
+            ):
                 what = "an integer" if isinstance(default, int) else "a finite number"
                 raise ValueError(where + f"{what} of magnitude <= {MAX_ANY_NUMBER:g}")
         elif default is None and name.endswith("_class"):
@@ -256,14 +316,16 @@ def _check_net_arch(net_arch: object) -> None:
     network (``pi``/``vf``, ``qf``), as SB3 takes it; anything else fails deep inside torch."""
     if net_arch is None:
         return
-    allowed = ("a list of layer sizes (integers >= 1), e.g. [64, 64], or {pi: [...], vf: [...]} "
-               "(qf for DQN)")
+    allowed = "a list of layer sizes (integers >= 1), e.g. [64, 64], or {pi: [...], vf: [...]} (qf for DQN)"
     lists = net_arch.values() if isinstance(net_arch, dict) else [net_arch]
     for layers in lists:
         if not isinstance(layers, list) or not all(
-                isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 65536 for n in layers):
-            raise ValueError(f"hyperparameters.policy_kwargs.net_arch: {str(net_arch)[:80]} is not "
-                             f"allowed; allowed: {allowed}")
+            isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 65536 for n in layers
+        ):
+            raise ValueError(
+                f"hyperparameters.policy_kwargs.net_arch: {str(net_arch)[:80]} is not "
+                f"allowed; allowed: {allowed}"
+            )
 
 
 class TrainConfig(Strict):
@@ -282,14 +344,21 @@ class TrainConfig(Strict):
     curve_points: int = Field(100, ge=2, le=10_000)
     threads: int = Field(1, ge=1, description="torch threads (at most the machine's cores)")
     learning_rate_schedule: Literal["constant", "linear"] = Field(
-        "constant", description="linear: hyperparameters.learning_rate decays linearly to 0")
+        "constant", description="linear: hyperparameters.learning_rate decays linearly to 0"
+    )
     init_abstain: float | None = Field(
-        None, ge=-100, le=100, description="added to the no-bet logit of the initial policy (actor-critic "
-        "algorithms): the agent starts by mostly abstaining instead of betting at random")
+        None,
+        ge=-100,
+        le=100,
+        description="added to the no-bet logit of the initial policy (actor-critic "
+        "algorithms): the agent starts by mostly abstaining instead of betting at random",
+    )
     evaluation: EvaluationConfig = EvaluationConfig()
     discovery: DiscoveryConfig | None = Field(
-        None, description="score the agent against the perfect-information bettor (exact EVs): "
-        "experiments/discovery.py")
+        None,
+        description="score the agent against the perfect-information bettor (exact EVs): "
+        "experiments/discovery.py",
+    )
 
     @field_validator("threads")
     @classmethod
@@ -297,8 +366,10 @@ class TrainConfig(Strict):
         from pb_gym import threads as pb_threads
 
         if threads > pb_threads.cores():  # (thousands crash inside torch or libgomp)
-            raise ValueError(f"{threads} is not allowed; allowed: an integer from 1 to "
-                             f"{pb_threads.cores()} (this machine's cores)")
+            raise ValueError(
+                f"{threads} is not allowed; allowed: an integer from 1 to "
+                f"{pb_threads.cores()} (this machine's cores)"
+            )
         return threads
 
     @field_validator("name")
@@ -306,9 +377,11 @@ class TrainConfig(Strict):
     def _a_name_not_a_path(cls, name: str) -> str:
         # the default output folder is out/train/NAME: a path here would write anywhere
         if not NAME.fullmatch(name):
-            raise ValueError(f"{name[:80]!r} is not allowed; allowed: a plain name of 1-64 letters, "
-                             "digits, '.', '_' or '-' that does not start with '.' (no '/', no '..'): "
-                             "the run is saved in out/train/NAME (use --out DIR for another folder)")
+            raise ValueError(
+                f"{name[:80]!r} is not allowed; allowed: a plain name of 1-64 letters, "
+                "digits, '.', '_' or '-' that does not start with '.' (no '/', no '..'): "
+                "the run is saved in out/train/NAME (use --out DIR for another folder)"
+            )
         return name
 
     @model_validator(mode="after")
@@ -318,39 +391,58 @@ class TrainConfig(Strict):
         unknown = sorted(set(self.hyperparameters) - set(allowed))
         if unknown:
             reserved = sorted(set(unknown) & RESERVED)
-            extra = (f" ({', '.join(reserved)}: set by the config's own keys: policy, seed; env is "
-                     "built from env)") if reserved else ""
-            raise ValueError(f"hyperparameters: unknown for {self.algorithm}: {', '.join(unknown)}"
-                             f"{extra}; allowed: {', '.join(allowed)}")
+            extra = (
+                (
+                    f" ({', '.join(reserved)}: set by the config's own keys: policy, seed; env is "
+                    "built from env)"
+                )
+                if reserved
+                else ""
+            )
+            raise ValueError(
+                f"hyperparameters: unknown for {self.algorithm}: {', '.join(unknown)}"
+                f"{extra}; allowed: {', '.join(allowed)}"
+            )
         _check_hyperparameter_types(cls, self.hyperparameters)
         _check_net_arch((self.hyperparameters.get("policy_kwargs") or {}).get("net_arch"))
         policies = [p for p in cls.policy_aliases if not p.startswith("Cnn")]
         if self.policy not in policies:
-            raise ValueError(f"policy {self.policy!r} is not allowed for {self.algorithm}; allowed: "
-                             f"{', '.join(policies)}")
+            raise ValueError(
+                f"policy {self.policy!r} is not allowed for {self.algorithm}; allowed: {', '.join(policies)}"
+            )
         if not self.policy.startswith("MultiInput"):
-            raise ValueError(f"policy {self.policy!r}: the observation is a Dict; use "
-                             f"{'MultiInputLstmPolicy' if 'Lstm' in self.policy else 'MultiInputPolicy'}")
+            raise ValueError(
+                f"policy {self.policy!r}: the observation is a Dict; use "
+                f"{'MultiInputLstmPolicy' if 'Lstm' in self.policy else 'MultiInputPolicy'}"
+            )
         modes = ALGORITHM_MODES[self.algorithm]
         if self.env.action_mode not in modes:
-            raise ValueError(f"env.action_mode {self.env.action_mode!r} is not allowed for "
-                             f"{self.algorithm}; allowed: {', '.join(modes)}")
+            raise ValueError(
+                f"env.action_mode {self.env.action_mode!r} is not allowed for "
+                f"{self.algorithm}; allowed: {', '.join(modes)}"
+            )
         if self.evaluation.seed == self.seed:
-            raise ValueError(f"evaluation.seed ({self.evaluation.seed}) must differ from the training "
-                             "seed: the evaluation is on held-out hands")
-        if (self.evaluation.hands is None and self.env.max_hands is None
-                and not _held_out_one_shoe(self)):
-            raise ValueError("evaluation.hands is required when env.max_hands is None (unless the "
-                             "held-out sessions are single shoes: env.one_shoe or evaluation.one_shoe)")
+            raise ValueError(
+                f"evaluation.seed ({self.evaluation.seed}) must differ from the training "
+                "seed: the evaluation is on held-out hands"
+            )
+        if self.evaluation.hands is None and self.env.max_hands is None and not _held_out_one_shoe(self):
+            raise ValueError(
+                "evaluation.hands is required when env.max_hands is None (unless the "
+                "held-out sessions are single shoes: env.one_shoe or evaluation.one_shoe)"
+            )
         if self.init_abstain is not None and (self.algorithm == "DQN" or not self.env.allow_no_bet):
-            raise ValueError("init_abstain needs an actor-critic algorithm (PPO, A2C, MaskablePPO, "
-                             "RecurrentPPO) and env.allow_no_bet: true")
+            raise ValueError(
+                "init_abstain needs an actor-critic algorithm (PPO, A2C, MaskablePPO, "
+                "RecurrentPPO) and env.allow_no_bet: true"
+            )
         if self.discovery is not None:  # any bet the table offers: a catalog side bet, a user bet
             offered = T.make_config(**self.env.kwargs()).bets.offered
             for bet in self.discovery.bets:
                 if bet not in offered:
-                    raise ValueError(f"discovery.bets: {bet!r} is not offered by env.rules; offered: "
-                                     f"{', '.join(offered)}")
+                    raise ValueError(
+                        f"discovery.bets: {bet!r} is not offered by env.rules; offered: {', '.join(offered)}"
+                    )
         _check_evaluation(self)
         return self
 
@@ -365,10 +457,15 @@ def _check_evaluation(config: TrainConfig) -> None:
         lines = []
         for line in str(error).splitlines():
             line = re.sub(r"^evaluation: (\(top level\): )?", "", line)
-            line = re.sub(r"systems\.(\d+)", lambda m: (
-                f"evaluation.systems.{int(m.group(1)) - offset}" if int(m.group(1)) >= offset
-                else f"evaluation (built-in system {data['systems'][int(m.group(1))]['name']!r})"),
-                line)
+            line = re.sub(
+                r"systems\.(\d+)",
+                lambda m: (
+                    f"evaluation.systems.{int(m.group(1)) - offset}"
+                    if int(m.group(1)) >= offset
+                    else f"evaluation (built-in system {data['systems'][int(m.group(1))]['name']!r})"
+                ),
+                line,
+            )
             lines.append(line if line.startswith("evaluation") else f"evaluation: {line}")
         raise ValueError("; ".join(lines)) from None
 
@@ -385,8 +482,13 @@ def make_env(config: TrainConfig):
     env = L.obs_transform_wrapper(env, config.obs_transform, T.make_config(**kwargs))
     norm = config.normalize
     if norm.observations or norm.rewards:
-        env = VecNormalize(env, norm_obs=norm.observations, norm_reward=norm.rewards,
-                           clip_obs=norm.clip_obs, gamma=config.hyperparameters.get("gamma", 0.99))
+        env = VecNormalize(
+            env,
+            norm_obs=norm.observations,
+            norm_reward=norm.rewards,
+            clip_obs=norm.clip_obs,
+            gamma=config.hyperparameters.get("gamma", 0.99),
+        )
     env.seed(config.seed)
     return env
 
@@ -402,15 +504,18 @@ def hyperparameters(config: TrainConfig) -> dict[str, Any]:
 
         name = policy_kwargs["activation_fn"]
         if not hasattr(torch.nn, name):
-            raise ConfigError(f"hyperparameters.policy_kwargs.activation_fn: {name!r} is not a "
-                              "torch.nn activation (e.g. ReLU, Tanh)")
+            raise ConfigError(
+                f"hyperparameters.policy_kwargs.activation_fn: {name!r} is not a "
+                "torch.nn activation (e.g. ReLU, Tanh)"
+            )
         policy_kwargs["activation_fn"] = getattr(torch.nn, name)
     if policy_kwargs:
         params["policy_kwargs"] = policy_kwargs
     if config.learning_rate_schedule == "linear":
         cls = L.algorithm_class(config.algorithm)
-        start = float(params.get("learning_rate",
-                                 inspect.signature(cls.__init__).parameters["learning_rate"].default))
+        start = float(
+            params.get("learning_rate", inspect.signature(cls.__init__).parameters["learning_rate"].default)
+        )
         params["learning_rate"] = LinearSchedule(start)
     return params
 
@@ -448,8 +553,16 @@ def next_mark(mark: int, timesteps: int, every: int) -> int:
     return mark
 
 
-CURVE_STATE = ("rows", "reward_sum", "hands", "bets", "episodes", "episode_return", "episode_hands",
-               "next_at")
+CURVE_STATE = (
+    "rows",
+    "reward_sum",
+    "hands",
+    "bets",
+    "episodes",
+    "episode_return",
+    "episode_hands",
+    "next_at",
+)
 """What the learning curve's callback carries from one rollout to the next (kept in checkpoints)."""
 
 
@@ -488,8 +601,11 @@ def make_curve_callback(every: int, cfg: T.EnvConfig):
             self.resumed = True
 
         def _on_step(self) -> bool:
-            rewards = (self.normalizer.get_original_reward() if self.normalizer is not None
-                       else self.locals["rewards"])
+            rewards = (
+                self.normalizer.get_original_reward()
+                if self.normalizer is not None
+                else self.locals["rewards"]
+            )
             rewards = np.asarray(rewards, dtype=np.float64)
             self.reward_sum += float(rewards.sum())
             self.hands += rewards.size
@@ -512,14 +628,16 @@ def make_curve_callback(every: int, cfg: T.EnvConfig):
         def _flush(self) -> None:
             if self.hands == 0:
                 return
-            self.rows.append({
-                "timesteps": self.num_timesteps,
-                "reward_per_hand": self.reward_sum / self.hands,
-                "bet_rate": self.bets / self.hands,
-                "episodes": self.episodes,
-                "episode_return": self.episode_return / self.episodes if self.episodes else math.nan,
-                "episode_hands": self.episode_hands / self.episodes if self.episodes else math.nan,
-            })
+            self.rows.append(
+                {
+                    "timesteps": self.num_timesteps,
+                    "reward_per_hand": self.reward_sum / self.hands,
+                    "bet_rate": self.bets / self.hands,
+                    "episodes": self.episodes,
+                    "episode_return": self.episode_return / self.episodes if self.episodes else math.nan,
+                    "episode_hands": self.episode_hands / self.episodes if self.episodes else math.nan,
+                }
+            )
             self._reset_window()
 
         def _on_training_end(self) -> None:
@@ -532,8 +650,17 @@ def write_curve(rows: list[dict], out: Path, title: str, cfg: T.EnvConfig) -> li
     """``learning_curve.csv`` and ``learning_curve.png`` (with the flat-banker and abstain levels)."""
     csv_path, png_path = out / "learning_curve.csv", out / "learning_curve.png"
     with open(csv_path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["timesteps", "reward_per_hand", "bet_rate",
-                                                    "episodes", "episode_return", "episode_hands"])
+        writer = csv.DictWriter(
+            handle,
+            fieldnames=[
+                "timesteps",
+                "reward_per_hand",
+                "bet_rate",
+                "episodes",
+                "episode_return",
+                "episode_hands",
+            ],
+        )
         writer.writeheader()
         writer.writerows(rows)
     plt = plotting.pyplot()
@@ -542,8 +669,13 @@ def write_curve(rows: list[dict], out: Path, title: str, cfg: T.EnvConfig) -> li
     fig, (ax, ax2) = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
     ax.plot(x, [r["reward_per_hand"] for r in rows], label="learned (training rollouts)")
     ax.axhline(0.0, color="k", lw=0.6, ls=":", label="never bet")
-    ax.axhline(banker * cfg.min_units, color="C3", lw=0.8, ls="--",
-               label=f"flat banker at the minimum ({banker * cfg.min_units:+.4f})")
+    ax.axhline(
+        banker * cfg.min_units,
+        color="C3",
+        lw=0.8,
+        ls="--",
+        label=f"flat banker at the minimum ({banker * cfg.min_units:+.4f})",
+    )
     ax.set_ylabel("mean reward per hand (units)")
     ax.legend(fontsize=7)
     ax.set_title(title)
@@ -565,19 +697,33 @@ def _study_data(config: TrainConfig, model: Path | None) -> dict:
     if win_goal is None and env.win_target is not None:
         win_goal = env.win_target - env.bankroll
     learned = {"name": f"{config.algorithm} (learned)", "base": base}
-    learned.update({"type": "never"} if model is None else
-                   {"type": "sb3", "model": str(model), "deterministic": ev.deterministic})
+    learned.update(
+        {"type": "never"}
+        if model is None
+        else {"type": "sb3", "model": str(model), "deterministic": ev.deterministic}
+    )
     systems: list[dict] = [learned]
     if ev.baselines:
-        systems += [{"type": "flat", "bet": "banker", "name": "flat banker", "base": base},
-                    {"type": "never", "name": "never bet", "base": base}]
+        systems += [
+            {"type": "flat", "bet": "banker", "name": "flat banker", "base": base},
+            {"type": "never", "name": "never bet", "base": base},
+        ]
     systems += [s.model_dump() for s in ev.systems]
-    data = {"name": f"{config.name} (held-out, seed {ev.seed})", "rules": env.rules.model_dump(),
-            "table": env.table.model_dump(), "bankroll": bankroll, "sessions": ev.sessions,
-            "hands": ev.hands or env.max_hands or env.rules.to_rules().most_hands_per_shoe,
-            "one_shoe": _held_out_one_shoe(config), "win_goal": win_goal, "stop_loss": ev.stop_loss,
-            "seed": ev.seed, "sample_paths": ev.sample_paths,
-            "exact_conditional": ev.exact_conditional, "systems": systems}
+    data = {
+        "name": f"{config.name} (held-out, seed {ev.seed})",
+        "rules": env.rules.model_dump(),
+        "table": env.table.model_dump(),
+        "bankroll": bankroll,
+        "sessions": ev.sessions,
+        "hands": ev.hands or env.max_hands or env.rules.to_rules().most_hands_per_shoe,
+        "one_shoe": _held_out_one_shoe(config),
+        "win_goal": win_goal,
+        "stop_loss": ev.stop_loss,
+        "seed": ev.seed,
+        "sample_paths": ev.sample_paths,
+        "exact_conditional": ev.exact_conditional,
+        "systems": systems,
+    }
     if ev.chunk_sessions is not None:
         data["chunk_sessions"] = ev.chunk_sessions
     if env.custom_bets:
@@ -596,17 +742,22 @@ def episode_note(config: TrainConfig) -> str | None:
     ``env.one_shoe`` an episode is one shoe, but a session of ``evaluation.hands`` hands that no shoe
     holds, with ``evaluation.one_shoe: false``, runs across shoes, where the policy's episode counters
     take values it never trained on."""
-    if (not config.env.one_shoe or _held_out_one_shoe(config)
-            or not L.sees_hand_counters(config.obs_transform)):
+    if (
+        not config.env.one_shoe
+        or _held_out_one_shoe(config)
+        or not L.sees_hand_counters(config.obs_transform)
+    ):
         return None
     hands = config.evaluation.hands or config.env.max_hands
     most = config.env.rules.to_rules().most_hands_per_shoe
     if hands is None or hands <= most:
         return None
-    return (f"NOTE: the policy was trained on one-shoe episodes (env.one_shoe), but the held-out "
-            f"sessions (evaluation.one_shoe: false) play up to {hands} hands, across shoes (a shoe "
-            f"deals at most {most}): there its episode counters take values it never saw, and it may "
-            "bet differently than in its own episodes.")
+    return (
+        f"NOTE: the policy was trained on one-shoe episodes (env.one_shoe), but the held-out "
+        f"sessions (evaluation.one_shoe: false) play up to {hands} hands, across shoes (a shoe "
+        f"deals at most {most}): there its episode counters take values it never saw, and it may "
+        "bet differently than in its own episodes."
+    )
 
 
 def evaluation_study(config: TrainConfig, model_path: Path) -> StudyConfig:
@@ -637,28 +788,40 @@ def profit_per_hand(report: dict) -> list[dict]:
         profit = stats.ratio_ci(net, hands)
         diff = stats.ratio_ci(first - net, hands)
         growth = stats.ratio_ci(np.log(np.maximum(final, floor) / start), hands)
-        rows.append({"name": s["name"], "profit_per_hand": profit["estimate"], "ci95": profit["ci95"],
-                     "wagered_per_hand": s["wagered"] / dealt,
-                     "bet_share": s["hands"] / dealt,
-                     "learned_minus_this": diff["estimate"],
-                     "learned_minus_this_ci95": diff["ci95"],
-                     "log_growth_per_hand": growth["estimate"],
-                     "log_growth_ci95": growth["ci95"]})
+        rows.append(
+            {
+                "name": s["name"],
+                "profit_per_hand": profit["estimate"],
+                "ci95": profit["ci95"],
+                "wagered_per_hand": s["wagered"] / dealt,
+                "bet_share": s["hands"] / dealt,
+                "learned_minus_this": diff["estimate"],
+                "learned_minus_this_ci95": diff["ci95"],
+                "log_growth_per_hand": growth["estimate"],
+                "log_growth_ci95": growth["ci95"],
+            }
+        )
     return rows
 
 
 def print_profit(rows: list[dict], unit: float) -> None:
-    print(f"\nprofit per hand dealt (money; unit {unit:g}), 95% CI over sessions; last column: the "
-          f"learned policy minus this system (paired)")
-    print(f"{'system':<22} {'share bet':>9} {'wagered/hand':>12} {'profit/hand':>12} {'95% CI':>22} "
-          f"{'learned - this':>15} {'95% CI':>22} {'log growth/hand':>16}")
+    print(
+        f"\nprofit per hand dealt (money; unit {unit:g}), 95% CI over sessions; last column: the "
+        f"learned policy minus this system (paired)"
+    )
+    print(
+        f"{'system':<22} {'share bet':>9} {'wagered/hand':>12} {'profit/hand':>12} {'95% CI':>22} "
+        f"{'learned - this':>15} {'95% CI':>22} {'log growth/hand':>16}"
+    )
     for r in rows:
         lo, hi = r["ci95"]
         dlo, dhi = r["learned_minus_this_ci95"]
-        print(f"{r['name'][:22]:<22} {r['bet_share']:>9.2%} {r['wagered_per_hand']:>12.4f} "
-              f"{r['profit_per_hand']:>+12.5f} {f'[{lo:+.5f}, {hi:+.5f}]':>22} "
-              f"{r['learned_minus_this']:>+15.5f} {f'[{dlo:+.5f}, {dhi:+.5f}]':>22} "
-              f"{r['log_growth_per_hand']:>+16.3e}")
+        print(
+            f"{r['name'][:22]:<22} {r['bet_share']:>9.2%} {r['wagered_per_hand']:>12.4f} "
+            f"{r['profit_per_hand']:>+12.5f} {f'[{lo:+.5f}, {hi:+.5f}]':>22} "
+            f"{r['learned_minus_this']:>+15.5f} {f'[{dlo:+.5f}, {dhi:+.5f}]':>22} "
+            f"{r['log_growth_per_hand']:>+16.3e}"
+        )
 
 
 # ------------------------------------------------------------------------------------------ training
@@ -672,8 +835,13 @@ def _curve_callbacks(config: TrainConfig, cfg: T.EnvConfig) -> tuple:
     return curve, exact
 
 
-def train(config: TrainConfig, out: Path, progress: bool = False,
-          store: chunk_store.ChunkStore | None = None, checkpoint_minutes: float = 0.0) -> dict:
+def train(
+    config: TrainConfig,
+    out: Path,
+    progress: bool = False,
+    store: chunk_store.ChunkStore | None = None,
+    checkpoint_minutes: float = 0.0,
+) -> dict:
     """Train; save the model, its settings and the learning curve in ``out``; return what was written
     (``written``, in order), the timings and curves, and the trained ``model`` object with its
     ``normalizer`` (for the discovery scoring).
@@ -700,9 +868,12 @@ def train(config: TrainConfig, out: Path, progress: bool = False,
         try:
             model = CK.load(checkpoint, cls, env, callbacks)
         except Exception as error:  # e.g. written by another version of SB3 or torch: start again
-            print(f"resuming: the training checkpoint in {checkpoint['path']} could not be loaded "
-                  f"({type(error).__name__}: {error}); training from the start",
-                  file=sys.stderr, flush=True)
+            print(
+                f"resuming: the training checkpoint in {checkpoint['path']} could not be loaded "
+                f"({type(error).__name__}: {error}); training from the start",
+                file=sys.stderr,
+                flush=True,
+            )
             checkpoint = None
             env.close()
             env = make_env(config)  # (the failed load may have changed the env or the callbacks)
@@ -710,16 +881,22 @@ def train(config: TrainConfig, out: Path, progress: bool = False,
             callbacks = [c for c in (curve, exact_curve) if c is not None]
         else:
             seconds_before = float(checkpoint["seconds"])
-            print(f"resuming: {config.algorithm} continues from its checkpoint at "
-                  f"{model.num_timesteps:,} of {config.total_timesteps:,} timesteps (kept in "
-                  f"{checkpoint['path']})", file=sys.stderr, flush=True)
+            print(
+                f"resuming: {config.algorithm} continues from its checkpoint at "
+                f"{model.num_timesteps:,} of {config.total_timesteps:,} timesteps (kept in "
+                f"{checkpoint['path']})",
+                file=sys.stderr,
+                flush=True,
+            )
     if checkpoint is None:
         try:
-            model = cls(config.policy, env, seed=config.seed, verbose=0, device="cpu",
-                        **hyperparameters(config))
+            model = cls(
+                config.policy, env, seed=config.seed, verbose=0, device="cpu", **hyperparameters(config)
+            )
         except (TypeError, ValueError, AssertionError, RuntimeError) as error:
-            raise ConfigError(f"{config.name}: hyperparameters: {config.algorithm} rejects them: "
-                              f"{error}") from None
+            raise ConfigError(
+                f"{config.name}: hyperparameters: {config.algorithm} rejects them: {error}"
+            ) from None
         if config.init_abstain is not None:
             start_abstaining(model, config.init_abstain)
     from stable_baselines3.common.callbacks import CallbackList
@@ -736,25 +913,41 @@ def train(config: TrainConfig, out: Path, progress: bool = False,
     if store is not None and checkpoint_minutes > 0:
         learning.append(CK.make_callback(store, checkpoint_minutes, callbacks, seconds_before))
     started = time.perf_counter()
-    model.learn(config.total_timesteps - (model.num_timesteps if checkpoint is not None else 0),
-                callback=CallbackList(learning), progress_bar=progress,
-                reset_num_timesteps=checkpoint is None)
+    model.learn(
+        config.total_timesteps - (model.num_timesteps if checkpoint is not None else 0),
+        callback=CallbackList(learning),
+        progress_bar=progress,
+        reset_num_timesteps=checkpoint is None,
+    )
     seconds = seconds_before + time.perf_counter() - started
     scoring_seconds = exact_curve.seconds if exact_curve is not None else 0.0
     out.mkdir(parents=True, exist_ok=True)
-    model_path = L.save_policy(model, out, config.env.kwargs(), config.algorithm,
-                               config.obs_transform, normalizer,
-                               extra={"name": config.name, "timesteps": int(model.num_timesteps)})
+    model_path = L.save_policy(
+        model,
+        out,
+        config.env.kwargs(),
+        config.algorithm,
+        config.obs_transform,
+        normalizer,
+        extra={"name": config.name, "timesteps": int(model.num_timesteps)},
+    )
     (out / "config.yaml").write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False))
     written = [model_path, out / L.ENV_FILE, out / "config.yaml"]
     if normalizer is not None:
         written.append(out / L.NORMALIZE_FILE)
     written += write_curve(curve.rows, out, f"{config.name}: {config.algorithm}", cfg)
     env.close()  # the normalizer's statistics stay usable: normalize_obs does not step the env
-    return {"model": model_path, "seconds": seconds - scoring_seconds,
-            "curve_scoring_seconds": scoring_seconds, "timesteps": int(model.num_timesteps),
-            "curve": curve.rows, "exact_curve": exact_curve.rows if exact_curve else [],
-            "written": written, "model_object": model, "normalizer": normalizer}
+    return {
+        "model": model_path,
+        "seconds": seconds - scoring_seconds,
+        "curve_scoring_seconds": scoring_seconds,
+        "timesteps": int(model.num_timesteps),
+        "curve": curve.rows,
+        "exact_curve": exact_curve.rows if exact_curve else [],
+        "written": written,
+        "model_object": model,
+        "normalizer": normalizer,
+    }
 
 
 # ------------------------------------------------------------------------- discovery (issue 10)
@@ -762,8 +955,9 @@ def make_policy(config: TrainConfig, model, normalizer):
     """The model being trained (or trained) as an :class:`experiments.discovery.Policy`."""
     from pb_gym.experiments import discovery as D
 
-    return D.Policy(model, config.algorithm, T.make_config(**config.env.kwargs()), config.obs_transform,
-                    normalizer)
+    return D.Policy(
+        model, config.algorithm, T.make_config(**config.env.kwargs()), config.obs_transform, normalizer
+    )
 
 
 def make_exact_curve_callback(config: TrainConfig, normalizer):
@@ -794,8 +988,14 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
 
         def _score(self) -> None:
             started = time.perf_counter()
-            result = D.score(make_policy(config, self.model, self.normalizer), config.env.kwargs(),
-                             spec.bets, spec.curve_tables, spec.curve_hands, spec.curve_seed)
+            result = D.score(
+                make_policy(config, self.model, self.normalizer),
+                config.env.kwargs(),
+                spec.bets,
+                spec.curve_tables,
+                spec.curve_hands,
+                spec.curve_seed,
+            )
             self.rows.append(D.curve_row(self.num_timesteps, result))
             self.seconds += time.perf_counter() - started
 
@@ -816,8 +1016,14 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
     return ExactCurve()
 
 
-def run_discovery(config: TrainConfig, model, normalizer, folder: Path, curve_rows: list[dict],
-                  training_seconds: float | None = None) -> tuple[dict, list[Path]]:
+def run_discovery(
+    config: TrainConfig,
+    model,
+    normalizer,
+    folder: Path,
+    curve_rows: list[dict],
+    training_seconds: float | None = None,
+) -> tuple[dict, list[Path]]:
     """Score the trained policy against the perfect-information bettor and the best linear count on
     the held-out ``discovery`` deal; write ``folder`` (JSON, text, calibration and exact learning
     curve plots)."""
@@ -826,10 +1032,18 @@ def run_discovery(config: TrainConfig, model, normalizer, folder: Path, curve_ro
     spec = config.discovery
     started = time.perf_counter()
     rules = config.env.rules.to_rules()
-    count = D.linear_count(rules, spec.bets, spec.count_training_shoes, spec.count_training_seed,
-                           config.env.custom_bets)
-    result = D.score(make_policy(config, model, normalizer), config.env.kwargs(), spec.bets,
-                     spec.tables, spec.hands, spec.seed, count=count)
+    count = D.linear_count(
+        rules, spec.bets, spec.count_training_shoes, spec.count_training_seed, config.env.custom_bets
+    )
+    result = D.score(
+        make_policy(config, model, normalizer),
+        config.env.kwargs(),
+        spec.bets,
+        spec.tables,
+        spec.hands,
+        spec.seed,
+        count=count,
+    )
     result["seconds"] = time.perf_counter() - started
     result["training_seconds"] = training_seconds  # wall time of the training, its curve scoring left out
     result["curve"] = curve_rows
@@ -888,11 +1102,17 @@ def _kept_step(store: chunk_store.ChunkStore, name: str) -> dict | None:
     found, record = store.load_step(name)
     if not found:
         return None
-    problem = (_kept_files(store, name, record.get("files")) if isinstance(record, dict)
-               else "its record is not a step's")
+    problem = (
+        _kept_files(store, name, record.get("files"))
+        if isinstance(record, dict)
+        else "its record is not a step's"
+    )
     if problem is not None:
-        print(f"resuming: the kept {name} step in {store.directory} is not whole ({problem}); "
-              "doing it again", file=sys.stderr, flush=True)
+        print(
+            f"resuming: the kept {name} step in {store.directory} is not whole ({problem}); doing it again",
+            file=sys.stderr,
+            flush=True,
+        )
         return None
     return record
 
@@ -906,48 +1126,74 @@ def _fresh_folder(store: chunk_store.ChunkStore, name: str) -> Path:
     return folder
 
 
-def trained_step(config: TrainConfig, store: chunk_store.ChunkStore, progress: bool, quiet: bool,
-                 checkpoint_minutes: float = CHECKPOINT_MINUTES) -> dict:
+def trained_step(
+    config: TrainConfig,
+    store: chunk_store.ChunkStore,
+    progress: bool,
+    quiet: bool,
+    checkpoint_minutes: float = CHECKPOINT_MINUTES,
+) -> dict:
     """The training step: kept from an interrupted run of the same config, or run now (continuing
     from the last training checkpoint kept, if any) and kept in ``.partial/train`` (the model, its
     settings, the learning curve) before anything else runs."""
     record = _kept_step(store, TRAIN_STEP)
     folder = store.directory / TRAIN_STEP
     if record is not None:
-        print(f"resuming: {config.algorithm} was trained for {record['timesteps']:,} timesteps by an "
-              f"interrupted run of this config (kept in {folder}); not training again",
-              file=sys.stderr, flush=True)
+        print(
+            f"resuming: {config.algorithm} was trained for {record['timesteps']:,} timesteps by an "
+            f"interrupted run of this config (kept in {folder}); not training again",
+            file=sys.stderr,
+            flush=True,
+        )
         return {**record, "model": folder / L.MODEL_FILE}
     if store.finished() or set(store.finished_steps()) - {CK.STEP}:
         store.discard()  # made with a kept model that is no longer whole
     try:
-        trained = train(config, _fresh_folder(store, TRAIN_STEP), progress=progress, store=store,
-                        checkpoint_minutes=checkpoint_minutes)
+        trained = train(
+            config,
+            _fresh_folder(store, TRAIN_STEP),
+            progress=progress,
+            store=store,
+            checkpoint_minutes=checkpoint_minutes,
+        )
     except KeyboardInterrupt:
         kept = CK.latest(store)
         if kept is None:
             store.discard()  # nothing was recorded: what the interrupted step wrote is no work to keep
-            print(f"interrupted while training, before its first checkpoint (one every "
-                  f"{checkpoint_minutes:g} minutes): no training was kept; the same command trains "
-                  f"again from the start ({config.total_timesteps:,} timesteps)",
-                  file=sys.stderr, flush=True)
+            print(
+                f"interrupted while training, before its first checkpoint (one every "
+                f"{checkpoint_minutes:g} minutes): no training was kept; the same command trains "
+                f"again from the start ({config.total_timesteps:,} timesteps)",
+                file=sys.stderr,
+                flush=True,
+            )
         else:
-            print(f"interrupted while training: its checkpoint at {kept['timesteps']:,} of "
-                  f"{config.total_timesteps:,} timesteps is kept in {store.directory}; rerun the same "
-                  "command to continue from there (the same result as a run without a stop)",
-                  file=sys.stderr, flush=True)
+            print(
+                f"interrupted while training: its checkpoint at {kept['timesteps']:,} of "
+                f"{config.total_timesteps:,} timesteps is kept in {store.directory}; rerun the same "
+                "command to continue from there (the same result as a run without a stop)",
+                file=sys.stderr,
+                flush=True,
+            )
         raise
-    record = {key: trained[key] for key in ("seconds", "curve_scoring_seconds", "timesteps", "curve",
-                                            "exact_curve")}
+    record = {
+        key: trained[key] for key in ("seconds", "curve_scoring_seconds", "timesteps", "curve", "exact_curve")
+    }
     record["files"] = _record(folder, trained["written"])
     store.save_step(TRAIN_STEP, record)
     CK.discard(store)  # the finished model replaces the checkpoints
     if not quiet:
-        print(f"{config.name}: trained {config.algorithm} for {trained['timesteps']:,} timesteps "
-              f"on {config.n_envs} tables in {trained['seconds']:.1f} s "
-              f"({trained['timesteps'] / trained['seconds']:,.0f} steps/s)")
-    return {**record, "model": trained["model"], "model_object": trained["model_object"],
-            "normalizer": trained["normalizer"]}
+        print(
+            f"{config.name}: trained {config.algorithm} for {trained['timesteps']:,} timesteps "
+            f"on {config.n_envs} tables in {trained['seconds']:.1f} s "
+            f"({trained['timesteps'] / trained['seconds']:,.0f} steps/s)"
+        )
+    return {
+        **record,
+        "model": trained["model"],
+        "model_object": trained["model_object"],
+        "normalizer": trained["normalizer"],
+    }
 
 
 def discovery_step(config: TrainConfig, store: chunk_store.ChunkStore, trained: dict) -> dict:
@@ -963,20 +1209,24 @@ def discovery_step(config: TrainConfig, store: chunk_store.ChunkStore, trained: 
         model, normalizer = kept.model, kept.normalizer
     folder = _fresh_folder(store, DISCOVERY_STEP)
     try:
-        result, files = run_discovery(config, model, normalizer, folder, trained["exact_curve"],
-                                      trained.get("seconds"))
+        result, files = run_discovery(
+            config, model, normalizer, folder, trained["exact_curve"], trained.get("seconds")
+        )
     except KeyboardInterrupt:
-        print(f"interrupted while scoring the trained model (discovery): the trained model is kept in "
-              f"{store.directory}; rerun the same command to score and evaluate it without training "
-              "again", file=sys.stderr, flush=True)
+        print(
+            f"interrupted while scoring the trained model (discovery): the trained model is kept in "
+            f"{store.directory}; rerun the same command to score and evaluate it without training "
+            "again",
+            file=sys.stderr,
+            flush=True,
+        )
         raise
     record = {"result": result, "files": _record(folder, files)}
     store.save_step(DISCOVERY_STEP, record)
     return record
 
 
-def _copy_kept(store: chunk_store.ChunkStore, step: str, files: list[list[str]], into: Path
-               ) -> list[Path]:
+def _copy_kept(store: chunk_store.ChunkStore, step: str, files: list[list[str]], into: Path) -> list[Path]:
     """Copy a kept step's files into the staging folder ``into``, in the order they were written."""
     copied = []
     for name, _ in files:  # (checked by _kept_files, or written by this run)
@@ -988,14 +1238,30 @@ def _copy_kept(store: chunk_store.ChunkStore, step: str, files: list[list[str]],
 
 
 # ---------------------------------------------------------------------------------------------- main
-OUTPUT_NAMES = ("model.zip", "env.json", "vecnormalize.pkl", "config.yaml", "learning_curve.csv",
-                "learning_curve.png", "evaluation", "discovery", "SHA256SUMS")
+OUTPUT_NAMES = (
+    "model.zip",
+    "env.json",
+    "vecnormalize.pkl",
+    "config.yaml",
+    "learning_curve.csv",
+    "learning_curve.png",
+    "evaluation",
+    "discovery",
+    "SHA256SUMS",
+)
 """What a training run writes in its folder (a reused folder may hold only these)."""
 
 
-def main(config_path: str, out: str | None = None, as_json: bool = False, backend: str = "serial",
-         scheduler: str | None = None, workers: int | None = None,
-         resume: bool | None = None, checkpoint_minutes: float = CHECKPOINT_MINUTES) -> dict:
+def main(
+    config_path: str,
+    out: str | None = None,
+    as_json: bool = False,
+    backend: str = "serial",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    resume: bool | None = None,
+    checkpoint_minutes: float = CHECKPOINT_MINUTES,
+) -> dict:
     """``pb-gym train``: load and validate the config, train, save, evaluate on held-out seeds (the
     evaluation runs on ``backend``, as ``pb-gym evaluate``; training is always local).
 
@@ -1008,10 +1274,15 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     Training itself keeps a checkpoint every ``checkpoint_minutes`` (0: never) and continues from the
     last one: the same trained model, bit for bit (:mod:`experiments.train_checkpoint`).
     """
-    if isinstance(checkpoint_minutes, bool) or not isinstance(checkpoint_minutes, (int, float)) or not (
-            0 <= checkpoint_minutes < math.inf):
-        raise ConfigError(f"checkpoint_minutes={checkpoint_minutes!r} is not allowed; allowed: a number "
-                          ">= 0 (0: no checkpoints)")
+    if (
+        isinstance(checkpoint_minutes, bool)
+        or not isinstance(checkpoint_minutes, (int, float))
+        or not (0 <= checkpoint_minutes < math.inf)
+    ):
+        raise ConfigError(
+            f"checkpoint_minutes={checkpoint_minutes!r} is not allowed; allowed: a number "
+            ">= 0 (0: no checkpoints)"
+        )
     config = load(config_path, TrainConfig)
     note = episode_note(config)
     if note is not None:
@@ -1020,25 +1291,33 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
     # checked before training; the finished steps are kept in FOLDER/.partial, and the outputs are
     # written into a staging folder beside it, moved into place whole at the end (pb_gym.experiments.outputs)
     destination = outputs.prepare(folder, OUTPUT_NAMES)
-    store = outputs.chunk_store(destination, {"study": "train", "config": config.model_dump(mode="json")},
-                                resume)
+    store = outputs.chunk_store(
+        destination, {"study": "train", "config": config.model_dump(mode="json")}, resume
+    )
     progress = not as_json and sys.stderr.isatty()
     trained = trained_step(config, store, progress, quiet=as_json, checkpoint_minutes=checkpoint_minutes)
     discovery = discovery_step(config, store, trained) if config.discovery is not None else None
     study = evaluation_study(config, trained["model"])
-    kept = ("the trained model and its discovery scoring are" if discovery is not None
-            else "the trained model is")
+    kept = (
+        "the trained model and its discovery scoring are" if discovery is not None else "the trained model is"
+    )
     try:
-        report = run_study(study, progress=not as_json, backend=backend, scheduler=scheduler,
-                           workers=workers, store=store)
+        report = run_study(
+            study, progress=not as_json, backend=backend, scheduler=scheduler, workers=workers, store=store
+        )
     except KeyboardInterrupt:
-        print(f"interrupted: {kept} kept in {store.directory}, with the held-out evaluation's "
-              "finished chunks; rerun the same command to finish it without training again",
-              file=sys.stderr, flush=True)
+        print(
+            f"interrupted: {kept} kept in {store.directory}, with the held-out evaluation's "
+            "finished chunks; rerun the same command to finish it without training again",
+            file=sys.stderr,
+            flush=True,
+        )
         raise
     except ChunkError as error:
-        raise ChunkError(f"{error}. {kept[0].upper()}{kept[1:]} kept in {store.directory}: rerun "
-                         "the same command to evaluate it without training again") from error.__cause__
+        raise ChunkError(
+            f"{error}. {kept[0].upper()}{kept[1:]} kept in {store.directory}: rerun "
+            "the same command to evaluate it without training again"
+        ) from error.__cause__
     profit = profit_per_hand(report)
     with destination.staging() as staged:
         files = _copy_kept(store, TRAIN_STEP, trained["files"], staged)
@@ -1061,10 +1340,18 @@ def main(config_path: str, out: str | None = None, as_json: bool = False, backen
             print(D.report(discovery["result"]))
         print(outputs.wrote_line(written))
     last = trained["curve"][-1] if trained["curve"] else {}
-    result = {"name": config.name, "algorithm": config.algorithm, "timesteps": trained["timesteps"],
-              "train_seconds": trained["seconds"], "out": str(folder), "model": str(model_path),
-              "final_curve_point": last, "evaluation": json_report(report),
-              "profit_per_hand": profit, "written": written}
+    result = {
+        "name": config.name,
+        "algorithm": config.algorithm,
+        "timesteps": trained["timesteps"],
+        "train_seconds": trained["seconds"],
+        "out": str(folder),
+        "model": str(model_path),
+        "final_curve_point": last,
+        "evaluation": json_report(report),
+        "profit_per_hand": profit,
+        "written": written,
+    }
     if discovery is not None:
         result["discovery"] = discovery["result"]
         result["curve_scoring_seconds"] = trained["curve_scoring_seconds"]

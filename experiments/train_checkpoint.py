@@ -62,17 +62,22 @@ _FILES = frozenset({L.MODEL_FILE, STATE_FILE, BUFFER_FILE})
 def _checked_record(store: chunk_store.ChunkStore, record: Any) -> tuple[Path, list[tuple[Path, str]]]:
     """The folder and files of a checkpoint record, every one a plain name inside the store's folder
     (:class:`experiments.chunk_store.Refused` otherwise)."""
-    if not isinstance(record, dict) or not isinstance(record.get("folder"), str) or not isinstance(
-            record.get("files"), list) or not isinstance(record.get("timesteps"), int) or not isinstance(
-            record.get("seconds"), float):
+    if (
+        not isinstance(record, dict)
+        or not isinstance(record.get("folder"), str)
+        or not isinstance(record.get("files"), list)
+        or not isinstance(record.get("timesteps"), int)
+        or not isinstance(record.get("seconds"), float)
+    ):
         raise chunk_store.Refused("its record does not have the structure of a checkpoint's")
     if not _FOLDER.fullmatch(record["folder"]):
         raise chunk_store.Refused(f"its folder {record['folder']!r} is not a checkpoint's")
     folder = store.inside(record["folder"])
     files = []
     for entry in record["files"]:
-        if not (isinstance(entry, list) and len(entry) == 2 and entry[0] in _FILES
-                and isinstance(entry[1], str)):
+        if not (
+            isinstance(entry, list) and len(entry) == 2 and entry[0] in _FILES and isinstance(entry[1], str)
+        ):
             raise chunk_store.Refused(f"its file entry {str(entry)[:60]!r} is not a checkpoint file")
         files.append((store.inside(entry[0], under=record["folder"]), entry[1]))
     if {p.name for p, _ in files} < {L.MODEL_FILE, STATE_FILE}:
@@ -93,8 +98,11 @@ def _layers(env) -> dict[str, Any]:
     adapter = env
     while isinstance(adapter, VecEnvWrapper):
         adapter = adapter.venv
-    return {"normalizer": unwrap_vec_wrapper(env, VecNormalize),
-            "monitor": unwrap_vec_wrapper(env, VecMonitor), "adapter": adapter}
+    return {
+        "normalizer": unwrap_vec_wrapper(env, VecNormalize),
+        "monitor": unwrap_vec_wrapper(env, VecMonitor),
+        "adapter": adapter,
+    }
 
 
 _NORMALIZER_STATE = ("obs_rms", "ret_rms", "returns", "old_obs", "old_reward")
@@ -111,13 +119,19 @@ def capture(model, callbacks: list) -> dict[str, Any]:
     layers = _layers(model.get_env())
     state: dict[str, Any] = {
         "timesteps": int(model.num_timesteps),
-        "rng": {"python": random.getstate(), "numpy": np.random.get_state(),
-                "torch": torch.get_rng_state(),
-                "action_space": model.action_space.np_random.bit_generator.state},
+        "rng": {
+            "python": random.getstate(),
+            "numpy": np.random.get_state(),
+            "torch": torch.get_rng_state(),
+            "action_space": model.action_space.np_random.bit_generator.state,
+        },
         "venv": layers["adapter"].venv,
         "monitor": {k: getattr(layers["monitor"], k) for k in _MONITOR_STATE},
-        "normalizer": (None if layers["normalizer"] is None
-                       else {k: getattr(layers["normalizer"], k) for k in _NORMALIZER_STATE}),
+        "normalizer": (
+            None
+            if layers["normalizer"] is None
+            else {k: getattr(layers["normalizer"], k) for k in _NORMALIZER_STATE}
+        ),
         "callbacks": [cb.checkpoint_state() for cb in callbacks],
         "model": {k: getattr(model, k) for k in _MODEL_STATE if hasattr(model, k)},
     }
@@ -166,10 +180,21 @@ def save(store: chunk_store.ChunkStore, model, callbacks: list, seconds: float) 
         shutil.rmtree(folder, ignore_errors=True)
         raise
     found, before = store.load_step(STEP)
-    store.save_step(STEP, {"folder": name, "timesteps": state["timesteps"], "seconds": float(seconds),
-                           "files": [[p.name, L.file_sha256(p)] for p in files]})
-    if found and isinstance(before, dict) and isinstance(before.get("folder"), str) and (
-            _FOLDER.fullmatch(before["folder"]) and before["folder"] != name):
+    store.save_step(
+        STEP,
+        {
+            "folder": name,
+            "timesteps": state["timesteps"],
+            "seconds": float(seconds),
+            "files": [[p.name, L.file_sha256(p)] for p in files],
+        },
+    )
+    if (
+        found
+        and isinstance(before, dict)
+        and isinstance(before.get("folder"), str)
+        and (_FOLDER.fullmatch(before["folder"]) and before["folder"] != name)
+    ):
         try:
             shutil.rmtree(store.inside(before["folder"]), ignore_errors=True)
         except chunk_store.Refused:
@@ -186,8 +211,12 @@ def latest(store: chunk_store.ChunkStore) -> dict | None:
     try:
         folder, files = _checked_record(store, record)
     except chunk_store.Refused as error:
-        print(f"resuming: the training checkpoint in {store.directory} is not used ({error}); "
-              "training from the start", file=sys.stderr, flush=True)
+        print(
+            f"resuming: the training checkpoint in {store.directory} is not used ({error}); "
+            "training from the start",
+            file=sys.stderr,
+            flush=True,
+        )
         return None
     for path, digest in files:
         if not path.is_file() or path.is_symlink():
@@ -196,8 +225,12 @@ def latest(store: chunk_store.ChunkStore) -> dict | None:
             chunk_store.check_private(path, "the checkpoint file")  # (ResumeError: others could write it)
             problem = "changed" if L.file_sha256(path) != digest else ""
         if problem:
-            print(f"resuming: the training checkpoint in {folder} is not whole ({path.name} is "
-                  f"{problem}); training from the start", file=sys.stderr, flush=True)
+            print(
+                f"resuming: the training checkpoint in {folder} is not whole ({path.name} is "
+                f"{problem}); training from the start",
+                file=sys.stderr,
+                flush=True,
+            )
             return None
     return {**record, "path": folder}
 
@@ -242,9 +275,12 @@ def make_callback(store: chunk_store.ChunkStore, minutes: float, callbacks: list
                 try:
                     save(store, self.model, callbacks, seconds_before + now - self.started)
                 except OSError as error:  # training goes on: the checkpoint is only insurance
-                    print(f"warning: could not keep a training checkpoint in {store.directory} "
-                          f"({error}); training goes on, the next attempt in {minutes:g} minutes",
-                          file=sys.stderr, flush=True)
+                    print(
+                        f"warning: could not keep a training checkpoint in {store.directory} "
+                        f"({error}); training goes on, the next attempt in {minutes:g} minutes",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 self.last = time.perf_counter()
 
         def _on_step(self) -> bool:

@@ -104,8 +104,9 @@ TASK_TABLES = 512
 """Tables of the task throughput (:func:`task_reward_throughput`): ``configs/train/discover-fast.yaml``'s."""
 
 
-def task_reward_throughput(task: str = "pb_gym/Discover-v0", n_envs: int = TASK_TABLES,
-                           seconds: float = 1.5) -> dict:
+def task_reward_throughput(
+    task: str = "pb_gym/Discover-v0", n_envs: int = TASK_TABLES, seconds: float = 1.5
+) -> dict:
     """Steps (hands) per second of the native vector env with a benchmark task's settings
     (:mod:`pb_gym.envs.tasks`), its training reward ``reward="expected"`` beside ``"realized"``, in the
     same run: with random actions (a bet at 5 tables in 6) and with a bet at 1 table in 8 (a random
@@ -122,15 +123,15 @@ def task_reward_throughput(task: str = "pb_gym/Discover-v0", n_envs: int = TASK_
     rng = np.random.default_rng(0)
     n_actions = len(spec.bets) * len(spec.kwargs["stake_levels"]) + 1
     random = [rng.integers(0, n_actions, n_envs) for _ in range(16)]
-    sparse = [np.where(rng.random(n_envs) < 1 / 8, rng.integers(1, n_actions, n_envs), 0)
-              for _ in range(16)]
+    sparse = [np.where(rng.random(n_envs) < 1 / 8, rng.integers(1, n_actions, n_envs), 0) for _ in range(16)]
     for name, actions in (("random", random), ("one_in_8", sparse)):
         for reward in ("realized", "expected"):
             venv = PuntoBancoVectorEnv(n_envs, **dict(spec.kwargs, reward=reward))
             out[f"task_{reward}_{name}_steps_per_s"] = _steps_per_s(venv, actions, n_envs, seconds)
             venv.close()
-        out[f"task_expected_vs_realized_{name}"] = (out[f"task_expected_{name}_steps_per_s"]
-                                                    / out[f"task_realized_{name}_steps_per_s"])
+        out[f"task_expected_vs_realized_{name}"] = (
+            out[f"task_expected_{name}_steps_per_s"] / out[f"task_realized_{name}_steps_per_s"]
+        )
     return out
 
 
@@ -160,11 +161,9 @@ def _condition(quick: bool, seconds: float) -> dict:
         "exact_compositions_per_s": exact_compositions_per_s(2000 if quick else 20000, seconds),
     }
     figures.update(single_env_throughput(seconds))
-    figures.update(vector_env_throughput(n_envs=4096, seconds=seconds,
-                                         sync_n_envs=64 if quick else 256))
+    figures.update(vector_env_throughput(n_envs=4096, seconds=seconds, sync_n_envs=64 if quick else 256))
     with thread_count(1):  # the same env and actions as vector_env_throughput's native run
-        one, _ = native_vector_steps_per_s(4096, seconds, np.random.default_rng(0),
-                                           visible_discards=True)
+        one, _ = native_vector_steps_per_s(4096, seconds, np.random.default_rng(0), visible_discards=True)
     figures["vector_env_one_thread_steps_per_s"] = one
     figures["vector_env_vs_one_thread"] = figures["vector_env_steps_per_s"] / one
     figures.update(expected_reward_throughput(n_envs=256, seconds=seconds))
@@ -179,16 +178,21 @@ def run(quick: bool = False, load: bool = False) -> dict:
     measured beside one busy process per core are under ``"busy"``, and ``"busy_vs_idle"`` gives the
     ratios of the main ones. ``quick`` shortens each timing (smoke tests)."""
     seconds = 0.2 if quick else 1.5
-    figures = {"threads": threads.get_num_threads(), "cores": os.cpu_count(),
-               **_condition(quick, seconds)}
+    figures = {"threads": threads.get_num_threads(), "cores": os.cpu_count(), **_condition(quick, seconds)}
     if load:
         with busy_cores() as count:
             busy = _condition(quick, seconds)
         busy["busy_processes"] = count
         figures["busy"] = busy
-        figures["busy_vs_idle"] = {key: busy[key] / figures[key] for key in (
-            "engine_hands_per_s", "exact_compositions_per_s", "single_env_steps_per_s",
-            "vector_env_steps_per_s")}
+        figures["busy_vs_idle"] = {
+            key: busy[key] / figures[key]
+            for key in (
+                "engine_hands_per_s",
+                "exact_compositions_per_s",
+                "single_env_steps_per_s",
+                "vector_env_steps_per_s",
+            )
+        }
     return figures
 
 
@@ -196,9 +200,10 @@ def print_figures(figures: dict) -> None:
     """The figures of :func:`run` as a readable report (idle and, if measured, busy side by side)."""
     conditions = [("idle", figures)] + ([("busy", figures["busy"])] if "busy" in figures else [])
     head = "".join(f"{name:>16}" for name, _ in conditions)
-    print(f"{figures['threads']} engine threads on {figures['cores']} cores"
-          + (f"; busy = beside {figures['busy']['busy_processes']} busy processes"
-             if "busy" in figures else ""))
+    print(
+        f"{figures['threads']} engine threads on {figures['cores']} cores"
+        + (f"; busy = beside {figures['busy']['busy_processes']} busy processes" if "busy" in figures else "")
+    )
     print(f"{'':<52}{head}")
 
     def row(label: str, key: Callable[[dict], float], fmt: str = "{:>16,.0f}") -> None:
@@ -221,24 +226,27 @@ def print_figures(figures: dict) -> None:
     row("single env, gym.make, 1 table (steps/s)", lambda f: f["single_env_steps_per_s"])
     row("  Blackjack-v1, gym.make (steps/s)", lambda f: f["blackjack_steps_per_s"])
     row("  single env / Blackjack-v1", lambda f: f["single_env_vs_blackjack"], ratio)
-    row(f"native vector env, {figures['vector_env_n_envs']:,} tables (steps/s)",
-        lambda f: f["vector_env_steps_per_s"])
+    row(
+        f"native vector env, {figures['vector_env_n_envs']:,} tables (steps/s)",
+        lambda f: f["vector_env_steps_per_s"],
+    )
     row("  one thread", lambda f: f["vector_env_one_thread_steps_per_s"])
     row("  all threads / one thread", lambda f: f["vector_env_vs_one_thread"], ratio)
-    row(f"  SyncVectorEnv of single envs ({figures['sync_vector_env_n_envs']})",
-        lambda f: f["sync_vector_env_steps_per_s"])
+    row(
+        f"  SyncVectorEnv of single envs ({figures['sync_vector_env_n_envs']})",
+        lambda f: f["sync_vector_env_steps_per_s"],
+    )
     row("  native / SyncVectorEnv", lambda f: f["vector_vs_sync_ratio"], ratio)
     if "expected_reward_steps_per_s" in figures:
-        row("native vector env, reward='expected' (steps/s)",
-            lambda f: f["expected_reward_steps_per_s"])
+        row("native vector env, reward='expected' (steps/s)", lambda f: f["expected_reward_steps_per_s"])
         row("  expected / realized (256 tables, random bets)", lambda f: f["expected_vs_realized"], ratio)
     if "task" in figures:
         n = figures["task_n_envs"]
         for name, label in (("random", "random bets"), ("one_in_8", "a bet at 1 table in 8")):
             print(f"{figures['task']}, {n} tables, {label}")
-            for key, text, fmt in ((f"task_realized_{name}_steps_per_s", "reward='realized' (steps/s)",
-                                    "{:>16,.0f}"),
-                                   (f"task_expected_{name}_steps_per_s", "reward='expected' (steps/s)",
-                                    "{:>16,.0f}"),
-                                   (f"task_expected_vs_realized_{name}", "expected / realized", ratio)):
+            for key, text, fmt in (
+                (f"task_realized_{name}_steps_per_s", "reward='realized' (steps/s)", "{:>16,.0f}"),
+                (f"task_expected_{name}_steps_per_s", "reward='expected' (steps/s)", "{:>16,.0f}"),
+                (f"task_expected_vs_realized_{name}", "expected / realized", ratio),
+            ):
                 row(f"  {text}", per_key(key), fmt)

@@ -67,24 +67,29 @@ def _actions(policy: Policy, obs: np.ndarray, n_actions: int) -> np.ndarray:
     try:
         actions = np.asarray(raw)
     except Exception:  # e.g. a torch tensor on a device: the policy must hand back numbers
-        raise ValueError(f"policy returned {type(raw).__name__}; allowed: a numpy array (or list) of "
-                         f"{len(obs)} integer actions") from None
+        raise ValueError(
+            f"policy returned {type(raw).__name__}; allowed: a numpy array (or list) of "
+            f"{len(obs)} integer actions"
+        ) from None
     if actions.shape not in ((len(obs),), (len(obs), 1)):
-        raise ValueError(f"policy returned actions of shape {actions.shape}; allowed: ({len(obs)},), one "
-                         "action per observation row")
+        raise ValueError(
+            f"policy returned actions of shape {actions.shape}; allowed: ({len(obs)},), one "
+            "action per observation row"
+        )
     actions = actions.reshape(len(obs))
     if actions.dtype.kind == "f":
         if not np.all(np.isfinite(actions)) or np.any(actions != np.round(actions)):
-            raise ValueError("policy returned non-integer actions; allowed: integers 0 .. "
-                             f"{n_actions - 1}")
+            raise ValueError(f"policy returned non-integer actions; allowed: integers 0 .. {n_actions - 1}")
     elif actions.dtype.kind not in "iu":
-        raise ValueError(f"policy returned actions of dtype {actions.dtype}; allowed: integers 0 .. "
-                         f"{n_actions - 1}")
+        raise ValueError(
+            f"policy returned actions of dtype {actions.dtype}; allowed: integers 0 .. {n_actions - 1}"
+        )
     actions = actions.astype(np.int64)
     if actions.size and (actions.min() < 0 or actions.max() >= n_actions):
         bad = int(actions.max() if actions.max() >= n_actions else actions.min())
-        raise ValueError(f"policy returned action {bad}; "
-                         f"allowed: 0 .. {n_actions - 1} (see benchmark.action_meanings)")
+        raise ValueError(
+            f"policy returned action {bad}; allowed: 0 .. {n_actions - 1} (see benchmark.action_meanings)"
+        )
     return actions
 
 
@@ -136,9 +141,15 @@ class _Growth:
         return best
 
 
-def score(policy: Policy, task: str | Task = "pb_gym/Discover-v0", tables: int = DEFAULT_TABLES,
-          hands: int = DEFAULT_HANDS, seed: int = DEFAULT_SEED, *, reset: Callable[[], None] | None = None
-          ) -> dict:
+def score(
+    policy: Policy,
+    task: str | Task = "pb_gym/Discover-v0",
+    tables: int = DEFAULT_TABLES,
+    hands: int = DEFAULT_HANDS,
+    seed: int = DEFAULT_SEED,
+    *,
+    reset: Callable[[], None] | None = None,
+) -> dict:
     """Play ``policy`` on ``tables`` x ``hands`` held-out hands of ``task`` (seed ``seed``) beside the
     perfect-information bettor; the JSON-ready figures of the module docstring.
 
@@ -162,12 +173,15 @@ def score(policy: Policy, task: str | Task = "pb_gym/Discover-v0", tables: int =
     hands = _check_int("hands", hands, 1)
     seed = _check_int("seed", seed, 0)
     if not callable(policy):
-        raise ValueError(f"policy={policy!r} is not allowed; allowed: a callable from observations "
-                         "(N, obs_dim) float32 to actions (N,)")
+        raise ValueError(
+            f"policy={policy!r} is not allowed; allowed: a callable from observations "
+            "(N, obs_dim) float32 to actions (N,)"
+        )
     from gymnasium.vector import AutoresetMode
 
-    env = PuntoBancoVectorEnv(tables, autoreset_mode=AutoresetMode.DISABLED,
-                              **dict(spec.kwargs, reward="realized"))
+    env = PuntoBancoVectorEnv(
+        tables, autoreset_mode=AutoresetMode.DISABLED, **dict(spec.kwargs, reward="realized")
+    )
     cfg = env.config
     rules, table = cfg.rules, cfg.bets
     n_actions = cfg.n_actions
@@ -213,11 +227,15 @@ def score(policy: Policy, task: str | Task = "pb_gym/Discover-v0", tables: int =
         realized = {"policy": reward, "perfect": (perfect * payoffs).sum(axis=1)}
         grown: dict[str, np.ndarray] = {}
         if growth is not None:
-            grown = _sizing(growth, cfg, composition, side_ev, bankroll, stakes, perfect, placed, realized,
-                            payoffs)
+            grown = _sizing(
+                growth, cfg, composition, side_ev, bankroll, stakes, perfect, placed, realized, payoffs
+            )
         for name, st in placed.items():
-            for kind, weights in (("exact", (st * ev).sum(axis=1)), ("real", realized[name]),
-                                  ("bets", (st > 0).any(axis=1))):
+            for kind, weights in (
+                ("exact", (st * ev).sum(axis=1)),
+                ("real", realized[name]),
+                ("bets", (st > 0).any(axis=1)),
+            ):
                 sums[f"{kind}/{name}"] += np.bincount(shoe_id, weights=weights, minlength=size)
         for name, g in grown.items():
             sums[f"growth/{name}"] += np.bincount(shoe_id, weights=g, minlength=size)
@@ -236,8 +254,13 @@ def score(policy: Policy, task: str | Task = "pb_gym/Discover-v0", tables: int =
 
     mine, best_exact = sums["exact/policy"][used], sums["exact/perfect"][used]
     out: dict[str, Any] = {
-        "task": spec.id, "tables": tables, "hands_per_table": hands, "seed": seed,
-        "hands": int(n.sum()), "shoes": int(used.sum()), "bets": list(spec.bets),
+        "task": spec.id,
+        "tables": tables,
+        "hands_per_table": hands,
+        "seed": seed,
+        "hands": int(n.sum()),
+        "shoes": int(used.sum()),
+        "bets": list(spec.bets),
         "normalized_score": ratio_ci(mine, best_exact),
         "exact_profit_per_hand": per_hand("exact/policy"),
         "perfect_profit_per_hand": per_hand("exact/perfect"),
@@ -248,23 +271,35 @@ def score(policy: Policy, task: str | Task = "pb_gym/Discover-v0", tables: int =
         "perfect_bet_rate": per_hand("bets/perfect"),
     }
     if growth is not None:
-        out.update({
-            "log_growth_per_hand": per_hand("growth/policy"),
-            "perfect_log_growth_per_hand": per_hand("growth/sizer"),
-            "kelly_log_growth_per_hand": per_hand("growth/kelly"),
-            "normalized_log_growth": ratio_ci(sums["growth/policy"][used], sums["growth/sizer"][used]),
-            "log_growth_regret_per_hand": ratio_ci(sums["growth/sizer"][used] - sums["growth/policy"][used],
-                                                   n),
-        })
+        out.update(
+            {
+                "log_growth_per_hand": per_hand("growth/policy"),
+                "perfect_log_growth_per_hand": per_hand("growth/sizer"),
+                "kelly_log_growth_per_hand": per_hand("growth/kelly"),
+                "normalized_log_growth": ratio_ci(sums["growth/policy"][used], sums["growth/sizer"][used]),
+                "log_growth_regret_per_hand": ratio_ci(
+                    sums["growth/sizer"][used] - sums["growth/policy"][used], n
+                ),
+            }
+        )
     for key in ("normalized_score", "normalized_log_growth"):  # (a ratio of profits: n is the hands)
         if key in out:
             out[key]["n"] = out["hands"]
     return out
 
 
-def _sizing(growth: _Growth, cfg, composition: np.ndarray, side_ev: np.ndarray, bankroll: np.ndarray,
-            stakes: np.ndarray, perfect: np.ndarray, placed: dict, realized: dict, payoffs: np.ndarray
-            ) -> dict[str, np.ndarray]:
+def _sizing(
+    growth: _Growth,
+    cfg,
+    composition: np.ndarray,
+    side_ev: np.ndarray,
+    bankroll: np.ndarray,
+    stakes: np.ndarray,
+    perfect: np.ndarray,
+    placed: dict,
+    realized: dict,
+    payoffs: np.ndarray,
+) -> dict[str, np.ndarray]:
     """The exact log growth of the policy, of the best action of the task's own (the sizer) and of
     the Kelly bettor on this hand. A stake can grow the bankroll only on a bet whose EV is > 0, so the
     hand-class probabilities are computed only where the policy bets or some scored bet is positive."""
@@ -317,8 +352,10 @@ def perfect_policy(task: str | Task = "pb_gym/Discover-v0") -> Policy:
     spec = get_task(task)
     cfg = T.make_config(**spec.kwargs)
     if not cfg.visible_discards:
-        raise ValueError(f"task={spec.id!r} hides the discards: its observation does not show the "
-                         "unseen cards, so no policy of it can be the perfect bettor")
+        raise ValueError(
+            f"task={spec.id!r} hides the discards: its observation does not show the "
+            "unseen cards, so no policy of it can be the perfect bettor"
+        )
     start, stop = cfg.obs_offsets["shoe"]
     bank = cfg.obs_offsets["bankroll"][0]
     per_rank = float(R.CARDS_PER_RANK_PER_DECK * cfg.rules.decks)
@@ -365,25 +402,40 @@ def _fmt(entry: dict, scale: float = 1.0, digits: int = 4) -> str:
 
 def report(result: dict) -> str:
     """A :func:`score` result as text."""
-    lines = [f"{result['task']}: {result['hands']:,} held-out hands ({result['tables']} tables x "
-             f"{result['hands_per_table']} hands, {result['shoes']:,} shoes, seed {result['seed']}); "
-             "units per hand dealt, 95% CIs over shoes",
-             f"normalized score (policy / perfect, exact): {_fmt(result['normalized_score'], 1, 4)}",
-             f"exact profit / hand:     policy {_fmt(result['exact_profit_per_hand'], 1, 5)}   perfect "
-             f"{_fmt(result['perfect_profit_per_hand'], 1, 5)}",
-             f"regret / hand (paired):  {_fmt(result['regret_per_hand'], 1, 5)}",
-             f"realized profit / hand:  policy {_fmt(result['realized_profit_per_hand'], 1, 5)}   perfect "
-             f"{_fmt(result['perfect_realized_profit_per_hand'], 1, 5)}",
-             f"bet rate:                policy {result['bet_rate']['estimate']:.4%}   perfect "
-             f"{result['perfect_bet_rate']['estimate']:.4%}"]
+    lines = [
+        f"{result['task']}: {result['hands']:,} held-out hands ({result['tables']} tables x "
+        f"{result['hands_per_table']} hands, {result['shoes']:,} shoes, seed {result['seed']}); "
+        "units per hand dealt, 95% CIs over shoes",
+        f"normalized score (policy / perfect, exact): {_fmt(result['normalized_score'], 1, 4)}",
+        f"exact profit / hand:     policy {_fmt(result['exact_profit_per_hand'], 1, 5)}   perfect "
+        f"{_fmt(result['perfect_profit_per_hand'], 1, 5)}",
+        f"regret / hand (paired):  {_fmt(result['regret_per_hand'], 1, 5)}",
+        f"realized profit / hand:  policy {_fmt(result['realized_profit_per_hand'], 1, 5)}   perfect "
+        f"{_fmt(result['perfect_realized_profit_per_hand'], 1, 5)}",
+        f"bet rate:                policy {result['bet_rate']['estimate']:.4%}   perfect "
+        f"{result['perfect_bet_rate']['estimate']:.4%}",
+    ]
     if "log_growth_per_hand" in result:
-        lines += [f"log growth / hand (x1e6): policy {_fmt(result['log_growth_per_hand'], 1e6, 3)}   "
-                  f"best action {_fmt(result['perfect_log_growth_per_hand'], 1e6, 3)}   Kelly "
-                  f"{_fmt(result['kelly_log_growth_per_hand'], 1e6, 3)}",
-                  f"normalized log growth (policy / best action): "
-                  f"{_fmt(result['normalized_log_growth'], 1, 4)}"]
+        lines += [
+            f"log growth / hand (x1e6): policy {_fmt(result['log_growth_per_hand'], 1e6, 3)}   "
+            f"best action {_fmt(result['perfect_log_growth_per_hand'], 1e6, 3)}   Kelly "
+            f"{_fmt(result['kelly_log_growth_per_hand'], 1e6, 3)}",
+            f"normalized log growth (policy / best action): {_fmt(result['normalized_log_growth'], 1, 4)}",
+        ]
     return "\n".join(lines)
 
 
-__all__ = ["DEFAULT_HANDS", "DEFAULT_SEED", "DEFAULT_TABLES", "TASKS", "Task", "action_index",
-           "action_meanings", "get_task", "never_bet", "perfect_policy", "report", "score"]
+__all__ = [
+    "DEFAULT_HANDS",
+    "DEFAULT_SEED",
+    "DEFAULT_TABLES",
+    "TASKS",
+    "Task",
+    "action_index",
+    "action_meanings",
+    "get_task",
+    "never_bet",
+    "perfect_policy",
+    "report",
+    "score",
+]

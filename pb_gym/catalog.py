@@ -94,16 +94,22 @@ def field_values() -> dict[str, np.ndarray]:
     banker_natural = (bn == 2) & (bt >= R.NATURAL_MIN)
     values = {
         "winner": winner,
-        "player_total": pt, "banker_total": bt,
-        "player_cards": pn, "banker_cards": bn, "total_cards": pn + bn,
-        "player_natural": player_natural, "banker_natural": banker_natural,
+        "player_total": pt,
+        "banker_total": bt,
+        "player_cards": pn,
+        "banker_cards": bn,
+        "total_cards": pn + bn,
+        "player_natural": player_natural,
+        "banker_natural": banker_natural,
         "natural": player_natural | banker_natural,
         "winner_total": np.where(player_won, pt, bt),
         "winner_cards": np.where(tie, NO_VALUE, np.where(player_won, pn, bn)),
         "loser_total": np.where(tie, NO_VALUE, np.where(player_won, bt, pt)),
         "loser_cards": np.where(tie, NO_VALUE, np.where(player_won, bn, pn)),
         "margin": np.abs(pt - bt),
-        "player_pair": pp, "banker_pair": bp, "pairs": pp.astype(int) + bp.astype(int),
+        "player_pair": pp,
+        "banker_pair": bp,
+        "pairs": pp.astype(int) + bp.astype(int),
     }
     out = {name: np.asarray(array).astype(np.int64) for name, array in values.items()}
     for array in out.values():
@@ -164,8 +170,9 @@ class Bet:
     @property
     def uses_pairs(self) -> bool:
         """Whether the paytable reads a pair flag (priced exactly either way)."""
-        return any(field in ("player_pair", "banker_pair", "pairs") for row in self.rows
-                   for field, _ in row.when)
+        return any(
+            field in ("player_pair", "banker_pair", "pairs") for row in self.rows for field, _ in row.when
+        )
 
     def as_dict(self) -> dict:
         """The plain-dict form :func:`bet_from_dict` reads back (JSON/YAML ready)."""
@@ -192,7 +199,7 @@ def _column(bet: Bet) -> np.ndarray:
 _NAME = re.compile(r"^[a-z0-9_]+$")
 _DEFINITION_KEYS = ("name", "title", "source", "rows")
 _ROW_KEYS = ("when", "pays", "label")
-_PAYS_HELP = ("a net win >= 0 per unit (e.g. 1.5 or '3:2'), 'push' (0) or 'lose' (-1)")
+_PAYS_HELP = "a net win >= 0 per unit (e.g. 1.5 or '3:2'), 'push' (0) or 'lose' (-1)"
 
 
 def _allowed_text(field: str) -> str:
@@ -213,8 +220,11 @@ def _parse_pays(value: object, where: str) -> float:
         if match and float(match.group(2)) > 0:
             return float(match.group(1)) / float(match.group(2))
         raise ValueError(f"{where}: pays {value!r} is not a payout; allowed: {_PAYS_HELP}")
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not np.isfinite(value)
+    ):
         raise ValueError(f"{where}: pays {value!r} is not a payout; allowed: {_PAYS_HELP}")
     pays = float(value)
     if pays < 0 and pays != -1.0:
@@ -228,13 +238,15 @@ def _parse_condition(field: object, value: object, where: str) -> tuple[str, tup
     assert isinstance(field, str)
     values = list(value) if isinstance(value, (list, tuple)) else [value]
     if not values:
-        raise ValueError(f"{where}: {field} has an empty list of values; allowed: "
-                         f"{_allowed_text(field)}")
+        raise ValueError(f"{where}: {field} has an empty list of values; allowed: {_allowed_text(field)}")
     allowed = FIELDS[field]
     for v in values:
         is_bool_field = allowed == _BOOL
-        ok = (isinstance(v, (bool, np.bool_)) if is_bool_field else
-              not isinstance(v, (bool, np.bool_)) and v in allowed)
+        ok = (
+            isinstance(v, (bool, np.bool_))
+            if is_bool_field
+            else not isinstance(v, (bool, np.bool_)) and v in allowed
+        )
         if not ok:
             raise ValueError(f"{where}: {field}={v!r} does not exist; allowed: {_allowed_text(field)}")
     if allowed == _BOOL:
@@ -247,11 +259,13 @@ def _describe(index: int) -> str:
     pt, bt = int(values["player_total"][index]), int(values["banker_total"][index])
     pn, bn = int(values["player_cards"][index]), int(values["banker_cards"][index])
     pp, bp = bool(values["player_pair"][index]), bool(values["banker_pair"][index])
-    return (f"player {pt} on {pn} cards, banker {bt} on {bn} cards, player_pair={str(pp).lower()}, "
-            f"banker_pair={str(bp).lower()}")
+    return (
+        f"player {pt} on {pn} cards, banker {bt} on {bn} cards, player_pair={str(pp).lower()}, "
+        f"banker_pair={str(bp).lower()}"
+    )
 
 
-def bet_from_dict(definition: Mapping) -> Bet:
+def bet_from_dict(definition: Mapping) -> Bet:  # noqa: C901
     """A :class:`Bet` from a plain dict (as parsed from YAML or JSON), validated::
 
         {"name": "my_tie_on_7", "source": "my casino's layout",
@@ -260,19 +274,24 @@ def bet_from_dict(definition: Mapping) -> Bet:
     Raises ``ValueError`` naming the bet and the row for an unknown outcome field or value, a payout
     that is negative but not a loss, a row that matches no hand, or two rows that match one hand."""
     if not isinstance(definition, Mapping):
-        raise ValueError(f"a bet definition must be a mapping with keys {', '.join(_DEFINITION_KEYS)}; "
-                         f"got {type(definition).__name__}")
+        raise ValueError(
+            f"a bet definition must be a mapping with keys {', '.join(_DEFINITION_KEYS)}; "
+            f"got {type(definition).__name__}"
+        )
     name = definition.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
-        raise ValueError(f"a bet definition needs a 'name' of lower-case letters, digits and "
-                         f"underscores; got {name!r}")
+        raise ValueError(
+            f"a bet definition needs a 'name' of lower-case letters, digits and underscores; got {name!r}"
+        )
     for key in definition:
         if key not in _DEFINITION_KEYS:
             raise ValueError(f"bet {name!r}: unknown key {key!r}; allowed: {', '.join(_DEFINITION_KEYS)}")
     rows_in = definition.get("rows")
     if not isinstance(rows_in, (list, tuple)) or not rows_in:
-        raise ValueError(f"bet {name!r}: 'rows' must be a non-empty list of rows "
-                         "{when: {field: value, ...}, pays: ...}")
+        raise ValueError(
+            f"bet {name!r}: 'rows' must be a non-empty list of rows "
+            "{when: {field: value, ...}, pays: ...}"
+        )
     rows = []
     for number, row in enumerate(rows_in, start=1):
         where = f"bet {name!r}, row {number}"
@@ -289,11 +308,13 @@ def bet_from_dict(definition: Mapping) -> Bet:
         conditions = tuple(_parse_condition(field, value, where) for field, value in when.items())
         label = row.get("label")
         if label is None:
-            label = ", ".join(f"{f}={'/'.join(str(v).lower() for v in vs)}" for f, vs in conditions) \
-                or "any hand"
+            label = (
+                ", ".join(f"{f}={'/'.join(str(v).lower() for v in vs)}" for f, vs in conditions) or "any hand"
+            )
         rows.append(PayRow(conditions, _parse_pays(row["pays"], where), str(label)))
-    bet = Bet(name, tuple(rows), str(definition.get("source", "") or ""),
-              str(definition.get("title", "") or ""))
+    bet = Bet(
+        name, tuple(rows), str(definition.get("source", "") or ""), str(definition.get("title", "") or "")
+    )
     masks = bet.row_masks()
     for number, mask in enumerate(masks, start=1):
         if not mask.any():
@@ -302,8 +323,10 @@ def bet_from_dict(definition: Mapping) -> Bet:
         for second in range(first + 1, len(masks)):
             both = masks[first] & masks[second]
             if both.any():
-                raise ValueError(f"bet {name!r}: rows {first + 1} and {second + 1} overlap (both match "
-                                 f"{_describe(int(np.argmax(both)))}); a hand may match one row only")
+                raise ValueError(
+                    f"bet {name!r}: rows {first + 1} and {second + 1} overlap (both match "
+                    f"{_describe(int(np.argmax(both)))}); a hand may match one row only"
+                )
     return bet
 
 
@@ -312,21 +335,30 @@ def bet_from_dict(definition: Mapping) -> Bet:
 # --------------------------------------------------------------------------------------------------
 WOO_SIDE_BETS = "Wizard of Odds, Baccarat Side Bets (wizardofodds.com/games/baccarat/side-bets/)"
 WOO_EGALITE = "Wizard of Odds, Egalite Bets in Baccarat (wizardofodds.com/games/baccarat/side-bets/egalite/)"
-WOO_TOTALS = ("Wizard of Odds, Side Total Side Bets in Baccarat "
-              "(wizardofodds.com/games/baccarat/side-bets/side-totals/)")
+WOO_TOTALS = (
+    "Wizard of Odds, Side Total Side Bets in Baccarat "
+    "(wizardofodds.com/games/baccarat/side-bets/side-totals/)"
+)
 WOO_LUCKY6 = "Wizard of Odds, Lucky 6 (wizardofodds.com/games/baccarat/side-bets/lucky-6/)"
 WOO_3CARD = "Wizard of Odds, 3-Card Win (wizardofodds.com/games/baccarat/side-bets/3-card-win/)"
 WOO_3GIVING8 = "Wizard of Odds, 3 Giving 8 (wizardofodds.com/games/baccarat/side-bets/3-giving-8/)"
-WOO_BAD_BEAT = ("Wizard of Odds, Bad Beat Baccarat "
-                "(wizardofodds.com/games/baccarat/side-bets/bad-beat-baccarat/)")
-AAP_SIDE_BETS = ("Eliot Jacobson, Advanced Advantage Play, Baccarat Side Bets "
-                 "(advancedadvantageplay.com/side-bets/baccarat-side-bets/)")
-LIVE_BIG_SMALL = ("live-dealer Big/Small paytable (e.g. the Evolution/Ezugi-style rules page at "
-                  "baccarat-vip.gamicorp.com: Big 0.54:1, Small 1.5:1)")
+WOO_BAD_BEAT = (
+    "Wizard of Odds, Bad Beat Baccarat (wizardofodds.com/games/baccarat/side-bets/bad-beat-baccarat/)"
+)
+AAP_SIDE_BETS = (
+    "Eliot Jacobson, Advanced Advantage Play, Baccarat Side Bets "
+    "(advancedadvantageplay.com/side-bets/baccarat-side-bets/)"
+)
+LIVE_BIG_SMALL = (
+    "live-dealer Big/Small paytable (e.g. the Evolution/Ezugi-style rules page at "
+    "baccarat-vip.gamicorp.com: Big 0.54:1, Small 1.5:1)"
+)
 LIVE_EITHER_PAIR = "live-dealer paytable (e.g. baccarat-vip.gamicorp.com: Either Pair 5:1)"
 SUPER6 = "Super 6 / Punto 2000 no-commission tables (12:1 on a banker win with 6; e.g. leovegas.com)"
-TIGER = ("the EZ Baccarat 'Tiger' bets as commonly printed (Tiger 12:1 / 20:1, Small Tiger 22:1, "
-         "Big Tiger 50:1, Tiger Tie 35:1); Big Tiger's 15.253% edge: " + AAP_SIDE_BETS)
+TIGER = (
+    "the EZ Baccarat 'Tiger' bets as commonly printed (Tiger 12:1 / 20:1, Small Tiger 22:1, "
+    "Big Tiger 50:1, Tiger Tie 35:1); Big Tiger's 15.253% edge: " + AAP_SIDE_BETS
+)
 RULES_SOURCE = "pb_gym.rules.Rules (the rule sheets in the README's rules section)"
 
 _EGALITE_PAYS = (150, 215, 225, 200, 120, 110, 45, 45, 80, 80)
@@ -340,78 +372,209 @@ def _dragon_bonus(side: str) -> dict:
         {"when": {"winner": "tie", "natural": True}, "pays": "push", "label": "natural tie"},
     ]
     for margin, pays in ((9, 30), (8, 10), (7, 6), (6, 4), (5, 2), (4, 1)):
-        rows.append({"when": {"winner": side, f"{side}_natural": False, "margin": margin},
-                     "pays": pays, "label": f"win by {margin}"})
-    return {"name": f"dragon_bonus_{side}", "title": f"Dragon Bonus ({side})",
-            "source": WOO_SIDE_BETS, "rows": rows}
+        rows.append(
+            {
+                "when": {"winner": side, f"{side}_natural": False, "margin": margin},
+                "pays": pays,
+                "label": f"win by {margin}",
+            }
+        )
+    return {
+        "name": f"dragon_bonus_{side}",
+        "title": f"Dragon Bonus ({side})",
+        "source": WOO_SIDE_BETS,
+        "rows": rows,
+    }
 
 
 SIDE_BET_DEFINITIONS: tuple[dict, ...] = (
     _dragon_bonus("player"),
     _dragon_bonus("banker"),
-    *({"name": f"egalite_{total}", "title": f"Egalite {total} (tie on {total})", "source": WOO_EGALITE,
-       "rows": [{"when": {"winner": "tie", "player_total": total}, "pays": pays, "label": f"tie on {total}"}]}
-      for total, pays in enumerate(_EGALITE_PAYS)),
-    {"name": "four_cards", "title": "4-5-6: four cards", "source": WOO_SIDE_BETS,
-     "rows": [{"when": {"total_cards": 4}, "pays": "3:2"}]},
-    {"name": "five_cards", "title": "4-5-6: five cards", "source": WOO_SIDE_BETS,
-     "rows": [{"when": {"total_cards": 5}, "pays": 2}]},
-    {"name": "six_cards", "title": "4-5-6: six cards", "source": WOO_SIDE_BETS,
-     "rows": [{"when": {"total_cards": 6}, "pays": 2}]},
-    {"name": "small", "title": "Small (four cards)", "source": LIVE_BIG_SMALL,
-     "rows": [{"when": {"total_cards": 4}, "pays": 1.5}]},
-    {"name": "big", "title": "Big (five or six cards)", "source": LIVE_BIG_SMALL,
-     "rows": [{"when": {"total_cards": [5, 6]}, "pays": 0.54}]},
-    {"name": "lucky6", "title": "Lucky 6 (liberal)", "source": WOO_LUCKY6,
-     "rows": [{"when": {"winner": "banker", "banker_total": 6, "banker_cards": 2}, "pays": 12},
-              {"when": {"winner": "banker", "banker_total": 6, "banker_cards": 3}, "pays": 23}]},
-    {"name": "tiger", "title": "Tiger / Lucky 6 (stingy)", "source": WOO_LUCKY6 + "; " + TIGER,
-     "rows": [{"when": {"winner": "banker", "banker_total": 6, "banker_cards": 2}, "pays": 12},
-              {"when": {"winner": "banker", "banker_total": 6, "banker_cards": 3}, "pays": 20}]},
-    {"name": "small_tiger", "title": "Small Tiger", "source": TIGER,
-     "rows": [{"when": {"winner": "banker", "banker_total": 6, "banker_cards": 2}, "pays": 22}]},
-    {"name": "big_tiger", "title": "Big Tiger", "source": TIGER,
-     "rows": [{"when": {"winner": "banker", "banker_total": 6, "banker_cards": 3}, "pays": 50}]},
-    {"name": "tiger_tie", "title": "Tiger Tie (tie on 6)", "source": TIGER,
-     "rows": [{"when": {"winner": "tie", "player_total": 6}, "pays": 35}]},
-    {"name": "super6", "title": "Super 6", "source": SUPER6,
-     "rows": [{"when": {"winner": "banker", "banker_total": 6}, "pays": 12}]},
-    {"name": "either_pair", "title": "Either Pair", "source": LIVE_EITHER_PAIR,
-     "rows": [{"when": {"pairs": [1, 2]}, "pays": 5}]},
-    *({"name": f"player_total_{total}", "title": f"Player total {total}", "source": WOO_TOTALS,
-       "rows": [{"when": {"player_total": total}, "pays": pays}]}
-      for total, pays in enumerate(_PLAYER_TOTAL_PAYS)),
-    *({"name": f"banker_total_{total}", "title": f"Banker total {total}", "source": WOO_TOTALS,
-       "rows": [{"when": {"banker_total": total}, "pays": pays}]}
-      for total, pays in enumerate(_BANKER_TOTAL_PAYS)),
+    *(
+        {
+            "name": f"egalite_{total}",
+            "title": f"Egalite {total} (tie on {total})",
+            "source": WOO_EGALITE,
+            "rows": [
+                {"when": {"winner": "tie", "player_total": total}, "pays": pays, "label": f"tie on {total}"}
+            ],
+        }
+        for total, pays in enumerate(_EGALITE_PAYS)
+    ),
+    {
+        "name": "four_cards",
+        "title": "4-5-6: four cards",
+        "source": WOO_SIDE_BETS,
+        "rows": [{"when": {"total_cards": 4}, "pays": "3:2"}],
+    },
+    {
+        "name": "five_cards",
+        "title": "4-5-6: five cards",
+        "source": WOO_SIDE_BETS,
+        "rows": [{"when": {"total_cards": 5}, "pays": 2}],
+    },
+    {
+        "name": "six_cards",
+        "title": "4-5-6: six cards",
+        "source": WOO_SIDE_BETS,
+        "rows": [{"when": {"total_cards": 6}, "pays": 2}],
+    },
+    {
+        "name": "small",
+        "title": "Small (four cards)",
+        "source": LIVE_BIG_SMALL,
+        "rows": [{"when": {"total_cards": 4}, "pays": 1.5}],
+    },
+    {
+        "name": "big",
+        "title": "Big (five or six cards)",
+        "source": LIVE_BIG_SMALL,
+        "rows": [{"when": {"total_cards": [5, 6]}, "pays": 0.54}],
+    },
+    {
+        "name": "lucky6",
+        "title": "Lucky 6 (liberal)",
+        "source": WOO_LUCKY6,
+        "rows": [
+            {"when": {"winner": "banker", "banker_total": 6, "banker_cards": 2}, "pays": 12},
+            {"when": {"winner": "banker", "banker_total": 6, "banker_cards": 3}, "pays": 23},
+        ],
+    },
+    {
+        "name": "tiger",
+        "title": "Tiger / Lucky 6 (stingy)",
+        "source": WOO_LUCKY6 + "; " + TIGER,
+        "rows": [
+            {"when": {"winner": "banker", "banker_total": 6, "banker_cards": 2}, "pays": 12},
+            {"when": {"winner": "banker", "banker_total": 6, "banker_cards": 3}, "pays": 20},
+        ],
+    },
+    {
+        "name": "small_tiger",
+        "title": "Small Tiger",
+        "source": TIGER,
+        "rows": [{"when": {"winner": "banker", "banker_total": 6, "banker_cards": 2}, "pays": 22}],
+    },
+    {
+        "name": "big_tiger",
+        "title": "Big Tiger",
+        "source": TIGER,
+        "rows": [{"when": {"winner": "banker", "banker_total": 6, "banker_cards": 3}, "pays": 50}],
+    },
+    {
+        "name": "tiger_tie",
+        "title": "Tiger Tie (tie on 6)",
+        "source": TIGER,
+        "rows": [{"when": {"winner": "tie", "player_total": 6}, "pays": 35}],
+    },
+    {
+        "name": "super6",
+        "title": "Super 6",
+        "source": SUPER6,
+        "rows": [{"when": {"winner": "banker", "banker_total": 6}, "pays": 12}],
+    },
+    {
+        "name": "either_pair",
+        "title": "Either Pair",
+        "source": LIVE_EITHER_PAIR,
+        "rows": [{"when": {"pairs": [1, 2]}, "pays": 5}],
+    },
+    *(
+        {
+            "name": f"player_total_{total}",
+            "title": f"Player total {total}",
+            "source": WOO_TOTALS,
+            "rows": [{"when": {"player_total": total}, "pays": pays}],
+        }
+        for total, pays in enumerate(_PLAYER_TOTAL_PAYS)
+    ),
+    *(
+        {
+            "name": f"banker_total_{total}",
+            "title": f"Banker total {total}",
+            "source": WOO_TOTALS,
+            "rows": [{"when": {"banker_total": total}, "pays": pays}],
+        }
+        for total, pays in enumerate(_BANKER_TOTAL_PAYS)
+    ),
     # The banker stands on a two-card 3 only when the player's third card is an 8: so "banker 3 on two
     # cards, player on three" is exactly "banker starts with 3 and the player draws an 8".
-    {"name": "three_giving_eight", "title": "3 Giving 8", "source": WOO_3GIVING8,
-     "rows": [{"when": {"banker_total": 3, "banker_cards": 2, "player_cards": 3}, "pays": 200}]},
-    {"name": "eights_and_nines", "title": "88/89/98/99", "source": AAP_SIDE_BETS,
-     "rows": [{"when": {"player_total": [8, 9], "banker_total": [8, 9]}, "pays": 20}]},
-    {"name": "nine_over_seven", "title": "9 over 7", "source": AAP_SIDE_BETS,
-     "rows": [{"when": {"player_natural": True, "player_total": 9, "banker_total": 7}, "pays": 50,
-               "label": "player natural 9, banker 7"},
-              {"when": {"banker_natural": True, "banker_total": 9, "player_total": 7}, "pays": 50,
-               "label": "banker natural 9, player 7"}]},
-    {"name": "bad_beat", "title": "Bad Beat (natural 9 beats natural 8)",
-     "source": AAP_SIDE_BETS + "; " + WOO_BAD_BEAT,
-     "rows": [{"when": {"player_natural": True, "banker_natural": True, "winner_total": 9,
-                        "margin": 1}, "pays": 50}]},
-    {"name": "any_bad_beat", "title": "Any Bad Beat (win by one point)", "source": WOO_BAD_BEAT,
-     "rows": [{"when": {"winner_total": 9, "winner_cards": 3, "loser_cards": 3, "margin": 1},
-               "pays": 40, "label": "three-card 9 beats three-card 8"},
-              {"when": {"winner_total": 9, "natural": True, "margin": 1}, "pays": 10,
-               "label": "natural 9 beats natural 8"},
-              {"when": {"winner_total": 8, "margin": 1}, "pays": 6, "label": "8 beats 7"},
-              {"when": {"winner_total": 7, "margin": 1}, "pays": 4, "label": "7 beats 6"},
-              {"when": {"winner_total": [1, 2, 3, 4, 5, 6], "margin": 1}, "pays": 1,
-               "label": "other win by one"}]},
-    {"name": "player_three_card_win", "title": "Player 3-Card Win", "source": WOO_3CARD,
-     "rows": [{"when": {"winner": "player", "player_cards": 3}, "pays": 4}]},
-    {"name": "banker_three_card_win", "title": "Banker 3-Card Win", "source": WOO_3CARD,
-     "rows": [{"when": {"winner": "banker", "banker_cards": 3}, "pays": 5}]},
+    {
+        "name": "three_giving_eight",
+        "title": "3 Giving 8",
+        "source": WOO_3GIVING8,
+        "rows": [{"when": {"banker_total": 3, "banker_cards": 2, "player_cards": 3}, "pays": 200}],
+    },
+    {
+        "name": "eights_and_nines",
+        "title": "88/89/98/99",
+        "source": AAP_SIDE_BETS,
+        "rows": [{"when": {"player_total": [8, 9], "banker_total": [8, 9]}, "pays": 20}],
+    },
+    {
+        "name": "nine_over_seven",
+        "title": "9 over 7",
+        "source": AAP_SIDE_BETS,
+        "rows": [
+            {
+                "when": {"player_natural": True, "player_total": 9, "banker_total": 7},
+                "pays": 50,
+                "label": "player natural 9, banker 7",
+            },
+            {
+                "when": {"banker_natural": True, "banker_total": 9, "player_total": 7},
+                "pays": 50,
+                "label": "banker natural 9, player 7",
+            },
+        ],
+    },
+    {
+        "name": "bad_beat",
+        "title": "Bad Beat (natural 9 beats natural 8)",
+        "source": AAP_SIDE_BETS + "; " + WOO_BAD_BEAT,
+        "rows": [
+            {
+                "when": {"player_natural": True, "banker_natural": True, "winner_total": 9, "margin": 1},
+                "pays": 50,
+            }
+        ],
+    },
+    {
+        "name": "any_bad_beat",
+        "title": "Any Bad Beat (win by one point)",
+        "source": WOO_BAD_BEAT,
+        "rows": [
+            {
+                "when": {"winner_total": 9, "winner_cards": 3, "loser_cards": 3, "margin": 1},
+                "pays": 40,
+                "label": "three-card 9 beats three-card 8",
+            },
+            {
+                "when": {"winner_total": 9, "natural": True, "margin": 1},
+                "pays": 10,
+                "label": "natural 9 beats natural 8",
+            },
+            {"when": {"winner_total": 8, "margin": 1}, "pays": 6, "label": "8 beats 7"},
+            {"when": {"winner_total": 7, "margin": 1}, "pays": 4, "label": "7 beats 6"},
+            {
+                "when": {"winner_total": [1, 2, 3, 4, 5, 6], "margin": 1},
+                "pays": 1,
+                "label": "other win by one",
+            },
+        ],
+    },
+    {
+        "name": "player_three_card_win",
+        "title": "Player 3-Card Win",
+        "source": WOO_3CARD,
+        "rows": [{"when": {"winner": "player", "player_cards": 3}, "pays": 4}],
+    },
+    {
+        "name": "banker_three_card_win",
+        "title": "Banker 3-Card Win",
+        "source": WOO_3CARD,
+        "rows": [{"when": {"winner": "banker", "banker_cards": 3}, "pays": 5}],
+    },
 )
 """The published side bets of the catalog, as the plain dicts :func:`bet_from_dict` reads."""
 
@@ -422,32 +585,69 @@ def rules_bets(rules: Rules | None = None) -> tuple[Bet, ...]:
     rules = rules or Rules()
     push = {"when": {"winner": "tie"}, "pays": "push", "label": "tie pushes"}
     if rules.banker_variant == "standard":
-        banker = [{"when": {"winner": "banker"}, "pays": 1.0 - float(rules.commission),
-                   "label": f"banker win ({float(rules.commission):g} commission)"}]
+        banker = [
+            {
+                "when": {"winner": "banker"},
+                "pays": 1.0 - float(rules.commission),
+                "label": f"banker win ({float(rules.commission):g} commission)",
+            }
+        ]
     elif rules.banker_variant == "no-commission":
-        banker = [{"when": {"winner": "banker", "banker_total": [0, 1, 2, 3, 4, 5, 7, 8, 9]}, "pays": 1},
-                  {"when": {"winner": "banker", "banker_total": 6}, "pays": 0.5,
-                   "label": "banker win with 6 pays 1:2"}]
+        banker = [
+            {"when": {"winner": "banker", "banker_total": [0, 1, 2, 3, 4, 5, 7, 8, 9]}, "pays": 1},
+            {
+                "when": {"winner": "banker", "banker_total": 6},
+                "pays": 0.5,
+                "label": "banker win with 6 pays 1:2",
+            },
+        ]
     else:
-        banker = [{"when": {"winner": "banker", "banker_cards": 2}, "pays": 1},
-                  {"when": {"winner": "banker", "banker_cards": 3,
-                            "banker_total": [0, 1, 2, 3, 4, 5, 6, 8, 9]}, "pays": 1},
-                  {"when": {"winner": "banker", "banker_cards": 3, "banker_total": 7}, "pays": "push",
-                   "label": "banker three-card 7 pushes (EZ)"}]
+        banker = [
+            {"when": {"winner": "banker", "banker_cards": 2}, "pays": 1},
+            {
+                "when": {"winner": "banker", "banker_cards": 3, "banker_total": [0, 1, 2, 3, 4, 5, 6, 8, 9]},
+                "pays": 1,
+            },
+            {
+                "when": {"winner": "banker", "banker_cards": 3, "banker_total": 7},
+                "pays": "push",
+                "label": "banker three-card 7 pushes (EZ)",
+            },
+        ]
     definitions: list[dict] = [
         {"name": "banker", "title": f"Banker ({rules.banker_variant})", "rows": banker + [push]},
         {"name": "player", "title": "Player", "rows": [{"when": {"winner": "player"}, "pays": 1}, push]},
         {"name": "tie", "title": "Tie", "rows": [{"when": {"winner": "tie"}, "pays": rules.tie_pays}]},
-        {"name": "player_pair", "title": "Player Pair",
-         "rows": [{"when": {"player_pair": True}, "pays": rules.pair_pays}]},
-        {"name": "banker_pair", "title": "Banker Pair",
-         "rows": [{"when": {"banker_pair": True}, "pays": rules.pair_pays}]},
-        {"name": "dragon7", "title": "Dragon 7",
-         "rows": [{"when": {"winner": "banker", "banker_total": 7, "banker_cards": 3},
-                   "pays": rules.dragon7_pays}]},
-        {"name": "panda8", "title": "Panda 8",
-         "rows": [{"when": {"winner": "player", "player_total": 8, "player_cards": 3},
-                   "pays": rules.panda8_pays}]},
+        {
+            "name": "player_pair",
+            "title": "Player Pair",
+            "rows": [{"when": {"player_pair": True}, "pays": rules.pair_pays}],
+        },
+        {
+            "name": "banker_pair",
+            "title": "Banker Pair",
+            "rows": [{"when": {"banker_pair": True}, "pays": rules.pair_pays}],
+        },
+        {
+            "name": "dragon7",
+            "title": "Dragon 7",
+            "rows": [
+                {
+                    "when": {"winner": "banker", "banker_total": 7, "banker_cards": 3},
+                    "pays": rules.dragon7_pays,
+                }
+            ],
+        },
+        {
+            "name": "panda8",
+            "title": "Panda 8",
+            "rows": [
+                {
+                    "when": {"winner": "player", "player_total": 8, "player_cards": 3},
+                    "pays": rules.panda8_pays,
+                }
+            ],
+        },
     ]
     return tuple(bet_from_dict({**d, "source": RULES_SOURCE}) for d in definitions)
 
@@ -499,8 +699,11 @@ def pay_matrix(bets: Iterable[str | Bet] | str | None = None, rules: Rules | Non
     return np.stack([bet.column() for bet in resolve(bets, rules)], axis=1)
 
 
-def expected_values(composition: np.ndarray | Sequence, bets: Iterable[str | Bet] | str | None = None,
-                    rules: Rules | None = None) -> np.ndarray:
+def expected_values(
+    composition: np.ndarray | Sequence,
+    bets: Iterable[str | Bet] | str | None = None,
+    rules: Rules | None = None,
+) -> np.ndarray:
     """Exact EV per unit staked of each bet for the next hand dealt from ``composition`` (13 counts by
     rank on the last axis; any leading axes), shape ``(..., k)``. One walk per composition prices
     every bet (:func:`pb_gym.exact.hand_class_expectations`)."""
@@ -509,8 +712,9 @@ def expected_values(composition: np.ndarray | Sequence, bets: Iterable[str | Bet
     return exact.hand_class_expectations(np.asarray(composition), pay_matrix(bets, rules))
 
 
-def combination_counts(bet: str | Bet, composition: np.ndarray | Sequence,
-                       rules: Rules | None = None) -> dict[str, int]:
+def combination_counts(
+    bet: str | Bet, composition: np.ndarray | Sequence, rules: Rules | None = None
+) -> dict[str, int]:
     """Exact counts of ordered 6-card deals (the published combination convention) matching each row
     of ``bet``'s paytable, by row label, plus ``"loss"`` for the hands no row matches and ``"total"``."""
     from pb_gym import exact
@@ -560,8 +764,7 @@ class TableBets:
     def column(self, name: str) -> int:
         """The stake column of an offered bet; ValueError listing the offered bets otherwise."""
         if name not in self.offered:
-            raise ValueError(f"bet {name!r} is not offered at this table; offered: "
-                             f"{', '.join(self.offered)}")
+            raise ValueError(f"bet {name!r} is not offered at this table; offered: {', '.join(self.offered)}")
         return self.columns.index(name)
 
     def bet(self, name: str) -> Bet:
@@ -594,8 +797,10 @@ def _user_bet(bet: object, where: str) -> Bet:
         return bet
     if isinstance(bet, Mapping):
         return bet_from_dict(bet)
-    raise ValueError(f"{where}: {bet!r} is not allowed; allowed: a bet name, a pb_gym.catalog.Bet or a "
-                     "definition {name, rows: [{when, pays}]}")
+    raise ValueError(
+        f"{where}: {bet!r} is not allowed; allowed: a bet name, a pb_gym.catalog.Bet or a "
+        "definition {name, rows: [{when, pays}]}"
+    )
 
 
 def user_bets(custom: Iterable[Bet | Mapping]) -> dict[str, Bet]:
@@ -605,14 +810,17 @@ def user_bets(custom: Iterable[Bet | Mapping]) -> dict[str, Bet]:
     for definition in custom:
         bet = _user_bet(definition, "custom_bets")
         if bet.name in _catalog(Rules()) or bet.name in user:
-            raise ValueError(f"custom bet {bet.name!r}: the name is taken (by the catalog or an earlier "
-                             "custom bet); choose another")
+            raise ValueError(
+                f"custom bet {bet.name!r}: the name is taken (by the catalog or an earlier "
+                "custom bet); choose another"
+            )
         user[bet.name] = bet
     return user
 
 
-def split_side_bets(side_bets: Iterable[str | Bet | Mapping] | str,
-                    custom: Iterable[Bet | Mapping] = ()) -> tuple[tuple[str, ...], tuple[Bet, ...]]:
+def split_side_bets(
+    side_bets: Iterable[str | Bet | Mapping] | str, custom: Iterable[Bet | Mapping] = ()
+) -> tuple[tuple[str, ...], tuple[Bet, ...]]:
     """Split a table's ``side_bets`` into the rules' own side bets (:data:`pb_gym.rules.SIDE_BETS`, for
     :attr:`Rules.side_bets`) and the extra bets: other catalog side bets by name, the user's bets by
     name (defined in ``custom``) or given as a :class:`Bet` / a definition dict. Unknown names, the main
@@ -641,8 +849,10 @@ def split_side_bets(side_bets: Iterable[str | Bet | Mapping] | str,
         else:
             bet = _user_bet(item, "side_bets")
             if bet.name in R.BETS:
-                raise ValueError(f"side_bets: a bet of your own may not be called {bet.name!r} (a rules "
-                                 f"bet spot); choose another name")
+                raise ValueError(
+                    f"side_bets: a bet of your own may not be called {bet.name!r} (a rules "
+                    f"bet spot); choose another name"
+                )
             bet_name = bet.name
             extra.append(bet)
         if bet_name in seen:
@@ -651,12 +861,14 @@ def split_side_bets(side_bets: Iterable[str | Bet | Mapping] | str,
     return tuple(own), tuple(extra)
 
 
-def table_bets(rules: Rules, extra: Iterable[str | Bet | Mapping] = (),
-               custom: Iterable[Bet | Mapping] = ()) -> TableBets:
+def table_bets(
+    rules: Rules, extra: Iterable[str | Bet | Mapping] = (), custom: Iterable[Bet | Mapping] = ()
+) -> TableBets:
     """The :class:`TableBets` of a table with ``rules`` offering the ``extra`` bets too (catalog side
     bets not in :data:`pb_gym.rules.SIDE_BETS`, or user bets; see :func:`split_side_bets`)."""
     own, bets = split_side_bets(tuple(extra), custom)
     if own:
-        raise ValueError(f"extra bets: {', '.join(own)} are rules side bets: offer them with "
-                         "Rules(side_bets=...)")
+        raise ValueError(
+            f"extra bets: {', '.join(own)} are rules side bets: offer them with Rules(side_bets=...)"
+        )
     return TableBets(rules, bets)

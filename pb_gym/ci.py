@@ -31,10 +31,17 @@ def ratio_ci(x: np.ndarray, n: np.ndarray, z: float = Z95) -> dict:
     if total <= 0:
         return {"estimate": None, "ci95": None, "se": None, "n": 0}
     estimate = x.sum() / total
-    se = (math.sqrt(n_groups / (n_groups - 1) * np.sum((x - estimate * n) ** 2)) / total
-          if n_groups > 1 else math.inf)
-    return {"estimate": float(estimate), "ci95": [float(estimate - z * se), float(estimate + z * se)],
-            "se": float(se), "n": int(round(total))}
+    se = (
+        math.sqrt(n_groups / (n_groups - 1) * np.sum((x - estimate * n) ** 2)) / total
+        if n_groups > 1
+        else math.inf
+    )
+    return {
+        "estimate": float(estimate),
+        "ci95": [float(estimate - z * se), float(estimate + z * se)],
+        "se": float(se),
+        "n": int(round(total)),
+    }
 
 
 __all__ = ["Z95", "ratio_ci"]

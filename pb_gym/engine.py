@@ -97,11 +97,41 @@ def _new_shoe(t, shoe, position, counts, unseen, rng, full_counts, start, burn, 
 
 
 @numba.njit(cache=True, nogil=True)
-def _deal_kernel(start, stop, active, shoe, position, counts, unseen, hands_in_shoe, shoes_started,
-                 cut_hands, rng, cut_position, hand_after_cut, burn, full_counts, burn_counts, card_values,
-                 player_draws, banker_tableau, outcome_table, outcome_winner,
-                 player_cards, banker_cards, player_total, banker_total, player_ncards,
-                 banker_ncards, outcome, winner, natural, player_pair, banker_pair, shuffled):
+def _deal_kernel(
+    start,
+    stop,
+    active,
+    shoe,
+    position,
+    counts,
+    unseen,
+    hands_in_shoe,
+    shoes_started,
+    cut_hands,
+    rng,
+    cut_position,
+    hand_after_cut,
+    burn,
+    full_counts,
+    burn_counts,
+    card_values,
+    player_draws,
+    banker_tableau,
+    outcome_table,
+    outcome_winner,
+    player_cards,
+    banker_cards,
+    player_total,
+    banker_total,
+    player_ncards,
+    banker_ncards,
+    outcome,
+    winner,
+    natural,
+    player_pair,
+    banker_pair,
+    shuffled,
+):
     for t in range(start, stop):
         if not active[t]:  # a table sitting this hand out: untouched state, an empty result row
             for k in range(_MAX_CARDS):
@@ -191,15 +221,28 @@ SHUFFLE_MIN_TABLES = 128
 
 
 @numba.njit(cache=True, nogil=True)
-def _init_kernel(start, stop, shoe, position, counts, unseen, rng, full_counts, stack_len, burn,
-                 burn_counts):
+def _init_kernel(start, stop, shoe, position, counts, unseen, rng, full_counts, stack_len, burn, burn_counts):
     for t in range(start, stop):
         _new_shoe(t, shoe, position, counts, unseen, rng, full_counts, stack_len, burn, burn_counts)
 
 
 @numba.njit(cache=True, nogil=True)
-def _shuffle_kernel(start, stop, tables, shoe, position, counts, unseen, hands_in_shoe, shoes_started,
-                    cut_hands, rng, full_counts, burn, burn_counts):
+def _shuffle_kernel(
+    start,
+    stop,
+    tables,
+    shoe,
+    position,
+    counts,
+    unseen,
+    hands_in_shoe,
+    shoes_started,
+    cut_hands,
+    rng,
+    full_counts,
+    burn,
+    burn_counts,
+):
     for i in range(start, stop):
         t = tables[i]
         _new_shoe(t, shoe, position, counts, unseen, rng, full_counts, 0, burn, burn_counts)
@@ -209,8 +252,9 @@ def _shuffle_kernel(start, stop, tables, shoe, position, counts, unseen, hands_i
 
 
 @numba.njit(cache=True)
-def _check_tables_kernel(start, stop, shoe, position, counts, unseen, cut_hands, cut_position,
-                         hand_after_cut, per_rank):
+def _check_tables_kernel(
+    start, stop, shoe, position, counts, unseen, cut_hands, cut_position, hand_after_cut, per_rank
+):
     """The first table of ``start..stop-1`` whose state the deal kernel could not use safely, and why
     (a key of ``_TABLE_PROBLEMS``), or (-1, 0).
 
@@ -274,20 +318,36 @@ SHOE_MISMATCH = 6
 """Problem code of a shoe array whose length is not the rules' (kernels that skip
 :func:`check_state` per call test it themselves: :func:`pb_gym.session.play_rows`)."""
 
+
 def _array_fields(*fields: tuple[str, type, int]) -> tuple[tuple[str, np.dtype, int], ...]:
     return tuple((name, np.dtype(dtype), ndim) for name, dtype, ndim in fields)
 
 
 _STATE_ARRAYS = _array_fields(
-    ("shoe", np.uint8, 2), ("position", np.int32, 1), ("counts", np.int16, 2),
-    ("unseen", np.int16, 2), ("hands_in_shoe", np.int32, 1), ("shoes_started", np.int64, 1),
-    ("cut_hands", np.int8, 1), ("rng", np.uint64, 1))
+    ("shoe", np.uint8, 2),
+    ("position", np.int32, 1),
+    ("counts", np.int16, 2),
+    ("unseen", np.int16, 2),
+    ("hands_in_shoe", np.int32, 1),
+    ("shoes_started", np.int64, 1),
+    ("cut_hands", np.int8, 1),
+    ("rng", np.uint64, 1),
+)
 """(name, dtype, dimensions) of each array of a :class:`ShoeState`, as :func:`init` makes them."""
 _RESULT_ARRAYS = _array_fields(
-    ("player_cards", np.uint8, 2), ("banker_cards", np.uint8, 2), ("player_total", np.uint8, 1),
-    ("banker_total", np.uint8, 1), ("player_ncards", np.uint8, 1), ("banker_ncards", np.uint8, 1),
-    ("outcome", np.uint8, 1), ("winner", np.uint8, 1), ("natural", np.bool_, 1),
-    ("player_pair", np.bool_, 1), ("banker_pair", np.bool_, 1), ("shuffled", np.bool_, 1))
+    ("player_cards", np.uint8, 2),
+    ("banker_cards", np.uint8, 2),
+    ("player_total", np.uint8, 1),
+    ("banker_total", np.uint8, 1),
+    ("player_ncards", np.uint8, 1),
+    ("banker_ncards", np.uint8, 1),
+    ("outcome", np.uint8, 1),
+    ("winner", np.uint8, 1),
+    ("natural", np.bool_, 1),
+    ("player_pair", np.bool_, 1),
+    ("banker_pair", np.bool_, 1),
+    ("shuffled", np.bool_, 1),
+)
 """(name, dtype, dimensions) of each array of a :class:`HandResult`, as :meth:`HandResult.empty`."""
 
 
@@ -296,11 +356,13 @@ def _check_arrays(owner: str, obj: object, fields: tuple, n: int, width: dict[st
     for name, dtype, ndim in fields:
         array = getattr(obj, name)
         shape = (n, width[name]) if ndim == 2 else (n,)
-        if type(array) is np.ndarray and (array.dtype is dtype or array.dtype == dtype) and (
-                array.shape == shape):
+        if (
+            type(array) is np.ndarray
+            and (array.dtype is dtype or array.dtype == dtype)
+            and (array.shape == shape)
+        ):
             continue
-        got = (f"{array.shape} of {array.dtype}" if isinstance(array, np.ndarray)
-               else type(array).__name__)
+        got = f"{array.shape} of {array.dtype}" if isinstance(array, np.ndarray) else type(array).__name__
         raise ValueError(f"{owner}.{name} must be a {dtype.name} array of shape {shape}; got {got}")
 
 
@@ -316,18 +378,23 @@ def check_state(rules: Rules, state: ShoeState, deals: bool = True) -> None:
     if not isinstance(rules, Rules):
         raise TypeError(f"rules must be a pb_gym.Rules, got {type(rules).__name__}")
     if not isinstance(state, ShoeState):
-        raise TypeError(f"state must be a pb_gym.engine.ShoeState (from engine.init), got "
-                        f"{type(state).__name__}")
+        raise TypeError(
+            f"state must be a pb_gym.engine.ShoeState (from engine.init), got {type(state).__name__}"
+        )
     n_cards = state.shoe.shape[1]
     if n_cards != rules.n_cards:
-        raise ValueError(f"the state holds shoes of {n_cards} cards but the rules deal "
-                         f"{rules.decks}-deck shoes of {rules.n_cards} cards: deal a state with the "
-                         "Rules it was made for (engine.init)")
+        raise ValueError(
+            f"the state holds shoes of {n_cards} cards but the rules deal "
+            f"{rules.decks}-deck shoes of {rules.n_cards} cards: deal a state with the "
+            "Rules it was made for (engine.init)"
+        )
     cut = n_cards - rules.cards_behind_cut
     if state.cut_position != cut:
-        raise ValueError(f"the state's cut card is at card {state.cut_position} but the rules put it "
-                         f"at card {cut} (cut_card={rules.cut_card!r}): deal a state with the Rules "
-                         "it was made for (engine.init)")
+        raise ValueError(
+            f"the state's cut card is at card {state.cut_position} but the rules put it "
+            f"at card {cut} (cut_card={rules.cut_card!r}): deal a state with the Rules "
+            "it was made for (engine.init)"
+        )
     if deals:
         table, problem = _check_tables_kernel(0, state.shoe.shape[0], *_table_check_args(rules, state))
         _raise_table_problem(table, problem)
@@ -335,14 +402,24 @@ def check_state(rules: Rules, state: ShoeState, deals: bool = True) -> None:
 
 def _table_check_args(rules: Rules, state: ShoeState) -> tuple:
     """The arguments of :func:`_check_tables_kernel` after its range."""
-    return (state.shoe, state.position, state.counts, state.unseen, state.cut_hands,
-            state.cut_position, bool(rules.hand_after_cut), R.CARDS_PER_RANK_PER_DECK * rules.decks)
+    return (
+        state.shoe,
+        state.position,
+        state.counts,
+        state.unseen,
+        state.cut_hands,
+        state.cut_position,
+        bool(rules.hand_after_cut),
+        R.CARDS_PER_RANK_PER_DECK * rules.decks,
+    )
 
 
 def _raise_table_problem(table: int, problem: int) -> None:
     if table >= 0:
-        raise ValueError(f"the state of table {table} is inconsistent: {_TABLE_PROBLEMS[problem]} "
-                         "(was it changed by hand, or made for other Rules?)")
+        raise ValueError(
+            f"the state of table {table} is inconsistent: {_TABLE_PROBLEMS[problem]} "
+            "(was it changed by hand, or made for other Rules?)"
+        )
 
 
 class _CheckedArrays:
@@ -360,8 +437,10 @@ class _CheckedArrays:
     def _check(self) -> None:
         first = getattr(self, self._FIELDS[0][0])
         if type(first) is not np.ndarray or first.ndim != self._FIELDS[0][2] or first.shape[0] < 1:
-            raise ValueError(f"{type(self).__name__}.{self._FIELDS[0][0]} must be a "
-                             f"{self._FIELDS[0][2]}-D array with one row per table")
+            raise ValueError(
+                f"{type(self).__name__}.{self._FIELDS[0][0]} must be a "
+                f"{self._FIELDS[0][2]}-D array with one row per table"
+            )
         _check_arrays(type(self).__name__, self, self._FIELDS, first.shape[0], self._widths())
 
     def __post_init__(self) -> None:
@@ -379,8 +458,9 @@ class _CheckedArrays:
 def check_result(result: HandResult, n: int) -> None:
     """Check that ``result`` can receive a hand at each of ``n`` tables (``out=`` of :func:`deal`)."""
     if not isinstance(result, HandResult):
-        raise TypeError(f"out must be a pb_gym.engine.HandResult (HandResult.empty(n)), got "
-                        f"{type(result).__name__}")
+        raise TypeError(
+            f"out must be a pb_gym.engine.HandResult (HandResult.empty(n)), got {type(result).__name__}"
+        )
     if len(result) != n:
         raise ValueError(f"out holds {len(result)} tables but the state has {n}")
 
@@ -433,8 +513,10 @@ class ShoeState(_CheckedArrays):
 
     def copy(self) -> ShoeState:
         """A deep copy (the engine updates states in place)."""
-        fields: dict[str, Any] = {f.name: (np.copy(getattr(self, f.name)) if f.name != "cut_position"
-                                           else self.cut_position) for f in dataclasses.fields(self)}
+        fields: dict[str, Any] = {
+            f.name: (np.copy(getattr(self, f.name)) if f.name != "cut_position" else self.cut_position)
+            for f in dataclasses.fields(self)
+        }
         return ShoeState(**fields)
 
 
@@ -478,10 +560,20 @@ class HandResult(_CheckedArrays):
     def empty(cls, n: int) -> HandResult:
         """Preallocated result arrays for ``n`` tables (pass as ``out=`` to reuse memory)."""
         u8 = np.uint8
-        return cls(np.zeros((n, 3), u8), np.zeros((n, 3), u8), np.zeros(n, u8), np.zeros(n, u8),
-                   np.zeros(n, u8), np.zeros(n, u8), np.zeros(n, u8), np.zeros(n, u8),
-                   np.zeros(n, np.bool_), np.zeros(n, np.bool_), np.zeros(n, np.bool_),
-                   np.zeros(n, np.bool_))
+        return cls(
+            np.zeros((n, 3), u8),
+            np.zeros((n, 3), u8),
+            np.zeros(n, u8),
+            np.zeros(n, u8),
+            np.zeros(n, u8),
+            np.zeros(n, u8),
+            np.zeros(n, u8),
+            np.zeros(n, u8),
+            np.zeros(n, np.bool_),
+            np.zeros(n, np.bool_),
+            np.zeros(n, np.bool_),
+            np.zeros(n, np.bool_),
+        )
 
     def __len__(self) -> int:
         return self.outcome.shape[0]
@@ -505,20 +597,29 @@ def table_seeds(seed: Seed, n_tables: int) -> np.ndarray:
     if isinstance(seed, (list, tuple, np.ndarray)):
         seeds = np.asarray(seed)
         if seeds.shape != (n_tables,) or seeds.dtype.kind not in "iu":
-            raise ValueError(f"seed must be an int or {n_tables} ints (one per table); got "
-                             f"{seeds.shape} of {seeds.dtype}")
+            raise ValueError(
+                f"seed must be an int or {n_tables} ints (one per table); got {seeds.shape} of {seeds.dtype}"
+            )
         if seeds.size and seeds.min() < 0:
-            raise ValueError(f"seed={int(seeds.min())} (table {int(np.argmin(seeds))}) is not "
-                             "allowed; allowed: ints >= 0, one per table")
-        return np.array([np.random.SeedSequence(int(s)).generate_state(1, dtype=np.uint64)[0]
-                         for s in seeds], dtype=np.uint64)
-    if isinstance(seed, (bool, np.bool_)) or not (seed is None or isinstance(
-            seed, (int, np.integer, np.random.SeedSequence))):
-        raise ValueError(f"seed={seed!r} is not allowed; allowed: an int >= 0, a SeedSequence, None, "
-                         "or one int per table")
+            raise ValueError(
+                f"seed={int(seeds.min())} (table {int(np.argmin(seeds))}) is not "
+                "allowed; allowed: ints >= 0, one per table"
+            )
+        return np.array(
+            [np.random.SeedSequence(int(s)).generate_state(1, dtype=np.uint64)[0] for s in seeds],
+            dtype=np.uint64,
+        )
+    if isinstance(seed, (bool, np.bool_)) or not (
+        seed is None or isinstance(seed, (int, np.integer, np.random.SeedSequence))
+    ):
+        raise ValueError(
+            f"seed={seed!r} is not allowed; allowed: an int >= 0, a SeedSequence, None, or one int per table"
+        )
     if isinstance(seed, (int, np.integer)) and seed < 0:
-        raise ValueError(f"seed={int(seed)} is not allowed; allowed: an int >= 0, a SeedSequence, "
-                         "None, or one int per table")
+        raise ValueError(
+            f"seed={int(seed)} is not allowed; allowed: an int >= 0, a SeedSequence, "
+            "None, or one int per table"
+        )
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     return seq.generate_state(n_tables, dtype=np.uint64)
 
@@ -529,33 +630,40 @@ def _parse_stack(stack: Sequence | np.ndarray, rules: Rules, n_tables: int) -> n
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[0] not in (1, n_tables):
-        raise ValueError(f"stack must be a list of cards or one list per table ({n_tables} tables); "
-                         f"got shape {arr.shape}")
+        raise ValueError(
+            f"stack must be a list of cards or one list per table ({n_tables} tables); got shape {arr.shape}"
+        )
     codes = np.vectorize(R.card_code, otypes=[np.uint8])(arr) if arr.size else arr.astype(np.uint8)
     if codes.shape[1] > rules.n_cards:
-        raise ValueError(f"stack has {codes.shape[1]} cards but a {rules.decks}-deck shoe holds "
-                         f"{rules.n_cards}")
+        raise ValueError(
+            f"stack has {codes.shape[1]} cards but a {rules.decks}-deck shoe holds {rules.n_cards}"
+        )
     per_rank = R.CARDS_PER_RANK_PER_DECK * rules.decks
     for row_index, row in enumerate(codes):
         used = np.bincount(row.astype(np.intp) - 1, minlength=R.N_RANKS)
         over = np.flatnonzero(used > per_rank)
         if over.size:
             r = over[0]
-            raise ValueError(f"impossible stack (table {row_index}): {used[r]} cards of rank "
-                             f"{R.RANKS[r]} but a {rules.decks}-deck shoe holds only {per_rank}")
+            raise ValueError(
+                f"impossible stack (table {row_index}): {used[r]} cards of rank "
+                f"{R.RANKS[r]} but a {rules.decks}-deck shoe holds only {per_rank}"
+            )
     return np.broadcast_to(codes, (n_tables, codes.shape[1]))
 
 
 def table_bytes(rules: Rules) -> int:
     """Bytes of one table's state (:class:`ShoeState`: the shoe, counts, counters) and of its row of a
     :class:`HandResult`: what :func:`init` and a :func:`deal` allocate per table."""
-    state = sum(dtype.itemsize * (rules.n_cards if name == "shoe" else R.N_RANKS if ndim == 2 else 1)
-                for name, dtype, ndim in _STATE_ARRAYS)
+    state = sum(
+        dtype.itemsize * (rules.n_cards if name == "shoe" else R.N_RANKS if ndim == 2 else 1)
+        for name, dtype, ndim in _STATE_ARRAYS
+    )
     return state + sum(dtype.itemsize * (3 if ndim == 2 else 1) for _, dtype, ndim in _RESULT_ARRAYS)
 
 
-def init(rules: Rules, n_tables: int, seed: Seed = None,
-         stack: Sequence | np.ndarray | None = None) -> ShoeState:
+def init(
+    rules: Rules, n_tables: int, seed: Seed = None, stack: Sequence | np.ndarray | None = None
+) -> ShoeState:
     """Shuffle a fresh shoe at each of ``n_tables`` tables and apply the burn rule.
 
     Args:
@@ -575,8 +683,9 @@ def init(rules: Rules, n_tables: int, seed: Seed = None,
         raise ValueError(f"n_tables={n_tables!r} is not allowed; allowed: an integer >= 1")
     n_tables = int(n_tables)
     progress.note_compiling(sys.modules[__name__])  # the first run on a machine compiles the deal
-    memory.require(n_tables * table_bytes(rules), f"a shoe state of {n_tables:,} tables",
-                   "deal fewer tables at once")
+    memory.require(
+        n_tables * table_bytes(rules), f"a shoe state of {n_tables:,} tables", "deal fewer tables at once"
+    )
     n_cards = rules.n_cards
     shoe = np.zeros((n_tables, n_cards), dtype=np.uint8)
     full = R.full_shoe(rules.decks)
@@ -603,14 +712,29 @@ def init(rules: Rules, n_tables: int, seed: Seed = None,
         rng=table_seeds(seed, n_tables),
         cut_position=n_cards - rules.cards_behind_cut,
     )
-    parallel_for(n_tables, lambda start, stop: _init_kernel(
-        start, stop, state.shoe, state.position, state.counts, state.unseen, state.rng, full,
-        stack_len, bool(rules.burn), R.BURN_COUNTS), SHUFFLE_MIN_TABLES)
+    parallel_for(
+        n_tables,
+        lambda start, stop: _init_kernel(
+            start,
+            stop,
+            state.shoe,
+            state.position,
+            state.counts,
+            state.unseen,
+            state.rng,
+            full,
+            stack_len,
+            bool(rules.burn),
+            R.BURN_COUNTS,
+        ),
+        SHUFFLE_MIN_TABLES,
+    )
     return state
 
 
-def deal(rules: Rules, state: ShoeState, out: HandResult | None = None,
-         active: np.ndarray | None = None) -> tuple[ShoeState, HandResult]:
+def deal(
+    rules: Rules, state: ShoeState, out: HandResult | None = None, active: np.ndarray | None = None
+) -> tuple[ShoeState, HandResult]:
     """Deal one hand at every table (reshuffling first where the cut card has come out).
 
     Returns the (in-place updated) state and the hands. ``out`` reuses preallocated result arrays.
@@ -645,14 +769,41 @@ def deal(rules: Rules, state: ShoeState, out: HandResult | None = None,
         if table >= 0:
             problems.append((table, problem))
             return
-        _deal_kernel(start, stop, active, state.shoe, state.position, state.counts, state.unseen,
-                     state.hands_in_shoe, state.shoes_started, state.cut_hands, state.rng,
-                     state.cut_position, hand_after_cut, burn, full_counts, R.BURN_COUNTS,
-                     R.CARD_VALUES, R.PLAYER_DRAWS, R.BANKER_TABLEAU, R.OUTCOME_TABLE,
-                     R.OUTCOME_WINNER, result.player_cards, result.banker_cards,
-                     result.player_total, result.banker_total, result.player_ncards,
-                     result.banker_ncards, result.outcome, result.winner, result.natural,
-                     result.player_pair, result.banker_pair, result.shuffled)
+        _deal_kernel(
+            start,
+            stop,
+            active,
+            state.shoe,
+            state.position,
+            state.counts,
+            state.unseen,
+            state.hands_in_shoe,
+            state.shoes_started,
+            state.cut_hands,
+            state.rng,
+            state.cut_position,
+            hand_after_cut,
+            burn,
+            full_counts,
+            R.BURN_COUNTS,
+            R.CARD_VALUES,
+            R.PLAYER_DRAWS,
+            R.BANKER_TABLEAU,
+            R.OUTCOME_TABLE,
+            R.OUTCOME_WINNER,
+            result.player_cards,
+            result.banker_cards,
+            result.player_total,
+            result.banker_total,
+            result.player_ncards,
+            result.banker_ncards,
+            result.outcome,
+            result.winner,
+            result.natural,
+            result.player_pair,
+            result.banker_pair,
+            result.shuffled,
+        )
 
     parallel_for(n, deal_rows, DEAL_MIN_TABLES)
     if problems:
@@ -660,8 +811,9 @@ def deal(rules: Rules, state: ShoeState, out: HandResult | None = None,
     return state, result
 
 
-def shuffle(rules: Rules, state: ShoeState, tables: np.ndarray | Sequence[int] | None = None,
-            seed: Seed = None) -> ShoeState:
+def shuffle(
+    rules: Rules, state: ShoeState, tables: np.ndarray | Sequence[int] | None = None, seed: Seed = None
+) -> ShoeState:
     """Start a fresh shoe (shuffle and burn) at the given tables (indices or a boolean mask; all if None).
 
     Without ``seed`` each table continues its own random stream (deterministic given the original
@@ -675,18 +827,36 @@ def shuffle(rules: Rules, state: ShoeState, tables: np.ndarray | Sequence[int] |
             raise ValueError(f"a table mask must have shape ({state.n_tables},); got {index.shape}")
         index = np.flatnonzero(index)
     if index.ndim != 1 or (index.size and index.dtype.kind not in "iu"):
-        raise ValueError(f"tables must be table indices or a boolean mask of shape "
-                         f"({state.n_tables},); got {index.shape} of {index.dtype}")
+        raise ValueError(
+            f"tables must be table indices or a boolean mask of shape "
+            f"({state.n_tables},); got {index.shape} of {index.dtype}"
+        )
     index = index.astype(np.int64)
     if index.size and (index.min() < 0 or index.max() >= state.n_tables):
         raise ValueError(f"table indices must be in 0..{state.n_tables - 1}")
     if seed is not None:
         state.rng[index] = table_seeds(seed, index.size)
     full_counts = R.full_shoe(rules.decks)
-    parallel_for(index.size, lambda start, stop: _shuffle_kernel(
-        start, stop, index, state.shoe, state.position, state.counts, state.unseen,
-        state.hands_in_shoe, state.shoes_started, state.cut_hands, state.rng, full_counts,
-        bool(rules.burn), R.BURN_COUNTS), SHUFFLE_MIN_TABLES)
+    parallel_for(
+        index.size,
+        lambda start, stop: _shuffle_kernel(
+            start,
+            stop,
+            index,
+            state.shoe,
+            state.position,
+            state.counts,
+            state.unseen,
+            state.hands_in_shoe,
+            state.shoes_started,
+            state.cut_hands,
+            state.rng,
+            full_counts,
+            bool(rules.burn),
+            R.BURN_COUNTS,
+        ),
+        SHUFFLE_MIN_TABLES,
+    )
     return state
 
 
@@ -730,8 +900,10 @@ def validate_stakes(rules: Rules, stakes: np.ndarray | dict, n: int) -> np.ndarr
     else:
         array = np.asarray(stakes, dtype=np.float64)
         if array.shape != (n, R.N_BETS):
-            raise ValueError(f"stakes must have shape ({n}, {R.N_BETS}) (one column per bet: "
-                             f"{', '.join(R.BETS)}); got {array.shape}")
+            raise ValueError(
+                f"stakes must have shape ({n}, {R.N_BETS}) (one column per bet: "
+                f"{', '.join(R.BETS)}); got {array.shape}"
+            )
     if not np.all(np.isfinite(array)):
         raise ValueError("stakes must be finite numbers")
     if np.any(array < 0):
@@ -740,8 +912,9 @@ def validate_stakes(rules: Rules, stakes: np.ndarray | dict, n: int) -> np.ndarr
     unoffered = ~rules.offered_mask
     if np.any(array[:, unoffered] != 0):
         bet = R.BETS[int(np.flatnonzero(unoffered & np.any(array != 0, axis=0))[0])]
-        raise ValueError(f"stake on {bet!r}, which this table does not offer; offered: "
-                         f"{', '.join(rules.offered_bets)}")
+        raise ValueError(
+            f"stake on {bet!r}, which this table does not offer; offered: {', '.join(rules.offered_bets)}"
+        )
     return array
 
 

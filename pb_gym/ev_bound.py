@@ -98,8 +98,9 @@ def taylor_coefficients() -> tuple[np.ndarray, np.ndarray]:
                 e[var] -= 1
     sizes = np.searchsorted(exponents.sum(axis=1), np.arange(DEGREE + 1), side="right")
     acc = np.zeros((n_mon, R.N_OUTCOMES))
-    _taylor_walk(exact.multiset_weights().astype(np.float64), shift, FULL_SHOE_PROPORTIONS,
-                 sizes.astype(np.int64), acc)
+    _taylor_walk(
+        exact.multiset_weights().astype(np.float64), shift, FULL_SHOE_PROPORTIONS, sizes.astype(np.int64), acc
+    )
     return exponents, acc
 
 
@@ -168,8 +169,9 @@ class EVBound:
     def __init__(self, payoffs: np.ndarray) -> None:
         payoffs = np.asarray(payoffs, dtype=np.float64)
         if payoffs.shape != (R.N_OUTCOMES,):
-            raise ValueError(f"payoffs must have one entry per outcome class ({R.N_OUTCOMES}); "
-                             f"got shape {payoffs.shape}")
+            raise ValueError(
+                f"payoffs must have one entry per outcome class ({R.N_OUTCOMES}); got shape {payoffs.shape}"
+            )
         exponents, coefficients = taylor_coefficients()
         coef = coefficients @ payoffs
         degree = exponents[:, :N_DELTA].sum(axis=1)
@@ -225,17 +227,48 @@ class EVBound:
         comp = exact.validate_composition(composition)
         ranks = np.ascontiguousarray(comp.reshape(-1, R.N_RANKS))
         out = np.empty(len(ranks))
-        _upper_kernel(ranks, R.RANK_VALUES.astype(np.int64), FULL_SHOE_PROPORTIONS, self.constant,
-                      self.linear, self.coarse, self.pair_index, self.pair_coef, self.triple_index,
-                      self.triple_coef, self.remainder, self.quartic_index, self.quartic_coef,
-                      self.remainder3, refine, -MARGIN, out)
+        _upper_kernel(
+            ranks,
+            R.RANK_VALUES.astype(np.int64),
+            FULL_SHOE_PROPORTIONS,
+            self.constant,
+            self.linear,
+            self.coarse,
+            self.pair_index,
+            self.pair_coef,
+            self.triple_index,
+            self.triple_coef,
+            self.remainder,
+            self.quartic_index,
+            self.quartic_coef,
+            self.remainder3,
+            refine,
+            -MARGIN,
+            out,
+        )
         return out.reshape(comp.shape[:-1])
 
 
 @numba.njit(cache=True)
-def _upper_kernel(ranks, rank_values, u0, constant, linear, coarse, pair_index, pair_coef, triple_index,
-                  triple_coef, remainder, quartic_index, quartic_coef, remainder3, refine, threshold,
-                  out):
+def _upper_kernel(  # noqa: C901 - a compiled kernel: the nested loops over the ranks are the enumeration itself, and a call per level costs speed
+    ranks,
+    rank_values,
+    u0,
+    constant,
+    linear,
+    coarse,
+    pair_index,
+    pair_coef,
+    triple_index,
+    triple_coef,
+    remainder,
+    quartic_index,
+    quartic_coef,
+    remainder3,
+    refine,
+    threshold,
+    out,
+):
     """Serial on purpose: a few hundred operations per composition, cheaper than any thread."""
     n_delta = u0.shape[0] - 1
     n_pow = constant.shape[0]
@@ -283,8 +316,12 @@ def _upper_kernel(ranks, rank_values, u0, constant, linear, coarse, pair_index, 
                 quadratic += term * delta[pair_index[p, 0]] * delta[pair_index[p, 1]]
             cubic = 0.0
             for p in range(triple_index.shape[0]):
-                cubic += (triple_coef[p, 0] * delta[triple_index[p, 0]] * delta[triple_index[p, 1]]
-                          * delta[triple_index[p, 2]])
+                cubic += (
+                    triple_coef[p, 0]
+                    * delta[triple_index[p, 0]]
+                    * delta[triple_index[p, 1]]
+                    * delta[triple_index[p, 2]]
+                )
             high = 0.0
             for a in range(3, n_pow):
                 for l in range(n_pow - a):
@@ -295,13 +332,21 @@ def _upper_kernel(ranks, rank_values, u0, constant, linear, coarse, pair_index, 
                     term = 0.0
                     for l in range(1, n_pow - 3):
                         term += triple_coef[p, l] * eps_pow[l]
-                    cubic += (term * delta[triple_index[p, 0]] * delta[triple_index[p, 1]]
-                              * delta[triple_index[p, 2]])
+                    cubic += (
+                        term
+                        * delta[triple_index[p, 0]]
+                        * delta[triple_index[p, 1]]
+                        * delta[triple_index[p, 2]]
+                    )
                 quartic = 0.0
                 for p in range(quartic_index.shape[0]):
-                    quartic += (quartic_coef[p] * delta[quartic_index[p, 0]]
-                                * delta[quartic_index[p, 1]] * delta[quartic_index[p, 2]]
-                                * delta[quartic_index[p, 3]])
+                    quartic += (
+                        quartic_coef[p]
+                        * delta[quartic_index[p, 0]]
+                        * delta[quartic_index[p, 1]]
+                        * delta[quartic_index[p, 2]]
+                        * delta[quartic_index[p, 3]]
+                    )
                 high = 0.0
                 for a in range(4, n_pow):
                     for l in range(n_pow - a):

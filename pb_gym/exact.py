@@ -87,8 +87,11 @@ def _sequence_table() -> dict:
     # index of each nondecreasing sequence in lexicographic order = the kernel's walk order
     multisets = np.unique(code)
     index = np.searchsorted(multisets, code)
-    cell = ((hand["player_total"] * 10 + hand["banker_total"]) * 2 + hand["player_ncards"] - 2) * 2 \
-        + hand["banker_ncards"] - 2
+    cell = (
+        ((hand["player_total"] * 10 + hand["banker_total"]) * 2 + hand["player_ncards"] - 2) * 2
+        + hand["banker_ncards"]
+        - 2
+    )
 
     def side(first: int, second: int) -> np.ndarray:
         """Pair pattern of one side's first two cards: 0 different values, 1 same nonzero, 2 both 0."""
@@ -96,8 +99,12 @@ def _sequence_table() -> dict:
         return np.where(~same, 0, np.where(seq[first] == 0, 2, 1))
 
     key = cell * _PATTERNS + side(0, 2) * _SIDE_PATTERNS + side(1, 3)
-    return {"index": index.astype(np.int32), "n_multisets": len(multisets),
-            "outcome": hand["outcome"].astype(np.int8), "key": key.astype(np.int16)}
+    return {
+        "index": index.astype(np.int32),
+        "n_multisets": len(multisets),
+        "outcome": hand["outcome"].astype(np.int8),
+        "key": key.astype(np.int16),
+    }
 
 
 @functools.lru_cache(maxsize=1)
@@ -170,7 +177,7 @@ def _blocks(rows: np.ndarray, width: int) -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True)
-def _expectation_kernel(start, stop, blocks, weights, out):
+def _expectation_kernel(start, stop, blocks, weights, out):  # noqa: C901 - a compiled kernel: the nested loops over the ranks are the enumeration itself, and a call per level costs speed
     """Float twin of the kernel above over blocks of compositions: ``blocks`` is (n_blocks, 10, width)
     value counts, ``out`` (n_blocks, k, width) receives sum_m weights[m, :] prod_v (c_v)_(m_v)."""
     n_out = weights.shape[1]
@@ -251,21 +258,27 @@ def validate_composition(composition: np.ndarray | list) -> np.ndarray:
     """Check a composition (counts by rank A..K, last axis of length 13) and return it as int64."""
     array = np.asarray(composition)
     if array.ndim == 0 or array.shape[-1] != R.N_RANKS:
-        raise ValueError(f"composition must have 13 counts by rank ({', '.join(R.RANKS)}) on its last "
-                         f"axis; got shape {array.shape}")
-    if array.dtype.kind not in "iuf" or (array.dtype.kind == "f" and
-                                         not np.all(array == np.round(array))):
+        raise ValueError(
+            f"composition must have 13 counts by rank ({', '.join(R.RANKS)}) on its last "
+            f"axis; got shape {array.shape}"
+        )
+    if array.dtype.kind not in "iuf" or (array.dtype.kind == "f" and not np.all(array == np.round(array))):
         raise ValueError("composition counts must be whole numbers of cards")
-    if array.size and (np.any(array > MAX_RANK_COUNT) if array.dtype.kind != "f" or np.all(
-            np.isfinite(array)) else True):
-        raise ValueError(f"composition counts must be at most {MAX_RANK_COUNT:,} cards of a rank (larger "
-                         "counts overflow the exact calculators' 64-bit integers)")
+    if array.size and (
+        np.any(array > MAX_RANK_COUNT) if array.dtype.kind != "f" or np.all(np.isfinite(array)) else True
+    ):
+        raise ValueError(
+            f"composition counts must be at most {MAX_RANK_COUNT:,} cards of a rank (larger "
+            "counts overflow the exact calculators' 64-bit integers)"
+        )
     array = array.astype(np.int64)
     if np.any(array < 0):
         raise ValueError("composition counts must be >= 0")
     if np.any(array.sum(axis=-1) < MIN_CARDS):
-        raise ValueError(f"a composition must hold at least {MIN_CARDS} cards (a hand may use six); "
-                         f"got {int(array.sum(axis=-1).min())}")
+        raise ValueError(
+            f"a composition must hold at least {MIN_CARDS} cards (a hand may use six); "
+            f"got {int(array.sum(axis=-1).min())}"
+        )
     return array
 
 
@@ -287,8 +300,10 @@ def outcome_counts(composition: np.ndarray | list) -> np.ndarray:
     progress.note_compiling(sys.modules[__name__])  # the first run compiles the walk
     comp = validate_composition(composition)
     if np.any(comp.sum(axis=-1) > MAX_EXACT_CARDS):
-        raise ValueError(f"integer counts are exact for at most {MAX_EXACT_CARDS} cards; use "
-                         "outcome_probabilities for larger compositions")
+        raise ValueError(
+            f"integer counts are exact for at most {MAX_EXACT_CARDS} cards; use "
+            "outcome_probabilities for larger compositions"
+        )
     flat = value_counts(comp).reshape(-1, 10)
     out = np.zeros((flat.shape[0], R.N_OUTCOMES), dtype=np.int64)
     run_rows(_outcome_counts_kernel, flat.shape[0], 4, flat, multiset_weights(), out)
@@ -378,8 +393,11 @@ def odds(composition: np.ndarray | list, rules: Rules | None = None) -> dict:
     probabilities.update({f"outcome_{name}": float(p) for name, p in zip(R.OUTCOMES, prob, strict=True)})
     probabilities["pair"] = float(pair_probability(comp))
     ev = expected_values(comp, rules)
-    return {"cards": int(comp.sum()), "probabilities": probabilities,
-            "ev": {bet: float(x) for bet, x in zip(R.BETS, ev, strict=True)}}
+    return {
+        "cards": int(comp.sum()),
+        "probabilities": probabilities,
+        "ev": {bet: float(x) for bet, x in zip(R.BETS, ev, strict=True)},
+    }
 
 
 def deals_of_six(cards: int) -> int:
@@ -464,7 +482,7 @@ def _class_counts_kernel(start, stop, c, indptr, keys, orderings, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def _class_probabilities_kernel(start, stop, blocks, scale, q1, q2, indptr, keys, orderings, out):
+def _class_probabilities_kernel(start, stop, blocks, scale, q1, q2, indptr, keys, orderings, out):  # noqa: C901 - a compiled kernel: the nested loops over the ranks are the enumeration itself, and a call per level costs speed
     """Float twin over blocks of compositions, pair flags mixed in: ``blocks`` (n_blocks, 10, width)
     value counts, ``scale`` 1 / (N)_6 and ``q1``, ``q2`` (n_blocks, width); row ``blk * width + i`` of
     ``out`` (rows, 1600) receives the hand-class probabilities (one block-wide multiply-add per entry
@@ -598,7 +616,7 @@ def hand_class_probabilities(composition: np.ndarray | list) -> np.ndarray:
     flat = comp.reshape(-1, R.N_RANKS)
     out = np.empty((flat.shape[0], R.N_HAND_CLASSES))
     for start in range(0, flat.shape[0], CLASS_CHUNK):
-        out[start:start + CLASS_CHUNK] = _hand_class_chunk(flat[start:start + CLASS_CHUNK])
+        out[start : start + CLASS_CHUNK] = _hand_class_chunk(flat[start : start + CLASS_CHUNK])
     return out.reshape(comp.shape[:-1] + (R.N_HAND_CLASSES,))
 
 
@@ -615,8 +633,9 @@ def hand_class_expectations(composition: np.ndarray | list, columns: np.ndarray)
     flat = comp.reshape(-1, R.N_RANKS)
     out = np.empty((flat.shape[0], columns.shape[1]))
     for start in range(0, flat.shape[0], CLASS_CHUNK):
-        out[start:start + CLASS_CHUNK] = row_products(_hand_class_chunk(flat[start:start + CLASS_CHUNK]),
-                                                      columns)
+        out[start : start + CLASS_CHUNK] = row_products(
+            _hand_class_chunk(flat[start : start + CLASS_CHUNK]), columns
+        )
     return out.reshape(comp.shape[:-1] + (columns.shape[1],))
 
 
@@ -629,8 +648,7 @@ def _hand_class_chunk(ranks: np.ndarray) -> np.ndarray:
     scale = (1.0 / _falling6(ranks.sum(axis=1))).reshape(n_blocks, width)
     q1, q2 = (q.reshape(n_blocks, width) for q in _zero_pair_probabilities(ranks))
     out = np.empty((n, R.N_HAND_CLASSES))
-    run_rows(_class_probabilities_kernel, n_blocks, 1, blocks, scale, q1, q2,
-             *_float_class_weights(), out)
+    run_rows(_class_probabilities_kernel, n_blocks, 1, blocks, scale, q1, q2, *_float_class_weights(), out)
     return out
 
 
@@ -652,8 +670,10 @@ def hand_class_counts(composition: np.ndarray | list) -> np.ndarray:
     if comp.ndim != 1:
         raise ValueError("hand_class_counts takes one composition (13 counts by rank)")
     if comp.sum() > MAX_EXACT_CARDS:
-        raise ValueError(f"integer counts are exact for at most {MAX_EXACT_CARDS} cards; use "
-                         "hand_class_probabilities for larger compositions")
+        raise ValueError(
+            f"integer counts are exact for at most {MAX_EXACT_CARDS} cards; use "
+            "hand_class_probabilities for larger compositions"
+        )
     flat_sums = np.zeros((1, _KEYS), dtype=np.int64)
     _class_counts_kernel(0, 1, value_counts(comp)[None, :], *hand_class_weights(), flat_sums)
     sums = flat_sums.reshape(N_VALUE_CLASSES, _SIDE_PATTERNS, _SIDE_PATTERNS)

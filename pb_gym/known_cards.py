@@ -80,8 +80,9 @@ def _normalized(known: Known | None) -> tuple[tuple[int, tuple[int, ...]], ...]:
             raise ValueError(f"known: position {position!r} is not allowed; allowed: 1-6")
         ranks = tuple(sorted({int(r) for r in ranks}))
         if not ranks or ranks[0] < 0 or ranks[-1] >= R.N_RANKS:
-            raise ValueError(f"known: position {position} needs one or more rank indices in 0-12 "
-                             f"(A..K); got {ranks!r}")
+            raise ValueError(
+                f"known: position {position} needs one or more rank indices in 0-12 (A..K); got {ranks!r}"
+            )
         out.append((int(position), ranks))
     return tuple(sorted(out))
 
@@ -117,8 +118,14 @@ def _enumeration(known: tuple[tuple[int, tuple[int, ...]], ...]) -> dict[str, np
     hand = exact.deal_value_sequences(dealt)
     player_pair = symbols[by_position[1]] == symbols[by_position[3]]
     banker_pair = symbols[by_position[2]] == symbols[by_position[4]]
-    classes = R.hand_class(hand["player_total"], hand["banker_total"], hand["player_ncards"],
-                           hand["banker_ncards"], player_pair, banker_pair)
+    classes = R.hand_class(
+        hand["player_total"],
+        hand["banker_total"],
+        hand["player_ncards"],
+        hand["banker_ncards"],
+        player_pair,
+        banker_pair,
+    )
     return {"groups": groups, "drawn_before": drawn_before, "classes": classes}
 
 
@@ -168,8 +175,12 @@ def hand_class_probabilities(composition: np.ndarray | Sequence, known: Known | 
     return out.reshape(comp.shape[:-1] + (R.N_HAND_CLASSES,))
 
 
-def expected_values(composition: np.ndarray | Sequence, known: Known | None = None,
-                    bets: Iterable[str] | str | None = None, rules: Rules | None = None) -> np.ndarray:
+def expected_values(
+    composition: np.ndarray | Sequence,
+    known: Known | None = None,
+    bets: Iterable[str] | str | None = None,
+    rules: Rules | None = None,
+) -> np.ndarray:
     """Exact EV per unit of each bet given the known cards, ``(..., k)``.
 
     ``bets`` are catalog names (default: the seven spots of :data:`pb_gym.rules.BETS`), paid as
@@ -239,8 +250,7 @@ def known_value_edge(table: np.ndarray, position: int) -> float:
     return best_bet_edge(table.sum(axis=axes))
 
 
-def known_card_edge(composition: np.ndarray | Sequence, position: int,
-                    rules: Rules | None = None) -> dict:
+def known_card_edge(composition: np.ndarray | Sequence, position: int, rules: Rules | None = None) -> dict:
     """Knowing the rank of the card at ``position`` (1-6): the edge per hand of betting the best main
     bet when positive, the chance of a positive bet and, per rank, P(rank) and the conditional EVs."""
     comp = _validated(composition)
@@ -256,8 +266,10 @@ def known_card_edge(composition: np.ndarray | Sequence, position: int,
         probability = comp[rank] / n  # exchangeability: any position's card is a uniform draw
         ev = expected_values(comp, {position: [rank]}, MAIN_BET_NAMES, rules)
         best = float(ev.max())
-        by_rank[R.RANKS[rank]] = {"probability": float(probability),
-                                  "ev": dict(zip(MAIN_BET_NAMES, map(float, ev), strict=True))}
+        by_rank[R.RANKS[rank]] = {
+            "probability": float(probability),
+            "ev": dict(zip(MAIN_BET_NAMES, map(float, ev), strict=True)),
+        }
         if best > 0:
             edge += probability * best
             bet_frequency += probability
@@ -274,8 +286,13 @@ def sorted_cards_edge(table: np.ndarray, high_values: Iterable[int], positions: 
     summed = table.sum(axis=tuple(a for a in range(4) if a + 1 not in positions))
     # group each sorted position's 10 values into its 2 classes
     for axis in range(len(positions)):
-        summed = np.stack([np.compress(~high, summed, axis=axis).sum(axis=axis),
-                           np.compress(high, summed, axis=axis).sum(axis=axis)], axis=axis)
+        summed = np.stack(
+            [
+                np.compress(~high, summed, axis=axis).sum(axis=axis),
+                np.compress(high, summed, axis=axis).sum(axis=axis),
+            ],
+            axis=axis,
+        )
     return best_bet_edge(summed.reshape(-1, summed.shape[-1]))
 
 
@@ -283,8 +300,9 @@ def value_splits() -> list[tuple[int, ...]]:
     """Every split of the ten values into two non-empty classes, each once (511): the class holding
     value 9 is given (the other class is its complement)."""
     rest = range(9)
-    return [tuple(sorted(set(chosen) | {9})) for k in range(0, 9)
-            for chosen in itertools.combinations(rest, k)]
+    return [
+        tuple(sorted(set(chosen) | {9})) for k in range(0, 9) for chosen in itertools.combinations(rest, k)
+    ]
 
 
 def best_split(table: np.ndarray, positions: Sequence[int] = (1, 2, 3, 4)) -> tuple[tuple[int, ...], float]:
@@ -293,7 +311,20 @@ def best_split(table: np.ndarray, positions: Sequence[int] = (1, 2, 3, 4)) -> tu
     return best, sorted_cards_edge(table, best, positions)
 
 
-__all__ = ["MAIN_BET_NAMES", "POSITIONS", "RANK_LETTERS", "best_bet_edge", "best_split", "expected_values",
-           "hand_class_probabilities", "known_card_edge", "known_probability", "known_value_edge",
-           "parse_known", "sorted_cards_edge", "value_prefix_probabilities", "value_prefix_table",
-           "value_splits"]
+__all__ = [
+    "MAIN_BET_NAMES",
+    "POSITIONS",
+    "RANK_LETTERS",
+    "best_bet_edge",
+    "best_split",
+    "expected_values",
+    "hand_class_probabilities",
+    "known_card_edge",
+    "known_probability",
+    "known_value_edge",
+    "parse_known",
+    "sorted_cards_edge",
+    "value_prefix_probabilities",
+    "value_prefix_table",
+    "value_splits",
+]

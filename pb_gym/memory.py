@@ -37,8 +37,11 @@ def describe(n_bytes: float) -> str:
     value = float(n_bytes)
     for unit in ("B", "KiB", "MiB", "GiB"):
         if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else (
-                f"{value:.1f} {unit}" if value < 1e6 else f"{value:.3g} {unit}")
+            return (
+                f"{value:.0f} {unit}"
+                if unit == "B"
+                else (f"{value:.1f} {unit}" if value < 1e6 else f"{value:.3g} {unit}")
+            )
         value /= 1024
     raise AssertionError("unreachable")
 
@@ -50,5 +53,7 @@ def require(needed: float, what: str, advice: str) -> None:
     fewer tables at once"``)."""
     available = available_bytes()
     if available is not None and needed > available:
-        raise TooLarge(f"{what} needs about {describe(needed)} of memory but this machine has "
-                       f"{describe(available)} available; {advice}")
+        raise TooLarge(
+            f"{what} needs about {describe(needed)} of memory but this machine has "
+            f"{describe(available)} available; {advice}"
+        )

@@ -37,9 +37,17 @@ class Progress:
         bar: a tqdm bar (True) or lines (False); default: a bar when ``stream`` is a terminal.
     """
 
-    def __init__(self, label: str, total: int | None = None, unit: str = "hand",
-                 chunks: int | None = None, per_item: int = 1, enabled: bool = True,
-                 stream: TextIO | None = None, bar: bool | None = None) -> None:
+    def __init__(
+        self,
+        label: str,
+        total: int | None = None,
+        unit: str = "hand",
+        chunks: int | None = None,
+        per_item: int = 1,
+        enabled: bool = True,
+        stream: TextIO | None = None,
+        bar: bool | None = None,
+    ) -> None:
         self.label = label
         self.total = total
         self.unit = unit
@@ -61,12 +69,16 @@ class Progress:
             from tqdm import tqdm
 
             # counting chunks only: the bar counts chunks
-            self._bar = tqdm(total=total if total is not None else chunks, desc=label,
-                             unit=unit if total is not None else "chunk", unit_scale=total is not None,
-                             file=self.stream, postfix=self._chunk_text())
+            self._bar = tqdm(
+                total=total if total is not None else chunks,
+                desc=label,
+                unit=unit if total is not None else "chunk",
+                unit_scale=total is not None,
+                file=self.stream,
+                postfix=self._chunk_text(),
+            )
         else:
-            self._thread = threading.Thread(target=self._print_lines, daemon=True,
-                                            name=f"progress: {label}")
+            self._thread = threading.Thread(target=self._print_lines, daemon=True, name=f"progress: {label}")
             self._thread.start()
 
     # -- counting -------------------------------------------------------------------------------
@@ -160,8 +172,9 @@ def _is_terminal(stream: TextIO) -> bool:
         return False
 
 
-COMPILING = ("pb-gym: compiling kernels, once per machine (tens of seconds; later runs load them from "
-             "numba's cache)")
+COMPILING = (
+    "pb-gym: compiling kernels, once per machine (tens of seconds; later runs load them from numba's cache)"
+)
 """The line printed while numba compiles kernels that are not in its cache yet."""
 
 _compile_checked: set[str] = set()

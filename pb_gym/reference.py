@@ -63,8 +63,9 @@ class ReferenceTable:
 
     def new_shoe(self) -> None:
         """Shuffle all cards and apply the burn rule."""
-        self.shoe = [rank + 1 for rank in range(R.N_RANKS)
-                     for _ in range(R.CARDS_PER_RANK_PER_DECK * self.rules.decks)]
+        self.shoe = [
+            rank + 1 for rank in range(R.N_RANKS) for _ in range(R.CARDS_PER_RANK_PER_DECK * self.rules.decks)
+        ]
         self.random.shuffle(self.shoe)
         self.position = 0
         self.hand_after_cut_dealt = False

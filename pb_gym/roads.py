@@ -50,8 +50,9 @@ def parse_outcomes(text: str) -> tuple[str, ...]:
         raise ValueError("outcomes: empty; allowed: a string of B (banker), P (player), T (tie)")
     bad = sorted({c for c in cleaned if c not in OUTCOME_LETTERS})
     if bad:
-        raise ValueError(f"outcomes: {''.join(bad)!r} is not allowed; allowed: B (banker), P (player), "
-                         "T (tie)")
+        raise ValueError(
+            f"outcomes: {''.join(bad)!r} is not allowed; allowed: B (banker), P (player), T (tie)"
+        )
     return tuple(cleaned)
 
 
@@ -99,14 +100,23 @@ class Roads:
     def to_dict(self) -> dict:
         """Plain data (the ``pb-gym roads --json`` output)."""
         return {
-            "bead_plate": [[bead.outcome + ("b" if bead.banker_pair else "") + ("p" if bead.player_pair
-                                                                                else "")
-                            for bead in column] for column in bead_columns(self.bead_plate)],
+            "bead_plate": [
+                [
+                    bead.outcome + ("b" if bead.banker_pair else "") + ("p" if bead.player_pair else "")
+                    for bead in column
+                ]
+                for column in bead_columns(self.bead_plate)
+            ],
             "big_road": [[entry.winner for entry in column] for column in self.big_road],
-            "ties": {"leading": self.leading_ties,
-                     "on_cells": [[column_index, row_index, entry.ties]
-                                  for column_index, column in enumerate(self.big_road)
-                                  for row_index, entry in enumerate(column) if entry.ties]},
+            "ties": {
+                "leading": self.leading_ties,
+                "on_cells": [
+                    [column_index, row_index, entry.ties]
+                    for column_index, column in enumerate(self.big_road)
+                    for row_index, entry in enumerate(column)
+                    if entry.ties
+                ],
+            },
             **{name: list(marks) for name, marks in self.derived.items()},
             "ask_road": self.ask,
         }
@@ -114,7 +124,7 @@ class Roads:
 
 def bead_columns(beads: Sequence[Bead]) -> list[list[Bead]]:
     """The bead plate in columns of six, oldest first."""
-    return [list(beads[start:start + ROWS]) for start in range(0, len(beads), ROWS)]
+    return [list(beads[start : start + ROWS]) for start in range(0, len(beads), ROWS)]
 
 
 def big_road_columns(outcomes: Iterable[str]) -> tuple[int, list[list[BigRoadEntry]]]:
@@ -169,8 +179,11 @@ def next_marks(lengths: Sequence[int], last_winner: str | None, winner: str) -> 
     return {name: derived_mark(grown, column, row, k) for name, k in DERIVED_ROADS.items()}
 
 
-def read_roads(outcomes: Iterable[str], banker_pairs: Sequence[bool] | None = None,
-               player_pairs: Sequence[bool] | None = None) -> Roads:
+def read_roads(
+    outcomes: Iterable[str],
+    banker_pairs: Sequence[bool] | None = None,
+    player_pairs: Sequence[bool] | None = None,
+) -> Roads:
     """Every road of a sequence of results (``"B"`` / ``"P"`` / ``"T"``, oldest first), with the pair
     markers of each hand if given."""
     results = tuple(outcomes)
@@ -186,10 +199,13 @@ def read_roads(outcomes: Iterable[str], banker_pairs: Sequence[bool] | None = No
     leading, columns = big_road_columns(results)
     lengths = [len(column) for column in columns]
     last = columns[-1][-1].winner if columns else None
-    return Roads(bead_plate=beads, leading_ties=leading,
-                 big_road=tuple(tuple(column) for column in columns),
-                 derived={name: tuple(derived_marks(lengths, k)) for name, k in DERIVED_ROADS.items()},
-                 ask={winner: next_marks(lengths, last, winner) for winner in ("B", "P")})
+    return Roads(
+        bead_plate=beads,
+        leading_ties=leading,
+        big_road=tuple(tuple(column) for column in columns),
+        derived={name: tuple(derived_marks(lengths, k)) for name, k in DERIVED_ROADS.items()},
+        ask={winner: next_marks(lengths, last, winner) for winner in ("B", "P")},
+    )
 
 
 def mark_columns(marks: Sequence[str]) -> list[list[str]]:
@@ -272,8 +288,7 @@ def scoreboard_text(roads: Roads, width: int | None = None) -> str:
         lines += rows_of(grid(layout(mark_columns(marks))), road_cell)
     lines.append("Ask road (next mark of Big Eye Boy / Small Road / Cockroach Pig)")
     for winner, label in (("B", "banker"), ("P", "player")):
-        shown = " ".join({RED: "R", BLUE: "B", None: "-"}[roads.ask[winner][name]]
-                         for name in DERIVED_ROADS)
+        shown = " ".join({RED: "R", BLUE: "B", None: "-"}[roads.ask[winner][name]] for name in DERIVED_ROADS)
         lines.append(f"  if {label:<6}: {shown}")
     return "\n".join(lines) + "\n"
 

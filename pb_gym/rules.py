@@ -252,48 +252,84 @@ class Rules:
 
     def __post_init__(self) -> None:
         _check(
-            isinstance(self.decks, (int, np.integer)) and not isinstance(self.decks, bool)
+            isinstance(self.decks, (int, np.integer))
+            and not isinstance(self.decks, bool)
             and 1 <= self.decks <= 8,
-            "decks", self.decks, "an integer from 1 to 8",
+            "decks",
+            self.decks,
+            "an integer from 1 to 8",
         )
-        _check(self.banker_variant in BANKER_VARIANTS, "banker_variant", self.banker_variant,
-               ", ".join(BANKER_VARIANTS))
-        _check(_is_number(self.commission) and 0.0 <= self.commission < 1.0, "commission",
-               self.commission, "a number in [0, 1), e.g. 0.05 for 19:20")
-        _check(self.tie_pays in TIE_PAYOUTS and not isinstance(self.tie_pays, bool), "tie_pays",
-               self.tie_pays, "8 or 9 (paying 8:1 or 9:1)")
+        _check(
+            self.banker_variant in BANKER_VARIANTS,
+            "banker_variant",
+            self.banker_variant,
+            ", ".join(BANKER_VARIANTS),
+        )
+        _check(
+            _is_number(self.commission) and 0.0 <= self.commission < 1.0,
+            "commission",
+            self.commission,
+            "a number in [0, 1), e.g. 0.05 for 19:20",
+        )
+        _check(
+            self.tie_pays in TIE_PAYOUTS and not isinstance(self.tie_pays, bool),
+            "tie_pays",
+            self.tie_pays,
+            "8 or 9 (paying 8:1 or 9:1)",
+        )
         side_bets = self.side_bets
         if isinstance(side_bets, str):
             side_bets = (side_bets,)
-        _check(isinstance(side_bets, (tuple, list)), "side_bets", self.side_bets,
-               f"a list drawn from {', '.join(SIDE_BETS)}")
+        _check(
+            isinstance(side_bets, (tuple, list)),
+            "side_bets",
+            self.side_bets,
+            f"a list drawn from {', '.join(SIDE_BETS)}",
+        )
         for bet in side_bets:
             _check(bet in SIDE_BETS, "side_bets", bet, ", ".join(SIDE_BETS))
-        _check(len(set(side_bets)) == len(side_bets), "side_bets", self.side_bets,
-               "each side bet at most once")
+        _check(
+            len(set(side_bets)) == len(side_bets), "side_bets", self.side_bets, "each side bet at most once"
+        )
         object.__setattr__(self, "side_bets", tuple(b for b in SIDE_BETS if b in side_bets))
         for name in ("pair_pays", "dragon7_pays", "panda8_pays"):
             value = getattr(self, name)
             _check(_is_number(value) and value > 0, name, value, "a positive payout (x in x:1)")
         _check(isinstance(self.burn, (bool, np.bool_)), "burn", self.burn, "true or false")
-        _check(isinstance(self.hand_after_cut, (bool, np.bool_)), "hand_after_cut",
-               self.hand_after_cut, "true or false")
+        _check(
+            isinstance(self.hand_after_cut, (bool, np.bool_)),
+            "hand_after_cut",
+            self.hand_after_cut,
+            "true or false",
+        )
         n_cards = self.n_cards
         min_left = 12 if self.hand_after_cut else 6
         cut = self.cut_card
         if isinstance(cut, (bool, np.bool_)) or not _is_number(cut):
-            _check(False, "cut_card", cut, "an int (cards left behind the cut card) or a penetration "
-                   "fraction in (0, 1)")
+            _check(
+                False,
+                "cut_card",
+                cut,
+                "an int (cards left behind the cut card) or a penetration fraction in (0, 1)",
+            )
         if isinstance(cut, (int, np.integer)):
-            _check(min_left <= cut <= n_cards // 2, "cut_card", cut,
-                   f"{min_left}..{n_cards // 2} cards left behind the cut card for {self.decks} "
-                   f"deck(s) (at least {min_left} so the last hand can always be completed)")
+            _check(
+                min_left <= cut <= n_cards // 2,
+                "cut_card",
+                cut,
+                f"{min_left}..{n_cards // 2} cards left behind the cut card for {self.decks} "
+                f"deck(s) (at least {min_left} so the last hand can always be completed)",
+            )
         else:
             _check(0.0 < cut < 1.0, "cut_card", cut, "a penetration fraction in (0, 1)")
             left = n_cards - int(round(cut * n_cards))
-            _check(min_left <= left <= n_cards // 2, "cut_card", cut,
-                   f"a penetration leaving {min_left}..{n_cards // 2} cards behind the cut card for "
-                   f"{self.decks} deck(s) (it leaves {left})")
+            _check(
+                min_left <= left <= n_cards // 2,
+                "cut_card",
+                cut,
+                f"a penetration leaving {min_left}..{n_cards // 2} cards behind the cut card for "
+                f"{self.decks} deck(s) (it leaves {left})",
+            )
 
     # ---- derived figures ------------------------------------------------------------------------
     @property
@@ -374,8 +410,9 @@ def _is_number(value: object) -> bool:
         return False
 
 
-def payoffs(rules: Rules, outcome: np.ndarray, player_pair: np.ndarray,
-            banker_pair: np.ndarray) -> np.ndarray:
+def payoffs(
+    rules: Rules, outcome: np.ndarray, player_pair: np.ndarray, banker_pair: np.ndarray
+) -> np.ndarray:
     """Net win per unit staked on every bet spot, shape ``(n, 7)``, for hands with the given outcome
     classes and pair flags. Unoffered side bets are given too (the caller refuses stakes on them)."""
     table = rules.paytable()[np.asarray(outcome, dtype=np.intp)]

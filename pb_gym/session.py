@@ -63,8 +63,17 @@ from pb_gym import rules as R
 from pb_gym.rules import Rules
 from pb_gym.threads import parallel_for, run_rows
 
-__all__ = ["END_REASONS", "LAST_HAND_FIELDS", "BEAD_CODES", "Limits", "Seats", "TableRecords",
-           "Session", "Placement", "payoff_matrix"]
+__all__ = [
+    "END_REASONS",
+    "LAST_HAND_FIELDS",
+    "BEAD_CODES",
+    "Limits",
+    "Seats",
+    "TableRecords",
+    "Session",
+    "Placement",
+    "payoff_matrix",
+]
 
 # --------------------------------------------------------------------------------------------------
 # Named constants
@@ -74,8 +83,16 @@ END_REASONS: tuple[str, ...] = ("playing", "ruin", "target", "stop_loss", "max_h
 PLAYING, RUIN, TARGET, STOP_LOSS, MAX_HANDS, SHOE_END = range(len(END_REASONS))
 
 LAST_HAND_FIELDS: tuple[str, ...] = (
-    "banker_won", "player_won", "tie", "player_total", "banker_total", "player_ncards",
-    "banker_ncards", "natural", "player_pair", "banker_pair",
+    "banker_won",
+    "player_won",
+    "tie",
+    "player_total",
+    "banker_total",
+    "player_ncards",
+    "banker_ncards",
+    "natural",
+    "player_pair",
+    "banker_pair",
 )
 """Entries of a table's ``last_hand`` record (all 0 before the first hand)."""
 N_LAST_HAND = len(LAST_HAND_FIELDS)
@@ -108,8 +125,11 @@ def _bad(name: str, value: object, allowed: str) -> ValueError:
 
 
 def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_)) and math.isfinite(float(value))
+    return (
+        isinstance(value, (int, float, np.integer, np.floating))
+        and not isinstance(value, (bool, np.bool_))
+        and math.isfinite(float(value))
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -152,8 +172,11 @@ class Limits:
             raise _bad("Limits.win_target", self.win_target, "None or a number")
         if self.stop_loss_floor is not None and not _is_number(self.stop_loss_floor):
             raise _bad("Limits.stop_loss_floor", self.stop_loss_floor, "None or a number")
-        if self.max_hands is not None and (isinstance(self.max_hands, bool) or not isinstance(
-                self.max_hands, (int, np.integer)) or self.max_hands < 1):
+        if self.max_hands is not None and (
+            isinstance(self.max_hands, bool)
+            or not isinstance(self.max_hands, (int, np.integer))
+            or self.max_hands < 1
+        ):
             raise _bad("Limits.max_hands", self.max_hands, "None or an integer >= 1")
         for name in ("one_shoe", "allow_no_bet"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
@@ -164,11 +187,16 @@ class Limits:
     def struct(self) -> tuple:
         """The limits as the kernels read them: ``(table_min, table_max, target (inf = none), floor
         (-inf = none), max_hands (0 = none), one_shoe, forced, tolerance)``."""
-        return (float(self.table_min), float(self.table_max),
-                math.inf if self.win_target is None else float(self.win_target),
-                -math.inf if self.stop_loss_floor is None else float(self.stop_loss_floor),
-                0 if self.max_hands is None else int(self.max_hands), bool(self.one_shoe),
-                not self.allow_no_bet, float(self.tolerance))
+        return (
+            float(self.table_min),
+            float(self.table_max),
+            math.inf if self.win_target is None else float(self.win_target),
+            -math.inf if self.stop_loss_floor is None else float(self.stop_loss_floor),
+            0 if self.max_hands is None else int(self.max_hands),
+            bool(self.one_shoe),
+            not self.allow_no_bet,
+            float(self.tolerance),
+        )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -196,10 +224,18 @@ class Seats(engine._CheckedArrays):
             hand limit / shoe end).
     """
 
-    _FIELDS = _fields(("bankroll", np.float64, 2), ("hands", np.int64, 2), ("ended", np.int8, 2),
-                      ("stakes", np.float64, 3), ("net", np.float64, 2), ("placed", np.bool_, 2),
-                      ("table_capped", np.bool_, 2), ("bankroll_capped", np.bool_, 2),
-                      ("terminated", np.bool_, 2), ("truncated", np.bool_, 2))
+    _FIELDS = _fields(
+        ("bankroll", np.float64, 2),
+        ("hands", np.int64, 2),
+        ("ended", np.int8, 2),
+        ("stakes", np.float64, 3),
+        ("net", np.float64, 2),
+        ("placed", np.bool_, 2),
+        ("table_capped", np.bool_, 2),
+        ("bankroll_capped", np.bool_, 2),
+        ("terminated", np.bool_, 2),
+        ("truncated", np.bool_, 2),
+    )
 
     bankroll: np.ndarray
     hands: np.ndarray
@@ -216,22 +252,32 @@ class Seats(engine._CheckedArrays):
         k, n = self.bankroll.shape if self.bankroll.ndim == 2 else (0, 0)
         for name, dtype, ndim in self._FIELDS:
             array = getattr(self, name)
-            shape = (k, n, self.stakes.shape[-1] if self.stakes.ndim == 3 else -1) if ndim == 3 \
-                else (k, n)
-            if type(array) is np.ndarray and array.dtype == dtype and array.shape == shape \
-                    and array.flags.c_contiguous and k >= 1 and n >= 1:
+            shape = (k, n, self.stakes.shape[-1] if self.stakes.ndim == 3 else -1) if ndim == 3 else (k, n)
+            if (
+                type(array) is np.ndarray
+                and array.dtype == dtype
+                and array.shape == shape
+                and array.flags.c_contiguous
+                and k >= 1
+                and n >= 1
+            ):
                 continue
-            got = (f"{array.shape} of {array.dtype}" if isinstance(array, np.ndarray)
-                   else type(array).__name__)
-            raise ValueError(f"Seats.{name} must be a C-contiguous {dtype.name} array of shape "
-                             f"{shape}; got {got}")
+            got = f"{array.shape} of {array.dtype}" if isinstance(array, np.ndarray) else type(array).__name__
+            raise ValueError(
+                f"Seats.{name} must be a C-contiguous {dtype.name} array of shape {shape}; got {got}"
+            )
 
     @classmethod
     def empty(cls, n_seats: int, n_tables: int, n_bets: int) -> Seats:
         k, n = n_seats, n_tables
-        return cls(np.zeros((k, n)), np.zeros((k, n), np.int64), np.zeros((k, n), np.int8),
-                   np.zeros((k, n, n_bets)), np.zeros((k, n)), *(np.zeros((k, n), np.bool_)
-                                                                 for _ in range(5)))
+        return cls(
+            np.zeros((k, n)),
+            np.zeros((k, n), np.int64),
+            np.zeros((k, n), np.int8),
+            np.zeros((k, n, n_bets)),
+            np.zeros((k, n)),
+            *(np.zeros((k, n), np.bool_) for _ in range(5)),
+        )
 
 
 @dataclasses.dataclass
@@ -246,9 +292,13 @@ class TableRecords(engine._CheckedArrays):
         hand_class: ``(N,)`` int16 :func:`pb_gym.rules.hand_class` of the last hand dealt.
     """
 
-    _FIELDS = _fields(("bead", np.int8, 2), ("last_hand", np.float32, 2),
-                      ("player_cards", np.uint8, 2), ("banker_cards", np.uint8, 2),
-                      ("hand_class", np.int16, 1))
+    _FIELDS = _fields(
+        ("bead", np.int8, 2),
+        ("last_hand", np.float32, 2),
+        ("player_cards", np.uint8, 2),
+        ("banker_cards", np.uint8, 2),
+        ("hand_class", np.int16, 1),
+    )
 
     bead: np.ndarray
     last_hand: np.ndarray
@@ -257,15 +307,23 @@ class TableRecords(engine._CheckedArrays):
     hand_class: np.ndarray
 
     def _widths(self) -> dict[str, int]:
-        return {"bead": self.bead.shape[1] if self.bead.ndim == 2 else -1,
-                "last_hand": N_LAST_HAND, "player_cards": MAX_CARDS, "banker_cards": MAX_CARDS}
+        return {
+            "bead": self.bead.shape[1] if self.bead.ndim == 2 else -1,
+            "last_hand": N_LAST_HAND,
+            "player_cards": MAX_CARDS,
+            "banker_cards": MAX_CARDS,
+        }
 
     @classmethod
     def empty(cls, n_tables: int, history: int) -> TableRecords:
         n = n_tables
-        return cls(np.zeros((n, history), np.int8), np.zeros((n, N_LAST_HAND), np.float32),
-                   np.zeros((n, MAX_CARDS), np.uint8), np.zeros((n, MAX_CARDS), np.uint8),
-                   np.zeros(n, np.int16))
+        return cls(
+            np.zeros((n, history), np.int8),
+            np.zeros((n, N_LAST_HAND), np.float32),
+            np.zeros((n, MAX_CARDS), np.uint8),
+            np.zeros((n, MAX_CARDS), np.uint8),
+            np.zeros(n, np.int16),
+        )
 
 
 # ---- structs: the tuples of arrays the kernels take ----------------------------------------------
@@ -303,7 +361,7 @@ _OUTCOME_WINNER = R.OUTCOME_WINNER
 # than the row's work: every array is passed and reference-counted at each call)
 # --------------------------------------------------------------------------------------------------
 @numba.njit(cache=True, nogil=True, inline="always")
-def _place_seat(k, t, b, requested, chosen, stakes, table_min, table_max, forced, tol, single):
+def _place_seat(k, t, b, requested, chosen, stakes, table_min, table_max, forced, tol, single):  # noqa: C901
     """THE stake rules (module docstring, steps 1-4) for seat ``k`` at table ``t`` with bankroll
     ``b``: writes ``stakes[k, t, :]`` and returns ``(placed, table_capped, bankroll_capped)``.
     ``single``: see :func:`place_rows`. (Inlined into its two callers, :func:`place_rows` and
@@ -396,16 +454,28 @@ def place_rows(start, stop, deal, requested, chosen, sticky, seats, limits, sing
             if not deal[t] or (sticky and ended[k, t] != PLAYING):
                 continue
             placed[k, t], table_capped[k, t], bankroll_capped[k, t] = _place_seat(
-                k, t, bankroll[k, t], requested, chosen, stakes, table_min, table_max, forced, tol,
-                single)
+                k, t, bankroll[k, t], requested, chosen, stakes, table_min, table_max, forced, tol, single
+            )
 
 
 @numba.njit(cache=True, nogil=True)
 def record_rows(start, stop, deal, hand, records):
     """Fold the hand just dealt at every table of ``start..stop-1`` that dealt into the table's
     records (bead plate, last hand, cards, hand class)."""
-    (player_cards, banker_cards, player_total, banker_total, player_ncards, banker_ncards, _,
-     winner, natural, player_pair, banker_pair, shuffled) = hand
+    (
+        player_cards,
+        banker_cards,
+        player_total,
+        banker_total,
+        player_ncards,
+        banker_ncards,
+        _,
+        winner,
+        natural,
+        player_pair,
+        banker_pair,
+        shuffled,
+    ) = hand
     bead, last_hand, last_player, last_banker, hand_class = records
     history = bead.shape[1]
     for t in range(start, stop):
@@ -439,8 +509,21 @@ def record_rows(start, stop, deal, hand, records):
 
 
 @numba.njit(cache=True, nogil=True)
-def settle_rows(start, stop, deal, requested, chosen, sticky, payoffs, hand_class, shoe,
-                hand_after_cut, seats, limits, single=False):
+def settle_rows(  # noqa: C901
+    start,
+    stop,
+    deal,
+    requested,
+    chosen,
+    sticky,
+    payoffs,
+    hand_class,
+    shoe,
+    hand_after_cut,
+    seats,
+    limits,
+    single=False,
+):
     """After the deal (and :func:`record_rows`), every seat at the tables of ``start..stop-1``: a
     seat still playing at a table that dealt gets the stake rules (:func:`_place_seat`) on its
     request, is settled through the payoff matrix row of the hand class, and its bankroll, hand
@@ -449,8 +532,9 @@ def settle_rows(start, stop, deal, requested, chosen, sticky, payoffs, hand_clas
     pass as settlement (they depend only on the bankroll before the hand and the request, never on
     the cards): one pass over each seat's rows, seat by seat (each row of a seat is contiguous).
     ``single``: see :func:`place_rows`."""
-    (bankroll, hands, ended, stakes, net, placed, table_capped, bankroll_capped, terminated,
-     truncated) = seats
+    (bankroll, hands, ended, stakes, net, placed, table_capped, bankroll_capped, terminated, truncated) = (
+        seats
+    )
     table_min, table_max, target, floor, max_hands, one_shoe, forced, tol = limits
     position, cut_hands, cut_position = shoe[1], shoe[6], shoe[8]
     n_bets = stakes.shape[2]
@@ -464,8 +548,13 @@ def settle_rows(start, stop, deal, requested, chosen, sticky, payoffs, hand_clas
                         stakes[k, t, j] = 0.0
                 if net[k, t] != 0.0:
                     net[k, t] = 0.0
-                if placed[k, t] | table_capped[k, t] | bankroll_capped[k, t] | terminated[k, t] \
-                        | truncated[k, t]:
+                if (
+                    placed[k, t]
+                    | table_capped[k, t]
+                    | bankroll_capped[k, t]
+                    | terminated[k, t]
+                    | truncated[k, t]
+                ):
                     placed[k, t] = False
                     table_capped[k, t] = False
                     bankroll_capped[k, t] = False
@@ -474,7 +563,8 @@ def settle_rows(start, stop, deal, requested, chosen, sticky, payoffs, hand_clas
                 continue
             b = bankroll[k, t]
             placed[k, t], table_capped[k, t], bankroll_capped[k, t] = _place_seat(
-                k, t, b, requested, chosen, stakes, table_min, table_max, forced, tol, single)
+                k, t, b, requested, chosen, stakes, table_min, table_max, forced, tol, single
+            )
             row = hand_class[t]
             r = 0.0
             for j in range(n_bets):
@@ -493,8 +583,7 @@ def settle_rows(start, stop, deal, requested, chosen, sticky, payoffs, hand_clas
             stop_loss = b <= floor + tol
             limit = max_hands > 0 and h >= max_hands
             # the cut card is out: the next hand would come from a new shoe
-            shoe_end = one_shoe and position[t] >= cut_position and (
-                not hand_after_cut or cut_hands[t] == 1)
+            shoe_end = one_shoe and position[t] >= cut_position and (not hand_after_cut or cut_hands[t] == 1)
             terminated[k, t] = ruin or hit or stop_loss
             truncated[k, t] = limit or shoe_end
             reason = PLAYING
@@ -516,8 +605,9 @@ def restart_rows(index, bankroll0, seats, records):
     """The tables ``index`` start afresh: empty records, every seat there at ``bankroll0``, playing,
     no hands, nothing staked."""
     bead, last_hand, last_player, last_banker, hand_class = records
-    (bankroll, hands, ended, stakes, net, placed, table_capped, bankroll_capped, terminated,
-     truncated) = seats
+    (bankroll, hands, ended, stakes, net, placed, table_capped, bankroll_capped, terminated, truncated) = (
+        seats
+    )
     for i in range(index.shape[0]):
         t = index[i]
         bead[t, :] = 0
@@ -539,34 +629,102 @@ def restart_rows(index, bankroll0, seats, records):
 
 
 @numba.njit(cache=True, nogil=True)
-def play_rows(start, stop, deal, requested, chosen, sticky, seats, records, shoe, deal_consts, hand,
-              payoffs, limits, single=False):
+def play_rows(
+    start,
+    stop,
+    deal,
+    requested,
+    chosen,
+    sticky,
+    seats,
+    records,
+    shoe,
+    deal_consts,
+    hand,
+    payoffs,
+    limits,
+    single=False,
+):
     """One hand at tables ``start..stop-1``: the deal at every table that deals (``deal[t]``), its
     records (:func:`record_rows`), then for every seat still playing there the stake rules,
     settlement and ends in one pass (:func:`settle_rows`). Returns ``(table, problem)`` of the
     first table whose shoe state is unusable (nothing is dealt then), or ``(-1, 0)``. ``sticky``:
     a seat that has ended sits out until reset (else it plays on). ``single``: see
     :func:`place_rows`."""
-    (shoe_cards, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng,
-     cut_position) = shoe
+    (shoe_cards, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng, cut_position) = shoe
     hand_after_cut, burn, per_rank = deal_consts
     if shoe_cards.shape[1] != per_rank * R.N_RANKS:  # the kernels would write past it
         return start, SHOE_MISMATCH
-    table, problem = engine._check_tables_kernel(start, stop, shoe_cards, position, counts, unseen,
-                                                 cut_hands, cut_position, hand_after_cut, per_rank)
+    table, problem = engine._check_tables_kernel(
+        start, stop, shoe_cards, position, counts, unseen, cut_hands, cut_position, hand_after_cut, per_rank
+    )
     if table >= 0:
         return table, problem
-    (player_cards, banker_cards, player_total, banker_total, player_ncards, banker_ncards, outcome,
-     winner, natural, player_pair, banker_pair, shuffled) = hand
-    engine._deal_kernel(start, stop, deal, shoe_cards, position, counts, unseen, hands_in_shoe,
-                        shoes_started, cut_hands, rng, cut_position, hand_after_cut, burn,
-                        np.full(R.N_RANKS, per_rank, dtype=np.int64), _BURN_COUNTS, _CARD_VALUES,
-                        _PLAYER_DRAWS, _BANKER_TABLEAU, _OUTCOME_TABLE, _OUTCOME_WINNER,
-                        player_cards, banker_cards, player_total, banker_total, player_ncards,
-                        banker_ncards, outcome, winner, natural, player_pair, banker_pair, shuffled)
+    (
+        player_cards,
+        banker_cards,
+        player_total,
+        banker_total,
+        player_ncards,
+        banker_ncards,
+        outcome,
+        winner,
+        natural,
+        player_pair,
+        banker_pair,
+        shuffled,
+    ) = hand
+    engine._deal_kernel(
+        start,
+        stop,
+        deal,
+        shoe_cards,
+        position,
+        counts,
+        unseen,
+        hands_in_shoe,
+        shoes_started,
+        cut_hands,
+        rng,
+        cut_position,
+        hand_after_cut,
+        burn,
+        np.full(R.N_RANKS, per_rank, dtype=np.int64),
+        _BURN_COUNTS,
+        _CARD_VALUES,
+        _PLAYER_DRAWS,
+        _BANKER_TABLEAU,
+        _OUTCOME_TABLE,
+        _OUTCOME_WINNER,
+        player_cards,
+        banker_cards,
+        player_total,
+        banker_total,
+        player_ncards,
+        banker_ncards,
+        outcome,
+        winner,
+        natural,
+        player_pair,
+        banker_pair,
+        shuffled,
+    )
     record_rows(start, stop, deal, hand, records)
-    settle_rows(start, stop, deal, requested, chosen, sticky, payoffs, records[4], shoe,
-                hand_after_cut, seats, limits, single)
+    settle_rows(
+        start,
+        stop,
+        deal,
+        requested,
+        chosen,
+        sticky,
+        payoffs,
+        records[4],
+        shoe,
+        hand_after_cut,
+        seats,
+        limits,
+        single,
+    )
     return -1, 0
 
 
@@ -604,9 +762,18 @@ class Session:
     # pb_gym.envs.table._scratch (absent until then)
     _env_scratch: tuple[np.ndarray, np.ndarray]
 
-    def __init__(self, rules: Rules, limits: Limits, n_tables: int, n_seats: int = 1, *,
-                 seed: engine.Seed = None, history: int = 20, sticky_ends: bool = True,
-                 payoffs: np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        rules: Rules,
+        limits: Limits,
+        n_tables: int,
+        n_seats: int = 1,
+        *,
+        seed: engine.Seed = None,
+        history: int = 20,
+        sticky_ends: bool = True,
+        payoffs: np.ndarray | None = None,
+    ) -> None:
         progress.note_compiling(sys.modules[__name__])  # the first run on a machine compiles the kernels
         if not isinstance(rules, Rules):
             raise TypeError(f"rules must be a pb_gym.Rules, got {type(rules).__name__}")
@@ -619,8 +786,10 @@ class Session:
             payoffs = payoff_matrix(rules)
         payoffs = np.ascontiguousarray(payoffs, dtype=np.float64)
         if payoffs.ndim != 2 or payoffs.shape[0] != R.N_HAND_CLASSES or payoffs.shape[1] < 1:
-            raise ValueError(f"payoffs must have shape ({R.N_HAND_CLASSES}, n_bets) (one row per "
-                             f"hand class); got {payoffs.shape}")
+            raise ValueError(
+                f"payoffs must have shape ({R.N_HAND_CLASSES}, n_bets) (one row per "
+                f"hand class); got {payoffs.shape}"
+            )
         self.rules = rules
         self.limits = limits
         self.sticky_ends = bool(sticky_ends)
@@ -674,8 +843,12 @@ class Session:
         """``(seats, records, shoe, hand)`` as the kernels take them (tuples of the state's arrays:
         :func:`seat_struct`, ...), rebuilt only when an array has been replaced since the last call."""
         if self._structs_generation != engine._CheckedArrays.generation:
-            self._structs = (seat_struct(self._seats), record_struct(self._records),
-                             shoe_struct(self._shoe), hand_struct(self._hand))
+            self._structs = (
+                seat_struct(self._seats),
+                record_struct(self._records),
+                shoe_struct(self._shoe),
+                hand_struct(self._hand),
+            )
             self._structs_generation = engine._CheckedArrays.generation
         return self._structs
 
@@ -688,14 +861,18 @@ class Session:
         """Replace the tables' shoe state (checked against the rules and the number of tables)."""
         engine.check_state(self.rules, state, deals=False)
         if hasattr(self, "_shoe") and state.n_tables != self._shoe.n_tables:
-            raise ValueError(f"the shoe state holds {state.n_tables} tables but the session has "
-                             f"{self._shoe.n_tables}")
+            raise ValueError(
+                f"the shoe state holds {state.n_tables} tables but the session has {self._shoe.n_tables}"
+            )
         self._shoe = state
         engine._CheckedArrays.generation += 1  # the kernels' structs hold the old state's arrays
 
     # ---- reset -------------------------------------------------------------------------------
-    def reset(self, tables: np.ndarray | Sequence[int] | None = None,
-              seeds: Sequence[int] | np.ndarray | None = None) -> None:
+    def reset(
+        self,
+        tables: np.ndarray | Sequence[int] | None = None,
+        seeds: Sequence[int] | np.ndarray | None = None,
+    ) -> None:
         """Start afresh at the given tables (indices; all if None): a new shoe (reseeded with one int
         per table if ``seeds`` is given, else continuing each table's random stream), empty records,
         and every seat there back to the starting bankroll, playing, with no hands."""
@@ -716,16 +893,19 @@ class Session:
             array = array[None]
         if array.shape != (k, n, b):
             one = f" or ({n}, {b}) for one seat" if k == 1 else ""
-            raise ValueError(f"requested stakes must have shape ({k}, {n}, {b}) (seats, tables, bet "
-                             f"columns){one}; got {np.shape(requested)}")
+            raise ValueError(
+                f"requested stakes must have shape ({k}, {n}, {b}) (seats, tables, bet "
+                f"columns){one}; got {np.shape(requested)}"
+            )
         if not np.isfinite(array).all():
             raise ValueError("requested stakes must be finite numbers")
         if (array < 0).any():
             raise ValueError("requested stakes must be >= 0")
         return np.ascontiguousarray(array)
 
-    def play(self, requested: np.ndarray, deal: np.ndarray | None = None,
-             chosen: np.ndarray | None = None) -> Seats:
+    def play(
+        self, requested: np.ndarray, deal: np.ndarray | None = None, chosen: np.ndarray | None = None
+    ) -> Seats:
         """Play one hand: the stake rules on ``requested`` (:meth:`check_requests`) for every seat
         still playing, one hand dealt at every table (or where the ``(N,)`` bool mask ``deal`` is
         True: the other tables keep their shoe and their seats sit out), settlement, records, ends.
@@ -741,8 +921,11 @@ class Session:
             chosen = self._chosen
         else:
             chosen = np.asarray(chosen)
-            if chosen.shape != (self.n_seats, n) or chosen.dtype.kind not in "iu" or (
-                    chosen.size and (chosen.min() < -1 or chosen.max() >= self.n_bets)):
+            if (
+                chosen.shape != (self.n_seats, n)
+                or chosen.dtype.kind not in "iu"
+                or (chosen.size and (chosen.min() < -1 or chosen.max() >= self.n_bets))
+            ):
                 raise ValueError(f"chosen must be ({self.n_seats}, {n}) ints in -1..{self.n_bets - 1}")
             chosen = chosen.astype(np.int64)
         self._run(requested, chosen, deal)
@@ -754,8 +937,21 @@ class Session:
         seats, records, shoe, hand = self.structs()
 
         def rows(start: int, stop: int) -> None:
-            found = play_rows(start, stop, deal, requested, chosen, self.sticky_ends, seats, records,
-                              shoe, self._deal_consts, hand, self.payoffs, self._limits)
+            found = play_rows(
+                start,
+                stop,
+                deal,
+                requested,
+                chosen,
+                self.sticky_ends,
+                seats,
+                records,
+                shoe,
+                self._deal_consts,
+                hand,
+                self.payoffs,
+                self._limits,
+            )
             if found[0] >= 0:
                 problems.append(found)
 
@@ -767,17 +963,28 @@ class Session:
         """The stake rules alone (no deal, nothing changes): what :meth:`play` would place for these
         requests now, and where the table maximum or the bankroll would cut them."""
         requested = self.check_requests(requested)
-        scratch = Seats(self.seats.bankroll.copy(), self.seats.hands.copy(), self.seats.ended.copy(),
-                        np.zeros_like(self.seats.stakes), *(np.zeros_like(getattr(self.seats, name))
-                                                           for name in _SEAT_NAMES[4:]))
+        scratch = Seats(
+            self.seats.bankroll.copy(),
+            self.seats.hands.copy(),
+            self.seats.ended.copy(),
+            np.zeros_like(self.seats.stakes),
+            *(np.zeros_like(getattr(self.seats, name)) for name in _SEAT_NAMES[4:]),
+        )
         chosen = self._chosen if chosen is None else np.asarray(chosen, dtype=np.int64)
-        place_rows(0, self.n_tables, self._all, requested, chosen, self.sticky_ends,
-                   seat_struct(scratch), self._limits)
+        place_rows(
+            0,
+            self.n_tables,
+            self._all,
+            requested,
+            chosen,
+            self.sticky_ends,
+            seat_struct(scratch),
+            self._limits,
+        )
         return Placement(scratch.stakes, scratch.placed, scratch.table_capped, scratch.bankroll_capped)
 
     def record(self, hand: engine.HandResult) -> None:
         """Fold a hand dealt elsewhere (``(N,)`` rows) into the tables' records, as :meth:`play`
         would; the seats are left alone."""
         engine.check_result(hand, self.n_tables)
-        run_rows(record_rows, self.n_tables, PLAY_MIN_TABLES, self._all, hand_struct(hand),
-                 self.structs()[1])
+        run_rows(record_rows, self.n_tables, PLAY_MIN_TABLES, self._all, hand_struct(hand), self.structs()[1])

@@ -17,8 +17,9 @@ from pb_gym import rules as R
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
 
-def simulate(rules: R.Rules, hands: int, seed: int, tables: int,
-             progress: Callable[[int], None] | None = None) -> dict:
+def simulate(
+    rules: R.Rules, hands: int, seed: int, tables: int, progress: Callable[[int], None] | None = None
+) -> dict:
     """Deal ``hands`` hands over ``tables`` tables and compare observed figures with the exact ones.
 
     Every bet is staked one unit on every hand; its realized return per unit is reported with a 95%
@@ -54,13 +55,20 @@ def simulate(rules: R.Rules, hands: int, seed: int, tables: int,
         mean = net_sum[i] / hands
         variance = max(net_sq[i] / hands - mean * mean, 0.0) * hands / max(hands - 1, 1)
         half = Z95 * math.sqrt(variance / hands)
-        bets[bet] = {"return_per_unit": mean, "ci95": [mean - half, mean + half],
-                     "exact_ev": float(exact_ev[i]),
-                     "exact_within_ci": bool(mean - half <= exact_ev[i] <= mean + half)}
+        bets[bet] = {
+            "return_per_unit": mean,
+            "ci95": [mean - half, mean + half],
+            "exact_ev": float(exact_ev[i]),
+            "exact_within_ci": bool(mean - half <= exact_ev[i] <= mean + half),
+        }
     frequencies = {name: int(n) for name, n in zip(R.WINNERS, winners, strict=True)}
     return {
-        "hands": int(hands), "tables": int(tables), "seed": int(seed), "decks": rules.decks,
-        "variant": rules.banker_variant, "tie_pays": rules.tie_pays,
+        "hands": int(hands),
+        "tables": int(tables),
+        "seed": int(seed),
+        "decks": rules.decks,
+        "variant": rules.banker_variant,
+        "tie_pays": rules.tie_pays,
         "wins": frequencies,
         "frequencies": {name: n / hands for name, n in frequencies.items()},
         "exact_probabilities": {name: float(p) for name, p in zip(R.WINNERS, exact_winner, strict=True)},

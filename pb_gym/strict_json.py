@@ -30,18 +30,15 @@ def to_jsonable(value: Any, path: str = "", nulls: dict[str, str] | None = None)
     """``value`` as plain JSON types (dict, list, str, int, float, bool, None), every non-finite
     float replaced by None and recorded in ``nulls`` (key path -> why)."""
     if isinstance(value, dict):
-        return {str(k): to_jsonable(v, f"{path}.{k}" if path else str(k), nulls)
-                for k, v in value.items()}
+        return {str(k): to_jsonable(v, f"{path}.{k}" if path else str(k), nulls) for k, v in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):
         items = value.tolist() if isinstance(value, np.ndarray) else value
-        return [to_jsonable(v, f"{path}.{i}" if path else str(i), nulls)
-                for i, v in enumerate(items)]
+        return [to_jsonable(v, f"{path}.{i}" if path else str(i), nulls) for i, v in enumerate(items)]
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         if nulls is not None:
-            nulls[path or "(top level)"] = WHY["nan" if math.isnan(value) else
-                                               "inf" if value > 0 else "-inf"]
+            nulls[path or "(top level)"] = WHY["nan" if math.isnan(value) else "inf" if value > 0 else "-inf"]
         return None
     if value is None or isinstance(value, (str, int, float, bool)):
         return value

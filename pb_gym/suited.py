@@ -40,12 +40,24 @@ class PerfectPairBet:
 
 
 PERFECT_PAIR_BETS: dict[str, PerfectPairBet] = {
-    bet.name: bet for bet in (
-        PerfectPairBet("perfect_pair", "Perfect Pair (Evolution; Wizard of Odds version 2): one 25:1, "
-                       "both 250:1", 25, 250, WOO_PERFECT_PAIRS),
-        PerfectPairBet("perfect_pair_v1", "Perfect Pair (Playtech, BetConstruct; Wizard of Odds version "
-                       "1): either hand 25:1", 25, 25, WOO_PERFECT_PAIRS),
-    )}
+    bet.name: bet
+    for bet in (
+        PerfectPairBet(
+            "perfect_pair",
+            "Perfect Pair (Evolution; Wizard of Odds version 2): one 25:1, both 250:1",
+            25,
+            250,
+            WOO_PERFECT_PAIRS,
+        ),
+        PerfectPairBet(
+            "perfect_pair_v1",
+            "Perfect Pair (Playtech, BetConstruct; Wizard of Odds version 1): either hand 25:1",
+            25,
+            25,
+            WOO_PERFECT_PAIRS,
+        ),
+    )
+}
 """The suited bets priced here, by name, each with its cited paytable."""
 
 
@@ -58,8 +70,10 @@ def validate_suited(composition: np.ndarray | Sequence) -> np.ndarray:
     """Check a suit-level composition (``(..., 13, 4)`` whole counts >= 0, at least 4 cards each)."""
     array = np.asarray(composition)
     if array.ndim < 2 or array.shape[-2:] != (R.N_RANKS, N_SUITS):
-        raise ValueError(f"a suited composition has shape (..., {R.N_RANKS}, {N_SUITS}) (ranks "
-                         f"{', '.join(R.RANKS)} by suits {', '.join(SUITS)}); got {array.shape}")
+        raise ValueError(
+            f"a suited composition has shape (..., {R.N_RANKS}, {N_SUITS}) (ranks "
+            f"{', '.join(R.RANKS)} by suits {', '.join(SUITS)}); got {array.shape}"
+        )
     if array.dtype.kind not in "iu" or np.any(array < 0):
         raise ValueError("suited composition counts must be whole numbers >= 0")
     if np.any(array.sum(axis=(-2, -1)) < 4):
@@ -77,8 +91,11 @@ def perfect_pair_counts(composition: np.ndarray | Sequence) -> dict[str, int]:
     n = sum(counts)
     two_of = [c * (c - 1) for c in counts]
     s2 = sum(two_of)
-    s4 = s2 * s2 - sum(t * t for t in two_of) + sum(t * (c - 2) * (c - 3) for t, c in zip(two_of, counts,
-                                                                                          strict=True))
+    s4 = (
+        s2 * s2
+        - sum(t * t for t in two_of)
+        + sum(t * (c - 2) * (c - 3) for t, c in zip(two_of, counts, strict=True))
+    )
     total = n * (n - 1) * (n - 2) * (n - 3)
     player = s2 * (n - 2) * (n - 3)
     two = s4
@@ -107,9 +124,23 @@ def expected_values(composition: np.ndarray | Sequence, bets: Sequence[str] | No
         if name not in PERFECT_PAIR_BETS:
             raise ValueError(f"unknown suited bet {name!r}; allowed: {', '.join(PERFECT_PAIR_BETS)}")
     p = perfect_pair_probabilities(composition)
-    return np.stack([p[..., 1] * PERFECT_PAIR_BETS[n].pays_one + p[..., 2] * PERFECT_PAIR_BETS[n].pays_both
-                     - p[..., 0] for n in names], axis=-1)
+    return np.stack(
+        [
+            p[..., 1] * PERFECT_PAIR_BETS[n].pays_one + p[..., 2] * PERFECT_PAIR_BETS[n].pays_both - p[..., 0]
+            for n in names
+        ],
+        axis=-1,
+    )
 
 
-__all__ = ["N_SUITS", "PERFECT_PAIR_BETS", "SUITS", "PerfectPairBet", "expected_values",
-           "perfect_pair_counts", "perfect_pair_probabilities", "suited_shoe", "validate_suited"]
+__all__ = [
+    "N_SUITS",
+    "PERFECT_PAIR_BETS",
+    "SUITS",
+    "PerfectPairBet",
+    "expected_values",
+    "perfect_pair_counts",
+    "perfect_pair_probabilities",
+    "suited_shoe",
+    "validate_suited",
+]

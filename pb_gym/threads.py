@@ -32,8 +32,15 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["get_num_threads", "set_num_threads", "parallel_for", "run_rows", "cores", "max_threads",
-           "environment_problem"]
+__all__ = [
+    "get_num_threads",
+    "set_num_threads",
+    "parallel_for",
+    "run_rows",
+    "cores",
+    "max_threads",
+    "environment_problem",
+]
 
 CHUNKS_PER_THREAD = 4
 """Chunks per thread of a parallel call: more chunks than threads, so that a thread the OS has put
@@ -72,8 +79,10 @@ def environment_problem() -> str | None:
         except ValueError:
             value = 0
         if not 1 <= value <= max_threads():
-            return (f"{name}={text!r} is not allowed; allowed: an integer from 1 to {max_threads()} "
-                    f"({THREADS_PER_CORE} per core of this machine's {cores()})")
+            return (
+                f"{name}={text!r} is not allowed; allowed: an integer from 1 to {max_threads()} "
+                f"({THREADS_PER_CORE} per core of this machine's {cores()})"
+            )
     return None
 
 
@@ -153,6 +162,7 @@ def parallel_for(n_rows: int, run: Callable[[int, int], None], min_rows: int) ->
 def run_rows(kernel: Callable[..., object], n_rows: int, min_rows: int, *args: object) -> None:
     """``kernel(start, stop, *args)`` over the rows ``[0, n_rows)`` with :func:`parallel_for`: the form of
     every row kernel of pb-gym (a ``nogil`` numba function whose first two arguments are its range)."""
+
     def rows(start: int, stop: int) -> None:
         kernel(start, stop, *args)
 

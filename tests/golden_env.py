@@ -30,27 +30,55 @@ SINGLE: dict[str, dict] = {
     "discrete": dict(action_mode="discrete"),
     "multidiscrete_raw_dict": dict(action_mode="multidiscrete", observation="dict", obs_scale="raw"),
     "box": dict(action_mode="box"),
-    "box_forced_small": dict(action_mode="box", allow_no_bet=False, bankroll=120, table_min=10,
-                             table_max=60),
-    "fraction_forced": dict(action_mode="multidiscrete", stake_unit="fraction", allow_no_bet=False,
-                            bankroll=300, table_max=100, win_target=500),
-    "discrete_target_one_shoe": dict(action_mode="discrete", win_target=1100, one_shoe=True,
-                                     max_hands=None, decks=1, cut_card=16, hand_after_cut=True),
-    "expected_reward_info_ev": dict(action_mode="discrete", reward="expected", info_ev=True,
-                                    side_bets=("dragon7", "panda8"), max_hands=30),
-    "hidden_no_side_bets": dict(action_mode="multidiscrete", visible_discards=False, side_bets=(),
-                                history=7, banker_variant="ez", tie_pays=9),
-    "no_commission_no_info": dict(action_mode="box", hand_info=False, banker_variant="no-commission",
-                                  burn=False, unit=5, table_min=5, table_max=50),
+    "box_forced_small": dict(action_mode="box", allow_no_bet=False, bankroll=120, table_min=10, table_max=60),
+    "fraction_forced": dict(
+        action_mode="multidiscrete",
+        stake_unit="fraction",
+        allow_no_bet=False,
+        bankroll=300,
+        table_max=100,
+        win_target=500,
+    ),
+    "discrete_target_one_shoe": dict(
+        action_mode="discrete",
+        win_target=1100,
+        one_shoe=True,
+        max_hands=None,
+        decks=1,
+        cut_card=16,
+        hand_after_cut=True,
+    ),
+    "expected_reward_info_ev": dict(
+        action_mode="discrete", reward="expected", info_ev=True, side_bets=("dragon7", "panda8"), max_hands=30
+    ),
+    "hidden_no_side_bets": dict(
+        action_mode="multidiscrete",
+        visible_discards=False,
+        side_bets=(),
+        history=7,
+        banker_variant="ez",
+        tie_pays=9,
+    ),
+    "no_commission_no_info": dict(
+        action_mode="box",
+        hand_info=False,
+        banker_variant="no-commission",
+        burn=False,
+        unit=5,
+        table_min=5,
+        table_max=50,
+    ),
 }
 """Keyword arguments of the single env in each scenario."""
 
 VECTOR: dict[str, dict] = {
     "next_step": dict(action_mode="discrete", autoreset_mode="NextStep", max_hands=25),
-    "same_step_info": dict(action_mode="multidiscrete", autoreset_mode="SameStep", hand_info=True,
-                           bankroll=100, max_hands=40),
-    "box_disabled": dict(action_mode="box", autoreset_mode="Disabled", max_hands=None,
-                         max_episode_steps=30, info_ev=True),
+    "same_step_info": dict(
+        action_mode="multidiscrete", autoreset_mode="SameStep", hand_info=True, bankroll=100, max_hands=40
+    ),
+    "box_disabled": dict(
+        action_mode="box", autoreset_mode="Disabled", max_hands=None, max_episode_steps=30, info_ev=True
+    ),
 }
 
 

@@ -8,14 +8,16 @@ DATA = json.loads((Path(__file__).resolve().parent / "data" / "published_figures
 SOURCES: dict[str, str] = DATA["sources"]
 
 MAIN_FIGURES: dict[int, tuple[float, ...]] = {
-    int(decks): tuple(row) for decks, row in DATA["main_bets"]["by_decks"].items()}
+    int(decks): tuple(row) for decks, row in DATA["main_bets"]["by_decks"].items()
+}
 """decks -> P(banker), P(player), P(tie), house edges in % of banker (5%), player, tie 8:1, tie 9:1."""
 
 EIGHT_DECK_COUNTS: dict[str, int] = {k: v for k, v in DATA["eight_deck_counts"].items() if k != "source"}
 """8 decks, six-card deals: the total and the deals won by banker, player and tie."""
 
 VARIANT_FIGURES: list[tuple[str, dict, float, float]] = [
-    (bet, rules, edge8, edge6) for bet, rules, edge8, edge6, _ in DATA["variants_and_side_bets"]["rows"]]
+    (bet, rules, edge8, edge6) for bet, rules, edge8, edge6, _ in DATA["variants_and_side_bets"]["rows"]
+]
 """(bet, Rules keyword arguments, house edge in % with 8 decks, with 6 decks)."""
 
 

@@ -24,7 +24,7 @@ def test_figures_follow_their_definitions():
     assert f["ev_per_hour"] == pytest.approx(80 * ev, rel=1e-14)
     assert f["sd_per_hour"] == pytest.approx(math.sqrt(80 * variance), rel=1e-14)
     assert f["di"] == pytest.approx(1000 * ev / math.sqrt(variance), rel=1e-14)
-    assert f["n0"] == pytest.approx(variance / ev ** 2, rel=1e-14)
+    assert f["n0"] == pytest.approx(variance / ev**2, rel=1e-14)
     assert f["score"] == pytest.approx(f["di"] ** 2, rel=1e-12)  # SCORE = DI^2 at 13.5% ruin
     # at the SCORE bet size, 10,000 units carry e^-2 risk of ruin
     k = f["score"] / (100 * ev)
@@ -48,8 +48,9 @@ def test_jacobsons_di_is_the_full_shoe_sd_over_the_hands_bet(name):
 def test_the_double_barrier_agrees_with_the_exact_gamblers_ruin():
     # +1 / -1 at 0.49 / 0.51: start 10, goal +10, a hand limit long enough to end nearly all sessions
     sessions = 20_000
-    result = A.double_barrier(np.array([1.0, -1.0]), np.array([0.49, 0.51]), 10, 10, 5000,
-                              sessions=sessions, seed=5)
+    result = A.double_barrier(
+        np.array([1.0, -1.0]), np.array([0.49, 0.51]), 10, 10, 5000, sessions=sessions, seed=5
+    )
     exact = float(ruin_model.closed_form(0.49, 0.51, np.array([10]), 20)["p_win"][0])
     # bankroll below one unit is ruin: the walk's 0; goal at 20 units; 99.9% binomial bound
     se = math.sqrt(exact * (1 - exact) / sessions)

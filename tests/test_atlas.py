@@ -67,9 +67,18 @@ def test_book_evs_are_the_exact_calculators(book):
     counts = exact.hand_class_counts(R.full_shoe(8))  # int64, exact
     total = int(counts.sum())
     assert total == CATALOG_FIGURES["total_deals_8_decks"]
-    exact_ev = np.array([sum(int(c) * Fraction(p).limit_denominator(1000)
-                             for c, p in zip(counts, book.pay[:, j], strict=True) if c) / total
-                         for j in range(len(book.names))], dtype=np.float64)
+    exact_ev = np.array(
+        [
+            sum(
+                int(c) * Fraction(p).limit_denominator(1000)
+                for c, p in zip(counts, book.pay[:, j], strict=True)
+                if c
+            )
+            / total
+            for j in range(len(book.names))
+        ],
+        dtype=np.float64,
+    )
     np.testing.assert_allclose(ev[0], exact_ev, rtol=1e-13, atol=1e-16)
     checked = 0
     for bet, decks, published, decimals, _ in CATALOG_FIGURES["returns"]["rows"]:
@@ -77,9 +86,14 @@ def test_book_evs_are_the_exact_calculators(book):
             assert round(ev[0, book.names.index(bet)], decimals) == published, bet
             checked += 1
     assert checked >= 20
-    for name, edge in (("banker", edge8("banker")), ("player", edge8("player")),
-                       ("tie", edge8("tie")), ("player_pair", edge8("player_pair")),
-                       ("dragon7", edge8("dragon7")), ("panda8", edge8("panda8"))):
+    for name, edge in (
+        ("banker", edge8("banker")),
+        ("player", edge8("player")),
+        ("tie", edge8("tie")),
+        ("player_pair", edge8("player_pair")),
+        ("dragon7", edge8("dragon7")),
+        ("panda8", edge8("panda8")),
+    ):
         assert round(-100 * ev[0, book.names.index(name)], 4) == edge, name
 
 
@@ -92,8 +106,14 @@ def test_pay_matrix_settles_like_the_engine(book):
     wins = 0
     for _ in range(3):
         _, hand = engine.deal(rules, state)
-        classes = R.hand_class(hand.player_total, hand.banker_total, hand.player_ncards,
-                               hand.banker_ncards, hand.player_pair, hand.banker_pair)
+        classes = R.hand_class(
+            hand.player_total,
+            hand.banker_total,
+            hand.player_ncards,
+            hand.banker_ncards,
+            hand.player_pair,
+            hand.banker_pair,
+        )
         pay = book.pay[classes]
         np.testing.assert_array_equal(pay[:, :7], hand.payoffs(rules))
         value = R.CARD_VALUES[hand.banker_cards.astype(np.intp)]
@@ -110,15 +130,21 @@ def test_pay_matrix_settles_like_the_engine(book):
 def test_unknown_bets_are_refused():
     with pytest.raises(ValueError, match=r"unknown bet\(s\) dragon8; allowed: banker, player, tie"):
         atlas.bet_book(R.Rules(), ("dragon8",))
-    with pytest.raises(ConfigError, match=r"config: bets: unknown bet\(s\) dragon8; allowed: all, "
-                                          r"or any of banker"):
+    with pytest.raises(
+        ConfigError,
+        match=r"config: bets: unknown bet\(s\) dragon8; allowed: all, "
+        r"or any of banker",
+    ):
         validate({"bets": ["dragon8"]}, atlas.AtlasConfig)
     with pytest.raises(ConfigError, match=r"bets: each bet at most once"):
         validate({"bets": ["banker", "banker"]}, atlas.AtlasConfig)
     with pytest.raises(ConfigError, match=r"training_seed: must differ from seed \(7\)"):
         validate({"seed": 7, "training_seed": 7}, atlas.AtlasConfig)
-    with pytest.raises(ConfigError, match=r"bets: 'al' is not allowed; allowed: all, or a list of bet "
-                                          r"names"):
+    with pytest.raises(
+        ConfigError,
+        match=r"bets: 'al' is not allowed; allowed: all, or a list of bet "
+        r"names",
+    ):
         validate({"bets": "al"}, atlas.AtlasConfig)
     with pytest.raises(ConfigError, match=r"custom_bets: allowed: a list of bet definitions"):
         validate({"custom_bets": {"name": "x"}}, atlas.AtlasConfig)
@@ -142,8 +168,9 @@ def test_exchangeability_and_balanced_tags(book, index):
     comp = _compositions()[index]
     removal = atlas.effects_of_removal(comp, book)
     present = comp > 0
-    np.testing.assert_allclose(comp[present] @ removal["ev_removed"][present] / comp.sum(),
-                               removal["ev"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        comp[present] @ removal["ev_removed"][present] / comp.sum(), removal["ev"], rtol=0, atol=1e-12
+    )
     for j in range(len(book.names)):
         tags = atlas.eor_tags(removal["eor"][:, j], 10)
         # the tags magnify the EVs' rounding (1e-16) by 10 / max |EoR| (up to 1e6) and the cards
@@ -154,16 +181,19 @@ def test_tags_and_true_counts():
     eor = np.array([1, 2, -4, 0, 0, 0, 0, 0, 0, 0.25, 0.25, 0.25, 0.25]) * 1e-4  # balanced
     np.testing.assert_allclose(atlas.eor_tags(eor, 10), eor / 4e-4 * 10)
     # 0.75, 1.5, -3, 0 x 6, 0.1875 (x 4 ranks): the nearest balanced whole numbers
-    np.testing.assert_array_equal(atlas.eor_tags(eor, 3, integer=True),
-                                  [1, 2, -3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+    np.testing.assert_array_equal(
+        atlas.eor_tags(eor, 3, integer=True), [1, 2, -3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    )
     # plain rounding of 1.45, 1.35, -3.2, 0.1 (x 4 ranks) gives 1, 1, -3, 0: one out of balance; the
     # cheapest balanced fix raises the ace to 2 (squared error +0.1; the 2: +0.3; a zero to 1: +1)
     target = np.array([1.45, 1.35, -3.2, 0, 0, 0, 0, 0, 0, 0.1, 0.1, 0.1, 0.1])
-    np.testing.assert_array_equal(atlas.balanced_integer_tags(target),
-                                  [2, 1, -3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+    np.testing.assert_array_equal(
+        atlas.balanced_integer_tags(target), [2, 1, -3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    )
     assert not np.any(atlas.eor_tags(np.zeros(13), 10, integer=True))
-    np.testing.assert_array_equal(atlas.published_tags((1, 1, -3, 1, 1, 1, 1, -8, 1, 1)),
-                                  [1, 1, -3, 1, 1, 1, 1, -8, 1, 1, 1, 1, 1])
+    np.testing.assert_array_equal(
+        atlas.published_tags((1, 1, -3, 1, 1, 1, 1, -8, 1, 1)), [1, 1, -3, 1, 1, 1, 1, -8, 1, 1, 1, 1, 1]
+    )
     # one deck with two 8s and a 3 seen: running count -8 - 8 - 3 = -19 over 49/52 decks unseen
     unseen = R.full_shoe(1).copy()
     unseen[R.RANKS.index("8")] -= 2
@@ -222,16 +252,27 @@ def test_bettor_figures_from_per_shoe_sums():
     assert f["units_per_shoe"]["estimate"] == pytest.approx(0.4 / 3)
     # units per 100 hands = 100 x frequency x average edge, exactly
     assert f["units_per_100_hands"]["estimate"] == pytest.approx(
-        100 * f["bet_frequency"]["estimate"] * f["average_edge"]["estimate"])
+        100 * f["bet_frequency"]["estimate"] * f["average_edge"]["estimate"]
+    )
     lo, hi = f["units_per_100_hands"]["ci95"]
     assert lo < f["units_per_100_hands"]["estimate"] < hi
 
 
 def test_compare_published_judges_by_our_interval():
-    published = atlas.Published("x", "a source", "20:1", house_edge=0.07372, bet_frequency=0.1361,
-                                units_per_100_hands=1.213, tags=(1,) * 10, trigger=4)
-    replay = {"bet_frequency": {"estimate": 0.135, "ci95": [0.13, 0.14]},
-              "units_per_100_hands": {"estimate": 1.0, "ci95": [0.9, 1.1]}}
+    published = atlas.Published(
+        "x",
+        "a source",
+        "20:1",
+        house_edge=0.07372,
+        bet_frequency=0.1361,
+        units_per_100_hands=1.213,
+        tags=(1,) * 10,
+        trigger=4,
+    )
+    replay = {
+        "bet_frequency": {"estimate": 0.135, "ci95": [0.13, 0.14]},
+        "units_per_100_hands": {"estimate": 1.0, "ci95": [0.9, 1.1]},
+    }
     row = atlas.compare_published(published, replay, {}, 0.073721, comparable=True)
     assert row["figures"]["bet_frequency"]["agrees"] is True
     assert row["figures"]["units_per_100_hands"]["agrees"] is False
@@ -242,15 +283,17 @@ def test_compare_published_judges_by_our_interval():
 
 
 def test_published_figures_name_their_source():
-    assert {p.bet for p in atlas.PUBLISHED} >= {"three_giving_eight", "eights_and_nines",
-                                                 "dragon_bonus_player"}
+    assert {p.bet for p in atlas.PUBLISHED} >= {
+        "three_giving_eight",
+        "eights_and_nines",
+        "dragon_bonus_player",
+    }
     for p in atlas.PUBLISHED:
         assert p.source and p.conditions
         assert p.tags is None or (len(p.tags) == 10 and p.trigger is not None)
         if p.bet_frequency is not None and p.average_edge is not None:
             # the published figures are consistent: units/100 = 100 x frequency x average edge
-            assert 100 * p.bet_frequency * p.average_edge == pytest.approx(p.units_per_100_hands,
-                                                                            rel=0.01)
+            assert 100 * p.bet_frequency * p.average_edge == pytest.approx(p.units_per_100_hands, rel=0.01)
 
 
 def test_smoke_run_end_to_end(smoke, book):
@@ -267,8 +310,7 @@ def test_smoke_run_end_to_end(smoke, book):
         for kind in ("eor", "integer"):
             c = b["counts"][kind]
             # no bettor predicts more than the perfect-information bettor (per hand, exactly)
-            assert c["units_per_100_hands"]["estimate"] <= perfect["units_per_100_hands"]["estimate"] \
-                + 1e-12
+            assert c["units_per_100_hands"]["estimate"] <= perfect["units_per_100_hands"]["estimate"] + 1e-12
             if c["threshold"] is None:
                 assert c["bet_frequency"]["estimate"] == 0
         integer_tags = np.array(list(b["counts"]["integer"]["tags"].values()))
@@ -281,8 +323,7 @@ def test_smoke_run_end_to_end(smoke, book):
         # the cut-card effect at 300 shoes: no bet's is detectable
         cut = b["cut_card_effect"]
         assert abs(cut["estimate"]) <= z * cut["se"] + 1e-12, name
-    gains = [result["bets"][n]["counts"]["eor"]["units_per_100_hands"]["estimate"]
-             for n in result["ranking"]]
+    gains = [result["bets"][n]["counts"]["eor"]["units_per_100_hands"]["estimate"] for n in result["ranking"]]
     assert gains == sorted(gains, reverse=True)  # ranked by the EoR count's gain
     # the published top: 3 Giving 8; of today's seven spots, Dragon 7 ranks first
     assert result["ranking"][0] == "three_giving_eight"
@@ -295,12 +336,14 @@ def test_smoke_run_end_to_end(smoke, book):
     rows = list(csv.DictReader(io.StringIO((out / "atlas.csv").read_text())))
     assert [r["bet"] for r in rows] == result["ranking"]
     assert float(rows[0]["eor_count_units_per_100_hands_lo"]) < float(
-        rows[0]["eor_count_units_per_100_hands"])
+        rows[0]["eor_count_units_per_100_hands"]
+    )
     # the published figures, beside ours: the bet definitions agree (house edges), and the published
     # counts replayed on our shoes earn what their authors published, within our 95% CI (3 Giving 8
     # excepted: its published figures are not reproduced at 10,000 shoes, see the README)
-    published = {n: result["bets"][n]["published"] for n in result["ranking"]
-                 if result["bets"][n]["published"]}
+    published = {
+        n: result["bets"][n]["published"] for n in result["ranking"] if result["bets"][n]["published"]
+    }
     assert set(published) == {p.bet for p in atlas.PUBLISHED}
     for name, entries in published.items():
         for p in entries:
@@ -315,21 +358,28 @@ def test_smoke_run_end_to_end(smoke, book):
     assert "Jacobson" in markdown  # the published comparison
     # the integer counts, ready to use: one row per bet that a count bets, its ten tags balanced
     counts = markdown.split("## The integer counts")[1].strip().splitlines()[2:]
-    assert len(counts) == sum(result["bets"][n]["counts"]["integer"]["threshold"] is not None
-                              for n in result["ranking"])
+    assert len(counts) == sum(
+        result["bets"][n]["counts"]["integer"]["threshold"] is not None for n in result["ranking"]
+    )
     for line in counts:
         tags = [int(cell) for cell in line.split("|")[2:12]]
         assert sum(tags[:9]) + 4 * tags[9] == 0, line  # balanced over a full shoe
 
 
-TINY = {"rules": {"decks": 8, "cut_card": 14, "hand_after_cut": True}, "shoes": 60, "seed": 5,
-        "chunk_shoes": 20, "training_shoes": 30, "training_seed": 6, "integer_max_tag": 2}
+TINY = {
+    "rules": {"decks": 8, "cut_card": 14, "hand_after_cut": True},
+    "shoes": 60,
+    "seed": 5,
+    "chunk_shoes": 20,
+    "training_shoes": 30,
+    "training_seed": 6,
+    "integer_max_tag": 2,
+}
 
 
 def _comparable(result: dict) -> str:
     """The result as JSON without the wall-clock times and the file list."""
-    return json.dumps({k: v for k, v in result.items() if k not in ("timings", "files")},
-                      sort_keys=True)
+    return json.dumps({k: v for k, v in result.items() if k not in ("timings", "files")}, sort_keys=True)
 
 
 @pytest.fixture(scope="module")
@@ -343,8 +393,9 @@ def tiny(tmp_path_factory):
 def test_processes_give_the_serial_result(tiny):
     config, serial = tiny
     assert serial["chunks"] == 3
-    assert _comparable(atlas.main(str(config), None, as_json=True, backend="processes",
-                                  workers=2)) == _comparable(serial)
+    assert _comparable(
+        atlas.main(str(config), None, as_json=True, backend="processes", workers=2)
+    ) == _comparable(serial)
 
 
 def test_an_interrupted_run_resumes_bit_for_bit(tiny, tmp_path, monkeypatch):
@@ -374,25 +425,45 @@ def test_an_interrupted_run_resumes_bit_for_bit(tiny, tmp_path, monkeypatch):
     assert sorted(p.name for p in out.iterdir()) == sorted(atlas.OUTPUT_NAMES)
 
 
-TIE_ON_7 = {"name": "my_tie_on_7", "source": "a test", "rows": [
-    {"when": {"winner": "tie", "player_total": 7}, "pays": 45}]}
+TIE_ON_7 = {
+    "name": "my_tie_on_7",
+    "source": "a test",
+    "rows": [{"when": {"winner": "tie", "player_total": 7}, "pays": 45}],
+}
 
 
 def test_custom_bets_are_studied_like_catalog_bets(tmp_path):
     """A user's bet in the config (here Egalite 7 again, under another name) is priced, counted and
     ranked like the catalog's: the same figures as egalite_7, to the last bit."""
     config = tmp_path / "custom.yaml"
-    config.write_text(yaml.safe_dump({**TINY, "shoes": 20, "chunk_shoes": 20,
-                                      "custom_bets": [TIE_ON_7],
-                                      "bets": ["egalite_7", "my_tie_on_7", "dragon7"]}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                **TINY,
+                "shoes": 20,
+                "chunk_shoes": 20,
+                "custom_bets": [TIE_ON_7],
+                "bets": ["egalite_7", "my_tie_on_7", "dragon7"],
+            }
+        )
+    )
     result = atlas.main(str(config), None, as_json=True)
     ours, catalogs = result["bets"]["my_tie_on_7"], result["bets"]["egalite_7"]
     assert json.dumps(ours, sort_keys=True) == json.dumps(catalogs, sort_keys=True)
     assert len(result["ranking"]) == 3
-    with pytest.raises(ConfigError, match=r"custom_bets: bet 'x', row 1: player_total=11 does not "
-                                          r"exist; allowed: 0\.\.9"):
-        validate({"custom_bets": [{"name": "x", "rows": [{"when": {"winner": "tie", "player_total": 11},
-                                                         "pays": 45}]}]}, atlas.AtlasConfig)
+    with pytest.raises(
+        ConfigError,
+        match=r"custom_bets: bet 'x', row 1: player_total=11 does not "
+        r"exist; allowed: 0\.\.9",
+    ):
+        validate(
+            {
+                "custom_bets": [
+                    {"name": "x", "rows": [{"when": {"winner": "tie", "player_total": 11}, "pays": 45}]}
+                ]
+            },
+            atlas.AtlasConfig,
+        )
     with pytest.raises(ConfigError, match=r"custom_bets: bet 'lucky6': the name is taken"):
         validate({"custom_bets": [{**TIE_ON_7, "name": "lucky6"}]}, atlas.AtlasConfig)
     with pytest.raises(ConfigError, match=r"bets: unknown bet\(s\) my_tie_on_8"):

@@ -15,14 +15,25 @@ TASK_IDS = list(tasks.TASKS)
 
 
 def test_every_task_is_registered_with_its_frozen_settings():
-    assert TASK_IDS == ["pb_gym/Discover-v0", "pb_gym/DiscoverCatalog-v0", "pb_gym/DiscoverAll-v0",
-                        "pb_gym/Sizing-v0", "pb_gym/DiscoverHidden-v0", "pb_gym/DiscoverMainBets-v0"]
+    assert TASK_IDS == [
+        "pb_gym/Discover-v0",
+        "pb_gym/DiscoverCatalog-v0",
+        "pb_gym/DiscoverAll-v0",
+        "pb_gym/Sizing-v0",
+        "pb_gym/DiscoverHidden-v0",
+        "pb_gym/DiscoverMainBets-v0",
+    ]
     for task in tasks.TASKS.values():
         spec = gymnasium.spec(task.id)
         assert spec.kwargs == dict(task.kwargs) and spec.max_episode_steps is None
         kw = task.kwargs
         assert (kw["decks"], kw["cut_card"], kw["one_shoe"], kw["max_hands"], kw["allow_no_bet"]) == (
-            8, 14, True, None, True)
+            8,
+            14,
+            True,
+            None,
+            True,
+        )
     discover = tasks.get_task("Discover-v0").kwargs
     assert discover["side_bets"] == ("dragon7", "panda8") and discover["visible_discards"] is True
     assert discover["reward"] == "expected" and discover["stake_levels"] == (1.0,)
@@ -75,8 +86,10 @@ def test_action_index_names_the_bad_input():
         B.action_index("Discover-v9", "banker")
 
 
-@pytest.mark.parametrize("task_id,seed", [("Discover-v0", 11), ("Discover-v0", 2_000_003),
-                                          ("DiscoverCatalog-v0", 7), ("DiscoverMainBets-v0", 3)])
+@pytest.mark.parametrize(
+    "task_id,seed",
+    [("Discover-v0", 11), ("Discover-v0", 2_000_003), ("DiscoverCatalog-v0", 7), ("DiscoverMainBets-v0", 3)],
+)
 def test_never_betting_scores_exactly_0_and_the_perfect_bettor_exactly_1(task_id, seed):
     never = B.score(B.never_bet, task_id, tables=8, hands=200, seed=seed)
     assert never["normalized_score"]["estimate"] == 0.0
@@ -100,8 +113,9 @@ def test_sizing_scores_log_growth_against_the_best_stake_and_kelly():
     kelly = best["kelly_log_growth_per_hand"]["estimate"]
     assert 0 < growth <= kelly  # continuous Kelly bounds every stake level
     flat = B.perfect_policy("Discover-v0")  # the same observation; its action k bets tasks' bet k-1
-    smallest = np.array([0] + [B.action_index("Sizing-v0", bet, 0.001)
-                               for bet in tasks.get_task("Discover-v0").bets])
+    smallest = np.array(
+        [0] + [B.action_index("Sizing-v0", bet, 0.001) for bet in tasks.get_task("Discover-v0").bets]
+    )
     unit = B.score(lambda obs: smallest[flat(obs)], "Sizing-v0", tables=8, hands=200, seed=5)
     # one unit (0.1% of the bankroll) on every positive bet: positive growth, below the best level's
     assert unit["normalized_score"]["estimate"] == 1.0
@@ -123,17 +137,21 @@ def test_a_users_callable_is_scored_with_a_paired_regret():
     result = B.score(sevens_count, task, tables=16, hands=300, seed=1)
     assert 0 < result["bet_rate"]["estimate"] < 1
     regret = result["regret_per_hand"]
-    assert regret["estimate"] == pytest.approx(result["perfect_profit_per_hand"]["estimate"]
-                                               - result["exact_profit_per_hand"]["estimate"])
+    assert regret["estimate"] == pytest.approx(
+        result["perfect_profit_per_hand"]["estimate"] - result["exact_profit_per_hand"]["estimate"]
+    )
     assert regret["estimate"] > 0 and regret["ci95"][0] > 0  # far from the optimum, and it shows
     assert result["normalized_score"]["estimate"] < 1
 
 
-@pytest.mark.parametrize("bad,message", [
-    (lambda o: np.zeros(3, dtype=int), r"actions of shape \(3,\); allowed: \(8,\)"),
-    (lambda o: np.full(len(o), 6), "returned action 6; allowed: 0 .. 5"),
-    (lambda o: np.full(len(o), 0.5), "non-integer actions"),
-])
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        (lambda o: np.zeros(3, dtype=int), r"actions of shape \(3,\); allowed: \(8,\)"),
+        (lambda o: np.full(len(o), 6), "returned action 6; allowed: 0 .. 5"),
+        (lambda o: np.full(len(o), 0.5), "non-integer actions"),
+    ],
+)
 def test_a_bad_policy_is_named(bad, message):
     with pytest.raises(ValueError, match=message):
         B.score(bad, "Discover-v0", tables=8, hands=2)

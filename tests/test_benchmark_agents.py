@@ -26,9 +26,16 @@ def trained(tmp_path_factory):
     from pb_gym.experiments import train as TR
 
     config = C.load(CONFIGS / "discover.yaml", TR.TrainConfig)
-    config = config.model_copy(update={
-        "total_timesteps": 4096, "n_envs": 64, "curve_points": 1, "init_abstain": None, "evaluation": None,
-        "discovery": config.discovery.model_copy(update={"curve_points": 0})})
+    config = config.model_copy(
+        update={
+            "total_timesteps": 4096,
+            "n_envs": 64,
+            "curve_points": 1,
+            "init_abstain": None,
+            "evaluation": None,
+            "discovery": config.discovery.model_copy(update={"curve_points": 0}),
+        }
+    )
     out = tmp_path_factory.mktemp("discover-tiny")
     result = TR.train(config, out)
     return config, out, result
@@ -42,8 +49,9 @@ def test_a_train_model_scores_the_same_figures_as_trains_discovery_scoring(train
     config, out, result = trained
     policy = TR.make_policy(config, result["model_object"], result["normalizer"])
     seed, tables, hands = 2_000_003, 16, 300
-    found = D.score(policy, config.env.kwargs(), config.discovery.bets, tables, hands, seed,
-                    calibration=False)
+    found = D.score(
+        policy, config.env.kwargs(), config.discovery.bets, tables, hands, seed, calibration=False
+    )
     scored = B.score(S.model_policy(out, "pb_gym/Discover-v0"), "pb_gym/Discover-v0", tables, hands, seed)
     learned, perfect = found["systems"]["learned"], found["systems"]["perfect"]
     assert 0.2 < scored["bet_rate"]["estimate"] < 1  # the model bets, and not on every hand
@@ -64,8 +72,11 @@ def test_a_model_of_another_table_is_refused(trained):
     from pb_gym.experiments import score as S
 
     _, out, _ = trained
-    with pytest.raises(ValueError, match=r"trained on another table than pb_gym/DiscoverCatalog-v0's: "
-                                         r"rules .*extra_bets"):
+    with pytest.raises(
+        ValueError,
+        match=r"trained on another table than pb_gym/DiscoverCatalog-v0's: "
+        r"rules .*extra_bets",
+    ):
         S.model_policy(out, "DiscoverCatalog-v0")
 
 
@@ -74,8 +85,10 @@ def test_pb_gym_score_scores_a_model_folder_and_a_module_callable(trained, tmp_p
     from pb_gym.experiments import score as S
 
     _, out, _ = trained
-    assert cli.main(["score", str(out), "--task", "Discover-v0", "--tables", "8", "--hands", "100",
-                     "--json"]) == 0
+    assert (
+        cli.main(["score", str(out), "--task", "Discover-v0", "--tables", "8", "--hands", "100", "--json"])
+        == 0
+    )
     printed = json.loads(capsys.readouterr().out)
     direct = B.score(S.model_policy(out, "Discover-v0"), "Discover-v0", 8, 100)
     assert printed["normalized_score"] == direct["normalized_score"]
@@ -83,7 +96,8 @@ def test_pb_gym_score_scores_a_model_folder_and_a_module_callable(trained, tmp_p
     (tmp_path / "my_counter.py").write_text(
         "import numpy as np\n"
         "from pb_gym import benchmark\n"
-        "perfect = benchmark.perfect_policy('pb_gym/Discover-v0')\n")
+        "perfect = benchmark.perfect_policy('pb_gym/Discover-v0')\n"
+    )
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     assert cli.main(["score", "my_counter:perfect", "--tables", "8", "--hands", "100", "--seed", "3"]) == 0
@@ -106,8 +120,9 @@ def test_an_sb3_model_trained_on_the_registered_task_is_scored():
     vector = PuntoBancoSB3VecEnv(16, **tasks.get_task("Discover-v0").kwargs)  # the many-table adapter
     model = PPO("MlpPolicy", vector, n_steps=16, batch_size=64, n_epochs=1, seed=0, device="cpu")
     model.learn(512)
-    result = B.score(lambda obs: model.predict(obs, deterministic=True)[0], "Discover-v0",
-                     tables=8, hands=100, seed=4)
+    result = B.score(
+        lambda obs: model.predict(obs, deterministic=True)[0], "Discover-v0", tables=8, hands=100, seed=4
+    )
     assert result["hands"] == 800
     exact = result["exact_profit_per_hand"]["estimate"]
     perfect = result["perfect_profit_per_hand"]["estimate"]

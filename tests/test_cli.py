@@ -22,9 +22,17 @@ def test_odds_json_full_shoe(capsys):
     assert set(out["probabilities"]) >= {"banker", "player", "tie"}
     # every bet of the catalog, the seven spots first
     from pb_gym import catalog
+
     assert tuple(out["ev"]) == catalog.bet_names()
-    assert tuple(out["ev"])[:7] == ("banker", "player", "tie", "player_pair", "banker_pair", "dragon7",
-                                    "panda8")
+    assert tuple(out["ev"])[:7] == (
+        "banker",
+        "player",
+        "tie",
+        "player_pair",
+        "banker_pair",
+        "dragon7",
+        "panda8",
+    )
     # published: Dragon Bonus player 2.6517%, banker 9.3731% (Wizard of Odds; tests/data/catalog_figures.json)
     assert round(-100 * out["ev"]["dragon_bonus_player"], 4) == 2.6517
     assert round(-100 * out["ev"]["dragon_bonus_banker"], 4) == 9.3731
@@ -36,8 +44,7 @@ def test_odds_json_full_shoe(capsys):
 
 def test_odds_variants_and_ranks(capsys):
     # published: 6-deck tie at 9:1 (Wizard of Odds, "Baccarat"), 8-deck EZ banker ("EZ Baccarat")
-    assert round(-100 * run_json(capsys, "odds", "--decks", "6", "--tie-pays", "9")["ev"]["tie"],
-                 4) == 4.9313
+    assert round(-100 * run_json(capsys, "odds", "--decks", "6", "--tie-pays", "9")["ev"]["tie"], 4) == 4.9313
     assert round(-100 * run_json(capsys, "odds", "--variant", "ez")["ev"]["banker"], 4) == 1.0183
     # only ten-valued cards left: every hand is a 0-0 tie
     out = run_json(capsys, "odds", "--ranks", "0,0,0,0,0,0,0,0,0,10,10,10,10")
@@ -54,8 +61,10 @@ def test_odds_bets_selects_catalog_bets_and_a_bad_name_lists_the_allowed_ones(ca
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["odds", "--bets", "banker,dragon_bonus"])
     assert exit_info.value.code == 2
-    assert ("--bets: unknown bet 'dragon_bonus'; allowed: all, or comma-separated names from banker, "
-            "player, tie, player_pair,") in capsys.readouterr().err
+    assert (
+        "--bets: unknown bet 'dragon_bonus'; allowed: all, or comma-separated names from banker, "
+        "player, tie, player_pair,"
+    ) in capsys.readouterr().err
 
 
 def test_odds_text(capsys):
@@ -64,15 +73,18 @@ def test_odds_text(capsys):
     assert "8-deck shoe (416 cards)" in text and "-1.0579%" in text and "dragon7" in text
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["odds", "--decks", "9"], "--decks=9 is not allowed; allowed: an integer from 1 to 8"),
-    (["odds", "--ranks", "1,2,3"], "--ranks takes 13 comma-separated counts"),
-    (["odds", "--ranks", "1,1,1,1,1,0,0,0,0,0,0,0,0"], "at least 6 cards"),
-    (["odds", "--decks", "6", "--ranks", ",".join(["4"] * 13)], "not allowed with argument --decks"),
-    (["odds", "--variant", "french"], "invalid choice: 'french'"),
-    (["simulate", "--hands", "0"], "--hands=0 is not allowed; allowed: an integer >= 1"),
-    (["simulate", "--tables", "-3"], "--tables=-3 is not allowed"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["odds", "--decks", "9"], "--decks=9 is not allowed; allowed: an integer from 1 to 8"),
+        (["odds", "--ranks", "1,2,3"], "--ranks takes 13 comma-separated counts"),
+        (["odds", "--ranks", "1,1,1,1,1,0,0,0,0,0,0,0,0"], "at least 6 cards"),
+        (["odds", "--decks", "6", "--ranks", ",".join(["4"] * 13)], "not allowed with argument --decks"),
+        (["odds", "--variant", "french"], "invalid choice: 'french'"),
+        (["simulate", "--hands", "0"], "--hands=0 is not allowed; allowed: an integer >= 1"),
+        (["simulate", "--tables", "-3"], "--tables=-3 is not allowed"),
+    ],
+)
 def test_argument_errors_exit_2_with_a_clear_message(capsys, argv, message):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(argv)
@@ -81,8 +93,7 @@ def test_argument_errors_exit_2_with_a_clear_message(capsys, argv, message):
 
 
 def test_simulate_json(capsys):
-    out = run_json(capsys, "simulate", "--decks", "8", "--hands", "300000", "--seed", "3",
-                   "--tables", "1000")
+    out = run_json(capsys, "simulate", "--decks", "8", "--hands", "300000", "--seed", "3", "--tables", "1000")
     assert out["hands"] == 300000
     assert sum(out["wins"].values()) == 300000
     assert sum(out["outcomes"].values()) == 300000
@@ -108,17 +119,23 @@ def test_bench_quick_json(capsys):
     out = run_json(capsys, "bench", "--quick")
     assert out["engine_hands_per_s"] > 0
     assert out["engine_vs_python_loop"] == pytest.approx(
-        out["engine_hands_per_s"] / out["python_loop_hands_per_s"])
+        out["engine_hands_per_s"] / out["python_loop_hands_per_s"]
+    )
     assert out["exact_compositions_per_s"] > 0
     assert out["vector_env_steps_per_s"] > 0 and out["sync_vector_env_steps_per_s"] > 0
     assert out["vector_vs_sync_ratio"] == pytest.approx(
-        out["vector_env_steps_per_s"] / out["sync_vector_env_steps_per_s"])
+        out["vector_env_steps_per_s"] / out["sync_vector_env_steps_per_s"]
+    )
 
 
 def test_console_script_help():
     for command in ("odds", "simulate", "bench"):
-        done = subprocess.run([sys.executable, "-m", "pb_gym.experiments.cli", command, "--help"],
-                              capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "pb_gym.experiments.cli", command, "--help"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         assert "--json" in done.stdout
 
 
@@ -132,16 +149,26 @@ def test_experiment_help_describes_every_study(capsys):
         assert f"  {name}" in text and first_words in " ".join(text.split()), name
 
 
-HEAVY = ("numba", "torch", "yaml", "pydantic", "matplotlib", "pb_gym.engine", "pb_gym.exact",
-         "pb_gym.rules", "pb_gym.envs.punto_banco", "pb_gym.agents.systems", "pb_gym.experiments.evaluate")
+HEAVY = (
+    "numba",
+    "torch",
+    "yaml",
+    "pydantic",
+    "matplotlib",
+    "pb_gym.engine",
+    "pb_gym.exact",
+    "pb_gym.rules",
+    "pb_gym.envs.punto_banco",
+    "pb_gym.agents.systems",
+    "pb_gym.experiments.evaluate",
+)
 
 
 def test_the_console_script_module_loads_only_what_registering_the_envs_needs():
     """``pb-gym`` imports ``pb_gym.experiments.cli`` before ``main`` can catch Ctrl-C: that import must
     be cheap. Importing the package registers its Gymnasium ids (gymnasium and numpy load); the heavy
     ones (numba, the engine, the studies' libraries) happen inside ``main``."""
-    code = ("import sys, pb_gym.experiments.cli; "
-            f"print(sorted({{m for m in sys.modules}} & set({HEAVY!r})))")
+    code = f"import sys, pb_gym.experiments.cli; print(sorted({{m for m in sys.modules}} & set({HEAVY!r})))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
@@ -154,10 +181,13 @@ def test_ctrl_c_during_start_up_imports_is_one_line_and_status_130(delay):
     import signal
     import time
 
-    code = ("import sys, pb_gym.experiments.cli as cli; print('main', flush=True); "
-            "sys.exit(cli.main(['odds', '--decks', '6']))")
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    code = (
+        "import sys, pb_gym.experiments.cli as cli; print('main', flush=True); "
+        "sys.exit(cli.main(['odds', '--decks', '6']))"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     assert child.stdout.readline() == "main\n"
     time.sleep(delay)
     child.send_signal(signal.SIGINT)

@@ -24,8 +24,9 @@ class _Terminal(io.StringIO):
 def _module(index: dict, compiled: bool = False) -> types.ModuleType:
     """A module with one cached kernel whose cache index is ``index`` (empty: not compiled yet)."""
     cache_file = types.SimpleNamespace(_load_index=lambda: index)
-    kernel = types.SimpleNamespace(_cache=types.SimpleNamespace(_cache_file=cache_file),
-                                   signatures=["sig"] if compiled else [])
+    kernel = types.SimpleNamespace(
+        _cache=types.SimpleNamespace(_cache_file=cache_file), signatures=["sig"] if compiled else []
+    )
     module = types.ModuleType(f"fake_{id(cache_file)}")
     module.kernel = kernel
     return module
@@ -49,20 +50,21 @@ def test_a_kernel_missing_from_the_cache_is_announced_once_on_a_terminal():
 def test_nothing_is_printed_when_cached_compiled_or_not_a_terminal():
     stream = _Terminal()
     assert not progress.note_compiling(_module({("sig",): "entry"}), stream)  # in the cache
-    assert not progress.note_compiling(_module({}, compiled=True), stream)     # compiled in-process
-    log = io.StringIO()                                                          # a log file, a pipe
+    assert not progress.note_compiling(_module({}, compiled=True), stream)  # compiled in-process
+    log = io.StringIO()  # a log file, a pipe
     assert not progress.note_compiling(_module({}), log)
     assert stream.getvalue() == log.getvalue() == ""
 
 
 def test_an_empty_numba_cache_reads_as_not_compiled(tmp_path):
     """With an empty cache folder the engine's kernels read as missing, without compiling anything."""
-    code = ("import time; t = time.perf_counter(); from pb_gym import engine, progress; "
-            "missing = progress._uncached_kernels(engine); "
-            "print(len(missing), '_deal_kernel' in missing, time.perf_counter() - t < 20)")
+    code = (
+        "import time; t = time.perf_counter(); from pb_gym import engine, progress; "
+        "missing = progress._uncached_kernels(engine); "
+        "print(len(missing), '_deal_kernel' in missing, time.perf_counter() - t < 20)"
+    )
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     count, deal, quick = done.stdout.split()
     assert int(count) >= 4 and deal == "True" and quick == "True"

@@ -15,8 +15,33 @@ import yaml
 from pb_gym.experiments.config import ConfigError, load
 
 ROOT = Path(__file__).resolve().parent.parent
-HOSTILE = [-1, 0, 1, -1e308, 1e308, 10**30, 2**63, -(2**63), 1.5, "x", "", "nl\n", None, [], {}, [1],
-           {"a": 1}, True, False, "1:30", "0x1F", "10", "../../etc", "\u00e9t\u00e9", float("nan")]
+HOSTILE = [
+    -1,
+    0,
+    1,
+    -1e308,
+    1e308,
+    10**30,
+    2**63,
+    -(2**63),
+    1.5,
+    "x",
+    "",
+    "nl\n",
+    None,
+    [],
+    {},
+    [1],
+    {"a": 1},
+    True,
+    False,
+    "1:30",
+    "0x1F",
+    "10",
+    "../../etc",
+    "\u00e9t\u00e9",
+    float("nan"),
+]
 DEEP: object = 1
 for _ in range(40):
     DEEP = [DEEP]
@@ -28,31 +53,39 @@ def _model(path: Path):
     folder = path.parent.name
     if folder == "train":
         from pb_gym.experiments.train import TrainConfig
+
         return TrainConfig
     if folder == "systems":
         from pb_gym.experiments.evaluate import StudyConfig
+
         return StudyConfig
     name = path.stem.split("-")[0]
     if name == "counting":
         from pb_gym.experiments.counting import CountingConfig
+
         return CountingConfig
     if name == "atlas":
         from pb_gym.experiments.atlas import AtlasConfig
+
         return AtlasConfig
     if name == "roads":
         from pb_gym.experiments.roads import RoadsConfig
+
         return RoadsConfig
     if name == "leaks":
         from pb_gym.experiments.leaks import LeaksConfig
+
         return LeaksConfig
     if name != "ruin":
         raise AssertionError(f"{path}: which study reads this config? (add it here)")
     from pb_gym.experiments.ruin import RuinConfig
+
     return RuinConfig
 
 
-CONFIGS = sorted(p for folder in ("systems", "train", "experiments")
-                 for p in (ROOT / "configs" / folder).glob("*.yaml"))
+CONFIGS = sorted(
+    p for folder in ("systems", "train", "experiments") for p in (ROOT / "configs" / folder).glob("*.yaml")
+)
 
 
 def _leaves(data, path=()):
@@ -69,7 +102,7 @@ def _mutated(rng: random.Random, text: str) -> str:
     if rng.random() < 0.2:
         kind = rng.choice(TEXT_MUTATIONS)
         if kind == "truncate":
-            return text[:rng.randrange(len(text))]
+            return text[: rng.randrange(len(text))]
         if kind == "alias":
             return text + "\nrecursive: &r [*r]\n"
         if kind == "tab":

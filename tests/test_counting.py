@@ -51,14 +51,21 @@ def test_studied_evs_match_the_exact_calculator_for_every_variant():
     bets = counting.studied_rules(R.Rules(commission=0.04, dragon7_pays=30))
     ev = counting.studied_evs(comps, bets)
     for k, (rules, column) in enumerate(bets.values()):
-        np.testing.assert_allclose(ev[:, k], exact.expected_values(comps, rules)[:, column],
-                                   rtol=0, atol=1e-13)
+        np.testing.assert_allclose(
+            ev[:, k], exact.expected_values(comps, rules)[:, column], rtol=0, atol=1e-13
+        )
     full = counting.studied_evs(R.full_shoe(8)[None], counting.studied_rules(R.Rules()))[0]
-    published = {"banker": edge8("banker"), "player": edge8("player"), "tie_8to1": edge8("tie"),
-                 "tie_9to1": edge8("tie", tie_pays=9), "player_pair": edge8("player_pair"),
-                 "dragon7": edge8("dragon7"), "panda8": edge8("panda8"),
-                 "banker_no_commission": edge8("banker", banker_variant="no-commission"),
-                 "banker_ez": edge8("banker", banker_variant="ez")}
+    published = {
+        "banker": edge8("banker"),
+        "player": edge8("player"),
+        "tie_8to1": edge8("tie"),
+        "tie_9to1": edge8("tie", tie_pays=9),
+        "player_pair": edge8("player_pair"),
+        "dragon7": edge8("dragon7"),
+        "panda8": edge8("panda8"),
+        "banker_no_commission": edge8("banker", banker_variant="no-commission"),
+        "banker_ez": edge8("banker", banker_variant="ez"),
+    }
     for name, edge in published.items():
         assert round(100 * full[counting.STUDIED.index(name)], 4) == -edge, name
 
@@ -105,17 +112,21 @@ def test_shoe_sums_give_the_per_hand_statistics():
     one = np.ones(len(shoe))
     for k in range(len(counting.STUDIED)):
         positive = ev[:, k] > 0
-        pairs = [(sums["positive"][:, k], positive), (sums["gain"][:, k], np.maximum(ev[:, k], 0)),
-                 (sums["realized"][:, k], np.where(positive, payoff[:, k], 0.0)),
-                 (sums["ev"][:, k], ev[:, k])]
+        pairs = [
+            (sums["positive"][:, k], positive),
+            (sums["gain"][:, k], np.maximum(ev[:, k], 0)),
+            (sums["realized"][:, k], np.where(positive, payoff[:, k], 0.0)),
+            (sums["ev"][:, k], ev[:, k]),
+        ]
         for per_shoe, per_hand in pairs:
             ci = counting.ratio_ci(per_shoe, sums["hands"])
             estimate, se = _per_hand_ratio(per_hand, one, shoe, 30)
             assert ci["estimate"] == pytest.approx(estimate, rel=1e-12, abs=1e-15)
             assert ci["se"] == pytest.approx(se, rel=1e-9, abs=1e-15)
         depth_bin = dealt["depth"] // 52
-        np.testing.assert_allclose(sums["depth_ev"][:, k],
-                                   np.bincount(depth_bin, weights=ev[:, k], minlength=9), rtol=1e-12)
+        np.testing.assert_allclose(
+            sums["depth_ev"][:, k], np.bincount(depth_bin, weights=ev[:, k], minlength=9), rtol=1e-12
+        )
     assert sums["hands"].sum() == len(shoe) == sums["depth_hands"].sum()
     tc = dealt["true_count"].astype(np.float64)
     bet = tc[:, 0] >= 15.0
@@ -124,7 +135,8 @@ def test_shoe_sums_give_the_per_hand_statistics():
     assert sums["count_payoff"][:, 0].sum() == pytest.approx(payoff[bet, count_index[0]].sum())
     for j, k in enumerate(count_index):
         assert counting.correlation(sums["moments"][j]) == pytest.approx(
-            np.corrcoef(tc[:, j], ev[:, k])[0, 1], rel=1e-9)
+            np.corrcoef(tc[:, j], ev[:, k])[0, 1], rel=1e-9
+        )
 
 
 def test_merge_concatenates_shoes_and_adds_the_rest():
@@ -136,8 +148,9 @@ def test_merge_concatenates_shoes_and_adds_the_rest():
     assert merged["hands"].shape == (25,) and merged["ev"].shape == (25, len(counting.STUDIED))
     np.testing.assert_array_equal(merged["ev"][10:20], parts[1]["ev"])
     assert merged["depth_hands"].sum() == merged["hands"].sum()
-    np.testing.assert_array_equal(merged["moments"], parts[0]["moments"] + parts[1]["moments"]
-                                  + parts[2]["moments"])
+    np.testing.assert_array_equal(
+        merged["moments"], parts[0]["moments"] + parts[1]["moments"] + parts[2]["moments"]
+    )
 
 
 def test_best_threshold_is_the_exact_optimum():
@@ -173,19 +186,28 @@ def test_deal_shoes_counts_the_first_shoe_only(hand_after_cut):
 
 
 def test_config_validation_messages(tmp_path):
-    with pytest.raises(ConfigError, match=r"x\.yaml: shoez: unknown key; allowed keys here: rules, "
-                                          r"shoes, seed"):
+    with pytest.raises(
+        ConfigError,
+        match=r"x\.yaml: shoez: unknown key; allowed keys here: rules, "
+        r"shoes, seed",
+    ):
         validate({"shoez": 10}, counting.CountingConfig, "x.yaml")
-    with pytest.raises(ConfigError, match=r"training_seed: must differ from seed \(7\): "
-                                          r"thresholds are chosen on a separate deal"):
+    with pytest.raises(
+        ConfigError,
+        match=r"training_seed: must differ from seed \(7\): "
+        r"thresholds are chosen on a separate deal",
+    ):
         validate({"seed": 7, "training_seed": 7}, counting.CountingConfig)
     with pytest.raises(ConfigError, match=r"count_bets\.0: Input should be 'banker'"):
         validate({"count_bets": ["dragon8"]}, counting.CountingConfig)
     with pytest.raises(ConfigError, match=r"shoes: Input should be greater than or equal to 2"):
         validate({"shoes": 1}, counting.CountingConfig)
     # the rules section is checked by Rules itself (one source for the rules: experiments/config.py)
-    with pytest.raises(ConfigError, match=r"^config: rules: Rules\.decks=9 is not allowed; allowed: an "
-                                          r"integer from 1 to 8$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^config: rules: Rules\.decks=9 is not allowed; allowed: an "
+        r"integer from 1 to 8$",
+    ):
         validate({"rules": {"decks": 9}}, counting.CountingConfig)
     with pytest.raises(ConfigError, match=r"no such config file"):
         counting.main(str(tmp_path / "missing.yaml"))
@@ -203,8 +225,13 @@ def test_smoke_run_end_to_end(tmp_path, capsys):
     assert result["exchangeability_max_error"] < 1e-12
     assert set(result["bets"]) == set(counting.STUDIED)
     for name, b in result["bets"].items():
-        for key in ("share_positive", "gain_per_hand_predicted", "gain_per_hand_realized",
-                    "average_ev_per_hand_dealt", "cut_card_effect"):
+        for key in (
+            "share_positive",
+            "gain_per_hand_predicted",
+            "gain_per_hand_realized",
+            "average_ev_per_hand_dealt",
+            "cut_card_effect",
+        ):
             lo, hi = b[key]["ci95"]
             assert lo <= b[key]["estimate"] <= hi, (name, key)
         assert 0 <= b["share_positive"]["estimate"] <= 1
@@ -213,12 +240,12 @@ def test_smoke_run_end_to_end(tmp_path, capsys):
         # gain per hand = share positive x mean EV when positive
         if b["mean_ev_when_positive"]["estimate"] is not None:
             assert b["gain_per_hand_predicted"]["estimate"] == pytest.approx(
-                b["share_positive"]["estimate"] * b["mean_ev_when_positive"]["estimate"])
+                b["share_positive"]["estimate"] * b["mean_ev_when_positive"]["estimate"]
+            )
         # realized (engine payoffs) vs predicted (exact EVs): within 4 standard errors
         diff = b["realized_minus_predicted"]
         assert abs(diff["estimate"]) < 4 * diff["se"] + 1e-12, name
-    assert result["bets"]["player_pair"]["share_positive"] == result["bets"]["banker_pair"][
-        "share_positive"]
+    assert result["bets"]["player_pair"]["share_positive"] == result["bets"]["banker_pair"]["share_positive"]
     # Dragon 7 is the most often positive bet; the main bets almost never are
     share = {n: b["share_positive"]["estimate"] for n, b in result["bets"].items()}
     assert share["dragon7"] > 0.05 and share["banker"] < 0.01 and share["player"] < 0.01
@@ -228,7 +255,8 @@ def test_smoke_run_end_to_end(tmp_path, capsys):
     assert d7["profit_per_hand_predicted"]["estimate"] <= d7["perfect_info_profit_per_hand_predicted"]
     assert "no linear count" in result["counts"]["player_pair"]["note"]
     assert len(result["by_depth"]["bin_start_cards"]) == len(
-        result["by_depth"]["bets"]["dragon7"]["share_positive"])
+        result["by_depth"]["bets"]["dragon7"]["share_positive"]
+    )
     for name in ("counting.json", "counting.txt", "depth.png"):
         assert (tmp_path / name).stat().st_size > 0
     text = counting.report(result)

@@ -26,19 +26,35 @@ Z999 = 3.2905267314919255  # two-sided 99.9% normal quantile
 
 
 def test_reward_option_is_validated():
-    with pytest.raises(ValueError, match=r"reward='noisy' is not allowed; allowed: realized, expected, "
-                                         r"log_growth"):
+    with pytest.raises(
+        ValueError,
+        match=r"reward='noisy' is not allowed; allowed: realized, expected, "
+        r"log_growth",
+    ):
         T.make_config(reward="noisy")
     assert T.make_config().reward == "realized"
 
 
-@pytest.mark.parametrize("mode, actions", [
-    ("discrete", lambda rng, n: rng.integers(0, 16, n)),
-    ("box", lambda rng, n: 0.1 * rng.random((n, 5)) * (rng.random((n, 5)) < 0.4)),
-])
+@pytest.mark.parametrize(
+    "mode, actions",
+    [
+        ("discrete", lambda rng, n: rng.integers(0, 16, n)),
+        ("box", lambda rng, n: 0.1 * rng.random((n, 5)) * (rng.random((n, 5)) < 0.4)),
+    ],
+)
 def test_expected_reward_is_stake_times_exact_ev_and_the_bankroll_follows_the_realized_win(mode, actions):
-    kwargs = dict(decks=1, cut_card=14, side_bets=("dragon7", "panda8"), bankroll=1000, unit=1,
-                  table_min=1, table_max=50, max_hands=None, action_mode=mode, stake_levels=(1, 2, 5))
+    kwargs = dict(
+        decks=1,
+        cut_card=14,
+        side_bets=("dragon7", "panda8"),
+        bankroll=1000,
+        unit=1,
+        table_min=1,
+        table_max=50,
+        max_hands=None,
+        action_mode=mode,
+        stake_levels=(1, 2, 5),
+    )
     realized = PuntoBancoVectorEnv(32, info_ev=True, hand_info=True, **kwargs)
     expected = PuntoBancoVectorEnv(32, reward="expected", info_ev=True, hand_info=True, **kwargs)
     realized.reset(seed=3)
@@ -63,9 +79,18 @@ def _twin_rewards(decks: int, tables: int, steps: int, seed: int):
     a counter's linear EV estimate (effects of removal) picks Dragon 7 (1 unit) or Panda 8 (2 units)."""
     from pb_gym.agents import learned as L
 
-    kwargs = dict(decks=decks, side_bets=("dragon7", "panda8"), cut_card=14, bankroll=1e7, unit=1,
-                  table_min=1, table_max=1e6, max_hands=None, action_mode="discrete",
-                  stake_levels=(1, 2, 5))
+    kwargs = dict(
+        decks=decks,
+        side_bets=("dragon7", "panda8"),
+        cut_card=14,
+        bankroll=1e7,
+        unit=1,
+        table_min=1,
+        table_max=1e6,
+        max_hands=None,
+        action_mode="discrete",
+        stake_levels=(1, 2, 5),
+    )
     realized = PuntoBancoVectorEnv(tables, **kwargs)
     expected = PuntoBancoVectorEnv(tables, reward="expected", **kwargs)
     realized.reset(seed=seed)
@@ -80,8 +105,7 @@ def _twin_rewards(decks: int, tables: int, steps: int, seed: int):
         estimate = ev_full + ((full - seen) @ eor) * full.sum() / seen.sum(axis=1, keepdims=True)
         dragon, panda = estimate[:, 0], estimate[:, 1]
         # discrete actions: 0 no bet, 1 + bet * 3 + level; bets: banker, player, tie, dragon7, panda8
-        act = np.where((dragon > 0) & (dragon >= panda), 1 + 3 * 3 + 0,
-                       np.where(panda > 0, 1 + 4 * 3 + 1, 0))
+        act = np.where((dragon > 0) & (dragon >= panda), 1 + 3 * 3 + 0, np.where(panda > 0, 1 + 4 * 3 + 1, 0))
         real.append(realized.step(act)[1])
         exp.append(expected.step(act)[1])
         naive.append(realized.tables.stakes @ full_shoe_ev)  # a biased "expected" reward
@@ -106,9 +130,17 @@ def test_log_growth_reward_is_the_exact_expected_log_growth_and_the_realized_one
     against the realized log growth of 4,096 tables x 30 hands betting 20% of the bankroll (where it
     sits well below EV / bankroll: Kelly's variance term)."""
     n = 4096
-    kwargs = dict(side_bets=("dragon7", "panda8"), bankroll=1000, unit=10, table_min=10,
-                  table_max=100_000, max_hands=None, action_mode="discrete", stake_unit="fraction",
-                  stake_levels=(0.2,))
+    kwargs = dict(
+        side_bets=("dragon7", "panda8"),
+        bankroll=1000,
+        unit=10,
+        table_min=10,
+        table_max=100_000,
+        max_hands=None,
+        action_mode="discrete",
+        stake_unit="fraction",
+        stake_levels=(0.2,),
+    )
     venv = PuntoBancoVectorEnv(n, reward="log_growth", **kwargs)
     twin = PuntoBancoVectorEnv(n, reward="expected", **kwargs)  # same seeds: the same hands
     venv.reset(seed=11)
@@ -140,8 +172,16 @@ def test_log_growth_reward_is_the_exact_expected_log_growth_and_the_realized_one
 def test_log_growth_reward_stays_finite_when_an_all_in_bet_can_lose_everything():
     """One unit from a bankroll of one unit: a lost hand leaves nothing (log 0), counted as leaving
     half the table minimum (LOG_GROWTH_FLOOR), so the reward is finite and exactly the formula's."""
-    venv = PuntoBancoVectorEnv(64, bankroll=10, unit=10, table_min=10, action_mode="discrete",
-                               stake_levels=(1,), reward="log_growth", max_hands=None)
+    venv = PuntoBancoVectorEnv(
+        64,
+        bankroll=10,
+        unit=10,
+        table_min=10,
+        action_mode="discrete",
+        stake_levels=(1,),
+        reward="log_growth",
+        max_hands=None,
+    )
     venv.reset(seed=3)
     _, reward, terminated, *_ = venv.step(np.full(64, 1))  # all of the bankroll on banker
     comp = T.composition_before_hand(venv.tables)
@@ -188,9 +228,14 @@ def test_smoke_discovery_bets_the_side_bets_where_their_ev_is_positive(smoke_run
     # the perfect-information bettor is the ceiling on the same hands (its exact profit is the most
     # any one-unit policy can expect)
     assert found["regret_exact"]["estimate"] > 0
-    for name in ("discovery/discovery.json", "discovery/discovery.txt", "discovery/calibration.png",
-                 "discovery/learning_curve_exact.csv", "discovery/learning_curve_exact.png",
-                 "evaluation/profit_per_hand.json"):
+    for name in (
+        "discovery/discovery.json",
+        "discovery/discovery.txt",
+        "discovery/calibration.png",
+        "discovery/learning_curve_exact.csv",
+        "discovery/learning_curve_exact.png",
+        "evaluation/profit_per_hand.json",
+    ):
         assert (out / name).is_file(), name
     curve = found["curve"]
     assert curve[0]["timesteps"] == 0 and curve[0]["learned_exact"] < curve[-1]["learned_exact"]
@@ -222,9 +267,21 @@ def test_discovery_scores_catalog_bets_in_the_tables_columns():
     earns most of it. Misaligned columns would make the scripted policy's exact profit collapse."""
     from pb_gym.experiments import discovery as D
 
-    kwargs = dict(decks=8, side_bets=("three_giving_eight", "dragon7"), cut_card=14, observation="dict",
-                  obs_scale="raw", visible_discards=True, action_mode="discrete", stake_levels=(1,),
-                  max_hands=200, bankroll=10000, unit=10, table_min=10, table_max=5000)
+    kwargs = dict(
+        decks=8,
+        side_bets=("three_giving_eight", "dragon7"),
+        cut_card=14,
+        observation="dict",
+        obs_scale="raw",
+        visible_discards=True,
+        action_mode="discrete",
+        stake_levels=(1,),
+        max_hands=200,
+        bankroll=10000,
+        unit=10,
+        table_min=10,
+        table_max=5000,
+    )
     cfg = T.make_config(**kwargs)
     bets = ["three_giving_eight", "dragon7"]
     count = D.linear_count(cfg.rules, bets, 200, 11)

@@ -30,8 +30,9 @@ def test_config_reference_is_generated_from_the_schemas():
     pytest.importorskip("stable_baselines3", reason="the train section needs the rl extra")
     generated = _generator().page()
     committed = (DOCS / "reference" / "config.md").read_text()
-    assert committed == generated, ("docs/reference/config.md is out of date: run "
-                                    "python docs/gen_config_reference.py and commit the page")
+    assert committed == generated, (
+        "docs/reference/config.md is out of date: run python docs/gen_config_reference.py and commit the page"
+    )
 
 
 def test_config_reference_names_every_system_and_study_key():
@@ -71,6 +72,7 @@ def test_readme_is_a_readme():
 
 def test_every_page_is_in_the_navigation():
     """Each docs page is in mkdocs.yml's nav (or listed as not in it), and each nav entry exists."""
+
     class Loader(yaml.SafeLoader):
         pass
 
@@ -83,8 +85,9 @@ def test_every_page_is_in_the_navigation():
             yield from entries(value) if isinstance(value, list) else [value]
 
     in_nav = set(entries(config["nav"]))
-    not_in_nav = {line.strip().lstrip("/") for line in config.get("not_in_nav", "").splitlines()
-                  if line.strip()}
+    not_in_nav = {
+        line.strip().lstrip("/") for line in config.get("not_in_nav", "").splitlines() if line.strip()
+    }
     pages = {str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md")}
     assert in_nav <= pages, f"nav entries without a page: {sorted(in_nav - pages)}"
     assert pages <= in_nav | not_in_nav, f"pages missing from the nav: {sorted(pages - in_nav - not_in_nav)}"

@@ -30,8 +30,9 @@ def run_python(code: str, cwd: Path, timeout: float = 300) -> subprocess.Complet
     """Run ``code`` as a script file (as users run theirs: spawn / forkserver children re-import it)."""
     script = cwd / "script.py"
     script.write_text(textwrap.dedent(code))
-    out = subprocess.run([sys.executable, str(script)], cwd=cwd, capture_output=True, text=True,
-                         timeout=timeout, env=ENV)
+    out = subprocess.run(
+        [sys.executable, str(script)], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=ENV
+    )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     return out
 
@@ -66,8 +67,13 @@ def test_every_gymnasium_vectorization_mode_deals_the_same_hands():
     actions = np.random.default_rng(0).integers(0, 36, size=(steps, n))
     actions[:, 1] = NO_BET  # table 1 never bets: it must reach the hand limit
     runs = {}
-    modes = [("vector_entry_point", {}), ("sync", {}), ("async", {"context": "fork"}),
-             ("async", {"context": "forkserver"}), ("async", {"context": "spawn"})]
+    modes = [
+        ("vector_entry_point", {}),
+        ("sync", {}),
+        ("async", {"context": "fork"}),
+        ("async", {"context": "forkserver"}),
+        ("async", {"context": "spawn"}),
+    ]
     for mode, vector_kwargs in modes:
         venv = gym.make_vec(ENV_ID, num_envs=n, vectorization_mode=mode, vector_kwargs=vector_kwargs)
         assert venv.observation_space.shape == (n, 47)
@@ -141,15 +147,17 @@ def test_flatten_and_other_observation_wrappers():
     stacked = gym.wrappers.FrameStackObservation(gym.make(ENV_ID), stack_size=4)
     obs, _ = stacked.reset(seed=0)
     assert obs.shape == (4, 47) and stacked.observation_space.contains(obs)
-    clipped = gym.wrappers.TransformObservation(gym.make(ENV_ID), lambda o: np.minimum(o, 1.0),
-                                                gym.spaces.Box(0.0, 1.0, (47,), np.float32))
+    clipped = gym.wrappers.TransformObservation(
+        gym.make(ENV_ID), lambda o: np.minimum(o, 1.0), gym.spaces.Box(0.0, 1.0, (47,), np.float32)
+    )
     obs, _ = clipped.reset(seed=0)
     assert clipped.observation_space.contains(obs) and obs[0] == 1.0
     as_double = gym.wrappers.DtypeObservation(gym.make(ENV_ID), np.float64)
     assert as_double.reset(seed=0)[0].dtype == np.float64
     # the raw units stay available, and the vector wrappers take the Dict too
-    venv = gym.wrappers.vector.FlattenObservation(gym.make_vec(ENV_ID, num_envs=3, observation="dict",
-                                                               obs_scale="raw"))
+    venv = gym.wrappers.vector.FlattenObservation(
+        gym.make_vec(ENV_ID, num_envs=3, observation="dict", obs_scale="raw")
+    )
     obs, _ = venv.reset(seed=0)
     assert obs.shape == (3, 47) and obs[0, 0] == 100.0  # 100 units, raw
 
@@ -157,9 +165,12 @@ def test_flatten_and_other_observation_wrappers():
 # ---------------------------------------------------------------------------------- video
 def test_record_video(tmp_path):
     pytest.importorskip("moviepy")
-    env = gym.wrappers.RecordVideo(gym.make(ENV_ID, render_mode="rgb_array", max_episode_steps=8),
-                                   str(tmp_path), episode_trigger=lambda episode: True,
-                                   disable_logger=True)
+    env = gym.wrappers.RecordVideo(
+        gym.make(ENV_ID, render_mode="rgb_array", max_episode_steps=8),
+        str(tmp_path),
+        episode_trigger=lambda episode: True,
+        disable_logger=True,
+    )
     env.reset(seed=0)
     for _ in range(8):
         env.step(1)
@@ -199,8 +210,16 @@ def test_sb3_algorithms_with_the_defaults(tmp_path):
 def _sb3_defaults(tmp_path, A2C, DQN, PPO, make_vec_env):
 
     env = make_vec_env(ENV_ID, n_envs=2, seed=0)
-    ppo = PPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu",
-              tensorboard_log=str(tmp_path))
+    ppo = PPO(
+        "MlpPolicy",
+        env,
+        n_steps=32,
+        batch_size=64,
+        n_epochs=1,
+        seed=0,
+        device="cpu",
+        tensorboard_log=str(tmp_path),
+    )
     ppo.learn(128)
     events = list(tmp_path.glob("PPO_1/events.out.tfevents.*"))
     assert len(events) == 1 and events[0].stat().st_size > 0
@@ -214,7 +233,8 @@ def test_sb3_subproc_vec_env_with_every_start_method(tmp_path):
     """SubprocVecEnv workers started by fork, forkserver and spawn, from a user's script (spawn and
     forkserver children re-import it, and with it pb_gym's registration)."""
     pytest.importorskip("stable_baselines3")
-    out = run_python("""
+    out = run_python(
+        """
         import json
         import numpy as np
         import pb_gym  # registers pb_gym/PuntoBanco-v0
@@ -239,7 +259,9 @@ def test_sb3_subproc_vec_env_with_every_start_method(tmp_path):
                 env.close()
                 results[str(method)] = {"shape": list(obs.shape), "rewards": rewards, "ends": ends}
             print(json.dumps(results))
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     results = json.loads(out.stdout.strip().splitlines()[-1])
     assert set(results) == {"fork", "forkserver", "spawn", "None"}
     for method, r in results.items():
@@ -254,14 +276,17 @@ def test_sb3_subproc_default_start_method_without_a_script(tmp_path):
     default) have no script to re-import: the id written ``"pb_gym:pb_gym/PuntoBanco-v0"`` makes
     Gymnasium import pb_gym in each worker."""
     pytest.importorskip("stable_baselines3")
-    code = ("from stable_baselines3.common.env_util import make_vec_env\n"
-            "from stable_baselines3.common.vec_env import SubprocVecEnv\n"
-            "env = make_vec_env('pb_gym:pb_gym/PuntoBanco-v0', n_envs=2, vec_env_cls=SubprocVecEnv)\n"
-            "print(env.get_attr('spec')[0].max_episode_steps, env.reset().shape, "
-            "type(env.get_attr('unwrapped')[0]).__name__)\n"
-            "env.close()\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=300, env=ENV)
+    code = (
+        "from stable_baselines3.common.env_util import make_vec_env\n"
+        "from stable_baselines3.common.vec_env import SubprocVecEnv\n"
+        "env = make_vec_env('pb_gym:pb_gym/PuntoBanco-v0', n_envs=2, vec_env_cls=SubprocVecEnv)\n"
+        "print(env.get_attr('spec')[0].max_episode_steps, env.reset().shape, "
+        "type(env.get_attr('unwrapped')[0]).__name__)\n"
+        "env.close()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=ENV
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split() == ["100", "(2,", "47)", "PuntoBancoEnv"]
 
@@ -298,38 +323,63 @@ def test_rl_zoo_train_with_its_default_hyperparameters(tmp_path):
     """``python -m rl_zoo3.train --algo ppo|a2c|dqn --env pb_gym/PuntoBanco-v0 --gym-packages pb_gym``
     with RL Zoo's default hyperparameters (MlpPolicy), then ``enjoy`` with its defaults (human
     rendering) and ``record_video`` through ``python -m pb_gym.agents.rlzoo``."""
-    out = _zoo(tmp_path, [
-        'run("train", "--algo", "ppo", "--gym-packages", "pb_gym", "-n", "64", *common)',
-        'run("train", "--algo", "a2c", "--gym-packages", "pb_gym", "-n", "64", *common)',
-        'run("train", "--algo", "dqn", "--gym-packages", "pb_gym", "-n", "64", *common)',
-        'print("ENJOY")',
-        'run("enjoy", "--algo", "dqn", "--gym-packages", "pb_gym", "-n", "12", *common)',
-    ])
+    out = _zoo(
+        tmp_path,
+        [
+            'run("train", "--algo", "ppo", "--gym-packages", "pb_gym", "-n", "64", *common)',
+            'run("train", "--algo", "a2c", "--gym-packages", "pb_gym", "-n", "64", *common)',
+            'run("train", "--algo", "dqn", "--gym-packages", "pb_gym", "-n", "64", *common)',
+            'print("ENJOY")',
+            'run("enjoy", "--algo", "dqn", "--gym-packages", "pb_gym", "-n", "12", *common)',
+        ],
+    )
     for algo in ("ppo", "a2c", "dqn"):
         run = _trained(tmp_path, algo)
         config = (run / "pb_gym-PuntoBanco-v0" / "config.yml").read_text()
         assert "MlpPolicy" in config
     enjoyed = out.stdout.split("ENJOY", 1)[1]
     assert enjoyed.count("Player:") >= 12  # the hands, printed by the human render mode
-    video = subprocess.run([sys.executable, "-m", "pb_gym.agents.rlzoo", "record_video", "--algo", "ppo",
-                            "--env", ENV_ID, "-f", "logs", "-n", "10"], cwd=tmp_path,
-                           capture_output=True, text=True, timeout=300, env=ENV)
+    video = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pb_gym.agents.rlzoo",
+            "record_video",
+            "--algo",
+            "ppo",
+            "--env",
+            ENV_ID,
+            "-f",
+            "logs",
+            "-n",
+            "10",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=ENV,
+    )
     assert video.returncode == 0, video.stderr[-3000:]
     videos = list((_trained(tmp_path, "ppo") / "videos").glob("*.mp4"))
     assert len(videos) == 1 and videos[0].stat().st_size > 1000
 
 
 def test_rl_zoo_train_with_the_shipped_hyperparameters(tmp_path):
-    calls = [f'run("train", "--algo", "{algo}", "--gym-packages", "pb_gym", "--conf-file", '
-             f'r"{ROOT / "configs" / "rlzoo" / f"{algo}.yml"}", "-n", "{n}", *common)'
-             for algo, n in (("ppo", 4096), ("a2c", 512), ("dqn", 1200))]
+    calls = [
+        f'run("train", "--algo", "{algo}", "--gym-packages", "pb_gym", "--conf-file", '
+        f'r"{ROOT / "configs" / "rlzoo" / f"{algo}.yml"}", "-n", "{n}", *common)'
+        for algo, n in (("ppo", 4096), ("a2c", 512), ("dqn", 1200))
+    ]
     _zoo(tmp_path, calls)
     import yaml
 
     for algo in ("ppo", "a2c", "dqn"):
         shipped = yaml.safe_load((ROOT / "configs" / "rlzoo" / f"{algo}.yml").read_text())[ENV_ID]
-        used = yaml.load((_trained(tmp_path, algo) / "pb_gym-PuntoBanco-v0" / "config.yml").read_text(),
-                         Loader=yaml.UnsafeLoader)
+        used = yaml.load(
+            (_trained(tmp_path, algo) / "pb_gym-PuntoBanco-v0" / "config.yml").read_text(),
+            Loader=yaml.UnsafeLoader,
+        )
         used = dict(used)
         for key, value in shipped.items():
             if key != "n_timesteps":

@@ -22,33 +22,189 @@ ONE_UNIT_EACH = {bet: 1.0 for bet in R.BETS}
 # banker pair, dragon 7, panda 8
 SCENARIOS = [
     ("player natural 9", "4 K 5 2", "4 5", "K 2", "player", (-1, -1, -1), 1, -1, -1, -1, -1, -1),
-    ("banker natural stops a drawing player", "K 9 5 K", "K 5", "9 K", "banker",
-     (0.95, 1, 1), -1, -1, -1, -1, -1, -1),
+    (
+        "banker natural stops a drawing player",
+        "K 9 5 K",
+        "K 5",
+        "9 K",
+        "banker",
+        (0.95, 1, 1),
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+    ),
     ("natural tie 8-8, banker pair", "3 4 5 4", "3 5", "4 4", "tie", (0, 0, 0), 0, 8, -1, 11, -1, -1),
-    ("banker 3 stands on the player's 8", "2 A 3 2 8", "2 3 8", "A 2", "tie",
-     (0, 0, 0), 0, 8, -1, -1, -1, -1),
-    ("banker 3 draws on the player's 9", "2 A 3 2 9 5", "2 3 9", "A 2 5", "banker",
-     (0.95, 1, 1), -1, -1, -1, -1, -1, -1),
-    ("banker 4 stands on the player's ace", "A 3 3 A A", "A 3 A", "3 A", "player",
-     (-1, -1, -1), 1, -1, -1, -1, -1, -1),
-    ("banker 4 draws on the player's 2", "A 3 3 A 2 5", "A 3 2", "3 A 5", "banker",
-     (0.95, 1, 1), -1, -1, -1, -1, -1, -1),
-    ("banker 5 draws on the player's 4", "2 2 2 3 4 4", "2 2 4", "2 3 4", "banker",
-     (0.95, 1, 1), -1, -1, 11, -1, -1, -1),
-    ("banker 5 stands on the player's 3", "2 2 A 3 3", "2 A 3", "2 3", "player",
-     (-1, -1, -1), 1, -1, -1, -1, -1, -1),
-    ("banker 6 draws on the player's 6; Panda 8", "K 3 2 3 6 K", "K 2 6", "3 3 K", "player_3card_8",
-     (-1, -1, -1), 1, -1, -1, 11, -1, 25),
-    ("banker 6 stands on the player's 5", "K A 2 5 5", "K 2 5", "A 5", "player",
-     (-1, -1, -1), 1, -1, -1, -1, -1, -1),
-    ("banker 7 stands on the player's 7", "A 3 2 4 7", "A 2 7", "3 4", "banker",
-     (0.95, 1, 1), -1, -1, -1, -1, -1, -1),
-    ("player stands on 6, banker draws on 5 to a three-card 7: Dragon 7", "3 2 3 3 2", "3 3",
-     "2 3 2", "banker_3card_7", (0.95, 1, 0), -1, -1, 11, -1, 40, -1),
-    ("banker wins with 6: no-commission pays half", "A 2 3 4 K", "A 3 K", "2 4", "banker_6",
-     (0.95, 0.5, 1), -1, -1, -1, -1, -1, -1),
-    ("player stands on 7, banker stands on 6", "4 2 3 4", "4 3", "2 4", "player",
-     (-1, -1, -1), 1, -1, -1, -1, -1, -1),
+    (
+        "banker 3 stands on the player's 8",
+        "2 A 3 2 8",
+        "2 3 8",
+        "A 2",
+        "tie",
+        (0, 0, 0),
+        0,
+        8,
+        -1,
+        -1,
+        -1,
+        -1,
+    ),
+    (
+        "banker 3 draws on the player's 9",
+        "2 A 3 2 9 5",
+        "2 3 9",
+        "A 2 5",
+        "banker",
+        (0.95, 1, 1),
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+    ),
+    (
+        "banker 4 stands on the player's ace",
+        "A 3 3 A A",
+        "A 3 A",
+        "3 A",
+        "player",
+        (-1, -1, -1),
+        1,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+    ),
+    (
+        "banker 4 draws on the player's 2",
+        "A 3 3 A 2 5",
+        "A 3 2",
+        "3 A 5",
+        "banker",
+        (0.95, 1, 1),
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+    ),
+    (
+        "banker 5 draws on the player's 4",
+        "2 2 2 3 4 4",
+        "2 2 4",
+        "2 3 4",
+        "banker",
+        (0.95, 1, 1),
+        -1,
+        -1,
+        11,
+        -1,
+        -1,
+        -1,
+    ),
+    (
+        "banker 5 stands on the player's 3",
+        "2 2 A 3 3",
+        "2 A 3",
+        "2 3",
+        "player",
+        (-1, -1, -1),
+        1,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+    ),
+    (
+        "banker 6 draws on the player's 6; Panda 8",
+        "K 3 2 3 6 K",
+        "K 2 6",
+        "3 3 K",
+        "player_3card_8",
+        (-1, -1, -1),
+        1,
+        -1,
+        -1,
+        11,
+        -1,
+        25,
+    ),
+    (
+        "banker 6 stands on the player's 5",
+        "K A 2 5 5",
+        "K 2 5",
+        "A 5",
+        "player",
+        (-1, -1, -1),
+        1,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+    ),
+    (
+        "banker 7 stands on the player's 7",
+        "A 3 2 4 7",
+        "A 2 7",
+        "3 4",
+        "banker",
+        (0.95, 1, 1),
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+    ),
+    (
+        "player stands on 6, banker draws on 5 to a three-card 7: Dragon 7",
+        "3 2 3 3 2",
+        "3 3",
+        "2 3 2",
+        "banker_3card_7",
+        (0.95, 1, 0),
+        -1,
+        -1,
+        11,
+        -1,
+        40,
+        -1,
+    ),
+    (
+        "banker wins with 6: no-commission pays half",
+        "A 2 3 4 K",
+        "A 3 K",
+        "2 4",
+        "banker_6",
+        (0.95, 0.5, 1),
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+    ),
+    (
+        "player stands on 7, banker stands on 6",
+        "4 2 3 4",
+        "4 3",
+        "2 4",
+        "player",
+        (-1, -1, -1),
+        1,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+    ),
     ("both pairs, tie 9-9", "7 Q 7 Q 5 9", "7 7 5", "Q Q 9", "tie", (0, 0, 0), 0, 8, 11, 11, -1, -1),
 ]
 
@@ -106,20 +262,30 @@ def test_stack_rest_of_shoe_is_the_remaining_cards_and_per_table_stacks():
         assert np.array_equal(np.bincount(state.shoe[t], minlength=14)[1:], np.full(13, 4))
 
 
-@pytest.mark.parametrize("stack, message", [
-    (["A"] * 33, r"impossible stack \(table 0\): 33 cards of rank A but a 8-deck shoe holds only 32"),
-    (["K", "X"], r"unknown card 'X'; allowed: one of A, 2, 3"),
-    ([["A"], ["A"], ["A"]], r"one list per table \(2 tables\); got shape \(3, 1\)"),
-    (["2"] * 417, r"stack has 417 cards but a 8-deck shoe holds 416"),
-])
+@pytest.mark.parametrize(
+    "stack, message",
+    [
+        (["A"] * 33, r"impossible stack \(table 0\): 33 cards of rank A but a 8-deck shoe holds only 32"),
+        (["K", "X"], r"unknown card 'X'; allowed: one of A, 2, 3"),
+        ([["A"], ["A"], ["A"]], r"one list per table \(2 tables\); got shape \(3, 1\)"),
+        (["2"] * 417, r"stack has 417 cards but a 8-deck shoe holds 416"),
+    ],
+)
 def test_bad_stacks_are_rejected(stack, message):
     with pytest.raises(ValueError, match=message):
         engine.init(Rules(), 2, stack=stack)
 
 
-@pytest.mark.parametrize("rules", [Rules(), Rules(decks=1, cut_card=0.75), Rules(decks=6, burn=False),
-                                   Rules(decks=2, hand_after_cut=True, cut_card=20)],
-                         ids=["8 decks", "1 deck 75%", "6 decks no burn", "hand after cut"])
+@pytest.mark.parametrize(
+    "rules",
+    [
+        Rules(),
+        Rules(decks=1, cut_card=0.75),
+        Rules(decks=6, burn=False),
+        Rules(decks=2, hand_after_cut=True, cut_card=20),
+    ],
+    ids=["8 decks", "1 deck 75%", "6 decks no burn", "hand after cut"],
+)
 def test_engine_deals_each_shoe_exactly_as_the_reference_loop(rules):
     """Replay each table's shoe through the plain Python loop: same hands, same reshuffle point."""
     n = 64
@@ -145,12 +311,11 @@ def test_engine_deals_each_shoe_exactly_as_the_reference_loop(rules):
                 assert not hand.shuffled[t]
                 assert tuple(c for c in hand.player_cards[t] if c) == ref.player
                 assert tuple(c for c in hand.banker_cards[t] if c) == ref.banker
-                assert (hand.player_total[t], hand.banker_total[t]) == (ref.player_total,
-                                                                         ref.banker_total)
+                assert (hand.player_total[t], hand.banker_total[t]) == (ref.player_total, ref.banker_total)
                 assert hand.outcome[t] == ref.outcome
-                dealt = np.bincount(shoes[t, :state.position[t]], minlength=14)[1:]
+                dealt = np.bincount(shoes[t, : state.position[t]], minlength=14)[1:]
                 assert np.array_equal(state.counts[t], full - dealt)
-                burned = np.bincount(shoes[t, 1:positions[t]], minlength=14)[1:]
+                burned = np.bincount(shoes[t, 1 : positions[t]], minlength=14)[1:]
                 assert np.array_equal(state.unseen[t], full - dealt + burned)
                 assert state.hands_in_shoe[t] == k + 1
             elif k == len(expected_hands[t]):
@@ -160,8 +325,11 @@ def test_engine_deals_each_shoe_exactly_as_the_reference_loop(rules):
 
 def test_same_seed_same_hands_and_per_table_seeds_match_single_tables():
     rules = Rules()
-    a, b, c = (engine.init(rules, 300, seed=5), engine.init(rules, 300, seed=5),
-               engine.init(rules, 300, seed=6))
+    a, b, c = (
+        engine.init(rules, 300, seed=5),
+        engine.init(rules, 300, seed=5),
+        engine.init(rules, 300, seed=6),
+    )
     singles = [engine.init(rules, 1, seed=s) for s in (40, 41, 42)]
     batch = engine.init(rules, 3, seed=[40, 41, 42])
     differs = False
@@ -213,7 +381,7 @@ def test_frequencies_over_a_million_hands_match_exact_probabilities():
         outcomes += np.bincount(out.outcome, minlength=R.N_OUTCOMES)
         pairs += [out.player_pair.sum(), out.banker_pair.sum()]
     n = tables * rounds
-    assert n >= 10 ** 6
+    assert n >= 10**6
     z = _z_scores(outcomes, exact.outcome_probabilities(R.full_shoe(8)), n)
     assert np.all(np.abs(z) < 5), dict(zip(R.OUTCOMES, z, strict=True))
     z_pairs = _z_scores(pairs, exact.pair_probability(R.full_shoe(8)), n)
@@ -259,8 +427,11 @@ def test_settle_rejects_bad_stakes():
         engine.settle(rules, hand, {"player": np.array([1.0, -2.0, 0.0])})
     with pytest.raises(ValueError, match=r"unknown bet 'bankr'; allowed: banker, player, tie"):
         engine.settle(rules, hand, {"bankr": 1.0})
-    with pytest.raises(ValueError, match=r"stake on 'panda8', which this table does not offer; "
-                                         r"offered: banker, player, tie, dragon7"):
+    with pytest.raises(
+        ValueError,
+        match=r"stake on 'panda8', which this table does not offer; "
+        r"offered: banker, player, tie, dragon7",
+    ):
         engine.settle(rules, hand, {"panda8": 1.0})
     with pytest.raises(ValueError, match=r"stakes must have shape \(3, 7\)"):
         engine.settle(rules, hand, np.ones((3, 3)))
@@ -372,15 +543,21 @@ def test_fork_after_dealing_is_safe():
     )
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "OUT": os.path.join(tmp, "child")}
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             timeout=300, env=env)
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env
+        )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
 
 
-
-@pytest.mark.parametrize("rules", [Rules(decks=1, cut_card=16, hand_after_cut=True),
-                                   Rules(decks=8, cut_card=14), Rules(decks=2, cut_card=0.5)])
+@pytest.mark.parametrize(
+    "rules",
+    [
+        Rules(decks=1, cut_card=16, hand_after_cut=True),
+        Rules(decks=8, cut_card=14),
+        Rules(decks=2, cut_card=0.5),
+    ],
+)
 def test_shoe_over_is_the_next_deal_reshuffling_and_no_shoe_deals_more_than_its_bound(rules):
     state = engine.init(rules, 64, seed=11)
     in_shoe = np.zeros(64, dtype=np.int64)

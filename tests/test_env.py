@@ -49,8 +49,13 @@ def test_registered_on_import():
 @pytest.mark.parametrize("scale", ["scaled", "raw"])
 def test_gymnasium_checker_is_silent(mode, observation, scale):
     for render_mode in (None, "human", "ansi", "rgb_array"):
-        env = gym.make("pb_gym/PuntoBanco-v0", action_mode=mode, observation=observation,
-                       obs_scale=scale, render_mode=render_mode).unwrapped
+        env = gym.make(
+            "pb_gym/PuntoBanco-v0",
+            action_mode=mode,
+            observation=observation,
+            obs_scale=scale,
+            render_mode=render_mode,
+        ).unwrapped
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             check_env(env)
@@ -62,8 +67,9 @@ def test_gymnasium_checker_is_silent(mode, observation, scale):
 def test_sb3_checker(mode):
     sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
     sb3_checker.check_env(PuntoBancoEnv(action_mode=mode))
-    sb3_checker.check_env(PuntoBancoEnv(action_mode=mode, observation="dict", obs_scale="raw",
-                                        visible_discards=False))
+    sb3_checker.check_env(
+        PuntoBancoEnv(action_mode=mode, observation="dict", obs_scale="raw", visible_discards=False)
+    )
 
 
 def test_spaces():
@@ -71,20 +77,33 @@ def test_spaces():
     assert env.action_space == gym.spaces.Discrete(1 + 7 * 5)
     assert env.bet_choices == ("no_bet",) + BETS
     assert env.observation_space.shape == (47,) and env.observation_space.dtype == np.float32
-    assert env.config.obs_offsets == {"bankroll": (0, 1), "bead_plate": (1, 21), "cards_left": (21, 22),
-                                      "hands": (22, 24), "last_hand": (24, 34), "shoe": (34, 47)}
+    assert env.config.obs_offsets == {
+        "bankroll": (0, 1),
+        "bead_plate": (1, 21),
+        "cards_left": (21, 22),
+        "hands": (22, 24),
+        "last_hand": (24, 34),
+        "shoe": (34, 47),
+    }
     # every bounded feature lies in [0, 1]; the bankroll (x starting bankroll) has no upper bound
     assert (env.observation_space.low == 0).all() and (env.observation_space.high[1:] == 1).all()
     assert env.observation_space.high[0] == np.finfo(np.float32).max
     env = raw_env()
     assert env.action_space == gym.spaces.MultiDiscrete([8, 5])
-    assert list(env.observation_space.spaces) == ["bankroll", "bead_plate", "cards_left", "hands",
-                                                  "last_hand", "shoe"]
+    assert list(env.observation_space.spaces) == [
+        "bankroll",
+        "bead_plate",
+        "cards_left",
+        "hands",
+        "last_hand",
+        "shoe",
+    ]
     assert all(s.dtype == np.float32 for s in env.observation_space.spaces.values())
     np.testing.assert_array_equal(env.observation_space["hands"].high, [100, 104])  # 416 cards / 4
     np.testing.assert_array_equal(env.observation_space["shoe"].high, np.full(13, 32))
-    env = raw_env(side_bets=("dragon7",), stake_levels=[1, 3], allow_no_bet=False,
-                  action_mode="discrete", history=7)
+    env = raw_env(
+        side_bets=("dragon7",), stake_levels=[1, 3], allow_no_bet=False, action_mode="discrete", history=7
+    )
     assert env.bet_choices == ("banker", "player", "tie", "dragon7")
     assert env.action_space == gym.spaces.Discrete(4 * 2)
     assert env.observation_space["bead_plate"].shape == (7,)
@@ -93,16 +112,19 @@ def test_spaces():
     assert PuntoBancoEnv(action_mode="discrete").action_space == gym.spaces.Discrete(1 + 7 * 5)
     flat = PuntoBancoEnv(visible_discards=False)
     assert flat.observation_space.shape == (1 + 20 + 1 + 2 + 10,)
-    assert PuntoBancoEnv(flatten_obs=False).observation_space == PuntoBancoEnv(
-        observation="dict").observation_space  # the older name of observation=
+    assert (
+        PuntoBancoEnv(flatten_obs=False).observation_space
+        == PuntoBancoEnv(observation="dict").observation_space
+    )  # the older name of observation=
 
 
 def test_default_observation_is_the_scaled_raw_one():
     """Every entry of the default observation is the raw one divided by the documented bound."""
     kwargs = dict(decks=6, history=9, max_hands=60, bankroll=500, unit=5)
     scaled, raw = PuntoBancoEnv(**kwargs), PuntoBancoEnv(**kwargs, obs_scale="raw")
-    bound = np.concatenate([[100.0], np.full(9, 3.0), [312.0], [60.0, 78.0],
-                            [1, 1, 1, 9, 9, 3, 3, 1, 1, 1], np.full(13, 24.0)])
+    bound = np.concatenate(
+        [[100.0], np.full(9, 3.0), [312.0], [60.0, 78.0], [1, 1, 1, 9, 9, 3, 3, 1, 1, 1], np.full(13, 24.0)]
+    )
     steps = 0
     for (s, *_), (r, *_) in zip(play(scaled, 200, seed=4), play(raw, 200, seed=4), strict=True):
         np.testing.assert_allclose(s, (r / bound).astype(np.float32), rtol=1e-6)
@@ -117,7 +139,6 @@ def test_default_observation_is_the_scaled_raw_one():
     np.testing.assert_array_equal(gym.spaces.flatten(d.observation_space, obs), first)
 
 
-
 def test_visible_and_hidden_discards():
     seen = raw_env(visible_discards=True)
     hidden = raw_env(visible_discards=False)
@@ -130,7 +151,7 @@ def test_visible_and_hidden_discards():
     expected[burn_card - 1] -= 1
     np.testing.assert_array_equal(obs_s["shoe"], expected)
     for _ in range(30):
-        obs_s, *_ , info = seen.step(np.array([0, 0]))
+        obs_s, *_, info = seen.step(np.array([0, 0]))
         obs_h, *_ = hidden.step(np.array([0, 0]))
         np.testing.assert_array_equal(obs_s["shoe"], seen.tables.shoe.unseen[0])
         for key in obs_h:
@@ -144,8 +165,7 @@ def test_visible_and_hidden_discards():
 def test_flat_observation_matches_gymnasium_flatten(scale):
     env = PuntoBancoEnv(observation="dict", obs_scale=scale)
     flat_env = PuntoBancoEnv(observation="flat", obs_scale=scale)
-    for (obs, *_), (flat, *_) in zip(play(env, 40, seed=3)[1:], play(flat_env, 40, seed=3)[1:],
-                                     strict=True):
+    for (obs, *_), (flat, *_) in zip(play(env, 40, seed=3)[1:], play(flat_env, 40, seed=3)[1:], strict=True):
         np.testing.assert_array_equal(gym.spaces.flatten(env.observation_space, obs), flat)
 
 
@@ -168,10 +188,11 @@ def test_reward_accounting_against_engine_settle(mode):
         assert obs["bankroll"][0] == pytest.approx(np.float32(info["bankroll"]))
         np.testing.assert_array_equal(info["player_cards"], result.player_cards[0])
         assert info["winner"] == result.winner[0]
-        assert (info["player_total"], info["banker_total"]) == (result.player_total[0],
-                                                                 result.banker_total[0])
-        np.testing.assert_array_equal(obs["last_hand"][3:5], [info["player_total"],
-                                                             info["banker_total"]])
+        assert (info["player_total"], info["banker_total"]) == (
+            result.player_total[0],
+            result.banker_total[0],
+        )
+        np.testing.assert_array_equal(obs["last_hand"][3:5], [info["player_total"], info["banker_total"]])
         assert info["stakes"].sum() <= bankroll + 1e-9
         n_bets += info["stakes"].any()
         bankroll = info["bankroll"]
@@ -201,8 +222,14 @@ def test_stake_levels_and_capping():
     forced = raw_env(bankroll=100, unit=10, table_min=20, stake_levels=(1, 4), allow_no_bet=False)
     forced.reset(seed=0)
     assert _stakes(forced, np.array([0, 0]))["banker"] == 2  # forced: raised to the table minimum
-    frac = raw_env(bankroll=1000, unit=10, table_min=10, stake_unit="fraction",
-                         stake_levels=(0.005, 0.1, 1.0), max_hands=None)
+    frac = raw_env(
+        bankroll=1000,
+        unit=10,
+        table_min=10,
+        stake_unit="fraction",
+        stake_levels=(0.005, 0.1, 1.0),
+        max_hands=None,
+    )
     frac.reset(seed=0)
     frac.tables.bankroll[:] = 50.0
     assert _stakes(frac, np.array([1, 1]))["banker"] == pytest.approx(5.0)
@@ -211,8 +238,15 @@ def test_stake_levels_and_capping():
 
 
 def test_box_stakes():
-    env = raw_env(action_mode="box", bankroll=100, unit=1, table_min=5, table_max=60,
-                        side_bets=("player_pair",), max_hands=None)
+    env = raw_env(
+        action_mode="box",
+        bankroll=100,
+        unit=1,
+        table_min=5,
+        table_max=60,
+        side_bets=("player_pair",),
+        max_hands=None,
+    )
     env.reset(seed=0)
     env.tables.bankroll[:] = 100.0
     s = _stakes(env, np.array([0.5, 0.0, 0.02, np.nan], np.float32))
@@ -241,8 +275,7 @@ def test_ruin_terminates():
 
 
 def test_win_target_terminates():
-    env = raw_env(bankroll=100, unit=10, table_min=10, win_target=130, stake_levels=(1,),
-                        max_hands=None)
+    env = raw_env(bankroll=100, unit=10, table_min=10, win_target=130, stake_levels=(1,), max_hands=None)
     env.reset(seed=9)
     for _hand in range(10_000):
         obs, reward, terminated, truncated, info = env.step(np.array([2, 0]))
@@ -355,31 +388,39 @@ def test_render():
     assert PuntoBancoEnv().render() is None
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"action_mode": "continuous"},
-     "action_mode='continuous' is not allowed; allowed: discrete, multidiscrete, box"),
-    ({"observation": "image"}, "observation='image' is not allowed; allowed: flat, dict"),
-    ({"obs_scale": "normalized"}, "obs_scale='normalized' is not allowed; allowed: scaled, raw"),
-    ({"flatten_obs": 1}, "flatten_obs=1 is not allowed; allowed: None, True or False"),
-    ({"flatten_obs": True, "observation": "dict"}, "flatten_obs=True contradicts observation='dict'"),
-    ({"decks": 9}, r"Rules.decks=9 is not allowed"),
-    ({"tie_pays": 7}, r"Rules.tie_pays=7"),
-    ({"side_bets": ("lucky7",)}, r"side_bets: unknown bet 'lucky7'; allowed: player_pair, banker_pair, "
-                                 r"dragon7, panda8, dragon_bonus_player, .*, lucky6,"),
-    ({"colour": "red"}, "unknown keyword argument 'colour'; allowed: rules, bankroll"),
-    ({"rules": Rules(), "decks": 6}, "either rules=Rules"),
-    ({"bankroll": 5, "table_min": 10}, r"bankroll=5 is not allowed; allowed: a number >= table_min"),
-    ({"table_max": 5}, r"table_max=5 is not allowed"),
-    ({"unit": 0}, r"unit=0 is not allowed; allowed: a positive number"),
-    ({"win_target": 900}, r"win_target=900 is not allowed; allowed: None or a number > bankroll"),
-    ({"max_hands": 0}, r"max_hands=0 is not allowed"),
-    ({"history": 2.5}, r"history=2.5 is not allowed"),
-    ({"stake_levels": (2, 1)}, r"stake_levels=\(2, 1\) is not allowed; allowed: increasing"),
-    ({"stake_unit": "fraction", "stake_levels": (0.5, 2)}, r"fractions of the bankroll in \(0, 1\]"),
-    ({"stake_unit": "percent"}, "stake_unit='percent' is not allowed; allowed: units, fraction"),
-    ({"visible_discards": "yes"}, "visible_discards='yes' is not allowed; allowed: True or False"),
-    ({"render_mode": "console"}, "render_mode='console' is not allowed; allowed: None, human, ansi"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (
+            {"action_mode": "continuous"},
+            "action_mode='continuous' is not allowed; allowed: discrete, multidiscrete, box",
+        ),
+        ({"observation": "image"}, "observation='image' is not allowed; allowed: flat, dict"),
+        ({"obs_scale": "normalized"}, "obs_scale='normalized' is not allowed; allowed: scaled, raw"),
+        ({"flatten_obs": 1}, "flatten_obs=1 is not allowed; allowed: None, True or False"),
+        ({"flatten_obs": True, "observation": "dict"}, "flatten_obs=True contradicts observation='dict'"),
+        ({"decks": 9}, r"Rules.decks=9 is not allowed"),
+        ({"tie_pays": 7}, r"Rules.tie_pays=7"),
+        (
+            {"side_bets": ("lucky7",)},
+            r"side_bets: unknown bet 'lucky7'; allowed: player_pair, banker_pair, "
+            r"dragon7, panda8, dragon_bonus_player, .*, lucky6,",
+        ),
+        ({"colour": "red"}, "unknown keyword argument 'colour'; allowed: rules, bankroll"),
+        ({"rules": Rules(), "decks": 6}, "either rules=Rules"),
+        ({"bankroll": 5, "table_min": 10}, r"bankroll=5 is not allowed; allowed: a number >= table_min"),
+        ({"table_max": 5}, r"table_max=5 is not allowed"),
+        ({"unit": 0}, r"unit=0 is not allowed; allowed: a positive number"),
+        ({"win_target": 900}, r"win_target=900 is not allowed; allowed: None or a number > bankroll"),
+        ({"max_hands": 0}, r"max_hands=0 is not allowed"),
+        ({"history": 2.5}, r"history=2.5 is not allowed"),
+        ({"stake_levels": (2, 1)}, r"stake_levels=\(2, 1\) is not allowed; allowed: increasing"),
+        ({"stake_unit": "fraction", "stake_levels": (0.5, 2)}, r"fractions of the bankroll in \(0, 1\]"),
+        ({"stake_unit": "percent"}, "stake_unit='percent' is not allowed; allowed: units, fraction"),
+        ({"visible_discards": "yes"}, "visible_discards='yes' is not allowed; allowed: True or False"),
+        ({"render_mode": "console"}, "render_mode='console' is not allowed; allowed: None, human, ansi"),
+    ],
+)
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         PuntoBancoEnv(**kwargs)

@@ -9,8 +9,7 @@ from pb_gym import rules as R
 from pb_gym.rules import Rules
 
 OUTCOME_BETS = ("banker", "player", "tie", "dragon7", "panda8")  # the bets priced by outcome class
-VARIANTS = [Rules(), Rules(banker_variant="no-commission"), Rules(banker_variant="ez"),
-            Rules(tie_pays=9)]
+VARIANTS = [Rules(), Rules(banker_variant="no-commission"), Rules(banker_variant="ez"), Rules(tie_pays=9)]
 
 
 def random_compositions(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -32,18 +31,20 @@ def polynomial_probabilities(composition: np.ndarray) -> np.ndarray:
     exponents, coefficients = ev_bound.taylor_coefficients()
     counts = exact.value_counts(composition).astype(np.float64)
     cards = counts.sum(axis=1)
-    variables = np.concatenate([(counts / cards[:, None] - ev_bound.FULL_SHOE_PROPORTIONS)[:, 1:],
-                                1.0 / cards[:, None]], axis=1)
+    variables = np.concatenate(
+        [(counts / cards[:, None] - ev_bound.FULL_SHOE_PROPORTIONS)[:, 1:], 1.0 / cards[:, None]], axis=1
+    )
     monomials = np.prod(variables[:, None, :] ** exponents[None], axis=2)
-    kappa = cards ** 6 / np.array([float(exact.deals_of_six(c)) for c in cards])
+    kappa = cards**6 / np.array([float(exact.deals_of_six(c)) for c in cards])
     return kappa[:, None] * (monomials @ coefficients)
 
 
 def test_the_polynomial_is_the_exact_outcome_distribution():
     rng = np.random.default_rng(1)
     comps = np.concatenate([random_compositions(rng, 60), R.full_shoe(8)[None], R.full_shoe(1)[None]])
-    np.testing.assert_allclose(polynomial_probabilities(comps), exact.outcome_probabilities(comps),
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        polynomial_probabilities(comps), exact.outcome_probabilities(comps), rtol=0, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("rules", VARIANTS, ids=["standard", "no-commission", "ez", "tie 9:1"])
@@ -63,9 +64,11 @@ def test_the_bound_holds_on_random_and_extreme_compositions(rules):
     rng = np.random.default_rng(2026)
     extreme = [np.eye(R.N_RANKS, dtype=np.int64)[r] * 6 for r in range(R.N_RANKS)]  # one rank only
     extreme += [np.where(np.arange(R.N_RANKS) == r, 0, 32) for r in range(R.N_RANKS)]  # a rank gone
-    extreme += [np.array([32, 0, 0, 0, 0, 0, 0, 0, 0, 32, 32, 32, 32]),  # aces and tens
-                np.array([0, 0, 0, 3, 0, 0, 0, 0, 0, 1, 1, 1, 0]),  # six cards: 4s and tens
-                np.array([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1])]
+    extreme += [
+        np.array([32, 0, 0, 0, 0, 0, 0, 0, 0, 32, 32, 32, 32]),  # aces and tens
+        np.array([0, 0, 0, 3, 0, 0, 0, 0, 0, 1, 1, 1, 0]),  # six cards: 4s and tens
+        np.array([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]),
+    ]
     comps = np.concatenate([random_compositions(rng, 1500), np.array(extreme)])
     ev = exact.expected_values(comps, rules)
     table = rules.paytable()
@@ -120,6 +123,9 @@ def test_the_bound_proves_most_dealt_hands_negative():
 
 
 def test_bad_payoffs_are_refused():
-    with pytest.raises(ValueError, match=r"payoffs must have one entry per outcome class \(6\); got "
-                                         r"shape \(7,\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"payoffs must have one entry per outcome class \(6\); got "
+        r"shape \(7,\)",
+    ):
         ev_bound.EVBound(np.zeros(7))

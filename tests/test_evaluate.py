@@ -54,9 +54,24 @@ def report():
 def test_report_fields_and_accounting(report):
     assert [s["name"] for s in report["systems"]][:3] == ["flat", "flat twin", "martingale"]
     for s in report["systems"]:
-        for key in ("name", "bet", "hands", "wagered", "net", "ev_per_unit_wagered", "ci95",
-                    "exact_edge", "p_ruin", "p_target", "mean_final_bankroll", "median_final_bankroll",
-                    "max_drawdown", "average_stake", "largest_stake", "table_max_binds"):
+        for key in (
+            "name",
+            "bet",
+            "hands",
+            "wagered",
+            "net",
+            "ev_per_unit_wagered",
+            "ci95",
+            "exact_edge",
+            "p_ruin",
+            "p_target",
+            "mean_final_bankroll",
+            "median_final_bankroll",
+            "max_drawdown",
+            "average_stake",
+            "largest_stake",
+            "table_max_binds",
+        ):
             assert key in s, key
         assert s["p_ruin"] + s["p_target"] + s["p_stop_loss"] <= 1.0
         assert s["largest_stake"] <= 640
@@ -110,8 +125,7 @@ def test_ratio_ci_from_sums_matches_a_direct_computation():
     rng = np.random.default_rng(0)
     wagered = rng.uniform(10, 100, 500)
     net = -0.01 * wagered + rng.normal(0, 5, 500)
-    ratio, lo, hi = ER.ratio_ci(net.sum(), wagered.sum(), net @ net, wagered @ wagered,
-                               net @ wagered, 500)
+    ratio, lo, hi = ER.ratio_ci(net.sum(), wagered.sum(), net @ net, wagered @ wagered, net @ wagered, 500)
     assert ratio == pytest.approx(net.sum() / wagered.sum())
     residual = net - ratio * wagered
     se = residual.std(ddof=1) / math.sqrt(500) / wagered.mean()
@@ -125,8 +139,14 @@ def test_evaluate_cli_end_to_end(tmp_path, capsys):
     assert cli.main(["evaluate", str(path), "--out", str(out), "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert {s["name"] for s in printed["systems"]} >= {"flat", "martingale", "kelly"}
-    for name in ("report.json", "systems.csv", "paths.json", "bankroll_paths.png",
-                 "final_bankrolls.png", "ev_per_unit_wagered.png"):
+    for name in (
+        "report.json",
+        "systems.csv",
+        "paths.json",
+        "bankroll_paths.png",
+        "final_bankrolls.png",
+        "ev_per_unit_wagered.png",
+    ):
         assert (out / name).stat().st_size > 0, name
     assert json.loads((out / "report.json").read_text())["systems"] == printed["systems"]
     assert (out / "bankroll_paths.png").read_bytes()[:4] == b"\x89PNG"
@@ -135,40 +155,60 @@ def test_evaluate_cli_end_to_end(tmp_path, capsys):
     assert "EV/unit wagered" in text and "martingale" in text
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"sessions": 0}, r"sessions: Input should be greater than or equal to 1 \(got 0\)"),
-    ({"sesions": 10}, r"sesions: unknown key; allowed keys here: name, rules, table, bankroll"),
-    ({"table": {"minimum": 10, "maximum": 5}}, r"table: maximum \(5\) must be >= minimum \(10\)"),
-    ({"table": {"unit": "ten"}}, r"table.unit: Input should be a valid number"),
-    ({"rules": {"decks": 10}}, r"rules: Rules.decks=10 is not allowed; allowed: an integer from 1 to 8"),
-    ({"rules": {"decks": "eight"}}, r"rules.decks: Input should be a valid integer"),
-    ({"rules": {"tie_pays": 7}}, r"rules: Rules.tie_pays=7 is not allowed; allowed: 8 or 9"),
-    ({"rules": {"banker_variant": "x"}},
-     r"rules.banker_variant: Input should be 'standard', 'no-commission' or 'ez'"),
-    ({"rules": {"cut_card": 2}}, r"Rules.cut_card=2 is not allowed; allowed: 6..208"),
-    ({"systems": []}, r"systems: List should have at least 1 item"),
-    ({"systems": [{"type": "martingal"}]}, r"systems.0: Input tag 'martingal' .* 'flat', 'martingale'"),
-    ({"systems": [{"type": "flat", "stake": 2}]},
-     r"systems.0.flat.stake: unknown key; allowed keys here: name, bet, base, on_cap, type"),
-    ({"systems": [{"type": "paroli", "wins_to_reset": 0}]}, r"wins_to_reset: Input should be greater"),
-    ({"systems": [{"type": "flat", "bet": "lucky6"}]},
-     r"systems.0: bet 'lucky6' is not offered by these rules; offered: banker, player, tie, player_pair, "
-     r"banker_pair, dragon7, panda8 \(offer a catalog or custom bet by naming it in rules.side_bets\)"),
-    ({"systems": [{"type": "random", "bets": []}]}, r"systems.0.random.bets: .*at least 1 item"),
-    ({"systems": [{"type": "kelly", "fraction": 1.5}]},
-     r"systems.0.kelly.fraction: Input should be less than or equal to 1 \(got 1.5\)"),
-    ({"systems": [{"type": "kelly", "bet": "player"}]},
-     r"systems.0.kelly.bet: unknown key; allowed keys here: name, base, on_cap, bets, fraction, type"),
-    ({"systems": [{"type": "reverse_martingale", "wins_to_reset": 3}]},
-     r"systems.0.reverse_martingale.wins_to_reset: unknown key"),
-    ({"systems": [{"type": "labouchere", "line": [1, -2]}]},
-     r"systems.0.labouchere.line.1: Input should be greater than 0 \(got -2\)"),
-    ({"systems": [{"type": "flat", "bet": "dragon7"}], "rules": {"side_bets": ["panda8"]}},
-     r"systems.0: bet 'dragon7' is not offered by these rules; offered: banker, player, tie, panda8"),
-    ({"systems": [{"type": "flat", "base": 0.5}]}, r"systems.0.base: 0.5 unit\(s\) of 10 is below"),
-    ({"systems": [{"type": "flat"}, {"type": "flat"}]}, r"two systems are named 'flat'"),
-    ({"bankroll": 5}, r"bankroll 5 is below the table minimum 10"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"sessions": 0}, r"sessions: Input should be greater than or equal to 1 \(got 0\)"),
+        ({"sesions": 10}, r"sesions: unknown key; allowed keys here: name, rules, table, bankroll"),
+        ({"table": {"minimum": 10, "maximum": 5}}, r"table: maximum \(5\) must be >= minimum \(10\)"),
+        ({"table": {"unit": "ten"}}, r"table.unit: Input should be a valid number"),
+        ({"rules": {"decks": 10}}, r"rules: Rules.decks=10 is not allowed; allowed: an integer from 1 to 8"),
+        ({"rules": {"decks": "eight"}}, r"rules.decks: Input should be a valid integer"),
+        ({"rules": {"tie_pays": 7}}, r"rules: Rules.tie_pays=7 is not allowed; allowed: 8 or 9"),
+        (
+            {"rules": {"banker_variant": "x"}},
+            r"rules.banker_variant: Input should be 'standard', 'no-commission' or 'ez'",
+        ),
+        ({"rules": {"cut_card": 2}}, r"Rules.cut_card=2 is not allowed; allowed: 6..208"),
+        ({"systems": []}, r"systems: List should have at least 1 item"),
+        ({"systems": [{"type": "martingal"}]}, r"systems.0: Input tag 'martingal' .* 'flat', 'martingale'"),
+        (
+            {"systems": [{"type": "flat", "stake": 2}]},
+            r"systems.0.flat.stake: unknown key; allowed keys here: name, bet, base, on_cap, type",
+        ),
+        ({"systems": [{"type": "paroli", "wins_to_reset": 0}]}, r"wins_to_reset: Input should be greater"),
+        (
+            {"systems": [{"type": "flat", "bet": "lucky6"}]},
+            r"systems.0: bet 'lucky6' is not offered by these rules; offered: banker, player, tie, "
+            r"player_pair, banker_pair, dragon7, panda8 \(offer a catalog or custom bet by naming it in "
+            r"rules.side_bets\)",
+        ),
+        ({"systems": [{"type": "random", "bets": []}]}, r"systems.0.random.bets: .*at least 1 item"),
+        (
+            {"systems": [{"type": "kelly", "fraction": 1.5}]},
+            r"systems.0.kelly.fraction: Input should be less than or equal to 1 \(got 1.5\)",
+        ),
+        (
+            {"systems": [{"type": "kelly", "bet": "player"}]},
+            r"systems.0.kelly.bet: unknown key; allowed keys here: name, base, on_cap, bets, fraction, type",
+        ),
+        (
+            {"systems": [{"type": "reverse_martingale", "wins_to_reset": 3}]},
+            r"systems.0.reverse_martingale.wins_to_reset: unknown key",
+        ),
+        (
+            {"systems": [{"type": "labouchere", "line": [1, -2]}]},
+            r"systems.0.labouchere.line.1: Input should be greater than 0 \(got -2\)",
+        ),
+        (
+            {"systems": [{"type": "flat", "bet": "dragon7"}], "rules": {"side_bets": ["panda8"]}},
+            r"systems.0: bet 'dragon7' is not offered by these rules; offered: banker, player, tie, panda8",
+        ),
+        ({"systems": [{"type": "flat", "base": 0.5}]}, r"systems.0.base: 0.5 unit\(s\) of 10 is below"),
+        ({"systems": [{"type": "flat"}, {"type": "flat"}]}, r"two systems are named 'flat'"),
+        ({"bankroll": 5}, r"bankroll 5 is below the table minimum 10"),
+    ],
+)
 def test_config_errors_name_the_key_and_what_is_allowed(change, message):
     with pytest.raises(ConfigError, match=message):
         study(**change)
@@ -190,9 +230,16 @@ def test_config_file_errors(tmp_path, capsys):
     assert "invalid config" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("path", ["configs/systems/classic.yaml", "configs/systems/martingale-limits.yaml",
-                                  "configs/systems/paroli-vs-flat.yaml", "configs/systems/tie-bettors.yaml",
-                                  "configs/systems/smoke.yaml"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "configs/systems/classic.yaml",
+        "configs/systems/martingale-limits.yaml",
+        "configs/systems/paroli-vs-flat.yaml",
+        "configs/systems/tie-bettors.yaml",
+        "configs/systems/smoke.yaml",
+    ],
+)
 def test_shipped_configs_are_valid(path):
     from pb_gym.experiments.config import load
 
@@ -200,8 +247,11 @@ def test_shipped_configs_are_valid(path):
     assert config.systems
     if path.endswith("classic.yaml"):
         assert {s.type for s in config.systems} == set(E.S.SYSTEMS)
-        assert all(list(getattr(s, "bets", [getattr(s, "bet", None)])) == ["banker"]
-                   for s in config.systems if s.type not in ("follow_winner", "chop", "random"))
+        assert all(
+            list(getattr(s, "bets", [getattr(s, "bet", None)])) == ["banker"]
+            for s in config.systems
+            if s.type not in ("follow_winner", "chop", "random")
+        )
 
 
 def test_exact_conditional_compares_with_the_exact_ev_of_the_shoes_bet_on():
@@ -217,16 +267,24 @@ def test_exact_conditional_compares_with_the_exact_ev_of_the_shoes_bet_on():
             # the exact EV of the banker/player hands bet stays near the full-shoe edge
             assert abs(conditional - s["exact_edge"]) < 5e-4, s["name"]
     plain = E.run_study(study(sessions=80, hands=60))
-    assert all(s["exact_edge_conditional"] is None for s in plain["systems"]
-               if s["type"] not in ("kelly",))
+    assert all(s["exact_edge_conditional"] is None for s in plain["systems"] if s["type"] not in ("kelly",))
 
 
 def test_the_table_shows_the_exact_figure_each_interval_is_checked_against(capsys):
     """With exact_conditional the 'exact' column of a system that does not count (flat, a learned
     policy) is the exact EV of the shoes it bet on, the figure its CI is checked against, not the
     full-shoe edge of the same bets (a learned bettor of positive shoes showed -9.5% there)."""
-    report = E.run_study(study(exact_conditional=True, sessions=60, hands=80, systems=[
-        {"type": "flat", "bet": "tie"}, {"type": "perfect", "bets": ["tie", "dragon7", "panda8"]}]))
+    report = E.run_study(
+        study(
+            exact_conditional=True,
+            sessions=60,
+            hands=80,
+            systems=[
+                {"type": "flat", "bet": "tie"},
+                {"type": "perfect", "bets": ["tie", "dragon7", "panda8"]},
+            ],
+        )
+    )
     ER.print_report(report)
     rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     tie, perfect = report["systems"]
@@ -244,13 +302,15 @@ def test_kelly_report_is_bit_identical_with_and_without_the_ev_bound(monkeypatch
 
     from pb_gym.agents import systems as S
 
-    kellys = [{"type": "kelly", "bets": ["banker", "player", "tie", "dragon7", "panda8"]},
-              {"type": "kelly", "bets": ["panda8", "banker"], "fraction": 0.5, "name": "half kelly"}]
-    config = study(rules={"decks": 1}, sessions=120, hands=60, chunk_sessions=60, bankroll=20000,
-                   systems=kellys)
+    kellys = [
+        {"type": "kelly", "bets": ["banker", "player", "tie", "dragon7", "panda8"]},
+        {"type": "kelly", "bets": ["panda8", "banker"], "fraction": 0.5, "name": "half kelly"},
+    ]
+    config = study(
+        rules={"decks": 1}, sessions=120, hands=60, chunk_sessions=60, bankroll=20000, systems=kellys
+    )
     fast = E.json_report(E.run_study(config))
-    monkeypatch.setattr(S.Kelly, "__init__",
-                        functools.partialmethod(S.Kelly.__init__, skip_proven=False))
+    monkeypatch.setattr(S.Kelly, "__init__", functools.partialmethod(S.Kelly.__init__, skip_proven=False))
     slow = E.json_report(E.run_study(config))
     fast.pop("timings"), slow.pop("timings")
     assert fast == slow
@@ -258,9 +318,19 @@ def test_kelly_report_is_bit_identical_with_and_without_the_ev_bound(monkeypatch
 
 
 # ------------------------------------------------------------------------- fans, states, the table
-FAN_STUDY = {"sessions": 300, "hands": 150, "chunk_sessions": 100, "win_goal": 300, "stop_loss": 600,
-             "systems": [{"type": "never"}, {"type": "flat"}, {"type": "martingale"},
-                         {"type": "kelly", "bets": ["banker"]}]}
+FAN_STUDY = {
+    "sessions": 300,
+    "hands": 150,
+    "chunk_sessions": 100,
+    "win_goal": 300,
+    "stop_loss": 600,
+    "systems": [
+        {"type": "never"},
+        {"type": "flat"},
+        {"type": "martingale"},
+        {"type": "kelly", "bets": ["banker"]},
+    ],
+}
 
 
 @pytest.fixture(scope="module")
@@ -275,8 +345,7 @@ def test_fan_quantiles_are_exact_where_the_bankrolls_take_few_values(fan_report)
     for name, fan in fan_report["paths"].items():
         assert all(fan["quantiles_exact"])  # 100 sessions a chunk: never more than 256 values
         finals = fan_report["final_bankrolls"][name]  # the bankrolls at the last checkpoint
-        np.testing.assert_allclose(fan["quantiles"][-1], np.quantile(finals, E.QUANTILES),
-                                   rtol=0, atol=1e-9)
+        np.testing.assert_allclose(fan["quantiles"][-1], np.quantile(finals, E.QUANTILES), rtol=0, atol=1e-9)
 
 
 def test_fan_quantiles_fall_back_to_the_histogram_inside_the_exact_range(monkeypatch):
@@ -298,8 +367,9 @@ def test_exact_quantiles_match_numpy_on_ties():
     for n in (1, 2, 7, 100, 1001):
         values = rng.integers(0, 12, n) * 9.5
         table = np.unique(values, return_counts=True)
-        np.testing.assert_allclose(ES.exact_quantiles(*table), np.quantile(values, E.QUANTILES),
-                                   rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            ES.exact_quantiles(*table), np.quantile(values, E.QUANTILES), rtol=0, atol=1e-12
+        )
 
 
 def test_session_states_over_time_match_the_end_of_session_figures(fan_report):
@@ -340,15 +410,16 @@ def test_a_handful_of_bets_gives_no_interval_and_no_warning(capsys):
     E.print_report(report)
     out = capsys.readouterr().out
     assert "WARNING: kelly" not in out
-    assert (f"NOTE: kelly: {kelly['hands']} bet(s), too few bets for an interval (at least 30)"
-            in out)
+    assert f"NOTE: kelly: {kelly['hands']} bet(s), too few bets for an interval (at least 30)" in out
     assert [s["interval_note"] for s in report["systems"] if s["type"] == "never"] == ["no bet placed"]
 
 
 def test_the_terminal_table_shows_long_names_in_full(report, capsys):
     long = "martingale (recovering), banker, capped at the table maximum"
-    renamed = {**report, "systems": [{**s, "name": long} if i == 2 else s
-                                     for i, s in enumerate(report["systems"])]}
+    renamed = {
+        **report,
+        "systems": [{**s, "name": long} if i == 2 else s for i, s in enumerate(report["systems"])],
+    }
     E.print_report(renamed)
     lines = capsys.readouterr().out.splitlines()
     header = next(line for line in lines if line.startswith("system"))
@@ -373,8 +444,11 @@ def test_every_system_schema_is_its_constructors_signature():
         for klass in cls.__mro__:
             if "__init__" in vars(klass):
                 parameters = inspect.signature(klass.__init__).parameters
-                keywords |= {n for n, p in parameters.items() if n != "self" and p.kind in (
-                    p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+                keywords |= {
+                    n
+                    for n, p in parameters.items()
+                    if n != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+                }
                 if not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
                     break
         assert set(model.model_fields) == keywords - set(cls.not_configurable) | {"type"}, key
@@ -478,9 +552,12 @@ def test_a_slice_of_the_plan_is_the_same_chunks():
     whole = scale.plan(1003, 100, 7)
     part = scale.plan(1003, 100, 7, range(4, 9))
     assert [(c.index, c.count, c.start, c.size) for c in part] == [
-        (c.index, c.count, c.start, c.size) for c in whole[4:9]]
-    assert all(np.array_equal(a.seed.generate_state(4), b.seed.generate_state(4))
-               for a, b in zip(part, whole[4:9], strict=True))
+        (c.index, c.count, c.start, c.size) for c in whole[4:9]
+    ]
+    assert all(
+        np.array_equal(a.seed.generate_state(4), b.seed.generate_state(4))
+        for a, b in zip(part, whole[4:9], strict=True)
+    )
 
 
 def test_the_systems_are_seats_of_one_table_session(monkeypatch):
@@ -496,8 +573,11 @@ def test_the_systems_are_seats_of_one_table_session(monkeypatch):
         return made[-1]
 
     monkeypatch.setattr(session_, "Session", spy)
-    config = study(sessions=20, hands=10, systems=[
-        {"type": "flat"}, {"type": "chop"}, {"type": "flat", "bet": "tie"}, {"type": "never"}])
+    config = study(
+        sessions=20,
+        hands=10,
+        systems=[{"type": "flat"}, {"type": "chop"}, {"type": "flat", "bet": "tie"}, {"type": "never"}],
+    )
     part = E.run_chunk(config.model_dump(mode="json"), scale.plan(20, 20, 4)[0])
     (table_session,) = made
     assert table_session.n_seats == 4 and table_session.n_tables == 20
@@ -513,17 +593,31 @@ def test_the_systems_are_seats_of_one_table_session(monkeypatch):
             return np.full_like(spot, R.BETS.index("tie")), units
 
     monkeypatch.setattr(E, "make_system", lambda system_config: Stray(name="stray"))
-    with pytest.raises(ValueError, match=r"system 'stray' proposed a bet spot outside its "
-                       r"bet_spots\(\) \(0,\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"system 'stray' proposed a bet spot outside its "
+        r"bet_spots\(\) \(0,\)",
+    ):
         E.run_chunk(config.model_dump(mode="json"), scale.plan(20, 20, 4)[0])
 
 
 # ---------------------------------------------------------------- one-shoe sessions (env.one_shoe)
-ONE_SHOE = {"name": "one shoe", "rules": {"decks": 2, "cut_card": 20, "hand_after_cut": True},
-            "table": {"unit": 10, "minimum": 10, "maximum": 640}, "bankroll": 200,
-            "sessions": 120, "hands": 1000, "one_shoe": True, "chunk_sessions": 50, "seed": 9,
-            "systems": [{"type": "flat"}, {"type": "martingale", "bet": "player"},
-                        {"type": "kelly", "bets": ["banker", "player", "tie"]}]}
+ONE_SHOE = {
+    "name": "one shoe",
+    "rules": {"decks": 2, "cut_card": 20, "hand_after_cut": True},
+    "table": {"unit": 10, "minimum": 10, "maximum": 640},
+    "bankroll": 200,
+    "sessions": 120,
+    "hands": 1000,
+    "one_shoe": True,
+    "chunk_sessions": 50,
+    "seed": 9,
+    "systems": [
+        {"type": "flat"},
+        {"type": "martingale", "bet": "player"},
+        {"type": "kelly", "bets": ["banker", "player", "tie"]},
+    ],
+}
 
 
 def shoe_lengths(rules: R.Rules, sessions: int, chunk_sessions: int, seed: int, n_systems: int):

@@ -13,37 +13,59 @@ from pb_gym.experiments import stats
 
 def _system(name: str, ev: float, ci: list[float], exact: float, **more) -> dict:
     within = None if math.isnan(ci[0]) else ci[0] <= exact <= ci[1]
-    return {"name": name, "type": more.pop("type", "flat"), "hands": 9_869_207,
-            "ev_per_unit_wagered": ev,
-            "ci95": ci, "exact_edge": exact, "exact_edge_conditional": None, "edge_within_ci": within,
-            "interval_note": more.pop("note", None), "p_ruin": 0.354, "p_stop_loss": 0.53,
-            "p_target": 0.646, "median_final_bankroll": 1502.0, "table_max_binds": 0.0025, **more}
+    return {
+        "name": name,
+        "type": more.pop("type", "flat"),
+        "hands": 9_869_207,
+        "ev_per_unit_wagered": ev,
+        "ci95": ci,
+        "exact_edge": exact,
+        "exact_edge_conditional": None,
+        "edge_within_ci": within,
+        "interval_note": more.pop("note", None),
+        "p_ruin": 0.354,
+        "p_stop_loss": 0.53,
+        "p_target": 0.646,
+        "median_final_bankroll": 1502.0,
+        "table_max_binds": 0.0025,
+        **more,
+    }
 
 
 def _report(systems: list[dict]) -> dict:
-    return {"name": "classic", "sessions": 10_000, "hands_per_session": 1000, "bankroll": 1000,
-            "table": {"minimum": 10, "maximum": 5000, "unit": 10}, "chunks": 2,
-            "timings": {"seconds": 25.0}, "systems": systems}
+    return {
+        "name": "classic",
+        "sessions": 10_000,
+        "hands_per_session": 1000,
+        "bankroll": 1000,
+        "table": {"minimum": 10, "maximum": 5000, "unit": 10},
+        "chunks": 2,
+        "timings": {"seconds": 25.0},
+        "systems": systems,
+    }
 
 
 def test_two_sided_p_is_005_at_the_ends_of_a_95_interval():
     assert stats.two_sided_p(0.0, -1.0, 1.0, 1.0) == pytest.approx(0.05, abs=1e-9)
     assert stats.two_sided_p(0.0, -1.0, 1.0, 0.0) == 1.0
-    assert stats.two_sided_p(0.0, -1.0, 1.0, 2.0) == pytest.approx(math.erfc(2 * 1.959964 / math.sqrt(2)),
-                                                                   rel=1e-5)
+    assert stats.two_sided_p(0.0, -1.0, 1.0, 2.0) == pytest.approx(
+        math.erfc(2 * 1.959964 / math.sqrt(2)), rel=1e-5
+    )
 
 
 def test_holm_steps_down_and_stops_at_the_first_kept_hypothesis():
     # m = 4: thresholds 0.0125, 0.01667, 0.025, 0.05 for the sorted p-values
     assert stats.holm([0.01, 0.04, 0.03, 0.005]) == [True, False, False, True]
-    assert stats.holm([0.03, 0.001, 0.9]) == [False, True, False]   # 0.03 > 0.05 / 2
+    assert stats.holm([0.03, 0.001, 0.9]) == [False, True, False]  # 0.03 > 0.05 / 2
     assert stats.holm([0.049]) == [True] and stats.holm([0.051]) == [False]
     assert stats.holm([]) == []
 
 
 def test_the_table_fits_120_characters_and_shows_p_stop(capsys):
-    systems = [_system("kelly (banker, exact shoe EV)", -0.01067, [-0.01125, -0.01009], -0.01058),
-               _system("d'alembert", -0.00838, [-0.01025, -0.00650], -0.01058)]
+    systems = [
+        _system("kelly (banker, exact shoe EV)", -0.01067, [-0.01125, -0.01009], -0.01058),
+        _system("d'alembert", -0.00838, [-0.01025, -0.00650], -0.01058),
+    ]
     ER.print_report(_report(systems))
     lines = capsys.readouterr().out.splitlines()
     table = lines[1:4]
@@ -56,8 +78,7 @@ def test_chance_misses_are_a_note_and_only_holm_rejections_warn(capsys):
     # three misses at about 2 standard errors (p about 0.03-0.05) among 15 systems: chance, no WARNING
     se = 0.001
     edge = -0.01058
-    chance = [_system(f"s{i}", edge + 2.1 * se, [edge + 0.14 * se, edge + 4.06 * se], edge)
-              for i in range(3)]
+    chance = [_system(f"s{i}", edge + 2.1 * se, [edge + 0.14 * se, edge + 4.06 * se], edge) for i in range(3)]
     fine = [_system(f"ok{i}", -0.0106, [-0.0116, -0.0096], -0.01058) for i in range(12)]
     ER.print_report(_report(chance + fine))
     out = capsys.readouterr().out
@@ -75,8 +96,10 @@ def test_a_kelly_bettor_that_never_bets_says_why(capsys):
     kelly = _system("kelly", math.nan, [math.nan, math.nan], math.nan, type="kelly", note="no bet placed")
     kelly["edge_within_ci"] = None
     ER.print_report(_report([kelly]))
-    assert ("NOTE: kelly placed no bet (it stakes only where the exact EV is positive, and a stake below "
-            "the table minimum is not placed).") in capsys.readouterr().out
+    assert (
+        "NOTE: kelly placed no bet (it stakes only where the exact EV is positive, and a stake below "
+        "the table minimum is not placed)."
+    ) in capsys.readouterr().out
 
 
 def test_the_wrote_line_names_the_folder_once():
@@ -84,7 +107,8 @@ def test_the_wrote_line_names_the_folder_once():
 
     from pb_gym.experiments import outputs
 
-    line = outputs.wrote_line(["out/classic/report.json", "out/classic/systems.csv",
-                               "out/classic/evaluation/paths.json"])
+    line = outputs.wrote_line(
+        ["out/classic/report.json", "out/classic/systems.csv", "out/classic/evaluation/paths.json"]
+    )
     assert line == f"wrote out/classic{os.sep}: report.json, systems.csv, evaluation/paths.json"
     assert outputs.wrote_line([]) == "wrote nothing"

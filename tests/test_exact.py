@@ -45,8 +45,10 @@ def test_variants_and_side_bets_reproduce_published_figures(bet, kwargs, edge8, 
 
 def test_integer_counts_for_8_decks_equal_the_published_integers():
     counts = exact.outcome_counts(R.full_shoe(8))
-    by_winner = [sum(int(c) for c, w in zip(counts, R.OUTCOME_WINNER, strict=True) if w == winner)
-                 for winner in range(3)]
+    by_winner = [
+        sum(int(c) for c, w in zip(counts, R.OUTCOME_WINNER, strict=True) if w == winner)
+        for winner in range(3)
+    ]
     assert int(counts.sum()) == EIGHT_DECK_COUNTS["deals_of_six_cards"] == exact.deals_of_six(416)
     assert int(by_winner[R.BANKER]) == EIGHT_DECK_COUNTS["banker"]
     assert int(by_winner[R.PLAYER]) == EIGHT_DECK_COUNTS["player"]
@@ -56,7 +58,7 @@ def test_integer_counts_for_8_decks_equal_the_published_integers():
 def test_multiset_weights_count_every_ordering_once():
     weights = exact.multiset_weights()
     assert weights.shape == (math.comb(15, 6), R.N_OUTCOMES)
-    assert weights.sum() == 10 ** 6
+    assert weights.sum() == 10**6
     # the row of a multiset sums to its number of distinct orderings: 6! / prod(m_v!)
     for index, multiset in enumerate(itertools.combinations_with_replacement(range(10), 6)):
         expected = math.factorial(6)
@@ -65,10 +67,13 @@ def test_multiset_weights_count_every_ordering_once():
         assert weights[index].sum() == expected
 
 
-@pytest.mark.parametrize("composition", [
-    [1, 1, 0, 2, 1, 0, 1, 2, 1, 1, 1, 0, 0],  # 11 cards, every branch reachable
-    [0, 2, 2, 0, 0, 1, 1, 0, 1, 0, 1, 1, 0],  # 9 cards, ten-valued cards of different ranks
-])
+@pytest.mark.parametrize(
+    "composition",
+    [
+        [1, 1, 0, 2, 1, 0, 1, 2, 1, 1, 1, 0, 0],  # 11 cards, every branch reachable
+        [0, 2, 2, 0, 0, 1, 1, 0, 1, 0, 1, 1, 0],  # 9 cards, ten-valued cards of different ranks
+    ],
+)
 def test_counts_equal_brute_force_over_every_ordered_deal(composition):
     """Deal every ordered 6-card sequence of the physical cards through the plain reference loop."""
     cards = [rank + 1 for rank, n in enumerate(composition) for _ in range(n)]
@@ -101,8 +106,12 @@ def test_removing_a_card_is_a_martingale_for_every_bet(variant):
     for comp in [R.full_shoe(8), R.full_shoe(1), R.full_shoe(8) - rng.integers(0, 25, 13)]:
         removed = np.array([comp - np.eye(13, dtype=np.int64)[r] for r in range(13) if comp[r] > 0])
         weights = np.array([comp[r] for r in range(13) if comp[r] > 0]) / comp.sum()
-        np.testing.assert_allclose(weights @ exact.expected_values(removed, rules),
-                                   exact.expected_values(comp, rules), rtol=0, atol=1e-13)
+        np.testing.assert_allclose(
+            weights @ exact.expected_values(removed, rules),
+            exact.expected_values(comp, rules),
+            rtol=0,
+            atol=1e-13,
+        )
 
 
 def test_vectorized_shapes():
@@ -112,13 +121,16 @@ def test_vectorized_shapes():
     np.testing.assert_allclose(exact.outcome_probabilities(comps).sum(axis=-1), 1.0, rtol=1e-14)
 
 
-@pytest.mark.parametrize("composition, message", [
-    ([4] * 12, r"13 counts by rank \(A, 2, 3, .*\) on its last axis; got shape \(12,\)"),
-    ([4] * 12 + [-1], r"composition counts must be >= 0"),
-    ([1, 1, 1, 1, 1] + [0] * 8, r"at least 6 cards .* got 5"),
-    ([0.5] * 13, r"whole numbers of cards"),
-    (["a"] * 13, r"whole numbers of cards"),
-])
+@pytest.mark.parametrize(
+    "composition, message",
+    [
+        ([4] * 12, r"13 counts by rank \(A, 2, 3, .*\) on its last axis; got shape \(12,\)"),
+        ([4] * 12 + [-1], r"composition counts must be >= 0"),
+        ([1, 1, 1, 1, 1] + [0] * 8, r"at least 6 cards .* got 5"),
+        ([0.5] * 13, r"whole numbers of cards"),
+        (["a"] * 13, r"whole numbers of cards"),
+    ],
+)
 def test_bad_compositions_are_rejected(composition, message):
     with pytest.raises(ValueError, match=message):
         exact.expected_values(composition)
@@ -140,8 +152,9 @@ def test_pair_probabilities_in_closed_form_agree_with_the_hand_class_law():
     np.testing.assert_allclose(pairs[:, 1], pairs[:, 0], rtol=0)
     _, _, _, _, pp, bp = R.hand_class_fields(np.arange(R.N_HAND_CLASSES))
     law = exact.hand_class_probabilities(comps)
-    marginals = np.stack([law[:, pp].sum(1), law[:, bp].sum(1), law[:, pp & bp].sum(1),
-                          law[:, pp | bp].sum(1)], axis=1)
+    marginals = np.stack(
+        [law[:, pp].sum(1), law[:, bp].sum(1), law[:, pp & bp].sum(1), law[:, pp | bp].sum(1)], axis=1
+    )
     np.testing.assert_allclose(pairs, marginals, rtol=0, atol=1e-15)
     np.testing.assert_allclose(exact.value_class_probabilities(comps).sum(axis=1), 1.0, rtol=1e-14)
 
@@ -151,7 +164,17 @@ def test_a_small_batch_walks_narrow_blocks_with_the_same_bits_as_a_full_block():
     single env prices one composition per step. Every composition's probabilities are the same bits
     alone, in any small batch, and in a batch of full blocks."""
     assert [exact.block_width(n) for n in (1, 2, 3, 4, 5, 8, 9, 16, 17, 1000)] == [
-        1, 2, 4, 4, 8, 8, 16, 16, 16, 16]
+        1,
+        2,
+        4,
+        4,
+        8,
+        8,
+        16,
+        16,
+        16,
+        16,
+    ]
     rng = np.random.default_rng(5)
     compositions = np.repeat(R.full_shoe(8)[None], 40, axis=0)
     for row in compositions:  # late shoes: up to 380 of 416 cards seen
@@ -172,5 +195,4 @@ def test_a_small_batch_walks_narrow_blocks_with_the_same_bits_as_a_full_block():
         batch = expected_values(compositions)
         for n in (1, 2, 5, 16, 17, 33):
             assert np.array_equal(expected_values(compositions[:n]), batch[:n])
-        assert all(np.array_equal(expected_values(c[None])[0], batch[i])
-                   for i, c in enumerate(compositions))
+        assert all(np.array_equal(expected_values(c[None])[0], batch[i]) for i, c in enumerate(compositions))

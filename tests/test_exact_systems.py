@@ -18,8 +18,16 @@ from pb_gym.experiments.evaluate_config import StudyConfig
 
 
 def study(systems, **overrides) -> StudyConfig:
-    data = {"name": "exact", "rules": {"decks": 8}, "table": {"unit": 1, "minimum": 1, "maximum": 1000},
-            "bankroll": 5, "sessions": 1, "hands": 1, "seed": 1, "systems": systems}
+    data = {
+        "name": "exact",
+        "rules": {"decks": 8},
+        "table": {"unit": 1, "minimum": 1, "maximum": 1000},
+        "bankroll": 5,
+        "sessions": 1,
+        "hands": 1,
+        "seed": 1,
+        "systems": systems,
+    }
     data.update(overrides)
     return StudyConfig.model_validate(data)
 
@@ -57,8 +65,12 @@ def test_flat_banker_matches_the_ruin_chain_on_the_twentieths_lattice():
 def test_martingale_with_a_table_maximum_is_the_hand_enumeration(on_cap):
     # banker, base 1, table 1..2, bankroll 10, three hands: the third stake after two losses is 4,
     # cut to 2 (cap) or a new series at 1 (reset); enumerated by hand over the 27 outcome paths
-    config = study([{"type": "martingale", "bet": "banker", "on_cap": on_cap}],
-                   table={"unit": 1, "minimum": 1, "maximum": 2}, bankroll=10, hands=3)
+    config = study(
+        [{"type": "martingale", "bet": "banker", "on_cap": on_cap}],
+        table={"unit": 1, "minimum": 1, "maximum": 2},
+        bankroll=10,
+        hands=3,
+    )
     result = X.exact_system(config.systems[0], config)
     banker, player, tie = full_shoe_odds()
     finals: dict[float, float] = {}
@@ -80,8 +92,7 @@ def test_martingale_with_a_table_maximum_is_the_hand_enumeration(on_cap):
         finals[round(bankroll, 9)] = finals.get(round(bankroll, 9), 0.0) + p
     values = sorted(finals)
     assert result["final_bankroll"]["values"] == pytest.approx(values, abs=1e-9)
-    assert result["final_bankroll"]["probabilities"] == pytest.approx(
-        [finals[v] for v in values], abs=1e-15)
+    assert result["final_bankroll"]["probabilities"] == pytest.approx([finals[v] for v in values], abs=1e-15)
     assert result["p_hand_limit"] == pytest.approx(1.0, abs=1e-15)
     assert result["expected_hands"] == pytest.approx(3.0, abs=1e-12)
 
@@ -104,26 +115,39 @@ SMALL_SYSTEMS = [
 
 
 def test_every_finite_system_sums_to_one_and_the_others_say_why():
-    config = study(SMALL_SYSTEMS + [{"type": "labouchere", "bet": "banker"},
-                                    {"type": "random"}, {"type": "kelly"}],
-                   table={"unit": 10, "minimum": 10, "maximum": 40}, bankroll=100, win_goal=50,
-                   stop_loss=60, hands=40)
-    results = {system["name"] if "name" in system else system["type"]: result for system, result
-               in zip(SMALL_SYSTEMS + [{"type": "labouchere"}, {"type": "random"}, {"type": "kelly"}],
-                      X.exact_study(config), strict=True)}
+    config = study(
+        SMALL_SYSTEMS + [{"type": "labouchere", "bet": "banker"}, {"type": "random"}, {"type": "kelly"}],
+        table={"unit": 10, "minimum": 10, "maximum": 40},
+        bankroll=100,
+        win_goal=50,
+        stop_loss=60,
+        hands=40,
+    )
+    results = {
+        system["name"] if "name" in system else system["type"]: result
+        for system, result in zip(
+            SMALL_SYSTEMS + [{"type": "labouchere"}, {"type": "random"}, {"type": "kelly"}],
+            X.exact_study(config),
+            strict=True,
+        )
+    }
     for name in ("labouchere", "random", "kelly"):
         assert set(results[name]) == {"reason"} and results[name]["reason"]
     # on banker, Oscar's Grind's series-finishing stakes (1 - profit) / 0.95 refine the lattice
-    config_banker = study([{"type": "oscars_grind", "bet": "banker"}],
-                          table={"unit": 10, "minimum": 10, "maximum": 40}, bankroll=100,
-                          win_goal=50, stop_loss=60, hands=40)
+    config_banker = study(
+        [{"type": "oscars_grind", "bet": "banker"}],
+        table={"unit": 10, "minimum": 10, "maximum": 40},
+        bankroll=100,
+        win_goal=50,
+        stop_loss=60,
+        hands=40,
+    )
     reason = X.exact_study(config_banker)[0]["reason"]
     assert "not whole multiples of the base" in reason
     for system in SMALL_SYSTEMS:
         result = results[system.get("name", system["type"])]
         assert result["probability_error"] < 1e-12
-        total = (result["p_target"] + result["p_ruin"] + result["p_stop_loss"]
-                 + result["p_hand_limit"])
+        total = result["p_target"] + result["p_ruin"] + result["p_stop_loss"] + result["p_hand_limit"]
         assert total == pytest.approx(1.0, abs=1e-12)
         assert sum(result["final_bankroll"]["probabilities"]) == pytest.approx(1.0, abs=1e-12)
         assert 0.0 <= result["expected_hands"] <= 40.0
@@ -134,8 +158,17 @@ def test_the_simulator_agrees_with_the_chain_at_999_confidence():
     # is far below the simulation's error: |simulated - exact| < 3.29 binomial SE (99.9%) for every
     # end of every system (a failure has a 0.1% chance per comparison if the two models agree)
     sessions = 4000
-    config = study(SMALL_SYSTEMS, table={"unit": 10, "minimum": 10, "maximum": 40}, bankroll=100,
-                   win_goal=50, stop_loss=60, hands=40, sessions=sessions, seed=11, exact=True)
+    config = study(
+        SMALL_SYSTEMS,
+        table={"unit": 10, "minimum": 10, "maximum": 40},
+        bankroll=100,
+        win_goal=50,
+        stop_loss=60,
+        hands=40,
+        sessions=sessions,
+        seed=11,
+        exact=True,
+    )
     report = run_study(config, final_bankrolls=False)
     for entry in report["systems"]:
         for name, row in entry["exact"]["versus_simulated"].items():

@@ -16,8 +16,10 @@ from pb_gym.experiments.config import ConfigError, parse_yaml
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("argv", [["evaluate"], ["train"], ["experiment", "counting"],
-                                  ["experiment", "ruin"], ["experiment", "atlas"]])
+@pytest.mark.parametrize(
+    "argv",
+    [["evaluate"], ["train"], ["experiment", "counting"], ["experiment", "ruin"], ["experiment", "atlas"]],
+)
 def test_a_recursive_alias_is_a_config_error_in_every_command(tmp_path, capsys, argv):
     path = tmp_path / "c.yaml"
     path.write_text("systems: &a [*a]\n")
@@ -26,39 +28,69 @@ def test_a_recursive_alias_is_a_config_error_in_every_command(tmp_path, capsys, 
     assert caught.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert ("line 1: the alias *a is inside the list or mapping &a names (a recursive alias: it "
-            "would never end)") in err
+    assert (
+        "line 1: the alias *a is inside the list or mapping &a names (a recursive alias: it would never end)"
+    ) in err
 
 
-@pytest.mark.parametrize("text,value", [("seed: 1:30", "'1:30'"), ("seed: 0x1F", "'0x1F'"),
-                                        ("seed: 017", "'017'"),
-                                        ("seed: 0b11", "'0b11'"), ("bankroll: 1:30.5", "'1:30.5'"),
-                                        ("systems: [0x10]", "'0x10'")])
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("seed: 1:30", "'1:30'"),
+        ("seed: 0x1F", "'0x1F'"),
+        ("seed: 017", "'017'"),
+        ("seed: 0b11", "'0b11'"),
+        ("bankroll: 1:30.5", "'1:30.5'"),
+        ("systems: [0x10]", "'0x10'"),
+    ],
+)
 def test_yaml_numbers_a_config_never_means_are_refused_naming_the_key(text, value):
     with pytest.raises(ConfigError) as caught:
         parse_yaml(text + "\n", "c.yaml")
     message = str(caught.value)
-    assert message.startswith(f"c.yaml: line 1: {value} is read by YAML as a base-60, hex, octal or "
-                              "binary number; write it in decimal, or quote it for a string")
+    assert message.startswith(
+        f"c.yaml: line 1: {value} is read by YAML as a base-60, hex, octal or "
+        "binary number; write it in decimal, or quote it for a string"
+    )
     if not text.startswith("systems"):
         assert message.endswith(f"(key {text.split(':')[0]!r})")
 
 
 def test_decimal_numbers_and_aliases_still_load():
     assert parse_yaml("seed: 12\nn: 1_000\nx: -3\ny: 0\nz: 1.5e+3\na: &b [1]\nc: *b\n") == {
-        "seed": 12, "n": 1000, "x": -3, "y": 0, "z": 1500.0, "a": [1], "c": [1]}
+        "seed": 12,
+        "n": 1000,
+        "x": -3,
+        "y": 0,
+        "z": 1500.0,
+        "a": [1],
+        "c": [1],
+    }
 
 
-@pytest.mark.parametrize("name,value", [("PB_GYM_NUM_THREADS", "abc"), ("PB_GYM_NUM_THREADS", "0"),
-                                        ("NUMBA_NUM_THREADS", "0"), ("NUMBA_NUM_THREADS", "abc"),
-                                        ("PB_GYM_NUM_THREADS", "100000")])
+@pytest.mark.parametrize(
+    "name,value",
+    [
+        ("PB_GYM_NUM_THREADS", "abc"),
+        ("PB_GYM_NUM_THREADS", "0"),
+        ("NUMBA_NUM_THREADS", "0"),
+        ("NUMBA_NUM_THREADS", "abc"),
+        ("PB_GYM_NUM_THREADS", "100000"),
+    ],
+)
 def test_a_bad_thread_count_in_the_environment_is_one_line_exit_2(name, value):
     env = {**os.environ, "PYTHONPATH": str(ROOT), name: value}
-    done = subprocess.run([sys.executable, "-m", "pb_gym.experiments.cli", "odds", "--json"], env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "pb_gym.experiments.cli", "odds", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 2, done.stderr
-    assert done.stderr.startswith(f"pb-gym: error: {name}={value!r} is not allowed; allowed: an "
-                                  "integer from 1 to ")
+    assert done.stderr.startswith(
+        f"pb-gym: error: {name}={value!r} is not allowed; allowed: an integer from 1 to "
+    )
     assert done.stderr.count("\n") == 1 and not done.stdout
 
 
@@ -68,8 +100,11 @@ def test_exact_odds_refuse_counts_that_overflow_int64(counts):
 
     from pb_gym import exact
 
-    with pytest.raises(ValueError, match=r"^composition counts must be at most 1,000,000,000 cards of a "
-                                         r"rank \(larger counts overflow"):
+    with pytest.raises(
+        ValueError,
+        match=r"^composition counts must be at most 1,000,000,000 cards of a "
+        r"rank \(larger counts overflow",
+    ):
         exact.expected_values(np.array(counts))
     assert exact.expected_values(np.full(13, 10**9))[0] == pytest.approx(-0.0106, abs=1e-4)
 
@@ -82,9 +117,13 @@ def test_sigterm_exits_143_with_the_rerun_hint_and_the_run_resumes(tmp_path):
     path.write_text("sessions: 200000\nhands: 200\nchunk_sessions: 2000\nsystems: [{type: flat}]\n")
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen([sys.executable, "-m", "pb_gym.experiments.cli", "evaluate", str(path),
-                                "--out", str(out), "--json"], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pb_gym.experiments.cli", "evaluate", str(path), "--out", str(out), "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 240
     while not list(out.glob(".partial/chunk-*.json.gz")) and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -92,22 +131,34 @@ def test_sigterm_exits_143_with_the_rerun_hint_and_the_run_resumes(tmp_path):
     _, err = process.communicate(timeout=120)
     assert process.returncode == 143, err
     assert "interrupted: " in err and "finished chunk(s) are kept in" in err
-    assert err.splitlines()[-1] == ("pb-gym: terminated (SIGTERM); rerun the same command to resume "
-                                    "from the finished work kept in --out")
+    assert err.splitlines()[-1] == (
+        "pb-gym: terminated (SIGTERM); rerun the same command to resume from the finished work kept in --out"
+    )
     assert "Traceback" not in err
 
 
 def test_a_closed_stdout_and_an_ascii_stdout_are_not_tracebacks(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    closed = subprocess.run(f"{sys.executable} -m pb_gym.experiments.cli odds >&-", shell=True, env=env,
-                            capture_output=True, text=True, timeout=300)
+    closed = subprocess.run(
+        f"{sys.executable} -m pb_gym.experiments.cli odds >&-",
+        shell=True,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert closed.returncode == 0 and closed.stderr == "", closed.stderr
     path = tmp_path / "u.yaml"
-    path.write_text('sessions: 20\nhands: 20\nsystems: [{type: flat, name: "syst\u00e8me"}]\n',
-                    encoding="utf-8")
-    ascii_ = subprocess.run([sys.executable, "-m", "pb_gym.experiments.cli", "evaluate", str(path)],
-                            env={**env, "PYTHONIOENCODING": "ascii"}, capture_output=True, timeout=300,
-                            cwd=tmp_path)
+    path.write_text(
+        'sessions: 20\nhands: 20\nsystems: [{type: flat, name: "syst\u00e8me"}]\n', encoding="utf-8"
+    )
+    ascii_ = subprocess.run(
+        [sys.executable, "-m", "pb_gym.experiments.cli", "evaluate", str(path)],
+        env={**env, "PYTHONIOENCODING": "ascii"},
+        capture_output=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert ascii_.returncode == 0, ascii_.stderr
     assert b"syst\\xe8me" in ascii_.stdout and b"Traceback" not in ascii_.stderr
 
@@ -119,11 +170,14 @@ def test_pool_workers_exit_when_the_parent_is_killed_9(tmp_path):
     import signal
     import time
 
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import chunk_tasks; "
-            "from pb_gym.experiments import scale; "
-            "scale.run(chunk_tasks.sleeps, scale.plan(4, 1, 0), backend='processes', workers=2)")
-    parent = subprocess.Popen([sys.executable, "-c", code, str(ROOT / "tests")],
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import chunk_tasks; "
+        "from pb_gym.experiments import scale; "
+        "scale.run(chunk_tasks.sleeps, scale.plan(4, 1, 0), backend='processes', workers=2)"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", code, str(ROOT / "tests")], env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
 
     def descendants(pid: int) -> set[int]:
         found, todo = set(), [pid]
@@ -150,8 +204,12 @@ def test_pool_workers_exit_when_the_parent_is_killed_9(tmp_path):
     alive = children
     while alive and time.monotonic() < deadline:
         time.sleep(0.5)
-        alive = {pid for pid in children if Path(f"/proc/{pid}").exists()
-                 and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()}
+        alive = {
+            pid
+            for pid in children
+            if Path(f"/proc/{pid}").exists()
+            and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+        }
     assert not alive, alive
 
 
@@ -160,17 +218,26 @@ def test_an_output_folder_is_held_until_the_outputs_are_in_place(tmp_path):
     from pb_gym.experiments import outputs
 
     out = tmp_path / "out"
-    code = ("import sys; from pb_gym.experiments import outputs\n"
-            "try:\n    outputs.prepare(sys.argv[1], ['report.json'])\n"
-            "except outputs.OutputError as e:\n    print(e)\nelse:\n    print('free')")
+    code = (
+        "import sys; from pb_gym.experiments import outputs\n"
+        "try:\n    outputs.prepare(sys.argv[1], ['report.json'])\n"
+        "except outputs.OutputError as e:\n    print(e)\nelse:\n    print('free')"
+    )
 
     def other_process() -> str:
-        return subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120).stdout.strip()
+        return subprocess.run(
+            [sys.executable, "-c", code, str(out)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            timeout=120,
+        ).stdout.strip()
 
     destination = outputs.prepare(out, ["report.json"])
-    assert other_process() == (f"--out {out}: another pb-gym run is writing to this folder now; wait "
-                               "for it to finish, or choose another folder")
+    assert other_process() == (
+        f"--out {out}: another pb-gym run is writing to this folder now; wait "
+        "for it to finish, or choose another folder"
+    )
     assert outputs.prepare(out, ["report.json"]) is not None  # (re-entrant within the process)
     with destination.staging() as staged:
         (staged / "report.json").write_text("{}")
@@ -190,24 +257,40 @@ def test_a_second_run_into_a_running_runs_folder_is_refused_and_a_dead_runs_is_t
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "pb_gym.experiments.cli", "evaluate"]
-    first = subprocess.Popen([*command, str(path), "--out", str(out), "--json"], env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = subprocess.Popen(
+        [*command, str(path), "--out", str(out), "--json"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 240
         while not list(out.glob(".partial/chunk-*.json.gz")) and time.monotonic() < deadline:
             time.sleep(0.2)
         for extra in ([], ["--no-resume"]):
-            second = subprocess.run([*command, str(path), "--out", str(out), "--json", *extra], env=env,
-                                    capture_output=True, text=True, timeout=300)
+            second = subprocess.run(
+                [*command, str(path), "--out", str(out), "--json", *extra],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             assert second.returncode == 2, second.stderr
-            assert second.stderr == (f"pb-gym evaluate: error: --out {out}: another pb-gym run is "
-                                     "writing to this folder now; wait for it to finish, or choose "
-                                     "another folder\n")
+            assert second.stderr == (
+                f"pb-gym evaluate: error: --out {out}: another pb-gym run is "
+                "writing to this folder now; wait for it to finish, or choose "
+                "another folder\n"
+            )
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=60)
-    third = subprocess.run([*command, str(small), "--out", str(out), "--json", "--no-resume"], env=env,
-                           capture_output=True, text=True, timeout=300)
+    third = subprocess.run(
+        [*command, str(small), "--out", str(out), "--json", "--no-resume"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert third.returncode == 0, third.stderr
     assert (out / "report.json").is_file()
 

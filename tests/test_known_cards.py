@@ -32,9 +32,16 @@ def small_deals() -> tuple[np.ndarray, np.ndarray]:
     for deal in itertools.permutations(cards, 6):
         hand, _ = deal_hand([r + 1 for r in deal], 0)
         ranks.append(deal)
-        classes.append(R.hand_class(hand.player_total, hand.banker_total, len(hand.player),
-                                    len(hand.banker), hand.player[0] == hand.player[1],
-                                    hand.banker[0] == hand.banker[1]))
+        classes.append(
+            R.hand_class(
+                hand.player_total,
+                hand.banker_total,
+                len(hand.player),
+                len(hand.banker),
+                hand.player[0] == hand.player[1],
+                hand.banker[0] == hand.banker[1],
+            )
+        )
     return np.array(ranks), np.array(classes)
 
 
@@ -86,9 +93,17 @@ def test_impossible_known_cards_are_refused():
         known_cards.hand_class_probabilities(SMALL, {1: [K], 3: [K], 5: [K]})  # two kings only
 
 
-@pytest.mark.parametrize("text, message", [
-    ("7=9", "bad position"), ("1=Z", "bad ranks"), ("1=", "bad ranks"), ("19", "bad position"),
-    ("1=9,1=8", "given twice"), ("", "nothing given")])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("7=9", "bad position"),
+        ("1=Z", "bad ranks"),
+        ("1=", "bad ranks"),
+        ("19", "bad position"),
+        ("1=9,1=8", "given twice"),
+        ("", "nothing given"),
+    ],
+)
 def test_parse_known_names_the_bad_part(text, message):
     with pytest.raises(ValueError, match=message):
         known_cards.parse_known(text)
@@ -135,20 +150,21 @@ def test_edge_sorting_reproduces_jacobson_and_the_best_split():
 def test_value_prefix_table_agrees_with_the_exact_calculator():
     table = known_cards.value_prefix_table(SMALL)
     main = [R.BETS.index(b) for b in known_cards.MAIN_BET_NAMES]
-    np.testing.assert_allclose(table.reshape(-1, 3).sum(axis=0), exact.expected_values(SMALL)[main],
-                               rtol=0, atol=1e-13)
+    np.testing.assert_allclose(
+        table.reshape(-1, 3).sum(axis=0), exact.expected_values(SMALL)[main], rtol=0, atol=1e-13
+    )
     assert known_cards.value_prefix_probabilities(SMALL).sum() == pytest.approx(1.0, abs=1e-13)
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pb_gym.experiments.cli", *args], capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pb_gym.experiments.cli", *args], capture_output=True, text=True, timeout=300
+    )
 
 
 def test_cli_odds_known_prices_the_bets_given_the_cards():
     ranks = ",".join(map(str, SMALL))
-    done = run_cli("odds", "--ranks", ranks, "--known", "1=9,5=7", "--bets", "banker,player,tie",
-                   "--json")
+    done = run_cli("odds", "--ranks", ranks, "--known", "1=9,5=7", "--bets", "banker,player,tie", "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     expected = known_cards.expected_values(SMALL, {1: [NINE], 5: [SEVEN]}, ["banker", "player", "tie"])

@@ -16,14 +16,22 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LINT_IMPORTS = ("import sys; from importlinter.cli import lint_imports_command; "
-                "sys.argv[0] = 'lint-imports'; sys.exit(lint_imports_command())")
+LINT_IMPORTS = (
+    "import sys; from importlinter.cli import lint_imports_command; "
+    "sys.argv[0] = 'lint-imports'; sys.exit(lint_imports_command())"
+)
 """import-linter's ``lint-imports`` command, run by this interpreter (wherever its scripts are)."""
 
 
 def _lint_imports(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", LINT_IMPORTS, "--no-cache", "--no-logo", *args], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", LINT_IMPORTS, "--no-cache", "--no-logo", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_the_import_contracts_are_kept():
@@ -41,12 +49,15 @@ def test_the_layers_contract_sees_imports_inside_functions(tmp_path):
     (tmp_path / "upper").mkdir()
     (tmp_path / "upper" / "__init__.py").write_text("")
     (tmp_path / "lower" / "__init__.py").write_text("")
-    (tmp_path / "lower" / "shell.py").write_text(textwrap.dedent("""\
+    (tmp_path / "lower" / "shell.py").write_text(
+        textwrap.dedent("""\
         def main():
             import upper  # lazy, as a CLI dispatching to the studies would
             return upper
-        """))
-    (tmp_path / ".importlinter").write_text(textwrap.dedent("""\
+        """)
+    )
+    (tmp_path / ".importlinter").write_text(
+        textwrap.dedent("""\
         [importlinter]
         root_packages =
             lower
@@ -58,7 +69,8 @@ def test_the_layers_contract_sees_imports_inside_functions(tmp_path):
         layers =
             upper
             lower
-        """))
+        """)
+    )
     done = _lint_imports(cwd=tmp_path, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 1, done.stdout + done.stderr
     assert "lower.shell -> upper (l.2)" in done.stdout, done.stdout
@@ -103,8 +115,7 @@ def test_the_core_and_its_environments_run_without_torch():
         print(sorted(loaded & {"torch", "stable_baselines3", "sb3_contrib"}
                      | {m for m in sys.modules if m.startswith(("pb_gym.agents", "pb_gym.experiments"))}))
         """)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                          timeout=300)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
@@ -117,8 +128,8 @@ def test_the_readme_draws_the_layers_of_the_contracts():
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
     (layers,) = [c for c in contracts if c["id"] == "layers"]
     text = (ROOT / "docs" / "contributing.md").read_text()
-    block = text[text.index("```text\nexperiments "):]
-    block = block[len("```text\n"):block.index("\n```")]
+    block = text[text.index("```text\nexperiments ") :]
+    block = block[len("```text\n") : block.index("\n```")]
     drawn = [re.split(r"\s{2,}", line)[0] for line in block.splitlines()]
     assert drawn == layers["layers"]
 
@@ -131,8 +142,11 @@ def test_the_core_dependencies_contract_lists_the_whole_core():
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
     (core,) = [c for c in contracts if c["id"] == "core-dependencies"]
     package = ROOT / "pb_gym"
-    found = {f"pb_gym.{p.stem if p.is_file() else p.name}" for p in package.iterdir()
-             if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").exists())}
+    found = {
+        f"pb_gym.{p.stem if p.is_file() else p.name}"
+        for p in package.iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").exists())
+    }
     assert set(core["source_modules"]) == found - {"pb_gym.agents", "pb_gym.experiments"}
 
 
@@ -144,8 +158,16 @@ def test_nothing_imports_the_folders_as_top_level_packages():
         if any(part in {".venv", "build", ".git"} for part in path.parts) or path.parent.is_symlink():
             continue
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
-            found += [f"{path.relative_to(ROOT)}:{node.lineno}" for name in names
-                      if name.split(".")[0] in {"agents", "experiments"}]
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
+            found += [
+                f"{path.relative_to(ROOT)}:{node.lineno}"
+                for name in names
+                if name.split(".")[0] in {"agents", "experiments"}
+            ]
     assert found == []

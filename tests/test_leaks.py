@@ -19,17 +19,32 @@ FIGURES = json.loads((ROOT / "tests" / "data" / "known_cards_figures.json").read
 def test_the_study_constants_are_the_published_figures():
     published = {f"known_card_{p}": v for p, v in FIGURES["known_card_edge_pct"].items()}
     sorting = FIGURES["edge_sorting_pct"]
-    published |= {"edge_sorted_first_card": sorting["one_card_6789"],
-                  "four_sorted_cards": sorting["four_cards_6789"],
-                  "four_sorted_best_split": sorting["four_cards_best_split"]}
+    published |= {
+        "edge_sorted_first_card": sorting["one_card_6789"],
+        "four_sorted_cards": sorting["four_cards_6789"],
+        "four_sorted_best_split": sorting["four_cards_best_split"],
+    }
     assert leaks.PUBLISHED_PCT == published
 
 
 def test_smoke_run_reproduces_the_figures_and_the_simulation_covers_them(tmp_path):
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "pb_gym.experiments.cli", "experiment", "leaks",
-                           str(SMOKE), "--out", str(out), "--json"], capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pb_gym.experiments.cli",
+            "experiment",
+            "leaks",
+            str(SMOKE),
+            "--out",
+            str(out),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     rows = {row["leak"]: row for row in result["leaks"]}
@@ -62,8 +77,9 @@ def test_configs_validate_and_name_bad_keys(tmp_path):
 
 
 def test_the_simulated_share_of_hands_bet_matches_the_exact_chance():
-    config = leaks.LeaksConfig(hands=4_000, chunk_hands=2_000, seed=5, frequency_shoes=10,
-                               leaks=("four_sorted_cards",))
+    config = leaks.LeaksConfig(
+        hands=4_000, chunk_hands=2_000, seed=5, frequency_shoes=10, leaks=("four_sorted_cards",)
+    )
     row = leaks.run(config)["leaks"][0]
     p, n = row["exact_bet_frequency"], config.hands
     assert round(p, 6) == 0.771759  # P(the best main bet is positive given the four classes)

@@ -15,9 +15,16 @@ from pb_gym.experiments import evaluate as E
 import chunk_tasks
 
 STUDY = {
-    "name": "resume", "rules": {"decks": 8}, "table": {"unit": 10, "minimum": 10, "maximum": 640},
-    "bankroll": 1000, "sessions": 300, "hands": 40, "win_goal": 300, "seed": 9,
-    "chunk_sessions": 100, "sample_paths": 2,
+    "name": "resume",
+    "rules": {"decks": 8},
+    "table": {"unit": 10, "minimum": 10, "maximum": 640},
+    "bankroll": 1000,
+    "sessions": 300,
+    "hands": 40,
+    "win_goal": 300,
+    "seed": 9,
+    "chunk_sessions": 100,
+    "sample_paths": 2,
     "systems": [{"type": "flat"}, {"type": "martingale", "on_cap": "reset"}, {"type": "paroli"}],
 }
 
@@ -40,19 +47,31 @@ def _without_timings(path):
 
 
 # --------------------------------------------------------------------------------- the destination
-@pytest.mark.parametrize("make, message", [
-    (lambda tmp: "", r"--out '' is not allowed; allowed: a folder path"),
-    (lambda tmp: "   ", r"--out '   ' is not allowed; allowed: a folder path"),
-    (lambda tmp: (tmp / "file.txt").write_text("x") and str(tmp / "file.txt"),
-     r"file.txt: exists and is not a folder"),
-    (lambda tmp: (tmp / "file.txt").write_text("x") and str(tmp / "file.txt" / "out"),
-     r"file.txt/out: .*file.txt is not a folder"),
-    (lambda tmp: (tmp / "mine").mkdir() or (tmp / "mine" / "notes.md").write_text("x") and str(
-        tmp / "mine"), r"the folder holds files this command does not write \(notes.md\); a new run "
-                       r"replaces its output folder as a whole"),
-])
-def test_a_bad_out_is_refused_before_anything_is_computed(make, message, study, tmp_path, monkeypatch,
-                                                          capsys):
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda tmp: "", r"--out '' is not allowed; allowed: a folder path"),
+        (lambda tmp: "   ", r"--out '   ' is not allowed; allowed: a folder path"),
+        (
+            lambda tmp: (tmp / "file.txt").write_text("x") and str(tmp / "file.txt"),
+            r"file.txt: exists and is not a folder",
+        ),
+        (
+            lambda tmp: (tmp / "file.txt").write_text("x") and str(tmp / "file.txt" / "out"),
+            r"file.txt/out: .*file.txt is not a folder",
+        ),
+        (
+            lambda tmp: (
+                (tmp / "mine").mkdir() or (tmp / "mine" / "notes.md").write_text("x") and str(tmp / "mine")
+            ),
+            r"the folder holds files this command does not write \(notes.md\); a new run "
+            r"replaces its output folder as a whole",
+        ),
+    ],
+)
+def test_a_bad_out_is_refused_before_anything_is_computed(
+    make, message, study, tmp_path, monkeypatch, capsys
+):
     def never(*args, **kwargs):
         raise AssertionError("the study ran")
 
@@ -71,8 +90,11 @@ def test_the_current_folder_is_refused(out, study, tmp_path, monkeypatch):
     here = tmp_path / "empty" / "here"
     here.mkdir(parents=True)
     monkeypatch.chdir(here)
-    with pytest.raises(outputs.OutputError, match=r"is the current folder or one above it, which a run "
-                                                  r"replaces as a whole; allowed: a folder inside it"):
+    with pytest.raises(
+        outputs.OutputError,
+        match=r"is the current folder or one above it, which a run "
+        r"replaces as a whole; allowed: a folder inside it",
+    ):
         E.main(str(study), out, as_json=True)
 
 
@@ -85,8 +107,7 @@ def test_a_link_to_a_folder_elsewhere_is_filled_through_the_link(study, tmp_path
 
 
 @pytest.mark.parametrize("exchange", [True, False], ids=["renameat2-exchange", "two-renames"])
-def test_outputs_are_written_together_and_a_rerun_replaces_them_all(exchange, study, tmp_path,
-                                                                    monkeypatch):
+def test_outputs_are_written_together_and_a_rerun_replaces_them_all(exchange, study, tmp_path, monkeypatch):
     swaps = []
     real = outputs._exchange
 
@@ -114,8 +135,7 @@ def test_outputs_are_written_together_and_a_rerun_replaces_them_all(exchange, st
 
 
 @pytest.mark.parametrize("fails_in", ["plot", "write_outputs"])
-def test_a_failure_while_writing_leaves_the_previous_outputs_whole(fails_in, study, tmp_path,
-                                                                 monkeypatch):
+def test_a_failure_while_writing_leaves_the_previous_outputs_whole(fails_in, study, tmp_path, monkeypatch):
     out = tmp_path / "out"
     E.main(str(study), str(out), as_json=True)
     before = {name: (out / name).read_bytes() for name in _names(out)}
@@ -150,10 +170,11 @@ def test_folders_left_by_a_run_killed_while_writing_are_removed_by_the_next(stud
     dead = subprocess.Popen(["true"])
     dead.wait()  # a pid that no longer runs
     host = socket.gethostname()
-    left = [tmp_path / f".out.staging-{host}-{dead.pid}-abc",
-            tmp_path / f".out.old-{host}-{dead.pid}-x"]
-    alive = [tmp_path / f".out.staging-{host}-{os.getpid()}-abc",  # a running process's
-             tmp_path / f".out.staging-otherhost-{dead.pid}-abc"]  # another host's: not judged here
+    left = [tmp_path / f".out.staging-{host}-{dead.pid}-abc", tmp_path / f".out.old-{host}-{dead.pid}-x"]
+    alive = [
+        tmp_path / f".out.staging-{host}-{os.getpid()}-abc",  # a running process's
+        tmp_path / f".out.staging-otherhost-{dead.pid}-abc",
+    ]  # another host's: not judged here
     for folder in left + alive:
         folder.mkdir()
         (folder / "report.json").write_text("{}")
@@ -171,9 +192,12 @@ def test_files_that_appear_during_the_run_are_not_lost(study, tmp_path, monkeypa
         return real(*args, **kwargs)
 
     monkeypatch.setattr(E, "run_study", meanwhile)
-    with pytest.raises(outputs.OutputError, match=r"files this command does not write appeared there "
-                                                  r"\(notes.md\); nothing was replaced, and this run's "
-                                                  r"outputs are in .*out.new"):
+    with pytest.raises(
+        outputs.OutputError,
+        match=r"files this command does not write appeared there "
+        r"\(notes.md\); nothing was replaced, and this run's "
+        r"outputs are in .*out.new",
+    ):
         E.main(str(study), str(out), as_json=True)
     assert _names(out) == [".partial", "notes.md"]
     assert _names(tmp_path / "out.new") == sorted(E.OUTPUT_NAMES)
@@ -181,9 +205,14 @@ def test_files_that_appear_during_the_run_are_not_lost(study, tmp_path, monkeypa
 
 # ------------------------------------------------------------------------------------------ resume
 def test_the_chunk_codec_is_exact():
-    value = {"a": np.arange(6, dtype=np.int64).reshape(2, 3), 3: (np.float64(0.1), 1 / 3),
-             "nan": float("nan"), "f32": np.array([1.5, np.inf], dtype=np.float32),
-             "list": [True, None, "x", np.bool_(True), np.int32(-7)], "empty": np.zeros((0, 4))}
+    value = {
+        "a": np.arange(6, dtype=np.int64).reshape(2, 3),
+        3: (np.float64(0.1), 1 / 3),
+        "nan": float("nan"),
+        "f32": np.array([1.5, np.inf], dtype=np.float32),
+        "list": [True, None, "x", np.bool_(True), np.int32(-7)],
+        "empty": np.zeros((0, 4)),
+    }
     back = chunk_store.decode(json.loads(json.dumps(chunk_store.encode(value))))
     assert back.keys() == value.keys() and isinstance(back[3], tuple)
     for key in ("a", "f32", "empty"):
@@ -203,24 +232,28 @@ def test_an_interrupted_run_resumes_computing_only_the_missing_chunks(tmp_path, 
     with pytest.raises(KeyboardInterrupt):
         scale.run(chunk_tasks.interrupted_after, chunks, store=store)
     assert "interrupted: 2 finished chunk(s) are kept in" in capsys.readouterr().err
-    assert _names(tmp_path / ".partial") == ["chunk-000000.json.gz", "chunk-000001.json.gz",
-                                             "run.json"]
+    assert _names(tmp_path / ".partial") == ["chunk-000000.json.gz", "chunk-000001.json.gz", "run.json"]
     monkeypatch.delenv("PB_GYM_INTERRUPT_AT")
     ran = []
     store = chunk_store.ChunkStore(tmp_path / ".partial", {"study": "test", "n": 10})
-    resumed = scale.run(chunk_tasks.sum_of_draws, chunks, progress=lambda c: ran.append(c.index),
-                        store=store)
+    resumed = scale.run(chunk_tasks.sum_of_draws, chunks, progress=lambda c: ran.append(c.index), store=store)
     assert ran == [2, 3, 4]
     assert resumed == scale.run(chunk_tasks.sum_of_draws, chunks)
     assert "resuming: 2 of 5 chunks already finished" in capsys.readouterr().err
     # damaged chunk files (not gzip, cut short) are computed again, not trusted
     (tmp_path / ".partial" / "chunk-000003.json.gz").write_text("{")
     whole = (tmp_path / ".partial" / "chunk-000001.json.gz").read_bytes()
-    (tmp_path / ".partial" / "chunk-000001.json.gz").write_bytes(whole[:len(whole) // 2])
+    (tmp_path / ".partial" / "chunk-000001.json.gz").write_bytes(whole[: len(whole) // 2])
     ran.clear()
-    assert scale.run(chunk_tasks.sum_of_draws, chunks, progress=lambda c: ran.append(c.index),
-                     store=chunk_store.ChunkStore(tmp_path / ".partial", {"study": "test", "n": 10})
-                     ) == resumed
+    assert (
+        scale.run(
+            chunk_tasks.sum_of_draws,
+            chunks,
+            progress=lambda c: ran.append(c.index),
+            store=chunk_store.ChunkStore(tmp_path / ".partial", {"study": "test", "n": 10}),
+        )
+        == resumed
+    )
     assert ran == [1, 3]
 
 
@@ -238,8 +271,7 @@ def test_an_interrupted_study_resumes_bit_for_bit(study, tmp_path, monkeypatch, 
     monkeypatch.setattr(E, "run_chunk", interrupted)
     assert cli.main(["evaluate", str(study), "--out", str(out)]) == 130  # Ctrl-C: status 130
     assert _names(out) == [".partial"]  # no report: only the finished chunks
-    assert _names(out / ".partial") == ["chunk-000000.json.gz", "chunk-000001.json.gz",
-                                        "run.json"]
+    assert _names(out / ".partial") == ["chunk-000000.json.gz", "chunk-000001.json.gz", "run.json"]
 
     def counted(config_data, chunk, show_progress=False):
         ran.append(chunk.index)
@@ -256,8 +288,7 @@ def test_an_interrupted_study_resumes_bit_for_bit(study, tmp_path, monkeypatch, 
         assert (out / name).read_bytes() == (reference / name).read_bytes(), name
 
 
-def test_a_resume_with_another_config_refuses_to_mix_the_chunks(study, tmp_path, monkeypatch,
-                                                               capsys):
+def test_a_resume_with_another_config_refuses_to_mix_the_chunks(study, tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
     real = chunk_tasks.lose_evaluate_chunk(monkeypatch)
     with pytest.raises(SystemExit) as exit_info:
@@ -266,7 +297,9 @@ def test_a_resume_with_another_config_refuses_to_mix_the_chunks(study, tmp_path,
     assert __import__("re").search(
         r"chunk 2/3 .* failed twice; the run is stopped and no report was written. Last error: "
         r"RuntimeError: worker lost. 1 finished chunk\(s\) are kept in .*out/.partial: rerun the same "
-        r"command to compute only the others", capsys.readouterr().err)
+        r"command to compute only the others",
+        capsys.readouterr().err,
+    )
     monkeypatch.setattr(E, "run_chunk", real)
     study.write_text(yaml.safe_dump(dict(STUDY, seed=10, hands=41)))
     for extra in ([], ["--resume"]):
@@ -276,7 +309,9 @@ def test_a_resume_with_another_config_refuses_to_mix_the_chunks(study, tmp_path,
         assert __import__("re").search(
             r"out/.partial holds 1 finished chunk\(s\) of another run \(it differs in config.hands, "
             r"config.seed; .*\): they will not be mixed with this run's. Rerun with the config they "
-            r"belong to to finish it, or pass --no-resume to discard them", capsys.readouterr().err)
+            r"belong to to finish it, or pass --no-resume to discard them",
+            capsys.readouterr().err,
+        )
     assert _names(out / ".partial") == ["chunk-000000.json.gz", "run.json"]
     assert cli.main(["evaluate", str(study), "--out", str(out), "--no-resume", "--json"]) == 0
     assert "resuming" not in capsys.readouterr().err
@@ -288,4 +323,5 @@ def test_resume_needs_an_out_folder(study, capsys):
         cli.main(["evaluate", str(study), "--resume"])
     assert exit_info.value.code == 2
     assert "--resume needs --out DIR: an unfinished run keeps its finished chunks in DIR/.partial" in (
-        capsys.readouterr().err)
+        capsys.readouterr().err
+    )

@@ -42,11 +42,32 @@ def wheel(tmp_path_factory) -> Path:
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
     for package in ("pb_gym", "agents", "experiments"):
-        shutil.copytree(ROOT / package, source / package, symlinks=True,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--disable-pip-version-check", "-q", "--no-deps",
-                    "--no-build-isolation", "--no-index", str(source), "-w", str(tmp_path / "dist")],
-                   check=True, capture_output=True, text=True, timeout=300)
+        shutil.copytree(
+            ROOT / package,
+            source / package,
+            symlinks=True,
+            ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"),
+        )
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--disable-pip-version-check",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            str(source),
+            "-w",
+            str(tmp_path / "dist"),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     (built,) = (tmp_path / "dist").glob("*.whl")
     return built
 
@@ -75,20 +96,45 @@ def test_the_installed_wheel_ignores_a_users_own_agents_and_experiments_folders(
 
     fresh = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(fresh)], check=True, timeout=120)
-    purelib = Path(subprocess.run([str(fresh / "bin" / "python"), "-c",
-                                   "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                  check=True, capture_output=True, text=True).stdout.strip())
+    purelib = Path(
+        subprocess.run(
+            [
+                str(fresh / "bin" / "python"),
+                "-c",
+                "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     # the dependencies: this venv's site-packages as a plain path entry (its .pth files, among them the
     # editable finder of the checkout, are not run from there)
     (purelib / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     assert site.getsitepackages()  # (this interpreter has site-packages to lend)
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(fresh / "bin" / "python"), "install", "-q",
-                    "--disable-pip-version-check", "--no-deps", "--no-index", str(wheel)],
-                   check=True, capture_output=True, text=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(fresh / "bin" / "python"),
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--no-index",
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     user = tmp_path / "project"
     for folder in ("agents", "experiments"):
         (user / folder).mkdir(parents=True)
-        (user / folder / "__init__.py").write_text("raise ImportError('the user\'s own package')\n")
+        (user / folder / "__init__.py").write_text("raise ImportError('the user's own package')\n")
         (user / folder / "sb3_vec_env.py").write_text("")
     code = textwrap.dedent("""\
         import torch
@@ -101,10 +147,16 @@ def test_the_installed_wheel_ignores_a_users_own_agents_and_experiments_folders(
             n_epochs=1).learn(64)
         print("trained")
         """).replace("PURELIB", repr(str(purelib)))
-    done = subprocess.run([str(fresh / "bin" / "python"), "-c", code], cwd=user, capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run(
+        [str(fresh / "bin" / "python"), "-c", code], cwd=user, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0 and done.stdout.strip() == "trained", done.stderr
-    odds = subprocess.run([str(fresh / "bin" / "pb-gym"), "odds", "--decks", "8"], cwd=user,
-                          capture_output=True, text=True, timeout=600)
+    odds = subprocess.run(
+        [str(fresh / "bin" / "pb-gym"), "odds", "--decks", "8"],
+        cwd=user,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert odds.returncode == 0, odds.stderr
     assert "1.0579" in odds.stdout and "1.2351" in odds.stdout

@@ -19,17 +19,24 @@ def decisions(pattern, sequences, **options):
     return "".join(SIDE[int(side)] for side in patterns.decide(pattern, tracker, **options))
 
 
-@pytest.mark.parametrize(("pattern", "options", "cases"), [
-    # after three in a row (ties are no decision), follow the streak
-    ("streak", {"after": 3}, {"": "-", "BB": "-", "BBB": "B", "PTPTP": "P", "BPPPPPPPP": "P", "PPPB": "-"}),
-    # after three alternations, bet the other side; after one, always the other side
-    ("chop", {"after": 3}, {"BPB": "P", "PBTP": "B", "BBP": "-", "BP": "-"}),
-    ("chop", {"after": 1}, {"B": "P", "BBBP": "B", "": "-"}),
-    # the current column against the previous one: shorter -> same, as long -> other, longer -> none
-    ("copy_column", {}, {"BBBP": "P", "BBBPP": "P", "BBBPPP": "B", "BBPPP": "-", "BBB": "-"}),
-    # BB-PP: after a column of two, bet the next column is two as well
-    ("double", {}, {"BBP": "P", "BBPP": "B", "BBPPP": "-", "BPB": "-", "BBBP": "-"}),
-])
+@pytest.mark.parametrize(
+    ("pattern", "options", "cases"),
+    [
+        # after three in a row (ties are no decision), follow the streak
+        (
+            "streak",
+            {"after": 3},
+            {"": "-", "BB": "-", "BBB": "B", "PTPTP": "P", "BPPPPPPPP": "P", "PPPB": "-"},
+        ),
+        # after three alternations, bet the other side; after one, always the other side
+        ("chop", {"after": 3}, {"BPB": "P", "PBTP": "B", "BBP": "-", "BP": "-"}),
+        ("chop", {"after": 1}, {"B": "P", "BBBP": "B", "": "-"}),
+        # the current column against the previous one: shorter -> same, as long -> other, longer -> none
+        ("copy_column", {}, {"BBBP": "P", "BBBPP": "P", "BBBPPP": "B", "BBPPP": "-", "BBB": "-"}),
+        # BB-PP: after a column of two, bet the next column is two as well
+        ("double", {}, {"BBP": "P", "BBPP": "B", "BBPPP": "-", "BPB": "-", "BBBP": "-"}),
+    ],
+)
 def test_pattern_decisions(pattern, options, cases):
     sequences = list(cases)
     got = decisions(pattern, sequences, **options)
@@ -53,11 +60,13 @@ def test_ask_road_patterns_follow_the_ask_road():
 
 
 def test_user_rules_first_match_decides():
-    rules = patterns.check_rules([
-        {"when": {"big_road": ["B", "B"], "big_eye_boy": ["red"]}, "bet": "opposite"},
-        {"when": {"big_road": ["P"]}, "bet": "same"},
-        {"when": {"big_road": ["B"]}, "bet": "none"},
-    ])
+    rules = patterns.check_rules(
+        [
+            {"when": {"big_road": ["B", "B"], "big_eye_boy": ["red"]}, "bet": "opposite"},
+            {"when": {"big_road": ["P"]}, "bet": "same"},
+            {"when": {"big_road": ["B"]}, "bet": "none"},
+        ]
+    )
     # BPBB: the Big Eye Boy's last mark is blue (column 2 was one long): the first rule does not match
     # BBPBB: ... columns 1 and 2 unequal, then (3, 2) against column 2 of one entry: blue as well
     # PPBB: (2, 2): column 1 is two long -> red, the first rule matches
@@ -65,17 +74,26 @@ def test_user_rules_first_match_decides():
     assert got == "P" + "-" + "P" + "-"
 
 
-@pytest.mark.parametrize(("rules", "message"), [
-    ([{"when": {"small_road": ["green"]}, "bet": "same"}],
-     "rules.0.when.small_road: 'green' is not allowed; allowed: red, blue"),
-    ([{"when": {"big_road": ["B"]}, "bet": "same"}, {"when": {"bead": ["B"]}, "bet": "same"}],
-     "rules.1.when.bead: unknown road; allowed: big_road, big_eye_boy, small_road, cockroach_pig"),
-    ([{"when": {"big_road": ["B"]}, "bet": "tie"}],
-     "rules.0.bet: 'tie' is not allowed; allowed: banker, player, same, opposite, none"),
-    ([{"when": {"big_road": ["B"] * 9}, "bet": "same"}], "rules.0.when.big_road: a list of 1 to 8"),
-    ([{"when": {"big_road": ["B"]}, "bet": "same", "then": 1}], "rules.0.then: unknown key"),
-    ([], "rules: a non-empty list"),
-])
+@pytest.mark.parametrize(
+    ("rules", "message"),
+    [
+        (
+            [{"when": {"small_road": ["green"]}, "bet": "same"}],
+            "rules.0.when.small_road: 'green' is not allowed; allowed: red, blue",
+        ),
+        (
+            [{"when": {"big_road": ["B"]}, "bet": "same"}, {"when": {"bead": ["B"]}, "bet": "same"}],
+            "rules.1.when.bead: unknown road; allowed: big_road, big_eye_boy, small_road, cockroach_pig",
+        ),
+        (
+            [{"when": {"big_road": ["B"]}, "bet": "tie"}],
+            "rules.0.bet: 'tie' is not allowed; allowed: banker, player, same, opposite, none",
+        ),
+        ([{"when": {"big_road": ["B"] * 9}, "bet": "same"}], "rules.0.when.big_road: a list of 1 to 8"),
+        ([{"when": {"big_road": ["B"]}, "bet": "same", "then": 1}], "rules.0.then: unknown key"),
+        ([], "rules: a non-empty list"),
+    ],
+)
 def test_user_rules_errors_name_the_rule(rules, message):
     with pytest.raises(ValueError) as error:
         patterns.check_rules(rules)
@@ -85,25 +103,44 @@ def test_user_rules_errors_name_the_rule(rules, message):
 def test_yaml_schema_and_errors():
     from pb_gym.experiments.evaluate_config import StudyConfig, make_system
 
-    good = StudyConfig.model_validate({"systems": [
-        {"type": "road_pattern", "pattern": "streak", "after": 2,
-         "stake": {"type": "martingale", "recovering": True}},
-        {"type": "road_pattern", "pattern": "rules",
-         "rules": [{"when": {"cockroach_pig": ["blue"]}, "bet": "banker"}]}]})
+    good = StudyConfig.model_validate(
+        {
+            "systems": [
+                {
+                    "type": "road_pattern",
+                    "pattern": "streak",
+                    "after": 2,
+                    "stake": {"type": "martingale", "recovering": True},
+                },
+                {
+                    "type": "road_pattern",
+                    "pattern": "rules",
+                    "rules": [{"when": {"cockroach_pig": ["blue"]}, "bet": "banker"}],
+                },
+            ]
+        }
+    )
     system = make_system(good.systems[0])
     assert system.name == "road_pattern (streak)" and system.progression.key == "martingale"
     assert system.progression.recovering is True
     for bad, message in (
-            ({"type": "road_pattern", "pattern": "zigzag"}, "pattern"),
-            ({"type": "road_pattern", "pattern": "streak", "after": 9}, "less than or equal to 8"),
-            ({"type": "road_pattern", "stake": {"type": "kelly"}}, "stake.type: 'kelly' is not allowed"),
-            ({"type": "road_pattern", "stake": {"type": "paroli", "wins_to_reset": 0}},
-             "stake.wins_to_reset: Input should be greater than or equal to 1"),
-            ({"type": "road_pattern", "stake": {"type": "flat", "base": 2}},
-             "stake.base: set on the pattern"),
-            ({"type": "road_pattern", "pattern": "rules",
-              "rules": [{"when": {"big_road": ["X"]}, "bet": "same"}]},
-             "rules.0.when.big_road: 'X' is not allowed; allowed: B, P")):
+        ({"type": "road_pattern", "pattern": "zigzag"}, "pattern"),
+        ({"type": "road_pattern", "pattern": "streak", "after": 9}, "less than or equal to 8"),
+        ({"type": "road_pattern", "stake": {"type": "kelly"}}, "stake.type: 'kelly' is not allowed"),
+        (
+            {"type": "road_pattern", "stake": {"type": "paroli", "wins_to_reset": 0}},
+            "stake.wins_to_reset: Input should be greater than or equal to 1",
+        ),
+        ({"type": "road_pattern", "stake": {"type": "flat", "base": 2}}, "stake.base: set on the pattern"),
+        (
+            {
+                "type": "road_pattern",
+                "pattern": "rules",
+                "rules": [{"when": {"big_road": ["X"]}, "bet": "same"}],
+            },
+            "rules.0.when.big_road: 'X' is not allowed; allowed: B, P",
+        ),
+    ):
         with pytest.raises(ValueError) as error:
             StudyConfig.model_validate({"systems": [bad]})
         assert message in str(error.value), (bad, str(error.value))
@@ -115,11 +152,20 @@ def test_a_pattern_bets_only_when_it_says_and_roads_restart_each_shoe():
     from pb_gym.experiments import evaluate, scale
     from pb_gym.experiments.evaluate_config import StudyConfig
 
-    config = StudyConfig.model_validate({
-        "name": "patterns-smoke", "sessions": 64, "hands": 200, "seed": 5, "bankroll": 100000,
-        "table": {"unit": 1, "minimum": 1, "maximum": 1000},
-        "systems": [{"type": "road_pattern", "pattern": "streak", "after": 8},
-                    {"type": "road_pattern", "pattern": "chop", "after": 1}]})
+    config = StudyConfig.model_validate(
+        {
+            "name": "patterns-smoke",
+            "sessions": 64,
+            "hands": 200,
+            "seed": 5,
+            "bankroll": 100000,
+            "table": {"unit": 1, "minimum": 1, "maximum": 1000},
+            "systems": [
+                {"type": "road_pattern", "pattern": "streak", "after": 8},
+                {"type": "road_pattern", "pattern": "chop", "after": 1},
+            ],
+        }
+    )
     result = evaluate.run_chunk(config.model_dump(), scale.plan(64, 64, 5)[0])
     streak, chop = result["systems"]
     # chop after one decision bets every hand but the first of each shoe's first decision
@@ -134,8 +180,9 @@ def test_exact_evaluate_gives_a_reason_for_road_patterns():
     from pb_gym.experiments import exact_systems
     from pb_gym.experiments.evaluate_config import StudyConfig
 
-    config = StudyConfig.model_validate({"sessions": 10, "hands": 20, "systems": [
-        {"type": "road_pattern", "pattern": "streak", "after": 2}]})
+    config = StudyConfig.model_validate(
+        {"sessions": 10, "hands": 20, "systems": [{"type": "road_pattern", "pattern": "streak", "after": 2}]}
+    )
     result = exact_systems.exact_system(config.systems[0], config)
     assert result == {"reason": exact_systems.NOT_FINITE["road_pattern"]}
     assert "reads the roads" in result["reason"]

@@ -11,8 +11,10 @@ from pb_gym import progress
 from pb_gym.experiments import evaluate as E
 from pb_gym.experiments import scale
 
-LINE = re.compile(r"^job: (\d)/2 chunks, ([\d,]+)/100 hands, \d+ s elapsed, "
-                  r"(about \d+ s left|done|time left not known yet)$")
+LINE = re.compile(
+    r"^job: (\d)/2 chunks, ([\d,]+)/100 hands, \d+ s elapsed, "
+    r"(about \d+ s left|done|time left not known yet)$"
+)
 
 
 @pytest.fixture
@@ -86,6 +88,7 @@ def test_a_terminal_gets_a_tqdm_bar_and_no_lines(fast_lines):
 def line_at_start(monkeypatch, fast_lines):
     """The line printer writes one line as soon as it starts, so a job that ends within one interval
     (a 1,200-hand study on a fast machine: CI once finished it inside 20 ms) still shows its lines."""
+
     def print_lines(self):
         self._write()
         while not self._stop.wait(progress.INTERVAL_S):
@@ -95,13 +98,18 @@ def line_at_start(monkeypatch, fast_lines):
 
 
 def test_evaluate_off_a_terminal_prints_progress_lines(tmp_path, capsys, line_at_start):
-    config = {"name": "tiny", "sessions": 40, "hands": 30, "chunk_sessions": 20, "seed": 1,
-              "systems": [{"type": "flat"}, {"type": "kelly", "bets": ["banker", "tie"]}]}
+    config = {
+        "name": "tiny",
+        "sessions": 40,
+        "hands": 30,
+        "chunk_sessions": 20,
+        "seed": 1,
+        "systems": [{"type": "flat"}, {"type": "kelly", "bets": ["banker", "tie"]}],
+    }
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(config))
     E.main(str(path))
     err = capsys.readouterr().err.splitlines()
     assert err, "no progress line"
     assert re.fullmatch(r"tiny: 2/2 chunks, 1,200/1,200 hands, \d+ s elapsed, done", err[-1])
-    assert all(re.match(r"tiny: \d/2 chunks, [\d,]+/1,200 hands, \d+ s elapsed, ", line)
-               for line in err)
+    assert all(re.match(r"tiny: \d/2 chunks, [\d,]+/1,200 hands, \d+ s elapsed, ", line) for line in err)

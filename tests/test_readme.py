@@ -58,10 +58,18 @@ VENV_BIN = Path(sys.executable).parent
 # Size substitutions for `python ID` blocks: (text in the README block, what the test runs instead).
 # Each text must occur in its block; when a README edit removes it, update the entry here.
 SIZES: dict[str, list[tuple[str, str]]] = {
-    "sb3-ppo": [("num_envs=64", "num_envs=4"), ("learn(100_000)", "learn(512)"),
-                ("n_eval_episodes=50", "n_eval_episodes=2")],
-    "eco-sb3": [("n_envs=8", "n_envs=2"), ("learn(200_000)", "learn(256)"), ("learn(20_000)", "learn(100)"),
-                ("num_envs=16", "num_envs=2"), ("learn(50_000)", "learn(256)")],
+    "sb3-ppo": [
+        ("num_envs=64", "num_envs=4"),
+        ("learn(100_000)", "learn(512)"),
+        ("n_eval_episodes=50", "n_eval_episodes=2"),
+    ],
+    "eco-sb3": [
+        ("n_envs=8", "n_envs=2"),
+        ("learn(200_000)", "learn(256)"),
+        ("learn(20_000)", "learn(100)"),
+        ("num_envs=16", "num_envs=2"),
+        ("learn(50_000)", "learn(256)"),
+    ],
 }
 
 # pb-gym subcommands that `commands` blocks parse but do not run, and why
@@ -72,9 +80,14 @@ SIMULATE_HANDS = 20_000  # `pb-gym simulate --hands N` runs min(N, this)
 
 MARKER = re.compile(r"^\s*<!--\s*test:\s*(?P<spec>.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)")
-KINDS = {"python": {"python"}, "commands": {"bash", "sh", "shell"},
-         "commands-parse": {"bash", "sh", "shell"}, "config": {"yaml"}, "tableau": {""},
-         "skip": None}
+KINDS = {
+    "python": {"python"},
+    "commands": {"bash", "sh", "shell"},
+    "commands-parse": {"bash", "sh", "shell"},
+    "config": {"yaml"},
+    "tableau": {""},
+    "skip": None,
+}
 CONFIG_KINDS = ("evaluate", "train", "counting", "ruin")
 
 
@@ -82,17 +95,18 @@ CONFIG_KINDS = ("evaluate", "train", "counting", "ruin")
 class Block:
     """One fenced code block of the README and its test marker."""
 
-    line: int            # line number of the opening fence (1-based)
+    line: int  # line number of the opening fence (1-based)
     lang: str
     text: str
-    kind: str | None     # None: no marker
-    arg: str | None      # ID of a python block, KIND of a config block, reason of a skip
+    kind: str | None  # None: no marker
+    arg: str | None  # ID of a python block, KIND of a config block, reason of a skip
     page: str = "README.md"  # the file, relative to the repository
 
     @property
     def label(self) -> str:
         return f"{self.page}:{self.line} ({self.lang or 'text'}, {self.kind or 'no marker'}" + (
-            f" {self.arg})" if self.arg and self.kind != "skip" else ")")
+            f" {self.arg})" if self.arg and self.kind != "skip" else ")"
+        )
 
     @property
     def slug(self) -> str:
@@ -114,7 +128,7 @@ def read_blocks(path: Path = README) -> list[Block]:
         while end < len(lines) and not lines[end].strip().startswith(fence):
             end += 1
         indent = len(match["indent"])
-        body = "\n".join(line[indent:] for line in lines[start + 1:end])
+        body = "\n".join(line[indent:] for line in lines[start + 1 : end])
         before = start - 1
         while before >= 0 and not lines[before].strip():
             before -= 1
@@ -138,8 +152,11 @@ BLOCKS = [block for page in PAGES for block in read_blocks(page)]
 
 
 def blocks_of(kind: str) -> list[pytest.param]:
-    return [pytest.param(b, id=b.slug + (f"-{b.arg}" if b.arg and kind != "skip" else ""))
-            for b in BLOCKS if b.kind == kind]
+    return [
+        pytest.param(b, id=b.slug + (f"-{b.arg}" if b.arg and kind != "skip" else ""))
+        for b in BLOCKS
+        if b.kind == kind
+    ]
 
 
 # ------------------------------------------------------------------------------------- the markers
@@ -147,37 +164,44 @@ def test_every_block_has_a_valid_marker():
     problems = []
     for block in BLOCKS:
         if block.kind is None:
-            problems.append(f"{block.label}: no <!-- test: ... --> marker on the line before it "
-                            f"(see tests/test_readme.py for the kinds)")
+            problems.append(
+                f"{block.label}: no <!-- test: ... --> marker on the line before it "
+                f"(see tests/test_readme.py for the kinds)"
+            )
         elif block.kind not in KINDS:
-            problems.append(f"{block.label}: unknown kind {block.kind!r}; allowed: "
-                            f"{', '.join(KINDS)}")
+            problems.append(f"{block.label}: unknown kind {block.kind!r}; allowed: {', '.join(KINDS)}")
         elif KINDS[block.kind] is not None and block.lang not in KINDS[block.kind]:
-            problems.append(f"{block.label}: a {block.kind!r} marker on a {block.lang or 'plain'} "
-                            f"block; allowed: {', '.join(sorted(KINDS[block.kind])) or 'plain'}")
+            problems.append(
+                f"{block.label}: a {block.kind!r} marker on a {block.lang or 'plain'} "
+                f"block; allowed: {', '.join(sorted(KINDS[block.kind])) or 'plain'}"
+            )
         elif block.kind == "python" and block.arg is not None and block.arg not in SIZES:
             problems.append(f"{block.label}: ID {block.arg!r} has no entry in SIZES")
         elif block.kind == "config" and block.arg not in CONFIG_KINDS:
-            problems.append(f"{block.label}: config kind {block.arg!r}; allowed: "
-                            f"{', '.join(CONFIG_KINDS)}")
+            problems.append(f"{block.label}: config kind {block.arg!r}; allowed: {', '.join(CONFIG_KINDS)}")
     used = [b.arg for b in BLOCKS if b.kind == "python" and b.arg]
     problems += [f"SIZES[{name!r}] is used by no README block" for name in SIZES if name not in used]
-    problems += [f"ID {name!r} is used by {used.count(name)} blocks" for name in set(used)
-                 if used.count(name) > 1]
+    problems += [
+        f"ID {name!r} is used by {used.count(name)} blocks" for name in set(used) if used.count(name) > 1
+    ]
     assert not problems, "\n".join(problems)
 
 
 def test_marker_parser_reads_kinds_ids_and_skip_reasons(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text("text\n<!-- test: python demo -->\n\n```python\nx = 1\n```\n"
-                    "```bash\nmake demo\n```\n"
-                    "<!-- test: skip (needs a cluster) -->\n```bash\ndask scheduler\n```\n"
-                    "- item\n  <!-- test: commands -->\n  ```bash\n  pb-gym odds\n  ```\n")
+    page.write_text(
+        "text\n<!-- test: python demo -->\n\n```python\nx = 1\n```\n"
+        "```bash\nmake demo\n```\n"
+        "<!-- test: skip (needs a cluster) -->\n```bash\ndask scheduler\n```\n"
+        "- item\n  <!-- test: commands -->\n  ```bash\n  pb-gym odds\n  ```\n"
+    )
     blocks = read_blocks(page)
     assert [(b.line, b.lang, b.kind, b.arg, b.text) for b in blocks] == [
-        (4, "python", "python", "demo", "x = 1"), (7, "bash", None, None, "make demo"),
+        (4, "python", "python", "demo", "x = 1"),
+        (7, "bash", None, None, "make demo"),
         (11, "bash", "skip", "needs a cluster", "dask scheduler"),
-        (16, "bash", "commands", None, "pb-gym odds")]
+        (16, "bash", "commands", None, "pb-gym odds"),
+    ]
 
 
 # ---------------------------------------------------------------------------------- python blocks
@@ -185,15 +209,21 @@ def substituted(block: Block) -> str:
     """The block's code with the small sizes of ``SIZES[block.arg]``."""
     code = block.text
     for old, new in SIZES.get(block.arg or "", []):
-        assert old in code, (f"{block.label} no longer contains {old!r}: update SIZES[{block.arg!r}] "
-                             "in tests/test_readme.py")
+        assert old in code, (
+            f"{block.label} no longer contains {old!r}: update SIZES[{block.arg!r}] in tests/test_readme.py"
+        )
         code = code.replace(old, new)
     return code
 
 
 def needs_rl(text: str) -> bool:
-    return bool(re.search(r"stable_baselines3|sb3_contrib|agents\.sb3_vec_env|\btype: sb3\b|"
-                          r"pb-gym train|rl_zoo3", text))
+    return bool(
+        re.search(
+            r"stable_baselines3|sb3_contrib|agents\.sb3_vec_env|\btype: sb3\b|"
+            r"pb-gym train|rl_zoo3",
+            text,
+        )
+    )
 
 
 @pytest.mark.parametrize("block", blocks_of("python"))
@@ -203,8 +233,14 @@ def test_python_block_runs(block, tmp_path):
     # one torch / OpenMP thread: on a loaded machine torch's threads wait on each other (a tiny PPO
     # minibatch took 0.4 s instead of a millisecond); the README says the same to its readers
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    result = subprocess.run([sys.executable, "-c", substituted(block)], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", substituted(block)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, f"{block.label} failed:\n{result.stderr[-3000:]}"
 
 
@@ -227,8 +263,12 @@ def shrink(kind: str, data: dict) -> dict:
         _cap(data, "n_envs", 8)
         _cap(data, "curve_points", 4)
         hyper = data.setdefault("hyperparameters", {}) or {}
-        for key, value in {"n_steps": 32, "batch_size": 64, "learning_starts": 64,
-                           "buffer_size": 4096}.items():
+        for key, value in {
+            "n_steps": 32,
+            "batch_size": 64,
+            "learning_starts": 64,
+            "buffer_size": 4096,
+        }.items():
             if key in hyper:
                 _cap(hyper, key, value)
         evaluation = data.setdefault("evaluation", {}) or {}
@@ -238,8 +278,14 @@ def shrink(kind: str, data: dict) -> dict:
         data["evaluation"] = evaluation
         discovery = data.get("discovery")
         if discovery:  # the exact scoring against the perfect-information bettor
-            for key, value in {"tables": 8, "hands": 20, "curve_points": 2, "curve_tables": 4,
-                               "curve_hands": 10, "count_training_shoes": 10}.items():
+            for key, value in {
+                "tables": 8,
+                "hands": 20,
+                "curve_points": 2,
+                "curve_tables": 4,
+                "curve_hands": 10,
+                "count_training_shoes": 10,
+            }.items():
                 _cap(discovery, key, value)
     elif kind == "counting":
         _cap(data, "shoes", 20)
@@ -336,8 +382,9 @@ class Workdir:
         key = tuple(argv)
         if key in self.done:
             return self.done[key]
-        if (argv[0] == "train" or needs_rl(" ".join(argv))) and \
-                importlib.util.find_spec("stable_baselines3") is None:
+        if (argv[0] == "train" or needs_rl(" ".join(argv))) and importlib.util.find_spec(
+            "stable_baselines3"
+        ) is None:
             pytest.skip("the rl extra is not installed")
         argv = list(argv)
         if argv[0] == "simulate" and "--hands" in argv:
@@ -348,15 +395,15 @@ class Workdir:
         cwd = os.getcwd()
         os.chdir(self.path)
         try:
-            with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr), \
-                    self.plot_once():
+            with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr), self.plot_once():
                 status = cli.main(argv)
         except SystemExit as exit_:
             status = exit_.code
         finally:
             os.chdir(cwd)
-        assert status in (0, None), (f"pb-gym {' '.join(key)} exited with {status}:\n"
-                                     f"{stderr.getvalue()[-3000:]}")
+        assert status in (0, None), (
+            f"pb-gym {' '.join(key)} exited with {status}:\n{stderr.getvalue()[-3000:]}"
+        )
         self.done[key] = stdout.getvalue()
         return self.done[key]
 
@@ -407,8 +454,7 @@ def check_pip(words: list[str], where: str) -> None:
             assert (ROOT / options[i + 1]).is_file(), f"{where}: {options[i + 1]}: no such file"
             targets.remove(options[i + 1])
     for target in targets:
-        match = re.fullmatch(r"(?P<name>[\w.\-/]+)(\[(?P<extras>[\w,\-]*)\])?(\s*@\s*(?P<url>\S+))?",
-                             target)
+        match = re.fullmatch(r"(?P<name>[\w.\-/]+)(\[(?P<extras>[\w,\-]*)\])?(\s*@\s*(?P<url>\S+))?", target)
         assert match, f"{where}: cannot read the requirement {target!r}"
         name, url = match["name"], match["url"]
         if name in (".", "./") or name.startswith("git+"):
@@ -416,12 +462,14 @@ def check_pip(words: list[str], where: str) -> None:
         elif name.replace("_", "-") == "pb-gym":
             assert url and url.startswith("git+"), (
                 f"{where}: {target!r}: pb-gym is not on a package index; install it from the clone "
-                "(pip install -e '.[...]') or from its git URL")
+                "(pip install -e '.[...]') or from its git URL"
+            )
         else:
             continue  # another package (for example jupyter); pip will say if it does not exist
         for extra in filter(None, (match["extras"] or "").split(",")):
-            assert extra in extras, (f"{where}: extra {extra!r} is not in pyproject.toml; allowed: "
-                                     f"{', '.join(extras)}")
+            assert extra in extras, (
+                f"{where}: extra {extra!r} is not in pyproject.toml; allowed: {', '.join(extras)}"
+            )
 
 
 def check_command(line: str, where: str, workdir: Workdir, run: bool) -> None:
@@ -443,7 +491,8 @@ def check_command(line: str, where: str, workdir: Workdir, run: bool) -> None:
         if needs_rl(module) and importlib.util.find_spec("stable_baselines3") is None:
             pytest.skip("the rl extra is not installed")
         assert importlib.util.find_spec(module.split(".")[0]) is not None, (
-            f"{where}: python -m {module}: {module} is not installed (which extra should bring it?)")
+            f"{where}: python -m {module}: {module} is not installed (which extra should bring it?)"
+        )
     elif program in ("git", "cd", "export", "source", ".", "for", "done"):
         pass  # shell set-up, nothing of the project's to check
     else:
@@ -491,9 +540,11 @@ def test_config_block_validates_and_runs(block, workdir):
         if isinstance(system, dict) and system.get("type") == "sb3":
             folder = str(Path(system["model"]).with_suffix("")).removesuffix("/model")
             trains = train_commands()
-            assert folder in trains, (f"{block.label}: model {system['model']!r} is written by no "
-                                      f"`pb-gym train` line of the README; they write: "
-                                      f"{', '.join(trains) or 'nothing'}")
+            assert folder in trains, (
+                f"{block.label}: model {system['model']!r} is written by no "
+                f"`pb-gym train` line of the README; they write: "
+                f"{', '.join(trains) or 'nothing'}"
+            )
             workdir.run(trains[folder])
     model = config_model(block.arg)
     cwd = os.getcwd()
@@ -515,8 +566,12 @@ def test_shrink_keeps_configs_valid():
     """The shrunk repository configs still validate (so a failure above is the README's, not ours)."""
     from pb_gym.experiments.config import validate
 
-    for kind, folder in (("evaluate", "systems"), ("counting", "experiments"),
-                         ("atlas", "experiments"), ("ruin", "experiments")):
+    for kind, folder in (
+        ("evaluate", "systems"),
+        ("counting", "experiments"),
+        ("atlas", "experiments"),
+        ("ruin", "experiments"),
+    ):
         for path in sorted((ROOT / "configs" / folder).glob("*.yaml")):
             data = yaml.safe_load(path.read_text())
             if kind == "evaluate" or path.stem.startswith(kind):
@@ -552,8 +607,21 @@ def test_skipped_blocks_say_why(block):
 
 
 # ------------------------------------------------------------------------- the exact-odds figures
-ODDS_COLUMNS = ["decks", "P(banker)", "P(player)", "P(tie)", "banker 5%", "player", "tie 8:1", "tie 9:1",
-                "no-commission", "EZ banker", "Dragon 7 40:1", "Panda 8 25:1", "pair 11:1"]
+ODDS_COLUMNS = [
+    "decks",
+    "P(banker)",
+    "P(player)",
+    "P(tie)",
+    "banker 5%",
+    "player",
+    "tie 8:1",
+    "tie 9:1",
+    "no-commission",
+    "EZ banker",
+    "Dragon 7 40:1",
+    "Panda 8 25:1",
+    "pair 11:1",
+]
 
 
 def test_odds_table_is_the_calculators_and_the_published_figures():
@@ -570,15 +638,23 @@ def test_odds_table_is_the_calculators_and_the_published_figures():
     assert len(pages) == 1, f"the odds table's header is on {len(pages)} pages; update ODDS_COLUMNS"
     text = pages[0].read_text()
     rows = {}
-    for line in text[text.index(header):].splitlines()[2:]:
+    for line in text[text.index(header) :].splitlines()[2:]:
         if not line.startswith("|"):
             break
         cells = [c.strip().rstrip("%") for c in line.strip("|").split("|")]
         rows[int(cells[0])] = [float(c) for c in cells[1:]]
     assert sorted(rows) == [1, 2, 4, 6, 8]
-    variants = [({}, "banker"), ({}, "player"), ({}, "tie"), ({"tie_pays": 9}, "tie"),
-                ({"banker_variant": "no-commission"}, "banker"), ({"banker_variant": "ez"}, "banker"),
-                ({}, "dragon7"), ({}, "panda8"), ({}, "player_pair")]
+    variants = [
+        ({}, "banker"),
+        ({}, "player"),
+        ({}, "tie"),
+        ({"tie_pays": 9}, "tie"),
+        ({"banker_variant": "no-commission"}, "banker"),
+        ({"banker_variant": "ez"}, "banker"),
+        ({}, "dragon7"),
+        ({}, "panda8"),
+        ({}, "player_pair"),
+    ]
     published = {(bet, str(rules)): (e8, e6) for bet, rules, e8, e6 in VARIANT_FIGURES}
     for decks, row in rows.items():
         shoe = R.full_shoe(decks)

@@ -10,16 +10,23 @@ import pytest
 from pb_gym.experiments import evaluate as E
 
 
-@pytest.mark.parametrize("config,figures", [
-    # one session: the EV panel's error bars are degenerate (LinAlgError: Singular matrix)
-    ("sessions: 1\nhands: 200\nsystems: [{type: flat}, {type: martingale}, {type: never}]\n",
-     ["ev_per_unit_wagered.png"]),
-    # a bankroll and a table maximum of 1e308: no axis ticks can be computed (arange error)
-    ("sessions: 20\nhands: 20\nbankroll: 1.0e+308\ntable: {maximum: 1.0e+308}\n"
-     "systems: [{type: flat}]\n", ["bankroll_paths.png"]),
-])
-def test_a_figure_that_cannot_be_drawn_is_noted_and_the_rest_written(tmp_path, capsys, config,
-                                                                      figures):
+@pytest.mark.parametrize(
+    "config,figures",
+    [
+        # one session: the EV panel's error bars are degenerate (LinAlgError: Singular matrix)
+        (
+            "sessions: 1\nhands: 200\nsystems: [{type: flat}, {type: martingale}, {type: never}]\n",
+            ["ev_per_unit_wagered.png"],
+        ),
+        # a bankroll and a table maximum of 1e308: no axis ticks can be computed (arange error)
+        (
+            "sessions: 20\nhands: 20\nbankroll: 1.0e+308\ntable: {maximum: 1.0e+308}\n"
+            "systems: [{type: flat}]\n",
+            ["bankroll_paths.png"],
+        ),
+    ],
+)
+def test_a_figure_that_cannot_be_drawn_is_noted_and_the_rest_written(tmp_path, capsys, config, figures):
     path = tmp_path / "c.yaml"
     path.write_text(config)
     out = tmp_path / "out"

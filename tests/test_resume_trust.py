@@ -42,8 +42,9 @@ def _finished(tmp_path) -> list:
 def _rerun(tmp_path) -> tuple[list, list[int]]:
     ran: list[int] = []
     chunks = scale.plan(10, 2, 7)
-    results = scale.run(chunk_tasks.sum_of_draws, chunks, progress=lambda c: ran.append(c.index),
-                        store=_store(tmp_path))
+    results = scale.run(
+        chunk_tasks.sum_of_draws, chunks, progress=lambda c: ran.append(c.index), store=_store(tmp_path)
+    )
     return results, ran
 
 
@@ -74,23 +75,26 @@ def test_an_edited_chunk_value_is_refused_not_merged(tmp_path, capsys):
     expected = _finished(tmp_path)
     path = tmp_path / ".partial" / "chunk-000002.json.gz"
     data = _chunk(tmp_path, 2)
-    data["result"] = 10 ** 12
+    data["result"] = 10**12
     path.write_bytes(gzip.compress(json.dumps(data).encode()))  # unsealed
     results, ran = _rerun(tmp_path)
     assert results == expected and ran == [2]
     assert "not using " in capsys.readouterr().err
     # a seal copied from another file does not match the edited bytes either
     other = (tmp_path / ".partial" / "chunk-000001.json.gz").read_bytes()
-    path.write_bytes(other[:len(chunk_store.SEAL) + 32] + gzip.compress(json.dumps(data).encode()))
+    path.write_bytes(other[: len(chunk_store.SEAL) + 32] + gzip.compress(json.dumps(data).encode()))
     assert _rerun(tmp_path) == (expected, [2])
     assert "not sealed by this user's pb-gym" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("payload,reason", [
-    ({"key": "x", "chunk": 2}, "not the structure of a kept result"),
-    ([1, 2], "not the structure of a kept result"),
-    ({"$scalar": "<f8", "data": ""}, "not the structure of a kept result"),
-])
+@pytest.mark.parametrize(
+    "payload,reason",
+    [
+        ({"key": "x", "chunk": 2}, "not the structure of a kept result"),
+        ([1, 2], "not the structure of a kept result"),
+        ({"$scalar": "<f8", "data": ""}, "not the structure of a kept result"),
+    ],
+)
 def test_a_chunk_of_the_wrong_structure_is_refused_with_the_reason(tmp_path, capsys, payload, reason):
     expected = _finished(tmp_path)
     _sealed_chunk(tmp_path, 2, payload)
@@ -98,16 +102,19 @@ def test_a_chunk_of_the_wrong_structure_is_refused_with_the_reason(tmp_path, cap
     assert reason in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("result,reason", [
-    ({"$scalar": "<f8", "data": ""}, "0 bytes of data for 1 value(s) of dtype <f8"),
-    ({"$array": "|O", "shape": [1], "data": ""}, "dtype '|O'"),
-    ({"$array": "<i8", "shape": [-1], "data": ""}, "an array of shape [-1]"),
-    ({"$array": "<i8", "shape": [3], "data": "AAAA"}, "3 bytes of data for 3 value(s)"),
-    ({"$dict": [[1]]}, "not a [key, value] pair"),
-    ({"$float": 1.5}, "unknown encoded value"),
-    (1.5, "a bare float"),
-    ({"$evil": 1}, "unknown encoded value"),
-])
+@pytest.mark.parametrize(
+    "result,reason",
+    [
+        ({"$scalar": "<f8", "data": ""}, "0 bytes of data for 1 value(s) of dtype <f8"),
+        ({"$array": "|O", "shape": [1], "data": ""}, "dtype '|O'"),
+        ({"$array": "<i8", "shape": [-1], "data": ""}, "an array of shape [-1]"),
+        ({"$array": "<i8", "shape": [3], "data": "AAAA"}, "3 bytes of data for 3 value(s)"),
+        ({"$dict": [[1]]}, "not a [key, value] pair"),
+        ({"$float": 1.5}, "unknown encoded value"),
+        (1.5, "a bare float"),
+        ({"$evil": 1}, "unknown encoded value"),
+    ],
+)
 def test_a_chunk_whose_result_is_not_a_stored_value_is_refused(tmp_path, capsys, result, reason):
     expected = _finished(tmp_path)
     data = _chunk(tmp_path, 2)
@@ -178,8 +185,11 @@ def test_run_json_that_is_not_an_identity_is_refused_naming_it(tmp_path):
 def test_a_missing_run_json_does_not_silently_delete_the_kept_chunks(tmp_path):
     _finished(tmp_path)
     (tmp_path / ".partial" / "run.json").unlink()
-    with pytest.raises(chunk_store.ResumeError, match=r"holds 5 finished chunk\(s\) but no run.json "
-                                                      r"saying which run they belong to; they are kept"):
+    with pytest.raises(
+        chunk_store.ResumeError,
+        match=r"holds 5 finished chunk\(s\) but no run.json "
+        r"saying which run they belong to; they are kept",
+    ):
         _store(tmp_path)
     assert len(list((tmp_path / ".partial").glob("chunk-*"))) == 5
     chunk_store.ChunkStore(tmp_path / ".partial", IDENTITY, resume=False)  # --no-resume discards them
@@ -190,13 +200,19 @@ def test_state_others_could_write_is_refused_saying_so(tmp_path):
     _finished(tmp_path)
     partial = tmp_path / ".partial"
     partial.chmod(0o777)
-    with pytest.raises(chunk_store.ResumeError, match=r"the resume folder .* can be written by other "
-                                                      r"users \(mode 777\)"):
+    with pytest.raises(
+        chunk_store.ResumeError,
+        match=r"the resume folder .* can be written by other "
+        r"users \(mode 777\)",
+    ):
         _store(tmp_path)
     partial.chmod(0o700)
     (partial / "chunk-000001.json.gz").chmod(0o666)
-    with pytest.raises(chunk_store.ResumeError, match=r"the kept file .*chunk-000001.json.gz can be "
-                                                      r"written by other users"):
+    with pytest.raises(
+        chunk_store.ResumeError,
+        match=r"the kept file .*chunk-000001.json.gz can be "
+        r"written by other users",
+    ):
         _rerun(tmp_path)
 
 
@@ -271,8 +287,11 @@ def _forge(store: chunk_store.ChunkStore, record: dict) -> None:
     """What an attacker who can write the folder (not read the key) can do: a step file in the
     unsealed layout, with checksums that match the files."""
     path = store.directory / f"step-{CK.STEP}.json.gz"
-    path.write_bytes(gzip.compress(json.dumps({"key": store.key, "step": CK.STEP,
-                                               "result": chunk_store.encode(record)}).encode()))
+    path.write_bytes(
+        gzip.compress(
+            json.dumps({"key": store.key, "step": CK.STEP, "result": chunk_store.encode(record)}).encode()
+        )
+    )
 
 
 def test_a_malicious_checkpoint_pickle_is_never_unpickled(tmp_path, monkeypatch, capsys):

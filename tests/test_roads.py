@@ -32,20 +32,27 @@ def test_golden_cases(case):
     if "layout" in case:
         cells = roads.layout(board.big_road)
         assert {(x, y): entry.winner for (x, y), entry in cells.items()} == {
-            (x, y): w for x, y, w in case["layout"]}
+            (x, y): w for x, y, w in case["layout"]
+        }
 
 
 def test_bead_plate_columns_of_six_with_ties_and_pairs():
-    board = roads.read_roads("BPTTBBP", banker_pairs=[1, 0, 0, 0, 0, 0, 1],
-                             player_pairs=[0, 1, 0, 0, 0, 0, 0])
+    board = roads.read_roads(
+        "BPTTBBP", banker_pairs=[1, 0, 0, 0, 0, 0, 1], player_pairs=[0, 1, 0, 0, 0, 0, 0]
+    )
     assert board.to_dict()["bead_plate"] == [["Bb", "Pp", "T", "T", "B", "B"], ["Pb"]]
     with pytest.raises(ValueError, match="one flag per hand"):
         roads.read_roads("BP", banker_pairs=[True])
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("", "outcomes: empty; allowed: a string of B"), ("BXP", "'X' is not allowed; allowed: B"),
-    ("b p t", None)])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "outcomes: empty; allowed: a string of B"),
+        ("BXP", "'X' is not allowed; allowed: B"),
+        ("b p t", None),
+    ],
+)
 def test_parse_outcomes(text, message):
     if message is None:
         assert roads.parse_outcomes(text) == ("B", "P", "T")
@@ -75,8 +82,10 @@ def naive_mark(cells, column, row, k):
     if not started:
         return None
     if row == 1:
+
         def length(c):
             return sum(1 for (x, _) in cells if x == c)
+
         return "red" if length(column - 1) == length(column - 1 - k) else "blue"
     if (column - k, row) in cells:
         return "red"
@@ -123,7 +132,7 @@ def test_roads_match_a_naive_implementation_on_random_shoes():
         for winner in ("B", "P"):
             _, after = naive_roads(outcomes + winner)
             for name in roads.DERIVED_ROADS:
-                added = after[name][len(marks[name]):]
+                added = after[name][len(marks[name]) :]
                 assert board.ask[winner][name] == (added[0] if added else None), (winner, outcomes)
         # every display cell on the board, none twice, one per entry, each column starting at the top
         cells = roads.layout(board.big_road)
@@ -143,7 +152,7 @@ def test_tracker_matches_the_scoreboard_hand_by_hand():
         for t, s in enumerate(shoes):
             if hand >= len(s):
                 continue
-            board = roads.read_roads(s[:hand + 1])
+            board = roads.read_roads(s[: hand + 1])
             previous = roads.read_roads(s[:hand]) if hand else None
             if s[hand] != "T" and previous is not None:
                 side = code[s[hand]]
@@ -152,11 +161,11 @@ def test_tracker_matches_the_scoreboard_hand_by_hand():
             assert tracker.lengths[t, 0] == (board.column_lengths[-1] if board.big_road else 0)
             assert tracker.columns[t] == len(board.big_road)
             big = [1 if e.winner == "B" else -1 for c in board.big_road for e in c][-6:]
-            assert tracker.history[t, 0, 6 - len(big):].tolist() == big
+            assert tracker.history[t, 0, 6 - len(big) :].tolist() == big
             for j, name in enumerate(roads.DERIVED_ROADS, start=1):
                 marks = [value[m] for m in board.derived[name]][-6:]
-                assert tracker.history[t, j, 6 - len(marks):].tolist() == marks
-                assert not tracker.history[t, j, :6 - len(marks)].any()
+                assert tracker.history[t, j, 6 - len(marks) :].tolist() == marks
+                assert not tracker.history[t, j, : 6 - len(marks)].any()
     tracker.restart(np.ones(len(shoes), dtype=bool))
     assert not tracker.history.any() and not tracker.columns.any()
 

@@ -22,8 +22,9 @@ def expected_features(outcomes, marks):
 
 @pytest.mark.parametrize("observation", ["flat", "dict"])
 def test_the_roads_of_the_dealt_hands(observation):
-    env = RoadsObservation(gym.make("pb_gym/PuntoBanco-v0", observation=observation,
-                                    bankroll=10_000), marks=5)
+    env = RoadsObservation(
+        gym.make("pb_gym/PuntoBanco-v0", observation=observation, bankroll=10_000), marks=5
+    )
     obs, _ = env.reset(seed=3)
     base = env.env.observation_space
     size = 4 * 5 + 6

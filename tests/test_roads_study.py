@@ -47,8 +47,11 @@ def test_smoke_files_and_figures(smoke, capsys):
     # chop after one decision bets every hand but those before a shoe's first decision
     assert systems["chop"]["share_of_hands_bet"] > 0.97
     assert systems["chop"]["bets"] == systems["follow the winner"]["bets"]
-    assert systems["streak after 2"]["bets"] > systems["streak after 3"]["bets"] \
+    assert (
+        systems["streak after 2"]["bets"]
+        > systems["streak after 3"]["bets"]
         > systems["streak after 4"]["bets"]
+    )
     # the perfect-information bettor bets rarely and gains a tiny exact amount
     perfect = result["perfect_information"]
     assert 0 < perfect["share_of_hands_bet"] < 0.02

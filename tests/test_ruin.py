@@ -83,6 +83,7 @@ def _summaries(sims, point, points):
         def exact_at(start, target, steps=steps):
             chain = ruin_model.markov_chain(steps, target)
             return chain["p_win"][start - 1], chain["hands"][start - 1]
+
         counts = ruin_simulation.session_counts(sim, point, len(points))
         yield bet, sim, ruin_simulation.summarize(counts, points, exact_at)
 
@@ -92,8 +93,9 @@ def test_simulation_matches_the_exact_values():
     expected hands within 4 standard errors (|z| < 4: a 99.99% interval), 3000 sessions a point."""
     points = [(3, 8), (6, 8), (4, 15)]
     point, starts, targets = _sessions(points, 3000)
-    sims = ruin_simulation.simulate_engine(RULES, ["player", "banker"], starts, targets, seed=11,
-                                max_hands=10**6)
+    sims = ruin_simulation.simulate_engine(
+        RULES, ["player", "banker"], starts, targets, seed=11, max_hands=10**6
+    )
     sims["fair_coin"] = ruin_simulation.simulate_coin(starts, targets, seed=12, max_hands=10**6)
     for bet, sim, rows in _summaries(sims, point, points):
         for k, row in enumerate(rows):
@@ -110,9 +112,11 @@ def test_simulation_matches_the_exact_values():
 
 
 def test_session_counts_exclude_unfinished_sessions():
-    sim = {"success": np.array([True, False, False, True, False]),
-           "finished": np.array([True, True, False, True, True]),
-           "hands": np.array([3, 5, 100, 7, 2])}
+    sim = {
+        "success": np.array([True, False, False, True, False]),
+        "finished": np.array([True, True, False, True, True]),
+        "hands": np.array([3, 5, 100, 7, 2]),
+    }
     counts = ruin_simulation.session_counts(sim, np.array([0, 0, 0, 1, 1]), 3)
     assert counts["finished"].tolist() == [2, 2, 0] and counts["unfinished"].tolist() == [1, 0, 0]
     assert counts["successes"].tolist() == [1, 1, 0] and counts["ruins"].tolist() == [1, 1, 0]
@@ -124,28 +128,44 @@ def test_simulation_matches_the_exact_values_slow():
     """The same at 40,000 sessions a point; the closed form (player) inside the 99.99% interval."""
     points = [(5, 10), (10, 40)]
     point, starts, targets = _sessions(points, 40_000)
-    sims = ruin_simulation.simulate_engine(RULES, ["player", "banker"], starts, targets, seed=21,
-                                max_hands=10**7)
+    sims = ruin_simulation.simulate_engine(
+        RULES, ["player", "banker"], starts, targets, seed=21, max_hands=10**7
+    )
     for bet, _, rows in _summaries(sims, point, points):
         for row in rows:
             assert abs(row["p_win_z"]) < 4 and abs(row["hands_z"]) < 4, (bet, row)
 
 
 def test_config_validation_messages(tmp_path):
-    with pytest.raises(ConfigError, match=r"vs_start\.simulate: every starting bankroll must be in "
-                                          r"1\.\.19 \(below the target 20\); 20 is not"):
+    with pytest.raises(
+        ConfigError,
+        match=r"vs_start\.simulate: every starting bankroll must be in "
+        r"1\.\.19 \(below the target 20\); 20 is not",
+    ):
         validate({"vs_start": {"target": 20, "simulate": [5, 20]}}, ruin.RuinConfig)
-    with pytest.raises(ConfigError, match=r"vs_target\.max_target: must be above start \(10\) "
-                                          r"\(got 10\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"vs_target\.max_target: must be above start \(10\) "
+        r"\(got 10\)",
+    ):
         validate({"vs_target": {"start": 10, "max_target": 10, "simulate": []}}, ruin.RuinConfig)
-    with pytest.raises(ConfigError, match=r"vs_target\.simulate: every target must be in 11\.\.100 "
-                                          r"\(above start, at most max_target\); 5 is not"):
+    with pytest.raises(
+        ConfigError,
+        match=r"vs_target\.simulate: every target must be in 11\.\.100 "
+        r"\(above start, at most max_target\); 5 is not",
+    ):
         validate({"vs_target": {"simulate": [5]}}, ruin.RuinConfig)
-    with pytest.raises(ConfigError, match=r"r\.yaml: vs_start\.tagret: unknown key; allowed keys "
-                                          r"here: target, simulate"):
+    with pytest.raises(
+        ConfigError,
+        match=r"r\.yaml: vs_start\.tagret: unknown key; allowed keys "
+        r"here: target, simulate",
+    ):
         validate({"vs_start": {"tagret": 5}}, ruin.RuinConfig, "r.yaml")
-    with pytest.raises(ConfigError, match=r"bets\.0: Input should be 'player', 'banker' or "
-                                          r"'fair_coin'"):
+    with pytest.raises(
+        ConfigError,
+        match=r"bets\.0: Input should be 'player', 'banker' or "
+        r"'fair_coin'",
+    ):
         validate({"bets": ["tie"]}, ruin.RuinConfig)
     with pytest.raises(ConfigError, match=r"each at most once"):
         validate({"bets": ["player", "player"]}, ruin.RuinConfig)
@@ -182,7 +202,10 @@ def test_smoke_run_end_to_end(tmp_path, capsys):
     # the Martingale illusion: same edge (5-sigma bound), different shape
     illusion = result["martingale"]
     assert [(r["system"], r["table_max"]) for r in illusion["rows"]] == [
-        ("martingale", 8), ("flat", 8), ("martingale", 64)]
+        ("martingale", 8),
+        ("flat", 8),
+        ("martingale", 64),
+    ]
     for r in illusion["rows"]:
         lo, hi = r["ci95"]
         assert abs(r["ev_per_unit_wagered"] - r["exact_edge"]) < 5 * (hi - lo) / (2 * stats.Z95)
@@ -214,8 +237,7 @@ def test_notebook_reproduces_the_report(tmp_path, monkeypatch):
 
 def _comparable(result: dict) -> str:
     """The result as JSON without the wall-clock times and the file names (all else must be equal)."""
-    return json.dumps({k: v for k, v in result.items() if k not in ("timings", "files")},
-                      sort_keys=True)
+    return json.dumps({k: v for k, v in result.items() if k not in ("timings", "files")}, sort_keys=True)
 
 
 def test_an_interrupted_martingale_section_resumes_bit_for_bit(tmp_path, monkeypatch):
@@ -238,13 +260,18 @@ def test_an_interrupted_martingale_section_resumes_bit_for_bit(tmp_path, monkeyp
     assert saved == [(".partial", i) for i in range(6)] + [("martingale-max-8", 0)]
     assert [p.name for p in out.iterdir()] == [".partial"]  # no report, the finished chunks kept
     assert sorted(p.name for p in (out / ".partial" / "martingale-max-8").iterdir()) == [
-        "chunk-000000.json.gz", "run.json"]
+        "chunk-000000.json.gz",
+        "run.json",
+    ]
 
     # another Martingale config: refused before anything runs, the chunks left as they are
     other = tmp_path / "other.yaml"
     other.write_text(SMOKE.read_text().replace("goal: 5", "goal: 6"))
-    with pytest.raises(chunk_store.ResumeError, match=r"holds 6 finished chunk\(s\) of another run "
-                                                      r"\(it differs in config\.martingale\.goal;"):
+    with pytest.raises(
+        chunk_store.ResumeError,
+        match=r"holds 6 finished chunk\(s\) of another run "
+        r"\(it differs in config\.martingale\.goal;",
+    ):
         ruin.main(str(other), str(out), as_json=True)
 
     def save_and_record(store, chunk, result):
@@ -260,27 +287,65 @@ def test_an_interrupted_martingale_section_resumes_bit_for_bit(tmp_path, monkeyp
     for name in ("report.md", "ruin.png", "martingale.png"):
         assert (out / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
     assert _comparable(json.loads((out / "ruin.json").read_text())) == _comparable(
-        json.loads((tmp_path / "whole" / "ruin.json").read_text()))
+        json.loads((tmp_path / "whole" / "ruin.json").read_text())
+    )
 
 
 def test_the_text_and_markdown_tables_share_their_rows():
     """One row builder per table: the text report and the teaching page show the same cells; a point
     where no session finished (null in the JSON) reads n/a in both."""
-    row = {"start": 3, "target": 10, "sessions": 0, "p_win": None, "p_win_ci95": [None, None],
-           "p_win_exact": 0.27189, "hands": None, "hands_ci95": [None, None], "hands_exact": 22.84}
+    row = {
+        "start": 3,
+        "target": 10,
+        "sessions": 0,
+        "p_win": None,
+        "p_win_ci95": [None, None],
+        "p_win_exact": 0.27189,
+        "hands": None,
+        "hands_ci95": [None, None],
+        "hands_exact": 22.84,
+    }
     cells = ruin_report.point_rows({"simulated": {"player": [row]}})
-    assert cells == [{"bet": "player", "start": "3", "target": "10", "p_win": "n/a",
-                      "p_win_ci": "[n/a, n/a]", "p_win_exact": "0.2719", "hands": "n/a",
-                      "hands_ci": "[n/a, n/a]", "hands_exact": "22.8"}]
-    mart = {"system": "martingale", "table_max": 8, "p_goal": 0.82667, "p_loss": 0.16333,
-            "mean_loss_when_lost": 41.94, "mean_result": -2.35, "ev_per_unit_wagered": -0.019812,
-            "ci95": [-0.036751, -0.002873], "exact_edge": -0.0105791}
-    text, page = (ruin_report.martingale_rows({"rows": [mart]}, style)[0]
-                  for style in (ruin_report.TEXT, ruin_report.PAGE))
+    assert cells == [
+        {
+            "bet": "player",
+            "start": "3",
+            "target": "10",
+            "p_win": "n/a",
+            "p_win_ci": "[n/a, n/a]",
+            "p_win_exact": "0.2719",
+            "hands": "n/a",
+            "hands_ci": "[n/a, n/a]",
+            "hands_exact": "22.8",
+        }
+    ]
+    mart = {
+        "system": "martingale",
+        "table_max": 8,
+        "p_goal": 0.82667,
+        "p_loss": 0.16333,
+        "mean_loss_when_lost": 41.94,
+        "mean_result": -2.35,
+        "ev_per_unit_wagered": -0.019812,
+        "ci95": [-0.036751, -0.002873],
+        "exact_edge": -0.0105791,
+    }
+    text, page = (
+        ruin_report.martingale_rows({"rows": [mart]}, style)[0]
+        for style in (ruin_report.TEXT, ruin_report.PAGE)
+    )
     assert (text["p_goal"], text["result"], text["ev"], text["ev_ci"]) == (
-        "0.8267", "-2.35", "-1.981%", "[-3.675, -0.287]")
+        "0.8267",
+        "-2.35",
+        "-1.981%",
+        "[-3.675, -0.287]",
+    )
     assert (page["p_goal"], page["result"], page["ev"], page["ev_ci"]) == (
-        "0.827", "-2.35", "-1.98%", "[-3.68, -0.29]")
+        "0.827",
+        "-2.35",
+        "-1.98%",
+        "[-3.68, -0.29]",
+    )
     assert text["exact"] == page["exact"] == "-1.058%"
 
 
@@ -294,9 +359,12 @@ def test_a_martingale_section_too_large_is_refused_before_the_simulation(tmp_pat
     monkeypatch.setattr(ruin, "simulate_chunk", no_simulation)
     config = tmp_path / "big.yaml"
     config.write_text("sessions: 400\nmartingale:\n  sessions: 1000000000000\n")
-    with pytest.raises(memory.TooLarge, match=r"^the ruin study's Martingale section: the study "
-                                              r"'martingale-max-8' \(1,000,000,000,000 sessions in "
-                                              r"chunks of 5,000\) needs about .* \(the keys are under "
-                                              r"`martingale:` in the ruin config\)$"):
+    with pytest.raises(
+        memory.TooLarge,
+        match=r"^the ruin study's Martingale section: the study "
+        r"'martingale-max-8' \(1,000,000,000,000 sessions in "
+        r"chunks of 5,000\) needs about .* \(the keys are under "
+        r"`martingale:` in the ruin config\)$",
+    ):
         ruin.main(str(config), str(tmp_path / "out"), as_json=True)
     assert not (tmp_path / "out").exists()

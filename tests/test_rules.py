@@ -100,21 +100,24 @@ def test_paytables_by_variant():
     assert Rules(commission=0.04).paytable()[o("banker"), b("banker")] == pytest.approx(0.96)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"decks": 0}, r"Rules.decks=0 is not allowed; allowed: an integer from 1 to 8"),
-    ({"decks": 9}, r"Rules.decks=9 .*1 to 8"),
-    ({"decks": "8"}, r"Rules.decks='8' .*1 to 8"),
-    ({"banker_variant": "french"}, r"banker_variant='french' .*standard, no-commission, ez"),
-    ({"tie_pays": 7}, r"tie_pays=7 .*8 or 9"),
-    ({"side_bets": ("dragon7", "lucky6")}, r"side_bets='lucky6' .*player_pair, banker_pair, dragon7"),
-    ({"cut_card": 3}, r"cut_card=3 .*6\.\.208 cards left"),
-    ({"cut_card": 0.99}, r"cut_card=0.99 .*leaves 4\)"),
-    ({"cut_card": 1.5}, r"penetration fraction in \(0, 1\)"),
-    ({"cut_card": 10, "hand_after_cut": True}, r"cut_card=10 .*12\.\.208"),
-    ({"dragon7_pays": -40}, r"dragon7_pays=-40 .*positive payout"),
-    ({"commission": 1.5}, r"commission=1.5"),
-    ({"burn": "yes"}, r"burn='yes' .*true or false"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"decks": 0}, r"Rules.decks=0 is not allowed; allowed: an integer from 1 to 8"),
+        ({"decks": 9}, r"Rules.decks=9 .*1 to 8"),
+        ({"decks": "8"}, r"Rules.decks='8' .*1 to 8"),
+        ({"banker_variant": "french"}, r"banker_variant='french' .*standard, no-commission, ez"),
+        ({"tie_pays": 7}, r"tie_pays=7 .*8 or 9"),
+        ({"side_bets": ("dragon7", "lucky6")}, r"side_bets='lucky6' .*player_pair, banker_pair, dragon7"),
+        ({"cut_card": 3}, r"cut_card=3 .*6\.\.208 cards left"),
+        ({"cut_card": 0.99}, r"cut_card=0.99 .*leaves 4\)"),
+        ({"cut_card": 1.5}, r"penetration fraction in \(0, 1\)"),
+        ({"cut_card": 10, "hand_after_cut": True}, r"cut_card=10 .*12\.\.208"),
+        ({"dragon7_pays": -40}, r"dragon7_pays=-40 .*positive payout"),
+        ({"commission": 1.5}, r"commission=1.5"),
+        ({"burn": "yes"}, r"burn='yes' .*true or false"),
+    ],
+)
 def test_rules_validation_names_the_field_and_allowed_values(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Rules(**kwargs)
@@ -152,6 +155,12 @@ def test_hand_class_round_trip_and_payoff_matrix_settles_like_payoffs():
     for rules in (Rules(), Rules(banker_variant="ez", tie_pays=9), Rules(banker_variant="no-commission")):
         state = engine.init(rules, 4096, seed=7)
         _, hand = engine.deal(rules, state)
-        cls = R.hand_class(hand.player_total, hand.banker_total, hand.player_ncards,
-                           hand.banker_ncards, hand.player_pair, hand.banker_pair)
+        cls = R.hand_class(
+            hand.player_total,
+            hand.banker_total,
+            hand.player_ncards,
+            hand.banker_ncards,
+            hand.player_pair,
+            hand.banker_pair,
+        )
         assert np.array_equal(rules.payoff_matrix()[cls], hand.payoffs(rules))

@@ -20,9 +20,11 @@ RAW = dict(observation="dict", obs_scale="raw", action_mode="multidiscrete")
 
 
 def test_core_package_never_imports_torch():
-    code = ("import sys, gymnasium, pb_gym, pb_gym.envs.bench; "
-            "gymnasium.make_vec('pb_gym/PuntoBanco-v0', num_envs=2).reset(seed=0); "
-            "print('torch' in sys.modules, 'stable_baselines3' in sys.modules)")
+    code = (
+        "import sys, gymnasium, pb_gym, pb_gym.envs.bench; "
+        "gymnasium.make_vec('pb_gym/PuntoBanco-v0', num_envs=2).reset(seed=0); "
+        "print('torch' in sys.modules, 'stable_baselines3' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
 
@@ -56,8 +58,17 @@ def test_terminal_observation_and_truncation_flags():
 
 
 def test_ruin_is_not_truncation():
-    env = PuntoBancoSB3VecEnv(2, bankroll=10, unit=10, table_min=10, stake_levels=(1,), max_hands=None,
-                              observation="flat", obs_scale="raw", action_mode="multidiscrete")
+    env = PuntoBancoSB3VecEnv(
+        2,
+        bankroll=10,
+        unit=10,
+        table_min=10,
+        stake_levels=(1,),
+        max_hands=None,
+        observation="flat",
+        obs_scale="raw",
+        action_mode="multidiscrete",
+    )
     env.reset()
     for _ in range(1000):
         obs, rewards, dones, infos = env.step(np.array([[3, 0], [3, 0]]))  # tie bets: ruin
@@ -97,8 +108,7 @@ def test_ppo_trains_on_native_vector_env_and_evaluates():
 
 def test_dqn_with_the_defaults():
     env = VecMonitor(PuntoBancoSB3VecEnv(4, max_hands=20))
-    model = DQN("MlpPolicy", env, learning_starts=100, buffer_size=2000, train_freq=4, seed=0,
-                device="cpu")
+    model = DQN("MlpPolicy", env, learning_starts=100, buffer_size=2000, train_freq=4, seed=0, device="cpu")
     model.learn(total_timesteps=1000)
     episode_rewards, lengths = evaluate_policy(model, env, n_eval_episodes=4, return_episode_rewards=True)
     assert len(episode_rewards) == 4 and all(n == 20 for n in lengths)
@@ -106,10 +116,21 @@ def test_dqn_with_the_defaults():
 
 def test_maskable_ppo_respects_masks():
     sb3_contrib = pytest.importorskip("sb3_contrib")
-    env = VecMonitor(PuntoBancoSB3VecEnv(4, bankroll=50, unit=10, table_min=20, stake_levels=(1, 2, 4),
-                                         allow_no_bet=False, max_hands=10, **RAW))
-    model = sb3_contrib.MaskablePPO("MultiInputPolicy", env, n_steps=32, batch_size=64, n_epochs=1,
-                                    seed=0, device="cpu")
+    env = VecMonitor(
+        PuntoBancoSB3VecEnv(
+            4,
+            bankroll=50,
+            unit=10,
+            table_min=20,
+            stake_levels=(1, 2, 4),
+            allow_no_bet=False,
+            max_hands=10,
+            **RAW,
+        )
+    )
+    model = sb3_contrib.MaskablePPO(
+        "MultiInputPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu"
+    )
     model.learn(total_timesteps=512)
     obs = env.reset()
     for _ in range(30):
@@ -137,8 +158,9 @@ def test_bench_rl_measures_each_setup_and_the_same_spaces_ceiling():
     for setup, ratio in figures["vs_cartpole"].items():  # one round: the median is that round's ratio
         assert ratio == pytest.approx(rates[setup] / rates["cartpole"])
     assert figures["vs_ceiling"]["adapter"] == pytest.approx(rates["adapter"] / rates["ceiling"])
-    with pytest.raises(ValueError, match=f"chunk=1000 is not allowed; allowed: a positive multiple of "
-                                         f"{rollout}"):
+    with pytest.raises(
+        ValueError, match=f"chunk=1000 is not allowed; allowed: a positive multiple of {rollout}"
+    ):
         bench_rl._condition(1000, rounds=1)
 
 
@@ -146,15 +168,26 @@ def test_bench_rl_prints_idle_and_busy_side_by_side(capsys):
     from pb_gym.experiments import bench_rl
 
     def condition(scale: float) -> dict:
-        rates = {"cartpole": 1000.0 * scale, "make_vec_env": 900.0 * scale, "adapter": 1010.0 * scale,
-                 "ceiling": 1030.0 * scale}
-        return {"ppo_steps_per_s": rates,
-                "vs_cartpole": {"make_vec_env": 0.9, "adapter": 1.01, "ceiling": 1.03},
-                "vs_ceiling": {"make_vec_env": 0.87, "adapter": 0.98}}
+        rates = {
+            "cartpole": 1000.0 * scale,
+            "make_vec_env": 900.0 * scale,
+            "adapter": 1010.0 * scale,
+            "ceiling": 1030.0 * scale,
+        }
+        return {
+            "ppo_steps_per_s": rates,
+            "vs_cartpole": {"make_vec_env": 0.9, "adapter": 1.01, "ceiling": 1.03},
+            "vs_ceiling": {"make_vec_env": 0.87, "adapter": 0.98},
+        }
 
-    figures = {"chunk_timesteps": 4096, "rounds": 11, "n_envs": 8,
-               "hyperparameters": bench_rl.HYPERPARAMETERS, **condition(1.0),
-               "busy": {"busy_processes": 2, **condition(0.3)}}
+    figures = {
+        "chunk_timesteps": 4096,
+        "rounds": 11,
+        "n_envs": 8,
+        "hyperparameters": bench_rl.HYPERPARAMETERS,
+        **condition(1.0),
+        "busy": {"busy_processes": 2, **condition(0.3)},
+    }
     bench_rl.print_figures(figures)
     lines = capsys.readouterr().out.splitlines()
     assert "11 rounds of 4,096 timesteps" in lines[1]

@@ -37,8 +37,13 @@ def test_plan_cuts_items_and_seeds_each_chunk_by_its_index():
 def test_backends_return_the_same_results_in_chunk_order(backend, workers):
     chunks = scale.plan(10, 3, 42)
     seen = []
-    results = scale.run(chunk_tasks.sum_of_draws, chunks, backend, workers=workers,
-                        progress=lambda chunk: seen.append(chunk.index))
+    results = scale.run(
+        chunk_tasks.sum_of_draws,
+        chunks,
+        backend,
+        workers=workers,
+        progress=lambda chunk: seen.append(chunk.index),
+    )
     assert results == scale.run(chunk_tasks.sum_of_draws, chunks)
     assert [index for _, index in results] == [0, 1, 2, 3] and sorted(seen) == [0, 1, 2, 3]
 
@@ -46,15 +51,17 @@ def test_backends_return_the_same_results_in_chunk_order(backend, workers):
 @pytest.mark.parametrize("backend, workers", BACKENDS[:2])
 def test_a_failing_chunk_is_retried(backend, workers, tmp_path, monkeypatch):
     monkeypatch.setenv("PB_GYM_TEST_DIR", str(tmp_path))
-    assert scale.run(chunk_tasks.fails_once, scale.plan(4, 1, 0), backend, workers=workers) == [
-        0, 1, 2, 3]
+    assert scale.run(chunk_tasks.fails_once, scale.plan(4, 1, 0), backend, workers=workers) == [0, 1, 2, 3]
     assert len(list(tmp_path.iterdir())) == 4  # every chunk failed once, then succeeded
 
 
 @pytest.mark.parametrize("backend, workers", BACKENDS)
 def test_a_chunk_failing_twice_stops_the_run_naming_the_chunk_and_its_seed(backend, workers):
-    with pytest.raises(scale.ChunkError, match=r"chunk 3/4 \(items 6-8, seed entropy 42, spawn key "
-                                               r"\(2,\)\) failed twice.*ValueError: injected failure"):
+    with pytest.raises(
+        scale.ChunkError,
+        match=r"chunk 3/4 \(items 6-8, seed entropy 42, spawn key "
+        r"\(2,\)\) failed twice.*ValueError: injected failure",
+    ):
         scale.run(chunk_tasks.fails_on_chunk_two, scale.plan(10, 3, 42), backend, workers=workers)
 
 
@@ -70,35 +77,49 @@ def test_a_lost_worker_is_replaced_and_its_chunks_rerun(backend, workers, tmp_pa
 
 
 def test_a_chunk_whose_worker_dies_twice_stops_the_run(capsys):
-    with pytest.raises(scale.ChunkError, match=r"chunk 2/4 \(items 3-5, seed entropy 42, spawn key "
-                                               r"\(1,\)\) failed twice: a worker process died while it "
-                                               r"ran \(killed, out of memory"):
+    with pytest.raises(
+        scale.ChunkError,
+        match=r"chunk 2/4 \(items 3-5, seed entropy 42, spawn key "
+        r"\(1,\)\) failed twice: a worker process died while it "
+        r"ran \(killed, out of memory",
+    ):
         scale.run(chunk_tasks.kills_its_worker_always, scale.plan(10, 3, 42), "processes", workers=2)
-    assert re.search(r"a worker process died \([12] chunk\(s\) were running\); restarting the pool",
-                     capsys.readouterr().err)
+    assert re.search(
+        r"a worker process died \([12] chunk\(s\) were running\); restarting the pool",
+        capsys.readouterr().err,
+    )
 
 
 def test_a_chunk_running_beside_the_one_that_kills_its_worker_is_not_blamed(capsys):
     """Chunk 1/4 is running when chunk 2/4 kills the pool, on both attempts: the suspects rerun one at
     a time, so the error names the culprit, never the bystander."""
-    with pytest.raises(scale.ChunkError, match=r"chunk 2/4 \(items 3-5, .*\) failed twice: a worker "
-                                               r"process died"):
-        scale.run(chunk_tasks.kills_its_worker_beside_a_slow_chunk, scale.plan(10, 3, 42), "processes",
-                  workers=2)
+    with pytest.raises(
+        scale.ChunkError,
+        match=r"chunk 2/4 \(items 3-5, .*\) failed twice: a worker "
+        r"process died",
+    ):
+        scale.run(
+            chunk_tasks.kills_its_worker_beside_a_slow_chunk, scale.plan(10, 3, 42), "processes", workers=2
+        )
     # (2 chunks were running when the pool broke unless the pool's second worker started too late
     # to take chunk 1/4: then chunk 2/4 ran after it, alone)
     assert re.search(r"a worker process died \([12] chunk\(s\) were running\)", capsys.readouterr().err)
 
 
-@pytest.mark.parametrize("address", ["not an address", "tcp://10.0.0.5", "tcp://host:99999",
-                                     "http://host:8786", ""])
+@pytest.mark.parametrize(
+    "address", ["not an address", "tcp://10.0.0.5", "tcp://host:99999", "http://host:8786", ""]
+)
 def test_a_malformed_scheduler_address_is_refused_at_once(address, capsys):
-    with pytest.raises(ValueError, match=r"--scheduler .* is not a scheduler address; allowed: "
-                                         r"PROTOCOL://HOST:PORT"):
+    with pytest.raises(
+        ValueError,
+        match=r"--scheduler .* is not a scheduler address; allowed: "
+        r"PROTOCOL://HOST:PORT",
+    ):
         scale.run(chunk_tasks.sum_of_draws, scale.plan(2, 1, 0), "dask", scheduler=address)
     with pytest.raises(SystemExit) as exit_info:
-        cli.main(["evaluate", "configs/systems/smoke.yaml", "--backend", "dask", "--scheduler",
-                  address or " "])
+        cli.main(
+            ["evaluate", "configs/systems/smoke.yaml", "--backend", "dask", "--scheduler", address or " "]
+        )
     assert exit_info.value.code == 2
     assert "is not a scheduler address" in capsys.readouterr().err
 
@@ -106,26 +127,39 @@ def test_a_malformed_scheduler_address_is_refused_at_once(address, capsys):
 def test_an_unreachable_scheduler_is_a_clear_error_within_the_timeout(monkeypatch):
     pytest.importorskip("distributed")
     monkeypatch.setattr(scale, "CONNECT_TIMEOUT_S", 1.0)
-    with pytest.raises(scale.SchedulerError, match=r"--scheduler tcp://127.0.0.1:1: no Dask scheduler "
-                                                   r"answered within 1 s"):
+    with pytest.raises(
+        scale.SchedulerError,
+        match=r"--scheduler tcp://127.0.0.1:1: no Dask scheduler "
+        r"answered within 1 s",
+    ):
         scale.run(chunk_tasks.sum_of_draws, scale.plan(2, 1, 0), "dask", scheduler="tcp://127.0.0.1:1")
 
 
 def test_bad_backend_arguments():
     chunks = scale.plan(2, 1, 0)
-    with pytest.raises(ValueError, match="backend='cloud' is not allowed; allowed: serial, processes, "
-                                         "dask"):
+    with pytest.raises(ValueError, match="backend='cloud' is not allowed; allowed: serial, processes, dask"):
         scale.run(chunk_tasks.sum_of_draws, chunks, "cloud")
     with pytest.raises(ValueError, match="--scheduler is only for the dask backend"):
         scale.run(chunk_tasks.sum_of_draws, chunks, "processes", scheduler="tcp://127.0.0.1:8786")
 
 
 STUDY = {
-    "name": "scale", "rules": {"decks": 8}, "table": {"unit": 10, "minimum": 10, "maximum": 640},
-    "bankroll": 1000, "sessions": 300, "hands": 60, "win_goal": 300, "seed": 9,
+    "name": "scale",
+    "rules": {"decks": 8},
+    "table": {"unit": 10, "minimum": 10, "maximum": 640},
+    "bankroll": 1000,
+    "sessions": 300,
+    "hands": 60,
+    "win_goal": 300,
+    "seed": 9,
     "chunk_sessions": 100,
-    "systems": [{"type": "flat"}, {"type": "martingale", "on_cap": "reset"}, {"type": "paroli"},
-                {"type": "kelly", "bets": ["banker", "dragon7"]}, {"type": "random"}],
+    "systems": [
+        {"type": "flat"},
+        {"type": "martingale", "on_cap": "reset"},
+        {"type": "paroli"},
+        {"type": "kelly", "bets": ["banker", "dragon7"]},
+        {"type": "random"},
+    ],
 }
 
 
@@ -170,8 +204,7 @@ def test_no_report_is_written_when_a_chunk_fails(tmp_path, monkeypatch):
     assert exit_info.value.code == 1
     # no report, only the finished chunk kept for a rerun to resume (tests/test_outputs.py)
     assert sorted(p.name for p in out.iterdir()) == [".partial"]
-    assert sorted(p.name for p in (out / ".partial").iterdir()) == ["chunk-000000.json.gz",
-                                                                    "run.json"]
+    assert sorted(p.name for p in (out / ".partial").iterdir()) == ["chunk-000000.json.gz", "run.json"]
 
 
 def test_binned_quantiles_are_exact_to_a_bin():
@@ -183,8 +216,7 @@ def test_binned_quantiles_are_exact_to_a_bin():
     width = edges[1] - edges[0]
     from pb_gym.experiments.evaluate_summary import binned_quantiles
 
-    np.testing.assert_allclose(binned_quantiles(counts, edges), np.quantile(values, E.QUANTILES),
-                               atol=width)
+    np.testing.assert_allclose(binned_quantiles(counts, edges), np.quantile(values, E.QUANTILES), atol=width)
 
 
 def test_scheduler_needs_the_dask_backend(capsys):

@@ -24,16 +24,16 @@ def _comparable(result: dict) -> str:
 
 @pytest.fixture(scope="module")
 def serial() -> dict:
-    return {name: module.main(str(path), None, as_json=True) for name, (module, path) in
-            STUDIES.items()}
+    return {name: module.main(str(path), None, as_json=True) for name, (module, path) in STUDIES.items()}
 
 
 @pytest.fixture(scope="module")
 def dask_scheduler():
     """One local Dask cluster (two worker processes, loopback only) for the whole module."""
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
         yield cluster.scheduler_address
 
 
@@ -63,8 +63,9 @@ def _counting_task(config: counting.CountingConfig):
     rules = config.rules.to_rules()
     tags = np.zeros((1, R.N_RANKS))
     tags[0, R.RANKS.index("8")] = 1.0  # any count will do here
-    return lambda chunk: counting.deal_chunk(chunk, rules, tags, [counting.STUDIED.index("dragon7")],
-                                             [0.5], config.depth_bin_cards)
+    return lambda chunk: counting.deal_chunk(
+        chunk, rules, tags, [counting.STUDIED.index("dragon7")], [0.5], config.depth_bin_cards
+    )
 
 
 def test_a_counting_chunk_depends_on_its_index_only():
@@ -113,8 +114,9 @@ def test_a_ruin_chunk_depends_on_its_index_only():
             np.testing.assert_array_equal(a[bet][key][:3], b[bet][key], err_msg=f"{bet} {key}")
         assert a[bet]["finished"].tolist() == [0, 0, 300, 0]
         assert a[bet]["successes"][2] + a[bet]["ruins"][2] == 300
-    c = ruin.simulate_chunk(scale.Chunk(0, 1, 250, 100, np.random.SeedSequence(5)), rules, bets,
-                            points, 300, 10**6)
+    c = ruin.simulate_chunk(
+        scale.Chunk(0, 1, 250, 100, np.random.SeedSequence(5)), rules, bets, points, 300, 10**6
+    )
     assert c["banker"]["finished"].tolist() == [50, 50, 0, 0]
 
 
@@ -129,6 +131,7 @@ def test_a_chunk_failing_once_is_retried_with_the_same_result(study, serial, mon
             failed.add(chunk.index)
             raise RuntimeError("transient failure")
         return task(chunk, **kwargs)
+
     monkeypatch.setattr(module, name, flaky)
     result = module.main(str(path), None, as_json=True)
     assert failed == set(range(result["chunks"]))
@@ -145,14 +148,20 @@ def test_a_chunk_failing_twice_stops_the_study_and_writes_no_report(study, tmp_p
         if chunk.index == 1:
             raise ValueError("injected failure")
         return task(chunk, **kwargs)
+
     monkeypatch.setattr(module, name, broken)
-    with pytest.raises(scale.ChunkError, match=r"chunk 2/\d \(items \d+-\d+, seed entropy \d, spawn "
-                                               r"key \(1,\)\) failed twice.*injected failure"):
+    with pytest.raises(
+        scale.ChunkError,
+        match=r"chunk 2/\d \(items \d+-\d+, seed entropy \d, spawn "
+        r"key \(1,\)\) failed twice.*injected failure",
+    ):
         module.main(str(path), str(tmp_path / "out"), as_json=True)
     # no report: only the first chunk, kept for a rerun to resume
     assert [p.name for p in (tmp_path / "out").iterdir()] == [".partial"]
     assert sorted(p.name for p in (tmp_path / "out" / ".partial").iterdir()) == [
-        "chunk-000000.json.gz", "run.json"]
+        "chunk-000000.json.gz",
+        "run.json",
+    ]
 
 
 @pytest.mark.parametrize("study", sorted(STUDIES))

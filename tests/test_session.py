@@ -49,8 +49,9 @@ def test_stake_rules_in_their_documented_order():
     session.seats.bankroll[5] = 60.0
     requested[5, 0, [BANKER, PLAYER]] = 45.0, 30.0  # 3: 75 > 60, scaled by 60/75
     placed = session.place(requested)
-    np.testing.assert_array_equal(placed.stakes[:, 0, :3], [[20, 0, 0], [50, 0, 0], [50, 50, 0],
-                                                            [0, 0, 0], [50, 0, 0], [36, 24, 0]])
+    np.testing.assert_array_equal(
+        placed.stakes[:, 0, :3], [[20, 0, 0], [50, 0, 0], [50, 50, 0], [0, 0, 0], [50, 0, 0], [36, 24, 0]]
+    )
     np.testing.assert_array_equal(placed.placed[:, 0], [1, 1, 1, 0, 1, 1])
     np.testing.assert_array_equal(placed.table_capped[:, 0], [0, 1, 0, 0, 0, 0])
     np.testing.assert_array_equal(placed.bankroll_capped[:, 0], [0, 0, 0, 0, 0, 1])
@@ -67,8 +68,9 @@ def test_forced_bet_and_bankroll_cut():
     np.testing.assert_array_equal(placed.stakes[:, 0, :2], [[0, 10], [30, 0], [10, 0]])
     np.testing.assert_array_equal(placed.table_capped[:, 0], [0, 1, 0])
     np.testing.assert_array_equal(placed.bankroll_capped[:, 0], [0, 1, 0])
-    np.testing.assert_array_equal(session.place(requested, chosen=np.full((3, 1), TIE)).stakes[2, 0, :3],
-                                  [0, 0, 10])
+    np.testing.assert_array_equal(
+        session.place(requested, chosen=np.full((3, 1), TIE)).stakes[2, 0, :3], [0, 0, 10]
+    )
 
 
 def test_seats_share_the_hand_and_settle_as_the_engine():
@@ -79,13 +81,24 @@ def test_seats_share_the_hand_and_settle_as_the_engine():
         requested = rng.random((2, 64, len(BETS))) * 10 * (rng.random((2, 64, len(BETS))) < 0.3)
         session.play(requested)
         for k in range(2):
-            np.testing.assert_allclose(session.seats.net[k],
-                                       engine.settle(rules, session.hand, session.seats.stakes[k]),
-                                       rtol=0, atol=1e-12)
+            np.testing.assert_allclose(
+                session.seats.net[k],
+                engine.settle(rules, session.hand, session.seats.stakes[k]),
+                rtol=0,
+                atol=1e-12,
+            )
     hand = session.hand
-    np.testing.assert_array_equal(session.records.hand_class, S.R.hand_class(
-        hand.player_total, hand.banker_total, hand.player_ncards, hand.banker_ncards,
-        hand.player_pair, hand.banker_pair))
+    np.testing.assert_array_equal(
+        session.records.hand_class,
+        S.R.hand_class(
+            hand.player_total,
+            hand.banker_total,
+            hand.player_ncards,
+            hand.banker_ncards,
+            hand.player_pair,
+            hand.banker_pair,
+        ),
+    )
     np.testing.assert_array_equal(session.seats.hands, 60)
 
 
@@ -109,8 +122,9 @@ def test_a_seat_that_ended_sits_out_and_the_others_play_on():
 
 
 def test_hand_limit_stop_loss_and_tolerance():
-    limits = S.Limits(bankroll=100.0, table_min=1.0, table_max=100.0, stop_loss_floor=90.0,
-                      max_hands=3, tolerance=1e-9)
+    limits = S.Limits(
+        bankroll=100.0, table_min=1.0, table_max=100.0, stop_loss_floor=90.0, max_hands=3, tolerance=1e-9
+    )
     session = S.Session(Rules(), limits, 300, 1, seed=3)
     for _ in range(3):
         session.play(_requests(1, 300, player=10.0))
@@ -131,8 +145,11 @@ def test_bad_requests_and_limits_are_named():
         session.play(-np.ones((2, 3, 7)))
     with pytest.raises(ValueError, match="^requested stakes must be finite numbers$"):
         session.play(np.full((2, 3, 7), np.nan))
-    with pytest.raises(ValueError, match=r"^Limits.table_max=1.0 is not allowed; allowed: a number >= "
-                       r"table_min \(5\)$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^Limits.table_max=1.0 is not allowed; allowed: a number >= "
+        r"table_min \(5\)$",
+    ):
         S.Limits(100.0, 5.0, 1.0)
     with pytest.raises(ValueError, match=r"^deal must be a boolean mask of shape \(3,\)$"):
         session.play(np.zeros((2, 3, 7)), deal=np.ones(3))
@@ -153,17 +170,25 @@ def test_the_single_column_path_applies_the_same_rules(forced):
     chosen = rng.integers(-1, len(BETS), (1, n)) if not forced else rng.integers(0, len(BETS), (1, n))
     requested = np.zeros((1, n, len(BETS)))
     rows = np.flatnonzero(chosen[0] >= 0)
-    requested[0, rows, chosen[0, rows]] = rng.choice([0.0, 1.0, 4.99, 5.0, 20.0, 40.0, 45.0, 80.0],
-                                                     rows.size)
+    requested[0, rows, chosen[0, rows]] = rng.choice([0.0, 1.0, 4.99, 5.0, 20.0, 40.0, 45.0, 80.0], rows.size)
     results = []
     for single in (False, True):
         seats = S.Seats.empty(1, n, len(BETS))
-        seats.bankroll[0] = rng.choice([0.0, 3.0, 5.0, 30.0, 50.0, 100.0], n) if not results else \
-            results[0][0]
-        S.place_rows(0, n, np.ones(n, bool), requested, chosen, False, S.seat_struct(seats),
-                     limits.struct(), single)
-        results.append((seats.bankroll[0].copy(), seats.stakes.copy(), seats.placed.copy(),
-                        seats.table_capped.copy(), seats.bankroll_capped.copy()))
+        seats.bankroll[0] = (
+            rng.choice([0.0, 3.0, 5.0, 30.0, 50.0, 100.0], n) if not results else results[0][0]
+        )
+        S.place_rows(
+            0, n, np.ones(n, bool), requested, chosen, False, S.seat_struct(seats), limits.struct(), single
+        )
+        results.append(
+            (
+                seats.bankroll[0].copy(),
+                seats.stakes.copy(),
+                seats.placed.copy(),
+                seats.table_capped.copy(),
+                seats.bankroll_capped.copy(),
+            )
+        )
     for general, single in zip(results[0][1:], results[1][1:], strict=True):
         np.testing.assert_array_equal(general, single)
     assert results[0][2].any() and not results[0][2].all()

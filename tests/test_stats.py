@@ -16,15 +16,21 @@ def test_z_value_is_the_normal_quantile_to_the_last_bit():
     assert stats.z_value() == stats.Z95
     # the core's copy (pb-gym simulate; the core may not import the studies) is the same number
     assert simulate.Z95 == stats.Z95
-    for confidence, z in ((0.90, 1.6448536269514722), (0.99, 2.5758293035489004),
-                          (0.5, 0.6744897501960817)):  # published quantiles (e.g. scipy's ndtri)
+    for confidence, z in (
+        (0.90, 1.6448536269514722),
+        (0.99, 2.5758293035489004),
+        (0.5, 0.6744897501960817),
+    ):  # published quantiles (e.g. scipy's ndtri)
         assert stats.z_value(confidence) == pytest.approx(z, rel=1e-15, abs=0)
     for confidence in (0.3, 0.8, 0.999):  # and the definition: P(|Z| <= z) = confidence
         z = stats.z_value(confidence)
         assert 2 * NormalDist().cdf(z) - 1 == pytest.approx(confidence, rel=1e-14)
     for bad in (0, 1, 1.5, -0.1, math.nan, "0.95"):
-        with pytest.raises(ValueError, match=r"confidence=.* is not allowed; allowed: a number "
-                                             r"strictly between 0 and 1, e.g. 0.95"):
+        with pytest.raises(
+            ValueError,
+            match=r"confidence=.* is not allowed; allowed: a number "
+            r"strictly between 0 and 1, e.g. 0.95",
+        ):
             stats.z_value(bad)
 
 
@@ -44,7 +50,7 @@ def test_wilson_interval():
 
 def test_means_and_their_standard_errors():
     values = np.array([3, 5, 100, 7, 2, 11])
-    mean, se = stats.mean_se_from_sums(len(values), int(values.sum()), int((values ** 2).sum()))
+    mean, se = stats.mean_se_from_sums(len(values), int(values.sum()), int((values**2).sum()))
     assert mean == pytest.approx(values.mean(), rel=1e-15)
     assert se == pytest.approx(values.std(ddof=1) / math.sqrt(len(values)), rel=1e-13)
     assert stats.mean_se(values) == pytest.approx((mean, se), rel=1e-13)
@@ -65,8 +71,9 @@ def test_ratio_ci_is_computed_over_groups():
     assert ci["ci95"] == pytest.approx([2 - stats.Z95 * se, 2 + stats.Z95 * se])
     assert stats.ratio_ci(x, np.zeros(3))["estimate"] is None
     # the same estimator from the five sums a merge keeps
-    ratio, low, high = stats.ratio_ci_from_moments(x.sum(), n.sum(), (x * x).sum(), (n * n).sum(),
-                                                   (x * n).sum(), len(x))
+    ratio, low, high = stats.ratio_ci_from_moments(
+        x.sum(), n.sum(), (x * x).sum(), (n * n).sum(), (x * n).sum(), len(x)
+    )
     assert ratio == ci["estimate"] and [low, high] == pytest.approx(ci["ci95"], rel=1e-12)
     assert stats.ratio_ci_from_moments(3.0, 2.0, 9.0, 4.0, 6.0, 1) == (1.5, -math.inf, math.inf)
     assert all(math.isnan(v) for v in stats.ratio_ci_from_moments(1.0, 0.0, 1.0, 0.0, 0.0, 5))

@@ -24,8 +24,10 @@ def test_perfect_pair_counts_reproduce_the_published_eight_deck_counts():
     assert six["total"] == v1["6_decks_25"]["total"]
 
 
-@pytest.mark.parametrize("decks, bet, key", [(8, "perfect_pair", None), (8, "perfect_pair_v1", "8_decks_25"),
-                                             (6, "perfect_pair_v1", "6_decks_25")])
+@pytest.mark.parametrize(
+    "decks, bet, key",
+    [(8, "perfect_pair", None), (8, "perfect_pair_v1", "8_decks_25"), (6, "perfect_pair_v1", "6_decks_25")],
+)
 def test_perfect_pair_house_edges_reproduce_the_published_figures(decks, bet, key):
     published = FIGURES["perfect_pair_v2"] if key is None else FIGURES["perfect_pair_v1"][key]
     ev = float(suited.expected_values(suited.suited_shoe(decks), [bet])[0])
@@ -34,8 +36,10 @@ def test_perfect_pair_house_edges_reproduce_the_published_figures(decks, bet, ke
 
 def test_perfect_pair_v1_at_26_to_1():
     p = suited.perfect_pair_probabilities(suited.suited_shoe(8))
-    assert round(-100 * ((p[1] + p[2]) * 26 - p[0]), 4) == FIGURES["perfect_pair_v1"]["8_decks_26"][
-        "house_edge_pct"]
+    assert (
+        round(-100 * ((p[1] + p[2]) * 26 - p[0]), 4)
+        == FIGURES["perfect_pair_v1"]["8_decks_26"]["house_edge_pct"]
+    )
 
 
 def test_perfect_pair_matches_a_brute_force_of_a_small_suited_shoe():

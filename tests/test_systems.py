@@ -28,31 +28,38 @@ def stakes_for(system, results, max_units=1000.0, bankroll_units=1e9):
         code = {"W": S.WIN, "L": S.LOSS, "P": S.PUSH}[result]
         pays = PAYS[R.BETS[spot[0]]]
         net = units * {S.WIN: pays, S.LOSS: -1.0, S.PUSH: 0.0}[code]
-        system.update(view, S.HandOutcome(np.array([True]), np.array([code], dtype=np.int8), units,
-                                          net, system.capped.copy()))
+        system.update(
+            view,
+            S.HandOutcome(
+                np.array([True]), np.array([code], dtype=np.int8), units, net, system.capped.copy()
+            ),
+        )
     return proposed[:-1], proposed[-1], capped[:-1]
 
 
-@pytest.mark.parametrize("system, results, expected, after", [
-    (S.Flat(), "WLPLW", [1, 1, 1, 1, 1], 1),
-    (S.Martingale(), "LLLWLPW", [1, 2, 4, 8, 1, 2, 2], 1),
-    (S.Martingale(bet="player"), "LPLLW", [1, 2, 2, 4, 8], 1),
-    (S.Martingale(recovering=True), "LLW", [1, 2.1053, 4.3213], 1),
-    (S.GrandMartingale(), "LLPW", [1, 3, 7, 7], 1),
-    (S.Paroli(wins_to_reset=3), "WWWWL", [1, 2, 4, 1, 2], 1),
-    (S.Paroli(wins_to_reset=2), "WPWW", [1, 2, 2, 1], 2),
-    (S.ReverseMartingale(), "WWWL", [1, 2, 4, 8], 1),
-    (S.DAlembert(), "LLWWWL", [1, 2, 3, 2, 1, 1], 2),
-    (S.DAlembert(base=2), "LPW", [2, 4, 4], 2),
-    (S.Fibonacci(), "LLLLWLWW", [1, 1, 2, 3, 5, 2, 3, 1], 1),
-    (S.Labouchere(bet="player"), "LWWW", [5, 6, 6, 3], 5),
-    (S.Labouchere(bet="player", line=[2]), "LPLW", [2, 4, 4, 6], 2),
-    (S.OneThreeTwoSix(), "WWWWWL", [1, 3, 2, 6, 1, 3], 1),
-    (S.OneThreeTwoSix(), "WWPL", [1, 3, 2, 2], 1),
-    (S.OscarsGrind(bet="player"), "LLWWW", [1, 1, 1, 2, 1], 1),
-    (S.OscarsGrind(bet="player"), "LLLWW", [1, 1, 1, 1, 2], 1),  # raise capped at what finishes +1
-    (S.OscarsGrind(), "WW", [1, 1], 1),  # banker: +0.95 is short of +1, never below one unit
-])
+@pytest.mark.parametrize(
+    "system, results, expected, after",
+    [
+        (S.Flat(), "WLPLW", [1, 1, 1, 1, 1], 1),
+        (S.Martingale(), "LLLWLPW", [1, 2, 4, 8, 1, 2, 2], 1),
+        (S.Martingale(bet="player"), "LPLLW", [1, 2, 2, 4, 8], 1),
+        (S.Martingale(recovering=True), "LLW", [1, 2.1053, 4.3213], 1),
+        (S.GrandMartingale(), "LLPW", [1, 3, 7, 7], 1),
+        (S.Paroli(wins_to_reset=3), "WWWWL", [1, 2, 4, 1, 2], 1),
+        (S.Paroli(wins_to_reset=2), "WPWW", [1, 2, 2, 1], 2),
+        (S.ReverseMartingale(), "WWWL", [1, 2, 4, 8], 1),
+        (S.DAlembert(), "LLWWWL", [1, 2, 3, 2, 1, 1], 2),
+        (S.DAlembert(base=2), "LPW", [2, 4, 4], 2),
+        (S.Fibonacci(), "LLLLWLWW", [1, 1, 2, 3, 5, 2, 3, 1], 1),
+        (S.Labouchere(bet="player"), "LWWW", [5, 6, 6, 3], 5),
+        (S.Labouchere(bet="player", line=[2]), "LPLW", [2, 4, 4, 6], 2),
+        (S.OneThreeTwoSix(), "WWWWWL", [1, 3, 2, 6, 1, 3], 1),
+        (S.OneThreeTwoSix(), "WWPL", [1, 3, 2, 2], 1),
+        (S.OscarsGrind(bet="player"), "LLWWW", [1, 1, 1, 2, 1], 1),
+        (S.OscarsGrind(bet="player"), "LLLWW", [1, 1, 1, 1, 2], 1),  # raise capped at what finishes +1
+        (S.OscarsGrind(), "WW", [1, 1], 1),  # banker: +0.95 is short of +1, never below one unit
+    ],
+)
 def test_stake_sequences(system, results, expected, after):
     proposed, next_stake, _ = stakes_for(system, results)
     assert proposed == pytest.approx(expected, abs=1e-4)
@@ -76,8 +83,7 @@ def test_martingale_at_the_table_maximum_cap_or_reset():
     assert after == 4
     proposed, _, _ = stakes_for(S.Labouchere(bet="player", on_cap="reset"), "LL", max_units=6)
     assert proposed == [5, 6]
-    proposed, after, capped = stakes_for(S.Labouchere(bet="player", on_cap="reset"), "LLL",
-                                         max_units=6)
+    proposed, after, capped = stakes_for(S.Labouchere(bet="player", on_cap="reset"), "LLL", max_units=6)
     # the line 1,2,3,4,5,6 asks 7 > 6: a new line 1,2,3,4 starts (stake 5); its loss makes it ask 6
     assert proposed == [5, 6, 5] and capped == [False, False, True] and after == 6
 
@@ -96,8 +102,16 @@ def test_systems_are_vectorized_over_tables():
     view = S.TableView(np.full(3, 1e9), 1000.0, RULES, None, minus_one, minus_one)
     _, units = system.propose(view)
     result = np.array([S.WIN, S.LOSS, S.PUSH], dtype=np.int8)
-    system.update(view, S.HandOutcome(np.array([True, True, False]), result, units,
-                                      units * np.array([0.95, -1.0, 0.0]), np.zeros(3, bool)))
+    system.update(
+        view,
+        S.HandOutcome(
+            np.array([True, True, False]),
+            result,
+            units,
+            units * np.array([0.95, -1.0, 0.0]),
+            np.zeros(3, bool),
+        ),
+    )
     assert list(system.propose(view)[1]) == [1, 2, 1]
 
 
@@ -118,8 +132,7 @@ def test_random_bettor_draws_its_bets():
     system = S.RandomBettor(bets=["banker", "tie"], p_bet=0.5)
     system.reset(20000, np.random.default_rng(1))
     minus_one = np.full(20000, -1, dtype=np.int8)
-    spot, _ = system.propose(S.TableView(np.full(20000, 100.0), 1000.0, RULES, None, minus_one,
-                                         minus_one))
+    spot, _ = system.propose(S.TableView(np.full(20000, 100.0), 1000.0, RULES, None, minus_one, minus_one))
     share = np.bincount(spot + 1, minlength=9) / 20000  # -1 (no bet) -> 0
     # 4-sigma bounds for p=0.5 and p=0.25 over 20,000 draws
     assert abs(share[0] - 0.5) < 4 * np.sqrt(0.25 / 20000)
@@ -149,8 +162,9 @@ def test_kelly_bets_only_when_the_shoe_makes_a_bet_positive():
     assert exact.expected_values(tens_only)[R.BETS.index("tie")] == pytest.approx(8.0)
 
 
-@pytest.mark.parametrize("decks, bets", [(8, ["banker"]), (1, ["banker", "player", "tie", "dragon7",
-                                                                 "panda8", "player_pair"])])
+@pytest.mark.parametrize(
+    "decks, bets", [(8, ["banker"]), (1, ["banker", "player", "tie", "dragon7", "panda8", "player_pair"])]
+)
 def test_kelly_skipping_proven_negative_hands_changes_no_decision(decks, bets):
     """The bound of pb_gym.ev_bound only skips hands where no bet can be positive: on every composition
     of real shoes, the spot and the fraction are the same, bit for bit, as with the exact EV
@@ -172,11 +186,14 @@ def test_kelly_skipping_proven_negative_hands_changes_no_decision(decks, bets):
     assert (exact_spot != S.NO_BET).sum() >= (20 if decks == 1 else 1)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"bet": ""}, r"bet='' is not allowed; allowed: a bet name offered at the table"),
-    ({"base": 0}, r"base=0 is not allowed; allowed: a stake > 0 units"),
-    ({"on_cap": "double"}, r"on_cap='double' is not allowed; allowed: cap, reset"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"bet": ""}, r"bet='' is not allowed; allowed: a bet name offered at the table"),
+        ({"base": 0}, r"base=0 is not allowed; allowed: a stake > 0 units"),
+        ({"on_cap": "double"}, r"on_cap='double' is not allowed; allowed: cap, reset"),
+    ],
+)
 def test_bad_system_parameters(kwargs, message):
     with pytest.raises(ValueError, match=message):
         S.Martingale(**kwargs)

@@ -13,23 +13,38 @@ from pb_gym import rules as R
 from pb_gym.envs import table as T
 from pb_gym.envs.vector import PuntoBancoVectorEnv
 
-TIE_ON_7 = {"name": "tie_on_7", "title": "Tie on 7", "source": "a test bet",
-            "rows": [{"when": {"winner": "tie", "player_total": 7}, "pays": 45}]}
+TIE_ON_7 = {
+    "name": "tie_on_7",
+    "title": "Tie on 7",
+    "source": "a test bet",
+    "rows": [{"when": {"winner": "tie", "player_total": 7}, "pays": 45}],
+}
 
 
 def _hand_classes(info: dict) -> np.ndarray:
-    return R.hand_class(info["player_total"], info["banker_total"],
-                        (np.asarray(info["player_cards"]) > 0).sum(axis=-1),
-                        (np.asarray(info["banker_cards"]) > 0).sum(axis=-1),
-                        info["player_pair"], info["banker_pair"])
+    return R.hand_class(
+        info["player_total"],
+        info["banker_total"],
+        (np.asarray(info["player_cards"]) > 0).sum(axis=-1),
+        (np.asarray(info["banker_cards"]) > 0).sum(axis=-1),
+        info["player_pair"],
+        info["banker_pair"],
+    )
 
 
 def test_columns_are_bets_then_extra_and_default_unchanged():
     cfg = T.make_config(side_bets=["player_pair", "dragon_bonus_player", "egalite_7"])
     assert cfg.rules.side_bets == ("player_pair",)
     assert cfg.bets.columns == R.BETS + ("dragon_bonus_player", "egalite_7")
-    assert cfg.bet_choices == ("no_bet", "banker", "player", "tie", "player_pair",
-                               "dragon_bonus_player", "egalite_7")
+    assert cfg.bet_choices == (
+        "no_bet",
+        "banker",
+        "player",
+        "tie",
+        "player_pair",
+        "dragon_bonus_player",
+        "egalite_7",
+    )
     assert cfg.choice_spot.tolist() == [-1, 0, 1, 2, 3, 7, 8]
     assert np.array_equal(cfg.bets.pay_matrix(), C.pay_matrix(cfg.bets.columns, cfg.rules))
     default = T.make_config()
@@ -60,8 +75,9 @@ def test_single_env_settles_every_hand_by_the_catalog(bet):
 
 def test_vector_env_box_custom_bet_settles_and_expected_reward_is_exact():
     tie_on_7 = C.bet_from_dict(TIE_ON_7)
-    env = PuntoBancoVectorEnv(16, side_bets=[tie_on_7, "lucky6"], action_mode="box", info_ev=True,
-                              hand_info=True)
+    env = PuntoBancoVectorEnv(
+        16, side_bets=[tie_on_7, "lucky6"], action_mode="box", info_ev=True, hand_info=True
+    )
     cfg = env.config
     assert env.single_action_space.shape == (5,)  # banker, player, tie, tie_on_7, lucky6
     pay = cfg.bets.pay_matrix()
@@ -73,8 +89,7 @@ def test_vector_env_box_custom_bet_settles_and_expected_reward_is_exact():
         stakes = info["stakes"]
         assert stakes.shape == (16, 9)
         assert np.allclose(reward, (stakes * pay[_hand_classes(info)]).sum(axis=1), rtol=0, atol=1e-12)
-    expected = PuntoBancoVectorEnv(4, side_bets=["lucky6"], reward="expected", info_ev=True,
-                                   hand_info=True)
+    expected = PuntoBancoVectorEnv(4, side_bets=["lucky6"], reward="expected", info_ev=True, hand_info=True)
     expected.reset(seed=3)
     choice = expected.config.bet_choices.index("lucky6")
     for _ in range(5):
@@ -82,7 +97,7 @@ def test_vector_env_box_custom_bet_settles_and_expected_reward_is_exact():
         assert np.allclose(reward, info["ev"][:, R.N_BETS] * info["stakes"][:, R.N_BETS], atol=1e-15)
         assert info["ev"].shape == (4, 8)
         # the seven spots' EVs are those of a table without extra bets, to the bit
-        assert np.all(info["ev"][:, :R.N_BETS] < 1.0)
+        assert np.all(info["ev"][:, : R.N_BETS] < 1.0)
 
 
 def test_info_ev_is_the_catalog_ev_of_the_cards_unseen():
@@ -104,20 +119,28 @@ def _seen_before(env) -> np.ndarray:
     return R.full_shoe(8) - comp
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"side_bets": ["lucky7"]}, r"side_bets: unknown bet 'lucky7'; allowed: player_pair, .*egalite_7"),
-    ({"side_bets": ["banker"]}, r"side_bets: unknown bet 'banker'"),
-    ({"side_bets": ["lucky6", "lucky6"]}, r"'lucky6' is given twice"),
-    ({"extra_bets": ["dragon7"]}, r"extra_bets=.*rules' own side bets \(dragon7"),
-    ({"side_bets": [{"name": "x", "rows": [{"when": {"winner": "nobody"}, "pays": 1}]}]}, r"nobody"),
-    ({"side_bets": ["tie_on_7"], "custom_bets": [{**TIE_ON_7, "name": "lucky6"}]},
-     r"custom bet 'lucky6': the name is taken"),
-    # a definition is checked even where the table does not offer it, and one it does not offer is
-    # refused rather than silently no bet at all
-    ({"custom_bets": [{"name": "x"}]}, r"bet 'x': 'rows' must be a non-empty list"),
-    ({"custom_bets": [TIE_ON_7]}, r"custom_bets: 'tie_on_7' is defined but not offered; offer it by "
-                                  r"naming it in side_bets \(or extra_bets\), or remove its definition"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"side_bets": ["lucky7"]}, r"side_bets: unknown bet 'lucky7'; allowed: player_pair, .*egalite_7"),
+        ({"side_bets": ["banker"]}, r"side_bets: unknown bet 'banker'"),
+        ({"side_bets": ["lucky6", "lucky6"]}, r"'lucky6' is given twice"),
+        ({"extra_bets": ["dragon7"]}, r"extra_bets=.*rules' own side bets \(dragon7"),
+        ({"side_bets": [{"name": "x", "rows": [{"when": {"winner": "nobody"}, "pays": 1}]}]}, r"nobody"),
+        (
+            {"side_bets": ["tie_on_7"], "custom_bets": [{**TIE_ON_7, "name": "lucky6"}]},
+            r"custom bet 'lucky6': the name is taken",
+        ),
+        # a definition is checked even where the table does not offer it, and one it does not offer is
+        # refused rather than silently no bet at all
+        ({"custom_bets": [{"name": "x"}]}, r"bet 'x': 'rows' must be a non-empty list"),
+        (
+            {"custom_bets": [TIE_ON_7]},
+            r"custom_bets: 'tie_on_7' is defined but not offered; offer it by "
+            r"naming it in side_bets \(or extra_bets\), or remove its definition",
+        ),
+    ],
+)
 def test_bad_bets_name_the_allowed_ones(kwargs, message):
     with pytest.raises(ValueError, match=message):
         T.make_config(**kwargs)
@@ -138,11 +161,21 @@ def _study(**overrides):
     from pb_gym.experiments import evaluate as E
     from pb_gym.experiments.config import validate
 
-    data = {"name": "extra", "sessions": 40, "hands": 60, "chunk_sessions": 40, "bankroll": 1000,
-            "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-            "rules": {"side_bets": ["player_pair", "lucky6", "tie_on_7"]}, "custom_bets": [TIE_ON_7],
-            "systems": [{"type": "flat", "bet": "tie_on_7"}, {"type": "flat", "bet": "lucky6"},
-                        {"type": "kelly", "bets": ["egalite_7"], "fraction": 0.5}]}
+    data = {
+        "name": "extra",
+        "sessions": 40,
+        "hands": 60,
+        "chunk_sessions": 40,
+        "bankroll": 1000,
+        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+        "rules": {"side_bets": ["player_pair", "lucky6", "tie_on_7"]},
+        "custom_bets": [TIE_ON_7],
+        "systems": [
+            {"type": "flat", "bet": "tie_on_7"},
+            {"type": "flat", "bet": "lucky6"},
+            {"type": "kelly", "bets": ["egalite_7"], "fraction": 0.5},
+        ],
+    }
     data.update(overrides)
     if "egalite_7" not in data["rules"]["side_bets"]:
         data["rules"] = {"side_bets": data["rules"]["side_bets"] + ["egalite_7"]}
@@ -167,8 +200,11 @@ def test_evaluate_flat_on_catalog_and_custom_bets_and_kelly_on_a_catalog_bet():
 def test_evaluate_refuses_a_bet_the_table_does_not_offer():
     from pb_gym.experiments.config import ConfigError
 
-    with pytest.raises(ConfigError, match=r"bet 'big_tiger' is not offered by these rules; offered: "
-                                          r"banker, player, tie, player_pair, lucky6, tie_on_7"):
+    with pytest.raises(
+        ConfigError,
+        match=r"bet 'big_tiger' is not offered by these rules; offered: "
+        r"banker, player, tie, player_pair, lucky6, tie_on_7",
+    ):
         _study(systems=[{"type": "flat", "bet": "big_tiger"}])
     with pytest.raises(ConfigError, match=r"side_bets: unknown bet 'nope'"):
         _study(rules={"side_bets": ["nope"]})
@@ -230,8 +266,9 @@ def test_train_with_a_catalog_side_bet_runs_and_its_policy_plays_it_in_evaluate(
 def test_the_text_render_names_the_stakes_on_extra_catalog_bets():
     """The ansi picture lists every staked column of the table by its name, the extra bets included."""
 
-    env = gym.make("pb_gym/PuntoBanco-v0", render_mode="ansi", side_bets=["dragon7", "lucky6"],
-                   action_mode="box")
+    env = gym.make(
+        "pb_gym/PuntoBanco-v0", render_mode="ansi", side_bets=["dragon7", "lucky6"], action_mode="box"
+    )
     env.reset(seed=1)
     action = np.zeros(env.action_space.shape, dtype=np.float32)
     action[0] = action[-1] = 0.05  # banker and lucky6: 5 units each of a 100-unit bankroll

@@ -38,9 +38,17 @@ def ppo_run(tmp_path_factory):
 
 
 def _check_run(out: Path, result: dict, algorithm: str) -> None:
-    for name in ("model.zip", "env.json", "config.yaml", "vecnormalize.pkl", "learning_curve.csv",
-                 "learning_curve.png", "evaluation/report.json", "evaluation/systems.csv",
-                 "evaluation/profit_per_hand.json"):
+    for name in (
+        "model.zip",
+        "env.json",
+        "config.yaml",
+        "vecnormalize.pkl",
+        "learning_curve.csv",
+        "learning_curve.png",
+        "evaluation/report.json",
+        "evaluation/systems.csv",
+        "evaluation/profit_per_hand.json",
+    ):
         assert (out / name).is_file(), name
     assert result["algorithm"] == algorithm and result["timesteps"] >= 4096
     rows = list(__import__("csv").DictReader(open(out / "learning_curve.csv")))
@@ -65,18 +73,23 @@ def test_ppo_smoke_trains_saves_reloads_and_evaluates(ppo_run):
 
 @pytest.mark.parametrize("name,algorithm", [("a2c", "A2C"), ("dqn", "DQN")])
 def test_smoke_training_per_algorithm_through_the_cli(tmp_path, capsys, name, algorithm):
-    assert cli.main(["train", str(CONFIGS / f"{name}-smoke.yaml"), "--out", str(tmp_path),
-                     "--json"]) == 0
+    assert cli.main(["train", str(CONFIGS / f"{name}-smoke.yaml"), "--out", str(tmp_path), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     _check_run(tmp_path, result, algorithm)
 
 
-@pytest.mark.parametrize("algorithm,policy", [("MaskablePPO", "MultiInputPolicy"),
-                                              ("RecurrentPPO", "MultiInputLstmPolicy")])
+@pytest.mark.parametrize(
+    "algorithm,policy", [("MaskablePPO", "MultiInputPolicy"), ("RecurrentPPO", "MultiInputLstmPolicy")]
+)
 def test_sb3_contrib_algorithms(tmp_path, algorithm, policy):
     data = yaml.safe_load((CONFIGS / "ppo-smoke.yaml").read_text())
-    data.update(algorithm=algorithm, policy=policy, total_timesteps=1024, n_envs=8,
-                hyperparameters={"n_steps": 32, "batch_size": 128, "n_epochs": 1})
+    data.update(
+        algorithm=algorithm,
+        policy=policy,
+        total_timesteps=1024,
+        n_envs=8,
+        hyperparameters={"n_steps": 32, "batch_size": 128, "n_epochs": 1},
+    )
     data["evaluation"].update(sessions=50, hands=20)
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -93,11 +106,16 @@ def test_sb3_entry_in_an_evaluation_config(ppo_run, tmp_path, capsys):
         "name": "with a learned policy",
         "rules": {"decks": 8, "side_bets": []},
         "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-        "bankroll": 1000, "sessions": 200, "hands": 40, "seed": 1000003,
-        "systems": [{"type": "sb3", "model": str(out), "name": "PPO (learned)"},
-                    {"type": "flat", "bet": "banker", "name": "flat banker"},
-                    {"type": "never", "name": "never bet"},
-                    {"type": "perfect", "bets": ["banker", "player", "tie"], "name": "perfect"}],
+        "bankroll": 1000,
+        "sessions": 200,
+        "hands": 40,
+        "seed": 1000003,
+        "systems": [
+            {"type": "sb3", "model": str(out), "name": "PPO (learned)"},
+            {"type": "flat", "bet": "banker", "name": "flat banker"},
+            {"type": "never", "name": "never bet"},
+            {"type": "perfect", "bets": ["banker", "player", "tie"], "name": "perfect"},
+        ],
     }
     path = tmp_path / "study.yaml"
     path.write_text(yaml.safe_dump(study))
@@ -117,9 +135,11 @@ def test_evaluate_without_sb3_entries_does_not_import_torch():
     import subprocess
     import sys
 
-    code = ("import sys; from pb_gym.experiments import evaluate as E; "
-            "E.run_study(E.StudyConfig(sessions=5, hands=5, systems=[{'type': 'flat'}, "
-            "{'type': 'never'}])); print('torch' in sys.modules)")
+    code = (
+        "import sys; from pb_gym.experiments import evaluate as E; "
+        "E.run_study(E.StudyConfig(sessions=5, hands=5, systems=[{'type': 'flat'}, "
+        "{'type': 'never'}])); print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split()[-1] == "False"
 
@@ -136,32 +156,50 @@ def _config(**changes) -> dict:
     return data
 
 
-@pytest.mark.parametrize("changes,match", [
-    ({"hyperparameters.n_stepz": 8},
-     r"hyperparameters: unknown for PPO: n_stepz; allowed: learning_rate, n_steps, batch_size"),
-    ({"hyperparameters.seed": 3}, r"unknown for PPO: seed \(seed: set by the config's own keys"),
-    ({"algorithm": "DQN", "hyperparameters": {}},
-     r"env.action_mode 'multidiscrete' is not allowed for DQN; allowed: discrete"),
-    ({"algorithm": "SAC"}, r"algorithm: Input should be 'PPO', 'A2C', 'DQN', 'MaskablePPO' or "
-                           r"'RecurrentPPO'"),
-    ({"policy": "MlpPolicy"}, r"policy 'MlpPolicy': the observation is a Dict; use MultiInputPolicy"),
-    ({"policy": "Foo"}, r"policy 'Foo' is not allowed for PPO; allowed: MlpPolicy, MultiInputPolicy"),
-    ({"env.table.maxx": 3}, r"env.table.maxx: unknown key; allowed keys here: unit, minimum, maximum"),
-    ({"env.decks": 8}, r"env.decks: unknown key; allowed keys here: rules, table, bankroll"),
-    ({"env.stake_levels": [5, 2]}, r"env: stake_levels=\(5.0, 2.0\) is not allowed; allowed: "
-                                   r"increasing positive numbers"),
-    ({"env.action_mode": "box"}, r"env.action_mode: Input should be 'multidiscrete' or 'discrete'"),
-    ({"env.bankroll": 5}, r"env: bankroll 5 is below table.minimum 10"),
-    ({"env.rules.side_bets": ["dragon8"]}, r"env: side_bets: unknown bet 'dragon8'; "
-                                           r"allowed: player_pair, banker_pair, dragon7, panda8, "
-                                           r"dragon_bonus"),
-    ({"evaluation.seed": 0}, r"evaluation.seed \(0\) must differ from the training seed"),
-    ({"evaluation.sessions": 0}, r"evaluation.sessions: Input should be greater than or equal to 1"),
-    ({"evaluation.systems": [{"type": "flat", "bet": "dragon7"}]},
-     r"evaluation.systems.0: bet .dragon7. is not offered by these rules"),
-    ({"total_timesteps": None}, r"total_timesteps: Input should be a valid integer"),
-    ({"n_envs": 0}, r"n_envs: Input should be greater than or equal to 1"),
-])
+@pytest.mark.parametrize(
+    "changes,match",
+    [
+        (
+            {"hyperparameters.n_stepz": 8},
+            r"hyperparameters: unknown for PPO: n_stepz; allowed: learning_rate, n_steps, batch_size",
+        ),
+        ({"hyperparameters.seed": 3}, r"unknown for PPO: seed \(seed: set by the config's own keys"),
+        (
+            {"algorithm": "DQN", "hyperparameters": {}},
+            r"env.action_mode 'multidiscrete' is not allowed for DQN; allowed: discrete",
+        ),
+        (
+            {"algorithm": "SAC"},
+            r"algorithm: Input should be 'PPO', 'A2C', 'DQN', 'MaskablePPO' or "
+            r"'RecurrentPPO'",
+        ),
+        ({"policy": "MlpPolicy"}, r"policy 'MlpPolicy': the observation is a Dict; use MultiInputPolicy"),
+        ({"policy": "Foo"}, r"policy 'Foo' is not allowed for PPO; allowed: MlpPolicy, MultiInputPolicy"),
+        ({"env.table.maxx": 3}, r"env.table.maxx: unknown key; allowed keys here: unit, minimum, maximum"),
+        ({"env.decks": 8}, r"env.decks: unknown key; allowed keys here: rules, table, bankroll"),
+        (
+            {"env.stake_levels": [5, 2]},
+            r"env: stake_levels=\(5.0, 2.0\) is not allowed; allowed: "
+            r"increasing positive numbers",
+        ),
+        ({"env.action_mode": "box"}, r"env.action_mode: Input should be 'multidiscrete' or 'discrete'"),
+        ({"env.bankroll": 5}, r"env: bankroll 5 is below table.minimum 10"),
+        (
+            {"env.rules.side_bets": ["dragon8"]},
+            r"env: side_bets: unknown bet 'dragon8'; "
+            r"allowed: player_pair, banker_pair, dragon7, panda8, "
+            r"dragon_bonus",
+        ),
+        ({"evaluation.seed": 0}, r"evaluation.seed \(0\) must differ from the training seed"),
+        ({"evaluation.sessions": 0}, r"evaluation.sessions: Input should be greater than or equal to 1"),
+        (
+            {"evaluation.systems": [{"type": "flat", "bet": "dragon7"}]},
+            r"evaluation.systems.0: bet .dragon7. is not offered by these rules",
+        ),
+        ({"total_timesteps": None}, r"total_timesteps: Input should be a valid integer"),
+        ({"n_envs": 0}, r"n_envs: Input should be greater than or equal to 1"),
+    ],
+)
 def test_config_errors_name_the_key(tmp_path, changes, match):
     data = _config(**changes)
     path = tmp_path / "bad.yaml"
@@ -170,31 +208,66 @@ def test_config_errors_name_the_key(tmp_path, changes, match):
         TR.load(path, TR.TrainConfig)
 
 
-@pytest.mark.parametrize("algorithm,changes,match", [
-    ("PPO", {"hyperparameters.policy_kwargs": [1]},
-     r"hyperparameters.policy_kwargs: \[1\] is not allowed; allowed: a mapping of keyword arguments"),
-    ("PPO", {"hyperparameters.learning_rate": 1e300},
-     r"hyperparameters.learning_rate: 1e\+300 is not allowed; allowed: a number > 0 and <= 1"),
-    ("PPO", {"hyperparameters.ent_coef": 1e300}, r"hyperparameters.ent_coef: .* <= 100"),
-    ("PPO", {"hyperparameters.vf_coef": float("inf")},
-     r"hyperparameters.vf_coef: inf is not allowed; numbers must be finite"),
-    ("PPO", {"hyperparameters.target_kl": "x"},
-     r"hyperparameters.target_kl: x is not allowed; allowed: a number > 0 and <= 100, or null"),
-    ("PPO", {"hyperparameters.stats_window_size": -1},
-     r"hyperparameters.stats_window_size: -1 is not allowed; allowed: an integer >= 1"),
-    ("PPO", {"hyperparameters.normalize_advantage": "no"},
-     r"hyperparameters.normalize_advantage: no is not allowed; allowed: true or false"),
-    ("PPO", {"hyperparameters.use_sde": 1}, r"hyperparameters.use_sde: 1 is not allowed; allowed: true"),
-    ("PPO", {"hyperparameters.rollout_buffer_class": "os.system"},
-     r"hyperparameters.rollout_buffer_class: .* allowed: null"),
-    ("PPO", {"init_abstain": 1e300}, r"init_abstain: Input should be less than or equal to 100"),
-    ("PPO", {"threads": 20000}, r"threads: 20000 is not allowed; allowed: an integer from 1 to \d+ "
-                                r"\(this machine's cores\)"),
-    ("DQN", {"hyperparameters.train_freq": 0},
-     r"hyperparameters.train_freq: 0 is not allowed; allowed: an integer from 1"),
-    ("DQN", {"hyperparameters.train_freq": [2, "hour"]}, r"hyperparameters.train_freq: "),
-    ("DQN", {"hyperparameters.optimize_memory_usage": "yes"}, r"optimize_memory_usage: yes is not allowed"),
-])
+@pytest.mark.parametrize(
+    "algorithm,changes,match",
+    [
+        (
+            "PPO",
+            {"hyperparameters.policy_kwargs": [1]},
+            r"hyperparameters.policy_kwargs: \[1\] is not allowed; allowed: a mapping of keyword arguments",
+        ),
+        (
+            "PPO",
+            {"hyperparameters.learning_rate": 1e300},
+            r"hyperparameters.learning_rate: 1e\+300 is not allowed; allowed: a number > 0 and <= 1",
+        ),
+        ("PPO", {"hyperparameters.ent_coef": 1e300}, r"hyperparameters.ent_coef: .* <= 100"),
+        (
+            "PPO",
+            {"hyperparameters.vf_coef": float("inf")},
+            r"hyperparameters.vf_coef: inf is not allowed; numbers must be finite",
+        ),
+        (
+            "PPO",
+            {"hyperparameters.target_kl": "x"},
+            r"hyperparameters.target_kl: x is not allowed; allowed: a number > 0 and <= 100, or null",
+        ),
+        (
+            "PPO",
+            {"hyperparameters.stats_window_size": -1},
+            r"hyperparameters.stats_window_size: -1 is not allowed; allowed: an integer >= 1",
+        ),
+        (
+            "PPO",
+            {"hyperparameters.normalize_advantage": "no"},
+            r"hyperparameters.normalize_advantage: no is not allowed; allowed: true or false",
+        ),
+        ("PPO", {"hyperparameters.use_sde": 1}, r"hyperparameters.use_sde: 1 is not allowed; allowed: true"),
+        (
+            "PPO",
+            {"hyperparameters.rollout_buffer_class": "os.system"},
+            r"hyperparameters.rollout_buffer_class: .* allowed: null",
+        ),
+        ("PPO", {"init_abstain": 1e300}, r"init_abstain: Input should be less than or equal to 100"),
+        (
+            "PPO",
+            {"threads": 20000},
+            r"threads: 20000 is not allowed; allowed: an integer from 1 to \d+ "
+            r"\(this machine's cores\)",
+        ),
+        (
+            "DQN",
+            {"hyperparameters.train_freq": 0},
+            r"hyperparameters.train_freq: 0 is not allowed; allowed: an integer from 1",
+        ),
+        ("DQN", {"hyperparameters.train_freq": [2, "hour"]}, r"hyperparameters.train_freq: "),
+        (
+            "DQN",
+            {"hyperparameters.optimize_memory_usage": "yes"},
+            r"optimize_memory_usage: yes is not allowed",
+        ),
+    ],
+)
 def test_hyperparameters_are_checked_by_type_and_range_naming_the_key(algorithm, changes, match):
     """Checked from the algorithm's signature (a flag is a bool, an integer an integer, a mapping a
     mapping) with finite, sane ranges, before anything runs."""
@@ -235,10 +308,18 @@ def test_sessions_longer_than_the_training_episodes_warn(ppo_run):
     import warnings
 
     out, _ = ppo_run
-    base = {"rules": {"decks": 8, "side_bets": []}, "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-            "bankroll": 1000, "sessions": 4, "systems": [{"type": "sb3", "model": str(out)}]}
-    with pytest.warns(UserWarning, match=r"the study's sessions \(41 hands\) are longer than the model's "
-                                         r"training episodes \(40 hands\)"):
+    base = {
+        "rules": {"decks": 8, "side_bets": []},
+        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+        "bankroll": 1000,
+        "sessions": 4,
+        "systems": [{"type": "sb3", "model": str(out)}],
+    }
+    with pytest.warns(
+        UserWarning,
+        match=r"the study's sessions \(41 hands\) are longer than the model's "
+        r"training episodes \(40 hands\)",
+    ):
         validate({**base, "hands": 41}, E.StudyConfig, "s")
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*longer than the model's training episodes")
@@ -247,8 +328,12 @@ def test_sessions_longer_than_the_training_episodes_warn(ppo_run):
 
 def test_sb3_entry_errors(ppo_run, tmp_path):
     out, _ = ppo_run
-    base = {"rules": {"side_bets": []}, "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-            "sessions": 5, "hands": 5}
+    base = {
+        "rules": {"side_bets": []},
+        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+        "sessions": 5,
+        "hands": 5,
+    }
     with pytest.raises(ConfigError, match=r"systems.0.sb3.model: no saved model at 'nowhere'"):
         validate({**base, "systems": [{"type": "sb3", "model": "nowhere"}]}, E.StudyConfig, "s")
     lonely = tmp_path / "lonely"
@@ -257,41 +342,68 @@ def test_sb3_entry_errors(ppo_run, tmp_path):
     with pytest.raises(ConfigError, match=r"env.json' is missing"):
         validate({**base, "systems": [{"type": "sb3", "model": str(lonely)}]}, E.StudyConfig, "s")
     # rules or limits unlike the training environment's: refused when the config is loaded
-    with pytest.raises(ConfigError, match=r"systems.0 \(model .*\): the study's rules differ .*"
-                                          r"rules.side_bets: study \('dragon7',\), model \(\)"):
-        validate({**base, "rules": {"side_bets": ["dragon7"]},
-                  "systems": [{"type": "sb3", "model": str(out)}]}, E.StudyConfig, "s")
+    with pytest.raises(
+        ConfigError,
+        match=r"systems.0 \(model .*\): the study's rules differ .*"
+        r"rules.side_bets: study \('dragon7',\), model \(\)",
+    ):
+        validate(
+            {**base, "rules": {"side_bets": ["dragon7"]}, "systems": [{"type": "sb3", "model": str(out)}]},
+            E.StudyConfig,
+            "s",
+        )
     with pytest.raises(ConfigError, match=r"table minimum differs .* study 2 unit\(s\), model 1"):
-        validate({**base, "table": {"unit": 10, "minimum": 20, "maximum": 5000}, "bankroll": 1000,
-                  "systems": [{"type": "sb3", "model": str(out), "base": 2}]}, E.StudyConfig, "s")
+        validate(
+            {
+                **base,
+                "table": {"unit": 10, "minimum": 20, "maximum": 5000},
+                "bankroll": 1000,
+                "systems": [{"type": "sb3", "model": str(out), "base": 2}],
+            },
+            E.StudyConfig,
+            "s",
+        )
     # and by the policy itself, should it meet another table at run time
     policy = L.Sb3Policy(model=str(out))
     policy.reset(1)
     minus_one = np.full(1, -1, dtype=np.int8)
-    view = S.TableView(np.array([100.0]), 500.0, R.Rules(side_bets=("dragon7",)), None, minus_one,
-                       minus_one, 1.0)
+    view = S.TableView(
+        np.array([100.0]), 500.0, R.Rules(side_bets=("dragon7",)), None, minus_one, minus_one, 1.0
+    )
     with pytest.raises(L.ModelMismatch, match=r"rules.side_bets: study \('dragon7',\), model \(\)"):
         policy.check_view(view)
-    study = validate({**base, "bankroll": 2000, "systems": [{"type": "sb3", "model": str(out)}]},
-                     E.StudyConfig, "s")
+    study = validate(
+        {**base, "bankroll": 2000, "systems": [{"type": "sb3", "model": str(out)}]}, E.StudyConfig, "s"
+    )
     with pytest.warns(UserWarning, match="starting bankroll"):
         E.run_study(study)
 
 
 # ---------------------------------------------------------------------------------------- parity
 PARITY = [
-    dict(action_mode="multidiscrete", allow_no_bet=True, stake_unit="units", observation="dict",
-         obs_scale="raw"),
-    dict(action_mode="discrete", allow_no_bet=False, stake_unit="fraction",
-         stake_levels=(0.0001, 0.0005, 0.002), observation="dict", obs_scale="raw"),
+    dict(
+        action_mode="multidiscrete",
+        allow_no_bet=True,
+        stake_unit="units",
+        observation="dict",
+        obs_scale="raw",
+    ),
+    dict(
+        action_mode="discrete",
+        allow_no_bet=False,
+        stake_unit="fraction",
+        stake_levels=(0.0001, 0.0005, 0.002),
+        observation="dict",
+        obs_scale="raw",
+    ),
     dict(),  # the env's defaults: discrete actions, the flat scaled Box
 ]
 
 
-@pytest.mark.parametrize("interface", PARITY, ids=["multidiscrete", "discrete-forced-fraction",
-                                                   "defaults-flat-scaled"])
-def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_path, monkeypatch,
-                                                                        interface):
+@pytest.mark.parametrize(
+    "interface", PARITY, ids=["multidiscrete", "discrete-forced-fraction", "defaults-flat-scaled"]
+)
+def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_path, monkeypatch, interface):
     """The real evaluation loop (run_study) with a learned-policy entry whose actions are scripted:
     every observation the policy builds equals the one the environment gives for the same hands and
     actions (a 1-deck shoe with a shallow cut card: several reshuffles), and the bankrolls agree."""
@@ -299,9 +411,19 @@ def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_pat
 
     from pb_gym.agents.sb3_vec_env import PuntoBancoSB3VecEnv
 
-    kwargs = dict(decks=1, cut_card=14, side_bets=("dragon7", "panda8"), bankroll=100_000.0, unit=10.0,
-                  table_min=10.0, table_max=100.0, max_hands=None, history=8, visible_discards=True,
-                  **interface)
+    kwargs = dict(
+        decks=1,
+        cut_card=14,
+        side_bets=("dragon7", "panda8"),
+        bankroll=100_000.0,
+        unit=10.0,
+        table_min=10.0,
+        table_max=100.0,
+        max_hands=None,
+        history=8,
+        visible_discards=True,
+        **interface,
+    )
     cfg = T.make_config(**kwargs)
 
     def fields(obs):  # the flat observation cut into its fields (views), a Dict as it is
@@ -311,11 +433,19 @@ def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_pat
     model = PPO(policy, PuntoBancoSB3VecEnv(2, **kwargs), n_steps=8, batch_size=16)
     L.save_policy(model, tmp_path, kwargs, "PPO")
     sessions, hands, seed = 6, 45, 11
-    study = validate({"rules": {"decks": 1, "cut_card": 14, "side_bets": ["dragon7", "panda8"]},
-                      "table": {"unit": 10, "minimum": 10, "maximum": 100}, "bankroll": 100_000,
-                      "sessions": sessions, "hands": hands, "seed": seed,
-                      "systems": [{"type": "sb3", "model": str(tmp_path), "name": "scripted"},
-                                  {"type": "flat"}]}, E.StudyConfig, "parity")
+    study = validate(
+        {
+            "rules": {"decks": 1, "cut_card": 14, "side_bets": ["dragon7", "panda8"]},
+            "table": {"unit": 10, "minimum": 10, "maximum": 100},
+            "bankroll": 100_000,
+            "sessions": sessions,
+            "hands": hands,
+            "seed": seed,
+            "systems": [{"type": "sb3", "model": str(tmp_path), "name": "scripted"}, {"type": "flat"}],
+        },
+        E.StudyConfig,
+        "parity",
+    )
     rng = np.random.default_rng(0)
     seen, acted, first_shoe = [], [], []
 
@@ -324,8 +454,13 @@ def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_pat
             first_shoe.append(view.shoe.copy())
         seen.append({k: v.copy() for k, v in fields(obs).items()})
         if cfg.action_mode == "multidiscrete":
-            actions = np.stack([rng.integers(0, len(cfg.bet_choices), sessions),
-                                rng.integers(0, len(cfg.stake_levels), sessions)], axis=1)
+            actions = np.stack(
+                [
+                    rng.integers(0, len(cfg.bet_choices), sessions),
+                    rng.integers(0, len(cfg.stake_levels), sessions),
+                ],
+                axis=1,
+            )
         else:
             actions = rng.integers(0, cfg.n_actions, sessions)
         acted.append(actions)
@@ -367,17 +502,23 @@ def test_counts_transform_is_a_counters_linear_ev_estimate():
         engine.deal(cfg.rules, state)
     obs = {"shoe": state.unseen.astype(np.float32), "bankroll": np.zeros((3000, 1), np.float32)}
     out = L.transform_obs("counts", obs, cfg)
-    space = L.transformed_space("counts", PuntoBancoVectorEnv(num_envs=1, side_bets=(
-        "dragon7", "panda8"), observation="dict").single_observation_space)
+    space = L.transformed_space(
+        "counts",
+        PuntoBancoVectorEnv(
+            num_envs=1, side_bets=("dragon7", "panda8"), observation="dict"
+        ).single_observation_space,
+    )
     assert out["count"].shape == (3000, len(L.COUNTED_BETS)) == (3000,) + space["count"].shape
     ev = exact.expected_values(state.unseen, cfg.rules)
     for k, bet in enumerate(L.COUNTED_BETS):
         assert np.corrcoef(out["count"][:, k], ev[:, R.BETS.index(bet)])[0, 1] > 0.95, bet
     # off the top of the shoe the estimate is the exact full-shoe EV
     full = {"shoe": R.full_shoe(8)[None, :].astype(np.float32)}
-    np.testing.assert_allclose(L.transform_obs("counts", full, cfg)["count"][0],
-                               100 * exact.expected_values(R.full_shoe(8), cfg.rules)[
-                                   [R.BETS.index(b) for b in L.COUNTED_BETS]], rtol=1e-5)
+    np.testing.assert_allclose(
+        L.transform_obs("counts", full, cfg)["count"][0],
+        100 * exact.expected_values(R.full_shoe(8), cfg.rules)[[R.BETS.index(b) for b in L.COUNTED_BETS]],
+        rtol=1e-5,
+    )
 
 
 def test_a_shoe_only_policy_sees_the_shoe_and_the_cards_left_and_replays_on_them(tmp_path):
@@ -396,20 +537,30 @@ def test_a_shoe_only_policy_sees_the_shoe_and_the_cards_left_and_replays_on_them
     # the replay reads the same two fields: a study of its own replays the run's held-out study
     policy = L.Sb3Policy(model=str(tmp_path / "run"))
     assert policy.obs_transform == "shoe_only"  # recorded in env.json
-    obs = L.transform_obs("shoe_only", {"shoe": np.full((2, 13), 32.0, np.float32),
-                                        "cards_left": np.full((2, 1), 416.0, np.float32),
-                                        "bankroll": np.ones((2, 1), np.float32)}, policy.cfg)
+    obs = L.transform_obs(
+        "shoe_only",
+        {
+            "shoe": np.full((2, 13), 32.0, np.float32),
+            "cards_left": np.full((2, 1), 416.0, np.float32),
+            "bankroll": np.ones((2, 1), np.float32),
+        },
+        policy.cfg,
+    )
     assert list(obs) == ["shoe", "cards_left"] and np.allclose(obs["shoe"], 0.0, atol=1e-5)
 
 
 # ------------------------------------------------------------------------------- names and checksums
-@pytest.mark.parametrize("name", ["../../x", "/some/other/dir", "a/b", ".hidden", "..", "", "a" * 65,
-                                  "tab\there"])
+@pytest.mark.parametrize(
+    "name", ["../../x", "/some/other/dir", "a/b", ".hidden", "..", "", "a" * 65, "tab\there"]
+)
 def test_a_run_name_is_a_name_not_a_path(name):
     data = yaml.safe_load((CONFIGS / "ppo-smoke.yaml").read_text())
-    with pytest.raises(ConfigError, match=r"c.yaml: name: .* is not allowed; allowed: a plain name of "
-                                          r"1-64 letters, digits, '.', '_' or '-' that does not start "
-                                          r"with '.' \(no '/', no '..'\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"c.yaml: name: .* is not allowed; allowed: a plain name of "
+        r"1-64 letters, digits, '.', '_' or '-' that does not start "
+        r"with '.' \(no '/', no '..'\)",
+    ):
         validate({**data, "name": name}, TR.TrainConfig, "c.yaml")
 
 
@@ -418,8 +569,10 @@ def test_a_training_run_records_the_sha256_of_every_file(ppo_run):
 
     out, result = ppo_run
     meta = json.loads((out / "env.json").read_text())
-    assert meta["sha256"] == {name: hashlib.sha256((out / name).read_bytes()).hexdigest()
-                              for name in ("model.zip", "vecnormalize.pkl")}
+    assert meta["sha256"] == {
+        name: hashlib.sha256((out / name).read_bytes()).hexdigest()
+        for name in ("model.zip", "vecnormalize.pkl")
+    }
     listed = {}
     for line in (out / "SHA256SUMS").read_text().splitlines():  # sha256sum -c format
         digest, name = line.split("  ")
@@ -445,11 +598,19 @@ def test_a_model_whose_files_changed_since_training_is_refused(ppo_run, tmp_path
             return (open, (str(ran), "w"))
 
     (model / "vecnormalize.pkl").write_bytes(pickle.dumps(Payload()))
-    base = {"rules": {"side_bets": []}, "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-            "sessions": 5, "hands": 5, "systems": [{"type": "sb3", "model": str(model)}]}
-    with pytest.raises(ConfigError, match=r"vecnormalize.pkl changed since training \(SHA-256 "
-                                          r"[0-9a-f]{16}\.\.\., recorded in env.json [0-9a-f]{16}\.\.\.\); "
-                                          r"refusing to load it"):
+    base = {
+        "rules": {"side_bets": []},
+        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+        "sessions": 5,
+        "hands": 5,
+        "systems": [{"type": "sb3", "model": str(model)}],
+    }
+    with pytest.raises(
+        ConfigError,
+        match=r"vecnormalize.pkl changed since training \(SHA-256 "
+        r"[0-9a-f]{16}\.\.\., recorded in env.json [0-9a-f]{16}\.\.\.\); "
+        r"refusing to load it",
+    ):
         validate(base, E.StudyConfig, "s")
     with pytest.raises(ValueError, match=r"vecnormalize.pkl changed since training"):
         L.Sb3Policy(model=str(model))
@@ -459,8 +620,11 @@ def test_a_model_whose_files_changed_since_training_is_refused(ppo_run, tmp_path
     meta = json.loads((model / "env.json").read_text())
     del meta["sha256"]
     (model / "env.json").write_text(json.dumps(meta))
-    with pytest.raises(ConfigError, match=r"env.json records no SHA-256 of model.zip, vecnormalize.pkl "
-                                          r".* python -m pb_gym.agents.learned --trust"):
+    with pytest.raises(
+        ConfigError,
+        match=r"env.json records no SHA-256 of model.zip, vecnormalize.pkl "
+        r".* python -m pb_gym.agents.learned --trust",
+    ):
         validate(base, E.StudyConfig, "s")
     assert L.record_checksums(model) == json.loads((out / "env.json").read_text())["sha256"]
     validate(base, E.StudyConfig, "s")
@@ -479,11 +643,18 @@ def test_a_resumable_evaluation_is_tied_to_the_model_files_it_plays(ppo_run):
     """The identity of an evaluate run's finished chunks holds the SHA-256 of each learned model's
     files: a model retrained in the same folder is another run, whose chunks are not mixed in."""
     out, _ = ppo_run
-    config = validate({"rules": {"side_bets": []}, "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-                       "sessions": 5, "hands": 5, "systems": [{"type": "sb3", "model": str(out)},
-                                                              {"type": "flat"}]}, E.StudyConfig, "s")
-    assert E._model_checksums(config) == {
-        str(out): json.loads((out / "env.json").read_text())["sha256"]}
+    config = validate(
+        {
+            "rules": {"side_bets": []},
+            "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+            "sessions": 5,
+            "hands": 5,
+            "systems": [{"type": "sb3", "model": str(out)}, {"type": "flat"}],
+        },
+        E.StudyConfig,
+        "s",
+    )
+    assert E._model_checksums(config) == {str(out): json.loads((out / "env.json").read_text())["sha256"]}
 
 
 # ------------------------------------------------------------------------------------------ resume
@@ -518,8 +689,7 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
-def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tmp_path, monkeypatch,
-                                                                              capsys):
+def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tmp_path, monkeypatch, capsys):
     """Ctrl-C during the held-out evaluation keeps the trained model and the finished chunks in
     OUT/.partial; the rerun (the same command: resuming is the default) trains nothing, computes only
     the missing chunk, and writes the outputs of an uninterrupted run."""
@@ -534,26 +704,36 @@ def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tm
     kept = _interrupt_after_chunks(monkeypatch, 2)
     assert cli.main(["train", str(config), "--out", str(out), "--json"]) == 130
     err = capsys.readouterr().err
-    assert (f"interrupted: the trained model is kept in {out / '.partial'}, with the held-out "
-            "evaluation's finished chunks; rerun the same command to finish it without training again"
-            ) in err
+    assert (
+        f"interrupted: the trained model is kept in {out / '.partial'}, with the held-out "
+        "evaluation's finished chunks; rerun the same command to finish it without training again"
+    ) in err
     partial = out / ".partial"
     assert sorted(p.name for p in out.iterdir()) == [".partial"]  # no outputs yet: nothing half-written
     assert sorted(p.name for p in partial.iterdir()) == [
-        "chunk-000000.json.gz", "chunk-000001.json.gz", "run.json", "step-train.json.gz", "train"]
+        "chunk-000000.json.gz",
+        "chunk-000001.json.gz",
+        "run.json",
+        "step-train.json.gz",
+        "train",
+    ]
     model_digest = L.file_sha256(partial / "train" / "model.zip")
 
     monkeypatch.undo()
     computed: list[int] = []
     save = chunk_store.ChunkStore.save
-    monkeypatch.setattr(chunk_store.ChunkStore, "save",
-                        lambda self, chunk, result: computed.append(chunk.index) or save(self, chunk,
-                                                                                          result))
+    monkeypatch.setattr(
+        chunk_store.ChunkStore,
+        "save",
+        lambda self, chunk, result: computed.append(chunk.index) or save(self, chunk, result),
+    )
     monkeypatch.setattr(TR, "train", lambda *a, **k: pytest.fail("trained again"))
     assert cli.main(["train", str(config), "--out", str(out), "--json"]) == 0
     captured = capsys.readouterr()
-    assert (f"resuming: PPO was trained for 256 timesteps by an interrupted run of this config (kept "
-            f"in {partial / 'train'}); not training again") in captured.err
+    assert (
+        f"resuming: PPO was trained for 256 timesteps by an interrupted run of this config (kept "
+        f"in {partial / 'train'}); not training again"
+    ) in captured.err
     assert f"resuming: 2 of 3 chunks already finished in {partial}; computing the other 1" in captured.err
     assert kept == [0, 1] and computed == [2]
     assert not partial.exists()  # removed once the outputs are in place
@@ -566,8 +746,9 @@ def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tm
     # zip also holds the time it was written, so the two zips differ in that member only)
     assert L.file_sha256(out / "model.zip") == model_digest
     for member in ("policy.pth", "policy.optimizer.pth", "pytorch_variables.pth"):
-        assert (zipfile.ZipFile(out / "model.zip").read(member)
-                == zipfile.ZipFile(whole / "model.zip").read(member))
+        assert zipfile.ZipFile(out / "model.zip").read(member) == zipfile.ZipFile(whole / "model.zip").read(
+            member
+        )
     report, whole_report = (json.loads(f["evaluation/report.json"]) for f in (ours, theirs))
     assert report.pop("timings") and whole_report.pop("timings")
     assert report == whole_report
@@ -579,8 +760,7 @@ def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tm
     assert all(L.file_sha256(out / name) == digest for name, digest in listed.items())
 
 
-def test_a_resume_with_another_config_is_refused_and_no_resume_starts_over(tmp_path, monkeypatch,
-                                                                           capsys):
+def test_a_resume_with_another_config_is_refused_and_no_resume_starts_over(tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
     _interrupt_after_chunks(monkeypatch, 1)
     assert cli.main(["train", str(_tiny(tmp_path)), "--out", str(out)]) == 130
@@ -591,10 +771,14 @@ def test_a_resume_with_another_config_is_refused_and_no_resume_starts_over(tmp_p
         cli.main(["train", str(changed), "--out", str(out), "--json"])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
-    assert (f"pb-gym train: error: {out / '.partial'} holds 1 finished chunk(s) and the finished "
-            "step(s) train of another run (it differs in config.evaluation.seed; run key ") in err
-    assert ("they will not be mixed with this run's. Rerun with the config they belong to to finish it, "
-            "or pass --no-resume to discard them, or choose another --out") in err
+    assert (
+        f"pb-gym train: error: {out / '.partial'} holds 1 finished chunk(s) and the finished "
+        "step(s) train of another run (it differs in config.evaluation.seed; run key "
+    ) in err
+    assert (
+        "they will not be mixed with this run's. Rerun with the config they belong to to finish it, "
+        "or pass --no-resume to discard them, or choose another --out"
+    ) in err
     assert (out / ".partial" / "chunk-000000.json.gz").is_file()  # refused: nothing was touched
     assert cli.main(["train", str(changed), "--out", str(out), "--json", "--no-resume"]) == 0
     result = json.loads(capsys.readouterr().out)
@@ -604,15 +788,17 @@ def test_a_resume_with_another_config_is_refused_and_no_resume_starts_over(tmp_p
 def test_an_interrupted_training_keeps_nothing_and_says_so(tmp_path, monkeypatch, capsys):
     """Ctrl-C before the first training checkpoint keeps nothing (the message says so), and what it
     left is no run to resume: a run of another config into the same folder is not refused."""
+
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
     out = tmp_path / "out"
     monkeypatch.setattr(TR, "write_curve", interrupted)  # after learning, before the model is kept
     assert cli.main(["train", str(_tiny(tmp_path)), "--out", str(out)]) == 130
-    assert ("interrupted while training, before its first checkpoint (one every 5 minutes): no "
-            "training was kept; the same command trains again from the start (256 timesteps)"
-            ) in capsys.readouterr().err
+    assert (
+        "interrupted while training, before its first checkpoint (one every 5 minutes): no "
+        "training was kept; the same command trains again from the start (256 timesteps)"
+    ) in capsys.readouterr().err
     assert not (out / ".partial").exists()
     monkeypatch.undo()
     changed = _tiny(tmp_path, "changed.yaml", seed=1000005)
@@ -629,8 +815,15 @@ def test_an_interrupted_discovery_scoring_resumes_on_the_kept_model(tmp_path, mo
     path = _tiny(tmp_path, sessions=20)
     data = yaml.safe_load(path.read_text())
     data["env"]["rules"]["side_bets"] = ["dragon7", "panda8"]
-    data["discovery"] = {"bets": ["dragon7", "panda8"], "tables": 4, "hands": 40, "curve_points": 1,
-                         "curve_tables": 2, "curve_hands": 10, "count_training_shoes": 10}
+    data["discovery"] = {
+        "bets": ["dragon7", "panda8"],
+        "tables": 4,
+        "hands": 40,
+        "curve_points": 1,
+        "curve_tables": 2,
+        "curve_hands": 10,
+        "count_training_shoes": 10,
+    }
     path.write_text(yaml.safe_dump(data))
     whole, out = tmp_path / "whole", tmp_path / "out"
     TR.main(str(path), out=str(whole), as_json=True)
@@ -640,8 +833,10 @@ def test_an_interrupted_discovery_scoring_resumes_on_the_kept_model(tmp_path, mo
 
     monkeypatch.setattr(D, "plot_calibration", interrupted)
     assert cli.main(["train", str(path), "--out", str(out)]) == 130
-    assert (f"interrupted while scoring the trained model (discovery): the trained model is kept in "
-            f"{out / '.partial'}; rerun the same command") in capsys.readouterr().err
+    assert (
+        f"interrupted while scoring the trained model (discovery): the trained model is kept in "
+        f"{out / '.partial'}; rerun the same command"
+    ) in capsys.readouterr().err
     monkeypatch.undo()
     monkeypatch.setattr(TR, "train", lambda *a, **k: pytest.fail("trained again"))
     assert cli.main(["train", str(path), "--out", str(out), "--json"]) == 0
@@ -663,18 +858,19 @@ def test_a_chunk_failing_twice_keeps_the_trained_model(tmp_path, monkeypatch, ca
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["train", str(config), "--out", str(out)])
     assert exit_info.value.code == 1
-    assert (f"failed twice; the run is stopped and no report was written. Last error: RuntimeError: "
-            f"worker lost. 1 finished chunk(s) are kept in {out / '.partial'}: rerun the same command "
-            f"to compute only the others. The trained model is kept in {out / '.partial'}: rerun the "
-            "same command to evaluate it without training again") in capsys.readouterr().err
+    assert (
+        f"failed twice; the run is stopped and no report was written. Last error: RuntimeError: "
+        f"worker lost. 1 finished chunk(s) are kept in {out / '.partial'}: rerun the same command "
+        f"to compute only the others. The trained model is kept in {out / '.partial'}: rerun the "
+        "same command to evaluate it without training again"
+    ) in capsys.readouterr().err
     monkeypatch.undo()
     monkeypatch.setattr(TR, "train", lambda *a, **k: pytest.fail("trained again"))
     assert cli.main(["train", str(config), "--out", str(out), "--json"]) == 0
     assert (out / "evaluation" / "report.json").is_file() and not (out / ".partial").exists()
 
 
-def test_a_kept_model_that_changed_is_trained_again_and_its_chunks_discarded(tmp_path, monkeypatch,
-                                                                           capsys):
+def test_a_kept_model_that_changed_is_trained_again_and_its_chunks_discarded(tmp_path, monkeypatch, capsys):
     """The kept training step records the SHA-256 of its files: one changed since (or missing) means
     training again, and the evaluation chunks made with the old model are not mixed in."""
     from pb_gym.experiments import chunk_store
@@ -688,30 +884,43 @@ def test_a_kept_model_that_changed_is_trained_again_and_its_chunks_discarded(tmp
         handle.write("\n")
     computed: list[int] = []
     save = chunk_store.ChunkStore.save
-    monkeypatch.setattr(chunk_store.ChunkStore, "save",
-                        lambda self, chunk, result: computed.append(chunk.index) or save(self, chunk,
-                                                                                          result))
+    monkeypatch.setattr(
+        chunk_store.ChunkStore,
+        "save",
+        lambda self, chunk, result: computed.append(chunk.index) or save(self, chunk, result),
+    )
     capsys.readouterr()
     assert cli.main(["train", str(config), "--out", str(out), "--json"]) == 0
-    assert (f"resuming: the kept train step in {out / '.partial'} is not whole (learning_curve.csv "
-            "changed since it was kept); doing it again") in capsys.readouterr().err
+    assert (
+        f"resuming: the kept train step in {out / '.partial'} is not whole (learning_curve.csv "
+        "changed since it was kept); doing it again"
+    ) in capsys.readouterr().err
     assert computed == [0, 1, 2]
 
 
 # ------------------------------------------------------------------------------ custom bets (#14)
-TIE_ON_7 = {"name": "tie_on_7", "title": "Tie on 7", "source": "my casino",
-            "rows": [{"when": {"winner": "tie", "player_total": 7}, "pays": 45}]}
+TIE_ON_7 = {
+    "name": "tie_on_7",
+    "title": "Tie on 7",
+    "source": "my casino",
+    "rows": [{"when": {"winner": "tie", "player_total": 7}, "pays": 45}],
+}
 
 
 def test_a_custom_bet_trains_saves_and_evaluates(tmp_path, capsys):
     """env.custom_bets: a user bet named in side_bets is a column of the training env, recorded in
     env.json; the held-out evaluation and a later `pb-gym evaluate` with the same custom_bets replay it,
     and a study whose bet of that name pays otherwise is refused."""
-    data = _config(total_timesteps=256, n_envs=8, curve_points=2,
-                   **{"env.rules.side_bets": ["tie_on_7"], "env.custom_bets": [TIE_ON_7]})
+    data = _config(
+        total_timesteps=256,
+        n_envs=8,
+        curve_points=2,
+        **{"env.rules.side_bets": ["tie_on_7"], "env.custom_bets": [TIE_ON_7]},
+    )
     data["hyperparameters"].update(n_steps=32, batch_size=64, n_epochs=1)
-    data["evaluation"].update(sessions=20, hands=20,
-                              systems=[{"type": "flat", "bet": "tie_on_7", "name": "flat tie on 7"}])
+    data["evaluation"].update(
+        sessions=20, hands=20, systems=[{"type": "flat", "bet": "tie_on_7", "name": "flat tie on 7"}]
+    )
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(data))
     out = tmp_path / "out"
@@ -720,26 +929,39 @@ def test_a_custom_bet_trains_saves_and_evaluates(tmp_path, capsys):
     meta = json.loads((out / "env.json").read_text())
     assert meta["env_kwargs"]["custom_bets"] == [TIE_ON_7]
     assert L.training_config(out).bets.columns[-1] == "tie_on_7"
-    study = {"name": "replay", "rules": {"decks": 8, "side_bets": ["tie_on_7"]},
-             "custom_bets": [TIE_ON_7], "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-             "bankroll": 1000, "sessions": 20, "hands": 20, "seed": 1000003,
-             "systems": [{"type": "sb3", "model": str(out), "name": "PPO (learned)"}]}
+    study = {
+        "name": "replay",
+        "rules": {"decks": 8, "side_bets": ["tie_on_7"]},
+        "custom_bets": [TIE_ON_7],
+        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+        "bankroll": 1000,
+        "sessions": 20,
+        "hands": 20,
+        "seed": 1000003,
+        "systems": [{"type": "sb3", "model": str(out), "name": "PPO (learned)"}],
+    }
     replay = E.run_study(validate(study, E.StudyConfig), progress=False)
     learned = result["evaluation"]["systems"][0]
     assert replay["systems"][0]["net"] == learned["net"]
     other = {**TIE_ON_7, "rows": [{"when": {"winner": "tie", "player_total": 7}, "pays": 30}]}
     from pb_gym.experiments.scale import ChunkError
 
-    with pytest.raises(ChunkError, match=r"ModelMismatch: .*'tie_on_7' pays otherwise than the one the "
-                                         r"model was trained on"):
+    with pytest.raises(
+        ChunkError,
+        match=r"ModelMismatch: .*'tie_on_7' pays otherwise than the one the "
+        r"model was trained on",
+    ):
         E.run_study(validate({**study, "custom_bets": [other]}, E.StudyConfig), progress=False)
 
 
-@pytest.mark.parametrize("custom,match", [
-    ([{"name": "bad", "rows": [{"when": {"winner": "tie"}, "pays": "lots"}]}], r"env.custom_bets.*'bad'"),
-    ([{"name": "banker", "rows": [{"when": {"winner": "tie"}, "pays": 8}]}], r"env.custom_bets.*taken"),
-    ({"name": "x"}, r"env.custom_bets.*a list of bet definitions"),
-])
+@pytest.mark.parametrize(
+    "custom,match",
+    [
+        ([{"name": "bad", "rows": [{"when": {"winner": "tie"}, "pays": "lots"}]}], r"env.custom_bets.*'bad'"),
+        ([{"name": "banker", "rows": [{"when": {"winner": "tie"}, "pays": 8}]}], r"env.custom_bets.*taken"),
+        ({"name": "x"}, r"env.custom_bets.*a list of bet definitions"),
+    ],
+)
 def test_a_bad_custom_bet_is_a_clear_error(tmp_path, custom, match):
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(_config(**{"env.custom_bets": custom})))
@@ -799,10 +1021,12 @@ def _same_training(a: dict, b: dict) -> None:
             assert one.count == other.count
 
 
-@pytest.mark.parametrize("name,stop_after", [("ppo-smoke.yaml", 2), ("dqn-smoke.yaml", 40),
-                                             ("discover-smoke.yaml", 2)])
-def test_an_interrupted_training_continues_from_its_checkpoint_bit_for_bit(tmp_path, monkeypatch, name,
-                                                                          stop_after):
+@pytest.mark.parametrize(
+    "name,stop_after", [("ppo-smoke.yaml", 2), ("dqn-smoke.yaml", 40), ("discover-smoke.yaml", 2)]
+)
+def test_an_interrupted_training_continues_from_its_checkpoint_bit_for_bit(
+    tmp_path, monkeypatch, name, stop_after
+):
     """Ctrl-C in the middle of training, then the same call again: it loads the last checkpoint (the
     model, DQN's replay buffer, the tables' shoes and random streams, the normalizer, the random
     generators, the learning curves, the exact one of a discovery run included) and trains the rest:
@@ -842,8 +1066,10 @@ def test_an_interrupted_training_run_says_where_it_continues_and_does(tmp_path, 
     path = _two_rollouts(tmp_path)
     assert cli.main(["train", str(path), "--out", str(out), "--checkpoint-minutes", "1e-9"]) == 130
     err = capsys.readouterr().err
-    assert ("interrupted while training: its checkpoint at 256 of 512 timesteps is kept in "
-            f"{out / '.partial'}; rerun the same command") in err
+    assert (
+        "interrupted while training: its checkpoint at 256 of 512 timesteps is kept in "
+        f"{out / '.partial'}; rerun the same command"
+    ) in err
     monkeypatch.undo()
     assert cli.main(["train", str(path), "--out", str(out), "--json"]) == 0
     captured = capsys.readouterr()
@@ -888,8 +1114,10 @@ def test_a_changed_checkpoint_is_not_loaded(tmp_path, monkeypatch, capsys):
 def test_checkpoint_minutes_must_be_a_number_of_minutes(value, capsys):
     with pytest.raises(SystemExit):
         cli.main(["train", "x.yaml", "--checkpoint-minutes", value])
-    assert (f"--checkpoint-minutes: {value!r} is not allowed; allowed: a number of minutes >= 0"
-            in capsys.readouterr().err)
+    assert (
+        f"--checkpoint-minutes: {value!r} is not allowed; allowed: a number of minutes >= 0"
+        in capsys.readouterr().err
+    )
 
 
 def test_a_checkpoint_that_cannot_be_written_does_not_stop_training(tmp_path, monkeypatch, capsys):
@@ -907,9 +1135,10 @@ def test_a_checkpoint_that_cannot_be_written_does_not_stop_training(tmp_path, mo
     monkeypatch.setattr(CK, "open", disk_full, raising=False)  # the checkpoint's state.pkl only
     result = TR.train(config, tmp_path / "out", store=store, checkpoint_minutes=1e-9)
     assert result["timesteps"] == 512
-    assert ("warning: could not keep a training checkpoint in "
-            f"{store.directory} ([Errno 28] No space left on device); training goes on"
-            ) in capsys.readouterr().err
+    assert (
+        "warning: could not keep a training checkpoint in "
+        f"{store.directory} ([Errno 28] No space left on device); training goes on"
+    ) in capsys.readouterr().err
     assert CK.latest(store) is None and not list(store.directory.glob("checkpoint_*"))
 
 
@@ -920,9 +1149,12 @@ def test_discovery_scores_any_bet_the_table_offers():
     assert config.discovery.bets == ["three_giving_eight", "egalite_7", "egalite_0"]
     data = yaml.safe_load((CONFIGS / "discover-catalog.yaml").read_text())
     data["discovery"]["bets"] = ["egalite_9"]
-    with pytest.raises(ConfigError, match=r"discovery.bets: 'egalite_9' is not offered by env.rules; "
-                                          r"offered: banker, player, tie, three_giving_eight, egalite_7, "
-                                          r"egalite_0"):
+    with pytest.raises(
+        ConfigError,
+        match=r"discovery.bets: 'egalite_9' is not offered by env.rules; "
+        r"offered: banker, player, tie, three_giving_eight, egalite_7, "
+        r"egalite_0",
+    ):
         validate(data, TR.TrainConfig, "discover-catalog.yaml")
 
 
@@ -940,8 +1172,10 @@ def test_a_checkpoint_that_cannot_be_loaded_trains_from_the_start(tmp_path, monk
 
     monkeypatch.setattr(CK, "load", unloadable)
     again = TR.train(config, tmp_path / "b", store=store)
-    assert ("could not be loaded (ValueError: written by another version); training from the start"
-            in capsys.readouterr().err)
+    assert (
+        "could not be loaded (ValueError: written by another version); training from the start"
+        in capsys.readouterr().err
+    )
     _same_training(straight, again)
 
 
@@ -959,7 +1193,8 @@ def test_a_one_shoe_policy_is_evaluated_on_single_shoes_unless_told_otherwise():
         "NOTE: the policy was trained on one-shoe episodes (env.one_shoe), but the held-out sessions "
         "(evaluation.one_shoe: false) play up to 1000 hands, across shoes (a shoe deals at most 101): "
         "there its episode counters take values it never saw, and it may bet differently than in its "
-        "own episodes.")
+        "own episodes."
+    )
     assert TR.episode_note(TR.load(CONFIGS / "ppo-smoke.yaml", TR.TrainConfig)) is None
     # a policy that sees only the shoe has no episode counter to leave its training range
     assert TR.episode_note(TR.load(CONFIGS / "discover-sizing-shoe.yaml", TR.TrainConfig)) is None
@@ -972,10 +1207,16 @@ def test_profit_per_hand_is_total_profit_over_hands_dealt_when_sessions_differ_i
     hands = rng.integers(70, 84, size=400).astype(float)
     learned = rng.normal(0.5, 10.0, 400) * np.sqrt(hands)
     flat = rng.normal(-0.1, 10.0, 400) * np.sqrt(hands)
-    report = {"bankroll": 1000.0, "session_hands": hands, "table": {"minimum": 10.0},
-              "final_bankrolls": {"learned": 1000.0 + learned, "flat": 1000.0 + flat},
-              "systems": [{"name": "learned", "wagered": 5000.0, "hands": 300},
-                          {"name": "flat", "wagered": 9000.0, "hands": 900}]}
+    report = {
+        "bankroll": 1000.0,
+        "session_hands": hands,
+        "table": {"minimum": 10.0},
+        "final_bankrolls": {"learned": 1000.0 + learned, "flat": 1000.0 + flat},
+        "systems": [
+            {"name": "learned", "wagered": 5000.0, "hands": 300},
+            {"name": "flat", "wagered": 9000.0, "hands": 900},
+        ],
+    }
     rows = {r["name"]: r for r in TR.profit_per_hand(report)}
     assert rows["learned"]["profit_per_hand"] == pytest.approx(learned.sum() / hands.sum(), rel=1e-12)
     assert rows["flat"]["learned_minus_this"] == pytest.approx((learned - flat).sum() / hands.sum())
@@ -984,10 +1225,12 @@ def test_profit_per_hand_is_total_profit_over_hands_dealt_when_sessions_differ_i
     assert rows["learned"]["learned_minus_this_ci95"] == [0.0, 0.0]
     growth = np.log((1000.0 + learned) / 1000.0).sum() / hands.sum()
     assert rows["learned"]["log_growth_per_hand"] == pytest.approx(growth, rel=1e-12)
-    ruined = dict(report, final_bankrolls={"learned": np.r_[0.0, np.full(399, 1000.0)],
-                                           "flat": np.full(400, 1000.0)})
+    ruined = dict(
+        report, final_bankrolls={"learned": np.r_[0.0, np.full(399, 1000.0)], "flat": np.full(400, 1000.0)}
+    )
     assert TR.profit_per_hand(ruined)[0]["log_growth_per_hand"] == pytest.approx(
-        np.log(5.0 / 1000.0) / hands.sum())  # a ruined session counts as half the table minimum
+        np.log(5.0 / 1000.0) / hands.sum()
+    )  # a ruined session counts as half the table minimum
     per = learned / 80  # equal sessions: the mean per hand and its standard error, as before
     mean, se = stats.mean_se(per)
     row = TR.profit_per_hand(dict(report, session_hands=np.full(400, 80.0)))[0]
@@ -1014,12 +1257,21 @@ def test_a_one_shoe_training_is_evaluated_on_whole_shoes_and_a_study_across_shoe
     profit = {r["name"]: r for r in result["profit_per_hand"]}
     assert profit["flat banker"]["bet_share"] == 1.0
     assert profit["flat banker"]["profit_per_hand"] == pytest.approx(
-        flat["net"] / held_out["hands_dealt"], rel=1e-12)
-    study = {"rules": data["env"]["rules"], "table": data["env"]["table"],
-             "bankroll": data["env"]["bankroll"], "sessions": 4, "hands": 10,
-             "systems": [{"type": "sb3", "model": str(tmp_path / "run")}]}
-    with pytest.warns(UserWarning, match=r"trained on one-shoe episodes \(one_shoe\) but the study's "
-                                         r"sessions run across shoes"):
+        flat["net"] / held_out["hands_dealt"], rel=1e-12
+    )
+    study = {
+        "rules": data["env"]["rules"],
+        "table": data["env"]["table"],
+        "bankroll": data["env"]["bankroll"],
+        "sessions": 4,
+        "hands": 10,
+        "systems": [{"type": "sb3", "model": str(tmp_path / "run")}],
+    }
+    with pytest.warns(
+        UserWarning,
+        match=r"trained on one-shoe episodes \(one_shoe\) but the study's "
+        r"sessions run across shoes",
+    ):
         E.run_study(validate(study, E.StudyConfig, "s"))
 
 

@@ -35,11 +35,18 @@ EXACT_REWARDS = {  # exact rewards and EVs: the exact odds' product is row by ro
 }
 
 
-@pytest.mark.parametrize("mode,exact", [
-    ("multidiscrete", None), ("discrete", None), ("box", None),
-    ("discrete", "expected"), ("discrete", "expected_catalog"), ("discrete", "log_growth"),
-    ("box", "log_growth"),  # several stakes a hand: sums of several terms
-])
+@pytest.mark.parametrize(
+    "mode,exact",
+    [
+        ("multidiscrete", None),
+        ("discrete", None),
+        ("box", None),
+        ("discrete", "expected"),
+        ("discrete", "expected_catalog"),
+        ("discrete", "log_growth"),
+        ("box", "log_growth"),  # several stakes a hand: sums of several terms
+    ],
+)
 def test_parity_with_single_envs_next_step(mode, exact):
     """Every table of the vector env is, bit for bit, the single env seeded as it: observations,
     rewards (realized or exact), ends and every info entry (the exact EVs included)."""
@@ -68,8 +75,9 @@ def test_parity_with_single_envs_next_step(mode, exact):
                 for key, value in info.items():
                     # the single env gives Python scalars (cheap), the vector env batched arrays
                     single = np.asarray(value, dtype=vinfo[key].dtype)
-                    assert data_equivalence(vinfo[key][i], single[()] if single.ndim == 0 else single,
-                                            exact=True), key
+                    assert data_equivalence(
+                        vinfo[key][i], single[()] if single.ndim == 0 else single, exact=True
+                    ), key
             assert data_equivalence({k: v[i] for k, v in vobs.items()}, obs, exact=True)
             assert (vrew[i], vterm[i], vtrunc[i]) == (rew, term, trunc)
             rewarded += rew != 0.0
@@ -127,8 +135,14 @@ def test_make_vec_returns_native_env_and_passes_max_episode_steps():
 
 
 def test_returned_data_is_never_reused():
-    venv = PuntoBancoVectorEnv(6, info_ev=True, hand_info=True, max_hands=2,
-                               autoreset_mode=AutoresetMode.SAME_STEP, observation="dict")
+    venv = PuntoBancoVectorEnv(
+        6,
+        info_ev=True,
+        hand_info=True,
+        max_hands=2,
+        autoreset_mode=AutoresetMode.SAME_STEP,
+        observation="dict",
+    )
     prev = venv.reset(seed=0)
     prev_info = {}
     for _ in range(6):
@@ -194,13 +208,15 @@ def test_bad_arguments():
 
 
 def test_action_masks_and_render():
-    venv = PuntoBancoVectorEnv(3, bankroll=100, unit=10, table_min=20, stake_levels=(1, 2, 5),
-                               render_mode="ansi", **RAW)
+    venv = PuntoBancoVectorEnv(
+        3, bankroll=100, unit=10, table_min=20, stake_levels=(1, 2, 5), render_mode="ansi", **RAW
+    )
     venv.reset(seed=0)
     venv.tables.bankroll[:] = [10.0, 3.0, 1.0]
     masks = venv.action_masks()
-    np.testing.assert_array_equal(masks[:, 8:], [[False, True, True], [False, True, False],
-                                                 [True, True, True]])
+    np.testing.assert_array_equal(
+        masks[:, 8:], [[False, True, True], [False, True, False], [True, True, True]]
+    )
     assert masks[2, :8].tolist() == [True] + [False] * 7
     venv.step(np.array([[1, 1], [2, 1], [0, 0]]))
     frames = venv.render()
@@ -209,8 +225,13 @@ def test_action_masks_and_render():
 
 def test_throughput_function_runs():
     result = vector_env_throughput(n_envs=256, seconds=0.2, sync_n_envs=16, sync_seconds=0.2)
-    assert set(result) >= {"vector_env_steps_per_s", "sync_vector_env_steps_per_s",
-                           "vector_vs_sync_ratio", "sync_vector_env_n_envs"}
+    assert set(result) >= {
+        "vector_env_steps_per_s",
+        "sync_vector_env_steps_per_s",
+        "vector_vs_sync_ratio",
+        "sync_vector_env_n_envs",
+    }
     assert result["vector_vs_sync_ratio"] == pytest.approx(
-        result["vector_env_steps_per_s"] / result["sync_vector_env_steps_per_s"])
+        result["vector_env_steps_per_s"] / result["sync_vector_env_steps_per_s"]
+    )
     assert result["vector_vs_sync_ratio"] > 1

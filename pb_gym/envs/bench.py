@@ -57,8 +57,11 @@ def single_env_throughput(seconds: float = 2.0, **env_kwargs) -> dict:
     rate(env, action)  # warm-up: compile or load the kernels
     single = rate(env, action)
     blackjack = rate(gymnasium.make("Blackjack-v1"), 0)
-    return {"single_env_steps_per_s": single, "blackjack_steps_per_s": blackjack,
-            "single_env_vs_blackjack": single / blackjack}
+    return {
+        "single_env_steps_per_s": single,
+        "blackjack_steps_per_s": blackjack,
+        "single_env_vs_blackjack": single / blackjack,
+    }
 
 
 def _min_banker_bet(cfg) -> object:
@@ -69,13 +72,13 @@ def _min_banker_bet(cfg) -> object:
     if cfg.action_mode == "discrete":
         return int(cfg.allow_no_bet) + (choice - int(cfg.allow_no_bet)) * len(cfg.stake_levels)
     action = np.zeros(len(cfg.rules.offered_bets), dtype=np.float32)
-    action[cfg.rules.offered_bets.index("banker")] = cfg.min_units / min(cfg.bankroll_units,
-                                                                         cfg.max_units)
+    action[cfg.rules.offered_bets.index("banker")] = cfg.min_units / min(cfg.bankroll_units, cfg.max_units)
     return action
 
 
-def native_vector_steps_per_s(n_envs: int, seconds: float, rng: np.random.Generator,
-                              **env_kwargs) -> tuple[float, list[np.ndarray]]:
+def native_vector_steps_per_s(
+    n_envs: int, seconds: float, rng: np.random.Generator, **env_kwargs
+) -> tuple[float, list[np.ndarray]]:
     """Steps per second of the native vector env playing random actions (16 pre-drawn batches from
     ``rng``, cycled), and those actions."""
     venv = PuntoBancoVectorEnv(n_envs, **env_kwargs)
@@ -85,8 +88,13 @@ def native_vector_steps_per_s(n_envs: int, seconds: float, rng: np.random.Genera
     return rate, actions
 
 
-def vector_env_throughput(n_envs: int = 4096, seconds: float = 2.0, sync_n_envs: int | None = 256,
-                          sync_seconds: float | None = None, **env_kwargs) -> dict:
+def vector_env_throughput(
+    n_envs: int = 4096,
+    seconds: float = 2.0,
+    sync_n_envs: int | None = 256,
+    sync_seconds: float | None = None,
+    **env_kwargs,
+) -> dict:
     """Steps (hands) per second of the native vector env and of ``SyncVectorEnv`` over single envs.
 
     Both play a random bet each step (a pre-drawn random action per table and step, cycled over 16
@@ -129,9 +137,11 @@ def expected_reward_throughput(n_envs: int = 256, seconds: float = 2.0, **env_kw
     rates = {}
     for reward in ("realized", "expected"):
         rates[reward], _ = native_vector_steps_per_s(n_envs, seconds, rng, reward=reward, **kwargs)
-    return {"expected_reward_steps_per_s": rates["expected"],
-            "realized_reward_steps_per_s": rates["realized"],
-            "expected_vs_realized": rates["expected"] / rates["realized"]}
+    return {
+        "expected_reward_steps_per_s": rates["expected"],
+        "realized_reward_steps_per_s": rates["realized"],
+        "expected_vs_realized": rates["expected"] / rates["realized"],
+    }
 
 
 def _random_actions(venv: PuntoBancoVectorEnv, rng: np.random.Generator) -> np.ndarray:

@@ -226,8 +226,9 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         return float(self.session.seats.bankroll[0, 0])
 
     # ---- Gymnasium API --------------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
-              ) -> tuple[ObsType, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[ObsType, dict[str, Any]]:
         super().reset(seed=seed)
         if seed is not None:
             seeds = [int(seed)]
@@ -250,8 +251,9 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         """The compiled step state, rebuilt when an array of the session has been replaced."""
         state = self._step_state
         if state is None or self._generation != engine._CheckedArrays.generation:
-            state = self._step_state = T.step_state(self.config, self.tables, self._ints, self._floats,
-                                                    self._active)
+            state = self._step_state = T.step_state(
+                self.config, self.tables, self._ints, self._floats, self._active
+            )
             self._generation = engine._CheckedArrays.generation
         return state
 
@@ -264,8 +266,11 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         anything else goes through :func:`pb_gym.envs.table.action_array`'s checks."""
         mode = self._mode
         if mode == T.DISCRETE:
-            if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and (
-                    -2**63 <= action < 2**63):
+            if (
+                isinstance(action, (int, np.integer))
+                and not isinstance(action, bool)
+                and (-(2**63) <= action < 2**63)
+            ):
                 self._ints[0, 0] = action
                 return self._ints, self._floats
         elif type(action) is np.ndarray and action.ndim == 1:
@@ -286,7 +291,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         if not self._seeded:  # as Gymnasium's OrderEnforcing wrapper (gymnasium.make) does
             raise ResetNeeded("Cannot call env.step() before calling env.reset()")
         if self._discrete and type(action) in _INTS:  # the common case: range checked by the
-            try:                                        # compiled step
+            try:  # compiled step
                 self._ints[0, 0] = action
             except OverflowError:  # beyond int64: refused by the general path with its message
                 self._action_arrays(action)
@@ -297,15 +302,15 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         obs = np.empty(self._obs_shape, dtype=np.float32)
         out = np.empty(self._n_out)
         cards = np.empty((2, 3), dtype=np.uint8) if hand_info else _NO_CARDS
-        state = self._step_state if self._generation == engine._CheckedArrays.generation \
-            else self._state()
+        state = self._step_state if self._generation == engine._CheckedArrays.generation else self._state()
         # decode, stake rules, deal, settle, records, ends, the observation and the info: one call
         result = T.step_one(state, obs, out, cards)
         if result[0]:
             T._raise_step(self.config, self._ints, result)
         n_columns = self._n_columns
-        (reward, terminated, truncated, pt, bt, winner, natural, pp, bp, shuffled,
-         bankroll) = out[n_columns:].tolist()
+        (reward, terminated, truncated, pt, bt, winner, natural, pp, bp, shuffled, bankroll) = out[
+            n_columns:
+        ].tolist()
         if self._exact_reward:
             reward = 0.0
             if self.session.seats.placed.item(0):
@@ -314,18 +319,32 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         if hand_info:  # the info's arrays are views of these, read-only: HandInfo's copies share them
             out.setflags(write=False)
             cards.setflags(write=False)
-            info = HandInfo(player_cards=cards[0], banker_cards=cards[1], player_total=int(pt),
-                            banker_total=int(bt), winner=int(winner), natural=natural != 0.0,
-                            player_pair=pp != 0.0, banker_pair=bp != 0.0, shuffled=shuffled != 0.0,
-                            stakes=out[:n_columns], bankroll=bankroll)
+            info = HandInfo(
+                player_cards=cards[0],
+                banker_cards=cards[1],
+                player_total=int(pt),
+                banker_total=int(bt),
+                winner=int(winner),
+                natural=natural != 0.0,
+                player_pair=pp != 0.0,
+                banker_pair=bp != 0.0,
+                shuffled=shuffled != 0.0,
+                stakes=out[:n_columns],
+                bankroll=bankroll,
+            )
         if self._info_ev:
             ev = T.ev_before_hand(self.config, self.tables)
             ev.setflags(write=False)
             info["ev"] = ev[0]
         if self.render_mode is not None:
             self._show()
-        return (obs[0] if self._flat else T.split_obs(self.config, obs[0]), reward, terminated != 0.0,
-                truncated != 0.0, info)
+        return (
+            obs[0] if self._flat else T.split_obs(self.config, obs[0]),
+            reward,
+            terminated != 0.0,
+            truncated != 0.0,
+            info,
+        )
 
     def action_masks(self) -> np.ndarray:
         """Valid actions now (for sb3-contrib's MaskablePPO; see :func:`pb_gym.envs.table.action_masks`)."""

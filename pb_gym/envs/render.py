@@ -29,26 +29,33 @@ def bead_grid(bead_row: np.ndarray) -> list[list[str]]:
 def render_ansi(cfg: EnvConfig, tables: Tables, t: int) -> str:
     """Text picture of table ``t``: both hands with totals, the winner, stakes and result, bead plate."""
     shoe = tables.shoe
-    lines = [f"hand {int(tables.episode_hands[t])} of the episode | shoe: {int(shoe.hands_in_shoe[t])} "
-             f"hands dealt, {int(shoe.cards_left[t])} cards left | bankroll "
-             f"{tables.bankroll[t]:.2f} units ({tables.bankroll[t] * cfg.unit:.2f})"]
+    lines = [
+        f"hand {int(tables.episode_hands[t])} of the episode | shoe: {int(shoe.hands_in_shoe[t])} "
+        f"hands dealt, {int(shoe.cards_left[t])} cards left | bankroll "
+        f"{tables.bankroll[t]:.2f} units ({tables.bankroll[t] * cfg.unit:.2f})"
+    ]
     last = tables.last_hand[t]
     if tables.episode_hands[t] == 0:
         lines.append("no hand dealt yet")
     else:
-        for name, cards, total in (("Player", tables.player_cards[t], last[3]),
-                                   ("Banker", tables.banker_cards[t], last[4])):
+        for name, cards, total in (
+            ("Player", tables.player_cards[t], last[3]),
+            ("Banker", tables.banker_cards[t], last[4]),
+        ):
             shown = " ".join(f"{_card(c):>2}" for c in cards if c)
             lines.append(f"{name}: {shown:<9} = {int(total)}")
         winner = int(np.argmax(last[:3]))
-        notes = [n for n, flag in (("natural", last[7]), ("player pair", last[8]),
-                                   ("banker pair", last[9])) if flag]
+        notes = [
+            n
+            for n, flag in (("natural", last[7]), ("player pair", last[8]), ("banker pair", last[9]))
+            if flag
+        ]
         verdict = "Tie" if winner == 2 else f"{R.WINNERS[winner].capitalize()} wins"
         lines.append(verdict + (f" ({', '.join(notes)})" if notes else ""))
-        placed = [f"{bet} {s:g}" for bet, s in zip(cfg.bets.columns, tables.stakes[t], strict=True)
-                  if s > 0]
-        lines.append(f"stakes: {', '.join(placed) if placed else 'no bet'} -> net "
-                     f"{tables.reward[t]:+.2f} units")
+        placed = [f"{bet} {s:g}" for bet, s in zip(cfg.bets.columns, tables.stakes[t], strict=True) if s > 0]
+        lines.append(
+            f"stakes: {', '.join(placed) if placed else 'no bet'} -> net {tables.reward[t]:+.2f} units"
+        )
     lines.append("bead plate:")
     lines.extend("  " + " ".join(row) for row in bead_grid(tables.bead[t]))
     return "\n".join(lines) + "\n"
@@ -56,16 +63,31 @@ def render_ansi(cfg: EnvConfig, tables: Tables, t: int) -> str:
 
 # 3x5 pixel font for the image
 _FONT = {
-    "0": "111101101101111", "1": "010110010010111", "2": "111001111100111", "3": "111001111001111",
-    "4": "101101111001001", "5": "111100111001111", "6": "111100111101111", "7": "111001001010010",
-    "8": "111101111101111", "9": "111101111001111", "A": "010101111101101", "J": "001001001101010",
-    "Q": "010101101110011", "K": "101110100110101", "T": "111010010010010", "P": "110101110100100",
+    "0": "111101101101111",
+    "1": "010110010010111",
+    "2": "111001111100111",
+    "3": "111001111001111",
+    "4": "101101111001001",
+    "5": "111100111001111",
+    "6": "111100111101111",
+    "7": "111001001010010",
+    "8": "111101111101111",
+    "9": "111101111001111",
+    "A": "010101111101101",
+    "J": "001001001101010",
+    "Q": "010101101110011",
+    "K": "101110100110101",
+    "T": "111010010010010",
+    "P": "110101110100100",
     "B": "110101110101110",
 }
 _FELT = np.array([20, 110, 50], np.uint8)
 _DARK = np.array([10, 70, 30], np.uint8)
-_COLORS = {"B": np.array([210, 40, 40], np.uint8), "P": np.array([40, 80, 220], np.uint8),
-           "T": np.array([240, 200, 40], np.uint8)}
+_COLORS = {
+    "B": np.array([210, 40, 40], np.uint8),
+    "P": np.array([40, 80, 220], np.uint8),
+    "T": np.array([240, 200, 40], np.uint8),
+}
 _WHITE = np.array([250, 250, 245], np.uint8)
 _BLACK = np.array([20, 20, 20], np.uint8)
 _GOLD = np.array([255, 215, 0], np.uint8)
@@ -74,7 +96,7 @@ _GOLD = np.array([255, 215, 0], np.uint8)
 def _glyph(img: np.ndarray, ch: str, y: int, x: int, color: np.ndarray, scale: int = 2) -> None:
     bits = np.array([int(b) for b in _FONT[ch]], bool).reshape(5, 3)
     big = np.kron(bits, np.ones((scale, scale), bool))
-    img[y:y + big.shape[0], x:x + big.shape[1]][big] = color
+    img[y : y + big.shape[0], x : x + big.shape[1]][big] = color
 
 
 def render_rgb(cfg: EnvConfig, tables: Tables, t: int) -> np.ndarray:
@@ -89,29 +111,32 @@ def render_rgb(cfg: EnvConfig, tables: Tables, t: int) -> np.ndarray:
     dealt = tables.episode_hands[t] > 0
     winner = int(np.argmax(last[:3])) if dealt else -1
     for row, (label, cards, total, win) in enumerate(
-            (("P", tables.player_cards[t], last[3], winner in (1, 2)),
-             ("B", tables.banker_cards[t], last[4], winner in (0, 2)))):
+        (
+            ("P", tables.player_cards[t], last[3], winner in (1, 2)),
+            ("B", tables.banker_cards[t], last[4], winner in (0, 2)),
+        )
+    ):
         y = 6 + row * 32
         _glyph(img, label, y + 7, 4, _COLORS[label])
         if dealt and win:
-            img[y - 2:y + 26, 14:110] = _GOLD
-            img[y:y + 24, 16:108] = _FELT
+            img[y - 2 : y + 26, 14:110] = _GOLD
+            img[y : y + 24, 16:108] = _FELT
         for k, code in enumerate(cards):
             if not code:
                 continue
             x = 20 + k * 24
-            img[y + 1:y + 23, x:x + 18] = _WHITE
+            img[y + 1 : y + 23, x : x + 18] = _WHITE
             rank = "T" if code == 10 else R.RANKS[code - 1]
             _glyph(img, rank, y + 7, x + 6, _BLACK)
         if dealt:
             _glyph(img, str(int(total)), y + 7, 96, _WHITE)
     # bankroll bar
     frac = float(np.clip(tables.bankroll[t] / (2 * cfg.bankroll_units), 0.0, 1.0))
-    img[72:78, 4:width - 4] = _DARK
-    img[72:78, 4:4 + int(round(frac * (width - 8)))] = _GOLD
+    img[72:78, 4 : width - 4] = _DARK
+    img[72:78, 4 : 4 + int(round(frac * (width - 8)))] = _GOLD
     # bead plate
     for r, line in enumerate(bead_grid(tables.bead[t])):
         for c, letter in enumerate(line[:cols]):
             y, x = 84 + r * 10, 4 + c * 10
-            img[y:y + 8, x:x + 8] = _COLORS.get(letter, _DARK)
+            img[y : y + 8, x : x + 8] = _COLORS.get(letter, _DARK)
     return img

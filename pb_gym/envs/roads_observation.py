@@ -56,16 +56,21 @@ class RoadsObservation(gym.Wrapper):
         elif isinstance(space, gym.spaces.Box) and len(space.shape) == 1:
             self.observation_space = gym.spaces.Box(
                 np.concatenate([space.low, added.low]).astype(space.dtype),
-                np.concatenate([space.high, added.high]).astype(space.dtype), dtype=space.dtype)
+                np.concatenate([space.high, added.high]).astype(space.dtype),
+                dtype=space.dtype,
+            )
         else:
-            raise ValueError(f"the observation space {space} is not allowed; allowed: a flat Box or a "
-                             "Dict (the env's observation='flat' or 'dict')")
+            raise ValueError(
+                f"the observation space {space} is not allowed; allowed: a flat Box or a "
+                "Dict (the env's observation='flat' or 'dict')"
+            )
         self.tracker = roads.RoadTracker(1, memory=marks)
 
     def roads_features(self) -> np.ndarray:
         """The entries added to the observation now (see the module docstring)."""
-        return np.concatenate([self.tracker.history[0].ravel(), self.tracker.ask()[0].ravel()]
-                              ).astype(np.float32)
+        return np.concatenate([self.tracker.history[0].ravel(), self.tracker.ask()[0].ravel()]).astype(
+            np.float32
+        )
 
     def _with_roads(self, observation: Any) -> Any:
         if isinstance(observation, dict):
@@ -80,8 +85,9 @@ class RoadsObservation(gym.Wrapper):
     def step(self, action):
         observation, reward, terminated, truncated, info = self.env.step(action)
         if "winner" not in info:
-            raise ValueError("RoadsObservation reads the hand's winner from the info: make the env "
-                             "with hand_info=True")
+            raise ValueError(
+                "RoadsObservation reads the hand's winner from the info: make the env with hand_info=True"
+            )
         if info.get("shuffled"):
             self.tracker.restart(np.ones(1, dtype=bool))
         self.tracker.record(np.array([int(info["winner"])]))

@@ -104,8 +104,17 @@ OBS_KEYS: tuple[str, ...] = ("bankroll", "bead_plate", "cards_left", "hands", "l
 """Observation keys in the (sorted) order of the Dict space and of the flattened observation."""
 
 HAND_INFO_KEYS: tuple[str, ...] = (
-    "player_cards", "banker_cards", "player_total", "banker_total", "winner", "natural",
-    "player_pair", "banker_pair", "shuffled", "stakes", "bankroll",
+    "player_cards",
+    "banker_cards",
+    "player_total",
+    "banker_total",
+    "winner",
+    "natural",
+    "player_pair",
+    "banker_pair",
+    "shuffled",
+    "stakes",
+    "bankroll",
 )
 """Keys of the per-hand ``info`` (``hand_info=True``); ``ev`` is added with ``info_ev=True``."""
 
@@ -118,8 +127,11 @@ def _bad(name: str, value: object, allowed: str) -> ValueError:
 
 
 def _number(value: object) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_)) and math.isfinite(float(value))
+    return (
+        isinstance(value, (int, float, np.integer, np.floating))
+        and not isinstance(value, (bool, np.bool_))
+        and math.isfinite(float(value))
+    )
 
 
 def _int(value: object) -> bool:
@@ -195,8 +207,9 @@ class EnvConfig:
     def choice_spot(self) -> np.ndarray:
         """Column in :data:`~pb_gym.rules.BETS` of each bet choice (-1 = no bet)."""
         columns = self.bets.columns
-        return _read_only(np.array([-1 if c == "no_bet" else columns.index(c) for c in self.bet_choices],
-                                   dtype=np.int64))
+        return _read_only(
+            np.array([-1 if c == "no_bet" else columns.index(c) for c in self.bet_choices], dtype=np.int64)
+        )
 
     @functools.cached_property
     def box_spots(self) -> np.ndarray:
@@ -216,8 +229,14 @@ class EnvConfig:
 
     @functools.cached_property
     def obs_sizes(self) -> dict[str, int]:
-        sizes = {"bankroll": 1, "bead_plate": self.history, "cards_left": 1, "hands": 2,
-                 "last_hand": len(LAST_HAND_FIELDS), "shoe": R.N_RANKS}
+        sizes = {
+            "bankroll": 1,
+            "bead_plate": self.history,
+            "cards_left": 1,
+            "hands": 2,
+            "last_hand": len(LAST_HAND_FIELDS),
+            "shoe": R.N_RANKS,
+        }
         return {k: sizes[k] for k in self.obs_keys}
 
     @functools.cached_property
@@ -257,11 +276,12 @@ class EnvConfig:
             "last_hand": list(_LAST_HAND_HIGH),
             "shoe": [float(R.CARDS_PER_RANK_PER_DECK * self.rules.decks)] * R.N_RANKS,
         }
-        return (1.0 / np.concatenate([np.asarray(bound[k], dtype=np.float64) for k in self.obs_keys])
-                ).astype(np.float32)
+        return (1.0 / np.concatenate([np.asarray(bound[k], dtype=np.float64) for k in self.obs_keys])).astype(
+            np.float32
+        )
 
 
-def make_config(**kwargs: Any) -> EnvConfig:
+def make_config(**kwargs: Any) -> EnvConfig:  # noqa: C901
     """Validate the environment keyword arguments; a bad name or value raises a ``ValueError`` naming it.
 
     Rules (either ``rules=Rules(...)`` or any of its fields, not both): ``decks``, ``banker_variant``,
@@ -291,24 +311,46 @@ def make_config(**kwargs: Any) -> EnvConfig:
     """
     progress.note_compiling(sys.modules[__name__])  # the first run on a machine compiles the kernels
     defaults: dict[str, Any] = dict(
-        rules=None, bankroll=1000.0, unit=10.0, table_min=10.0, table_max=5000.0, win_target=None,
-        max_hands=100, one_shoe=False, visible_discards=True, history=20,
-        action_mode="discrete", stake_levels=None, stake_unit="units", allow_no_bet=True,
-        observation="flat", obs_scale="scaled", flatten_obs=None, info_ev=False, hand_info=True,
-        reward="realized", extra_bets=(), custom_bets=(),
+        rules=None,
+        bankroll=1000.0,
+        unit=10.0,
+        table_min=10.0,
+        table_max=5000.0,
+        win_target=None,
+        max_hands=100,
+        one_shoe=False,
+        visible_discards=True,
+        history=20,
+        action_mode="discrete",
+        stake_levels=None,
+        stake_unit="units",
+        allow_no_bet=True,
+        observation="flat",
+        obs_scale="scaled",
+        flatten_obs=None,
+        info_ev=False,
+        hand_info=True,
+        reward="realized",
+        extra_bets=(),
+        custom_bets=(),
     )
     unknown = [k for k in kwargs if k not in defaults and k not in RULE_FIELDS]
     if unknown:
-        raise ValueError(f"unknown keyword argument {unknown[0]!r}; allowed: "
-                         f"{', '.join(list(defaults) + list(RULE_FIELDS))}")
+        raise ValueError(
+            f"unknown keyword argument {unknown[0]!r}; allowed: "
+            f"{', '.join(list(defaults) + list(RULE_FIELDS))}"
+        )
     rule_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in RULE_FIELDS}
     a = {**defaults, **kwargs}
     # side_bets may name any catalog bet or a user bet: the rules' own four go to Rules.side_bets,
     # the others are the table's extra columns (pb_gym.catalog.TableBets; Rules knows no catalog)
     custom = a["custom_bets"]
     if isinstance(custom, (dict, catalog.Bet)) or not isinstance(custom, (list, tuple)):
-        raise _bad("custom_bets", custom, "a list of bets of your own (pb_gym.catalog.Bet or "
-                   "{name, rows: [{when, pays}]} definitions)")
+        raise _bad(
+            "custom_bets",
+            custom,
+            "a list of bets of your own (pb_gym.catalog.Bet or {name, rows: [{when, pays}]} definitions)",
+        )
     extra: tuple[catalog.Bet, ...] = ()
     if isinstance(rule_kwargs.get("side_bets"), str):
         rule_kwargs["side_bets"] = (rule_kwargs["side_bets"],)
@@ -321,26 +363,32 @@ def make_config(**kwargs: Any) -> EnvConfig:
             more = (more,)
         own, more_bets = catalog.split_side_bets(tuple(more), custom)
         if own:
-            raise _bad("extra_bets", a["extra_bets"], "catalog or user bets other than the rules' own "
-                       f"side bets ({', '.join(own)}: give them in Rules(side_bets=...))")
+            raise _bad(
+                "extra_bets",
+                a["extra_bets"],
+                "catalog or user bets other than the rules' own "
+                f"side bets ({', '.join(own)}: give them in Rules(side_bets=...))",
+            )
         extra = extra + more_bets
     names = [bet.name for bet in extra]
     if len(set(names)) != len(names):
-        raise _bad("extra_bets", a["extra_bets"], "each bet at most once (side_bets and extra_bets "
-                   "together)")
+        raise _bad("extra_bets", a["extra_bets"], "each bet at most once (side_bets and extra_bets together)")
     # every definition is checked, offered or not; one the table does not offer is a mistake (it would
     # silently be no bet at all)
     unused = [name for name in catalog.user_bets(custom) if name not in names]
     if unused:
-        raise ValueError(f"custom_bets: {unused[0]!r} is defined but not offered; offer it by naming it "
-                         "in side_bets (or extra_bets), or remove its definition")
+        raise ValueError(
+            f"custom_bets: {unused[0]!r} is defined but not offered; offer it by naming it "
+            "in side_bets (or extra_bets), or remove its definition"
+        )
     rules = a["rules"]
     if rules is not None:
         if not isinstance(rules, Rules):
             raise _bad("rules", rules, "a pb_gym.Rules or None")
         if rule_kwargs:
-            raise ValueError(f"pass either rules=Rules(...) or rule fields such as "
-                             f"{next(iter(rule_kwargs))}=..., not both")
+            raise ValueError(
+                f"pass either rules=Rules(...) or rule fields such as {next(iter(rule_kwargs))}=..., not both"
+            )
     else:
         rules = Rules(**rule_kwargs)  # raises ValueError("Rules.<field>=... is not allowed; ...")
 
@@ -354,8 +402,11 @@ def make_config(**kwargs: Any) -> EnvConfig:
     if tmax < tmin:
         raise _bad("table_max", a["table_max"], f"a number >= table_min ({tmin:g})")
     if bankroll < tmin:
-        raise _bad("bankroll", a["bankroll"], f"a number >= table_min ({tmin:g}), or the player is "
-                   "ruined before the first hand")
+        raise _bad(
+            "bankroll",
+            a["bankroll"],
+            f"a number >= table_min ({tmin:g}), or the player is ruined before the first hand",
+        )
     target = a["win_target"]
     if target is not None:
         if not _number(target) or target <= bankroll:
@@ -378,8 +429,10 @@ def make_config(**kwargs: Any) -> EnvConfig:
             raise _bad("flatten_obs", a["flatten_obs"], "None, True or False")
         observation = "flat" if a["flatten_obs"] else "dict"
         if "observation" in kwargs and kwargs["observation"] != observation:
-            raise ValueError(f"flatten_obs={a['flatten_obs']!r} contradicts observation="
-                             f"{kwargs['observation']!r}; pass observation= only")
+            raise ValueError(
+                f"flatten_obs={a['flatten_obs']!r} contradicts observation="
+                f"{kwargs['observation']!r}; pass observation= only"
+            )
     if a["reward"] not in REWARDS:
         raise _bad("reward", a["reward"], ", ".join(REWARDS))
     if a["stake_unit"] not in STAKE_UNITS:
@@ -387,25 +440,44 @@ def make_config(**kwargs: Any) -> EnvConfig:
     levels = a["stake_levels"]
     if levels is None:
         levels = DEFAULT_STAKE_LEVELS[a["stake_unit"]]
-    allowed_levels = ("increasing positive numbers of units" if a["stake_unit"] == "units"
-                      else "increasing fractions of the bankroll in (0, 1]")
+    allowed_levels = (
+        "increasing positive numbers of units"
+        if a["stake_unit"] == "units"
+        else "increasing fractions of the bankroll in (0, 1]"
+    )
     if isinstance(levels, (int, float, np.number)):
         levels = (levels,)
-    if not isinstance(levels, (list, tuple, np.ndarray)) or len(levels) == 0 or not all(
-            _number(x) and x > 0 for x in levels):
+    if (
+        not isinstance(levels, (list, tuple, np.ndarray))
+        or len(levels) == 0
+        or not all(_number(x) and x > 0 for x in levels)
+    ):
         raise _bad("stake_levels", a["stake_levels"], allowed_levels)
     levels = tuple(float(x) for x in levels)
     if any(b <= x for x, b in zip(levels, levels[1:], strict=False)) or (
-            a["stake_unit"] == "fraction" and levels[-1] > 1.0):
+        a["stake_unit"] == "fraction" and levels[-1] > 1.0
+    ):
         raise _bad("stake_levels", a["stake_levels"], allowed_levels)
     return EnvConfig(
-        rules=rules, bankroll=bankroll, unit=unit, table_min=tmin, table_max=tmax, win_target=target,
-        max_hands=None if max_hands is None else int(max_hands), one_shoe=bool(a["one_shoe"]),
-        visible_discards=bool(a["visible_discards"]), history=int(a["history"]),
-        action_mode=a["action_mode"], stake_levels=levels, stake_unit=a["stake_unit"],
-        allow_no_bet=bool(a["allow_no_bet"]), observation=observation,
+        rules=rules,
+        bankroll=bankroll,
+        unit=unit,
+        table_min=tmin,
+        table_max=tmax,
+        win_target=target,
+        max_hands=None if max_hands is None else int(max_hands),
+        one_shoe=bool(a["one_shoe"]),
+        visible_discards=bool(a["visible_discards"]),
+        history=int(a["history"]),
+        action_mode=a["action_mode"],
+        stake_levels=levels,
+        stake_unit=a["stake_unit"],
+        allow_no_bet=bool(a["allow_no_bet"]),
+        observation=observation,
         obs_scale=a["obs_scale"],
-        info_ev=bool(a["info_ev"]), hand_info=bool(a["hand_info"]), reward=a["reward"],
+        info_ev=bool(a["info_ev"]),
+        hand_info=bool(a["hand_info"]),
+        reward=a["reward"],
         extra_bets=extra,
     )
 
@@ -421,8 +493,9 @@ def _field_bounds(cfg: EnvConfig, key: str) -> tuple[np.ndarray, np.ndarray]:
         "bankroll": np.full(1, _F32_MAX),
         "bead_plate": np.full(size, 3.0),
         "cards_left": np.full(1, float(cfg.rules.n_cards)),
-        "hands": np.array([_F32_MAX if cfg.max_hands is None else float(cfg.max_hands),
-                           cfg.rules.n_cards / 4.0]),
+        "hands": np.array(
+            [_F32_MAX if cfg.max_hands is None else float(cfg.max_hands), cfg.rules.n_cards / 4.0]
+        ),
         "last_hand": _LAST_HAND_HIGH,
         "shoe": np.full(R.N_RANKS, float(R.CARDS_PER_RANK_PER_DECK * cfg.rules.decks)),
     }[key]
@@ -463,9 +536,12 @@ def action_space(cfg: EnvConfig) -> spaces.Space:
 # --------------------------------------------------------------------------------------------------
 _VIEWS: dict[str, tuple[str, str, bool]] = {
     # Tables field -> (session part, array, per seat: take seat 0)
-    "bankroll": ("seats", "bankroll", True), "episode_hands": ("seats", "hands", True),
-    "stakes": ("seats", "stakes", True), "reward": ("seats", "net", True),
-    "bead": ("records", "bead", False), "last_hand": ("records", "last_hand", False),
+    "bankroll": ("seats", "bankroll", True),
+    "episode_hands": ("seats", "hands", True),
+    "stakes": ("seats", "stakes", True),
+    "reward": ("seats", "net", True),
+    "bead": ("records", "bead", False),
+    "last_hand": ("records", "last_hand", False),
     "player_cards": ("records", "player_cards", False),
     "banker_cards": ("records", "banker_cards", False),
 }
@@ -518,8 +594,13 @@ class Tables:
             raise AttributeError(f"cannot set Tables.{name}")
         current = getattr(self, name)
         field = ((name, current.dtype, current.ndim),)
-        engine._check_arrays("Tables", type("New", (), {name: value})(), field, self.n,
-                             {name: current.shape[1] if current.ndim == 2 else 0})
+        engine._check_arrays(
+            "Tables",
+            type("New", (), {name: value})(),
+            field,
+            self.n,
+            {name: current.shape[1] if current.ndim == 2 else 0},
+        )
         current[...] = value
 
 
@@ -528,16 +609,20 @@ def _check_batch(cfg: EnvConfig, tables: Tables, active: np.ndarray | None = Non
     is one flag per table. Cheap (a few comparisons); the arrays themselves are checked by
     :class:`Tables` when set."""
     if not isinstance(tables, Tables):
-        raise TypeError(f"tables must be a pb_gym.envs.table.Tables (new_tables), got "
-                        f"{type(tables).__name__}")
+        raise TypeError(
+            f"tables must be a pb_gym.envs.table.Tables (new_tables), got {type(tables).__name__}"
+        )
     session = tables.session
     if session.history != cfg.history or session.shoe.shoe.shape[1] != cfg.rules.n_cards:
-        raise ValueError(f"these tables were made for another config (bead plate of "
-                         f"{session.history} hands, {session.shoe.shoe.shape[1]}-card shoes; "
-                         f"this config: history={cfg.history}, {cfg.rules.n_cards}-card shoes): use "
-                         "new_tables(cfg, n) with the config you play them with")
-    if active is not None and (type(active) is not np.ndarray or active.dtype != np.bool_
-                               or active.shape != (tables.n,)):
+        raise ValueError(
+            f"these tables were made for another config (bead plate of "
+            f"{session.history} hands, {session.shoe.shoe.shape[1]}-card shoes; "
+            f"this config: history={cfg.history}, {cfg.rules.n_cards}-card shoes): use "
+            "new_tables(cfg, n) with the config you play them with"
+        )
+    if active is not None and (
+        type(active) is not np.ndarray or active.dtype != np.bool_ or active.shape != (tables.n,)
+    ):
         raise ValueError(f"active must be a boolean mask of shape ({tables.n},)")
 
 
@@ -553,17 +638,32 @@ def table_bytes(cfg: EnvConfig) -> int:
 def limits(cfg: EnvConfig, max_hands: int | None = None) -> Limits:
     """The session limits of a config, in betting units (``max_hands`` overrides ``cfg.max_hands``:
     the vector env's ``max_episode_steps``)."""
-    return Limits(bankroll=cfg.bankroll_units, table_min=cfg.min_units, table_max=cfg.max_units,
-                  win_target=None if cfg.win_target is None else cfg.target_units,
-                  max_hands=cfg.max_hands if max_hands is None else max_hands,
-                  one_shoe=cfg.one_shoe, allow_no_bet=cfg.allow_no_bet)
+    return Limits(
+        bankroll=cfg.bankroll_units,
+        table_min=cfg.min_units,
+        table_max=cfg.max_units,
+        win_target=None if cfg.win_target is None else cfg.target_units,
+        max_hands=cfg.max_hands if max_hands is None else max_hands,
+        one_shoe=cfg.one_shoe,
+        allow_no_bet=cfg.allow_no_bet,
+    )
 
 
 def new_tables(cfg: EnvConfig, n: int, seed: engine.Seed = None, max_hands: int | None = None) -> Tables:
     """N tables with a fresh shoe each (``seed``: see :func:`pb_gym.engine.table_seeds`): a one-seat
     session whose seats play on after their episode ends (the env's caller resets them)."""
-    return Tables(Session(cfg.rules, limits(cfg, max_hands), n, 1, seed=seed, history=cfg.history,
-                          sticky_ends=False, payoffs=_extra_payoffs(cfg)))
+    return Tables(
+        Session(
+            cfg.rules,
+            limits(cfg, max_hands),
+            n,
+            1,
+            seed=seed,
+            history=cfg.history,
+            sticky_ends=False,
+            payoffs=_extra_payoffs(cfg),
+        )
+    )
 
 
 def _extra_payoffs(cfg: EnvConfig) -> np.ndarray | None:
@@ -572,8 +672,12 @@ def _extra_payoffs(cfg: EnvConfig) -> np.ndarray | None:
     return cfg.bets.pay_matrix() if cfg.extra_bets else None
 
 
-def reset_tables(cfg: EnvConfig, tables: Tables, index: np.ndarray | None = None,
-                 seeds: Sequence[int] | np.ndarray | None = None) -> None:
+def reset_tables(
+    cfg: EnvConfig,
+    tables: Tables,
+    index: np.ndarray | None = None,
+    seeds: Sequence[int] | np.ndarray | None = None,
+) -> None:
     """Start new episodes at the tables ``index`` (all if None): a fresh shoe (seeded with one int per
     table if ``seeds`` is given, else continuing each table's random stream) and the starting bankroll."""
     _check_batch(cfg, tables)
@@ -590,13 +694,19 @@ DISCRETE, MULTIDISCRETE, BOX = range(len(ACTION_MODES))
 def decode_struct(cfg: EnvConfig) -> tuple:
     """The action decoding of a config as the kernels read it: ``(mode, no_bet_first, choice_spot,
     stake_levels, fraction, box_spots, table_max)`` (mode: :data:`DISCRETE`, ...)."""
-    return (ACTION_MODES.index(cfg.action_mode), cfg.allow_no_bet, cfg.choice_spot,
-            _read_only(np.asarray(cfg.stake_levels, dtype=np.float64)), cfg.stake_unit == "fraction",
-            cfg.box_spots, cfg.max_units)
+    return (
+        ACTION_MODES.index(cfg.action_mode),
+        cfg.allow_no_bet,
+        cfg.choice_spot,
+        _read_only(np.asarray(cfg.stake_levels, dtype=np.float64)),
+        cfg.stake_unit == "fraction",
+        cfg.box_spots,
+        cfg.max_units,
+    )
 
 
 @numba.njit(cache=True, nogil=True)
-def _decode_rows(start, stop, action_ints, action_floats, dec, bankroll, requested, chosen, active):
+def _decode_rows(start, stop, action_ints, action_floats, dec, bankroll, requested, chosen, active):  # noqa: C901
     """Step 1 of the stake rules for every active table ``start..stop-1`` (seat 0): the requested
     stake of each bet column and the chosen column. Returns the first table whose action is out of
     range (the tables after it are not decoded), or -1."""
@@ -655,19 +765,50 @@ def _decode_rows(start, stop, action_ints, action_floats, dec, bankroll, request
 
 
 @numba.njit(cache=True, nogil=True)
-def _step_rows(start, stop, decode, action_ints, action_floats, dec, deal, requested, chosen, seats,
-               records, shoe, deal_consts, hand, payoffs, lim, obs_consts, obs):
+def _step_rows(
+    start,
+    stop,
+    decode,
+    action_ints,
+    action_floats,
+    dec,
+    deal,
+    requested,
+    chosen,
+    seats,
+    records,
+    shoe,
+    deal_consts,
+    hand,
+    payoffs,
+    lim,
+    obs_consts,
+    obs,
+):
     """One env step of tables ``start..stop-1`` in one call: (``decode``: the actions into requests,)
     the session's hand (:func:`pb_gym.session.play_rows`) and the observations into ``obs``.
     Returns ``(kind, table, code)``: kind 0 = done, 1 = an out-of-range action at ``table`` (nothing
     played), 2 = an unusable shoe state at ``table`` (problem ``code``; nothing dealt there)."""
     if decode:
-        bad = _decode_rows(start, stop, action_ints, action_floats, dec, seats[0], requested, chosen,
-                           deal)
+        bad = _decode_rows(start, stop, action_ints, action_floats, dec, seats[0], requested, chosen, deal)
         if bad >= 0:
             return 1, bad, 0
-    table, problem = play_rows(start, stop, deal, requested, chosen, False, seats, records, shoe,
-                               deal_consts, hand, payoffs, lim, dec[0] != BOX)
+    table, problem = play_rows(
+        start,
+        stop,
+        deal,
+        requested,
+        chosen,
+        False,
+        seats,
+        records,
+        shoe,
+        deal_consts,
+        hand,
+        payoffs,
+        lim,
+        dec[0] != BOX,
+    )
     if table >= 0:
         return 2, table, problem
     if obs.shape[0] > 0:
@@ -688,21 +829,73 @@ class StepState(structref.StructRefProxy):
     :func:`step_state`; rebuilt when an array of the session is replaced."""
 
 
-_STEP_FIELDS = ("ints", "floats", "dec", "active", "requested", "chosen", "seats", "records", "shoe",
-                "deal_consts", "hand", "payoffs", "lim", "obs_consts")
+_STEP_FIELDS = (
+    "ints",
+    "floats",
+    "dec",
+    "active",
+    "requested",
+    "chosen",
+    "seats",
+    "records",
+    "shoe",
+    "deal_consts",
+    "hand",
+    "payoffs",
+    "lim",
+    "obs_consts",
+)
 structref.define_proxy(StepState, _StepStateType, list(_STEP_FIELDS))
 
 
 @numba.njit(cache=True)
-def _new_step_state(ints, floats, dec, active, requested, chosen, seats, records, shoe, deal_consts,
-                    hand, payoffs, lim, obs_consts):
-    return StepState(ints, floats, dec, active, requested, chosen, seats, records, shoe, deal_consts,
-                     hand, payoffs, lim, obs_consts)
+def _new_step_state(
+    ints,
+    floats,
+    dec,
+    active,
+    requested,
+    chosen,
+    seats,
+    records,
+    shoe,
+    deal_consts,
+    hand,
+    payoffs,
+    lim,
+    obs_consts,
+):
+    return StepState(
+        ints,
+        floats,
+        dec,
+        active,
+        requested,
+        chosen,
+        seats,
+        records,
+        shoe,
+        deal_consts,
+        hand,
+        payoffs,
+        lim,
+        obs_consts,
+    )
 
 
-STEP_SCALARS: tuple[str, ...] = ("net", "terminated", "truncated", "player_total", "banker_total",
-                                  "winner", "natural", "player_pair", "banker_pair", "shuffled",
-                                  "bankroll")
+STEP_SCALARS: tuple[str, ...] = (
+    "net",
+    "terminated",
+    "truncated",
+    "player_total",
+    "banker_total",
+    "winner",
+    "natural",
+    "player_pair",
+    "banker_pair",
+    "shuffled",
+    "bankroll",
+)
 """What :func:`step_one` writes about table 0 after its stakes (``out[n_bets:]``): the seat's net
 win, end flags, the hand and the bankroll after it."""
 
@@ -711,10 +904,26 @@ win, end flags, the hand and the bankroll after it."""
 def _step_all(state, obs):
     """:func:`_step_rows` over all the tables of a :class:`StepState`, actions decoded first: one
     compiled call for the whole step of a batch small enough for one thread."""
-    return _step_rows(0, state.active.shape[0], True, state.ints, state.floats, state.dec,
-                      state.active, state.requested, state.chosen, state.seats, state.records,
-                      state.shoe, state.deal_consts, state.hand, state.payoffs, state.lim,
-                      state.obs_consts, obs)
+    return _step_rows(
+        0,
+        state.active.shape[0],
+        True,
+        state.ints,
+        state.floats,
+        state.dec,
+        state.active,
+        state.requested,
+        state.chosen,
+        state.seats,
+        state.records,
+        state.shoe,
+        state.deal_consts,
+        state.hand,
+        state.payoffs,
+        state.lim,
+        state.obs_consts,
+        obs,
+    )
 
 
 @numba.njit(cache=True, nogil=True)
@@ -728,8 +937,20 @@ def step_one(state, obs, out, cards):
         return result
     bankroll, stakes, net = state.seats[0], state.seats[3], state.seats[4]
     terminated, truncated = state.seats[8], state.seats[9]
-    (player_cards, banker_cards, player_total, banker_total, _, _, _, winner, natural, player_pair,
-     banker_pair, shuffled) = state.hand
+    (
+        player_cards,
+        banker_cards,
+        player_total,
+        banker_total,
+        _,
+        _,
+        _,
+        winner,
+        natural,
+        player_pair,
+        banker_pair,
+        shuffled,
+    ) = state.hand
     n_bets = stakes.shape[2]
     for j in range(n_bets):
         out[j] = stakes[0, 0, j]
@@ -751,31 +972,67 @@ def step_one(state, obs, out, cards):
     return result
 
 
-def step_state(cfg: EnvConfig, tables: Tables, ints: np.ndarray, floats: np.ndarray,
-               active: np.ndarray) -> StepState:
+def step_state(
+    cfg: EnvConfig, tables: Tables, ints: np.ndarray, floats: np.ndarray, active: np.ndarray
+) -> StepState:
     """The :class:`StepState` of ``tables`` stepped with the action buffers ``ints`` / ``floats`` (see
     :func:`action_array`; the caller writes each step's actions into them) where ``active``."""
     session = tables.session
     requested, chosen = _scratch(session)
     seats, records, shoe, hand = session.structs()
-    return _new_step_state(ints, floats, decode_struct(cfg), active, requested, chosen, seats, records,
-                           shoe, deal_constants(cfg.rules), hand, session.payoffs,
-                           _limits_struct(cfg, cfg.max_hands), obs_struct(cfg))
+    return _new_step_state(
+        ints,
+        floats,
+        decode_struct(cfg),
+        active,
+        requested,
+        chosen,
+        seats,
+        records,
+        shoe,
+        deal_constants(cfg.rules),
+        hand,
+        session.payoffs,
+        _limits_struct(cfg, cfg.max_hands),
+        obs_struct(cfg),
+    )
 
 
 @numba.njit(cache=True, nogil=True)
 def _decode_state(state):
     """:func:`_decode_rows` over all the tables of a :class:`StepState`."""
-    return _decode_rows(0, state.active.shape[0], state.ints, state.floats, state.dec, state.seats[0],
-                        state.requested, state.chosen, state.active)
+    return _decode_rows(
+        0,
+        state.active.shape[0],
+        state.ints,
+        state.floats,
+        state.dec,
+        state.seats[0],
+        state.requested,
+        state.chosen,
+        state.active,
+    )
 
 
 @numba.njit(cache=True, nogil=True)
 def _play_state(start, stop, state):
     """:func:`pb_gym.session.play_rows` at the tables ``start..stop-1`` of a :class:`StepState`."""
-    return play_rows(start, stop, state.active, state.requested, state.chosen, False, state.seats,
-                     state.records, state.shoe, state.deal_consts, state.hand, state.payoffs, state.lim,
-                     state.dec[0] != BOX)
+    return play_rows(
+        start,
+        stop,
+        state.active,
+        state.requested,
+        state.chosen,
+        False,
+        state.seats,
+        state.records,
+        state.shoe,
+        state.deal_consts,
+        state.hand,
+        state.payoffs,
+        state.lim,
+        state.dec[0] != BOX,
+    )
 
 
 @numba.njit(cache=True, nogil=True)
@@ -784,18 +1041,36 @@ def _obs_state(start, stop, state, obs):
     _obs_rows(start, stop, state.obs_consts, state.seats, state.records, state.shoe, obs)
 
 
-def batch_state(cfg: EnvConfig, tables: Tables, ints: np.ndarray, floats: np.ndarray,
-                active: np.ndarray, max_hands: int | None = None) -> StepState:
+def batch_state(
+    cfg: EnvConfig,
+    tables: Tables,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    active: np.ndarray,
+    max_hands: int | None = None,
+) -> StepState:
     """The :class:`StepState` of a batch of ``tables`` for :func:`play_state` (as :func:`step_state`,
     ``max_hands`` overriding ``cfg.max_hands``; ``ints`` / ``floats`` / ``active``: the caller's
     buffers, written before each step)."""
     session = tables.session
     requested, chosen = _scratch(session)
     seats, records, shoe, hand = session.structs()
-    return _new_step_state(ints, floats, decode_struct(cfg), active, requested, chosen, seats, records,
-                           shoe, deal_constants(cfg.rules), hand, session.payoffs,
-                           _limits_struct(cfg, cfg.max_hands if max_hands is None else max_hands),
-                           obs_struct(cfg))
+    return _new_step_state(
+        ints,
+        floats,
+        decode_struct(cfg),
+        active,
+        requested,
+        chosen,
+        seats,
+        records,
+        shoe,
+        deal_constants(cfg.rules),
+        hand,
+        session.payoffs,
+        _limits_struct(cfg, cfg.max_hands if max_hands is None else max_hands),
+        obs_struct(cfg),
+    )
 
 
 def decode_state(cfg: EnvConfig, state: StepState, ints: np.ndarray) -> None:
@@ -807,8 +1082,9 @@ def decode_state(cfg: EnvConfig, state: StepState, ints: np.ndarray) -> None:
         raise _bad_action(cfg, ints, bad)
 
 
-def play_state(cfg: EnvConfig, tables: Tables, state: StepState, active: np.ndarray,
-               obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def play_state(
+    cfg: EnvConfig, tables: Tables, state: StepState, active: np.ndarray, obs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`play_hand` over a :class:`StepState` (:func:`batch_state`) whose actions
     :func:`decode_state` has decoded: the same compiled passes and the same results, each pass handed
     one compiled object instead of some forty arrays (the batch's fixed cost per step)."""
@@ -835,8 +1111,7 @@ def restart_all(state, bankroll0, obs):
     (continuing each table's random stream, as :func:`pb_gym.engine.shuffle`), empty records, the
     seat at ``bankroll0`` (:meth:`pb_gym.session.Session.reset`), and the first observations into
     ``obs``. False (nothing done) if the shoe arrays do not hold a shoe of the rules."""
-    (shoe_cards, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng,
-     _) = state.shoe
+    (shoe_cards, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng, _) = state.shoe
     _, burn, per_rank = state.deal_consts
     if shoe_cards.shape[1] != per_rank * R.N_RANKS:
         return False
@@ -861,8 +1136,10 @@ def action_array(cfg: EnvConfig, actions: object, n: int) -> tuple[np.ndarray, n
         acts = np.asarray(actions, dtype=np.float64)
         k = len(cfg.bets.offered)
         if acts.shape != (n, k):
-            raise ValueError(f"box actions must have shape ({n}, {k}) (one stake per offered bet: "
-                             f"{', '.join(cfg.bets.offered)}); got {acts.shape}")
+            raise ValueError(
+                f"box actions must have shape ({n}, {k}) (one stake per offered bet: "
+                f"{', '.join(cfg.bets.offered)}); got {acts.shape}"
+            )
         return _NO_INTS, np.ascontiguousarray(acts)
     acts = np.asarray(actions)
     if acts.dtype.kind not in "iu":
@@ -882,15 +1159,17 @@ _NO_OBS = np.zeros((0, 1), dtype=np.float32)
 
 
 def _bad_action(cfg: EnvConfig, ints: np.ndarray, t: int) -> ValueError:
-    allowed = (f"0..{cfg.n_actions - 1}" if cfg.action_mode == "discrete" else
-               f"[0..{len(cfg.bet_choices) - 1}, 0..{len(cfg.stake_levels) - 1}] (bet choices "
-               f"{', '.join(cfg.bet_choices)}; {len(cfg.stake_levels)} stake levels)")
+    allowed = (
+        f"0..{cfg.n_actions - 1}"
+        if cfg.action_mode == "discrete"
+        else f"[0..{len(cfg.bet_choices) - 1}, 0..{len(cfg.stake_levels) - 1}] (bet choices "
+        f"{', '.join(cfg.bet_choices)}; {len(cfg.stake_levels)} stake levels)"
+    )
     shown = int(ints[t, 0]) if cfg.action_mode == "discrete" else ints[t].tolist()
     return ValueError(f"action {shown} (table {t}) is out of range; allowed: {allowed}")
 
 
-def requested_stakes(cfg: EnvConfig, actions: object, bankroll: np.ndarray
-                     ) -> tuple[np.ndarray, np.ndarray]:
+def requested_stakes(cfg: EnvConfig, actions: object, bankroll: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Step 1 of the stake rules for a batch of actions: the requested stakes ``(n, 7)`` in units and
     the chosen column of each table ``(n,)`` (-1: no bet), given each table's bankroll in units; pass
     them to :meth:`pb_gym.session.Session.play` (a policy playing seat ``k``: row ``k``)."""
@@ -901,15 +1180,21 @@ def requested_stakes(cfg: EnvConfig, actions: object, bankroll: np.ndarray
     ints, floats = action_array(cfg, actions, n)
     requested = np.zeros((1, n, cfg.n_columns))
     chosen = np.full((1, n), -1, dtype=np.int64)
-    bad = _decode_rows(0, n, ints, floats, decode_struct(cfg), bankroll[None], requested, chosen,
-                       np.ones(n, dtype=np.bool_))
+    bad = _decode_rows(
+        0, n, ints, floats, decode_struct(cfg), bankroll[None], requested, chosen, np.ones(n, dtype=np.bool_)
+    )
     if bad >= 0:
         raise _bad_action(cfg, ints, bad)
     return requested[0], chosen[0]
 
 
-def decode_actions(cfg: EnvConfig, actions: np.ndarray, bankroll: np.ndarray, out: np.ndarray,
-                   active: np.ndarray | None = None) -> np.ndarray:
+def decode_actions(
+    cfg: EnvConfig,
+    actions: np.ndarray,
+    bankroll: np.ndarray,
+    out: np.ndarray,
+    active: np.ndarray | None = None,
+) -> np.ndarray:
     """Stakes ``(n, 7)`` in units (:data:`~pb_gym.rules.BETS` order) that a batch of actions places:
     :func:`requested_stakes` then the session's stake rules (:mod:`pb_gym.session`), written into
     ``out``.
@@ -931,8 +1216,9 @@ def decode_actions(cfg: EnvConfig, actions: np.ndarray, bankroll: np.ndarray, ou
     seats = Seats.empty(1, n, cfg.n_columns)
     seats.bankroll[0] = bankroll
     seats.ended[0] = np.where(active, 0, 1)  # inactive rows sit out
-    place_rows(0, n, active, requested[None], chosen[None], True, seat_struct(seats),
-               _limits_struct(cfg, None))
+    place_rows(
+        0, n, active, requested[None], chosen[None], True, seat_struct(seats), _limits_struct(cfg, None)
+    )
     out[...] = seats.stakes[0]
     return out
 
@@ -950,8 +1236,9 @@ def action_masks(cfg: EnvConfig, bankroll: np.ndarray) -> np.ndarray:
         raise ValueError("action masks exist for action_mode='multidiscrete' or 'discrete', not 'box'")
     b = np.asarray(bankroll, dtype=np.float64)[:, None]
     levels = np.asarray(cfg.stake_levels)[None, :]
-    raw = levels * b if cfg.stake_unit == "fraction" else np.broadcast_to(levels, (b.shape[0],
-                                                                                   levels.shape[1]))
+    raw = (
+        levels * b if cfg.stake_unit == "fraction" else np.broadcast_to(levels, (b.shape[0], levels.shape[1]))
+    )
     eps = 1e-9
     level_ok = (raw >= cfg.min_units - eps) & (raw <= np.minimum(b, cfg.max_units) + eps)
     level_ok[~level_ok.any(axis=1)] = True
@@ -969,7 +1256,6 @@ def action_masks(cfg: EnvConfig, bankroll: np.ndarray) -> np.ndarray:
     return pairs
 
 
-
 # --------------------------------------------------------------------------------------------------
 # One hand at every table
 # --------------------------------------------------------------------------------------------------
@@ -982,8 +1268,9 @@ SMALL_BATCH = min(STEP_MIN_TABLES, OBS_MIN_TABLES)
 one compiled call instead of three (decode, play, observe)."""
 
 
-def step_small_batch(cfg: EnvConfig, tables: Tables, state: StepState, ints: np.ndarray,
-                     active: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def step_small_batch(
+    cfg: EnvConfig, tables: Tables, state: StepState, ints: np.ndarray, active: np.ndarray, obs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`decode_state` then :func:`play_state` in ONE compiled call (:func:`_step_all`), for a
     batch of fewer than :data:`SMALL_BATCH` tables: the same passes in the same order, so the same
     results and errors (every action is checked before any table changes); a step of a few tables
@@ -1002,8 +1289,7 @@ def _limits_struct(cfg: EnvConfig, max_hands: int | None) -> tuple:
     return limits(cfg, max_hands).struct()
 
 
-def record_hand(cfg: EnvConfig, tables: Tables, hand: engine.HandResult,
-                shoe: engine.ShoeState) -> None:
+def record_hand(cfg: EnvConfig, tables: Tables, hand: engine.HandResult, shoe: engine.ShoeState) -> None:
     """Fold a hand dealt elsewhere into the tables' bead plates and last-hand records, exactly as a
     step would (bankrolls and hand counters are left alone): :meth:`pb_gym.session.Session.record`."""
     _check_batch(cfg, tables)
@@ -1014,9 +1300,14 @@ def record_hand(cfg: EnvConfig, tables: Tables, hand: engine.HandResult,
     tables.session.record(hand)
 
 
-def play_hand(cfg: EnvConfig, tables: Tables, actions: np.ndarray, active: np.ndarray,
-              max_hands: int | None = None, obs: np.ndarray | None = None
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def play_hand(
+    cfg: EnvConfig,
+    tables: Tables,
+    actions: np.ndarray,
+    active: np.ndarray,
+    max_hands: int | None = None,
+    obs: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Decode ``actions`` into requested stakes, play one hand of the session at every table where
     ``active`` (the stake rules, one deal, settlement, records, ends: :mod:`pb_gym.session`) and, given
     ``obs`` (``(n, obs_size)`` float32), write the observations after the hand into it. Returns fresh
@@ -1054,8 +1345,22 @@ def play_hand(cfg: EnvConfig, tables: Tables, actions: np.ndarray, active: np.nd
     found: list[tuple] = []
 
     def rows(start: int, stop: int) -> None:
-        result = play_rows(start, stop, active, requested, chosen, False, seats, records, shoe,
-                           deal_consts, hand, session.payoffs, lim, cfg.action_mode != "box")
+        result = play_rows(
+            start,
+            stop,
+            active,
+            requested,
+            chosen,
+            False,
+            seats,
+            records,
+            shoe,
+            deal_consts,
+            hand,
+            session.payoffs,
+            lim,
+            cfg.action_mode != "box",
+        )
         if result[0] >= 0:
             found.append(result)
 
@@ -1067,8 +1372,9 @@ def play_hand(cfg: EnvConfig, tables: Tables, actions: np.ndarray, active: np.nd
     return _hand_outcome(cfg, tables, active)
 
 
-def _hand_outcome(cfg: EnvConfig, tables: Tables, active: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _hand_outcome(
+    cfg: EnvConfig, tables: Tables, active: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fresh ``(reward, terminated, truncated)`` of the hand just played by the tables' one seat: the
     net win, or with ``reward="expected"`` / ``"log_growth"`` the :func:`exact_reward`."""
     seat_arrays = tables.session.seats
@@ -1103,8 +1409,10 @@ def _scratch(session: Session) -> tuple[np.ndarray, np.ndarray]:
     try:
         return session._env_scratch
     except AttributeError:
-        session._env_scratch = (np.zeros((1, session.n_tables, session.n_bets)),
-                                np.full((1, session.n_tables), -1, dtype=np.int64))
+        session._env_scratch = (
+            np.zeros((1, session.n_tables, session.n_bets)),
+            np.full((1, session.n_tables), -1, dtype=np.int64),
+        )
         return session._env_scratch
 
 
@@ -1118,10 +1426,18 @@ def obs_struct(cfg: EnvConfig, seat: int = 0, per_unit: float = 1.0) -> tuple:
     per_unit)``."""
     off = cfg.obs_offsets
     factors = cfg.obs_factors
-    return (off["bankroll"][0], off["bead_plate"][0], off["cards_left"][0], off["hands"][0],
-            off["last_hand"][0], off["shoe"][0] if "shoe" in off else -1, cfg.history,
-            _read_only(np.ones(cfg.obs_size, np.float32) if factors is None else factors), int(seat),
-            float(per_unit))
+    return (
+        off["bankroll"][0],
+        off["bead_plate"][0],
+        off["cards_left"][0],
+        off["hands"][0],
+        off["last_hand"][0],
+        off["shoe"][0] if "shoe" in off else -1,
+        cfg.history,
+        _read_only(np.ones(cfg.obs_size, np.float32) if factors is None else factors),
+        int(seat),
+        float(per_unit),
+    )
 
 
 @numba.njit(cache=True, nogil=True)
@@ -1154,8 +1470,14 @@ def _obs_rows(start, stop, consts, seats, records, shoe, out, rows=None):
             row[k] *= factors[k]
 
 
-def observe(cfg: EnvConfig, session: Session, seat: int = 0, per_unit: float = 1.0,
-            out: np.ndarray | None = None, rows: np.ndarray | None = None) -> np.ndarray:
+def observe(
+    cfg: EnvConfig,
+    session: Session,
+    seat: int = 0,
+    per_unit: float = 1.0,
+    out: np.ndarray | None = None,
+    rows: np.ndarray | None = None,
+) -> np.ndarray:
     """The flat observations ``(n, obs_size)`` float32 that seat ``seat`` of ``session`` has at every
     table now, as the environment configured by ``cfg`` shows them (the env's step writes its
     observations with the same row function). ``per_unit``: session amount per betting unit of
@@ -1165,13 +1487,16 @@ def observe(cfg: EnvConfig, session: Session, seat: int = 0, per_unit: float = 1
     if not isinstance(session, Session):
         raise TypeError(f"session must be a pb_gym.session.Session, got {type(session).__name__}")
     if session.history < cfg.history:
-        raise ValueError(f"the session keeps a bead plate of {session.history} hands but the config "
-                         f"shows {cfg.history}: make the session with history >= {cfg.history}")
+        raise ValueError(
+            f"the session keeps a bead plate of {session.history} hands but the config "
+            f"shows {cfg.history}: make the session with history >= {cfg.history}"
+        )
     if session.shoe.shoe.shape[1] != cfg.rules.n_cards:
-        raise ValueError(f"the session deals {session.shoe.shoe.shape[1]}-card shoes but the config "
-                         f"{cfg.rules.n_cards}-card shoes")
-    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not (
-            0 <= seat < session.n_seats):
+        raise ValueError(
+            f"the session deals {session.shoe.shoe.shape[1]}-card shoes but the config "
+            f"{cfg.rules.n_cards}-card shoes"
+        )
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not (0 <= seat < session.n_seats):
         raise _bad("seat", seat, f"an integer in 0..{session.n_seats - 1}")
     if not _number(per_unit) or per_unit <= 0:
         raise _bad("per_unit", per_unit, "a positive number")
@@ -1197,6 +1522,8 @@ def write_obs(cfg: EnvConfig, tables: Tables) -> np.ndarray:
     scaled by :attr:`EnvConfig.obs_factors` unless ``obs_scale="raw"`` (:func:`observe`)."""
     _check_batch(cfg, tables)
     return observe(cfg, tables.session)
+
+
 def split_obs(cfg: EnvConfig, flat: np.ndarray) -> dict[str, np.ndarray] | np.ndarray:
     """The observation in the configured form: ``flat`` itself (``observation="flat"``) or a dict of
     views of it (one per field; the last axis is the field)."""
@@ -1236,8 +1563,7 @@ def composition_before_hand(tables: Tables, rows: np.ndarray | None = None) -> n
     tables): the unseen counts plus the hand's own cards."""
     res = tables.result
     select = slice(None) if rows is None else rows
-    cards = np.concatenate([res.player_cards[select], res.banker_cards[select]],
-                           axis=1).astype(np.intp)
+    cards = np.concatenate([res.player_cards[select], res.banker_cards[select]], axis=1).astype(np.intp)
     comp = tables.shoe.unseen[select].astype(np.int64)
     for c in range(cards.shape[1]):  # a row appears once per column: plain fancy-index adds suffice
         code = cards[:, c]
@@ -1254,11 +1580,16 @@ def hand_info(cfg: EnvConfig, tables: Tables) -> dict[str, np.ndarray]:
     if cfg.hand_info:
         res = tables.result
         info = {
-            "player_cards": res.player_cards.copy(), "banker_cards": res.banker_cards.copy(),
-            "player_total": res.player_total.copy(), "banker_total": res.banker_total.copy(),
-            "winner": res.winner.copy(), "natural": res.natural.copy(),
-            "player_pair": res.player_pair.copy(), "banker_pair": res.banker_pair.copy(),
-            "shuffled": res.shuffled.copy(), "stakes": tables.stakes.copy(),
+            "player_cards": res.player_cards.copy(),
+            "banker_cards": res.banker_cards.copy(),
+            "player_total": res.player_total.copy(),
+            "banker_total": res.banker_total.copy(),
+            "winner": res.winner.copy(),
+            "natural": res.natural.copy(),
+            "player_pair": res.player_pair.copy(),
+            "banker_pair": res.banker_pair.copy(),
+            "shuffled": res.shuffled.copy(),
+            "stakes": tables.stakes.copy(),
             "bankroll": tables.bankroll.copy(),
         }
     if cfg.info_ev:

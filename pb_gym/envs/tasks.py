@@ -45,16 +45,61 @@ import gymnasium
 NAMESPACE = "pb_gym"
 
 ALL_SIDE_BETS: tuple[str, ...] = (
-    "player_pair", "banker_pair", "dragon7", "panda8", "dragon_bonus_player", "dragon_bonus_banker",
-    "egalite_0", "egalite_1", "egalite_2", "egalite_3", "egalite_4", "egalite_5", "egalite_6",
-    "egalite_7", "egalite_8", "egalite_9", "four_cards", "five_cards", "six_cards", "small", "big",
-    "lucky6", "tiger", "small_tiger", "big_tiger", "tiger_tie", "super6", "either_pair",
-    "player_total_0", "player_total_1", "player_total_2", "player_total_3", "player_total_4",
-    "player_total_5", "player_total_6", "player_total_7", "player_total_8", "player_total_9",
-    "banker_total_0", "banker_total_1", "banker_total_2", "banker_total_3", "banker_total_4",
-    "banker_total_5", "banker_total_6", "banker_total_7", "banker_total_8", "banker_total_9",
-    "three_giving_eight", "eights_and_nines", "nine_over_seven", "bad_beat", "any_bad_beat",
-    "player_three_card_win", "banker_three_card_win",
+    "player_pair",
+    "banker_pair",
+    "dragon7",
+    "panda8",
+    "dragon_bonus_player",
+    "dragon_bonus_banker",
+    "egalite_0",
+    "egalite_1",
+    "egalite_2",
+    "egalite_3",
+    "egalite_4",
+    "egalite_5",
+    "egalite_6",
+    "egalite_7",
+    "egalite_8",
+    "egalite_9",
+    "four_cards",
+    "five_cards",
+    "six_cards",
+    "small",
+    "big",
+    "lucky6",
+    "tiger",
+    "small_tiger",
+    "big_tiger",
+    "tiger_tie",
+    "super6",
+    "either_pair",
+    "player_total_0",
+    "player_total_1",
+    "player_total_2",
+    "player_total_3",
+    "player_total_4",
+    "player_total_5",
+    "player_total_6",
+    "player_total_7",
+    "player_total_8",
+    "player_total_9",
+    "banker_total_0",
+    "banker_total_1",
+    "banker_total_2",
+    "banker_total_3",
+    "banker_total_4",
+    "banker_total_5",
+    "banker_total_6",
+    "banker_total_7",
+    "banker_total_8",
+    "banker_total_9",
+    "three_giving_eight",
+    "eights_and_nines",
+    "nine_over_seven",
+    "bad_beat",
+    "any_bad_beat",
+    "player_three_card_win",
+    "banker_three_card_win",
 )
 """The side bets of ``DiscoverAll-v0``: the catalog's (:func:`pb_gym.catalog.bet_names`, the main bets
 left out) when the task was frozen, written out so that a bet added to the catalog later does not
@@ -70,10 +115,24 @@ SCORE_SEED = 2_000_003
 seeds."""
 
 _COMMON: dict[str, Any] = dict(
-    decks=8, cut_card=14, burn=True, bankroll=10_000.0, unit=10.0, table_min=10.0, table_max=5000.0,
-    max_hands=None, one_shoe=True, visible_discards=True, history=1, action_mode="discrete",
-    stake_levels=(1.0,), stake_unit="units", allow_no_bet=True, reward="expected",
-    observation="flat", obs_scale="scaled",
+    decks=8,
+    cut_card=14,
+    burn=True,
+    bankroll=10_000.0,
+    unit=10.0,
+    table_min=10.0,
+    table_max=5000.0,
+    max_hands=None,
+    one_shoe=True,
+    visible_discards=True,
+    history=1,
+    action_mode="discrete",
+    stake_levels=(1.0,),
+    stake_unit="units",
+    allow_no_bet=True,
+    reward="expected",
+    observation="flat",
+    obs_scale="scaled",
 )
 
 
@@ -105,31 +164,67 @@ class Task:
         return self.id.split("/", 1)[1]
 
 
-def _task(name: str, summary: str, side_bets: tuple[str, ...], objective: str = "profit",
-          edge: bool = True, **changes: Any) -> Task:
+def _task(
+    name: str,
+    summary: str,
+    side_bets: tuple[str, ...],
+    objective: str = "profit",
+    edge: bool = True,
+    **changes: Any,
+) -> Task:
     kwargs = dict(_COMMON, side_bets=side_bets, **changes)
-    return Task(id=f"{NAMESPACE}/{name}", summary=summary, kwargs=kwargs, bets=MAIN_BETS + side_bets,
-                objective=objective, edge=edge)
+    return Task(
+        id=f"{NAMESPACE}/{name}",
+        summary=summary,
+        kwargs=kwargs,
+        bets=MAIN_BETS + side_bets,
+        objective=objective,
+        edge=edge,
+    )
 
 
-TASKS: dict[str, Task] = {task.id: task for task in (
-    _task("Discover-v0", "find the Dragon 7 and Panda 8 edges the visible discards create, and bet "
-          "nothing elsewhere", ("dragon7", "panda8")),
-    _task("DiscoverCatalog-v0", "the same on the catalog's best counting targets: 3 Giving 8, "
-          "Egalite 7, Egalite 0", ("three_giving_eight", "egalite_7", "egalite_0")),
-    _task("DiscoverAll-v0", "the same with every bet of the catalog offered (58)", ALL_SIDE_BETS),
-    _task("Sizing-v0", "size the Dragon 7 and Panda 8 bets for growth: five stake levels as fractions "
-          "of the bankroll, rewarded by the exact expected log growth", ("dragon7", "panda8"),
-          objective="log_growth", stake_levels=(0.001, 0.002, 0.004, 0.008, 0.016),
-          stake_unit="fraction", reward="log_growth"),
-    _task("DiscoverHidden-v0", "control: the discards are hidden (the last 20 outcomes shown), so no "
-          "edge can be seen; the best policy never bets",
-          ("player_pair", "banker_pair", "dragon7", "panda8"), edge=False, visible_discards=False,
-          history=20),
-    _task("DiscoverMainBets-v0", "control: main bets only; banker and player turn positive on about "
-          "0.1% of hands by about +0.3%, so the optimum is barely above never betting", (),
-          edge=False),
-)}
+TASKS: dict[str, Task] = {
+    task.id: task
+    for task in (
+        _task(
+            "Discover-v0",
+            "find the Dragon 7 and Panda 8 edges the visible discards create, and bet nothing elsewhere",
+            ("dragon7", "panda8"),
+        ),
+        _task(
+            "DiscoverCatalog-v0",
+            "the same on the catalog's best counting targets: 3 Giving 8, Egalite 7, Egalite 0",
+            ("three_giving_eight", "egalite_7", "egalite_0"),
+        ),
+        _task("DiscoverAll-v0", "the same with every bet of the catalog offered (58)", ALL_SIDE_BETS),
+        _task(
+            "Sizing-v0",
+            "size the Dragon 7 and Panda 8 bets for growth: five stake levels as fractions "
+            "of the bankroll, rewarded by the exact expected log growth",
+            ("dragon7", "panda8"),
+            objective="log_growth",
+            stake_levels=(0.001, 0.002, 0.004, 0.008, 0.016),
+            stake_unit="fraction",
+            reward="log_growth",
+        ),
+        _task(
+            "DiscoverHidden-v0",
+            "control: the discards are hidden (the last 20 outcomes shown), so no "
+            "edge can be seen; the best policy never bets",
+            ("player_pair", "banker_pair", "dragon7", "panda8"),
+            edge=False,
+            visible_discards=False,
+            history=20,
+        ),
+        _task(
+            "DiscoverMainBets-v0",
+            "control: main bets only; banker and player turn positive on about "
+            "0.1% of hands by about +0.3%, so the optimum is barely above never betting",
+            (),
+            edge=False,
+        ),
+    )
+}
 """Every benchmark task by its Gymnasium id."""
 
 
@@ -164,8 +259,10 @@ def action_index(task: str | Task, bet: str, stake: float = 1) -> int:
         raise ValueError(f"bet={bet!r} is not offered by {spec.id}; allowed: no_bet, {', '.join(spec.bets)}")
     levels = tuple(float(x) for x in spec.kwargs["stake_levels"])
     if float(stake) not in levels:
-        raise ValueError(f"stake={stake!r} is not a stake level of {spec.id}; allowed: "
-                         f"{', '.join(f'{x:g}' for x in levels)}")
+        raise ValueError(
+            f"stake={stake!r} is not a stake level of {spec.id}; allowed: "
+            f"{', '.join(f'{x:g}' for x in levels)}"
+        )
     return 1 + spec.bets.index(bet) * len(levels) + levels.index(float(stake))
 
 

@@ -53,12 +53,21 @@ class PuntoBancoVectorEnv(VectorEnv):
         **kwargs: as for the single environment; ``hand_info`` defaults to False here.
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2,
-                "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {
+        "render_modes": ["ansi", "rgb_array"],
+        "render_fps": 2,
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
 
-    def __init__(self, num_envs: int = 1, *, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-                 max_episode_steps: int | None = None, render_mode: str | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_envs: int = 1,
+        *,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        max_episode_steps: int | None = None,
+        render_mode: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise T._bad("num_envs", num_envs, "an integer >= 1")
         if isinstance(autoreset_mode, str) and autoreset_mode in _MODES:
@@ -67,13 +76,19 @@ class PuntoBancoVectorEnv(VectorEnv):
             raise T._bad("autoreset_mode", autoreset_mode, ", ".join(_MODES))
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise T._bad("render_mode", render_mode, "None, " + ", ".join(self.metadata["render_modes"]))
-        if max_episode_steps is not None and (isinstance(max_episode_steps, bool) or not isinstance(
-                max_episode_steps, (int, np.integer)) or max_episode_steps < 1):
+        if max_episode_steps is not None and (
+            isinstance(max_episode_steps, bool)
+            or not isinstance(max_episode_steps, (int, np.integer))
+            or max_episode_steps < 1
+        ):
             raise T._bad("max_episode_steps", max_episode_steps, "None or an integer >= 1")
         kwargs.setdefault("hand_info", False)
         self.config = T.make_config(**kwargs)
-        memory.require(int(num_envs) * T.table_bytes(self.config),
-                       f"PuntoBancoVectorEnv(num_envs={int(num_envs):,})", "use fewer num_envs")
+        memory.require(
+            int(num_envs) * T.table_bytes(self.config),
+            f"PuntoBancoVectorEnv(num_envs={int(num_envs):,})",
+            "use fewer num_envs",
+        )
         limits = [x for x in (self.config.max_hands, max_episode_steps) if x is not None]
         self.max_hands = min(limits) if limits else None
         self.num_envs = int(num_envs)
@@ -105,8 +120,9 @@ class PuntoBancoVectorEnv(VectorEnv):
     def _state(self) -> T.StepState:
         state = self._step_state
         if state is None or self._generation != engine._CheckedArrays.generation:
-            state = self._step_state = T.batch_state(self.config, self.tables, self._ints, self._floats,
-                                                     self._active, self.max_hands)
+            state = self._step_state = T.batch_state(
+                self.config, self.tables, self._ints, self._floats, self._active, self.max_hands
+            )
             self._generation = engine._CheckedArrays.generation
         return state
 
@@ -129,12 +145,15 @@ class PuntoBancoVectorEnv(VectorEnv):
             return [int(seed) + i for i in range(n)]
         seeds = list(cast("Sequence[int | None]", seed))  # a bool is refused here by list()
         if len(seeds) != self.num_envs:
-            raise ValueError(f"seed must be an int, None or a list of {self.num_envs} ints (one per "
-                             f"table); got {len(seeds)} values")
+            raise ValueError(
+                f"seed must be an int, None or a list of {self.num_envs} ints (one per "
+                f"table); got {len(seeds)} values"
+            )
         return seeds
 
-    def reset(self, *, seed: int | Sequence[int | None] | None = None,
-              options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
         """Start new episodes (a fresh shoe and the starting bankroll) at every table, or at the tables
         of ``options["reset_mask"]``. ``seed=s`` seeds table ``i`` with ``s + i``; a list gives one seed
         per table (None: continue that table's random stream)."""
@@ -146,8 +165,10 @@ class PuntoBancoVectorEnv(VectorEnv):
         if mask is not None:
             mask = np.asarray(mask)
             if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
-                raise ValueError(f"options['reset_mask'] must be a bool array of shape "
-                                 f"({self.num_envs},); got {mask.shape} of {mask.dtype}")
+                raise ValueError(
+                    f"options['reset_mask'] must be a bool array of shape "
+                    f"({self.num_envs},); got {mask.shape} of {mask.dtype}"
+                )
             index = np.flatnonzero(mask)
         else:
             index = np.arange(self.num_envs)
@@ -159,8 +180,12 @@ class PuntoBancoVectorEnv(VectorEnv):
             picked = [seeds[i] for i in index]
             fixed = np.array([s is not None for s in picked], dtype=bool)
             if fixed.any():
-                T.reset_tables(self.config, self.tables, index[fixed],
-                               np.array([s for s in picked if s is not None], dtype=np.int64))
+                T.reset_tables(
+                    self.config,
+                    self.tables,
+                    index[fixed],
+                    np.array([s for s in picked if s is not None], dtype=np.int64),
+                )
             if (~fixed).any():
                 T.reset_tables(self.config, self.tables, index[~fixed])
         self._autoreset[index] = False
@@ -187,8 +212,7 @@ class PuntoBancoVectorEnv(VectorEnv):
         state = self._state()
         if resetting is None and self.num_envs < T.SMALL_BATCH:  # one compiled call, same results
             flat = np.empty((self.num_envs, cfg.obs_size), dtype=np.float32)  # new every step
-            reward, terminated, truncated = T.step_small_batch(cfg, tables, state, self._ints, active,
-                                                                flat)
+            reward, terminated, truncated = T.step_small_batch(cfg, tables, state, self._ints, active, flat)
             return self._finish(flat, reward, terminated, truncated, active)
         T.decode_state(cfg, state, self._ints)  # every action checked before any table changes
         if resetting is not None:
@@ -203,9 +227,14 @@ class PuntoBancoVectorEnv(VectorEnv):
         reward, terminated, truncated = T.play_state(cfg, tables, state, active, flat)
         return self._finish(flat, reward, terminated, truncated, active)
 
-    def _finish(self, flat: np.ndarray, reward: np.ndarray, terminated: np.ndarray,
-                truncated: np.ndarray, active: np.ndarray
-                ) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    def _finish(
+        self,
+        flat: np.ndarray,
+        reward: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        active: np.ndarray,
+    ) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """The step's infos and (``SAME_STEP``) the resets of the tables whose episode ended."""
         cfg, tables, mode = self.config, self.tables, self.autoreset_mode
         restarted = None
@@ -221,10 +250,10 @@ class PuntoBancoVectorEnv(VectorEnv):
             final_obs = np.full(self.num_envs, None, dtype=object)
             for i in index:
                 final_obs[i] = T.split_obs(cfg, flat[i].copy())
-            final_info = {k: (v.copy() if not k.startswith("_") else done.copy())
-                          for k, v in info.items()}
-            info.update(final_obs=final_obs, _final_obs=done.copy(), final_info=final_info,
-                        _final_info=done.copy())
+            final_info = {k: (v.copy() if not k.startswith("_") else done.copy()) for k, v in info.items()}
+            info.update(
+                final_obs=final_obs, _final_obs=done.copy(), final_info=final_info, _final_info=done.copy()
+            )
             T.reset_tables(cfg, tables, index)
             restarted = index
         if restarted is not None:  # the new episodes' first observations
