@@ -36,12 +36,15 @@ test: $(VENV)/.test lint
 test-slow: $(VENV)/.test
 	$(PY) -m pytest
 
-# the style and type checks: ruff on the whole repository, mypy on the core (configured in pyproject.toml);
+# the style and type checks: ruff (rules and formatter) on the whole repository, mypy on the core and the
+# agents, the import contracts (all configured in pyproject.toml);
 # the docs site built strictly (a broken link, a page missing from the nav or an unresolved API reference
 # fails), into site/ (ignored by git)
 lint: $(VENV)/.test
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mkdocs build --strict --quiet --site-dir site
 
 # the documentation site: built strictly, then served with live reload (Ctrl-C stops it)
