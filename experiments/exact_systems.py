@@ -377,6 +377,55 @@ def attach(report: dict, config) -> None:
     report["timings"]["exact_seconds"] = time.perf_counter() - started
 
 
+EXACT_FIGURE = "exact_goal_vs_final.png"
+"""The teaching figure of the exact chains (written by ``pb-gym evaluate`` when ``exact: true``)."""
+
+
+def plot_goal_against_final(report: dict, path) -> None:
+    """The exact picture for teaching: per finite system, P(reach the goal) against the expected
+    result of a session (E(final bankroll) - bankroll), both exact under independent hands. The
+    progressions that win most sessions sit far to the right and still below zero: P(win the session)
+    is not E(win)."""
+    from pb_gym.experiments import plotting
+
+    rows = [(s["name"], s["exact"]) for s in report["systems"] if "p_target" in s.get("exact", {})]
+    if not rows:
+        raise ValueError("no system of this study has a finite exact chain")
+    bankroll = float(report["bankroll"])
+    goal = np.array([e["p_target"] for _, e in rows])
+    result = np.array([e["mean_final_bankroll"] - bankroll for _, e in rows])
+    hands = np.array([e["expected_hands"] for _, e in rows])
+    plt = plotting.pyplot()
+    fig, ax = plt.subplots(figsize=(8.0, 5.0))
+    points = ax.scatter(
+        goal, result, c=hands, cmap="viridis", s=46, zorder=3, edgecolors="black", linewidths=0.4
+    )
+    span = max(float(np.ptp(result)), 1.0)
+    placed: list[tuple[float, float]] = []
+    for i in np.argsort(-result, kind="stable"):
+        name, x, y = rows[i][0], goal[i], result[i]
+        # points that nearly coincide (follow-the-winner and chop) get their labels stacked downwards
+        clashes = sum(abs(x - px) < 0.08 and abs(y - py) < 0.04 * span for px, py in placed)
+        placed.append((x, y))
+        ax.annotate(name, (x, y), xytext=(6, 2 - 11 * clashes), textcoords="offset points", fontsize=8)
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.text(0.0, 0.0, " break even", va="bottom", ha="left", fontsize=8, transform=ax.get_yaxis_transform())
+    low = min(float(result.min()), 0.0)
+    ax.set_ylim(low * 1.15, max(-0.12 * low, 1.0))
+    ax.set_xlim(-0.02, min(1.02, float(goal.max()) + 0.15))
+    ax.set_xlabel("P(reach the win goal)  (exact)")
+    ax.set_ylabel("expected result of a session, money  (exact)")
+    ax.set_title(
+        f"{report.get('name', 'study')}: winning more sessions does not win money\n"
+        f"bankroll {bankroll:g}, up to {report['hands_per_session']:,} hands, "
+        "independent hands at the full shoe's odds",
+        fontsize=10,
+    )
+    fig.colorbar(points, ax=ax, label="expected hands played")
+    ax.grid(alpha=0.3)
+    plotting.save(fig, path)
+
+
 def print_exact(report: dict) -> None:
     """The exact columns of the terminal table: P(goal), P(ruin), E(hands), E(final) under
     independent hands, and the simulated P(goal) minus the exact one with its 95% CI."""

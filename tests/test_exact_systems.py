@@ -175,3 +175,30 @@ def test_the_simulator_agrees_with_the_chain_at_999_confidence():
             q = row["exact"]
             se = math.sqrt(max(q * (1 - q), 1e-12) / sessions)
             assert abs(row["difference"]) < 3.29 * se + 1e-12, (entry["name"], name, row)
+
+
+def test_the_teaching_figure_is_written_from_the_exact_figures(tmp_path):
+    from pb_gym.experiments import evaluate_report
+
+    config = study(
+        [{"type": "flat", "bet": "banker"}, {"type": "martingale", "bet": "banker"}, {"type": "random"}],
+        table={"unit": 10, "minimum": 10, "maximum": 40},
+        bankroll=100,
+        win_goal=50,
+        stop_loss=60,
+        hands=20,
+        sessions=50,
+        exact=True,
+    )
+    report = run_study(config, final_bankrolls=False)
+    written = evaluate_report.write_outputs(report, tmp_path)
+    figure = tmp_path / X.EXACT_FIGURE
+    assert figure in written
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert figure.stat().st_size > 20_000  # a drawn scatter, not the small "not drawn" placeholder
+    # a study whose systems have no finite chain draws no such figure
+    for entry in report["systems"]:
+        entry["exact"] = {"reason": "not finite"}
+    with pytest.raises(ValueError, match="no system of this study has a finite exact chain"):
+        X.plot_goal_against_final(report, tmp_path / "none.png")
+    assert X.EXACT_FIGURE not in [p.name for p in evaluate_report.write_outputs(report, tmp_path / "again")]
