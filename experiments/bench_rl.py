@@ -32,7 +32,7 @@ import numpy as np
 
 from pb_gym import bench
 
-HYPERPARAMETERS = dict(
+HYPERPARAMETERS: dict[str, Any] = dict(
     n_steps=128, batch_size=256, n_epochs=4, learning_rate=3e-4, policy_kwargs={"net_arch": [64, 64]}
 )
 N_ENVS = 8
@@ -51,7 +51,7 @@ class SameSpacesEnv(gym.Env):
         registered = gym.make("pb_gym/PuntoBanco-v0")  # (as make_vec_env builds it)
         self.observation_space = registered.observation_space
         self.action_space = registered.action_space
-        self._obs = np.zeros(self.observation_space.shape, dtype=np.float32)
+        self._obs: np.ndarray = np.zeros(self.observation_space.shape or (), dtype=np.float32)
         self._t = 0
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:

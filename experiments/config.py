@@ -16,6 +16,7 @@ import re
 import stat
 import types
 import typing
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -201,7 +202,7 @@ def _short(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _format_error(error: dict, model: type[BaseModel]) -> str:
+def _format_error(error: Mapping[str, Any], model: type[BaseModel]) -> str:
     if error["type"] == "bool_not_number":  # raised by a section for one of its keys (either way)
         error = {**error, "loc": tuple(error["loc"]) + (error["ctx"]["key"],), "input": error["ctx"]["value"]}
     loc = ".".join(str(part) for part in error["loc"]) or "(top level)"

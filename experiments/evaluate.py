@@ -38,6 +38,7 @@ from pb_gym.experiments import evaluate_summary as summaries
 from pb_gym.experiments.config import ConfigError, load
 from pb_gym.experiments.evaluate_config import StudyConfig, make_system
 from pb_gym.experiments.evaluate_report import (
+    EXACT_OUTPUT_NAMES,
     OUTPUT_NAMES,
     fan_summary,
     json_report,
@@ -598,7 +599,7 @@ def main(
     resumed or not, except its ``timings``.
     """
     config = load(config_path, StudyConfig)
-    destination = outputs.prepare(out, OUTPUT_NAMES)
+    destination = outputs.prepare(out, OUTPUT_NAMES + EXACT_OUTPUT_NAMES)
     store = outputs.chunk_store(
         destination,
         {"study": "evaluate", "config": config.model_dump(mode="json"), "models": _model_checksums(config)},

@@ -258,10 +258,11 @@ OUTPUT_NAMES = (
     "bankroll_paths.png",
     "final_bankrolls.png",
     "ev_per_unit_wagered.png",
-    "exact_goal_vs_final.png",
 )
-"""The files :func:`write_outputs` writes (a reused ``--out`` folder may hold only these; the last only
-with ``exact: true``)."""
+"""The files :func:`write_outputs` always writes (a reused ``--out`` folder may hold only these and
+:data:`EXACT_OUTPUT_NAMES`)."""
+EXACT_OUTPUT_NAMES = ("exact_goal_vs_final.png",)
+"""The files :func:`write_outputs` adds when the study has ``exact: true`` and a finite system."""
 
 
 def write_outputs(report: dict, out: Path) -> list[Path]:
@@ -279,11 +280,11 @@ def write_outputs(report: dict, out: Path) -> list[Path]:
         writer.writerow([k for k in SCALARS if k != "ci95"] + ["ci95_low", "ci95_high"])
         for s in report["systems"]:
             writer.writerow([s[k] for k in SCALARS if k != "ci95"] + list(s["ci95"]))
-    written += plotting.drawn_or_noted(lambda: plot(report, out), out, OUTPUT_NAMES[3:6])
+    written += plotting.drawn_or_noted(lambda: plot(report, out), out, OUTPUT_NAMES[3:])
     if any("p_target" in s.get("exact", {}) for s in report["systems"]):
         from pb_gym.experiments import exact_systems
 
-        figure = exact_systems.EXACT_FIGURE
+        figure = EXACT_OUTPUT_NAMES[0]
         written += plotting.drawn_or_noted(
             lambda: [exact_systems.plot_goal_against_final(report, out / figure) or out / figure],
             out,
@@ -471,6 +472,7 @@ __all__ = [
     "write_outputs",
     "plot",
     "OUTPUT_NAMES",
+    "EXACT_OUTPUT_NAMES",
     "SCALARS",
     "BULKY",
 ]

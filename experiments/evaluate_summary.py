@@ -179,13 +179,14 @@ def merge_value_counts(
     """Add up the exact (distinct bankrolls, counts) tables of one checkpoint over chunks: None as soon
     as one chunk had too many values, or the union has more than :data:`FAN_EXACT_VALUES_MERGED`.
     The result is sorted by value, so it does not depend on the order of the chunks."""
-    if any(part is None for part in parts):
+    known = [part for part in parts if part is not None]
+    if len(known) < len(parts):
         return None
-    values, where = np.unique(np.concatenate([part[0] for part in parts]), return_inverse=True)
+    values, where = np.unique(np.concatenate([part[0] for part in known]), return_inverse=True)
     if len(values) > FAN_EXACT_VALUES_MERGED:
         return None
     counts = np.bincount(
-        where, weights=np.concatenate([part[1] for part in parts]), minlength=len(values)
+        where, weights=np.concatenate([part[1] for part in known]), minlength=len(values)
     ).astype(np.int64)
     return values, counts
 

@@ -278,7 +278,9 @@ class _Chain:
         for _ in range(hands):
             expected_hands += float(mass.sum())
             absorbed += np.bincount(t_dst, weights=mass[t_src] * t_w, minlength=n_ends)
-            mass = np.bincount(a_dst, weights=mass[a_src] * a_w, minlength=n_states)
+            mass = np.bincount(a_dst, weights=mass[a_src] * a_w, minlength=n_states).astype(
+                np.float64, copy=False
+            )
         p = {name: float(absorbed[end_reason == code].sum()) for code, name in END_NAMES.items()}
         finals = np.concatenate([amounts, end_amount])
         masses = np.concatenate([mass, absorbed])
@@ -375,10 +377,6 @@ def attach(report: dict, config) -> None:
             result["versus_simulated"] = compare(result, entry, report["sessions"])
         entry["exact"] = result
     report["timings"]["exact_seconds"] = time.perf_counter() - started
-
-
-EXACT_FIGURE = "exact_goal_vs_final.png"
-"""The teaching figure of the exact chains (written by ``pb-gym evaluate`` when ``exact: true``)."""
 
 
 def plot_goal_against_final(report: dict, path) -> None:

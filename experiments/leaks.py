@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import os
 import sys
+import typing
 from pathlib import Path
 from typing import Literal
 
@@ -47,7 +48,7 @@ Leak = Literal[
     "burn_card_shown",
     "bottom_card_known",
 ]
-LEAKS: tuple[str, ...] = Leak.__args__  # type: ignore[attr-defined]
+LEAKS: tuple[Leak, ...] = typing.get_args(Leak)
 HIGH_VALUES = (6, 7, 8, 9)
 """The edge sorter's "high" class in the published analyses (Ivey sorted 7s, 8s and 9s; Jacobson's
 figures use 6-9)."""
@@ -120,7 +121,7 @@ def table_leak_rule(leak: str, table: np.ndarray, probabilities: np.ndarray, com
             "bet_frequency": float(chance[positive].sum()),
         }
     positions = (1,) if leak == "edge_sorted_first_card" else (1, 2, 3, 4)
-    high = HIGH_VALUES
+    high: tuple[int, ...] = HIGH_VALUES
     if leak == "four_sorted_best_split":
         high, _ = known_cards.best_split(table, positions)
     mask = np.zeros(10, dtype=bool)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,7 @@ def run(observation: str, scale: str, seed: int, hands: int, hyperparameters: di
     from pb_gym.agents.sb3_vec_env import PuntoBancoSB3VecEnv
 
     torch.set_num_threads(1)
-    kwargs = dict(observation=observation, obs_scale=scale)
+    kwargs: dict[str, Any] = dict(observation=observation, obs_scale=scale)
     env = VecMonitor(PuntoBancoSB3VecEnv(16, **kwargs))
     env.seed(seed)
     policy = "MlpPolicy" if observation == "flat" else "MultiInputPolicy"
@@ -56,7 +57,7 @@ def run(observation: str, scale: str, seed: int, hands: int, hyperparameters: di
     seconds = time.perf_counter() - started
     held_out = PuntoBancoSB3VecEnv(100, **kwargs)
     held_out.seed(10_000 + seed)
-    obs = held_out.reset()
+    obs: Any = held_out.reset()
     total, bets = 0.0, 0
     for _ in range(200):
         actions, _ = model.predict(obs, deterministic=True)

@@ -266,9 +266,9 @@ __all__ = ["Destination", "OutputError", "prepare", "chunk_store", "lock", "rele
 def wrote_line(paths: Iterable[str | os.PathLike]) -> str:
     """The one line a study prints for the files it wrote: the folder once, then the file names
     (``wrote out/classic/: report.json, systems.csv, ...``), instead of every full path."""
-    paths = [Path(p) for p in paths]
-    if not paths:
+    written = [Path(p) for p in paths]
+    if not written:
         return "wrote nothing"
-    folder = Path(os.path.commonpath([p.parent for p in paths]))
-    names = [str(p.relative_to(folder)) for p in paths]
+    folder = Path(os.path.commonpath([p.parent for p in written]))
+    names = [str(p.relative_to(folder)) for p in written]
     return f"wrote {folder}{os.sep}: {', '.join(names)}"

@@ -69,7 +69,7 @@ OUTPUT_NAMES = ("roads.json", "roads.csv", "roads.md", "systems.png", "streaks.p
 class RoadsConfig(Strict):
     """``configs/experiments/roads.yaml``."""
 
-    rules: RulesConfig = RulesConfig()  # type: ignore[valid-type]
+    rules: RulesConfig = RulesConfig()
     shoes: int = Field(10_000, ge=2, description="shoes dealt (one engine table each, to the cut card)")
     seed: int = Field(23, ge=0)
     chunk_shoes: int = Field(

@@ -124,27 +124,27 @@ def draw_scoreboard(  # noqa: C901
             x0, y_derived + 0.25, f"{name.replace('_', ' ').title()} ({reds}/{len(marks)} red)", fontsize=8
         )
     # ask road
-    x_ask = 0.0
+    x_ask: float = 0.0
     y_ask = y_derived - 0.4
     ax.text(x_ask, y_ask + 0.5, "Ask road", fontsize=9)
     for i, (winner, label) in enumerate((("B", "Banker next"), ("P", "Player next"))):
-        y = y_ask - 0.6 - 1.1 * i
-        ax.add_patch(Circle((x_ask + 0.4, y), 0.35, color=COLOURS[winner]))
-        ax.text(x_ask + 0.4, y, winner, ha="center", va="center", color="white", fontsize=7)
-        ax.text(x_ask + 0.95, y, label, va="center", fontsize=7)
+        y_mark = y_ask - 0.6 - 1.1 * i
+        ax.add_patch(Circle((x_ask + 0.4, y_mark), 0.35, color=COLOURS[winner]))
+        ax.text(x_ask + 0.4, y_mark, winner, ha="center", va="center", color="white", fontsize=7)
+        ax.text(x_ask + 0.95, y_mark, label, va="center", fontsize=7)
         for m, name in enumerate(road_rules.DERIVED_ROADS):
             mark = roads.ask[winner][name]
             cx = x_ask + 5.2 + m * 0.9
             if mark is None:
-                ax.text(cx, y, "-", ha="center", va="center", fontsize=8)
+                ax.text(cx, y_mark, "-", ha="center", va="center", fontsize=8)
                 continue
             style = styles[name]
             if style == "ring":
-                ax.add_patch(Circle((cx, y), 0.25, fill=False, ec=COLOURS[mark], lw=1.4))
+                ax.add_patch(Circle((cx, y_mark), 0.25, fill=False, ec=COLOURS[mark], lw=1.4))
             elif style == "dot":
-                ax.add_patch(Circle((cx, y), 0.22, color=COLOURS[mark]))
+                ax.add_patch(Circle((cx, y_mark), 0.22, color=COLOURS[mark]))
             else:
-                ax.plot([cx - 0.2, cx + 0.2], [y - 0.2, y + 0.2], color=COLOURS[mark], lw=2.0)
+                ax.plot([cx - 0.2, cx + 0.2], [y_mark - 0.2, y_mark + 0.2], color=COLOURS[mark], lw=2.0)
     ax.set_xlim(-0.3, x_road + road_columns + 0.3)
     ax.set_ylim(y_derived - road_rules.ROWS * small - 0.4, 0.9)
     if title:

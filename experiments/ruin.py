@@ -87,7 +87,7 @@ class VsStart(Strict):
     def _inside(cls, simulate: tuple[int, ...], info: ValidationInfo) -> tuple[int, ...]:
         target = info.data.get("target")
         bad = [s for s in simulate if target is not None and not 1 <= s < target]
-        if bad:
+        if bad and target is not None:
             raise ValueError(
                 f"every starting bankroll must be in 1..{target - 1} (below the "
                 f"target {target}); {bad[0]} is not"

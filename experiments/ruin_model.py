@@ -61,7 +61,7 @@ def step_distribution(bet: str, rules: R.Rules) -> dict:
     }
 
 
-def closed_form(p_win: float, p_lose: float, start: np.ndarray, target: int | np.ndarray) -> dict:
+def closed_form(p_win: float, p_lose: float, start: int | np.ndarray, target: int | np.ndarray) -> dict:
     """Classical gambler's ruin for the +1/-1 walk with pushes: P(target before 0), expected hands."""
     i = np.asarray(start, dtype=np.float64)
     n = np.asarray(target, dtype=np.float64)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -61,9 +62,10 @@ def simulate_engine(
             break
         if live.sum() < 0.5 * len(table):  # compact: keep dealing only where a session is open
             keep = np.flatnonzero(live)
-            state = engine.ShoeState(
-                **{k: (v[keep] if isinstance(v, np.ndarray) else v) for k, v in vars(state).items()}
-            )
+            fields: dict[str, Any] = {
+                k: (v[keep] if isinstance(v, np.ndarray) else v) for k, v in vars(state).items()
+            }
+            state = engine.ShoeState(**fields)
             table = table[keep]
         _, hand = engine.deal(rules, state)
         payoffs = hand.payoffs(rules)

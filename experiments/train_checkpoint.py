@@ -45,12 +45,15 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pb_gym.agents import learned as L
 from pb_gym.experiments import chunk_store
+
+if TYPE_CHECKING:
+    from stable_baselines3.common.base_class import BaseAlgorithm
 
 STEP = "checkpoint"
 """The run's step that records the last checkpoint (:meth:`experiments.chunk_store.ChunkStore.save_step`)."""
@@ -244,13 +247,15 @@ def discard(store: chunk_store.ChunkStore) -> None:
         store.drop_step(STEP)
 
 
-def load(checkpoint: dict, cls: type, env, callbacks: list):
+def load(checkpoint: dict, cls: type[BaseAlgorithm], env, callbacks: list):
     """The model of a checkpoint (:func:`latest`) on ``env``, with its env, generators, replay buffer
     and callbacks restored: ready to learn the remaining timesteps."""
     folder = Path(checkpoint["path"])
     # force_reset=False: keep the checkpoint's last observations (the env is restored below as it was)
+    from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
+
     model = cls.load(folder / L.MODEL_FILE, env=env, device="cpu", force_reset=False)
-    if (folder / BUFFER_FILE).is_file():
+    if (folder / BUFFER_FILE).is_file() and isinstance(model, OffPolicyAlgorithm):
         model.load_replay_buffer(folder / BUFFER_FILE)
     with open(folder / STATE_FILE, "rb") as handle:
         # vouched for: its SHA-256 is in a record sealed with the user's key (see the module docstring)
