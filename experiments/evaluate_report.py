@@ -321,6 +321,70 @@ def _ev_axis(
     return left - pad, right + pad
 
 
+FINAL_BINS = 80
+"""Bins of the final-bankroll figure's value axis (shared by every system)."""
+VIOLIN_COLOUR = "#9ecae1"
+PEAK_LABEL = 0.1
+"""A bin of the final-bankroll figure holding at least this share of a system's sessions is labelled."""
+
+
+def plot_final_bankrolls(report: dict, path: Path) -> Path:
+    """Where the sessions end, per system: the share of sessions at each final bankroll as a violin
+    (drawn from the bounded summaries: the distinct final bankrolls, or their buckets), with the mean
+    and the median. A box plot would hide what matters here: a progression's sessions pile up at two
+    peaks, the goal and ruin (or the stop-loss), and few end in between."""
+    plt = plotting.pyplot()
+    names = [s["name"] for s in report["systems"]]
+    tables = [summaries.final_table(report["final_summaries"][n])[:2] for n in names]
+    low = min(float(values.min()) for values, _ in tables)
+    high = max(float(values.max()) for values, _ in tables)
+    if not high > low:
+        high = low + 1.0
+    edges = np.linspace(low, high, FINAL_BINS + 1)
+    centres = (edges[:-1] + edges[1:]) / 2
+    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(names)), 4.2))
+    for i, (values, counts) in enumerate(tables):
+        share = np.histogram(values, bins=edges, weights=counts)[0] / counts.sum()
+        width = 0.42 * share / share.max()
+        drawn = np.flatnonzero(share > 0)
+        # a peak one bin tall (every ruined session ends below the table minimum) is drawn at least
+        # 2% of the axis tall, so that it reads as the peak it is
+        ax.barh(
+            centres[drawn],
+            2 * width[drawn],
+            height=max(edges[1] - edges[0], 0.02 * (high - low)),
+            left=i + 1 - width[drawn],
+            color=VIOLIN_COLOUR,
+            lw=0,
+        )
+        for k in np.flatnonzero(share >= PEAK_LABEL):  # the peaks, with their share of the sessions
+            ax.text(i + 1 + width[k] + 0.04, centres[k], f"{share[k]:.0%}", fontsize=6, va="center")
+        summary = report["final_summaries"][names[i]]
+        ax.plot([i + 0.7, i + 1.3], [summaries.final_median(summary)] * 2, color="C1", lw=1.5)
+        ax.scatter([i + 1], [summaries.final_mean(summary)], marker="D", s=18, color="black", zorder=3)
+    ax.set_xticks(range(1, len(names) + 1), names, rotation=60, ha="right", fontsize=8)
+    ax.set_xlim(0.4, len(names) + 0.6)
+    ax.axhline(report["bankroll"], color="k", lw=0.5, ls=":")
+    handles = [
+        plt.Rectangle((0, 0), 1, 1, color=VIOLIN_COLOUR),
+        plt.Line2D([], [], color="C1", lw=1.5),
+        plt.Line2D([], [], color="black", marker="D", ls="", markersize=4),
+        plt.Line2D([], [], color="k", lw=0.5, ls=":"),
+    ]
+    ax.legend(
+        handles,
+        ["share of sessions ending there", "median", "mean", "starting bankroll"],
+        fontsize=7,
+        ncol=4,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.42 if max(len(n) for n in names) > 12 else -0.3),
+        frameon=False,
+    )
+    ax.set_ylabel("final bankroll")
+    ax.set_title("Where the sessions end: progressions pile up at the goal and at ruin", fontsize=10)
+    return plotting.save(fig, path)
+
+
 def plot(report: dict, out: Path) -> list[Path]:
     """Bankroll fans, final-bankroll distributions, and EV per unit wagered against the exact edge."""
     plt = plotting.pyplot()
@@ -407,19 +471,7 @@ def plot(report: dict, out: Path) -> list[Path]:
     fig.tight_layout()
     paths = [plotting.save(fig, out / "bankroll_paths.png")]
 
-    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(names)), 4))
-    # drawn from the bounded summaries (the distinct final bankrolls, or their buckets), not from
-    # every session's bankroll: the whiskers and outliers are matplotlib's 1.5 IQR rule
-    ax.bxp(
-        [summaries.box_stats(report["final_summaries"][n], n) for n in names],
-        showfliers=True,
-        flierprops={"markersize": 2},
-    )
-    ax.set_xticks(range(1, len(names) + 1), names, rotation=60, ha="right", fontsize=8)
-    ax.axhline(report["bankroll"], color="k", lw=0.5, ls=":")
-    ax.set_ylabel("final bankroll")
-    ax.set_title("Distribution of final bankrolls per system")
-    paths.append(plotting.save(fig, out / "final_bankrolls.png"))
+    paths.append(plot_final_bankrolls(report, out / "final_bankrolls.png"))
 
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(names) + 2))  # the legend goes below the axis
     y = np.arange(len(names))

@@ -139,25 +139,6 @@ def final_quantiles(summary: dict, quantiles: tuple[float, ...] = QUANTILES) -> 
     return exact_quantiles(*final_table(summary)[:2], quantiles)
 
 
-def box_stats(summary: dict, label: str) -> dict:
-    """What :meth:`matplotlib.axes.Axes.bxp` draws for a box plot of the final bankrolls: quartiles,
-    median, whiskers at the furthest values within 1.5 IQR of the box (matplotlib's default), and the
-    distinct values beyond them."""
-    values, counts, _ = final_table(summary)
-    q1, q3 = exact_quantiles(values, counts, (0.25, 0.75))
-    reach = 1.5 * (q3 - q1)
-    inside = (values >= q1 - reach) & (values <= q3 + reach)
-    return {
-        "label": label,
-        "med": final_median(summary),
-        "q1": q1,
-        "q3": q3,
-        "whislo": float(values[inside].min()) if inside.any() else q1,
-        "whishi": float(values[inside].max()) if inside.any() else q3,
-        "fliers": values[~inside],
-    }
-
-
 def summary_bytes(summary: dict) -> int:
     """The memory a summary holds (its arrays)."""
     return sum(array.nbytes for array in (summary["values"], summary["counts"]) if array is not None) + (

@@ -663,3 +663,32 @@ def test_a_one_shoe_study_is_the_same_in_any_chunking_and_says_so_in_its_header(
     ER.print_report(one)
     average = one["hands_dealt"] / 120
     assert f"120 sessions x one shoe ({average:.1f} hands on average)" in capsys.readouterr().out
+
+
+def test_the_final_bankroll_figure_shows_both_peaks_of_a_progression(tmp_path, monkeypatch):
+    # a Martingale's sessions end at the goal or ruined: the figure labels both peaks with the share
+    # of sessions that the report's own ends give (a box plot would show one box between them)
+    from pb_gym.experiments import evaluate_report, plotting
+    from pb_gym.experiments.evaluate import run_study
+    from pb_gym.experiments.evaluate_config import StudyConfig
+
+    config = StudyConfig.model_validate(
+        {
+            **SMALL,
+            "bankroll": 100,
+            "table": {"unit": 10, "minimum": 10, "maximum": 1000},
+            "win_goal": 50,
+            "sessions": 400,
+            "hands": 400,
+            # on player (even money) every bankroll is a whole number of units: ruin ends at 0 exactly
+            "systems": [{"type": "martingale", "bet": "player"}],
+        }
+    )
+    report = run_study(config, final_bankrolls=False)
+    entry = report["systems"][0]
+    drawn = {}
+    monkeypatch.setattr(plotting, "save", lambda fig, path, **_: drawn.setdefault("fig", fig) and path)
+    evaluate_report.plot_final_bankrolls(report, tmp_path / "final.png")
+    labels = {t.get_text() for t in drawn["fig"].axes[0].texts}
+    assert 0.2 < entry["p_ruin"] < 0.8 and entry["p_ruin"] + entry["p_target"] == pytest.approx(1.0)
+    assert {f"{entry['p_ruin']:.0%}", f"{entry['p_target']:.0%}"} <= labels
