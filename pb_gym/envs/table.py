@@ -42,12 +42,9 @@ Stake rules (:func:`pb_gym.session.place_rows`; applied to every table every han
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import math
-import sys
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import cast
 
 import numba
 import numpy as np
@@ -55,9 +52,25 @@ from gymnasium import spaces
 from numba.core import types
 from numba.experimental import structref
 
-from pb_gym import catalog, engine, progress
+from pb_gym import engine
 from pb_gym import rules as R
-from pb_gym.rules import Rules
+from pb_gym.envs.config import (  # noqa: F401  (the names of the environments' configuration)
+    ACTION_MODES,
+    DEFAULT_STAKE_LEVELS,
+    HANDS_SCALE,
+    LAST_HAND_HIGH,
+    LOG_GROWTH_FLOOR,
+    OBS_KEYS,
+    OBS_SCALES,
+    OBSERVATIONS,
+    REWARDS,
+    RULE_FIELDS,
+    STAKE_UNITS,
+    EnvConfig,
+    bad,
+    is_number,
+    make_config,
+)
 from pb_gym.session import (
     LAST_HAND_FIELDS,
     MAX_CARDS,
@@ -72,36 +85,6 @@ from pb_gym.session import (
     seat_struct,
 )
 from pb_gym.threads import parallel_for, run_rows
-
-ACTION_MODES: tuple[str, ...] = ("discrete", "multidiscrete", "box")
-"""``action_mode`` options, the default first (``discrete`` works with every SB3 / RL Zoo algorithm)."""
-OBSERVATIONS: tuple[str, ...] = ("flat", "dict")
-"""``observation`` options, the default first: one float32 ``Box`` (``MlpPolicy``) or a ``Dict``."""
-OBS_SCALES: tuple[str, ...] = ("scaled", "raw")
-"""``obs_scale`` options, the default first: every feature divided by a documented bound (about
-[0, 1]), or the raw units (cards, betting units, hands)."""
-HANDS_SCALE = 100
-"""Hands that scale the episode-hands feature when the env has no ``max_hands`` of its own (the limit
-is then Gymnasium's ``TimeLimit``; 100 is the registered ``max_episode_steps``)."""
-STAKE_UNITS: tuple[str, ...] = ("units", "fraction")
-REWARDS: tuple[str, ...] = ("realized", "expected", "log_growth")
-"""``reward`` options: the dealt net win of the hand; the exact EV of the stakes placed given the
-cards unseen before the hand; or the exact expected log growth of the bankroll over the hand (Kelly's
-objective) given the same cards (see :func:`play_hand`)."""
-LOG_GROWTH_FLOOR = 0.5
-"""With ``reward="log_growth"``, a hand class that would leave less than half the table minimum (an
-all-in bet lost: nothing at all) counts as leaving half of it, so the reward stays finite: ruin costs
-``log(table_min / 2 / bankroll)``, far below any hand a sane stake can lose."""
-DEFAULT_STAKE_LEVELS: dict[str, tuple[float, ...]] = {
-    "units": (1.0, 2.0, 5.0, 10.0, 25.0),
-    "fraction": (0.01, 0.02, 0.05, 0.1, 0.25),
-}
-RULE_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Rules))
-
-_LAST_HAND_HIGH = np.array([1, 1, 1, 9, 9, 3, 3, 1, 1, 1], dtype=np.float32)
-
-OBS_KEYS: tuple[str, ...] = ("bankroll", "bead_plate", "cards_left", "hands", "last_hand", "shoe")
-"""Observation keys in the (sorted) order of the Dict space and of the flattened observation."""
 
 HAND_INFO_KEYS: tuple[str, ...] = (
     "player_cards",
@@ -118,368 +101,10 @@ HAND_INFO_KEYS: tuple[str, ...] = (
 )
 """Keys of the per-hand ``info`` (``hand_info=True``); ``ev`` is added with ``info_ev=True``."""
 
-_F32_MAX = float(np.finfo(np.float32).max)
-_BOOL_ARGS = ("one_shoe", "visible_discards", "allow_no_bet", "info_ev", "hand_info")
-
-
-def _bad(name: str, value: object, allowed: str) -> ValueError:
-    return ValueError(f"{name}={value!r} is not allowed; allowed: {allowed}")
-
-
-def _number(value: object) -> bool:
-    return (
-        isinstance(value, (int, float, np.integer, np.floating))
-        and not isinstance(value, (bool, np.bool_))
-        and math.isfinite(float(value))
-    )
-
-
-def _int(value: object) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
 
 def _read_only(array: np.ndarray) -> np.ndarray:
     array.flags.writeable = False
     return array
-
-
-@dataclasses.dataclass(frozen=True)
-class EnvConfig:
-    """Validated settings of a table (see :func:`make_config` for the meaning of each field)."""
-
-    rules: Rules
-    bankroll: float
-    unit: float
-    table_min: float
-    table_max: float
-    win_target: float | None
-    max_hands: int | None
-    one_shoe: bool
-    visible_discards: bool
-    history: int
-    action_mode: str
-    stake_levels: tuple[float, ...]
-    stake_unit: str
-    allow_no_bet: bool
-    observation: str
-    obs_scale: str
-    info_ev: bool
-    hand_info: bool
-    reward: str = "realized"
-    extra_bets: tuple[catalog.Bet, ...] = ()
-
-    @functools.cached_property
-    def bets(self) -> catalog.TableBets:
-        """The table's bet columns (:class:`pb_gym.catalog.TableBets`): the seven
-        :data:`~pb_gym.rules.BETS` spots, then the extra catalog or user bets."""
-        return catalog.TableBets(self.rules, self.extra_bets)
-
-    @property
-    def n_columns(self) -> int:
-        """Stake columns: 7 + the extra bets (stakes in ``info``, ``ev``, the session's payoffs)."""
-        return R.N_BETS + len(self.extra_bets)
-
-    # ---- derived figures, in betting units ------------------------------------------------------
-    @property
-    def bankroll_units(self) -> float:
-        return self.bankroll / self.unit
-
-    @property
-    def min_units(self) -> float:
-        return self.table_min / self.unit
-
-    @property
-    def max_units(self) -> float:
-        return self.table_max / self.unit
-
-    @property
-    def target_units(self) -> float:
-        """Win target in units (0 = none)."""
-        return 0.0 if self.win_target is None else self.win_target / self.unit
-
-    @functools.cached_property
-    def bet_choices(self) -> tuple[str, ...]:
-        """Names of the bet choices of the discrete modes: ``no_bet`` (if allowed), banker, player, tie
-        and each offered side bet in :data:`pb_gym.rules.BETS` order, then the extra bets."""
-        return (("no_bet",) if self.allow_no_bet else ()) + self.bets.offered
-
-    @functools.cached_property
-    def choice_spot(self) -> np.ndarray:
-        """Column in :data:`~pb_gym.rules.BETS` of each bet choice (-1 = no bet)."""
-        columns = self.bets.columns
-        return _read_only(
-            np.array([-1 if c == "no_bet" else columns.index(c) for c in self.bet_choices], dtype=np.int64)
-        )
-
-    @functools.cached_property
-    def box_spots(self) -> np.ndarray:
-        """Column in :data:`~pb_gym.rules.BETS` of each entry of a ``box`` action (the offered spots)."""
-        columns = self.bets.columns
-        return _read_only(np.array([columns.index(b) for b in self.bets.offered], dtype=np.int64))
-
-    @functools.cached_property
-    def n_actions(self) -> int:
-        """Size of the ``discrete`` action space: 1 (no bet, if allowed) + bets x stake levels."""
-        n_bets = len(self.bets.offered)
-        return int(self.allow_no_bet) + n_bets * len(self.stake_levels)
-
-    @functools.cached_property
-    def obs_keys(self) -> tuple[str, ...]:
-        return tuple(k for k in OBS_KEYS if k != "shoe" or self.visible_discards)
-
-    @functools.cached_property
-    def obs_sizes(self) -> dict[str, int]:
-        sizes = {
-            "bankroll": 1,
-            "bead_plate": self.history,
-            "cards_left": 1,
-            "hands": 2,
-            "last_hand": len(LAST_HAND_FIELDS),
-            "shoe": R.N_RANKS,
-        }
-        return {k: sizes[k] for k in self.obs_keys}
-
-    @functools.cached_property
-    def obs_offsets(self) -> dict[str, tuple[int, int]]:
-        """``key -> (start, stop)`` of each observation field in the flat observation."""
-        out, start = {}, 0
-        for key, size in self.obs_sizes.items():
-            out[key] = (start, start + size)
-            start += size
-        return out
-
-    @functools.cached_property
-    def obs_size(self) -> int:
-        return sum(self.obs_sizes.values())
-
-    @property
-    def flatten_obs(self) -> bool:
-        """True when the observation is one flat ``Box`` (``observation="flat"``)."""
-        return self.observation == "flat"
-
-    @functools.cached_property
-    def obs_factors(self) -> np.ndarray | None:
-        """What :func:`write_obs` multiplies the raw flat observation by (``obs_scale="scaled"``), one
-        float32 per entry; None for ``"raw"``. Each field is divided by its bound (see
-        :func:`observation_space`): bankroll by the starting bankroll, the bead plate by 3, cards left
-        by the cards of a full shoe, episode hands by ``max_hands`` (or :data:`HANDS_SCALE`), hands of
-        this shoe by the most a shoe can deal (``n_cards / 4``: a hand takes at least 4 cards), the last
-        hand by its maxima (totals 9, cards 3), the unseen counts of each rank by ``4 x decks``."""
-        if self.obs_scale == "raw":
-            return None
-        n_cards = float(self.rules.n_cards)
-        bound = {
-            "bankroll": [self.bankroll_units],
-            "bead_plate": [3.0] * self.history,
-            "cards_left": [n_cards],
-            "hands": [float(self.max_hands or HANDS_SCALE), n_cards / 4.0],
-            "last_hand": list(_LAST_HAND_HIGH),
-            "shoe": [float(R.CARDS_PER_RANK_PER_DECK * self.rules.decks)] * R.N_RANKS,
-        }
-        return (1.0 / np.concatenate([np.asarray(bound[k], dtype=np.float64) for k in self.obs_keys])).astype(
-            np.float32
-        )
-
-
-def make_config(**kwargs: Any) -> EnvConfig:  # noqa: C901
-    """Validate the environment keyword arguments; a bad name or value raises a ``ValueError`` naming it.
-
-    Rules (either ``rules=Rules(...)`` or any of its fields, not both): ``decks``, ``banker_variant``,
-    ``commission``, ``tie_pays``, ``side_bets``, ``pair_pays``, ``dragon7_pays``, ``panda8_pays``,
-    ``burn``, ``cut_card``, ``hand_after_cut`` (see :class:`pb_gym.Rules`).
-
-    Table: ``bankroll`` (starting bankroll, money, default 1000), ``unit`` (betting unit, money, 10),
-    ``table_min`` (10), ``table_max`` (5000), ``win_target`` (money; the episode ends when the bankroll
-    reaches it; None), ``max_hands`` (hands per episode, truncation; 100, None = no limit of the
-    env's own; ``gymnasium.make`` passes None and Gymnasium's ``TimeLimit`` ends episodes), ``one_shoe``
-    (an episode is one shoe: truncated when the cut card has come out; False = episodes run across
-    reshuffles), ``visible_discards`` (observe the 13 unseen counts; True).
-
-    Agent interface: ``action_mode`` (``discrete``, the default; ``multidiscrete``; ``box``), ``stake_levels``
-    (increasing positive numbers; default 1, 2, 5, 10, 25 units or 1, 2, 5, 10, 25% of the bankroll),
-    ``stake_unit`` (``units`` or ``fraction`` of the current bankroll), ``allow_no_bet`` (True),
-    ``history`` (bead plate length, 20), ``observation`` (``flat``: one Box, the default; ``dict``: a
-    Dict of Boxes), ``obs_scale`` (``scaled``: every feature divided by a documented bound, the
-    default; ``raw``: cards, units, hands), ``flatten_obs`` (older name: True = ``observation="flat"``,
-    False = ``"dict"``), ``info_ev``
-    (exact EV of each bet in ``info``; False), ``hand_info`` (cards, totals, winner, stakes in ``info``),
-    ``reward`` (``realized``: the hand's net win, the default; ``expected``: the exact EV of the stakes
-    placed given the cards unseen before the hand, an unbiased, noise-free estimate of the realized
-    reward given what the agent knew; ``log_growth``: the exact expected log growth of the bankroll over
-    the hand, ``sum_h P(h) log(1 + net_h / bankroll)`` over the hand classes, Kelly's objective; the
-    bankroll still moves by the realized win).
-    """
-    progress.note_compiling(sys.modules[__name__])  # the first run on a machine compiles the kernels
-    defaults: dict[str, Any] = dict(
-        rules=None,
-        bankroll=1000.0,
-        unit=10.0,
-        table_min=10.0,
-        table_max=5000.0,
-        win_target=None,
-        max_hands=100,
-        one_shoe=False,
-        visible_discards=True,
-        history=20,
-        action_mode="discrete",
-        stake_levels=None,
-        stake_unit="units",
-        allow_no_bet=True,
-        observation="flat",
-        obs_scale="scaled",
-        flatten_obs=None,
-        info_ev=False,
-        hand_info=True,
-        reward="realized",
-        extra_bets=(),
-        custom_bets=(),
-    )
-    unknown = [k for k in kwargs if k not in defaults and k not in RULE_FIELDS]
-    if unknown:
-        raise ValueError(
-            f"unknown keyword argument {unknown[0]!r}; allowed: "
-            f"{', '.join(list(defaults) + list(RULE_FIELDS))}"
-        )
-    rule_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in RULE_FIELDS}
-    a = {**defaults, **kwargs}
-    # side_bets may name any catalog bet or a user bet: the rules' own four go to Rules.side_bets,
-    # the others are the table's extra columns (pb_gym.catalog.TableBets; Rules knows no catalog)
-    custom = a["custom_bets"]
-    if isinstance(custom, (dict, catalog.Bet)) or not isinstance(custom, (list, tuple)):
-        raise _bad(
-            "custom_bets",
-            custom,
-            "a list of bets of your own (pb_gym.catalog.Bet or {name, rows: [{when, pays}]} definitions)",
-        )
-    extra: tuple[catalog.Bet, ...] = ()
-    if isinstance(rule_kwargs.get("side_bets"), str):
-        rule_kwargs["side_bets"] = (rule_kwargs["side_bets"],)
-    if isinstance(rule_kwargs.get("side_bets"), (tuple, list)):
-        own, extra = catalog.split_side_bets(rule_kwargs["side_bets"], custom)
-        rule_kwargs["side_bets"] = own
-    more = a["extra_bets"]
-    if more:
-        if isinstance(more, (str, dict, catalog.Bet)) or not isinstance(more, (list, tuple)):
-            more = (more,)
-        own, more_bets = catalog.split_side_bets(tuple(more), custom)
-        if own:
-            raise _bad(
-                "extra_bets",
-                a["extra_bets"],
-                "catalog or user bets other than the rules' own "
-                f"side bets ({', '.join(own)}: give them in Rules(side_bets=...))",
-            )
-        extra = extra + more_bets
-    names = [bet.name for bet in extra]
-    if len(set(names)) != len(names):
-        raise _bad("extra_bets", a["extra_bets"], "each bet at most once (side_bets and extra_bets together)")
-    # every definition is checked, offered or not; one the table does not offer is a mistake (it would
-    # silently be no bet at all)
-    unused = [name for name in catalog.user_bets(custom) if name not in names]
-    if unused:
-        raise ValueError(
-            f"custom_bets: {unused[0]!r} is defined but not offered; offer it by naming it "
-            "in side_bets (or extra_bets), or remove its definition"
-        )
-    rules = a["rules"]
-    if rules is not None:
-        if not isinstance(rules, Rules):
-            raise _bad("rules", rules, "a pb_gym.Rules or None")
-        if rule_kwargs:
-            raise ValueError(
-                f"pass either rules=Rules(...) or rule fields such as {next(iter(rule_kwargs))}=..., not both"
-            )
-    else:
-        rules = Rules(**rule_kwargs)  # raises ValueError("Rules.<field>=... is not allowed; ...")
-
-    for name in _BOOL_ARGS:
-        if not isinstance(a[name], (bool, np.bool_)):
-            raise _bad(name, a[name], "True or False")
-    for name in ("bankroll", "unit", "table_min", "table_max"):
-        if not _number(a[name]) or a[name] <= 0:
-            raise _bad(name, a[name], "a positive number (money)")
-    bankroll, unit, tmin, tmax = (float(a[k]) for k in ("bankroll", "unit", "table_min", "table_max"))
-    if tmax < tmin:
-        raise _bad("table_max", a["table_max"], f"a number >= table_min ({tmin:g})")
-    if bankroll < tmin:
-        raise _bad(
-            "bankroll",
-            a["bankroll"],
-            f"a number >= table_min ({tmin:g}), or the player is ruined before the first hand",
-        )
-    target = a["win_target"]
-    if target is not None:
-        if not _number(target) or target <= bankroll:
-            raise _bad("win_target", target, f"None or a number > bankroll ({bankroll:g})")
-        target = float(target)
-    max_hands = a["max_hands"]
-    if max_hands is not None and (not _int(max_hands) or max_hands < 1):
-        raise _bad("max_hands", max_hands, "None or an integer >= 1")
-    if not _int(a["history"]) or not 1 <= a["history"] <= 1000:
-        raise _bad("history", a["history"], "an integer from 1 to 1000")
-    if a["action_mode"] not in ACTION_MODES:
-        raise _bad("action_mode", a["action_mode"], ", ".join(ACTION_MODES))
-    if a["observation"] not in OBSERVATIONS:
-        raise _bad("observation", a["observation"], ", ".join(OBSERVATIONS))
-    if a["obs_scale"] not in OBS_SCALES:
-        raise _bad("obs_scale", a["obs_scale"], ", ".join(OBS_SCALES))
-    observation = a["observation"]
-    if a["flatten_obs"] is not None:  # the older name of observation= (True: flat, False: dict)
-        if not isinstance(a["flatten_obs"], (bool, np.bool_)):
-            raise _bad("flatten_obs", a["flatten_obs"], "None, True or False")
-        observation = "flat" if a["flatten_obs"] else "dict"
-        if "observation" in kwargs and kwargs["observation"] != observation:
-            raise ValueError(
-                f"flatten_obs={a['flatten_obs']!r} contradicts observation="
-                f"{kwargs['observation']!r}; pass observation= only"
-            )
-    if a["reward"] not in REWARDS:
-        raise _bad("reward", a["reward"], ", ".join(REWARDS))
-    if a["stake_unit"] not in STAKE_UNITS:
-        raise _bad("stake_unit", a["stake_unit"], ", ".join(STAKE_UNITS))
-    levels = a["stake_levels"]
-    if levels is None:
-        levels = DEFAULT_STAKE_LEVELS[a["stake_unit"]]
-    allowed_levels = (
-        "increasing positive numbers of units"
-        if a["stake_unit"] == "units"
-        else "increasing fractions of the bankroll in (0, 1]"
-    )
-    if isinstance(levels, (int, float, np.number)):
-        levels = (levels,)
-    if (
-        not isinstance(levels, (list, tuple, np.ndarray))
-        or len(levels) == 0
-        or not all(_number(x) and x > 0 for x in levels)
-    ):
-        raise _bad("stake_levels", a["stake_levels"], allowed_levels)
-    levels = tuple(float(x) for x in levels)
-    if any(b <= x for x, b in zip(levels, levels[1:], strict=False)) or (
-        a["stake_unit"] == "fraction" and levels[-1] > 1.0
-    ):
-        raise _bad("stake_levels", a["stake_levels"], allowed_levels)
-    return EnvConfig(
-        rules=rules,
-        bankroll=bankroll,
-        unit=unit,
-        table_min=tmin,
-        table_max=tmax,
-        win_target=target,
-        max_hands=None if max_hands is None else int(max_hands),
-        one_shoe=bool(a["one_shoe"]),
-        visible_discards=bool(a["visible_discards"]),
-        history=int(a["history"]),
-        action_mode=a["action_mode"],
-        stake_levels=levels,
-        stake_unit=a["stake_unit"],
-        allow_no_bet=bool(a["allow_no_bet"]),
-        observation=observation,
-        obs_scale=a["obs_scale"],
-        info_ev=bool(a["info_ev"]),
-        hand_info=bool(a["hand_info"]),
-        reward=a["reward"],
-        extra_bets=extra,
-    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -487,16 +112,16 @@ def make_config(**kwargs: Any) -> EnvConfig:  # noqa: C901
 # --------------------------------------------------------------------------------------------------
 def _field_bounds(cfg: EnvConfig, key: str) -> tuple[np.ndarray, np.ndarray]:
     """Raw-unit bounds of one field (the bankroll, and the episode hands without ``max_hands``, have
-    none: float32's maximum)."""
+    none: ``inf``)."""
     size = cfg.obs_sizes[key]
     high = {
-        "bankroll": np.full(1, _F32_MAX),
+        "bankroll": np.full(1, np.inf),
         "bead_plate": np.full(size, 3.0),
         "cards_left": np.full(1, float(cfg.rules.n_cards)),
         "hands": np.array(
-            [_F32_MAX if cfg.max_hands is None else float(cfg.max_hands), cfg.rules.n_cards / 4.0]
+            [np.inf if cfg.max_hands is None else float(cfg.max_hands), cfg.rules.n_cards / 4.0]
         ),
-        "last_hand": _LAST_HAND_HIGH,
+        "last_hand": LAST_HAND_HIGH,
         "shoe": np.full(R.N_RANKS, float(R.CARDS_PER_RANK_PER_DECK * cfg.rules.decks)),
     }[key]
     return np.zeros(size, dtype=np.float32), high.astype(np.float32)
@@ -506,16 +131,17 @@ def observation_space(cfg: EnvConfig) -> spaces.Dict | spaces.Box:
     """The observation space of one table: one float32 Box (``observation="flat"``, fields in
     :data:`OBS_KEYS` order at ``cfg.obs_offsets``) or a Dict of float32 Boxes. With ``obs_scale=
     "scaled"`` the bounds are the raw ones times :attr:`EnvConfig.obs_factors` (every bounded
-    feature in [0, 1]; the unbounded ones keep float32's maximum)."""
+    feature in [0, 1]; the unbounded ones, the bankroll and the episode hands without ``max_hands``,
+    keep ``inf``)."""
     bounds = {k: _field_bounds(cfg, k) for k in cfg.obs_keys}
     factors = cfg.obs_factors
     if factors is not None:
         scaled = {}
         for key, (lo, hi) in bounds.items():
             a, b = cfg.obs_offsets[key]
-            scaled[key] = (lo, np.where(hi >= _F32_MAX, _F32_MAX, hi * factors[a:b]).astype(np.float32))
+            scaled[key] = (lo, np.where(np.isinf(hi), hi, hi * factors[a:b]).astype(np.float32))
         bounds = scaled
-    if cfg.flatten_obs:
+    if cfg.flat:
         low = np.concatenate([b[0] for b in bounds.values()])
         high = np.concatenate([b[1] for b in bounds.values()])
         return spaces.Box(low, high, dtype=np.float32)
@@ -1497,9 +1123,9 @@ def observe(
             f"{cfg.rules.n_cards}-card shoes"
         )
     if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not (0 <= seat < session.n_seats):
-        raise _bad("seat", seat, f"an integer in 0..{session.n_seats - 1}")
-    if not _number(per_unit) or per_unit <= 0:
-        raise _bad("per_unit", per_unit, "a positive number")
+        raise bad("seat", seat, f"an integer in 0..{session.n_seats - 1}")
+    if not is_number(per_unit) or per_unit <= 0:
+        raise bad("per_unit", per_unit, "a positive number")
     n = session.n_tables
     if out is None:
         out = np.empty((n, cfg.obs_size), dtype=np.float32)
@@ -1527,7 +1153,7 @@ def write_obs(cfg: EnvConfig, tables: Tables) -> np.ndarray:
 def split_obs(cfg: EnvConfig, flat: np.ndarray) -> dict[str, np.ndarray] | np.ndarray:
     """The observation in the configured form: ``flat`` itself (``observation="flat"``) or a dict of
     views of it (one per field; the last axis is the field)."""
-    if cfg.flatten_obs:
+    if cfg.flat:
         return flat
     return {k: flat[..., a:b] for k, (a, b) in cfg.obs_offsets.items()}
 
