@@ -37,6 +37,7 @@ observation transform.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import inspect
 import math
 import re
@@ -48,7 +49,7 @@ from typing import Any, Literal
 
 import numpy as np
 import yaml
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, create_model, field_validator, model_validator
 
 from pb_gym import exact, strict_json
 from pb_gym import rules as R
@@ -57,12 +58,9 @@ from pb_gym.envs import table as T
 from pb_gym.experiments import chunk_store, outputs, plotting, stats
 from pb_gym.experiments import train_checkpoint as CK
 from pb_gym.experiments.config import (
-    CUSTOM_BETS_HELP,
     ConfigError,
-    CustomBets,
     RulesConfig,
     Strict,
-    TableLimits,
     load,
     validate,
 )
@@ -86,71 +84,57 @@ ALGORITHM_MODES = {
 
 
 # ---------------------------------------------------------------------------------------- config
-class EnvConfig(Strict):
-    """The ``env:`` section: keyword arguments of the environment (money amounts in money)."""
-
-    rules: RulesConfig = RulesConfig()
-    table: TableLimits = TableLimits(unit=10, minimum=10, maximum=5000)
-    bankroll: float = Field(1000.0, gt=0, description="starting bankroll, money")
-    win_target: float | None = Field(None, gt=0, description="episode ends when the bankroll reaches it")
-    max_hands: int | None = Field(100, ge=1, description="hands per episode (None: no limit)")
-    one_shoe: bool = False
-    visible_discards: bool = True
-    history: int = Field(20, ge=1, le=1000)
-    action_mode: Literal["multidiscrete", "discrete"] = "multidiscrete"
-    stake_levels: list[float] | None = None
-    stake_unit: Literal["units", "fraction"] = "units"
-    allow_no_bet: bool = True
-    reward: Literal[T.REWARDS] = Field(  # type: ignore[valid-type]
-        "realized",
-        description="training reward: the hand's net win; the exact EV of the stakes "
-        "given the cards unseen (unbiased, no outcome noise); or the exact expected log growth of the "
-        "bankroll given them (Kelly's objective); the evaluation is always realized",
-    )
-    custom_bets: CustomBets = Field(
-        (),
-        description=CUSTOM_BETS_HELP + "; offer one by naming it "
-        "in rules.side_bets (the held-out evaluation offers it too)",
-    )
+class _EnvSection(Strict):
+    """Base of :data:`EnvConfig`: the values are checked by :class:`pb_gym.envs.config.EnvConfig`."""
 
     @model_validator(mode="after")
-    def _env_accepts_it(self) -> EnvConfig:
-        if self.bankroll < self.table.minimum:
-            raise ValueError(f"bankroll {self.bankroll:g} is below table.minimum {self.table.minimum:g}")
-        if self.win_target is not None and self.win_target <= self.bankroll:
-            raise ValueError(f"win_target {self.win_target:g} must be above bankroll {self.bankroll:g}")
-        T.make_config(**self.kwargs())  # stake levels etc.: let the environment say what is wrong
+    def _env_accepts_it(self) -> _EnvSection:
+        self.config()  # every value and what depends on several (the bankroll on table_min, ...)
         return self
 
     def kwargs(self) -> dict[str, Any]:
-        """The environment's keyword arguments."""
-        rules = self.rules.model_dump()
-        rules["side_bets"] = tuple(rules["side_bets"])
-        out = dict(
-            rules,
-            bankroll=self.bankroll,
-            unit=self.table.unit,
-            table_min=self.table.minimum,
-            table_max=self.table.maximum,
-            win_target=self.win_target,
-            max_hands=self.max_hands,
-            one_shoe=self.one_shoe,
-            visible_discards=self.visible_discards,
-            history=self.history,
-            action_mode=self.action_mode,
-            stake_unit=self.stake_unit,
-            allow_no_bet=self.allow_no_bet,
-            reward=self.reward,
-            # the Dict in raw units: the observation transforms work on its "shoe" field and
-            # VecNormalize (normalize.observations) scales every feature
-            observation="dict",
-            obs_scale="raw",
-        )
-        if self.stake_levels is not None:
-            out["stake_levels"] = tuple(self.stake_levels)
-        if self.custom_bets:  # recorded in env.json: a replay rebuilds the same bet columns
-            out["custom_bets"] = [dict(bet) for bet in self.custom_bets]
+        """The environment's keyword arguments (the rules as a dict of their fields)."""
+        out = self.model_dump()
+        for key in ("side_bets", "stake_levels"):
+            if out[key] is not None:
+                out[key] = tuple(out[key])
+        out["rules"]["side_bets"] = tuple(out["rules"]["side_bets"])
         return out
+
+    def config(self) -> T.EnvConfig:
+        """The validated :class:`pb_gym.envs.config.EnvConfig`."""
+        return T.EnvConfig(**self.kwargs())
+
+
+def _env_fields() -> dict[str, Any]:
+    """Every keyword of :class:`pb_gym.envs.config.EnvConfig` but the rule keywords (the ``rules:``
+    section holds them), with its default and docstring; the types pydantic checks first."""
+    from pb_gym.envs import config as C
+
+    hints = {
+        "rules": RulesConfig,
+        "side_bets": list[str | dict] | None,
+        "stake_levels": list[float] | None,
+        "win_target": float | None,
+        "max_hands": int | None,
+        "history": int,
+        **{name: Literal[choices] for name, choices in C._CHOICES.items()},  # type: ignore[valid-type]
+    }
+    docs = C.field_docs()
+    out: dict[str, Any] = {}
+    for name, parameter in C.parameters().items():
+        if name in C.RULE_SHORTCUTS:
+            continue
+        default = RulesConfig() if name == "rules" else parameter.default
+        kind = hints.get(name) or type(default)
+        out[name] = (kind, Field(default, description=docs[name]))
+    return out
+
+
+EnvConfig = create_model("EnvConfig", __base__=_EnvSection, __module__=__name__, **_env_fields())
+EnvConfig.__doc__ = """The ``env:`` section: the keyword arguments of the environment, derived from
+:class:`pb_gym.envs.config.EnvConfig` (names, defaults, docstrings; the rules in the ``rules:``
+sub-section), so the trained env is the env as documented. Money amounts in money."""
 
 
 class NormalizeConfig(Strict):
@@ -410,11 +394,7 @@ class TrainConfig(Strict):
             raise ValueError(
                 f"policy {self.policy!r} is not allowed for {self.algorithm}; allowed: {', '.join(policies)}"
             )
-        if not self.policy.startswith("MultiInput"):
-            raise ValueError(
-                f"policy {self.policy!r}: the observation is a Dict; use "
-                f"{'MultiInputLstmPolicy' if 'Lstm' in self.policy else 'MultiInputPolicy'}"
-            )
+        _check_policy_observation(self)
         modes = ALGORITHM_MODES[self.algorithm]
         if self.env.action_mode not in modes:
             raise ValueError(
@@ -437,7 +417,7 @@ class TrainConfig(Strict):
                 "RecurrentPPO) and env.allow_no_bet: true"
             )
         if self.discovery is not None:  # any bet the table offers: a catalog side bet, a user bet
-            offered = T.make_config(**self.env.kwargs()).bets.offered
+            offered = self.env.config().bets.offered
             for bet in self.discovery.bets:
                 if bet not in offered:
                     raise ValueError(
@@ -445,6 +425,28 @@ class TrainConfig(Strict):
                     )
         _check_evaluation(self)
         return self
+
+
+def _check_policy_observation(config: TrainConfig) -> None:
+    """A Dict observation takes a MultiInput policy, the flat Box an Mlp one; the observation
+    transforms read the Dict's fields."""
+    observation, policy = config.env.observation, config.policy
+    lstm = "Lstm" in policy
+    if observation == "dict" and not policy.startswith("MultiInput"):
+        raise ValueError(
+            f"policy {policy!r}: env.observation is dict; use "
+            f"{'MultiInputLstmPolicy' if lstm else 'MultiInputPolicy'} (or env.observation: flat)"
+        )
+    if observation == "flat" and policy.startswith("MultiInput"):
+        raise ValueError(
+            f"policy {policy!r}: env.observation is flat (one Box); use "
+            f"{'MlpLstmPolicy' if lstm else 'MlpPolicy'} (or env.observation: dict)"
+        )
+    if config.obs_transform != "none" and observation != "dict":
+        raise ValueError(
+            f"obs_transform {config.obs_transform!r} reads the Dict observation's fields: "
+            "set env.observation: dict"
+        )
 
 
 def _check_evaluation(config: TrainConfig) -> None:
@@ -479,7 +481,7 @@ def make_env(config: TrainConfig):
 
     kwargs = config.env.kwargs()
     env = VecMonitor(PuntoBancoSB3VecEnv(num_envs=config.n_envs, **kwargs))
-    env = L.obs_transform_wrapper(env, config.obs_transform, T.make_config(**kwargs))
+    env = L.obs_transform_wrapper(env, config.obs_transform, config.env.config())
     norm = config.normalize
     if norm.observations or norm.rewards:
         env = VecNormalize(
@@ -690,8 +692,9 @@ def write_curve(rows: list[dict], out: Path, title: str, cfg: T.EnvConfig) -> li
 # ---------------------------------------------------------------------------------------- evaluation
 def _study_data(config: TrainConfig, model: Path | None) -> dict:
     """The held-out study as config data (``model=None``: a placeholder for the learned policy)."""
-    env, ev = config.env, config.evaluation
-    base = env.table.minimum / env.table.unit
+    env, ev, cfg = config.env, config.evaluation, config.env.config()
+    base = cfg.min_units
+    rules, custom = _study_bets(cfg)
     bankroll = ev.bankroll if ev.bankroll is not None else env.bankroll
     win_goal = ev.win_goal
     if win_goal is None and env.win_target is not None:
@@ -711,11 +714,11 @@ def _study_data(config: TrainConfig, model: Path | None) -> dict:
     systems += [s.model_dump() for s in ev.systems]
     data = {
         "name": f"{config.name} (held-out, seed {ev.seed})",
-        "rules": env.rules.model_dump(),
-        "table": env.table.model_dump(),
+        "rules": rules,
+        "table": {"unit": cfg.unit, "minimum": cfg.table_min, "maximum": cfg.table_max},
         "bankroll": bankroll,
         "sessions": ev.sessions,
-        "hands": ev.hands or env.max_hands or env.rules.to_rules().most_hands_per_shoe,
+        "hands": ev.hands or env.max_hands or cfg.rules.most_hands_per_shoe,
         "one_shoe": _held_out_one_shoe(config),
         "win_goal": win_goal,
         "stop_loss": ev.stop_loss,
@@ -726,9 +729,17 @@ def _study_data(config: TrainConfig, model: Path | None) -> dict:
     }
     if ev.chunk_sessions is not None:
         data["chunk_sessions"] = ev.chunk_sessions
-    if env.custom_bets:
-        data["custom_bets"] = [dict(bet) for bet in env.custom_bets]
+    if custom:
+        data["custom_bets"] = custom
     return data
+
+
+def _study_bets(cfg: T.EnvConfig) -> tuple[dict, list[dict]]:
+    """The env's rules and bets as a study's ``rules:`` (every side bet offered named in
+    ``side_bets``) and ``custom_bets:`` (the user's bets' definitions)."""
+    rules = dataclasses.asdict(cfg.rules)
+    rules["side_bets"] = [b if isinstance(b, str) else b.name for b in cfg.side_bets]
+    return rules, [b.as_dict() for b in cfg.side_bets if not isinstance(b, str)]
 
 
 def _held_out_one_shoe(config: TrainConfig) -> bool:
@@ -749,7 +760,7 @@ def episode_note(config: TrainConfig) -> str | None:
     ):
         return None
     hands = config.evaluation.hands or config.env.max_hands
-    most = config.env.rules.to_rules().most_hands_per_shoe
+    most = config.env.config().rules.most_hands_per_shoe
     if hands is None or hands <= most:
         return None
     return (
@@ -857,7 +868,7 @@ def train(
     import torch
 
     torch.set_num_threads(config.threads)
-    cfg = T.make_config(**config.env.kwargs())
+    cfg = config.env.config()
     env = make_env(config)
     cls = L.algorithm_class(config.algorithm)
     curve, exact_curve = _curve_callbacks(config, cfg)
@@ -955,9 +966,7 @@ def make_policy(config: TrainConfig, model, normalizer):
     """The model being trained (or trained) as an :class:`experiments.discovery.Policy`."""
     from pb_gym.experiments import discovery as D
 
-    return D.Policy(
-        model, config.algorithm, T.make_config(**config.env.kwargs()), config.obs_transform, normalizer
-    )
+    return D.Policy(model, config.algorithm, config.env.config(), config.obs_transform, normalizer)
 
 
 def make_exact_curve_callback(config: TrainConfig, normalizer):
@@ -1031,9 +1040,9 @@ def run_discovery(
 
     spec = config.discovery
     started = time.perf_counter()
-    rules = config.env.rules.to_rules()
+    cfg = config.env.config()
     count = D.linear_count(
-        rules, spec.bets, spec.count_training_shoes, spec.count_training_seed, config.env.custom_bets
+        cfg.rules, spec.bets, spec.count_training_shoes, spec.count_training_seed, _study_bets(cfg)[1]
     )
     result = D.score(
         make_policy(config, model, normalizer),
@@ -1332,7 +1341,7 @@ def main(
     if not as_json:
         print()
         print_report(report)
-        print_profit(profit, config.env.table.unit)
+        print_profit(profit, config.env.unit)
         if discovery is not None:
             from pb_gym.experiments import discovery as D
 

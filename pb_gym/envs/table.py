@@ -59,6 +59,7 @@ from pb_gym.envs.config import (  # noqa: F401  (the names of the environments' 
     DEFAULT_STAKE_LEVELS,
     HANDS_SCALE,
     LAST_HAND_HIGH,
+    LEGACY_DEFAULTS,
     LOG_GROWTH_FLOOR,
     OBS_KEYS,
     OBS_SCALES,
@@ -70,6 +71,7 @@ from pb_gym.envs.config import (  # noqa: F401  (the names of the environments' 
     bad,
     is_number,
     make_config,
+    upgrade_record,
 )
 from pb_gym.session import (
     LAST_HAND_FIELDS,
