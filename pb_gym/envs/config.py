@@ -432,7 +432,9 @@ def _resolve_rules(
     if rules is None:
         rules = Rules(**given)
     elif given:
-        raise ValueError(f"pass either rules=Rules(...) or rule keywords such as {next(iter(given))}=..., not both")
+        raise ValueError(
+            f"pass either rules=Rules(...) or rule keywords such as {next(iter(given))}=..., not both"
+        )
     elif isinstance(rules, Mapping):
         data = dict(rules)
         unknown = [k for k in data if k not in RULE_FIELDS]

@@ -377,7 +377,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         # decode, stake rules, deal, settle, records, ends, the observation and the info: one call
         result = T.step_one(state, obs, out, cards)
         if result[0]:
-            T._raise_step(self.config, self._ints, result)
+            T.raise_step(self.config, self._ints, result)
         n_columns = self._n_columns
         (reward, terminated, truncated, pt, bt, winner, natural, pp, bp, shuffled, bankroll) = out[
             n_columns:
