@@ -498,7 +498,7 @@ class Sb3Policy(S.BettingSystem):
             raise ModelMismatch(
                 f"system {self.name!r} (model {self.path}): the study's bet "
                 f"{', '.join(map(repr, differ))} pays otherwise than the one the model was "
-                "trained on (its env.json, env_kwargs.custom_bets); give the same "
+                "trained on (its env.json, env_kwargs.side_bets); give the same "
                 "custom_bets rows, or another name"
             )
         self._to_table = np.array([table.column(b) if b in offered else -1 for b in names], dtype=np.int64)

@@ -22,6 +22,7 @@ Action space (``action_mode``)
   ``Discrete(1 + n_bets * K)``: ``0`` = no bet, ``1 + b * K + k`` = bet ``b`` (0 banker, 1 player,
   2 tie, then the offered side bets in :data:`pb_gym.rules.BETS` order) at stake level ``k``
   (``K = len(stake_levels)``; with the standard 4 side bets and 5 levels, ``Discrete(36)``).
+  ``env.action_index(bet, k)`` builds one and ``env.describe_action(index)`` names one.
 * ``"multidiscrete"``: ``MultiDiscrete([n_bet_choices, K])`` = ``[bet, size]``. ``bet`` is ``0`` = no
   bet, ``1`` banker, ``2`` player, ``3`` tie, then each offered side bet (``env.bet_choices`` lists
   them); ``size`` picks one of the K ``stake_levels`` (units, or fractions of the current bankroll with
@@ -40,9 +41,11 @@ Observation space (``observation``, ``obs_scale``)
 By default (``observation="flat"``, ``obs_scale="scaled"``) one float32 ``Box`` whose fields lie at
 these offsets (``env.config.obs_offsets``; the defaults: ``history=20``, ``visible_discards=True``, 47
 entries), each divided by the bound in the last column so that it lies in [0, 1] (the bankroll: 1 at
-the start, 0 at ruin, unbounded above). ``obs_scale="raw"`` gives the raw units (column "raw");
-``observation="dict"`` gives the same fields as a ``Dict`` of Boxes (keys in this order; ``flatten_obs``
-is the older name: True = flat, False = dict). ``gymnasium.spaces.flatten`` of the dict equals the flat
+the start, 0 at ruin, unbounded above: its bound is ``inf``). The episode-hands feature is divided by
+``max_hands``; without one (``gymnasium.make`` passes ``max_hands=None`` and ``TimeLimit`` ends the
+episode) by 100, so it passes 1 in an episode longer than 100 hands and its bound is ``inf`` too.
+``obs_scale="raw"`` gives the raw units (column "raw"); ``observation="dict"`` gives the same fields as
+a ``Dict`` of Boxes (keys in this order). ``gymnasium.spaces.flatten`` of the dict equals the flat
 observation.
 
 =============  ========  ==========  ===========================================  ===================
@@ -83,7 +86,8 @@ Gymnasium's own ``TimeLimit`` with the registered ``max_episode_steps=100`` (``e
 class directly, ``max_hands`` (default 100, None = no limit) is the limit. Given both, the first limit
 reached truncates. ``reset()`` always starts a fresh shoe (seeded when a seed is given) and the starting
 bankroll; ``reset(seed=s)`` deals exactly the hands of table ``i`` of the vector environment reset with
-seed ``s - i``.
+seed ``s - i``. A ``step`` after the episode ended (terminated or truncated) raises
+``gymnasium.error.ResetNeeded``: call ``reset()`` first.
 
 ``info`` (``hand_info=True``, the default): ``player_cards``/``banker_cards`` (card codes 1..13 = A..K,
 0 = no third card), ``player_total``, ``banker_total``, ``winner`` (0 banker, 1 player, 2 tie),
@@ -97,6 +101,25 @@ array to change it).
 Rendering: ``render_mode="ansi"`` returns text (both hands, totals, winner, stakes, bead plate);
 ``"human"`` prints that text to stdout at each hand (RL Zoo's ``enjoy`` uses it); ``"rgb_array"`` a
 small ``(150, W, 3)`` uint8 picture of the table (``RecordVideo``, RL Zoo's ``record_video``).
+
+Outcome codes: ``info["winner"]`` is 0 banker, 1 player, 2 tie (the first three :data:`pb_gym.rules.BETS`
+and the ``last_hand`` one-hot); the bead plate and the multidiscrete bet choice show the same outcome
+as that code + 1 (0 = none yet / no bet). The golden digests of the dealt hands cover these bits.
+
+Arguments
+---------
+The keyword-only arguments are the fields of :class:`pb_gym.envs.config.EnvConfig` (each documented
+there; ``docs/env.md`` has the table). An unknown keyword is a ``TypeError``, a bad value a
+``ValueError`` naming the argument and the allowed values.
+
+Version History
+---------------
+* v0 (2026-12-02): one configuration dataclass and explicit keyword-only arguments; ``side_bets`` the
+  one way to offer a bet (``extra_bets``, ``custom_bets``, ``flatten_obs`` removed); ``inf`` bounds; a
+  step after the episode ended raises. Dealt hands unchanged bit for bit.
+* v0 (2026-11-30): the flat scaled ``Box`` and discrete actions became the defaults; catalog and user
+  bets; ``reward="expected"`` / ``"log_growth"``.
+* v0 (2026-11-29, 0.1.0): first version.
 """
 
 from __future__ import annotations
@@ -168,13 +191,10 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
     Args:
         render_mode: None, ``"human"`` (each hand printed to stdout as it is dealt, as ``"ansi"``
             renders it; ``render()`` prints it only if ``step`` has not yet), ``"ansi"`` or ``"rgb_array"``.
-        **kwargs: the rules (``rules=Rules(...)`` or ``decks``, ``banker_variant``, ``tie_pays``,
-            ``side_bets``, ``cut_card``, ``burn``, ...) and the table and interface options of
-            :func:`pb_gym.envs.table.make_config` (``bankroll``, ``unit``, ``table_min``,
-            ``table_max``, ``win_target``, ``max_hands``, ``one_shoe``, ``visible_discards``,
-            ``history``, ``action_mode``, ``stake_levels``, ``stake_unit``, ``allow_no_bet``,
-            ``observation``, ``obs_scale``, ``info_ev``, ``hand_info``, ...). Bad names or values
-            raise ``ValueError``.
+        rules, ..., reward: the fields of :class:`pb_gym.envs.config.EnvConfig` (the rules, the
+            money and limits, the episode ends, the action and observation options; each documented
+            there), kept as ``env.config``. An unknown keyword is a ``TypeError``; a bad value a
+            ``ValueError`` naming it and the allowed values.
     """
 
     metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
