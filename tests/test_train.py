@@ -1215,11 +1215,11 @@ def test_a_one_shoe_policy_is_evaluated_on_single_shoes_unless_told_otherwise():
     (evaluation.one_shoe follows env.one_shoe). A config that asks for sessions across shoes gets a
     note: a DQN model bet 84% of hands there against 66% in its own episodes."""
     config = TR.load(CONFIGS / "discover-all-dqn.yaml", TR.TrainConfig)
-    study = TR._study_data(config, None)
+    study = TR.study_data(config, None)
     assert (study["one_shoe"], study["hands"]) == (True, 101)  # ceil((416 - 14) / 4): all a shoe deals
     assert TR.episode_note(config) is None
     sizing = TR.load(CONFIGS / "discover-sizing.yaml", TR.TrainConfig)  # 1,000-hand sessions, on purpose
-    assert TR._study_data(sizing, None)["one_shoe"] is False
+    assert TR.study_data(sizing, None)["one_shoe"] is False
     assert TR.episode_note(sizing) == (
         "NOTE: the policy was trained on one-shoe episodes (env.one_shoe), but the held-out sessions "
         "(evaluation.one_shoe: false) play up to 1000 hands, across shoes (a shoe deals at most 101): "
