@@ -188,13 +188,14 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
     """One Punto Banco table (see the module docstring for the spaces, rewards and arguments): a thin
     shell around a one-table, one-seat :class:`pb_gym.session.Session` (``env.session``).
 
+    The keyword-only arguments after ``render_mode`` are the fields of
+    :class:`pb_gym.envs.config.EnvConfig` (the rules, the money and limits, the episode ends, the
+    action and observation options; each documented there), kept as ``env.config``. An unknown keyword
+    is a ``TypeError``; a bad value a ``ValueError`` naming it and the allowed values.
+
     Args:
         render_mode: None, ``"human"`` (each hand printed to stdout as it is dealt, as ``"ansi"``
             renders it; ``render()`` prints it only if ``step`` has not yet), ``"ansi"`` or ``"rgb_array"``.
-        rules, ..., reward: the fields of :class:`pb_gym.envs.config.EnvConfig` (the rules, the
-            money and limits, the episode ends, the action and observation options; each documented
-            there), kept as ``env.config``. An unknown keyword is a ``TypeError``; a bad value a
-            ``ValueError`` naming it and the allowed values.
     """
 
     metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}

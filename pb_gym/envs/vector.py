@@ -63,6 +63,10 @@ def _same(a: object, b: object) -> bool:
 class PuntoBancoVectorEnv(VectorEnv):
     """N Punto Banco tables (see :mod:`pb_gym.envs.punto_banco` for spaces, rewards and arguments).
 
+    The keyword-only arguments after ``render_mode`` are the table's configuration, as for the single
+    environment (the fields of :class:`pb_gym.envs.config.EnvConfig`); ``hand_info`` defaults to
+    False here.
+
     Args:
         num_envs: number of tables N.
         autoreset_mode: ``AutoresetMode`` (or its value): NEXT_STEP (default), SAME_STEP or DISABLED.
@@ -72,8 +76,6 @@ class PuntoBancoVectorEnv(VectorEnv):
             ``max_hands`` (default 100) as the limit.
         render_mode: None, ``"human"`` (every table printed to stdout after each reset and step),
             ``"ansi"`` or ``"rgb_array"``; ``render()`` returns one frame per table.
-        rules, ..., reward: the table's configuration, as for the single environment
-            (:class:`pb_gym.envs.config.EnvConfig`); ``hand_info`` defaults to False here.
     """
 
     metadata = {
