@@ -211,9 +211,10 @@ class EnvConfig:
         hand_after_cut: bool | None,
     ) -> None:
         from pb_gym import progress  # the first run on a machine compiles the kernels: say so
-        from pb_gym.envs import table
+        from pb_gym.envs import actions, observation, stepping
 
-        progress.note_compiling(table)
+        for kernels in (actions, stepping, observation):
+            progress.note_compiling(kernels)
         shortcuts = dict(
             decks=decks,
             banker_variant=banker_variant,
