@@ -100,27 +100,16 @@ def env_kwargs_to_json(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in kwargs.items()}
 
 
-LEGACY_ENV_DEFAULTS: dict[str, Any] = {
-    "observation": "dict",
-    "obs_scale": "raw",
-    "action_mode": "multidiscrete",
-}
+LEGACY_ENV_DEFAULTS: dict[str, Any] = T.LEGACY_DEFAULTS
 """The environment defaults before the flat, scaled observation and the discrete actions became the
-defaults: a saved ``env.json`` that does not name these keys was trained with these values."""
+defaults (:data:`pb_gym.envs.config.LEGACY_DEFAULTS`)."""
 
 
 def env_kwargs_from_json(data: dict[str, Any]) -> dict[str, Any]:
-    """Environment keyword arguments read from ``env.json`` (lists -> tuples; the older defaults of
-    :data:`LEGACY_ENV_DEFAULTS` filled in where a file from before they changed does not name them)."""
-    out = dict(data)
-    if "flatten_obs" in out:  # the older name of observation=
-        out.setdefault("observation", "flat" if out.pop("flatten_obs") else "dict")
-    for key, value in LEGACY_ENV_DEFAULTS.items():
-        out.setdefault(key, value)
-    for key in ("side_bets", "stake_levels"):
-        if isinstance(out.get(key), list):
-            out[key] = tuple(out[key])
-    return out
+    """Environment keyword arguments read from ``env.json``: :func:`pb_gym.envs.config.upgrade_record`
+    (the record of :meth:`pb_gym.envs.config.EnvConfig.record`, or an older file's keys mapped onto
+    it; an unknown key is a ValueError naming it)."""
+    return T.upgrade_record(data)
 
 
 def save_policy(
@@ -136,12 +125,10 @@ def save_policy(
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     model.save(folder / MODEL_FILE)
-    cfg = T.make_config(**env_kwargs)  # the interface spelled out: defaults may change, files stay true
-    env_kwargs = {k: v for k, v in env_kwargs.items() if k != "flatten_obs"}
-    env_kwargs.update(action_mode=cfg.action_mode, observation=cfg.observation, obs_scale=cfg.obs_scale)
+    # every field spelled out (EnvConfig.record): defaults may change, files stay true
     meta: dict[str, Any] = {
         "algorithm": algorithm,
-        "env_kwargs": env_kwargs_to_json(env_kwargs),
+        "env_kwargs": T.make_config(**env_kwargs).record(),
         "obs_transform": obs_transform,
         "vecnormalize": None,
     }
@@ -511,7 +498,7 @@ class Sb3Policy(S.BettingSystem):
             raise ModelMismatch(
                 f"system {self.name!r} (model {self.path}): the study's bet "
                 f"{', '.join(map(repr, differ))} pays otherwise than the one the model was "
-                "trained on (its env.json, env_kwargs.custom_bets); give the same "
+                "trained on (its env.json, env_kwargs.side_bets); give the same "
                 "custom_bets rows, or another name"
             )
         self._to_table = np.array([table.column(b) if b in offered else -1 for b in names], dtype=np.int64)

@@ -4,7 +4,7 @@ Every study's YAML config is a pydantic model (``pb_gym.experiments``): its keys
 allowed ranges are read from the models' JSON schemas; the betting systems' keys from the models that
 ``pb_gym.experiments.evaluate_config`` derives from their constructors; the ``rules:`` section's
 allowed values from the checks of ``pb_gym.rules.Rules``; the environment's keyword arguments from
-``pb_gym.envs.table.make_config``. So the page cannot drift from the code: ``tests/test_docs.py`` fails
+``pb_gym.envs.config.EnvConfig``. So the page cannot drift from the code: ``tests/test_docs.py`` fails
 when the committed page differs from what this script writes.
 
     python docs/gen_config_reference.py          # rewrite the page
@@ -146,29 +146,24 @@ def rules_section() -> list[str]:
 
 
 def env_section() -> list[str]:
-    """The environment's keyword arguments: the defaults of ``make_config`` and the allowed choices."""
-    from pb_gym.envs import table as T
+    """The environment's keyword arguments: the init parameters of ``EnvConfig`` (defaults and
+    docstrings) and the allowed choices."""
+    from pb_gym.envs import config as C
 
-    tree = ast.parse(inspect.getsource(T.make_config).lstrip())
-    defaults: dict[str, Any] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == "defaults":
-            defaults = {k.arg: ast.literal_eval(k.value) for k in node.value.keywords}  # type: ignore[union-attr]
-    choices = {"action_mode": T.ACTION_MODES, "observation": T.OBSERVATIONS, "obs_scale": T.OBS_SCALES,
-               "stake_unit": T.STAKE_UNITS, "reward": T.REWARDS}
     lines = ["## Environment arguments", "",
              "The keyword arguments of `gym.make(\"pb_gym/PuntoBanco-v0\", ...)`, `gym.make_vec`, "
-             "`PuntoBancoEnv` and `PuntoBancoVectorEnv` (`pb_gym.envs.table.make_config`), besides the "
-             "[rules](#rules) fields or `rules=Rules(...)`. Their meaning: [the environment page]"
-             "(../env.md#arguments).", "",
-             "| argument | default | allowed |", "|---|---|---|"]
-    for name, value in defaults.items():
-        allowed = ", ".join(f"`{c}`" for c in choices[name]) if name in choices else (
-            "true/false" if name in T._BOOL_ARGS else "")
+             "`PuntoBancoEnv` and `PuntoBancoVectorEnv`: the fields of `pb_gym.envs.config.EnvConfig` "
+             "(the vector env's `hand_info` defaults to false). The rule keywords are the [rules](#rules) "
+             "fields; give them or `rules=`, not both. More: [the environment page](../env.md#arguments).", "",
+             "| argument | default | allowed | meaning |", "|---|---|---|---|"]
+    docs = C.field_docs()
+    for name, parameter in C.parameters().items():
+        allowed = ", ".join(f"`{c}`" for c in C._CHOICES[name]) if name in C._CHOICES else (
+            "true/false" if name in C._BOOLS else "")
         if name == "stake_levels":
             allowed = "increasing numbers > 0; default " + "; ".join(
-                f"{unit}: {levels}" for unit, levels in T.DEFAULT_STAKE_LEVELS.items())
-        lines.append(f"| `{name}` | `{json.dumps(value)}` | {_cell(allowed)} |")
+                f"{unit}: {levels}" for unit, levels in C.DEFAULT_STAKE_LEVELS.items())
+        lines.append(f"| `{name}` | `{json.dumps(parameter.default)}` | {_cell(allowed)} | {_cell(docs[name])} |")
     return lines + [""]
 
 

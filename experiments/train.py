@@ -2,7 +2,8 @@
 
 ``pb-gym train CONFIG [--out DIR] [--json] [--no-resume]``
 
-One readable file, top to bottom (CleanRL style):
+Read top to bottom (CleanRL style), with the config in :mod:`pb_gym.experiments.train_config` and
+the learning curve in :mod:`pb_gym.experiments.train_curve`:
 
 1. Config: the algorithm (PPO, A2C, DQN, MaskablePPO, RecurrentPPO), its hyperparameters (checked
    against the algorithm's constructor), the policy, the environment's keyword arguments (rules,
@@ -36,438 +37,50 @@ observation transform.
 
 from __future__ import annotations
 
-import csv
 import inspect
 import math
-import re
 import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import numpy as np
 import yaml
-from pydantic import Field, field_validator, model_validator
 
-from pb_gym import exact, strict_json
-from pb_gym import rules as R
+from pb_gym import strict_json
 from pb_gym.agents import learned as L
 from pb_gym.envs import table as T
-from pb_gym.experiments import chunk_store, outputs, plotting, stats
+from pb_gym.experiments import chunk_store, outputs
 from pb_gym.experiments import train_checkpoint as CK
 from pb_gym.experiments.config import (
-    CUSTOM_BETS_HELP,
     ConfigError,
-    CustomBets,
-    RulesConfig,
-    Strict,
-    TableLimits,
     load,
     validate,
 )
-from pb_gym.experiments.discovery import DiscoveryConfig
 from pb_gym.experiments.evaluate import run_study
-from pb_gym.experiments.evaluate_config import AnySystem, StudyConfig
+from pb_gym.experiments.evaluate_config import StudyConfig
 from pb_gym.experiments.evaluate_report import json_report, print_report, write_outputs
 from pb_gym.experiments.scale import ChunkError
-
-RESERVED = {"self", "policy", "env", "seed", "verbose", "device", "_init_setup_model", "tensorboard_log"}
-"""Constructor arguments set by this script (not hyperparameters)."""
-NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
-"""What a run's ``name`` may be: a folder name, never a path."""
-ALGORITHM_MODES = {
-    "PPO": ("multidiscrete", "discrete"),
-    "A2C": ("multidiscrete", "discrete"),
-    "DQN": ("discrete",),
-    "MaskablePPO": ("multidiscrete", "discrete"),
-    "RecurrentPPO": ("multidiscrete", "discrete"),
-}
-
-
-# ---------------------------------------------------------------------------------------- config
-class EnvConfig(Strict):
-    """The ``env:`` section: keyword arguments of the environment (money amounts in money)."""
-
-    rules: RulesConfig = RulesConfig()
-    table: TableLimits = TableLimits(unit=10, minimum=10, maximum=5000)
-    bankroll: float = Field(1000.0, gt=0, description="starting bankroll, money")
-    win_target: float | None = Field(None, gt=0, description="episode ends when the bankroll reaches it")
-    max_hands: int | None = Field(100, ge=1, description="hands per episode (None: no limit)")
-    one_shoe: bool = False
-    visible_discards: bool = True
-    history: int = Field(20, ge=1, le=1000)
-    action_mode: Literal["multidiscrete", "discrete"] = "multidiscrete"
-    stake_levels: list[float] | None = None
-    stake_unit: Literal["units", "fraction"] = "units"
-    allow_no_bet: bool = True
-    reward: Literal[T.REWARDS] = Field(  # type: ignore[valid-type]
-        "realized",
-        description="training reward: the hand's net win; the exact EV of the stakes "
-        "given the cards unseen (unbiased, no outcome noise); or the exact expected log growth of the "
-        "bankroll given them (Kelly's objective); the evaluation is always realized",
-    )
-    custom_bets: CustomBets = Field(
-        (),
-        description=CUSTOM_BETS_HELP + "; offer one by naming it "
-        "in rules.side_bets (the held-out evaluation offers it too)",
-    )
-
-    @model_validator(mode="after")
-    def _env_accepts_it(self) -> EnvConfig:
-        if self.bankroll < self.table.minimum:
-            raise ValueError(f"bankroll {self.bankroll:g} is below table.minimum {self.table.minimum:g}")
-        if self.win_target is not None and self.win_target <= self.bankroll:
-            raise ValueError(f"win_target {self.win_target:g} must be above bankroll {self.bankroll:g}")
-        T.make_config(**self.kwargs())  # stake levels etc.: let the environment say what is wrong
-        return self
-
-    def kwargs(self) -> dict[str, Any]:
-        """The environment's keyword arguments."""
-        rules = self.rules.model_dump()
-        rules["side_bets"] = tuple(rules["side_bets"])
-        out = dict(
-            rules,
-            bankroll=self.bankroll,
-            unit=self.table.unit,
-            table_min=self.table.minimum,
-            table_max=self.table.maximum,
-            win_target=self.win_target,
-            max_hands=self.max_hands,
-            one_shoe=self.one_shoe,
-            visible_discards=self.visible_discards,
-            history=self.history,
-            action_mode=self.action_mode,
-            stake_unit=self.stake_unit,
-            allow_no_bet=self.allow_no_bet,
-            reward=self.reward,
-            # the Dict in raw units: the observation transforms work on its "shoe" field and
-            # VecNormalize (normalize.observations) scales every feature
-            observation="dict",
-            obs_scale="raw",
-        )
-        if self.stake_levels is not None:
-            out["stake_levels"] = tuple(self.stake_levels)
-        if self.custom_bets:  # recorded in env.json: a replay rebuilds the same bet columns
-            out["custom_bets"] = [dict(bet) for bet in self.custom_bets]
-        return out
-
-
-class NormalizeConfig(Strict):
-    """The ``normalize:`` section (VecNormalize; the statistics are saved with the model)."""
-
-    observations: bool = True
-    rewards: bool = False
-    clip_obs: float = Field(10.0, gt=0)
-
-
-class EvaluationConfig(Strict):
-    """The ``evaluation:`` section: the held-out study run after training."""
-
-    sessions: int = Field(2000, ge=1)
-    hands: int | None = Field(
-        None,
-        ge=1,
-        description="hands per session at most; default env.max_hands "
-        "(with one_shoe, the most one shoe can deal)",
-    )
-    one_shoe: bool | None = Field(
-        None,
-        description="each held-out session is one shoe and ends with it, "
-        "as a one_shoe training episode does; default env.one_shoe",
-    )
-    seed: int = Field(1_000_003, ge=0, description="held-out seed (must differ from the training seed)")
-    bankroll: float | None = Field(None, gt=0, description="default: env.bankroll")
-    win_goal: float | None = Field(None, gt=0, description="default: env.win_target - env.bankroll")
-    stop_loss: float | None = Field(None, gt=0)
-    deterministic: bool = True
-    baselines: bool = True
-    sample_paths: int = Field(5, ge=0, le=50)
-    exact_conditional: bool = Field(
-        False,
-        description="compare each system's EV per unit wagered "
-        "with the exact EV of the cards unseen before its bets",
-    )
-    systems: list[AnySystem] = Field(default_factory=list, description="more systems to compare")
-    chunk_sessions: int | None = Field(
-        None,
-        ge=1,
-        description="sessions per chunk, the unit a resumed "
-        "evaluation keeps (default: pb-gym evaluate's); the chunks are "
-        "seeded by their index, so this changes the hands dealt",
-    )
-
-
-HYPERPARAMETER_RANGES: dict[str, tuple[type, float, float]] = {
-    "n_steps": (int, 1, 10**7),
-    "batch_size": (int, 1, 10**7),
-    "n_epochs": (int, 1, 10**4),
-    "buffer_size": (int, 1, 10**8),
-    "learning_starts": (int, 0, 10**12),
-    "gradient_steps": (int, -1, 10**6),
-    "target_update_interval": (int, 1, 10**12),
-    "stats_window_size": (int, 1, 10**6),
-    "sde_sample_freq": (int, -1, 10**9),
-    "learning_rate": (float, 0, 1),
-    "gamma": (float, 0, 1),
-    "gae_lambda": (float, 0, 1),
-    "ent_coef": (float, 0, 100),
-    "vf_coef": (float, 0, 100),
-    "max_grad_norm": (float, 0, 10**6),
-    "clip_range": (float, 0, 100),
-    "clip_range_vf": (float, 0, 100),
-    "target_kl": (float, 0, 100),
-    "rms_prop_eps": (float, 0, 1),
-    "tau": (float, 0, 1),
-    "exploration_fraction": (float, 0, 1),
-    "exploration_initial_eps": (float, 0, 1),
-    "exploration_final_eps": (float, 0, 1),
-}
-"""Ranges of the numeric SB3 hyperparameters (type, lowest, highest; ``learning_rate``,
-``clip_range``, ``clip_range_vf`` and ``target_kl`` > 0): SB3 checks few of them, and a bad one fails
-minutes later deep in its training loop (``n_epochs: -1`` ends in an ``UnboundLocalError``; a
-learning rate or ``ent_coef`` of 1e300 in NaN logits). A parameter whose default is None
-(``target_kl``, ``clip_range_vf``) may also be null. Every other one is checked against the type of its
-default in the algorithm's signature (:func:`_check_hyperparameter_types`)."""
-_EXCLUSIVE = frozenset({"learning_rate", "clip_range", "clip_range_vf", "target_kl", "rms_prop_eps"})
-_KWARGS = frozenset({"policy_kwargs", "rollout_buffer_kwargs", "replay_buffer_kwargs"})
-"""Hyperparameters that are mappings of keyword arguments (or null)."""
-MAX_ANY_NUMBER = 1e12
-"""The largest magnitude of a numeric hyperparameter with no range of its own."""
-
-
-def _check_hyperparameter_ranges(params: dict) -> None:
-    for name, (kind, low, high) in HYPERPARAMETER_RANGES.items():
-        if name not in params:
-            continue
-        value = params[name]
-        if value is None and name in ("clip_range_vf", "target_kl"):
-            continue
-        exclusive = name in _EXCLUSIVE
-        ok = (
-            isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and (kind is float or isinstance(value, int))
-            and math.isfinite(value)
-            and (low < value if exclusive else low <= value)
-            and value <= high
-        )
-        if not ok:
-            what = "an integer" if kind is int else "a number"
-            bounds = (f"> {low:g}" if exclusive else f">= {low:g}") + f" and <= {high:g}"
-            if name in ("clip_range_vf", "target_kl"):
-                bounds += ", or null"
-            raise ValueError(
-                f"hyperparameters.{name}: {str(value)[:40]} is not allowed; allowed: {what} {bounds}"
-            )
-
-
-def _check_train_freq(value: object) -> None:
-    """DQN's ``train_freq``: an integer >= 1 (steps), or ``[n, "step"|"episode"]``."""
-    if isinstance(value, list) and len(value) == 2 and value[1] in ("step", "episode"):
-        value = value[0]
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10**9:
-        raise ValueError(
-            f"hyperparameters.train_freq: {str(value)[:40]} is not allowed; allowed: an "
-            "integer from 1 to 1e9 (steps), or [n, step] or [n, episode]"
-        )
-
-
-def _check_hyperparameter_types(cls: type, params: dict) -> None:
-    """Each hyperparameter against the type of its default in ``cls.__init__``: a flag (default True
-    or False) must be true or false (``"no"`` is refused, not read as truthy), an integer an integer,
-    a number a finite number, a ``*_kwargs`` a mapping (or null), a class-valued one (default None,
-    e.g. ``rollout_buffer_class``) null; then the ranges (:data:`HYPERPARAMETER_RANGES`)."""
-    defaults = {n: p.default for n, p in inspect.signature(cls.__init__).parameters.items()}
-    for name, value in params.items():
-        default = defaults.get(name)
-        where = f"hyperparameters.{name}: {str(value)[:40]} is not allowed; allowed: "
-        if name == "train_freq":
-            _check_train_freq(value)
-        elif name in _KWARGS:
-            if value is not None and (
-                not isinstance(value, dict) or not all(isinstance(k, str) for k in value)
-            ):
-                raise ValueError(where + "a mapping of keyword arguments, or null")
-        elif name in HYPERPARAMETER_RANGES:
-            continue
-        elif isinstance(default, bool):
-            if not isinstance(value, bool):
-                raise ValueError(where + "true or false")
-        elif isinstance(default, (int, float)):
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or isinstance(default, int)
-                and not isinstance(value, int)
-                or not math.isfinite(value)
-                or abs(value) > MAX_ANY_NUMBER
-            ):
-                what = "an integer" if isinstance(default, int) else "a finite number"
-                raise ValueError(where + f"{what} of magnitude <= {MAX_ANY_NUMBER:g}")
-        elif default is None and name.endswith("_class"):
-            if value is not None:
-                raise ValueError(where + "null (a class cannot be named in a config)")
-    _check_hyperparameter_ranges(params)
-
-
-def _check_net_arch(net_arch: object) -> None:
-    """``policy_kwargs.net_arch``: a list of layer sizes (ints >= 1), or a dict of such lists per
-    network (``pi``/``vf``, ``qf``), as SB3 takes it; anything else fails deep inside torch."""
-    if net_arch is None:
-        return
-    allowed = "a list of layer sizes (integers >= 1), e.g. [64, 64], or {pi: [...], vf: [...]} (qf for DQN)"
-    lists = net_arch.values() if isinstance(net_arch, dict) else [net_arch]
-    for layers in lists:
-        if not isinstance(layers, list) or not all(
-            isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 65536 for n in layers
-        ):
-            raise ValueError(
-                f"hyperparameters.policy_kwargs.net_arch: {str(net_arch)[:80]} is not "
-                f"allowed; allowed: {allowed}"
-            )
-
-
-class TrainConfig(Strict):
-    """``configs/train/*.yaml``."""
-
-    name: str = Field("train", description="the run's folder name: out/train/NAME")
-    algorithm: Literal["PPO", "A2C", "DQN", "MaskablePPO", "RecurrentPPO"]
-    policy: str = "MultiInputPolicy"
-    hyperparameters: dict[str, Any] = Field(default_factory=dict)
-    env: EnvConfig = EnvConfig()
-    obs_transform: Literal[L.OBS_TRANSFORMS] = "none"  # type: ignore[valid-type]
-    normalize: NormalizeConfig = NormalizeConfig()
-    n_envs: int = Field(64, ge=1, le=65536, description="parallel tables")
-    total_timesteps: int = Field(ge=1)
-    seed: int = Field(0, ge=0)
-    curve_points: int = Field(100, ge=2, le=10_000)
-    threads: int = Field(1, ge=1, description="torch threads (at most the machine's cores)")
-    learning_rate_schedule: Literal["constant", "linear"] = Field(
-        "constant", description="linear: hyperparameters.learning_rate decays linearly to 0"
-    )
-    init_abstain: float | None = Field(
-        None,
-        ge=-100,
-        le=100,
-        description="added to the no-bet logit of the initial policy (actor-critic "
-        "algorithms): the agent starts by mostly abstaining instead of betting at random",
-    )
-    evaluation: EvaluationConfig = EvaluationConfig()
-    discovery: DiscoveryConfig | None = Field(
-        None,
-        description="score the agent against the perfect-information bettor (exact EVs): "
-        "experiments/discovery.py",
-    )
-
-    @field_validator("threads")
-    @classmethod
-    def _at_most_the_cores(cls, threads: int) -> int:
-        from pb_gym import threads as pb_threads
-
-        if threads > pb_threads.cores():  # (thousands crash inside torch or libgomp)
-            raise ValueError(
-                f"{threads} is not allowed; allowed: an integer from 1 to "
-                f"{pb_threads.cores()} (this machine's cores)"
-            )
-        return threads
-
-    @field_validator("name")
-    @classmethod
-    def _a_name_not_a_path(cls, name: str) -> str:
-        # the default output folder is out/train/NAME: a path here would write anywhere
-        if not NAME.fullmatch(name):
-            raise ValueError(
-                f"{name[:80]!r} is not allowed; allowed: a plain name of 1-64 letters, "
-                "digits, '.', '_' or '-' that does not start with '.' (no '/', no '..'): "
-                "the run is saved in out/train/NAME (use --out DIR for another folder)"
-            )
-        return name
-
-    @model_validator(mode="after")
-    def _consistent(self) -> TrainConfig:
-        cls = L.algorithm_class(self.algorithm)
-        allowed = [p for p in inspect.signature(cls.__init__).parameters if p not in RESERVED]
-        unknown = sorted(set(self.hyperparameters) - set(allowed))
-        if unknown:
-            reserved = sorted(set(unknown) & RESERVED)
-            extra = (
-                (
-                    f" ({', '.join(reserved)}: set by the config's own keys: policy, seed; env is "
-                    "built from env)"
-                )
-                if reserved
-                else ""
-            )
-            raise ValueError(
-                f"hyperparameters: unknown for {self.algorithm}: {', '.join(unknown)}"
-                f"{extra}; allowed: {', '.join(allowed)}"
-            )
-        _check_hyperparameter_types(cls, self.hyperparameters)
-        _check_net_arch((self.hyperparameters.get("policy_kwargs") or {}).get("net_arch"))
-        policies = [p for p in cls.policy_aliases if not p.startswith("Cnn")]
-        if self.policy not in policies:
-            raise ValueError(
-                f"policy {self.policy!r} is not allowed for {self.algorithm}; allowed: {', '.join(policies)}"
-            )
-        if not self.policy.startswith("MultiInput"):
-            raise ValueError(
-                f"policy {self.policy!r}: the observation is a Dict; use "
-                f"{'MultiInputLstmPolicy' if 'Lstm' in self.policy else 'MultiInputPolicy'}"
-            )
-        modes = ALGORITHM_MODES[self.algorithm]
-        if self.env.action_mode not in modes:
-            raise ValueError(
-                f"env.action_mode {self.env.action_mode!r} is not allowed for "
-                f"{self.algorithm}; allowed: {', '.join(modes)}"
-            )
-        if self.evaluation.seed == self.seed:
-            raise ValueError(
-                f"evaluation.seed ({self.evaluation.seed}) must differ from the training "
-                "seed: the evaluation is on held-out hands"
-            )
-        if self.evaluation.hands is None and self.env.max_hands is None and not _held_out_one_shoe(self):
-            raise ValueError(
-                "evaluation.hands is required when env.max_hands is None (unless the "
-                "held-out sessions are single shoes: env.one_shoe or evaluation.one_shoe)"
-            )
-        if self.init_abstain is not None and (self.algorithm == "DQN" or not self.env.allow_no_bet):
-            raise ValueError(
-                "init_abstain needs an actor-critic algorithm (PPO, A2C, MaskablePPO, "
-                "RecurrentPPO) and env.allow_no_bet: true"
-            )
-        if self.discovery is not None:  # any bet the table offers: a catalog side bet, a user bet
-            offered = T.make_config(**self.env.kwargs()).bets.offered
-            for bet in self.discovery.bets:
-                if bet not in offered:
-                    raise ValueError(
-                        f"discovery.bets: {bet!r} is not offered by env.rules; offered: {', '.join(offered)}"
-                    )
-        _check_evaluation(self)
-        return self
-
-
-def _check_evaluation(config: TrainConfig) -> None:
-    """Validate the held-out study now (not after training), naming ``evaluation.systems.<i>``."""
-    data = _study_data(config, model=None)
-    offset = len(data["systems"]) - len(config.evaluation.systems)
-    try:
-        validate(data, StudyConfig, "evaluation")
-    except ConfigError as error:
-        lines = []
-        for line in str(error).splitlines():
-            line = re.sub(r"^evaluation: (\(top level\): )?", "", line)
-            line = re.sub(
-                r"systems\.(\d+)",
-                lambda m: (
-                    f"evaluation.systems.{int(m.group(1)) - offset}"
-                    if int(m.group(1)) >= offset
-                    else f"evaluation (built-in system {data['systems'][int(m.group(1))]['name']!r})"
-                ),
-                line,
-            )
-            lines.append(line if line.startswith("evaluation") else f"evaluation: {line}")
-        raise ValueError("; ".join(lines)) from None
+from pb_gym.experiments.train_config import (  # noqa: F401  (the config's names, as before)
+    ALGORITHM_MODES,
+    NAME,
+    RESERVED,
+    EnvConfig,
+    EvaluationConfig,
+    NormalizeConfig,
+    TrainConfig,
+    held_out_one_shoe,
+    study_bets,
+    study_data,
+)
+from pb_gym.experiments.train_curve import (  # noqa: F401
+    CURVE_STATE,
+    make_curve_callback,
+    next_mark,
+    print_profit,
+    profit_per_hand,
+    write_curve,
+)
 
 
 # ------------------------------------------------------------------------------------- environment
@@ -479,7 +92,7 @@ def make_env(config: TrainConfig):
 
     kwargs = config.env.kwargs()
     env = VecMonitor(PuntoBancoSB3VecEnv(num_envs=config.n_envs, **kwargs))
-    env = L.obs_transform_wrapper(env, config.obs_transform, T.make_config(**kwargs))
+    env = L.obs_transform_wrapper(env, config.obs_transform, config.env.config())
     norm = config.normalize
     if norm.observations or norm.rewards:
         env = VecNormalize(
@@ -544,212 +157,15 @@ def start_abstaining(model, bias: float) -> None:
         model.policy.action_net.bias[0] += float(bias)
 
 
-# ------------------------------------------------------------------------------- learning curve
-def next_mark(mark: int, timesteps: int, every: int) -> int:
-    """The first of ``mark``, ``mark + every``, ... past ``timesteps``: a callback's next row after
-    the one it just wrote (one step of n envs may pass several marks; it writes one row for them)."""
-    while mark <= timesteps:
-        mark += every
-    return mark
-
-
-CURVE_STATE = (
-    "rows",
-    "reward_sum",
-    "hands",
-    "bets",
-    "episodes",
-    "episode_return",
-    "episode_hands",
-    "next_at",
-)
-"""What the learning curve's callback carries from one rollout to the next (kept in checkpoints)."""
-
-
-def make_curve_callback(every: int, cfg: T.EnvConfig):
-    from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.vec_env import VecNormalize
-
-    class LearningCurve(BaseCallback):
-        """Mean reward per hand (raw units) and share of hands with a bet requested, per window."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.rows: list[dict[str, float]] = []
-            self.resumed = False
-            self._reset_window()
-
-        def _reset_window(self) -> None:
-            self.reward_sum = 0.0
-            self.hands = 0
-            self.bets = 0
-            self.episodes = 0
-            self.episode_return = 0.0
-            self.episode_hands = 0
-
-        def _on_training_start(self) -> None:
-            if not self.resumed:  # (continuing from a checkpoint: pb_gym.experiments.train_checkpoint)
-                self.next_at = every
-            env = self.training_env
-            self.normalizer = env if isinstance(env, VecNormalize) else None
-
-        def checkpoint_state(self) -> dict:
-            return {key: getattr(self, key) for key in CURVE_STATE}
-
-        def resume_from(self, state: dict) -> None:
-            self.__dict__.update(state)
-            self.resumed = True
-
-        def _on_step(self) -> bool:
-            rewards = (
-                self.normalizer.get_original_reward()
-                if self.normalizer is not None
-                else self.locals["rewards"]
-            )
-            rewards = np.asarray(rewards, dtype=np.float64)
-            self.reward_sum += float(rewards.sum())
-            self.hands += rewards.size
-            actions = np.asarray(self.locals.get("actions")).reshape(rewards.size, -1)
-            if cfg.allow_no_bet:
-                self.bets += int((actions[:, 0] != 0).sum())
-            else:
-                self.bets += rewards.size
-            for info in self.locals.get("infos", []):
-                episode = info.get("episode")
-                if episode is not None:
-                    self.episodes += 1
-                    self.episode_return += float(episode["r"])
-                    self.episode_hands += int(episode["l"])
-            if self.num_timesteps >= self.next_at:
-                self._flush()
-                self.next_at = next_mark(self.next_at, self.num_timesteps, every)
-            return True
-
-        def _flush(self) -> None:
-            if self.hands == 0:
-                return
-            self.rows.append(
-                {
-                    "timesteps": self.num_timesteps,
-                    "reward_per_hand": self.reward_sum / self.hands,
-                    "bet_rate": self.bets / self.hands,
-                    "episodes": self.episodes,
-                    "episode_return": self.episode_return / self.episodes if self.episodes else math.nan,
-                    "episode_hands": self.episode_hands / self.episodes if self.episodes else math.nan,
-                }
-            )
-            self._reset_window()
-
-        def _on_training_end(self) -> None:
-            self._flush()
-
-    return LearningCurve()
-
-
-def write_curve(rows: list[dict], out: Path, title: str, cfg: T.EnvConfig) -> list[Path]:
-    """``learning_curve.csv`` and ``learning_curve.png`` (with the flat-banker and abstain levels)."""
-    csv_path, png_path = out / "learning_curve.csv", out / "learning_curve.png"
-    with open(csv_path, "w", newline="") as handle:
-        writer = csv.DictWriter(
-            handle,
-            fieldnames=[
-                "timesteps",
-                "reward_per_hand",
-                "bet_rate",
-                "episodes",
-                "episode_return",
-                "episode_hands",
-            ],
-        )
-        writer.writeheader()
-        writer.writerows(rows)
-    plt = plotting.pyplot()
-    banker = float(exact.expected_values(R.full_shoe(cfg.rules.decks), cfg.rules)[R.BETS.index("banker")])
-    x = [r["timesteps"] for r in rows]
-    fig, (ax, ax2) = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
-    ax.plot(x, [r["reward_per_hand"] for r in rows], label="learned (training rollouts)")
-    ax.axhline(0.0, color="k", lw=0.6, ls=":", label="never bet")
-    ax.axhline(
-        banker * cfg.min_units,
-        color="C3",
-        lw=0.8,
-        ls="--",
-        label=f"flat banker at the minimum ({banker * cfg.min_units:+.4f})",
-    )
-    ax.set_ylabel("mean reward per hand (units)")
-    ax.legend(fontsize=7)
-    ax.set_title(title)
-    ax2.plot(x, [r["bet_rate"] for r in rows], color="C2")
-    ax2.set_ylim(-0.02, 1.02)
-    ax2.set_ylabel("share of hands bet")
-    ax2.set_xlabel("timesteps (hands, all tables)")
-    plotting.save(fig, png_path)
-    return [csv_path, png_path]
-
-
-# ---------------------------------------------------------------------------------------- evaluation
-def _study_data(config: TrainConfig, model: Path | None) -> dict:
-    """The held-out study as config data (``model=None``: a placeholder for the learned policy)."""
-    env, ev = config.env, config.evaluation
-    base = env.table.minimum / env.table.unit
-    bankroll = ev.bankroll if ev.bankroll is not None else env.bankroll
-    win_goal = ev.win_goal
-    if win_goal is None and env.win_target is not None:
-        win_goal = env.win_target - env.bankroll
-    learned = {"name": f"{config.algorithm} (learned)", "base": base}
-    learned.update(
-        {"type": "never"}
-        if model is None
-        else {"type": "sb3", "model": str(model), "deterministic": ev.deterministic}
-    )
-    systems: list[dict] = [learned]
-    if ev.baselines:
-        systems += [
-            {"type": "flat", "bet": "banker", "name": "flat banker", "base": base},
-            {"type": "never", "name": "never bet", "base": base},
-        ]
-    systems += [s.model_dump() for s in ev.systems]
-    data = {
-        "name": f"{config.name} (held-out, seed {ev.seed})",
-        "rules": env.rules.model_dump(),
-        "table": env.table.model_dump(),
-        "bankroll": bankroll,
-        "sessions": ev.sessions,
-        "hands": ev.hands or env.max_hands or env.rules.to_rules().most_hands_per_shoe,
-        "one_shoe": _held_out_one_shoe(config),
-        "win_goal": win_goal,
-        "stop_loss": ev.stop_loss,
-        "seed": ev.seed,
-        "sample_paths": ev.sample_paths,
-        "exact_conditional": ev.exact_conditional,
-        "systems": systems,
-    }
-    if ev.chunk_sessions is not None:
-        data["chunk_sessions"] = ev.chunk_sessions
-    if env.custom_bets:
-        data["custom_bets"] = [dict(bet) for bet in env.custom_bets]
-    return data
-
-
-def _held_out_one_shoe(config: TrainConfig) -> bool:
-    """Whether the held-out sessions are single shoes: ``evaluation.one_shoe``, by default the env's."""
-    one_shoe = config.evaluation.one_shoe
-    return config.env.one_shoe if one_shoe is None else one_shoe
-
-
 def episode_note(config: TrainConfig) -> str | None:
     """A note when the held-out sessions are longer than the training episodes can be: with
     ``env.one_shoe`` an episode is one shoe, but a session of ``evaluation.hands`` hands that no shoe
     holds, with ``evaluation.one_shoe: false``, runs across shoes, where the policy's episode counters
     take values it never trained on."""
-    if (
-        not config.env.one_shoe
-        or _held_out_one_shoe(config)
-        or not L.sees_hand_counters(config.obs_transform)
-    ):
+    if not config.env.one_shoe or held_out_one_shoe(config) or not L.sees_hand_counters(config.obs_transform):
         return None
     hands = config.evaluation.hands or config.env.max_hands
-    most = config.env.rules.to_rules().most_hands_per_shoe
+    most = config.env.config().rules.most_hands_per_shoe
     if hands is None or hands <= most:
         return None
     return (
@@ -763,65 +179,7 @@ def episode_note(config: TrainConfig) -> str | None:
 def evaluation_study(config: TrainConfig, model_path: Path) -> StudyConfig:
     """The held-out study: the learned policy next to flat banker and never betting (and any
     ``evaluation.systems``), with the training environment's rules, table and bankroll."""
-    return validate(_study_data(config, model_path), StudyConfig, f"{config.name}: evaluation")
-
-
-def profit_per_hand(report: dict) -> list[dict]:
-    """Profit per hand dealt (money) of every system with a 95% CI over sessions, and the paired
-    difference from the first system (the learned policy; same hands, so the CI is paired). Sessions
-    may differ in length (``one_shoe``: each ends with its shoe), so the figure is the ratio of sums,
-    total profit over total hands dealt, with its ratio-estimator interval over sessions
-    (:func:`experiments.stats.ratio_ci`). Also the bankroll's log growth per hand dealt (what Kelly
-    maximizes; a final bankroll below half the table minimum counts as that, as the env's
-    ``reward="log_growth"`` does)."""
-    start = report["bankroll"]
-    finals = report["final_bankrolls"]
-    hands = np.asarray(report["session_hands"], dtype=np.float64)  # dealt in each session
-    dealt = float(hands.sum())
-    floor = T.LOG_GROWTH_FLOOR * report["table"]["minimum"]  # a ruined session, as the env counts it
-    names = [s["name"] for s in report["systems"]]
-    first = np.asarray(finals[names[0]]) - start
-    rows = []
-    for s in report["systems"]:
-        final = np.asarray(finals[s["name"]])
-        net = final - start
-        profit = stats.ratio_ci(net, hands)
-        diff = stats.ratio_ci(first - net, hands)
-        growth = stats.ratio_ci(np.log(np.maximum(final, floor) / start), hands)
-        rows.append(
-            {
-                "name": s["name"],
-                "profit_per_hand": profit["estimate"],
-                "ci95": profit["ci95"],
-                "wagered_per_hand": s["wagered"] / dealt,
-                "bet_share": s["hands"] / dealt,
-                "learned_minus_this": diff["estimate"],
-                "learned_minus_this_ci95": diff["ci95"],
-                "log_growth_per_hand": growth["estimate"],
-                "log_growth_ci95": growth["ci95"],
-            }
-        )
-    return rows
-
-
-def print_profit(rows: list[dict], unit: float) -> None:
-    print(
-        f"\nprofit per hand dealt (money; unit {unit:g}), 95% CI over sessions; last column: the "
-        f"learned policy minus this system (paired)"
-    )
-    print(
-        f"{'system':<22} {'share bet':>9} {'wagered/hand':>12} {'profit/hand':>12} {'95% CI':>22} "
-        f"{'learned - this':>15} {'95% CI':>22} {'log growth/hand':>16}"
-    )
-    for r in rows:
-        lo, hi = r["ci95"]
-        dlo, dhi = r["learned_minus_this_ci95"]
-        print(
-            f"{r['name'][:22]:<22} {r['bet_share']:>9.2%} {r['wagered_per_hand']:>12.4f} "
-            f"{r['profit_per_hand']:>+12.5f} {f'[{lo:+.5f}, {hi:+.5f}]':>22} "
-            f"{r['learned_minus_this']:>+15.5f} {f'[{dlo:+.5f}, {dhi:+.5f}]':>22} "
-            f"{r['log_growth_per_hand']:>+16.3e}"
-        )
+    return validate(study_data(config, model_path), StudyConfig, f"{config.name}: evaluation")
 
 
 # ------------------------------------------------------------------------------------------ training
@@ -857,7 +215,7 @@ def train(
     import torch
 
     torch.set_num_threads(config.threads)
-    cfg = T.make_config(**config.env.kwargs())
+    cfg = config.env.config()
     env = make_env(config)
     cls = L.algorithm_class(config.algorithm)
     curve, exact_curve = _curve_callbacks(config, cfg)
@@ -955,9 +313,7 @@ def make_policy(config: TrainConfig, model, normalizer):
     """The model being trained (or trained) as an :class:`experiments.discovery.Policy`."""
     from pb_gym.experiments import discovery as D
 
-    return D.Policy(
-        model, config.algorithm, T.make_config(**config.env.kwargs()), config.obs_transform, normalizer
-    )
+    return D.Policy(model, config.algorithm, config.env.config(), config.obs_transform, normalizer)
 
 
 def make_exact_curve_callback(config: TrainConfig, normalizer):
@@ -1031,9 +387,9 @@ def run_discovery(
 
     spec = config.discovery
     started = time.perf_counter()
-    rules = config.env.rules.to_rules()
+    cfg = config.env.config()
     count = D.linear_count(
-        rules, spec.bets, spec.count_training_shoes, spec.count_training_seed, config.env.custom_bets
+        cfg.rules, spec.bets, spec.count_training_shoes, spec.count_training_seed, study_bets(cfg)[1]
     )
     result = D.score(
         make_policy(config, model, normalizer),
@@ -1332,7 +688,7 @@ def main(
     if not as_json:
         print()
         print_report(report)
-        print_profit(profit, config.env.table.unit)
+        print_profit(profit, config.env.unit)
         if discovery is not None:
             from pb_gym.experiments import discovery as D
 

@@ -1,16 +1,20 @@
 """The single-table Gymnasium environment pb_gym/PuntoBanco-v0."""
 
+import dataclasses
+import json
 import warnings
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.error import ResetNeeded
 from gymnasium.utils.env_checker import check_env
 
 import pb_gym
 from pb_gym import engine, exact
 from pb_gym.envs import PuntoBancoEnv, PuntoBancoVectorEnv
 from pb_gym.envs import table as T
+from pb_gym.envs.config import EnvConfig
 from pb_gym.rules import BETS, Rules
 
 MODES = ("multidiscrete", "discrete", "box")
@@ -48,6 +52,10 @@ def test_registered_on_import():
 @pytest.mark.parametrize("observation", ["flat", "dict"])
 @pytest.mark.parametrize("scale", ["scaled", "raw"])
 def test_gymnasium_checker_is_silent(mode, observation, scale):
+    """Gymnasium's checker says nothing but its note on an infinite bound: the bankroll has none
+    (``inf``, Gymnasium's convention for an unbounded Box, which ``DtypeObservation`` casts without
+    the overflow that float32's maximum gave)."""
+    inf_note = "A Box observation space maximum value is infinity. This is probably too high."
     for render_mode in (None, "human", "ansi", "rgb_array"):
         env = gym.make(
             "pb_gym/PuntoBanco-v0",
@@ -59,7 +67,10 @@ def test_gymnasium_checker_is_silent(mode, observation, scale):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             check_env(env)
-        assert not [str(w.message) for w in caught]
+        assert [str(w.message) for w in caught if inf_note not in str(w.message)] == []
+        assert np.isinf(
+            env.observation_space["bankroll"].high if observation == "dict" else env.observation_space.high[0]
+        )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -87,7 +98,7 @@ def test_spaces():
     }
     # every bounded feature lies in [0, 1]; the bankroll (x starting bankroll) has no upper bound
     assert (env.observation_space.low == 0).all() and (env.observation_space.high[1:] == 1).all()
-    assert env.observation_space.high[0] == np.finfo(np.float32).max
+    assert env.observation_space.high[0] == np.inf  # unbounded: Gymnasium's convention
     env = raw_env()
     assert env.action_space == gym.spaces.MultiDiscrete([8, 5])
     assert list(env.observation_space.spaces) == [
@@ -112,10 +123,8 @@ def test_spaces():
     assert PuntoBancoEnv(action_mode="discrete").action_space == gym.spaces.Discrete(1 + 7 * 5)
     flat = PuntoBancoEnv(visible_discards=False)
     assert flat.observation_space.shape == (1 + 20 + 1 + 2 + 10,)
-    assert (
-        PuntoBancoEnv(flatten_obs=False).observation_space
-        == PuntoBancoEnv(observation="dict").observation_space
-    )  # the older name of observation=
+    with pytest.raises(TypeError, match="unexpected keyword argument 'flatten_obs'"):
+        PuntoBancoEnv(flatten_obs=False)  # the older name of observation= is gone (env.json maps it)
 
 
 def test_default_observation_is_the_scaled_raw_one():
@@ -202,6 +211,9 @@ def test_reward_accounting_against_engine_settle(mode):
 
 
 def _stakes(env, action):
+    bankroll = env.tables.bankroll.copy()
+    env.reset(seed=0)  # an episode that ended (ruin) refuses the step
+    env.tables.bankroll[:] = bankroll
     env.step(action)
     return dict(zip(BETS, env.tables.stakes[0], strict=False))  # the seven spots (extras after them)
 
@@ -300,8 +312,13 @@ def test_hand_limit_and_one_shoe_truncate():
             break
     shoe = env.tables.shoe
     assert shoe.position[0] >= shoe.cut_position and obs["hands"][1] == hands
-    _, _, _, _, info = env.step(np.array([0, 0]))
-    assert info["shuffled"]  # the next hand would come from a new shoe
+    # the episode ended: a step is an error (Gymnasium's convention), not a silent hand or zero reward
+    with pytest.raises(
+        ResetNeeded, match=r"after the episode ended \(terminated or truncated\): call env.reset"
+    ):
+        env.step(np.array([0, 0]))
+    env.reset()  # a new episode, a new shoe
+    assert env.step(np.array([0, 0]))[0]["hands"].tolist() == [1, 1]
 
 
 def test_bead_plate_and_last_hand():
@@ -397,8 +414,6 @@ def test_render():
         ),
         ({"observation": "image"}, "observation='image' is not allowed; allowed: flat, dict"),
         ({"obs_scale": "normalized"}, "obs_scale='normalized' is not allowed; allowed: scaled, raw"),
-        ({"flatten_obs": 1}, "flatten_obs=1 is not allowed; allowed: None, True or False"),
-        ({"flatten_obs": True, "observation": "dict"}, "flatten_obs=True contradicts observation='dict'"),
         ({"decks": 9}, r"Rules.decks=9 is not allowed"),
         ({"tie_pays": 7}, r"Rules.tie_pays=7"),
         (
@@ -406,7 +421,6 @@ def test_render():
             r"side_bets: unknown bet 'lucky7'; allowed: player_pair, banker_pair, "
             r"dragon7, panda8, dragon_bonus_player, .*, lucky6,",
         ),
-        ({"colour": "red"}, "unknown keyword argument 'colour'; allowed: rules, bankroll"),
         ({"rules": Rules(), "decks": 6}, "either rules=Rules"),
         ({"bankroll": 5, "table_min": 10}, r"bankroll=5 is not allowed; allowed: a number >= table_min"),
         ({"table_max": 5}, r"table_max=5 is not allowed"),
@@ -462,7 +476,17 @@ def test_copies_pickles_and_replaced_state_step_as_the_original():
     env.step(1)
     twin = copy.deepcopy(env)
     third = pickle.loads(pickle.dumps(env))
-    steps = [[e.step(a % env.action_space.n)[:2] for a in range(40)] for e in (env, twin, third)]
+
+    def run(e):
+        out = []
+        for a in range(40):
+            step = e.step(a % env.action_space.n)
+            out.append(step[:2])
+            if step[2] or step[3]:
+                e.reset()
+        return out
+
+    steps = [run(e) for e in (env, twin, third)]
     for other in steps[1:]:
         for (obs_a, r_a), (obs_b, r_b) in zip(steps[0], other, strict=True):
             np.testing.assert_array_equal(obs_a, obs_b)
@@ -510,3 +534,107 @@ def test_info_arrays_are_read_only_and_deep_copies_share_only_them():
     assert type(pickled) is type(info) and pickled.keys() == info.keys()
     for key, value in info.items():
         np.testing.assert_equal(pickled[key], value)
+
+
+def test_signatures_are_the_config_fields():
+    """Both envs spell out the configuration's keywords: the same names, order and defaults as
+    EnvConfig (help(), IDEs and inspect.signature show them), keyword-only; the vector env's one
+    difference is hand_info=False (minimal infos for a batch)."""
+    import inspect
+
+    config = inspect.signature(EnvConfig).parameters
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in config.values())
+    expected = [(name, p.default) for name, p in config.items()]
+    single = inspect.signature(PuntoBancoEnv).parameters
+    assert [(n, p.default) for n, p in single.items()][1:] == expected
+    assert list(single)[0] == "render_mode"
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in list(single.values())[1:])
+    vector = inspect.signature(PuntoBancoVectorEnv).parameters
+    assert list(vector)[:4] == ["num_envs", "autoreset_mode", "max_episode_steps", "render_mode"]
+    assert [(n, p.default) for n, p in vector.items()][4:] == [
+        (n, False if n == "hand_info" else d) for n, d in expected
+    ]
+    assert len(expected) == 30 and "flatten_obs" not in config and "extra_bets" not in config
+
+
+@pytest.mark.parametrize("cls", [PuntoBancoEnv, PuntoBancoVectorEnv, EnvConfig])
+def test_an_unknown_keyword_is_a_type_error(cls):
+    """As for any Python callable (TorchRL's GymEnv passes a keyword and falls back on TypeError)."""
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
+        cls(colour="red")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'custom_bets'"):
+        cls(custom_bets=[])
+
+
+def test_spec_round_trips_through_json_and_pickle_with_rules():
+    """env.spec holds every argument, a Rules object included: EnvSpec.to_json writes the Rules as a
+    dict of its fields (dataclasses.asdict), which the config takes back."""
+    import pickle
+
+    from gymnasium.envs.registration import EnvSpec
+
+    rules = Rules(decks=6, tie_pays=9, side_bets=("dragon7",), cut_card=0.75)
+    env = gym.make(
+        "pb_gym/PuntoBanco-v0", rules=rules, side_bets=("dragon7", "big"), bankroll=500, stake_levels=(1, 3)
+    )
+    spec = env.spec
+    back = EnvSpec.from_json(spec.to_json())
+    assert back.kwargs["rules"] == {**dataclasses.asdict(rules), "side_bets": ["dragon7"]}
+    for again in (gym.make(back), gym.make(pickle.loads(pickle.dumps(spec)))):
+        assert again.unwrapped.config == env.unwrapped.config
+        assert again.unwrapped.rules == rules and again.unwrapped.config.side_bets == ("dragon7", "big")
+    assert gym.make(back).reset(seed=4)[0].tolist() == env.reset(seed=4)[0].tolist()
+    # a dict of the rules' fields is the rules (as JSON gives them back)
+    assert EnvConfig(rules=json.loads(json.dumps(dataclasses.asdict(rules)))).rules == rules
+    with pytest.raises(
+        ValueError,
+        match=r"rules=\{'decks': 6, 'colour': 'red'\} is not allowed; allowed: a pb_gym.Rules or a dict",
+    ):
+        EnvConfig(rules={"decks": 6, "colour": "red"})
+
+
+def test_action_index_and_describe_action():
+    env = PuntoBancoEnv(side_bets=("dragon7",), stake_levels=(1, 5, 25))
+    assert env.bet_choices == ("no_bet", "banker", "player", "tie", "dragon7")
+    assert env.action_index("no_bet") == 0
+    assert env.action_index("banker", 0) == 1 and env.action_index("player", 2) == 6
+    assert env.action_index("dragon7", 2) == env.action_space.n - 1 == 12
+    assert [env.describe_action(i) for i in (0, 1, 6, 12)] == [
+        ("no_bet", 0.0),
+        ("banker", 1.0),
+        ("player", 25.0),
+        ("dragon7", 25.0),
+    ]
+    assert all(env.action_index(*_name_level(env, i)) == i for i in range(env.action_space.n))
+    env.reset(seed=1)
+    env.step(env.action_index("tie", 1))
+    assert dict(zip(BETS, env.tables.stakes[0], strict=False))["tie"] == 5
+    forced = PuntoBancoEnv(allow_no_bet=False, stake_levels=(1, 2))
+    assert forced.action_index("banker", 1) == 1 and forced.describe_action(0) == ("banker", 1.0)
+    with pytest.raises(
+        ValueError, match="bet='panda8' is not allowed; allowed: no_bet, banker, player, tie, dragon7"
+    ):
+        env.action_index("panda8")
+    with pytest.raises(ValueError, match=r"stake_level=3 is not allowed; allowed: an integer in 0..2"):
+        env.action_index("banker", 3)
+    with pytest.raises(ValueError, match=r"index=13 is not allowed; allowed: an integer in 0..12"):
+        env.describe_action(13)
+
+
+def _name_level(env, index):
+    bet, level = env.describe_action(index)
+    return bet, (0 if bet == "no_bet" else env.config.stake_levels.index(level))
+
+
+def test_episode_hands_feature_scale_is_documented():
+    """Without max_hands of its own (gymnasium.make's TimeLimit ends episodes) the episode-hands
+    feature is hands / 100 (HANDS_SCALE) and passes 1 after 100 hands: its bound is inf, not 1."""
+    env = gym.make("pb_gym/PuntoBanco-v0", max_episode_steps=300, bankroll=100_000, table_max=100_000)
+    a, _ = env.unwrapped.config.obs_offsets["hands"]
+    assert env.observation_space.high[a] == np.inf
+    env.reset(seed=0)
+    for _ in range(250):
+        obs = env.step(0)[0]
+    assert obs[a] == pytest.approx(2.5)
+    bounded = PuntoBancoEnv(max_hands=300)
+    assert bounded.observation_space.high[a] == 1.0

@@ -126,15 +126,28 @@ def test_the_env_kernels_refuse_tables_of_another_config():
     )
     with pytest.raises(ValueError, match=message):
         T.write_obs(cfg, tables)
+    active = np.ones(2, dtype=bool)
+    state = T.batch_state(cfg, tables, np.zeros((2, 1), dtype=np.int64), np.zeros((2, 7)), active)
     with pytest.raises(ValueError, match=message):
-        T.play_hand(cfg, tables, np.zeros(2, dtype=np.int64), np.ones(2, dtype=bool))
+        T.play_state(cfg, tables, state, active, np.zeros((2, cfg.obs_size), dtype=np.float32))
+    with pytest.raises(ValueError, match=message):
+        T.step_small_batch(
+            cfg,
+            tables,
+            state,
+            np.zeros((2, 1), dtype=np.int64),
+            active,
+            np.zeros((2, cfg.obs_size), dtype=np.float32),
+        )
     tables = T.new_tables(cfg, 2, seed=0)
     with pytest.raises(ValueError, match=r"Tables.bead must be a int8 array of shape \(2, 20\)"):
         tables.bead = np.zeros((3, 20), np.int8)
     with pytest.raises(ValueError, match=r"^out must be a float64 array of shape \(2, 7\)$"):
         T.decode_actions(cfg, np.zeros(2, dtype=np.int64), tables.bankroll, np.zeros((2, 3)))
     with pytest.raises(ValueError, match=r"^active must be a boolean mask of shape \(2,\)$"):
-        T.play_hand(cfg, tables, np.zeros(2, dtype=np.int64), np.ones(3, dtype=bool))
+        T.decode_actions(
+            cfg, np.zeros(2, dtype=np.int64), tables.bankroll, np.zeros((2, 7)), np.ones(3, dtype=bool)
+        )
     hand = engine.HandResult.empty(5)
     with pytest.raises(ValueError, match="out holds 5 tables but the state has 2"):
         T.record_hand(cfg, tables, hand, tables.shoe)

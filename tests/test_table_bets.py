@@ -55,8 +55,8 @@ def test_columns_are_bets_then_extra_and_default_unchanged():
 
 @pytest.mark.parametrize("bet", ["dragon_bonus_player", "egalite_7", "big_tiger", "tie_on_7"])
 def test_single_env_settles_every_hand_by_the_catalog(bet):
-    custom = [TIE_ON_7] if bet == "tie_on_7" else []
-    env = gym.make("pb_gym/PuntoBanco-v0", side_bets=[bet], custom_bets=custom, max_episode_steps=10_000)
+    offered = TIE_ON_7 if bet == "tie_on_7" else bet  # a user's bet: its definition, in side_bets
+    env = gym.make("pb_gym/PuntoBanco-v0", side_bets=[offered], max_episode_steps=10_000)
     cfg = env.unwrapped.config
     pay = C.pay_matrix([cfg.bets.bet(bet)], cfg.rules)[:, 0]
     choice = cfg.bet_choices.index(bet)
@@ -125,20 +125,12 @@ def _seen_before(env) -> np.ndarray:
         ({"side_bets": ["lucky7"]}, r"side_bets: unknown bet 'lucky7'; allowed: player_pair, .*egalite_7"),
         ({"side_bets": ["banker"]}, r"side_bets: unknown bet 'banker'"),
         ({"side_bets": ["lucky6", "lucky6"]}, r"'lucky6' is given twice"),
-        ({"extra_bets": ["dragon7"]}, r"extra_bets=.*rules' own side bets \(dragon7"),
         ({"side_bets": [{"name": "x", "rows": [{"when": {"winner": "nobody"}, "pays": 1}]}]}, r"nobody"),
-        (
-            {"side_bets": ["tie_on_7"], "custom_bets": [{**TIE_ON_7, "name": "lucky6"}]},
-            r"custom bet 'lucky6': the name is taken",
-        ),
-        # a definition is checked even where the table does not offer it, and one it does not offer is
-        # refused rather than silently no bet at all
-        ({"custom_bets": [{"name": "x"}]}, r"bet 'x': 'rows' must be a non-empty list"),
-        (
-            {"custom_bets": [TIE_ON_7]},
-            r"custom_bets: 'tie_on_7' is defined but not offered; offer it by "
-            r"naming it in side_bets \(or extra_bets\), or remove its definition",
-        ),
+        ({"side_bets": ["tie_on_7"]}, r"side_bets: unknown bet 'tie_on_7'"),  # a user's bet: its definition
+        ({"side_bets": [{"name": "x"}]}, r"bet 'x': 'rows' must be a non-empty list"),
+        ({"side_bets": [{**TIE_ON_7, "name": "banker"}]}, r"may not be called 'banker'"),
+        ({"side_bets": [TIE_ON_7, TIE_ON_7]}, r"'tie_on_7' is given twice"),
+        ({"side_bets": 7}, r"side_bets=7 is not allowed; allowed: None or a list of bet names"),
     ],
 )
 def test_bad_bets_name_the_allowed_ones(kwargs, message):
@@ -146,12 +138,41 @@ def test_bad_bets_name_the_allowed_ones(kwargs, message):
         T.make_config(**kwargs)
 
 
-def test_extra_bets_with_explicit_rules():
+def test_side_bets_with_explicit_rules():
+    """With rules=Rules(...), side_bets lists every side bet offered (the rules' own among them): one
+    knob for the rules' side bets, the catalog's and the user's."""
     rules = R.Rules(decks=6, side_bets=("dragon7",))
-    cfg = T.make_config(rules=rules, extra_bets=["either_pair"])
+    cfg = T.make_config(rules=rules, side_bets=["dragon7", "either_pair"])
     assert cfg.bets.offered == ("banker", "player", "tie", "dragon7", "either_pair")
-    env = gym.make("pb_gym/PuntoBanco-v0", rules=rules, extra_bets=["either_pair"])
+    assert cfg.rules == rules and cfg.side_bets == ("dragon7", "either_pair")
+    env = gym.make("pb_gym/PuntoBanco-v0", rules=rules, side_bets=["dragon7", "either_pair"])
     assert env.action_space.n == 1 + 5 * 5
+    only_extra = T.make_config(rules=rules, side_bets=["either_pair"])  # side_bets replaces the rules'
+    assert only_extra.rules.side_bets == () and only_extra.bets.offered[3:] == ("either_pair",)
+    user = T.make_config(side_bets=[TIE_ON_7, "panda8"])
+    assert user.side_bets[0] == "panda8" and user.side_bets[1].name == "tie_on_7"
+    assert T.EnvConfig.from_record(user.record()) == user
+
+
+def test_older_records_map_onto_side_bets():
+    """env.json files written before side_bets was the one knob: extra_bets and custom_bets (a user's
+    bet by name), flatten_obs, and the older defaults; an unknown key names the allowed ones."""
+    old = {
+        "decks": 8,
+        "side_bets": ["dragon7", "tie_on_7"],
+        "custom_bets": [TIE_ON_7],
+        "extra_bets": ["either_pair"],
+        "flatten_obs": True,
+    }
+    cfg = T.EnvConfig.from_record(old)
+    assert cfg.bets.offered == ("banker", "player", "tie", "dragon7", "tie_on_7", "either_pair")
+    assert (cfg.observation, cfg.obs_scale, cfg.action_mode) == ("flat", "raw", "multidiscrete")
+    ruled = T.EnvConfig.from_record({"rules": {"side_bets": ["panda8"]}, "extra_bets": ["either_pair"]})
+    assert ruled.bets.offered[3:] == ("panda8", "either_pair")
+    with pytest.raises(
+        ValueError, match=r"env.json: unknown environment setting 'colour'; allowed: rules, decks"
+    ):
+        T.EnvConfig.from_record({"colour": "red"})
 
 
 # --------------------------------------------------------------------------------------------------

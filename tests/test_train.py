@@ -11,6 +11,7 @@ import yaml
 
 pytest.importorskip("stable_baselines3")
 
+from pb_gym import catalog  # noqa: E402
 from pb_gym import rules as R  # noqa: E402
 from pb_gym.agents import learned as L  # noqa: E402
 from pb_gym.agents import systems as S  # noqa: E402
@@ -173,17 +174,39 @@ def _config(**changes) -> dict:
             r"algorithm: Input should be 'PPO', 'A2C', 'DQN', 'MaskablePPO' or "
             r"'RecurrentPPO'",
         ),
-        ({"policy": "MlpPolicy"}, r"policy 'MlpPolicy': the observation is a Dict; use MultiInputPolicy"),
+        (
+            {"policy": "MlpPolicy"},
+            r"policy 'MlpPolicy': env.observation is dict; use MultiInputPolicy \(or env.observation: flat\)",
+        ),
+        (
+            {"env.observation": "flat"},
+            r"policy 'MultiInputPolicy': env.observation is flat \(one Box\); use MlpPolicy",
+        ),
+        (
+            {"env.observation": "flat", "policy": "MlpPolicy", "obs_transform": "composition"},
+            r"obs_transform 'composition' reads the Dict observation's fields: set env.observation: dict",
+        ),
         ({"policy": "Foo"}, r"policy 'Foo' is not allowed for PPO; allowed: MlpPolicy, MultiInputPolicy"),
-        ({"env.table.maxx": 3}, r"env.table.maxx: unknown key; allowed keys here: unit, minimum, maximum"),
-        ({"env.decks": 8}, r"env.decks: unknown key; allowed keys here: rules, table, bankroll"),
+        (
+            {"env.table": {"unit": 10}},
+            r"env.table: unknown key; allowed keys here: rules, side_bets, bankroll",
+        ),
+        ({"env.decks": 8}, r"env.decks: unknown key; allowed keys here: rules, side_bets, bankroll, unit"),
+        ({"env.custom_bets": []}, r"env.custom_bets: unknown key"),
         (
             {"env.stake_levels": [5, 2]},
             r"env: stake_levels=\(5.0, 2.0\) is not allowed; allowed: "
             r"increasing positive numbers",
         ),
-        ({"env.action_mode": "box"}, r"env.action_mode: Input should be 'multidiscrete' or 'discrete'"),
-        ({"env.bankroll": 5}, r"env: bankroll 5 is below table.minimum 10"),
+        (
+            {"env.action_mode": "box"},
+            r"env.action_mode 'box' is not allowed for PPO; allowed: multidiscrete, discrete",
+        ),
+        (
+            {"env.action_mode": "cards"},
+            r"env.action_mode: Input should be 'discrete', 'multidiscrete' or 'box'",
+        ),
+        ({"env.bankroll": 5}, r"env: bankroll=5.0 is not allowed; allowed: a number >= table_min \(10\)"),
         (
             {"env.rules.side_bets": ["dragon8"]},
             r"env: side_bets: unknown bet 'dragon8'; "
@@ -908,14 +931,14 @@ TIE_ON_7 = {
 
 
 def test_a_custom_bet_trains_saves_and_evaluates(tmp_path, capsys):
-    """env.custom_bets: a user bet named in side_bets is a column of the training env, recorded in
+    """A user bet given in env.side_bets is a column of the training env, recorded in
     env.json; the held-out evaluation and a later `pb-gym evaluate` with the same custom_bets replay it,
     and a study whose bet of that name pays otherwise is refused."""
     data = _config(
         total_timesteps=256,
         n_envs=8,
         curve_points=2,
-        **{"env.rules.side_bets": ["tie_on_7"], "env.custom_bets": [TIE_ON_7]},
+        **{"env.side_bets": [TIE_ON_7]},
     )
     data["hyperparameters"].update(n_steps=32, batch_size=64, n_epochs=1)
     data["evaluation"].update(
@@ -927,7 +950,12 @@ def test_a_custom_bet_trains_saves_and_evaluates(tmp_path, capsys):
     result = TR.main(str(path), out=str(out), as_json=True)
     assert [s["name"] for s in result["evaluation"]["systems"]][-1] == "flat tie on 7"
     meta = json.loads((out / "env.json").read_text())
-    assert meta["env_kwargs"]["custom_bets"] == [TIE_ON_7]
+    (recorded,) = meta["env_kwargs"]["side_bets"]  # the user's bet, its definition in full
+    assert (
+        catalog.bet_from_dict(recorded).column().tolist() == catalog.bet_from_dict(TIE_ON_7).column().tolist()
+    )
+    assert recorded["name"] == "tie_on_7" and recorded["rows"][0]["pays"] == 45
+    assert meta["env_kwargs"]["rules"]["side_bets"] == []
     assert L.training_config(out).bets.columns[-1] == "tie_on_7"
     study = {
         "name": "replay",
@@ -957,14 +985,17 @@ def test_a_custom_bet_trains_saves_and_evaluates(tmp_path, capsys):
 @pytest.mark.parametrize(
     "custom,match",
     [
-        ([{"name": "bad", "rows": [{"when": {"winner": "tie"}, "pays": "lots"}]}], r"env.custom_bets.*'bad'"),
-        ([{"name": "banker", "rows": [{"when": {"winner": "tie"}, "pays": 8}]}], r"env.custom_bets.*taken"),
-        ({"name": "x"}, r"env.custom_bets.*a list of bet definitions"),
+        ([{"name": "bad", "rows": [{"when": {"winner": "tie"}, "pays": "lots"}]}], r"env: .*'bad'"),
+        (
+            [{"name": "banker", "rows": [{"when": {"winner": "tie"}, "pays": 8}]}],
+            r"env: .*may not be called 'banker'",
+        ),
+        ({"name": "x"}, r"env.side_bets: Input should be a valid list"),
     ],
 )
 def test_a_bad_custom_bet_is_a_clear_error(tmp_path, custom, match):
     path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump(_config(**{"env.custom_bets": custom})))
+    path.write_text(yaml.safe_dump(_config(**{"env.side_bets": custom})))
     with pytest.raises(ConfigError, match=match):
         TR.main(str(path), out=str(tmp_path / "out"), as_json=True)
 
@@ -1184,11 +1215,11 @@ def test_a_one_shoe_policy_is_evaluated_on_single_shoes_unless_told_otherwise():
     (evaluation.one_shoe follows env.one_shoe). A config that asks for sessions across shoes gets a
     note: a DQN model bet 84% of hands there against 66% in its own episodes."""
     config = TR.load(CONFIGS / "discover-all-dqn.yaml", TR.TrainConfig)
-    study = TR._study_data(config, None)
+    study = TR.study_data(config, None)
     assert (study["one_shoe"], study["hands"]) == (True, 101)  # ceil((416 - 14) / 4): all a shoe deals
     assert TR.episode_note(config) is None
     sizing = TR.load(CONFIGS / "discover-sizing.yaml", TR.TrainConfig)  # 1,000-hand sessions, on purpose
-    assert TR._study_data(sizing, None)["one_shoe"] is False
+    assert TR.study_data(sizing, None)["one_shoe"] is False
     assert TR.episode_note(sizing) == (
         "NOTE: the policy was trained on one-shoe episodes (env.one_shoe), but the held-out sessions "
         "(evaluation.one_shoe: false) play up to 1000 hands, across shoes (a shoe deals at most 101): "
@@ -1261,7 +1292,11 @@ def test_a_one_shoe_training_is_evaluated_on_whole_shoes_and_a_study_across_shoe
     )
     study = {
         "rules": data["env"]["rules"],
-        "table": data["env"]["table"],
+        "table": {
+            "unit": data["env"]["unit"],
+            "minimum": data["env"]["table_min"],
+            "maximum": data["env"]["table_max"],
+        },
         "bankroll": data["env"]["bankroll"],
         "sessions": 4,
         "hands": 10,

@@ -235,3 +235,49 @@ def test_throughput_function_runs():
         result["vector_env_steps_per_s"] / result["sync_vector_env_steps_per_s"]
     )
     assert result["vector_vs_sync_ratio"] > 1
+
+
+def test_call_get_attr_set_attr_as_gymnasium_vector_envs():
+    """call / get_attr / set_attr answer one entry per table, as Gymnasium's SyncVectorEnv does."""
+    venv = PuntoBancoVectorEnv(3, bankroll=500)
+    venv.reset(seed=0)
+    assert venv.get_attr("bankroll") == (50.0, 50.0, 50.0)
+    assert venv.get_attr("bet_choices") == (venv.config.bet_choices,) * 3
+    masks = venv.call("action_masks")
+    assert len(masks) == 3 and all(np.array_equal(m, venv.action_masks()[i]) for i, m in enumerate(masks))
+    venv.set_attr("bankroll", [10.0, 20.0, 30.0])
+    np.testing.assert_array_equal(venv.bankroll, [10.0, 20.0, 30.0])
+    venv.set_attr("render_mode", "ansi")
+    assert len(venv.render()) == 3
+    with pytest.raises(ValueError, match=r"set_attr\('render_mode'\): the tables share one render_mode"):
+        venv.set_attr("render_mode", ["ansi", None, "ansi"])
+    with pytest.raises(ValueError, match=r"values must be one value or a list of 3"):
+        venv.set_attr("bankroll", [1.0, 2.0])
+    with pytest.raises(AttributeError, match=r"set_attr\('config'\): fixed when the env is built"):
+        venv.set_attr("config", None)
+
+
+def test_human_render_mode_prints_every_table(capsys):
+    venv = PuntoBancoVectorEnv(2, render_mode="human")
+    venv.reset(seed=1)
+    venv.step(np.array([1, 0]))
+    out = capsys.readouterr().out
+    assert out.count("table 0\n") == 2 and out.count("table 1\n") == 2 and "Banker:" in out
+    assert venv.render() is None and "table 1" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
+def test_infos_are_numpy_values_with_dtypes(mode):
+    """Every info value is a numpy array with a dtype (TorchRL's info reader refuses Python floats)."""
+    venv = PuntoBancoVectorEnv(4, autoreset_mode=mode, hand_info=True, info_ev=True, max_hands=3)
+    venv.reset(seed=2)
+    seen = set()
+    for _ in range(7):
+        info = venv.step(np.zeros(4, dtype=np.int64))[4]
+        for key, value in info.items():
+            values = value.values() if isinstance(value, dict) else [value]
+            for v in values:
+                assert isinstance(v, np.ndarray) and v.shape[0] == 4, key
+            seen.add(key)
+    assert {"winner", "bankroll", "stakes", "ev", "_winner"} <= seen
+    assert mode == "NextStep" or {"final_obs", "final_info"} <= seen

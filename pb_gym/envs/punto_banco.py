@@ -22,6 +22,7 @@ Action space (``action_mode``)
   ``Discrete(1 + n_bets * K)``: ``0`` = no bet, ``1 + b * K + k`` = bet ``b`` (0 banker, 1 player,
   2 tie, then the offered side bets in :data:`pb_gym.rules.BETS` order) at stake level ``k``
   (``K = len(stake_levels)``; with the standard 4 side bets and 5 levels, ``Discrete(36)``).
+  ``env.action_index(bet, k)`` builds one and ``env.describe_action(index)`` names one.
 * ``"multidiscrete"``: ``MultiDiscrete([n_bet_choices, K])`` = ``[bet, size]``. ``bet`` is ``0`` = no
   bet, ``1`` banker, ``2`` player, ``3`` tie, then each offered side bet (``env.bet_choices`` lists
   them); ``size`` picks one of the K ``stake_levels`` (units, or fractions of the current bankroll with
@@ -40,9 +41,11 @@ Observation space (``observation``, ``obs_scale``)
 By default (``observation="flat"``, ``obs_scale="scaled"``) one float32 ``Box`` whose fields lie at
 these offsets (``env.config.obs_offsets``; the defaults: ``history=20``, ``visible_discards=True``, 47
 entries), each divided by the bound in the last column so that it lies in [0, 1] (the bankroll: 1 at
-the start, 0 at ruin, unbounded above). ``obs_scale="raw"`` gives the raw units (column "raw");
-``observation="dict"`` gives the same fields as a ``Dict`` of Boxes (keys in this order; ``flatten_obs``
-is the older name: True = flat, False = dict). ``gymnasium.spaces.flatten`` of the dict equals the flat
+the start, 0 at ruin, unbounded above: its bound is ``inf``). The episode-hands feature is divided by
+``max_hands``; without one (``gymnasium.make`` passes ``max_hands=None`` and ``TimeLimit`` ends the
+episode) by 100, so it passes 1 in an episode longer than 100 hands and its bound is ``inf`` too.
+``obs_scale="raw"`` gives the raw units (column "raw"); ``observation="dict"`` gives the same fields as
+a ``Dict`` of Boxes (keys in this order). ``gymnasium.spaces.flatten`` of the dict equals the flat
 observation.
 
 =============  ========  ==========  ===========================================  ===================
@@ -83,7 +86,8 @@ Gymnasium's own ``TimeLimit`` with the registered ``max_episode_steps=100`` (``e
 class directly, ``max_hands`` (default 100, None = no limit) is the limit. Given both, the first limit
 reached truncates. ``reset()`` always starts a fresh shoe (seeded when a seed is given) and the starting
 bankroll; ``reset(seed=s)`` deals exactly the hands of table ``i`` of the vector environment reset with
-seed ``s - i``.
+seed ``s - i``. A ``step`` after the episode ended (terminated or truncated) raises
+``gymnasium.error.ResetNeeded``: call ``reset()`` first.
 
 ``info`` (``hand_info=True``, the default): ``player_cards``/``banker_cards`` (card codes 1..13 = A..K,
 0 = no third card), ``player_total``, ``banker_total``, ``winner`` (0 banker, 1 player, 2 tie),
@@ -97,11 +101,31 @@ array to change it).
 Rendering: ``render_mode="ansi"`` returns text (both hands, totals, winner, stakes, bead plate);
 ``"human"`` prints that text to stdout at each hand (RL Zoo's ``enjoy`` uses it); ``"rgb_array"`` a
 small ``(150, W, 3)`` uint8 picture of the table (``RecordVideo``, RL Zoo's ``record_video``).
+
+Outcome codes: ``info["winner"]`` is 0 banker, 1 player, 2 tie (the first three :data:`pb_gym.rules.BETS`
+and the ``last_hand`` one-hot); the bead plate and the multidiscrete bet choice show the same outcome
+as that code + 1 (0 = none yet / no bet). The golden digests of the dealt hands cover these bits.
+
+Arguments
+---------
+The keyword-only arguments are the fields of :class:`pb_gym.envs.config.EnvConfig` (each documented
+there; ``docs/env.md`` has the table). An unknown keyword is a ``TypeError``, a bad value a
+``ValueError`` naming the argument and the allowed values.
+
+Version History
+---------------
+* v0 (2026-12-02): one configuration dataclass and explicit keyword-only arguments; ``side_bets`` the
+  one way to offer a bet (``extra_bets``, ``custom_bets``, ``flatten_obs`` removed); ``inf`` bounds; a
+  step after the episode ended raises. Dealt hands unchanged bit for bit.
+* v0 (2026-11-30): the flat scaled ``Box`` and discrete actions became the defaults; catalog and user
+  bets; ``reward="expected"`` / ``"log_growth"``.
+* v0 (2026-11-29, 0.1.0): first version.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 from typing import Any, SupportsFloat, cast
 
 import gymnasium as gym
@@ -111,8 +135,11 @@ from gymnasium.error import ResetNeeded
 
 from pb_gym import engine
 from pb_gym import rules as R
+from pb_gym.catalog import Bet
 from pb_gym.envs import render as _render
 from pb_gym.envs import table as T
+from pb_gym.envs.config import EnvConfig, bad
+from pb_gym.rules import Rules
 
 ObsType = np.ndarray | dict[str, np.ndarray]
 """The flat float32 observation, or its Dict of fields (``observation="dict"``)."""
@@ -129,7 +156,7 @@ class HandInfo(dict):
     that the env never touches again, so its deep copy is a new dict that shares them: only a value
     that can change (a writeable array, a list, anything a wrapper or the user put in) is
     deep-copied. stable-baselines3's ``DummyVecEnv`` deep-copies every info at every step; copying
-    the arrays there cost a third of the env's step (issue #11)."""
+    the arrays there would cost a third of the env's step."""
 
     __slots__ = ()
 
@@ -161,24 +188,87 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
     """One Punto Banco table (see the module docstring for the spaces, rewards and arguments): a thin
     shell around a one-table, one-seat :class:`pb_gym.session.Session` (``env.session``).
 
+    The keyword-only arguments after ``render_mode`` are the fields of
+    :class:`pb_gym.envs.config.EnvConfig` (the rules, the money and limits, the episode ends, the
+    action and observation options; each documented there), kept as ``env.config``. An unknown keyword
+    is a ``TypeError``; a bad value a ``ValueError`` naming it and the allowed values.
+
     Args:
         render_mode: None, ``"human"`` (each hand printed to stdout as it is dealt, as ``"ansi"``
             renders it; ``render()`` prints it only if ``step`` has not yet), ``"ansi"`` or ``"rgb_array"``.
-        **kwargs: the rules (``rules=Rules(...)`` or ``decks``, ``banker_variant``, ``tie_pays``,
-            ``side_bets``, ``cut_card``, ``burn``, ...) and the table and interface options of
-            :func:`pb_gym.envs.table.make_config` (``bankroll``, ``unit``, ``table_min``,
-            ``table_max``, ``win_target``, ``max_hands``, ``one_shoe``, ``visible_discards``,
-            ``history``, ``action_mode``, ``stake_levels``, ``stake_unit``, ``allow_no_bet``,
-            ``observation``, ``obs_scale``, ``info_ev``, ``hand_info``, ...). Bad names or values
-            raise ``ValueError``.
     """
 
     metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
 
-    def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        *,
+        rules: Rules | Mapping[str, Any] | None = None,
+        decks: int | None = None,
+        banker_variant: str | None = None,
+        commission: float | None = None,
+        tie_pays: int | None = None,
+        pair_pays: float | None = None,
+        dragon7_pays: float | None = None,
+        panda8_pays: float | None = None,
+        burn: bool | None = None,
+        cut_card: int | float | None = None,
+        hand_after_cut: bool | None = None,
+        side_bets: Sequence[str | Bet | Mapping[str, Any]] | str | None = None,
+        bankroll: float = 1000.0,
+        unit: float = 10.0,
+        table_min: float = 10.0,
+        table_max: float = 5000.0,
+        win_target: float | None = None,
+        max_hands: int | None = 100,
+        one_shoe: bool = False,
+        visible_discards: bool = True,
+        history: int = 20,
+        action_mode: str = "discrete",
+        stake_levels: Sequence[float] | float | None = None,
+        stake_unit: str = "units",
+        allow_no_bet: bool = True,
+        observation: str = "flat",
+        obs_scale: str = "scaled",
+        info_ev: bool = False,
+        hand_info: bool = True,
+        reward: str = "realized",
+    ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise T._bad("render_mode", render_mode, "None, " + ", ".join(self.metadata["render_modes"]))
-        self.config = cfg = T.make_config(**kwargs)
+            raise bad("render_mode", render_mode, "None, " + ", ".join(self.metadata["render_modes"]))
+        self.config = cfg = EnvConfig(
+            rules=cast(Rules, rules),
+            decks=decks,
+            banker_variant=banker_variant,
+            commission=commission,
+            tie_pays=tie_pays,
+            pair_pays=pair_pays,
+            dragon7_pays=dragon7_pays,
+            panda8_pays=panda8_pays,
+            burn=burn,
+            cut_card=cut_card,
+            hand_after_cut=hand_after_cut,
+            side_bets=cast(Any, side_bets),
+            bankroll=bankroll,
+            unit=unit,
+            table_min=table_min,
+            table_max=table_max,
+            win_target=win_target,
+            max_hands=max_hands,
+            one_shoe=one_shoe,
+            visible_discards=visible_discards,
+            history=history,
+            action_mode=action_mode,
+            stake_levels=cast(Any, stake_levels),
+            stake_unit=stake_unit,
+            allow_no_bet=allow_no_bet,
+            observation=observation,
+            obs_scale=obs_scale,
+            info_ev=info_ev,
+            hand_info=hand_info,
+            reward=reward,
+        )
         self.render_mode = render_mode
         self._shown = False  # human mode: the current hand has been printed
         # a Box or a Dict (cfg.observation); gymnasium's Space is invariant in its sample type, so
@@ -189,6 +279,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         self.session = self.tables.session
         self._active = np.ones(1, dtype=np.bool_)
         self._seeded = False
+        self._needs_reset = True  # before the first reset, and after an episode ended
         # the step's compiled call, its constant arguments and buffers made once
         self._mode = T.ACTION_MODES.index(cfg.action_mode)
         self._ints = np.zeros((1, 2 if cfg.action_mode == "multidiscrete" else 1), dtype=np.int64)
@@ -201,7 +292,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         self._discrete = self._mode == T.DISCRETE
         self._obs_shape = (1, cfg.obs_size)
         self._n_out = cfg.n_columns + _N_SCALARS
-        self._hand_info, self._info_ev, self._flat = cfg.hand_info, cfg.info_ev, cfg.flatten_obs
+        self._hand_info, self._info_ev, self._flat = cfg.hand_info, cfg.info_ev, cfg.flat
         self._exact_reward = cfg.reward != "realized"  # "expected" or "log_growth"
 
     def __getstate__(self) -> dict[str, Any]:
@@ -237,6 +328,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         else:
             seeds = None  # continue this table's random stream
         self._seeded = True
+        self._needs_reset = False
         cfg = self.config
         if seeds is not None:  # as engine.shuffle(..., seed=seeds) reseeds the table
             self.session.shoe.rng[0] = engine.table_seeds(seeds, 1)[0]
@@ -245,7 +337,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
             T.reset_tables(cfg, self.tables, np.zeros(1, dtype=np.int64))
         if self.render_mode is not None:
             self._show()
-        return (obs[0] if cfg.flatten_obs else T.split_obs(cfg, obs[0])), {}
+        return (obs[0] if cfg.flat else T.split_obs(cfg, obs[0])), {}
 
     def _state(self) -> T.StepState:
         """The compiled step state, rebuilt when an array of the session has been replaced."""
@@ -288,8 +380,8 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         return self._ints, self._floats
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
-        if not self._seeded:  # as Gymnasium's OrderEnforcing wrapper (gymnasium.make) does
-            raise ResetNeeded("Cannot call env.step() before calling env.reset()")
+        if self._needs_reset:  # as Gymnasium's OrderEnforcing wrapper (gymnasium.make) does
+            self._refuse_step()
         if self._discrete and type(action) in _INTS:  # the common case: range checked by the
             try:  # compiled step
                 self._ints[0, 0] = action
@@ -306,7 +398,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         # decode, stake rules, deal, settle, records, ends, the observation and the info: one call
         result = T.step_one(state, obs, out, cards)
         if result[0]:
-            T._raise_step(self.config, self._ints, result)
+            T.raise_step(self.config, self._ints, result)
         n_columns = self._n_columns
         (reward, terminated, truncated, pt, bt, winner, natural, pp, bp, shuffled, bankroll) = out[
             n_columns:
@@ -338,6 +430,8 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
             info["ev"] = ev[0]
         if self.render_mode is not None:
             self._show()
+        if terminated or truncated:
+            self._needs_reset = True
         return (
             obs[0] if self._flat else T.split_obs(self.config, obs[0]),
             reward,
@@ -345,6 +439,23 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
             truncated != 0.0,
             info,
         )
+
+    def _refuse_step(self) -> None:
+        if not self._seeded:
+            raise ResetNeeded("Cannot call env.step() before calling env.reset()")
+        raise ResetNeeded(
+            "Cannot call env.step() after the episode ended (terminated or truncated): call env.reset() first"
+        )
+
+    def action_index(self, bet: str, stake_level: int = 0) -> int:
+        """The ``discrete`` action that stakes level ``stake_level`` on ``bet`` (a name of
+        :attr:`bet_choices`): :meth:`pb_gym.envs.config.EnvConfig.action_index`."""
+        return self.config.action_index(bet, stake_level)
+
+    def describe_action(self, index: int) -> tuple[str, float]:
+        """``(bet, stake level)`` of the ``discrete`` action ``index``:
+        :meth:`pb_gym.envs.config.EnvConfig.describe_action`."""
+        return self.config.describe_action(index)
 
     def action_masks(self) -> np.ndarray:
         """Valid actions now (for sb3-contrib's MaskablePPO; see :func:`pb_gym.envs.table.action_masks`)."""

@@ -24,7 +24,7 @@ Infos are minimal by default (``hand_info=False``: empty, or ``ev`` with ``info_
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -33,14 +33,39 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from pb_gym import engine, memory
+from pb_gym.catalog import Bet
 from pb_gym.envs import render as _render
 from pb_gym.envs import table as T
+from pb_gym.envs.config import EnvConfig, bad
+from pb_gym.rules import Rules
 
 _MODES = {m.value: m for m in AutoresetMode}
+_FIXED = frozenset(
+    (
+        "config",
+        "tables",
+        "num_envs",
+        "observation_space",
+        "action_space",
+        "single_observation_space",
+        "single_action_space",
+    )
+)
+
+
+def _same(a: object, b: object) -> bool:
+    try:
+        return bool(np.all(a == b))
+    except Exception:  # values that do not compare
+        return False
 
 
 class PuntoBancoVectorEnv(VectorEnv):
     """N Punto Banco tables (see :mod:`pb_gym.envs.punto_banco` for spaces, rewards and arguments).
+
+    The keyword-only arguments after ``render_mode`` are the table's configuration, as for the single
+    environment (the fields of :class:`pb_gym.envs.config.EnvConfig`); ``hand_info`` defaults to
+    False here.
 
     Args:
         num_envs: number of tables N.
@@ -49,12 +74,12 @@ class PuntoBancoVectorEnv(VectorEnv):
             100 (or its own ``max_episode_steps=`` argument) and ``max_hands=None``, as ``make`` does for
             the single env; given both, the smaller applies. Directly built, the default None leaves
             ``max_hands`` (default 100) as the limit.
-        render_mode: None, ``"ansi"`` or ``"rgb_array"``; ``render()`` returns one frame per table.
-        **kwargs: as for the single environment; ``hand_info`` defaults to False here.
+        render_mode: None, ``"human"`` (every table printed to stdout after each reset and step),
+            ``"ansi"`` or ``"rgb_array"``; ``render()`` returns one frame per table.
     """
 
     metadata = {
-        "render_modes": ["ansi", "rgb_array"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "render_fps": 2,
         "autoreset_mode": AutoresetMode.NEXT_STEP,
     }
@@ -66,24 +91,83 @@ class PuntoBancoVectorEnv(VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         max_episode_steps: int | None = None,
         render_mode: str | None = None,
-        **kwargs: Any,
+        rules: Rules | Mapping[str, Any] | None = None,
+        decks: int | None = None,
+        banker_variant: str | None = None,
+        commission: float | None = None,
+        tie_pays: int | None = None,
+        pair_pays: float | None = None,
+        dragon7_pays: float | None = None,
+        panda8_pays: float | None = None,
+        burn: bool | None = None,
+        cut_card: int | float | None = None,
+        hand_after_cut: bool | None = None,
+        side_bets: Sequence[str | Bet | Mapping[str, Any]] | str | None = None,
+        bankroll: float = 1000.0,
+        unit: float = 10.0,
+        table_min: float = 10.0,
+        table_max: float = 5000.0,
+        win_target: float | None = None,
+        max_hands: int | None = 100,
+        one_shoe: bool = False,
+        visible_discards: bool = True,
+        history: int = 20,
+        action_mode: str = "discrete",
+        stake_levels: Sequence[float] | float | None = None,
+        stake_unit: str = "units",
+        allow_no_bet: bool = True,
+        observation: str = "flat",
+        obs_scale: str = "scaled",
+        info_ev: bool = False,
+        hand_info: bool = False,
+        reward: str = "realized",
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise T._bad("num_envs", num_envs, "an integer >= 1")
+            raise bad("num_envs", num_envs, "an integer >= 1")
         if isinstance(autoreset_mode, str) and autoreset_mode in _MODES:
             autoreset_mode = _MODES[autoreset_mode]
         if not isinstance(autoreset_mode, AutoresetMode):
-            raise T._bad("autoreset_mode", autoreset_mode, ", ".join(_MODES))
+            raise bad("autoreset_mode", autoreset_mode, ", ".join(_MODES))
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise T._bad("render_mode", render_mode, "None, " + ", ".join(self.metadata["render_modes"]))
+            raise bad("render_mode", render_mode, "None, " + ", ".join(self.metadata["render_modes"]))
         if max_episode_steps is not None and (
             isinstance(max_episode_steps, bool)
             or not isinstance(max_episode_steps, (int, np.integer))
             or max_episode_steps < 1
         ):
-            raise T._bad("max_episode_steps", max_episode_steps, "None or an integer >= 1")
-        kwargs.setdefault("hand_info", False)
-        self.config = T.make_config(**kwargs)
+            raise bad("max_episode_steps", max_episode_steps, "None or an integer >= 1")
+        self.config = EnvConfig(
+            rules=cast(Rules, rules),
+            decks=decks,
+            banker_variant=banker_variant,
+            commission=commission,
+            tie_pays=tie_pays,
+            pair_pays=pair_pays,
+            dragon7_pays=dragon7_pays,
+            panda8_pays=panda8_pays,
+            burn=burn,
+            cut_card=cut_card,
+            hand_after_cut=hand_after_cut,
+            side_bets=cast(Any, side_bets),
+            bankroll=bankroll,
+            unit=unit,
+            table_min=table_min,
+            table_max=table_max,
+            win_target=win_target,
+            max_hands=max_hands,
+            one_shoe=one_shoe,
+            visible_discards=visible_discards,
+            history=history,
+            action_mode=action_mode,
+            stake_levels=cast(Any, stake_levels),
+            stake_unit=stake_unit,
+            allow_no_bet=allow_no_bet,
+            observation=observation,
+            obs_scale=obs_scale,
+            info_ev=info_ev,
+            hand_info=hand_info,
+            reward=reward,
+        )
         memory.require(
             int(num_envs) * T.table_bytes(self.config),
             f"PuntoBancoVectorEnv(num_envs={int(num_envs):,})",
@@ -189,6 +273,8 @@ class PuntoBancoVectorEnv(VectorEnv):
             if (~fixed).any():
                 T.reset_tables(self.config, self.tables, index[~fixed])
         self._autoreset[index] = False
+        if self.render_mode == "human":
+            self._print()
         return T.split_obs(self.config, T.write_obs(self.config, self.tables)), {}
 
     # ---- step -----------------------------------------------------------------------------------
@@ -259,6 +345,8 @@ class PuntoBancoVectorEnv(VectorEnv):
         if restarted is not None:  # the new episodes' first observations
             T.observe(cfg, tables.session, out=flat, rows=restarted)
         self._autoreset = done
+        if self.render_mode == "human":
+            self._print()
         return T.split_obs(cfg, flat), reward, terminated, truncated, info
 
     # ---- extras ---------------------------------------------------------------------------------
@@ -266,8 +354,64 @@ class PuntoBancoVectorEnv(VectorEnv):
         """Valid actions of every table, ``(N, m)`` bool (see :func:`pb_gym.envs.table.action_masks`)."""
         return T.action_masks(self.config, self.tables.bankroll)
 
+    def _print(self) -> None:
+        frames = (_render.render_ansi(self.config, self.tables, t) for t in range(self.num_envs))
+        print("\n\n".join(f"table {t}\n{frame}" for t, frame in enumerate(frames)), flush=True)
+
+    # ---- Gymnasium's vector-env attribute access ------------------------------------------------
+    def _per_table(self, value: Any) -> tuple:
+        """A value as one entry per table: an array whose first axis is the tables, split; any other
+        value (the tables share one configuration) repeated."""
+        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == self.num_envs:
+            return tuple(value)
+        return (value,) * self.num_envs
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """As Gymnasium's ``SyncVectorEnv.call``: the attribute ``name`` of the env (called with
+        ``args`` / ``kwargs`` if it is a method), one entry per table: ``call("action_masks")`` is
+        each table's mask, ``call("bet_choices")`` the same tuple N times."""
+        value = getattr(self, name)
+        if callable(value):
+            value = value(*args, **kwargs)
+        return self._per_table(value)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """As Gymnasium's ``SyncVectorEnv.get_attr``: the attribute ``name``, one entry per table
+        (``get_attr("bankroll")``: each table's bankroll in units; ``get_attr("config")``: the shared
+        configuration N times)."""
+        return self._per_table(getattr(self, name))
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """As Gymnasium's ``SyncVectorEnv.set_attr``: ``values`` one per table (a list or tuple of N)
+        or one for all. ``bankroll`` sets each table's bankroll (units); any other attribute is shared
+        by the tables, so its N values must be equal. The spaces and the configuration cannot be set
+        (build a new env)."""
+        if isinstance(values, (list, tuple)):
+            if len(values) != self.num_envs:
+                raise ValueError(
+                    f"set_attr({name!r}): values must be one value or a list of {self.num_envs} (one per "
+                    f"table); got {len(values)}"
+                )
+        else:
+            values = [values] * self.num_envs
+        if name == "bankroll":
+            self.tables.bankroll = np.asarray(values, dtype=np.float64)
+            return
+        if name in _FIXED:
+            raise AttributeError(f"set_attr({name!r}): fixed when the env is built; build a new env instead")
+        first = values[0]
+        if any(v is not first and not _same(v, first) for v in values[1:]):
+            raise ValueError(
+                f"set_attr({name!r}): the tables share one {name}; give one value "
+                f"(or {self.num_envs} equal ones)"
+            )
+        setattr(self, name, first)
+
     def render(self) -> tuple | None:
-        """One frame per table (text or image, per ``render_mode``)."""
+        """One frame per table (text or image, per ``render_mode``; human mode prints them)."""
+        if self.render_mode == "human":
+            self._print()
+            return None
         if self.render_mode == "ansi":
             return tuple(_render.render_ansi(self.config, self.tables, t) for t in range(self.num_envs))
         if self.render_mode == "rgb_array":

@@ -1,0 +1,213 @@
+"""Observations and infos: THE observation of a seat of a session as an env configured by an
+:class:`~pb_gym.envs.config.EnvConfig` shows it (:func:`observe`; the envs' steps write theirs with the
+same row function, :func:`obs_rows`), the batched infos (:func:`hand_info`) and the exact figures of
+the hand just dealt (EVs, log growth, the ``expected`` / ``log_growth`` rewards)."""
+
+from __future__ import annotations
+
+import functools
+
+import numba
+import numpy as np
+
+from pb_gym.envs.config import LOG_GROWTH_FLOOR, EnvConfig, bad, is_number
+from pb_gym.envs.tables import Tables, check_batch
+from pb_gym.session import Session
+from pb_gym.threads import run_rows
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+OBS_MIN_TABLES = 16384
+"""Batches of at least this many tables write their observations on several threads
+(:mod:`pb_gym.threads`)."""
+
+
+@functools.lru_cache(maxsize=64)
+def obs_struct(cfg: EnvConfig, seat: int = 0, per_unit: float = 1.0) -> tuple:
+    """The observation layout of a config as the kernels read it: ``(offsets of bankroll, bead plate,
+    cards left, hands, last hand, shoe (-1 = hidden), history, factors (float32; 1s = raw), seat,
+    per_unit)``."""
+    off = cfg.obs_offsets
+    factors = cfg.obs_factors
+    return (
+        off["bankroll"][0],
+        off["bead_plate"][0],
+        off["cards_left"][0],
+        off["hands"][0],
+        off["last_hand"][0],
+        off["shoe"][0] if "shoe" in off else -1,
+        cfg.history,
+        _read_only(np.ones(cfg.obs_size, np.float32) if factors is None else factors),
+        int(seat),
+        float(per_unit),
+    )
+
+
+@numba.njit(cache=True, nogil=True)
+def obs_rows(start, stop, consts, seats, records, shoe, out, rows=None):
+    """The observations of one seat at the tables ``start..stop-1`` (or ``rows[start:stop]``) as the
+    session state is now (after the last hand): the one observation function of the environments
+    and of anything that plays a policy on a session (written out in the loop: a row function taking
+    a dozen arrays would cost more per row than the row)."""
+    o_bankroll, o_bead, o_cards, o_hands, o_last, o_shoe, history, factors, seat, per_unit = consts
+    bankroll, hands = seats[0], seats[1]
+    bead, last_hand = records[0], records[1]
+    shoe_cards, position, unseen, hands_in_shoe = shoe[0], shoe[1], shoe[3], shoe[4]
+    n_cards = shoe_cards.shape[1]
+    size = factors.shape[0]
+    for i in range(start, stop):
+        t = i if rows is None else rows[i]
+        row = out[t]
+        row[o_bankroll] = bankroll[seat, t] / per_unit
+        for k in range(history):
+            row[o_bead + k] = bead[t, k]
+        row[o_cards] = n_cards - position[t]
+        row[o_hands] = hands[seat, t]
+        row[o_hands + 1] = hands_in_shoe[t]
+        for k in range(last_hand.shape[1]):
+            row[o_last + k] = last_hand[t, k]
+        if o_shoe >= 0:
+            for r in range(unseen.shape[1]):
+                row[o_shoe + r] = unseen[t, r]
+        for k in range(size):  # the scaling (factors of 1 in raw units: x * 1 is x)
+            row[k] *= factors[k]
+
+
+def observe(
+    cfg: EnvConfig,
+    session: Session,
+    seat: int = 0,
+    per_unit: float = 1.0,
+    out: np.ndarray | None = None,
+    rows: np.ndarray | None = None,
+) -> np.ndarray:
+    """The flat observations ``(n, obs_size)`` float32 that seat ``seat`` of ``session`` has at every
+    table now, as the environment configured by ``cfg`` shows them (the env's step writes its
+    observations with the same row function). ``per_unit``: session amount per betting unit of
+    ``cfg`` (1 when the session is in betting units, ``cfg.unit`` when it is in money). The session's
+    bead plate must be at least ``cfg.history`` long (its first entries are shown). A NEW array unless
+    ``out`` is given; ``rows`` (table indices): only those rows of ``out`` are written."""
+    if not isinstance(session, Session):
+        raise TypeError(f"session must be a pb_gym.session.Session, got {type(session).__name__}")
+    if session.history < cfg.history:
+        raise ValueError(
+            f"the session keeps a bead plate of {session.history} hands but the config "
+            f"shows {cfg.history}: make the session with history >= {cfg.history}"
+        )
+    if session.shoe.shoe.shape[1] != cfg.rules.n_cards:
+        raise ValueError(
+            f"the session deals {session.shoe.shoe.shape[1]}-card shoes but the config "
+            f"{cfg.rules.n_cards}-card shoes"
+        )
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not (0 <= seat < session.n_seats):
+        raise bad("seat", seat, f"an integer in 0..{session.n_seats - 1}")
+    if not is_number(per_unit) or per_unit <= 0:
+        raise bad("per_unit", per_unit, "a positive number")
+    n = session.n_tables
+    if out is None:
+        out = np.empty((n, cfg.obs_size), dtype=np.float32)
+    elif type(out) is not np.ndarray or out.shape != (n, cfg.obs_size) or out.dtype != np.float32:
+        raise ValueError(f"out must be a float32 array of shape ({n}, {cfg.obs_size})")
+    seats, records, shoe, _ = session.structs()
+    consts = obs_struct(cfg, int(seat), float(per_unit))
+    if rows is None:
+        run_rows(obs_rows, n, OBS_MIN_TABLES, consts, seats, records, shoe, out)
+    else:
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= n)):
+            raise ValueError(f"rows must be table indices in 0..{n - 1}")
+        run_rows(obs_rows, rows.size, OBS_MIN_TABLES, consts, seats, records, shoe, out, rows)
+    return out
+
+
+def write_obs(cfg: EnvConfig, tables: Tables) -> np.ndarray:
+    """The flat observations ``(n, obs_size)`` float32 of every table, in a NEW array (never reused),
+    scaled by :attr:`EnvConfig.obs_factors` unless ``obs_scale="raw"`` (:func:`observe`)."""
+    check_batch(cfg, tables)
+    return observe(cfg, tables.session)
+
+
+def split_obs(cfg: EnvConfig, flat: np.ndarray) -> dict[str, np.ndarray] | np.ndarray:
+    """The observation in the configured form: ``flat`` itself (``observation="flat"``) or a dict of
+    views of it (one per field; the last axis is the field)."""
+    if cfg.flat:
+        return flat
+    return {k: flat[..., a:b] for k, (a, b) in cfg.obs_offsets.items()}
+
+
+def ev_before_hand(cfg: EnvConfig, tables: Tables, rows: np.ndarray | None = None) -> np.ndarray:
+    """Exact EV per unit of every bet spot ``(n, 7)`` of the hand just dealt, given the cards the
+    players had seen before it (the unseen counts plus the hand's own cards; after a reshuffle that is
+    the new shoe, burn card turned). ``rows``: only these tables (``(len(rows), 7)``)."""
+    return cfg.bets.expected_values(composition_before_hand(tables, rows))
+
+
+def log_growth_before_hand(cfg: EnvConfig, tables: Tables, rows: np.ndarray) -> np.ndarray:
+    """Exact expected log growth ``(len(rows),)`` of the seat's bankroll over the hand just dealt at the
+    tables ``rows``, for the stakes placed, given the cards unseen before it: ``sum_h P(h) log(1 +
+    stakes . pay[h] / bankroll)`` over the hand classes ``h`` (the bankroll before the hand; a class
+    that would leave less than :data:`LOG_GROWTH_FLOOR` x the table minimum counts as leaving that)."""
+    from pb_gym import exact  # the env imports the exact odds only when it prices a hand
+
+    session = tables.session
+    seats = session.seats
+    stakes = seats.stakes[0][rows]
+    before = seats.bankroll[0][rows] - seats.net[0][rows]
+    # (rows, hand classes): the net win of each hand class, row by row (the same bits in any batch)
+    net = exact.row_products(stakes, session.payoffs.T)
+    floor = LOG_GROWTH_FLOOR * cfg.min_units
+    growth = np.log(np.maximum(before[:, None] + net, floor) / before[:, None])
+    probabilities = exact.hand_class_probabilities(composition_before_hand(tables, rows))
+    return (probabilities * growth).sum(axis=1)
+
+
+def composition_before_hand(tables: Tables, rows: np.ndarray | None = None) -> np.ndarray:
+    """The cards ``(n, 13)`` the players had not seen before the hand just dealt (``rows``: only these
+    tables): the unseen counts plus the hand's own cards."""
+    res = tables.result
+    select = slice(None) if rows is None else rows
+    cards = np.concatenate([res.player_cards[select], res.banker_cards[select]], axis=1).astype(np.intp)
+    comp = tables.shoe.unseen[select].astype(np.int64)
+    for c in range(cards.shape[1]):  # a row appears once per column: plain fancy-index adds suffice
+        code = cards[:, c]
+        rows = np.flatnonzero(code > 0)
+        comp[rows, code[rows] - 1] += 1
+    return comp
+
+
+def hand_info(cfg: EnvConfig, tables: Tables) -> dict[str, np.ndarray]:
+    """Batched info of the hand just played (new arrays): cards, totals, winner (0 banker, 1 player,
+    2 tie), natural, pairs, shuffled, stakes (units, BETS order), bankroll after the hand (units) and,
+    with ``info_ev``, the exact EV per unit of each bet before the hand."""
+    info: dict[str, np.ndarray] = {}
+    if cfg.hand_info:
+        res = tables.result
+        info = {
+            "player_cards": res.player_cards.copy(),
+            "banker_cards": res.banker_cards.copy(),
+            "player_total": res.player_total.copy(),
+            "banker_total": res.banker_total.copy(),
+            "winner": res.winner.copy(),
+            "natural": res.natural.copy(),
+            "player_pair": res.player_pair.copy(),
+            "banker_pair": res.banker_pair.copy(),
+            "shuffled": res.shuffled.copy(),
+            "stakes": tables.stakes.copy(),
+            "bankroll": tables.bankroll.copy(),
+        }
+    if cfg.info_ev:
+        info["ev"] = ev_before_hand(cfg, tables)
+    return info
+
+
+def exact_reward(cfg: EnvConfig, tables: Tables, rows: np.ndarray) -> np.ndarray:
+    """The ``"expected"`` or ``"log_growth"`` reward ``(len(rows),)`` of the hand just played at the
+    tables ``rows`` (where a stake was placed), from the cards unseen before it."""
+    stakes = tables.session.seats.stakes[0][rows]
+    if cfg.reward == "expected":
+        return np.einsum("ij,ij->i", stakes, ev_before_hand(cfg, tables, rows))
+    return log_growth_before_hand(cfg, tables, rows)
