@@ -10,9 +10,9 @@ One readable file, top to bottom:
    removal is the EV before it, so sum_r n_r EoR(r) = 0: a count with tags proportional to EoR is
    *balanced*. The pair bets are the corner case: every rank is equally common in a full shoe, so every
    EoR is the same, hence zero -- no linear count can see them (their EV depends on sum_r n_r^2).
-2. Linear counts. For each counted bet, tags proportional to its EoR (scaled so that the largest tag is
-   ``max_tag``, optionally rounded to integers); running count = sum of the tags of the cards seen;
-   true count = running count / decks unseen.
+2. Linear counts (:mod:`experiments.counts`). For each counted bet, tags proportional to its EoR
+   (scaled so that the largest tag is ``max_tag``, optionally the nearest *balanced* whole numbers);
+   running count = sum of the tags of the cards seen; true count = running count / decks unseen.
 3. Deal. ``shoes`` shoes, one engine table per shoe, until the table's first shoe ends (hands of later
    shoes are not counted). The main deal is cut into chunks of ``chunk_shoes`` shoes, chunk ``i`` seeded
    with ``SeedSequence(seed).spawn(n)[i]`` (:mod:`experiments.scale`), so it can run serially, in local
@@ -51,7 +51,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from pb_gym import engine, exact, strict_json
 from pb_gym import rules as R
-from pb_gym.experiments import chunk_store, plotting, scale, study
+from pb_gym.experiments import chunk_store, counts, plotting, scale, study
 from pb_gym.experiments.config import ConfigError, RulesConfig, Strict
 from pb_gym.experiments.stats import ratio_ci
 
@@ -101,7 +101,9 @@ class CountingConfig(Strict):
     training_seed: int = Field(1_000_001, ge=0)
     count_bets: tuple[StudiedBet, ...] = ("dragon7", "panda8", "tie_9to1", "player_pair", "banker_pair")
     max_tag: float = Field(10.0, gt=0, description="largest |tag| of a count")
-    integer_tags: bool = True
+    integer_tags: bool = Field(
+        True, description="round the tags to the nearest balanced whole numbers (sum over a full shoe 0)"
+    )
     depth_bin_cards: int = Field(26, ge=1, description="width of a depth bin, in cards")
 
     @field_validator("training_seed")
@@ -162,36 +164,6 @@ def studied_evs(compositions: np.ndarray, bets: dict[str, tuple[R.Rules, int]]) 
 
 
 # --------------------------------------------------------------------------------------------------
-# Effects of removal and linear counts
-# --------------------------------------------------------------------------------------------------
-def effects_of_removal(composition: np.ndarray, bets: dict[str, tuple[R.Rules, int]]) -> dict:
-    """EV of each bet for ``composition`` and after removing one card of each rank.
-
-    Returns ``ev`` (k,), ``ev_removed`` (13, k) (NaN where the rank is absent) and ``eor`` (13, k).
-    """
-    composition = np.asarray(composition, dtype=np.int64)
-    removed = composition[None, :] - np.eye(R.N_RANKS, dtype=np.int64)
-    present = composition > 0
-    ev = studied_evs(composition[None, :], bets)[0]
-    ev_removed = np.full((R.N_RANKS, len(bets)), np.nan)
-    ev_removed[present] = studied_evs(removed[present], bets)
-    return {"ev": ev, "ev_removed": ev_removed, "eor": ev_removed - ev[None, :]}
-
-
-def count_tags(eor: np.ndarray, max_tag: float, integer: bool) -> np.ndarray:
-    """Tags proportional to the effects of removal of one bet, largest |tag| = ``max_tag``.
-
-    A card whose removal raises the bet's EV gets a positive tag: a high count favours the bet. All
-    zeros when the EoR vanish (the pair bets: no linear count exists).
-    """
-    scale = np.max(np.abs(eor))
-    if not np.isfinite(scale) or scale < 1e-15:
-        return np.zeros(R.N_RANKS)
-    tags = eor / scale * max_tag
-    return np.round(tags) if integer else tags
-
-
-# --------------------------------------------------------------------------------------------------
 # Deal every shoe once, recording the pre-hand exact EVs, true counts and dealt payoffs
 # --------------------------------------------------------------------------------------------------
 def deal_shoes(
@@ -215,11 +187,7 @@ def deal_shoes(
     rows: dict[str, list[np.ndarray]] = {k: [] for k in ("shoe", "depth", "ev", "payoff", "true_count")}
     tables = np.arange(n_shoes)
     while True:
-        # The next deal reshuffles where the cut card is out (after one more hand if so configured).
-        due = state.position >= state.cut_position
-        if rules.hand_after_cut:
-            due &= state.cut_hands == 1
-        live = (state.shoes_started == 1) & ~due
+        live = counts.live_tables(rules, state)
         if not live.any():
             break
         unseen = state.unseen[live].astype(np.int64)
@@ -274,7 +242,7 @@ def shoe_sums(
     """
     shoe, ev = dealt["shoe"], dealt["ev"]
     payoff = dealt["payoff"].astype(np.float64)
-    positive = ev > 0
+    positive, gain, realized = counts.perfect_bettor(ev, payoff)
     tc = dealt["true_count"].astype(np.float64)
     counted = ev[:, count_index]
     bet = tc >= np.asarray(thresholds, dtype=np.float64)[None, :]
@@ -283,14 +251,14 @@ def shoe_sums(
         "hands": np.bincount(shoe, minlength=n_shoes).astype(np.float64),
         "ev": _sum_by(shoe, ev, n_shoes),
         "positive": _sum_by(shoe, positive.astype(np.float64), n_shoes),
-        "gain": _sum_by(shoe, np.where(positive, ev, 0.0), n_shoes),
-        "realized": _sum_by(shoe, np.where(positive, payoff, 0.0), n_shoes),
+        "gain": _sum_by(shoe, gain, n_shoes),
+        "realized": _sum_by(shoe, realized, n_shoes),
         "count_bet": _sum_by(shoe, bet.astype(np.float64), n_shoes),
         "count_ev": _sum_by(shoe, np.where(bet, counted, 0.0), n_shoes),
         "count_payoff": _sum_by(shoe, np.where(bet, payoff[:, count_index], 0.0), n_shoes),
         "depth_hands": np.bincount(depth_bin, minlength=n_bins).astype(np.int64),
         "depth_positive": _sum_by(depth_bin, positive.astype(np.float64), n_bins),
-        "depth_gain": _sum_by(depth_bin, np.where(positive, ev, 0.0), n_bins),
+        "depth_gain": _sum_by(depth_bin, gain, n_bins),
         "depth_ev": _sum_by(depth_bin, ev, n_bins),
         "moments": np.stack(
             [
@@ -342,24 +310,6 @@ def correlation(moments: np.ndarray) -> float:
     n, sx, sy, sxx, syy, sxy = (float(v) for v in moments)
     cov, var_x, var_y = sxy - sx * sy / n, sxx - sx * sx / n, syy - sy * sy / n
     return cov / math.sqrt(var_x * var_y) if var_x > 0 and var_y > 0 else math.nan
-
-
-def best_threshold(true_count: np.ndarray, ev: np.ndarray) -> tuple[float, float]:
-    """The threshold t maximising sum of EV over hands with true count >= t (inf: never bet).
-
-    Exact over all thresholds: sort by true count, descending, and take the running sum of the EVs at
-    the last hand of each distinct count value. Returns (threshold, summed EV there).
-    """
-    order = np.argsort(-true_count, kind="stable")
-    tc, cumulative = true_count[order], np.cumsum(ev[order])
-    group_end = np.append(tc[1:] != tc[:-1], True)
-    candidates = np.flatnonzero(group_end)
-    if candidates.size == 0:
-        return math.inf, 0.0
-    best = candidates[np.argmax(cumulative[candidates])]
-    if cumulative[best] <= 0:
-        return math.inf, 0.0
-    return float(tc[best]), float(cumulative[best])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -421,14 +371,14 @@ def run(
 
     # 1. effects of removal; exchangeability check on the full shoe
     t0 = time.perf_counter()
-    removal = effects_of_removal(full, bets)
+    removal = counts.effects_of_removal(full, functools.partial(studied_evs, bets=bets))
     ev_full, eor = removal["ev"], removal["eor"]
     exchangeability = np.abs(full @ removal["ev_removed"] / full.sum() - ev_full)
 
     # 2. linear counts
     count_index = [STUDIED.index(b) for b in config.count_bets]
     tags = np.array(
-        [count_tags(eor[:, k], config.max_tag, config.integer_tags) for k in count_index]
+        [counts.eor_tags(eor[:, k], config.max_tag, config.integer_tags) for k in count_index]
     ).reshape(len(count_index), R.N_RANKS)
     timings["effects_of_removal_s"] = time.perf_counter() - t0
 
@@ -440,7 +390,7 @@ def run(
         if not np.any(tags[j]):
             thresholds.append(math.inf)
             continue
-        thresholds.append(best_threshold(training["true_count"][:, j], training["ev"][:, k])[0])
+        thresholds.append(counts.best_threshold(training["true_count"][:, j], training["ev"][:, k])[0])
     timings["training_deal_s"] = time.perf_counter() - t0
 
     # 3b. main deal, in chunks of shoes; each chunk returns sums, merged exactly in chunk order
@@ -482,7 +432,7 @@ def run(
             per_bet[name]["gain_per_hand_predicted"]["estimate"] * hands / S
         )
 
-    counts: dict[str, dict] = {}
+    by_count: dict[str, dict] = {}
     for j, name in enumerate(config.count_bets):
         entry: dict = {
             "tags": {rank: float(tags[j, r]) for r, rank in enumerate(R.RANKS)},
@@ -495,7 +445,7 @@ def run(
                 "common in a full shoe, so removing any one card changes the EV by the "
                 "same amount, and exchangeability makes that amount zero)"
             )
-            counts[name] = entry
+            by_count[name] = entry
             continue
         perfect = per_bet[name]["gain_per_hand_predicted"]["estimate"]
         predicted = ratio_ci(main["count_ev"][:, j], n)
@@ -513,7 +463,7 @@ def run(
                 "fraction_of_perfect_info_gain": (predicted["estimate"] / perfect) if perfect else None,
             }
         )
-        counts[name] = entry
+        by_count[name] = entry
 
     # by depth: cards out of the shoe (burn included) before the hand
     hands_in_bin = main["depth_hands"]
@@ -553,7 +503,7 @@ def run(
         },
         "exchangeability_max_error": float(np.max(exchangeability)),
         "bets": per_bet,
-        "counts": counts,
+        "counts": by_count,
         "by_depth": depth,
         "timings": timings,
     }
@@ -712,17 +662,14 @@ __all__ = [
     "ConfigError",
     "main",
     "run",
-    "effects_of_removal",
     "studied_evs",
     "studied_rules",
-    "count_tags",
     "deal_shoes",
     "shoe_sums",
     "deal_chunk",
     "merge",
     "ratio_ci",
     "correlation",
-    "best_threshold",
     "report",
     "plot_depth",
     "write_outputs",

@@ -1,5 +1,6 @@
 """The counting experiment: effects of removal, exchangeability, counts, statistics, an end-to-end run."""
 
+import functools
 import math
 from pathlib import Path
 
@@ -8,7 +9,7 @@ import pytest
 
 from pb_gym import engine, exact
 from pb_gym import rules as R
-from pb_gym.experiments import counting, scale
+from pb_gym.experiments import counting, counts, scale
 from pb_gym.experiments.config import ConfigError, validate
 
 from published_figures import edge8  # the published house edges (sources named in tests/data)
@@ -37,7 +38,7 @@ def test_exchangeability_every_bet(index):
     studied bet (the variants too), to 1e-12."""
     comp = _compositions()[index]
     bets = counting.studied_rules(R.Rules())
-    removal = counting.effects_of_removal(comp, bets)
+    removal = counts.effects_of_removal(comp, functools.partial(counting.studied_evs, bets=bets))
     present = comp > 0
     average = comp[present] @ removal["ev_removed"][present] / comp.sum()
     assert average.shape == (len(counting.STUDIED),)
@@ -73,17 +74,19 @@ def test_studied_evs_match_the_exact_calculator_for_every_variant():
 def test_effects_of_removal_and_tags():
     bets = counting.studied_rules(R.Rules())
     full = R.full_shoe(8)
-    eor = counting.effects_of_removal(full, bets)["eor"]
+    eor = counts.effects_of_removal(full, functools.partial(counting.studied_evs, bets=bets))["eor"]
     k = {name: counting.STUDIED.index(name) for name in counting.STUDIED}
     # pairs: every rank is equally common, so every EoR is equal, hence zero: no linear count
     assert np.max(np.abs(eor[:, k["player_pair"]])) < 1e-15
-    assert not np.any(counting.count_tags(eor[:, k["banker_pair"]], 10, True))
+    assert not np.any(counts.eor_tags(eor[:, k["banker_pair"]], 10, True))
     # Dragon 7: removing 8s and 9s (fewer naturals) helps, removing 4-7 hurts
-    d7 = counting.count_tags(eor[:, k["dragon7"]], 10, True)
+    d7 = counts.eor_tags(eor[:, k["dragon7"]], 10, True)
     assert d7[R.RANKS.index("8")] == 10 and d7[R.RANKS.index("9")] > 0
     assert all(d7[R.RANKS.index(r)] < 0 for r in "4567")
+    # whole-number tags are the nearest balanced ones: plain rounding would unbalance the count
+    assert full @ d7 == 0 and full @ np.round(eor[:, k["dragon7"]] / eor[:, k["dragon7"]].max() * 10) != 0
     # Panda 8: removing 9s helps most
-    p8 = counting.count_tags(eor[:, k["panda8"]], 10, False)
+    p8 = counts.eor_tags(eor[:, k["panda8"]], 10, False)
     assert p8[R.RANKS.index("9")] == 10 and abs(full @ p8) < 1e-6
     # the 10-value ranks are interchangeable
     assert np.all(eor[9:, :] == eor[9, :])
@@ -102,9 +105,9 @@ def test_shoe_sums_give_the_per_hand_statistics():
     """Every figure computed from a chunk's sums equals the one computed from its per-hand rows."""
     rules = R.Rules()
     bets = counting.studied_rules(rules)
-    eor = counting.effects_of_removal(R.full_shoe(8), bets)["eor"]
+    eor = counts.effects_of_removal(R.full_shoe(8), functools.partial(counting.studied_evs, bets=bets))["eor"]
     count_index = [counting.STUDIED.index("dragon7"), counting.STUDIED.index("panda8")]
-    tags = np.array([counting.count_tags(eor[:, k], 10, False) for k in count_index])
+    tags = np.array([counts.eor_tags(eor[:, k], 10, False) for k in count_index])
     thresholds = [15.0, math.inf]
     dealt = counting.deal_shoes(rules, bets, 30, seed=9, tags=tags)
     sums = counting.shoe_sums(dealt, 30, count_index, thresholds, rules.n_cards // 52 + 1, 52)
@@ -157,11 +160,11 @@ def test_best_threshold_is_the_exact_optimum():
     rng = np.random.default_rng(0)
     tc = np.round(rng.normal(size=500), 1)
     ev = 0.05 * tc - 0.04 + rng.normal(scale=0.01, size=500)
-    threshold, total = counting.best_threshold(tc, ev)
+    threshold, total = counts.best_threshold(tc, ev)
     brute = {t: ev[tc >= t].sum() for t in np.unique(tc)}
     best = max(brute, key=brute.get)
     assert threshold == best and total == pytest.approx(brute[best])
-    assert counting.best_threshold(tc, -np.abs(ev)) == (np.inf, 0.0)
+    assert counts.best_threshold(tc, -np.abs(ev)) == (np.inf, 0.0)
 
 
 @pytest.mark.parametrize("hand_after_cut", [False, True])
