@@ -517,38 +517,8 @@ def run(
     }
 
 
-def main(
-    config_path: str,
-    out: str | None = None,
-    as_json: bool = False,
-    backend: str = "serial",
-    scheduler: str | None = None,
-    workers: int | None = None,
-    resume: bool | None = None,
-) -> dict:
-    """Load and validate the config, run, print the report (unless ``as_json``), write ``out``.
-
-    ``backend`` (``serial``, ``processes``, ``dask``), ``scheduler`` and ``workers`` choose where the
-    main deal's chunks run; the result is the same on every backend except ``"timings"``. ``out`` is
-    checked before the run, its files are moved into place together, and the finished chunks of an
-    interrupted run are kept in ``out/.partial`` for a rerun to resume (``resume=False`` discards
-    them): see :func:`experiments.study.main`.
-    """
-    return study.main(
-        "atlas",
-        config_path,
-        AtlasConfig,
-        OUTPUT_NAMES,
-        run,
-        write_outputs,
-        report,
-        out=out,
-        as_json=as_json,
-        backend=backend,
-        scheduler=scheduler,
-        workers=workers,
-        resume=resume,
-    )
+main = study.command("atlas", AtlasConfig, OUTPUT_NAMES, run, write_outputs, report)
+"""``pb-gym experiment atlas CONFIG``: the study's entry point (:func:`experiments.study.command`)."""
 
 
 __all__ = [

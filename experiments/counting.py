@@ -159,7 +159,7 @@ def studied_evs(compositions: np.ndarray, bets: dict[str, tuple[R.Rules, int]]) 
     ev = _fixed_order_dot(probabilities, columns)
     for k, (name, (rules, _)) in enumerate(bets.items()):
         if name in ("player_pair", "banker_pair"):
-            ev[..., k] = pair * (rules.pair_pays + 1.0) - 1.0
+            ev[..., k] = exact.pair_expected_value(pair, rules.pair_pays)
     return ev
 
 
@@ -620,41 +620,10 @@ def _record_depth_bins(result: dict, config: CountingConfig) -> dict:
     return result
 
 
-def main(
-    config_path: str,
-    out: str | None = None,
-    as_json: bool = False,
-    backend: str = "serial",
-    scheduler: str | None = None,
-    workers: int | None = None,
-    resume: bool | None = None,
-) -> dict:
-    """Load and validate the config, run, print the report (unless ``as_json``), write ``out``.
-
-    ``backend`` (``serial``, ``processes``, ``dask``), ``scheduler`` (a Dask address; None: a local
-    cluster) and ``workers`` choose where the main deal's chunks run. The result is identical on every
-    backend except the wall-clock times, all under the one key ``"timings"``. A chunk that fails twice
-    raises :class:`experiments.scale.ChunkError` before anything is written. ``out`` is checked before
-    the run, its files are moved into place together, and the finished chunks of an interrupted run
-    are kept in ``out/.partial`` for a rerun to resume (``resume=False`` discards them): see
-    :func:`experiments.study.main`.
-    """
-    return study.main(
-        "counting",
-        config_path,
-        CountingConfig,
-        OUTPUT_NAMES,
-        run,
-        write_outputs,
-        report,
-        out=out,
-        as_json=as_json,
-        backend=backend,
-        scheduler=scheduler,
-        workers=workers,
-        resume=resume,
-        complete=_record_depth_bins,
-    )
+main = study.command(
+    "counting", CountingConfig, OUTPUT_NAMES, run, write_outputs, report, complete=_record_depth_bins
+)
+"""``pb-gym experiment counting CONFIG``: the study's entry point (:func:`experiments.study.command`)."""
 
 
 __all__ = [

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from pb_gym import engine
+from pb_gym import engine, exact
 from pb_gym import rules as R
 from pb_gym.envs import table as T
 from pb_gym.experiments import atlas as A
@@ -270,9 +270,8 @@ def score(  # noqa: C901
         sums["hands"] += np.bincount(shoe_id, minlength=size)
         # the systems' stakes and exact / realized profits on this hand
         side_ev = ev[:, spots]
-        best = side_ev.argmax(axis=1)
+        best, positive = exact.best_positive(side_ev)
         perfect = np.zeros_like(stakes)
-        positive = side_ev[rows, best] > 0
         perfect[rows[positive], spots[best[positive]]] = 1.0
         placed = {"learned": stakes, "perfect": perfect}
         if count is not None:
