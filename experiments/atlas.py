@@ -58,6 +58,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from pb_gym import catalog, engine, exact
 from pb_gym import rules as R
 from pb_gym.experiments import chunk_store, counts, scale, study
+from pb_gym.experiments.advantage import RiskConfig, bettor_report
 from pb_gym.experiments.atlas_published import PUBLISHED, PUBLISHED_RULES, Published, compare_published
 from pb_gym.experiments.atlas_report import OUTPUT_NAMES, report, write_outputs
 from pb_gym.experiments.config import ConfigError, RulesConfig, Strict, check_custom_bets
@@ -131,6 +132,7 @@ class AtlasConfig(Strict):
     max_tag: float = Field(10.0, gt=0, description="largest |tag| of the EoR count")
     integer_max_tag: int = Field(6, ge=1, le=20, description="integer counts tried: largest tag 1..N")
     published: bool = Field(True, description="replay and compare the published counts")
+    advantage: RiskConfig = RiskConfig()
 
     @field_validator("training_seed")
     @classmethod
@@ -218,7 +220,23 @@ def training_deal(rules: R.Rules, book: BetBook, n_shoes: int, seed: int) -> dic
     return {"unseen": np.concatenate(unseen), "ev": np.concatenate(ev)}
 
 
-PER_SHOE = ("hands", "ev", "payoff", "positive", "gain", "realized", "count_bets", "count_ev", "count_payoff")
+PER_SHOE = (
+    "hands",
+    "ev",
+    "payoff",
+    "positive",
+    "gain",
+    "realized",
+    "realized_sq",
+    "perfect_low",
+    "perfect_high",
+    "count_bets",
+    "count_ev",
+    "count_payoff",
+    "count_payoff_sq",
+    "count_low",
+    "count_high",
+)
 """The chunk's sums, one row per shoe (the merge concatenates them in chunk order)."""
 
 
@@ -236,15 +254,20 @@ def deal_chunk(
     Per shoe: ``hands``; per bet (columns of ``bets``) the sums of the exact EV and of the dealt payoff
     over every hand (``ev``, ``payoff``: the calibration check), the hands with EV > 0,
     the sum of max(EV, 0) (the perfect-information bettor's predicted profit) and of the dealt payoff
-    on those hands; per count (rows of ``tags``, betting on bet ``count_bet[j]`` when the true count is
-    at least ``thresholds[j]``) the hands bet and the sums of the EV and of the dealt payoff on them.
+    on those hands (and its square, and the running win's lowest and highest point); per count (rows
+    of ``tags``, betting on bet ``count_bet[j]`` when the true count is at least ``thresholds[j]``)
+    the hands bet, the sums of the EV and of the dealt payoff on them, its square and the running
+    win's extremes (what :func:`experiments.advantage.bettor_report` reads).
     Module level with plain arguments, so processes and Dask workers can run it.
     """
     book = bet_book(rules, bets, custom)
     k, c, n = len(bets), len(count_bet), chunk.size
     sums = {"hands": np.zeros(n)}
     sums.update({key: np.zeros((n, k)) for key in ("ev", "payoff", "positive", "gain", "realized")})
+    sums.update({key: np.zeros((n, k)) for key in ("realized_sq", "perfect_low", "perfect_high")})
     sums.update({key: np.zeros((n, c)) for key in ("count_bets", "count_ev", "count_payoff")})
+    sums.update({key: np.zeros((n, c)) for key in ("count_payoff_sq", "count_low", "count_high")})
+    perfect_win, count_win = np.zeros((n, k)), np.zeros((n, c))  # the running wins of this shoe
     for tables, unseen, ev, payoff in deal_hands(rules, book, n, chunk.seed):
         positive, gain, realized = counts.perfect_bettor(ev, payoff)
         sums["hands"][tables] += 1
@@ -253,12 +276,24 @@ def deal_chunk(
         sums["positive"][tables] += positive
         sums["gain"][tables] += gain
         sums["realized"][tables] += realized
+        _track(sums, "perfect", perfect_win, tables, realized)
+        sums["realized_sq"][tables] += realized * realized
         if c:
             bet = true_counts(unseen, tags, rules.decks) >= thresholds[None, :]
+            won = np.where(bet, payoff[:, count_bet], 0.0)
             sums["count_bets"][tables] += bet
             sums["count_ev"][tables] += np.where(bet, ev[:, count_bet], 0.0)
-            sums["count_payoff"][tables] += np.where(bet, payoff[:, count_bet], 0.0)
+            sums["count_payoff"][tables] += won
+            sums["count_payoff_sq"][tables] += won * won
+            _track(sums, "count", count_win, tables, won)
     return sums
+
+
+def _track(sums: dict, who: str, running: np.ndarray, tables: np.ndarray, won: np.ndarray) -> None:
+    """Add this hand's wins ``won`` to the shoes' running wins; keep their lowest and highest point."""
+    running[tables] += won
+    sums[f"{who}_low"][tables] = np.minimum(sums[f"{who}_low"][tables], running[tables])
+    sums[f"{who}_high"][tables] = np.maximum(sums[f"{who}_high"][tables], running[tables])
 
 
 def merge(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -354,8 +389,8 @@ def run(
         item="shoe",
         chunk_key="chunk_shoes",
         items_key="shoes",
-        working_per_item=engine.table_bytes(rules) + 8 * (1 + 4 * k + 3 * 3 * k),
-        kept_per_item=8 * (1 + 4 * k + 3 * 3 * k),
+        working_per_item=engine.table_bytes(rules) + 8 * (1 + 9 * k + 7 * 3 * k),
+        kept_per_item=8 * (1 + 8 * k + 6 * 3 * k),
         parallel=1 if backend == "serial" else workers or os.cpu_count() or 1,
     )
 
@@ -433,6 +468,14 @@ def run(
     familywise_z = z_value(1 - 0.05 / k)
     for j, name in enumerate(names):
         perfect = bettor_figures(main["positive"][:, j], main["gain"][:, j], main["realized"][:, j], n)
+        perfect["advantage"] = bettor_report(
+            n,
+            *(main[key][:, j] for key in ("positive", "gain", "realized", "realized_sq")),
+            main["perfect_low"][:, j],
+            main["perfect_high"][:, j],
+            config.advantage,
+            barrier=False,  # the double barrier is the counts' (a bettor who sees every card is a bound)
+        )
         cut = ratio_ci(main["ev"][:, j] - ev_full[j] * n, n)
         calibration = ratio_ci(main["payoff"][:, j] - main["ev"][:, j], n)
         entry: dict = {
@@ -466,6 +509,13 @@ def run(
             )
         figures.update(
             bettor_figures(main["count_bets"][:, c], main["count_ev"][:, c], main["count_payoff"][:, c], n)
+        )
+        figures["advantage"] = bettor_report(
+            n,
+            *(main[key][:, c] for key in ("count_bets", "count_ev", "count_payoff", "count_payoff_sq")),
+            main["count_low"][:, c],
+            main["count_high"][:, c],
+            config.advantage,
         )
         perfect = per_bet[name]["perfect_information"]["units_per_100_hands"]["estimate"]
         mine = figures["units_per_100_hands"]["estimate"]
@@ -511,6 +561,7 @@ def run(
         "training": {"seed": config.training_seed, "shoes": config.training_shoes, "hands": training_hands},
         "published_conditions_met": comparable,
         "exchangeability_max_error": exchangeability,
+        "advantage": config.advantage.model_dump(),
         "ranking": ranking,
         "bets": per_bet,
         "timings": timings,

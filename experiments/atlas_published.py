@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from pb_gym.experiments.advantage import jacobson_di
+
 
 # --------------------------------------------------------------------------------------------------
 # Published counts (8 decks, cut card 14, standard burn), kept here with their sources
@@ -15,7 +17,8 @@ class Published:
 
     ``tags`` are given for A, 2, ..., 9, ten-value (the ten-value tag applies to 10, J, Q, K);
     ``trigger``: bet when the true count (running count / decks unseen) is at least this.
-    Fractions (not %) for ``bet_frequency`` and ``average_edge``; units of one stake for the rest.
+    Fractions (not %) for ``bet_frequency`` and ``average_edge``; units of one stake for the rest;
+    ``desirability_index`` as the author computes it (:func:`experiments.advantage.jacobson_di`).
     """
 
     bet: str
@@ -28,6 +31,7 @@ class Published:
     average_edge: float | None = None
     units_per_100_hands: float | None = None
     units_per_shoe: float | None = None
+    desirability_index: float | None = None
     conditions: str = (
         "8 decks, cut card 14 cards from the end, standard burn, one more hand after the cut card"
     )
@@ -49,6 +53,7 @@ PUBLISHED: tuple[Published, ...] = (
         bet_frequency=0.23207,
         average_edge=0.16926,
         units_per_100_hands=3.928,
+        desirability_index=6.03,
     ),
     Published(
         "eights_and_nines",
@@ -60,6 +65,7 @@ PUBLISHED: tuple[Published, ...] = (
         bet_frequency=0.1361,
         average_edge=0.0891,
         units_per_100_hands=1.213,
+        desirability_index=7.62,
     ),
     Published(
         "nine_over_seven",
@@ -130,6 +136,25 @@ def _inside(value: float, entry: dict) -> bool | None:
     return bool(lo <= value <= hi)
 
 
+def _desirability(published: Published, replay: dict, house_edge: float, comparable: bool) -> dict:
+    """The published desirability index beside the replay's, computed the author's way
+    (:func:`experiments.advantage.jacobson_di`: the win per hand dealt over the full shoe's SD of the
+    bet on the hands bet), its CI carried from the win rate's."""
+    pays = float(published.pays.split(":")[0])
+    frequency = replay["bet_frequency"]["estimate"]
+    win = replay["units_per_100_hands"]
+    if frequency is None or not frequency > 0 or win["estimate"] is None:
+        return {"published": published.desirability_index, "ours": None, "ci95": None, "agrees": None}
+    ours = jacobson_di(frequency, win["estimate"], house_edge, pays)
+    ci = [jacobson_di(frequency, w, house_edge, pays) for w in win["ci95"]]
+    return {
+        "published": published.desirability_index,
+        "ours": ours,
+        "ci95": ci,
+        "agrees": bool(ci[0] <= published.desirability_index <= ci[1]) if comparable else None,
+    }
+
+
 def compare_published(
     published: Published, replay: dict | None, ours: dict, house_edge: float, comparable: bool
 ) -> dict:
@@ -167,6 +192,8 @@ def compare_published(
                 "below ours: the published figure is of another count, and ours is fitted to the exact EVs"
             )
         rows[key] = row
+    if published.desirability_index is not None and replay is not None:
+        rows["desirability_index"] = _desirability(published, replay, house_edge, comparable)
     edge = None
     if published.house_edge is not None:
         edge = {

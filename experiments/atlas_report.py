@@ -12,6 +12,7 @@ import numpy as np
 from pb_gym import rules as R
 from pb_gym import strict_json
 from pb_gym.experiments import plotting
+from pb_gym.experiments.advantage import advantage_table
 
 # --------------------------------------------------------------------------------------------------
 # 6. Report: ranked table (Markdown, CSV), text, plot
@@ -27,6 +28,8 @@ TABLE_COLUMNS = (
     ("eor_count_share_of_perfect_pct", "EoR count: % of perfect"),
     ("eor_count_bet_frequency_pct", "EoR count: hands bet %"),
     ("eor_count_average_edge_pct", "EoR count: edge when betting %"),
+    ("eor_count_di", "EoR count: DI"),
+    ("eor_count_risk_of_ruin_pct", "EoR count: risk of ruin %"),
     ("integer_count_units_per_100_hands", "integer count: units/100 hands"),
     ("integer_count_share_of_perfect_pct", "integer count: % of perfect"),
     ("cut_card_effect_pct", "cut-card effect %"),
@@ -58,6 +61,13 @@ def table_rows(result: dict) -> list[dict]:
             ("cut_card_effect_pct", b["cut_card_effect"], 100.0),
         ):
             row[key], row[f"{key}_ci95"] = pair(entry, factor)
+        advantage = eor_count.get("advantage", {})
+        row["eor_count_di"] = advantage.get("di")
+        barrier = advantage.get("double_barrier")
+        row["eor_count_risk_of_ruin_pct"] = None if barrier is None else 100 * barrier["p_ruin"]
+        row["eor_count_risk_of_ruin_pct_ci95"] = (
+            None if barrier is None else [100 * v for v in barrier["p_ruin_ci95"]]
+        )
         for key, count in (
             ("eor_count_share_of_perfect_pct", eor_count),
             ("integer_count_share_of_perfect_pct", integer),
@@ -118,6 +128,13 @@ def to_markdown(result: dict) -> str:
             _cell(row["eor_count_share_of_perfect_pct"], digits=0, signed=False),
             _cell(row["eor_count_bet_frequency_pct"], digits=2, signed=False),
             _cell(row["eor_count_average_edge_pct"], digits=2),
+            _cell(row["eor_count_di"], digits=2, signed=False),
+            _cell(
+                row["eor_count_risk_of_ruin_pct"],
+                row["eor_count_risk_of_ruin_pct_ci95"],
+                digits=1,
+                signed=False,
+            ),
             _cell(row["integer_count_units_per_100_hands"], digits=3),
             _cell(row["integer_count_share_of_perfect_pct"], digits=0, signed=False),
             _cell(row["cut_card_effect_pct"], row["cut_card_effect_pct_ci95"], digits=4),
@@ -193,6 +210,19 @@ def published_markdown(result: dict) -> str:
     return "\n".join(lines) if len(lines) > 2 else ""
 
 
+def advantage_markdown(result: dict) -> str:
+    """:func:`experiments.advantage.advantage_table` of every count that bets, in rank order."""
+    rows = []
+    for name in result["ranking"]:
+        entry = result["bets"][name]["counts"]
+        for kind, count in [("EoR", entry["eor"]), ("integer", entry["integer"])] + [
+            ("published", c) for c in entry.get("published", [])
+        ]:
+            if "note" not in count.get("advantage", {"note": ""}):
+                rows.append((f"`{name}` {kind} count", count["advantage"]))
+    return advantage_table(rows, result["advantage"]) if rows else "(no count bets)"
+
+
 def report(result: dict) -> str:
     """The human-readable report."""
     r = result["rules"]
@@ -217,6 +247,14 @@ def report(result: dict) -> str:
         "The integer counts (balanced; tags of the cards seen, summed, per deck unseen):",
         "",
         counts_markdown(result),
+    ]
+    lines += [
+        "",
+        "The advantage player's figures of every count that bets, in rank order (one unit a bet; win "
+        "rate = exact EV per hand bet, SD from the dealt payoffs; the double barrier resamples the "
+        "dealt shoes; [95% CI]):",
+        "",
+        advantage_markdown(result),
     ]
     significant = [n for n in result["ranking"] if result["bets"][n]["cut_card_effect_significant"]]
     together = [n for n in result["ranking"] if result["bets"][n]["cut_card_effect_significant_all_bets"]]
@@ -320,6 +358,8 @@ def write_outputs(result: dict, folder: Path) -> list[Path]:
         + published_markdown(result)
         + "\n\n## The integer counts\n\n"
         + counts_markdown(result)
+        + "\n\n## The advantage player's figures\n\n"
+        + advantage_markdown(result)
         + "\n"
     )
     (folder / "atlas.txt").write_text(report(result) + "\n")
@@ -330,6 +370,7 @@ def write_outputs(result: dict, folder: Path) -> list[Path]:
 __all__ = [
     "OUTPUT_NAMES",
     "TABLE_COLUMNS",
+    "advantage_markdown",
     "counts_markdown",
     "plot",
     "published_markdown",

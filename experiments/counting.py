@@ -298,8 +298,9 @@ def shoe_sums(
     ``perfect_high``, :func:`experiments.advantage.shoe_extremes`); per count, the hands with true
     count >= its threshold (``count_bet``), the sums of the EV and of the dealt payoff on them, the
     payoff's square and the running win's extremes (``count_payoff_sq``, ``count_low``,
-    ``count_high``). Per depth bin: ``depth_hands``, ``depth_positive``, ``depth_gain``, ``depth_ev``. Per count: ``moments`` = (n, sum x, sum y, sum x^2, sum y^2, sum xy)
-    of x = true count and y = the counted bet's EV.
+    ``count_high``). Per depth bin: ``depth_hands``, ``depth_positive``, ``depth_gain``, ``depth_ev``.
+    Per count: ``moments`` = (n, sum x, sum y, sum x^2, sum y^2, sum xy) of x = true count and y = the
+    counted bet's EV.
     """
     shoe, ev = dealt["shoe"], dealt["ev"]
     payoff = dealt["payoff"].astype(np.float64)
