@@ -264,6 +264,62 @@ def test_smoke_run_end_to_end(tmp_path, capsys):
         assert (tmp_path / name).stat().st_size > 0
     text = counting.report(result)
     assert "Cut-card effect" in text and "dragon7" in text
+    # the advantage player's figures: every count that bets and every perfect-information bettor
+    a = d7["advantage"]
+    assert a["win_rate_per_bet"] == pytest.approx(
+        d7["profit_per_hand_predicted"]["estimate"] / d7["share_of_hands_bet"]["estimate"], rel=1e-12
+    )
+    assert a["win_per_100_dealt"] == pytest.approx(
+        100 * d7["profit_per_hand_predicted"]["estimate"], rel=1e-12
+    )
+    assert a["di"] == pytest.approx(
+        1000 * a["win_per_100_dealt"] / 100 / (a["sd_per_100_dealt"] / 10), rel=1e-12
+    )
+    assert 5 < a["sd_per_bet"] < 8  # a 40:1 bet: SD about sqrt(41)
+    barrier = a["double_barrier"]
+    assert barrier["sessions"] == 1000 and barrier["bankroll"] == 500 and barrier["shoes_resampled"] == 200
+    for key in ("p_ruin", "p_goal", "p_behind", "mean_win"):
+        lo, hi = barrier[f"{key}_ci95"]
+        assert lo <= barrier[key] <= hi, key
+    assert all("advantage" in b for b in result["bets"].values())
+    assert "The advantage player's figures" in text and "| count: how_dragon7 |" in text
+
+
+def test_a_given_count_replays_a_fitted_one_exactly():
+    """A count given by its tags (``counts:``) with the fitted count's tags and threshold bets on the
+    same hands, so every figure of the two is the same; How's count (``counting-smoke.yaml``) is
+    unbalanced, a running count started at -32."""
+    config = validate(__import__("yaml").safe_load(SMOKE.read_text()), counting.CountingConfig)
+    first = counting.run(config)
+    tags = first["counts"]["dragon7"]["tags"]
+    given = {
+        "name": "dragon7_again",
+        "bet": "dragon7",
+        "tags": [tags[r] for r in R.RANKS[:10]],
+        "trigger": first["counts"]["dragon7"]["threshold"],
+    }
+    again = counting.run(config.model_copy(update={"counts": (counting.CountConfig(**given),)}))
+    fitted, replayed = again["counts"]["dragon7"], again["counts"]["dragon7_again"]
+    for key in ("share_of_hands_bet", "profit_per_hand_predicted", "profit_per_hand_realized"):
+        assert replayed[key] == fitted[key], key
+    assert replayed["advantage"]["di"] == fitted["advantage"]["di"]
+    how = first["counts"]["how_dragon7"]
+    assert how["balance"] == 32 and how["start"] == -32 and how["count"] == "running"
+    assert 0.03 < how["share_of_hands_bet"]["estimate"] < 0.2
+    # the other figures are those of the run without the given count, to the bit
+    assert again["bets"] == first["bets"] and fitted == first["counts"]["dragon7"]
+
+
+def test_a_given_count_is_checked():
+    base = {"name": "c", "bet": "dragon7", "tags": [1] * 10, "trigger": 0}
+    with pytest.raises(
+        ConfigError, match=r"counts\.0\.tags: 10 finite numbers \(A, 2, \.\.\., 9, ten-value\); got 9"
+    ):
+        validate({"counts": [{**base, "tags": [1] * 9}]}, counting.CountingConfig)
+    with pytest.raises(ConfigError, match=r"counts\.0\.count: Input should be 'running' or 'true'"):
+        validate({"counts": [{**base, "count": "both"}]}, counting.CountingConfig)
+    with pytest.raises(ConfigError, match=r"each count's name at most once"):
+        validate({"counts": [base, base]}, counting.CountingConfig)
 
 
 @pytest.mark.slow
