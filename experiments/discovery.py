@@ -40,7 +40,7 @@ from pb_gym.envs import table as T
 from pb_gym.experiments import atlas as A
 from pb_gym.experiments import plotting, stats
 from pb_gym.experiments.config import Strict
-from pb_gym.experiments.counting import best_threshold
+from pb_gym.experiments.counts import best_threshold, effects_of_removal
 
 EV_BINS = (-1.0, -0.10, -0.06, -0.04, -0.02, -0.01, 0.0, 0.01, 0.02, 0.04, 0.06, 0.10, 1.0e9)
 """Edges of the exact-EV bins of the calibration table and plot (per unit staked)."""
@@ -167,7 +167,7 @@ def linear_count(
     threshold maximising the summed exact EV of the hands bet on a training deal (``shoes`` first
     shoes dealt with ``seed``)."""
     book = A.bet_book(rules, tuple(bets), tuple(custom))
-    removal = A.effects_of_removal(R.full_shoe(rules.decks), book)
+    removal = effects_of_removal(R.full_shoe(rules.decks), book.expected_values)
     tags = np.array([A.eor_tags(removal["eor"][:, k], 10.0) for k in range(len(bets))])
     training = A.training_deal(rules, book, shoes, seed)
     true_count = A.true_counts(training["unseen"], tags, rules.decks)

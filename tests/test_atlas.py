@@ -278,6 +278,17 @@ def test_compare_published_judges_by_our_interval():
     assert row["figures"]["units_per_100_hands"]["agrees"] is False
     assert row["house_edge"]["agrees"] is True
     assert "replayed" in row["compared_with"]
+    assert "desirability_index" not in row["figures"]  # none published for this one
+    # Jacobson's DI: his own figures, replayed exactly, give his published 7.62
+    jacobson = atlas.Published(
+        "x", "a source", "20:1", house_edge=0.07372, desirability_index=7.62, tags=(1,) * 10, trigger=4
+    )
+    his = {
+        "bet_frequency": {"estimate": 0.1361, "ci95": [0.13, 0.14]},
+        "units_per_100_hands": {"estimate": 1.213, "ci95": [1.1, 1.3]},
+    }
+    di = atlas.compare_published(jacobson, his, {}, 0.07372, comparable=True)["figures"]["desirability_index"]
+    assert round(di["ours"], 2) == 7.62 and di["agrees"] is True
     other = atlas.compare_published(published, replay, {}, 0.0737, comparable=False)
     assert other["figures"]["bet_frequency"]["agrees"] is None and other["judged"] is False
 
@@ -357,13 +368,32 @@ def test_smoke_run_end_to_end(smoke, book):
     assert table.count("\n| ") == len(book.names) and "`dragon7`" in table  # one row per bet
     assert "Jacobson" in markdown  # the published comparison
     # the integer counts, ready to use: one row per bet that a count bets, its ten tags balanced
-    counts = markdown.split("## The integer counts")[1].strip().splitlines()[2:]
+    counts = markdown.split("## The integer counts")[1].split("## The advantage")[0].strip().splitlines()[2:]
     assert len(counts) == sum(
         result["bets"][n]["counts"]["integer"]["threshold"] is not None for n in result["ranking"]
     )
     for line in counts:
         tags = [int(cell) for cell in line.split("|")[2:12]]
         assert sum(tags[:9]) + 4 * tags[9] == 0, line  # balanced over a full shoe
+    # the advantage player's figures of every count that bets: DI and the risk of ruin in the table
+    eor = d7["counts"]["eor"]["advantage"]
+    assert eor["di"] == pytest.approx(
+        1000 * eor["win_per_100_dealt"] / 100 / (eor["sd_per_100_dealt"] / 10), rel=1e-12
+    )
+    assert eor["win_per_100_dealt"] == pytest.approx(d7["counts"]["eor"]["units_per_100_hands"]["estimate"])
+    assert (
+        eor["double_barrier"]["sessions"] == 1000
+        and "double_barrier" not in d7["perfect_information"]["advantage"]
+    )
+    assert float(rows[0]["eor_count_di"]) == pytest.approx(
+        result["bets"][rows[0]["bet"]]["counts"]["eor"]["advantage"]["di"]
+    )
+    assert "## The advantage player's figures" in markdown and "`dragon7` EoR count" in markdown
+    # Jacobson's desirability index beside the replay's, computed his way
+    for p in result["bets"]["eights_and_nines"]["published"]:
+        if p["tags"] is not None:
+            di = p["figures"]["desirability_index"]
+            assert di["published"] == 7.62 and di["ci95"][0] < di["ours"] < di["ci95"][1]
 
 
 TINY = {
