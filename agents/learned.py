@@ -587,8 +587,7 @@ class PerfectInformation(S.BettingSystem):
             ev = exact.expected_values(view.composition, view.rules)[:, self.spots]
         else:  # the table's columns: the seven spots (the same bits), then its catalog or user bets
             ev = table.expected_values(view.composition)[:, self.spots]
-        best = ev.argmax(axis=1)
-        positive = ev[np.arange(len(best)), best] > 0
+        best, positive = exact.best_positive(ev)
         spot = np.where(positive, self.spots[best], S.NO_BET).astype(np.int8)
         return spot, self._cap(np.where(positive, self.base, 0.0), view)
 

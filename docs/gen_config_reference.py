@@ -106,6 +106,7 @@ def model_table(schema: dict, defs: dict, title: str, prefix: str, extra: dict[s
         if field in skip:
             continue
         ref = sub.get("$ref") or next((s["$ref"] for s in sub.get("anyOf", []) if "$ref" in s), None)
+        ref = ref or sub.get("items", {}).get("$ref")  # a list of mappings: the table of one item
         if ref:
             nested.append((field, defs[ref.split("/")[-1]]))
         meaning = sub.get("description", "") or (extra or {}).get(field, "")

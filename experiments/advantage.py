@@ -17,13 +17,27 @@ figures; this module computes them for a baccarat count from its per-bet figures
 Jacobson's published desirability index for his side-bet counts is reproduced by
 :func:`jacobson_di`: it divides the win per hand dealt by the SD of the bet *off the top of the shoe*
 (the full shoe's win probability) over the hands bet, not by the SD of the bets the count makes.
+
+The counting studies (:mod:`experiments.counting`, :mod:`experiments.atlas`) give every count and
+every perfect-information bettor these figures from their per-shoe sums (:func:`bettor_report`), with
+a double barrier over whole shoes (:func:`shoe_barrier`: sessions of ``session_shoes`` shoes drawn from
+the dealt ones, so the hands of a shoe keep their correlation). :func:`replay_count` deals a count
+given as tags (balanced or not, any starting count, a running or a true count) without the exact
+calculator; :data:`HOW_DRAGON7` is Stephen How's published Dragon 7 count, replayed that way.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
+from pydantic import Field
+
+from pb_gym import engine, exact
+from pb_gym import rules as R
+from pb_gym.experiments import counts
+from pb_gym.experiments.config import Strict
 
 HANDS_PER_HOUR = 75
 """Hands dealt per hour at a mini-baccarat or live table (about 70-80)."""
@@ -31,6 +45,26 @@ SCORE_RUIN = math.exp(-2.0)
 """The risk of ruin (13.5%) at which SCORE is defined."""
 SCORE_BANKROLL = 10_000.0
 """The bankroll (units) to which SCORE is scaled."""
+
+
+class RiskConfig(Strict):
+    """The advantage player's figures of a counting study (the ``advantage:`` section)."""
+
+    bankroll: float = Field(500.0, gt=0, description="bankroll for the risk of ruin, in units of one bet")
+    goal: float = Field(
+        1000.0, gt=0, description="the double barrier's goal: stop once this many units ahead"
+    )
+    session_shoes: int = Field(500, ge=1, le=100_000, description="the double barrier's time limit, in shoes")
+    hands_per_hour: float = Field(
+        HANDS_PER_HOUR, gt=0, description="hands dealt per hour (EV and SD per hour)"
+    )
+    sessions: int = Field(
+        10_000,
+        ge=100,
+        le=1_000_000,
+        description="sessions simulated for the double barrier (resampled shoes)",
+    )
+    seed: int = Field(0, ge=0, description="seed of the sessions' shoe draws")
 
 
 def figures(mean: float, sd: float, frequency: float, hands_per_hour: float = HANDS_PER_HOUR) -> dict:
@@ -170,3 +204,319 @@ def count_di(frequency: float, win_per_100_dealt: float, pays: float) -> float:
     p = (1.0 + mean) / (pays + 1.0)
     sd = math.sqrt(p * pays * pays + (1.0 - p) - mean * mean)
     return figures(mean, sd, frequency)["di"]
+
+
+# --------------------------------------------------------------------------------------------------
+# Per-shoe sums -> the report of one bettor (a count or the perfect-information bettor of one bet)
+# --------------------------------------------------------------------------------------------------
+def shoe_extremes(shoe: np.ndarray, values: np.ndarray, n_shoes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The lowest and highest running sum (0 at the shoe's start) of ``values`` ``(rows, c)`` over each
+    shoe, the rows of one shoe taken in row order: ``(n_shoes, c)`` each."""
+    values = np.asarray(values, dtype=np.float64).reshape(len(shoe), -1)
+    low = np.zeros((n_shoes, values.shape[1]))
+    high = np.zeros_like(low)
+    if not len(shoe):
+        return low, high
+    order = np.argsort(shoe, kind="stable")
+    group = shoe[order]
+    running = np.cumsum(values[order], axis=0)
+    starts = np.flatnonzero(np.append(True, group[1:] != group[:-1]))
+    offset = np.where(starts[:, None] > 0, running[np.maximum(starts - 1, 0)], 0.0)
+    relative = running - np.repeat(offset, np.diff(np.append(starts, len(group))), axis=0)
+    shoes = group[starts]
+    low[shoes] = np.minimum(np.minimum.reduceat(relative, starts, axis=0), 0.0)
+    high[shoes] = np.maximum(np.maximum.reduceat(relative, starts, axis=0), 0.0)
+    return low, high
+
+
+_BLOCK = 1_000  # sessions per block of the shoe barrier (bounds its memory: about 25 MB a block)
+
+
+def shoe_barrier(
+    net: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    bankroll: float,
+    goal: float,
+    shoes: int,
+    sessions: int = 10_000,
+    seed: int = 0,
+    stake: float = 1.0,
+) -> dict:
+    """Risk of ruin with a goal and a time limit in shoes (a "double barrier"), by resampling shoes.
+
+    Each session starts at ``bankroll`` and plays up to ``shoes`` shoes drawn independently, with
+    replacement, from the dealt ones: shoe ``s`` nets ``net[s]`` units, its running win going down to
+    ``low[s]`` and up to ``high[s]`` (:func:`shoe_extremes`). It ends at ruin (the bankroll below
+    ``stake``: the next bet cannot be covered), at the goal (``bankroll + goal`` reached) or after
+    ``shoes``; ruin is checked first within a shoe (the two cannot both happen in one shoe unless it
+    swings by more than ``bankroll + goal - stake``). Returns ``p_ruin``, ``p_goal``, ``p_behind``
+    (the session ends below its start: ruined, or behind at the limit), the ``mean_win`` (a session
+    stopped at the goal counts the shoe's high point) and ``mean_shoes`` played.
+    """
+    net, low, high = (np.asarray(a, dtype=np.float64) for a in (net, low, high))
+    if net.ndim != 1 or not net.size or low.shape != net.shape or high.shape != net.shape:
+        raise ValueError("net, low, high: one-dimensional arrays of the same length (one per shoe)")
+    rng = np.random.default_rng(seed)
+    ruined = reached = behind = 0
+    total_win = total_square = played = 0.0
+    target = bankroll + goal
+    for start in range(0, sessions, _BLOCK):
+        m = min(_BLOCK, sessions - start)
+        idx = rng.integers(0, net.size, size=(m, shoes))
+        x = net[idx]
+        before = bankroll + np.cumsum(x, axis=1) - x  # the bankroll at each shoe's start
+        ruin_at = before + low[idx] < stake
+        goal_at = before + high[idx] >= target
+        first_ruin = np.where(ruin_at.any(axis=1), ruin_at.argmax(axis=1), shoes)
+        first_goal = np.where(goal_at.any(axis=1), goal_at.argmax(axis=1), shoes)
+        is_ruin = (first_ruin < shoes) & (first_ruin <= first_goal)
+        is_goal = (first_goal < shoes) & ~is_ruin
+        end = np.minimum(np.minimum(first_ruin, first_goal), shoes - 1)
+        rows = np.arange(m)
+        final = np.where(
+            is_ruin,
+            before[rows, end] + low[idx[rows, end]],
+            np.where(is_goal, before[rows, end] + high[idx[rows, end]], before[rows, -1] + x[rows, -1]),
+        )
+        win = final - bankroll
+        ruined += int(is_ruin.sum())
+        reached += int(is_goal.sum())
+        behind += int((~is_goal & (win < 0)).sum())
+        total_win += float(win.sum())
+        total_square += float((win * win).sum())
+        played += float((np.where(is_ruin | is_goal, end + 1, shoes)).sum())
+    mean = total_win / sessions
+    sd = math.sqrt(max(total_square / sessions - mean * mean, 0.0) * sessions / max(sessions - 1, 1))
+    half = 1.959963984540054 * sd / math.sqrt(sessions)
+    return {
+        "p_ruin": ruined / sessions,
+        "p_ruin_ci95": _interval(ruined, sessions),
+        "p_goal": reached / sessions,
+        "p_goal_ci95": _interval(reached, sessions),
+        "p_behind": behind / sessions,
+        "p_behind_ci95": _interval(behind, sessions),
+        "mean_win": mean,
+        "mean_win_ci95": [mean - half, mean + half],
+        "mean_shoes": played / sessions,
+    }
+
+
+def _shifted(net: np.ndarray, low: np.ndarray, high: np.ndarray, bets: np.ndarray, delta: float) -> tuple:
+    """The shoes with their mean net moved by ``delta``, spread over each shoe's bets."""
+    per_bet = delta * bets / max(float(bets.mean()), 1e-300)
+    return net + per_bet, low + np.minimum(per_bet, 0.0), high + np.maximum(per_bet, 0.0)
+
+
+def barrier_with_ci(
+    net: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    bets: np.ndarray,
+    ev: np.ndarray,
+    risk: RiskConfig,
+    stake: float = 1.0,
+) -> dict:
+    """:func:`shoe_barrier` of the dealt shoes, recentred on the exact EV: each shoe's dealt path keeps
+    its swings, and the shoes' mean net is moved from the dealt one to the mean exact EV ``ev`` of the
+    hands bet (the dealt outcomes' noise around it has mean zero, and is far larger). Each figure has a
+    95% CI that carries both sources of error: the exact win rate's 95% CI over shoes (the barrier run
+    again at each end of it, on the same draws) widened by the simulation's half-width there."""
+    n = len(net)
+    se = float(np.std(ev, ddof=1)) / math.sqrt(n) if n > 1 else 0.0
+    shift = float(np.mean(ev) - np.mean(net))
+    args = (risk.bankroll, risk.goal, risk.session_shoes, risk.sessions, risk.seed, stake)
+    centre = shoe_barrier(*_shifted(net, low, high, bets, shift), *args)
+    ends = [
+        shoe_barrier(*_shifted(net, low, high, bets, shift + d * 1.959963984540054 * se), *args)
+        for d in (-1, 1)
+    ]
+    out = dict(centre)
+    for key in ("p_ruin", "p_goal", "p_behind", "mean_win"):
+        lo = min(e[f"{key}_ci95"][0] for e in ends + [centre])
+        hi = max(e[f"{key}_ci95"][1] for e in ends + [centre])
+        out[f"{key}_ci95"] = [max(lo, 0.0), min(hi, 1.0)] if key != "mean_win" else [lo, hi]
+    out.update(
+        {
+            "bankroll": risk.bankroll,
+            "goal": risk.goal,
+            "session_shoes": risk.session_shoes,
+            "sessions": risk.sessions,
+            "shoes_resampled": n,
+        }
+    )
+    return out
+
+
+def bettor_report(
+    hands: np.ndarray,
+    bets: np.ndarray,
+    ev: np.ndarray,
+    payoff: np.ndarray,
+    payoff_sq: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    risk: RiskConfig,
+    barrier: bool = True,
+) -> dict:
+    """The advantage player's figures of a one-unit bettor, from per-shoe sums (one row per shoe):
+    hands dealt, hands bet, exact EV, dealt payoff and its square on the hands bet, and the running
+    win's extremes (:func:`shoe_extremes`).
+
+    The win rate per hand bet is the exact EV (the estimate with the least noise); its SD is the dealt
+    payoffs' (second moment minus the square of their mean). Then :func:`figures` (win and SD per hand
+    bet, per 100 hands dealt and per hour; DI, N0, SCORE), the diffusion risk of ruin at
+    ``risk.bankroll`` and, with ``barrier``, the double barrier over shoes (:func:`barrier_with_ci`).
+    """
+    n_bets, n_hands, shoes = float(bets.sum()), float(hands.sum()), len(hands)
+    if n_bets <= 0:
+        return {"note": "never bets"}
+    mean = float(ev.sum()) / n_bets
+    realized = float(payoff.sum()) / n_bets
+    sd = math.sqrt(max(float(payoff_sq.sum()) / n_bets - realized * realized, 0.0))
+    if sd <= 0:
+        return {"note": "every hand bet paid the same: no SD"}
+    out = figures(mean, sd, n_bets / n_hands, risk.hands_per_hour)
+    per_hand_ev = out["win_per_100_dealt"] / 100.0
+    variance = (out["sd_per_100_dealt"] / 10.0) ** 2
+    out.update(
+        {
+            "realized_win_rate_per_bet": realized,
+            "bets_per_shoe": n_bets / shoes,
+            "win_per_shoe": float(ev.sum()) / shoes,
+            "realized_win_per_shoe": float(payoff.sum()) / shoes,
+            "risk_of_ruin_formula": risk_of_ruin(risk.bankroll, per_hand_ev, variance),
+        }
+    )
+    if barrier:
+        out["double_barrier"] = barrier_with_ci(payoff, low, high, bets, ev, risk)
+    return out
+
+
+def _pct(value: float | None, digits: int = 1) -> str:
+    return "n/a" if value is None or not math.isfinite(value) else f"{100 * value:.{digits}f}"
+
+
+def advantage_table(rows: list[tuple[str, dict]], risk: dict) -> str:
+    """The advantage player's figures of several bettors (``(name, bettor_report(...))`` pairs) as a
+    Markdown table; ``risk`` is the :class:`RiskConfig` the reports were computed with (as a dict)."""
+    barrier = f"{risk['bankroll']:g} units, goal +{risk['goal']:g}, {risk['session_shoes']} shoes"
+    lines = [
+        "| bettor | hands bet % | win/bet % | SD/bet | units/100 hands | SD/100 hands | "
+        f"units/hour ({risk['hands_per_hour']:g} hands) | DI | SCORE | N0 (hands) | units/shoe | "
+        f"risk of ruin, formula ({risk['bankroll']:g} units) % | ruin % ({barrier}) | goal % | "
+        "behind % | mean win (units) |",
+        "|---|" + "---|" * 15,
+    ]
+    for name, a in rows:
+        if "note" in a:
+            lines.append(f"| {name} | " + " | ".join([a["note"]] + [""] * 14) + " |")
+            continue
+        freq = a["win_per_100_dealt"] / 100.0 / a["win_rate_per_bet"] if a["win_rate_per_bet"] else math.nan
+        b = a.get("double_barrier")
+
+        def ci(key: str, factor: float = 100.0, digits: int = 1, b: dict | None = b) -> str:
+            if b is None:
+                return "n/a"
+            lo, hi = b[f"{key}_ci95"]
+            return f"{factor * b[key]:.{digits}f} [{factor * lo:.{digits}f}, {factor * hi:.{digits}f}]"
+
+        cells = [
+            _pct(freq, 2),
+            f"{100 * a['win_rate_per_bet']:+.2f}",
+            f"{a['sd_per_bet']:.2f}",
+            f"{a['win_per_100_dealt']:+.3f}",
+            f"{a['sd_per_100_dealt']:.1f}",
+            f"{a['ev_per_hour']:+.3f}",
+            f"{a['di']:.2f}",
+            f"{a['score']:.2f}",
+            f"{a['n0']:,.0f}" if math.isfinite(a["n0"]) else "inf",
+            f"{a['win_per_shoe']:+.3f}",
+            _pct(a["risk_of_ruin_formula"]),
+            ci("p_ruin"),
+            ci("p_goal"),
+            ci("p_behind"),
+            ci("mean_win", 1.0, 0),
+        ]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------
+# A count replayed on dealt shoes (no exact calculator): tags, a starting count, running or true
+# --------------------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class CountSpec:
+    """A count as a player keeps it.
+
+    ``tags`` for A, 2, ..., 9 and the ten-value cards (:func:`experiments.counts.tags_by_rank`); the
+    count starts at ``start``; it is the running count (``true=False``) or the running count per
+    deck unseen (``true=True``; ``start`` is then added after the division); the player bets one unit
+    on ``bet`` (a column of :data:`pb_gym.rules.BETS`) when the count is at least ``trigger``.
+    """
+
+    tags: tuple[float, ...]
+    trigger: float
+    bet: str
+    start: float = 0.0
+    true: bool = True
+
+    def value(self, unseen: np.ndarray, decks: int) -> np.ndarray:
+        """The count before the next hand for compositions ``unseen`` ``(n, 13)``."""
+        unseen = np.asarray(unseen, dtype=np.float64)
+        seen = (R.full_shoe(decks)[None, :] - unseen) @ counts.tags_by_rank(self.tags)
+        if self.true:
+            seen = seen / (unseen.sum(axis=1) / R.CARDS_PER_DECK)
+        return self.start + seen
+
+
+def replay_count(
+    rules: R.Rules, count: CountSpec, shoes: int, seed: int | np.random.SeedSequence
+) -> dict[str, np.ndarray]:
+    """Deal the first shoe of ``shoes`` tables and play ``count``: per-shoe ``hands``, ``bets``, ``ev``
+    (the exact EV of the hands bet, :func:`pb_gym.exact.expected_values`), ``payoff`` and ``payoff_sq``
+    (the dealt net win and its square on the hands bet), ``low`` and ``high`` (the running win's
+    extremes): the sums :func:`bettor_report` reads."""
+    if count.bet not in R.BETS:
+        raise ValueError(f"bet={count.bet!r} is not allowed; allowed: {', '.join(R.BETS)}")
+    column = R.BETS.index(count.bet)
+    state = engine.init(rules, shoes, seed=seed)
+    hand = engine.HandResult.empty(shoes)
+    out = {k: np.zeros(shoes) for k in ("hands", "bets", "ev", "payoff", "payoff_sq", "low", "high")}
+    running = np.zeros(shoes)
+    while True:
+        live = counts.live_tables(rules, state)
+        if not live.any():
+            return out
+        tables = np.flatnonzero(live)
+        unseen = state.unseen[tables]
+        bet = count.value(unseen, rules.decks) >= count.trigger
+        if bet.any():
+            out["ev"][tables[bet]] += exact.expected_values(unseen[bet].astype(np.int64), rules)[:, column]
+        engine.deal(rules, state, hand)
+        win = np.where(bet, hand.payoffs(rules)[tables, column], 0.0)
+        out["hands"][tables] += 1
+        out["bets"][tables] += bet
+        out["payoff"][tables] += win
+        out["payoff_sq"][tables] += win * win
+        running[tables] += win
+        out["low"][tables] = np.minimum(out["low"][tables], running[tables])
+        out["high"][tables] = np.maximum(out["high"][tables], running[tables])
+
+
+HOW_DRAGON7 = {
+    "source": "Stephen How, 'Unbalanced Dragon 7 Count', discountgambling.net, October 2012",
+    "count": CountSpec(
+        tags=(1, 0, 0, -1, -1, -1, -1, 2, 2, 0), trigger=0.0, bet="dragon7", start=-32.0, true=False
+    ),
+    "conditions": "8 decks, cut card 16 cards from the end; EZ Baccarat's Dragon 7 (40:1)",
+    "rules": {"decks": 8, "cut_card": 16, "burn": True, "hand_after_cut": False},
+    "risk": {"bankroll": 500.0, "goal": 1000.0, "session_shoes": 500},
+    "win_per_shoe": 0.52,
+    "bets_per_shoe": 6.8,
+    "p_ruin": 0.035,
+    "p_behind": 0.24,
+    "mean_win": 250.0,
+}
+"""Stephen How's unbalanced Dragon 7 count (A +1; 4, 5, 6, 7 -1; 8, 9 +2; the rest 0; start at -32,
+bet when the running count is at least 0) and the figures he publishes for it."""

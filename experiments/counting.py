@@ -10,9 +10,9 @@ One readable file, top to bottom:
    removal is the EV before it, so sum_r n_r EoR(r) = 0: a count with tags proportional to EoR is
    *balanced*. The pair bets are the corner case: every rank is equally common in a full shoe, so every
    EoR is the same, hence zero -- no linear count can see them (their EV depends on sum_r n_r^2).
-2. Linear counts. For each counted bet, tags proportional to its EoR (scaled so that the largest tag is
-   ``max_tag``, optionally rounded to integers); running count = sum of the tags of the cards seen;
-   true count = running count / decks unseen.
+2. Linear counts (:mod:`experiments.counts`). For each counted bet, tags proportional to its EoR
+   (scaled so that the largest tag is ``max_tag``, optionally the nearest *balanced* whole numbers);
+   running count = sum of the tags of the cards seen; true count = running count / decks unseen.
 3. Deal. ``shoes`` shoes, one engine table per shoe, until the table's first shoe ends (hands of later
    shoes are not counted). The main deal is cut into chunks of ``chunk_shoes`` shoes, chunk ``i`` seeded
    with ``SeedSequence(seed).spawn(n)[i]`` (:mod:`experiments.scale`), so it can run serially, in local
@@ -51,7 +51,8 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from pb_gym import engine, exact, strict_json
 from pb_gym import rules as R
-from pb_gym.experiments import chunk_store, plotting, scale, study
+from pb_gym.experiments import chunk_store, counts, plotting, scale, study
+from pb_gym.experiments.advantage import RiskConfig, advantage_table, bettor_report, shoe_extremes
 from pb_gym.experiments.config import ConfigError, RulesConfig, Strict
 from pb_gym.experiments.stats import ratio_ci
 
@@ -85,6 +86,27 @@ StudiedBet = Literal[
 ]
 
 
+class CountConfig(Strict):
+    """A count given by its tags (an entry of ``counts:``): how a player keeps it, replayed as given."""
+
+    name: str = Field(min_length=1, max_length=64, description="the count's name in the report")
+    bet: StudiedBet
+    tags: tuple[float, ...] = Field(description="10 tags: A, 2, ..., 9, then the ten-value cards")
+    start: float = Field(0.0, description="the running count at the start of the shoe")
+    count: Literal["running", "true"] = Field(
+        "true", description="bet on the running count, or on the running count per deck unseen"
+    )
+    trigger: float = Field(description="bet one unit when the count (start included) is at least this")
+    source: str = Field("", description="where the count is published")
+
+    @field_validator("tags")
+    @classmethod
+    def _ten_tags(cls, tags: tuple[float, ...]) -> tuple[float, ...]:
+        if len(tags) != 10 or not all(math.isfinite(t) for t in tags):
+            raise ValueError(f"10 finite numbers (A, 2, ..., 9, ten-value); got {len(tags)}")
+        return tags
+
+
 class CountingConfig(Strict):
     """``configs/experiments/counting.yaml``."""
 
@@ -101,8 +123,23 @@ class CountingConfig(Strict):
     training_seed: int = Field(1_000_001, ge=0)
     count_bets: tuple[StudiedBet, ...] = ("dragon7", "panda8", "tie_9to1", "player_pair", "banker_pair")
     max_tag: float = Field(10.0, gt=0, description="largest |tag| of a count")
-    integer_tags: bool = True
+    integer_tags: bool = Field(
+        True, description="round the tags to the nearest balanced whole numbers (sum over a full shoe 0)"
+    )
     depth_bin_cards: int = Field(26, ge=1, description="width of a depth bin, in cards")
+    counts: tuple[CountConfig, ...] = Field(
+        (), max_length=16, description="counts given by their tags, replayed beside the fitted ones"
+    )
+    advantage: RiskConfig = RiskConfig()
+
+    @field_validator("counts")
+    @classmethod
+    def _distinct_names(cls, entries: tuple[CountConfig, ...], info: ValidationInfo) -> tuple:
+        names = [c.name for c in entries]
+        clash = set(names) & set(info.data.get("count_bets", ())) or len(set(names)) != len(names)
+        if clash:
+            raise ValueError("each count's name at most once, and none the name of a count bet")
+        return entries
 
     @field_validator("training_seed")
     @classmethod
@@ -157,38 +194,8 @@ def studied_evs(compositions: np.ndarray, bets: dict[str, tuple[R.Rules, int]]) 
     ev = _fixed_order_dot(probabilities, columns)
     for k, (name, (rules, _)) in enumerate(bets.items()):
         if name in ("player_pair", "banker_pair"):
-            ev[..., k] = pair * (rules.pair_pays + 1.0) - 1.0
+            ev[..., k] = exact.pair_expected_value(pair, rules.pair_pays)
     return ev
-
-
-# --------------------------------------------------------------------------------------------------
-# Effects of removal and linear counts
-# --------------------------------------------------------------------------------------------------
-def effects_of_removal(composition: np.ndarray, bets: dict[str, tuple[R.Rules, int]]) -> dict:
-    """EV of each bet for ``composition`` and after removing one card of each rank.
-
-    Returns ``ev`` (k,), ``ev_removed`` (13, k) (NaN where the rank is absent) and ``eor`` (13, k).
-    """
-    composition = np.asarray(composition, dtype=np.int64)
-    removed = composition[None, :] - np.eye(R.N_RANKS, dtype=np.int64)
-    present = composition > 0
-    ev = studied_evs(composition[None, :], bets)[0]
-    ev_removed = np.full((R.N_RANKS, len(bets)), np.nan)
-    ev_removed[present] = studied_evs(removed[present], bets)
-    return {"ev": ev, "ev_removed": ev_removed, "eor": ev_removed - ev[None, :]}
-
-
-def count_tags(eor: np.ndarray, max_tag: float, integer: bool) -> np.ndarray:
-    """Tags proportional to the effects of removal of one bet, largest |tag| = ``max_tag``.
-
-    A card whose removal raises the bet's EV gets a positive tag: a high count favours the bet. All
-    zeros when the EoR vanish (the pair bets: no linear count exists).
-    """
-    scale = np.max(np.abs(eor))
-    if not np.isfinite(scale) or scale < 1e-15:
-        return np.zeros(R.N_RANKS)
-    tags = eor / scale * max_tag
-    return np.round(tags) if integer else tags
 
 
 # --------------------------------------------------------------------------------------------------
@@ -200,13 +207,21 @@ def deal_shoes(
     n_shoes: int,
     seed: int | np.random.SeedSequence,
     tags: np.ndarray,
+    starts: np.ndarray | None = None,
+    running: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Deal the first shoe of ``n_shoes`` tables in parallel; one row per hand dealt.
 
     ``tags`` is ``(c, 13)`` (one count per row). Returns ``shoe`` (table index), ``depth`` (cards out of
     the shoe before the hand, burn included), ``ev`` (exact, before the hand), ``payoff`` (dealt net
-    win per unit on each studied bet) and ``true_count`` (``(hands, c)``).
+    win per unit on each studied bet) and ``true_count`` (``(hands, c)``): the tags of the cards seen,
+    summed, per deck unseen; for a count whose ``running`` flag is set, the sum itself; plus its
+    ``starts`` entry (the count at the start of the shoe; default all 0, all true counts).
     """
+    c = tags.shape[0]
+    starts = np.zeros(c) if starts is None else np.asarray(starts, dtype=np.float64)
+    running = np.zeros(c, dtype=bool) if running is None else np.asarray(running, dtype=bool)
+    given = bool(np.any(starts) or np.any(running))
     state = engine.init(rules, n_shoes, seed=seed)
     hand = engine.HandResult.empty(n_shoes)
     full = R.full_shoe(rules.decks)
@@ -215,19 +230,16 @@ def deal_shoes(
     rows: dict[str, list[np.ndarray]] = {k: [] for k in ("shoe", "depth", "ev", "payoff", "true_count")}
     tables = np.arange(n_shoes)
     while True:
-        # The next deal reshuffles where the cut card is out (after one more hand if so configured).
-        due = state.position >= state.cut_position
-        if rules.hand_after_cut:
-            due &= state.cut_hands == 1
-        live = (state.shoes_started == 1) & ~due
+        live = counts.live_tables(rules, state)
         if not live.any():
             break
         unseen = state.unseen[live].astype(np.int64)
         ev = studied_evs(unseen, bets)
         decks_unseen = unseen.sum(axis=1) / R.CARDS_PER_DECK
-        true_count = (
-            _fixed_order_dot((full[None, :] - unseen).astype(np.float64), tags.T) / decks_unseen[:, None]
-        )
+        seen = _fixed_order_dot((full[None, :] - unseen).astype(np.float64), tags.T)
+        true_count = seen / decks_unseen[:, None]
+        if given:
+            true_count = np.where(running[None, :], seen, true_count) + starts[None, :]
         depth = state.position[live].copy()
         engine.deal(rules, state, hand)
         if hand.shuffled[live].any():
@@ -244,7 +256,22 @@ def deal_shoes(
 # --------------------------------------------------------------------------------------------------
 # One chunk of the main deal: mergeable sums (per shoe, per depth bin, moments of true count and EV)
 # --------------------------------------------------------------------------------------------------
-PER_SHOE = ("hands", "ev", "positive", "gain", "realized", "count_bet", "count_ev", "count_payoff")
+PER_SHOE = (
+    "hands",
+    "ev",
+    "positive",
+    "gain",
+    "realized",
+    "realized_sq",
+    "perfect_low",
+    "perfect_high",
+    "count_bet",
+    "count_ev",
+    "count_payoff",
+    "count_payoff_sq",
+    "count_low",
+    "count_high",
+)
 """The per-shoe sums (one row per shoe): the merge concatenates them in chunk order; the rest add up."""
 
 
@@ -267,30 +294,42 @@ def shoe_sums(
     Per shoe (``(n_shoes,)`` or ``(n_shoes, k)``): ``hands`` dealt; per studied bet the sum of the exact
     ``ev``, the number of hands with EV > 0 (``positive``), the sum of max(EV, 0) (``gain``: the
     perfect-information bettor's predicted profit) and of the dealt payoff on those hands
-    (``realized``); per count, the hands with true count >= its threshold (``count_bet``) and the sums
-    of the EV and of the dealt payoff on them. Per depth bin: ``depth_hands``, ``depth_positive``,
-    ``depth_gain``, ``depth_ev``. Per count: ``moments`` = (n, sum x, sum y, sum x^2, sum y^2, sum xy)
-    of x = true count and y = the counted bet's EV.
+    (``realized``, its square ``realized_sq`` and the running win's extremes ``perfect_low`` and
+    ``perfect_high``, :func:`experiments.advantage.shoe_extremes`); per count, the hands with true
+    count >= its threshold (``count_bet``), the sums of the EV and of the dealt payoff on them, the
+    payoff's square and the running win's extremes (``count_payoff_sq``, ``count_low``,
+    ``count_high``). Per depth bin: ``depth_hands``, ``depth_positive``, ``depth_gain``, ``depth_ev``.
+    Per count: ``moments`` = (n, sum x, sum y, sum x^2, sum y^2, sum xy) of x = true count and y = the
+    counted bet's EV.
     """
     shoe, ev = dealt["shoe"], dealt["ev"]
     payoff = dealt["payoff"].astype(np.float64)
-    positive = ev > 0
+    positive, gain, realized = counts.perfect_bettor(ev, payoff)
     tc = dealt["true_count"].astype(np.float64)
     counted = ev[:, count_index]
     bet = tc >= np.asarray(thresholds, dtype=np.float64)[None, :]
     depth_bin = dealt["depth"].astype(np.int64) // bin_cards
+    count_payoff = np.where(bet, payoff[:, count_index], 0.0)
+    perfect_low, perfect_high = shoe_extremes(shoe, realized, n_shoes)
+    count_low, count_high = shoe_extremes(shoe, count_payoff, n_shoes)
     return {
         "hands": np.bincount(shoe, minlength=n_shoes).astype(np.float64),
         "ev": _sum_by(shoe, ev, n_shoes),
         "positive": _sum_by(shoe, positive.astype(np.float64), n_shoes),
-        "gain": _sum_by(shoe, np.where(positive, ev, 0.0), n_shoes),
-        "realized": _sum_by(shoe, np.where(positive, payoff, 0.0), n_shoes),
+        "gain": _sum_by(shoe, gain, n_shoes),
+        "realized": _sum_by(shoe, realized, n_shoes),
+        "realized_sq": _sum_by(shoe, realized * realized, n_shoes),
+        "perfect_low": perfect_low,
+        "perfect_high": perfect_high,
         "count_bet": _sum_by(shoe, bet.astype(np.float64), n_shoes),
         "count_ev": _sum_by(shoe, np.where(bet, counted, 0.0), n_shoes),
-        "count_payoff": _sum_by(shoe, np.where(bet, payoff[:, count_index], 0.0), n_shoes),
+        "count_payoff": _sum_by(shoe, count_payoff, n_shoes),
+        "count_payoff_sq": _sum_by(shoe, count_payoff * count_payoff, n_shoes),
+        "count_low": count_low,
+        "count_high": count_high,
         "depth_hands": np.bincount(depth_bin, minlength=n_bins).astype(np.int64),
         "depth_positive": _sum_by(depth_bin, positive.astype(np.float64), n_bins),
-        "depth_gain": _sum_by(depth_bin, np.where(positive, ev, 0.0), n_bins),
+        "depth_gain": _sum_by(depth_bin, gain, n_bins),
         "depth_ev": _sum_by(depth_bin, ev, n_bins),
         "moments": np.stack(
             [
@@ -313,11 +352,13 @@ def deal_chunk(
     count_index: list[int],
     thresholds: list[float],
     bin_cards: int,
+    starts: np.ndarray | None = None,
+    running: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """The task of one chunk of the main deal: its ``chunk.size`` shoes, dealt from the chunk's own seed,
     reduced to sums (:func:`shoe_sums`). Module level, with plain arguments, so that local processes
     and Dask workers can run it (``functools.partial(deal_chunk, rules=..., ...)`` pickles)."""
-    dealt = deal_shoes(rules, studied_rules(rules), chunk.size, chunk.seed, tags)
+    dealt = deal_shoes(rules, studied_rules(rules), chunk.size, chunk.seed, tags, starts, running)
     return shoe_sums(dealt, chunk.size, count_index, thresholds, rules.n_cards // bin_cards + 1, bin_cards)
 
 
@@ -342,24 +383,6 @@ def correlation(moments: np.ndarray) -> float:
     n, sx, sy, sxx, syy, sxy = (float(v) for v in moments)
     cov, var_x, var_y = sxy - sx * sy / n, sxx - sx * sx / n, syy - sy * sy / n
     return cov / math.sqrt(var_x * var_y) if var_x > 0 and var_y > 0 else math.nan
-
-
-def best_threshold(true_count: np.ndarray, ev: np.ndarray) -> tuple[float, float]:
-    """The threshold t maximising sum of EV over hands with true count >= t (inf: never bet).
-
-    Exact over all thresholds: sort by true count, descending, and take the running sum of the EVs at
-    the last hand of each distinct count value. Returns (threshold, summed EV there).
-    """
-    order = np.argsort(-true_count, kind="stable")
-    tc, cumulative = true_count[order], np.cumsum(ev[order])
-    group_end = np.append(tc[1:] != tc[:-1], True)
-    candidates = np.flatnonzero(group_end)
-    if candidates.size == 0:
-        return math.inf, 0.0
-    best = candidates[np.argmax(cumulative[candidates])]
-    if cumulative[best] <= 0:
-        return math.inf, 0.0
-    return float(tc[best]), float(cumulative[best])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -421,14 +444,14 @@ def run(
 
     # 1. effects of removal; exchangeability check on the full shoe
     t0 = time.perf_counter()
-    removal = effects_of_removal(full, bets)
+    removal = counts.effects_of_removal(full, functools.partial(studied_evs, bets=bets))
     ev_full, eor = removal["ev"], removal["eor"]
     exchangeability = np.abs(full @ removal["ev_removed"] / full.sum() - ev_full)
 
     # 2. linear counts
     count_index = [STUDIED.index(b) for b in config.count_bets]
     tags = np.array(
-        [count_tags(eor[:, k], config.max_tag, config.integer_tags) for k in count_index]
+        [counts.eor_tags(eor[:, k], config.max_tag, config.integer_tags) for k in count_index]
     ).reshape(len(count_index), R.N_RANKS)
     timings["effects_of_removal_s"] = time.perf_counter() - t0
 
@@ -440,8 +463,18 @@ def run(
         if not np.any(tags[j]):
             thresholds.append(math.inf)
             continue
-        thresholds.append(best_threshold(training["true_count"][:, j], training["ev"][:, k])[0])
+        thresholds.append(counts.best_threshold(training["true_count"][:, j], training["ev"][:, k])[0])
     timings["training_deal_s"] = time.perf_counter() - t0
+    # the counts given by their tags join the fitted ones, with their own start, kind and trigger
+    fitted = len(count_index)
+    given = config.counts
+    count_index = count_index + [STUDIED.index(c.bet) for c in given]
+    thresholds = thresholds + [float(c.trigger) for c in given]
+    tags = np.concatenate(
+        [tags, np.array([counts.tags_by_rank(c.tags) for c in given]).reshape(-1, R.N_RANKS)]
+    )
+    starts = np.array([0.0] * fitted + [c.start for c in given])
+    running = np.array([False] * fitted + [c.count == "running" for c in given])
 
     # 3b. main deal, in chunks of shoes; each chunk returns sums, merged exactly in chunk order
     t0 = time.perf_counter()
@@ -453,6 +486,8 @@ def run(
         count_index=count_index,
         thresholds=thresholds,
         bin_cards=config.depth_bin_cards,
+        starts=starts,
+        running=running,
     )
     with scale.progress_printer("counting: main deal", progress, len(chunks)) as printer:
         main = merge(scale.run(task, chunks, backend, scheduler, workers, printer, store=store))
@@ -481,39 +516,66 @@ def run(
         per_bet[name]["gain_per_shoe_predicted"] = (
             per_bet[name]["gain_per_hand_predicted"]["estimate"] * hands / S
         )
+        per_bet[name]["advantage"] = bettor_report(
+            n,
+            main["positive"][:, k],
+            gain,
+            realized,
+            main["realized_sq"][:, k],
+            main["perfect_low"][:, k],
+            main["perfect_high"][:, k],
+            config.advantage,
+        )
 
-    counts: dict[str, dict] = {}
-    for j, name in enumerate(config.count_bets):
+    by_count: dict[str, dict] = {}
+    for j, name in enumerate([*config.count_bets, *(c.name for c in given)]):
+        bet = STUDIED[count_index[j]]
         entry: dict = {
+            "bet": bet,
             "tags": {rank: float(tags[j, r]) for r, rank in enumerate(R.RANKS)},
             "balance": float(full @ tags[j]),
             "threshold": None if math.isinf(thresholds[j]) else thresholds[j],
         }
+        if j >= fitted:
+            spec = given[j - fitted]
+            entry.update({"start": spec.start, "count": spec.count, "source": spec.source})
         if not np.any(tags[j]):
             entry["note"] = (
                 "no linear count: every effect of removal is zero (all ranks are equally "
                 "common in a full shoe, so removing any one card changes the EV by the "
                 "same amount, and exchangeability makes that amount zero)"
             )
-            counts[name] = entry
+            by_count[name] = entry
             continue
-        perfect = per_bet[name]["gain_per_hand_predicted"]["estimate"]
+        perfect = per_bet[bet]["gain_per_hand_predicted"]["estimate"]
         predicted = ratio_ci(main["count_ev"][:, j], n)
         entry.update(
             {
                 "threshold_chosen_on": f"training deal: seed {config.training_seed}, "
-                f"{config.training_shoes} shoes",
+                f"{config.training_shoes} shoes"
+                if j < fitted
+                else "given (the count's trigger)",
                 "correlation_true_count_ev": correlation(main["moments"][j]),
                 "share_of_hands_bet": ratio_ci(main["count_bet"][:, j], n),
                 "profit_per_hand_predicted": predicted,
                 "profit_per_hand_realized": ratio_ci(main["count_payoff"][:, j], n),
-                "perfect_info_share_of_hands_bet": per_bet[name]["share_positive"]["estimate"],
+                "perfect_info_share_of_hands_bet": per_bet[bet]["share_positive"]["estimate"],
                 "perfect_info_profit_per_hand_predicted": perfect,
-                "perfect_info_profit_per_hand_realized": per_bet[name]["gain_per_hand_realized"]["estimate"],
+                "perfect_info_profit_per_hand_realized": per_bet[bet]["gain_per_hand_realized"]["estimate"],
                 "fraction_of_perfect_info_gain": (predicted["estimate"] / perfect) if perfect else None,
+                "advantage": bettor_report(
+                    n,
+                    main["count_bet"][:, j],
+                    main["count_ev"][:, j],
+                    main["count_payoff"][:, j],
+                    main["count_payoff_sq"][:, j],
+                    main["count_low"][:, j],
+                    main["count_high"][:, j],
+                    config.advantage,
+                ),
             }
         )
-        counts[name] = entry
+        by_count[name] = entry
 
     # by depth: cards out of the shoe (burn included) before the hand
     hands_in_bin = main["depth_hands"]
@@ -552,8 +614,9 @@ def run(
             "hands": int(training["ev"].shape[0]),
         },
         "exchangeability_max_error": float(np.max(exchangeability)),
+        "advantage": config.advantage.model_dump(),
         "bets": per_bet,
-        "counts": counts,
+        "counts": by_count,
         "by_depth": depth,
         "timings": timings,
     }
@@ -619,6 +682,15 @@ def report(result: dict) -> str:
             f" realized {100 * c['perfect_info_profit_per_hand_realized']:.4f}%; the count "
             f"captures {100 * (c['fraction_of_perfect_info_gain'] or 0):.0f}% of it"
         )
+    rows = [(f"count: {name}", c["advantage"]) for name, c in result["counts"].items() if "advantage" in c]
+    rows += [(f"perfect information: {name}", b["advantage"]) for name, b in result["bets"].items()]
+    lines += [
+        "",
+        "The advantage player's figures (one unit a bet; win rate = exact EV per hand bet, SD from the "
+        "dealt payoffs; the double barrier resamples the dealt shoes, [95% CI]):",
+        "",
+        advantage_table(rows, result["advantage"]),
+    ]
     return "\n".join(lines)
 
 
@@ -670,41 +742,10 @@ def _record_depth_bins(result: dict, config: CountingConfig) -> dict:
     return result
 
 
-def main(
-    config_path: str,
-    out: str | None = None,
-    as_json: bool = False,
-    backend: str = "serial",
-    scheduler: str | None = None,
-    workers: int | None = None,
-    resume: bool | None = None,
-) -> dict:
-    """Load and validate the config, run, print the report (unless ``as_json``), write ``out``.
-
-    ``backend`` (``serial``, ``processes``, ``dask``), ``scheduler`` (a Dask address; None: a local
-    cluster) and ``workers`` choose where the main deal's chunks run. The result is identical on every
-    backend except the wall-clock times, all under the one key ``"timings"``. A chunk that fails twice
-    raises :class:`experiments.scale.ChunkError` before anything is written. ``out`` is checked before
-    the run, its files are moved into place together, and the finished chunks of an interrupted run
-    are kept in ``out/.partial`` for a rerun to resume (``resume=False`` discards them): see
-    :func:`experiments.study.main`.
-    """
-    return study.main(
-        "counting",
-        config_path,
-        CountingConfig,
-        OUTPUT_NAMES,
-        run,
-        write_outputs,
-        report,
-        out=out,
-        as_json=as_json,
-        backend=backend,
-        scheduler=scheduler,
-        workers=workers,
-        resume=resume,
-        complete=_record_depth_bins,
-    )
+main = study.command(
+    "counting", CountingConfig, OUTPUT_NAMES, run, write_outputs, report, complete=_record_depth_bins
+)
+"""``pb-gym experiment counting CONFIG``: the study's entry point (:func:`experiments.study.command`)."""
 
 
 __all__ = [
@@ -712,17 +753,14 @@ __all__ = [
     "ConfigError",
     "main",
     "run",
-    "effects_of_removal",
     "studied_evs",
     "studied_rules",
-    "count_tags",
     "deal_shoes",
     "shoe_sums",
     "deal_chunk",
     "merge",
     "ratio_ci",
     "correlation",
-    "best_threshold",
     "report",
     "plot_depth",
     "write_outputs",

@@ -34,13 +34,13 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from pb_gym import engine
+from pb_gym import engine, exact
 from pb_gym import rules as R
 from pb_gym.envs import table as T
 from pb_gym.experiments import atlas as A
 from pb_gym.experiments import plotting, stats
 from pb_gym.experiments.config import Strict
-from pb_gym.experiments.counting import best_threshold
+from pb_gym.experiments.counts import best_threshold, effects_of_removal
 
 EV_BINS = (-1.0, -0.10, -0.06, -0.04, -0.02, -0.01, 0.0, 0.01, 0.02, 0.04, 0.06, 0.10, 1.0e9)
 """Edges of the exact-EV bins of the calibration table and plot (per unit staked)."""
@@ -167,7 +167,7 @@ def linear_count(
     threshold maximising the summed exact EV of the hands bet on a training deal (``shoes`` first
     shoes dealt with ``seed``)."""
     book = A.bet_book(rules, tuple(bets), tuple(custom))
-    removal = A.effects_of_removal(R.full_shoe(rules.decks), book)
+    removal = effects_of_removal(R.full_shoe(rules.decks), book.expected_values)
     tags = np.array([A.eor_tags(removal["eor"][:, k], 10.0) for k in range(len(bets))])
     training = A.training_deal(rules, book, shoes, seed)
     true_count = A.true_counts(training["unseen"], tags, rules.decks)
@@ -270,9 +270,8 @@ def score(  # noqa: C901
         sums["hands"] += np.bincount(shoe_id, minlength=size)
         # the systems' stakes and exact / realized profits on this hand
         side_ev = ev[:, spots]
-        best = side_ev.argmax(axis=1)
+        best, positive = exact.best_positive(side_ev)
         perfect = np.zeros_like(stakes)
-        positive = side_ev[rows, best] > 0
         perfect[rows[positive], spots[best[positive]]] = 1.0
         placed = {"learned": stakes, "perfect": perfect}
         if count is not None:

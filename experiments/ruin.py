@@ -240,46 +240,13 @@ OUTPUT_NAMES = ("report.md", "ruin.png", "ruin.json", "martingale.png")
 """The files ``--out`` receives (a reused ``--out`` folder may hold only these)."""
 
 
-def main(
-    config_path: str,
-    out: str | None = None,
-    as_json: bool = False,
-    backend: str = "serial",
-    scheduler: str | None = None,
-    workers: int | None = None,
-    resume: bool | None = None,
-) -> dict:
-    """Load and validate the config, run, print the report (unless ``as_json``), write ``out``.
-
-    ``backend`` (``serial``, ``processes``, ``dask``), ``scheduler`` (a Dask address; None: a local
-    cluster) and ``workers`` choose where the simulation's chunks run. The result is identical on every
-    backend except the wall-clock times, all under the one key ``"timings"``. A chunk that fails twice
-    raises :class:`experiments.scale.ChunkError` before anything is written. ``out`` is checked before
-    the run, its files are moved into place together, and the finished chunks of an interrupted
-    study (the simulation's and the Martingale section's) are kept in ``out/.partial`` for a rerun to
-    resume (``resume=False`` discards them): see :func:`experiments.study.main`.
-    """
-    return study.main(
-        "ruin",
-        config_path,
-        RuinConfig,
-        OUTPUT_NAMES,
-        run,
-        write_outputs,
-        report,
-        out=out,
-        as_json=as_json,
-        backend=backend,
-        scheduler=scheduler,
-        workers=workers,
-        resume=resume,
-        complete=_plain_json,
-    )
-
-
 def _plain_json(result: dict, config: RuinConfig) -> dict:
     """The result in plain JSON types: what ruin.json holds is what :func:`main` returns."""
     return json.loads(strict_json.dumps(result))
+
+
+main = study.command("ruin", RuinConfig, OUTPUT_NAMES, run, write_outputs, report, complete=_plain_json)
+"""``pb-gym experiment ruin CONFIG``: the study's entry point (:func:`experiments.study.command`)."""
 
 
 __all__ = [

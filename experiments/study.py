@@ -1,17 +1,18 @@
-"""The command shell every chunked study shares (``pb-gym experiment counting|ruin``): load the config,
-check the output folder, run with a store of finished chunks, write the files together, print the report.
+"""The command shell every chunked study shares (``pb-gym experiment counting|atlas|ruin``): load the
+config, check the output folder, run with a store of finished chunks, write the files together, print
+the report.
 
-A study module keeps what is its own (the config schema, :func:`run`, the report and the files it
-writes) and its ``main`` hands them to :func:`main` here, so that the order of those steps, and what a
-reused or interrupted output folder means, is written once (:mod:`experiments.outputs`,
-:mod:`experiments.chunk_store`).
+A study module keeps what is its own (the config schema, its ``run``, the report and the files it
+writes) and builds its ``main`` with :func:`command`, so that the entry point's signature, the order of
+those steps, and what a reused or interrupted output folder means, are written once
+(:mod:`experiments.outputs`, :mod:`experiments.chunk_store`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from pb_gym.experiments import outputs
 from pb_gym.experiments.config import Strict, load
@@ -67,4 +68,75 @@ def main(
     return result
 
 
-__all__ = ["main"]
+class StudyMain(Protocol):
+    """The entry point of a study (:func:`command`)."""
+
+    def __call__(
+        self,
+        config_path: str,
+        out: str | None = None,
+        as_json: bool = False,
+        backend: str = "serial",
+        scheduler: str | None = None,
+        workers: int | None = None,
+        resume: bool | None = None,
+    ) -> dict: ...
+
+
+def command(
+    name: str,
+    config_type: type[ConfigT],
+    output_names: Sequence[str],
+    run: Callable[..., dict],
+    write: Callable[[dict, Path], Iterable[str | Path]],
+    report: Callable[[dict], str],
+    complete: Callable[[dict, ConfigT], dict] | None = None,
+) -> StudyMain:
+    """The ``main`` of the study ``name``: :func:`main` with this study's parts.
+
+    The function returned is called as ``main(config_path, out=None, as_json=False, backend="serial",
+    scheduler=None, workers=None, resume=None)``: load and validate the config, run, print the report
+    (unless ``as_json``), write ``out``. ``backend`` (``serial``, ``processes``, ``dask``), ``scheduler``
+    (a Dask address; None: a local cluster) and ``workers`` choose where the chunks run; the result is
+    identical on every backend except the wall-clock times under ``"timings"``. A chunk that fails
+    twice raises :class:`experiments.scale.ChunkError` before anything is written. ``out`` is checked
+    before the run, its files are moved into place together, and the finished chunks of an
+    interrupted run are kept in ``out/.partial`` for a rerun to resume (``resume=False`` discards them).
+    """
+
+    def study_main(
+        config_path: str,
+        out: str | None = None,
+        as_json: bool = False,
+        backend: str = "serial",
+        scheduler: str | None = None,
+        workers: int | None = None,
+        resume: bool | None = None,
+    ) -> dict:
+        return main(
+            name,
+            config_path,
+            config_type,
+            output_names,
+            run,
+            write,
+            report,
+            out=out,
+            as_json=as_json,
+            backend=backend,
+            scheduler=scheduler,
+            workers=workers,
+            resume=resume,
+            complete=complete,
+        )
+
+    study_main.__name__ = study_main.__qualname__ = "main"
+    study_main.__doc__ = (
+        f"Run the {name} study from a YAML config (:class:`{config_type.__name__}`), print its report "
+        f"unless ``as_json``, write {', '.join(output_names)} into ``out``; see "
+        ":func:`experiments.study.command`."
+    )
+    return study_main
+
+
+__all__ = ["StudyMain", "command", "main"]

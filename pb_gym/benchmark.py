@@ -368,8 +368,8 @@ def perfect_policy(task: str | Task = "pb_gym/Discover-v0") -> Policy:
         composition = np.rint(obs[:, start:stop] * per_rank).astype(np.int64)
         side_ev = cfg.bets.expected_values(composition)[:, spots]
         if growth is None:
-            best = side_ev.argmax(axis=1)
-            return np.where(side_ev[np.arange(len(best)), best] > 0, unit_action[best], 0)
+            best, positive = exact.best_positive(side_ev)
+            return np.where(positive, unit_action[best], 0)
         actions = np.zeros(len(obs), dtype=np.int64)
         rows = np.flatnonzero((side_ev > 0).any(axis=1))
         if rows.size:

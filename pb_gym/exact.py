@@ -87,10 +87,8 @@ def _sequence_table() -> dict:
     # index of each nondecreasing sequence in lexicographic order = the kernel's walk order
     multisets = np.unique(code)
     index = np.searchsorted(multisets, code)
-    cell = (
-        ((hand["player_total"] * 10 + hand["banker_total"]) * 2 + hand["player_ncards"] - 2) * 2
-        + hand["banker_ncards"]
-        - 2
+    cell = R.value_class(
+        hand["player_total"], hand["banker_total"], hand["player_ncards"], hand["banker_ncards"]
     )
 
     def side(first: int, second: int) -> np.ndarray:
@@ -355,10 +353,15 @@ def _float_weights() -> np.ndarray:
 
 
 def pair_probability(composition: np.ndarray | list) -> np.ndarray:
-    """Probability that the first two cards of a hand have the same rank (player or banker pair)."""
+    """Probability that the first two cards of a hand have the same rank (player or banker pair):
+    ``S2 / (N)_2`` (:func:`_ordered_pairs`)."""
     comp = validate_composition(composition).astype(np.float64)
-    n = comp.sum(axis=-1)
-    return (comp * (comp - 1)).sum(axis=-1) / (n * (n - 1))
+    return _ordered_pairs(comp) / _falling(comp.sum(axis=-1), 2)
+
+
+def pair_expected_value(pair: np.ndarray, pays: float) -> np.ndarray:
+    """EV per unit staked of a pair bet paying ``pays``:1, from :func:`pair_probability`."""
+    return pair * (pays + 1.0) - 1.0
 
 
 def expected_values(composition: np.ndarray | list, rules: Rules | None = None) -> np.ndarray:
@@ -374,8 +377,15 @@ def expected_values(composition: np.ndarray | list, rules: Rules | None = None) 
         ev = ev.reshape(probabilities.shape[:-1] + (len(R.BETS),))
     pair = pair_probability(composition)
     for bet in ("player_pair", "banker_pair"):
-        ev[..., R.BETS.index(bet)] = pair * (rules.pair_pays + 1.0) - 1.0
+        ev[..., R.BETS.index(bet)] = pair_expected_value(pair, rules.pair_pays)
     return ev
+
+
+def best_positive(ev: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The perfect-information bettor's choice, row by row of exact EVs ``(n, k)``: the column of the
+    largest EV (``best``) and whether it is > 0 (``positive``: it bets only then, else sits out)."""
+    best = ev.argmax(axis=1)
+    return best, ev[np.arange(len(best)), best] > 0
 
 
 def odds(composition: np.ndarray | list, rules: Rules | None = None) -> dict:
@@ -422,7 +432,7 @@ def deals_of_six(cards: int) -> int:
 # ordering of a multiset is filed under its value class and a *pair pattern* (each side's first two
 # cards: different values / the same nonzero value / both zero-valued) and the pair flags follow from
 # q1 and q2 in closed form, exactly, for integers as for floats.
-N_VALUE_CLASSES = 400
+N_VALUE_CLASSES = R.N_VALUE_CLASSES
 """Value classes (player total, banker total, player cards, banker cards): ``hand class // 4``."""
 _SIDE_PATTERNS = 3  # first two cards of one side: 0 = different values, 1 = same nonzero value, 2 = both 0
 _PATTERNS = _SIDE_PATTERNS * _SIDE_PATTERNS
@@ -431,12 +441,8 @@ CLASS_CHUNK = 2048
 """Compositions per chunk of :func:`hand_class_expectations`: bounds its memory (26 MB a chunk)."""
 
 
-def value_class(player_total, banker_total, player_ncards, banker_ncards):
-    """The value class ``((pt * 10 + bt) * 2 + pn - 2) * 2 + bn - 2`` (scalars or arrays); the hand
-    class of :func:`pb_gym.rules.hand_class` is ``value_class * 4 + player_pair * 2 + banker_pair``."""
-    pt, bt = np.asarray(player_total, np.int64), np.asarray(banker_total, np.int64)
-    pn, bn = np.asarray(player_ncards, np.int64), np.asarray(banker_ncards, np.int64)
-    return ((pt * 10 + bt) * 2 + pn - 2) * 2 + bn - 2
+value_class = R.value_class
+"""The value class of finished hands (:func:`pb_gym.rules.value_class`)."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -564,13 +570,19 @@ def _float_class_weights() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return indptr, keys, orderings.astype(np.float64)
 
 
+def _ordered_pairs(counts: np.ndarray) -> np.ndarray:
+    """``S2 = sum_r n_r (n_r - 1)`` over the last axis (counts by rank): the ordered ways to deal two
+    cards of equal rank. Integer in, integer out (exact)."""
+    return (counts * (counts - 1)).sum(axis=-1)
+
+
 def _pair_sums(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``S2 = sum_r n_r (n_r - 1)`` and ``S4 = sum_{r,s} n_r (n_r - 1) (n_s - 2[r=s]) (n_s - 1 - 2[r=s])``
-    over the last axis (counts by rank): the ordered ways to deal one pair, and two pairs, of equal
-    ranks. Integer in, integer out (exact)."""
+    """``S2`` (:func:`_ordered_pairs`) and ``S4 = sum_{r,s} n_r (n_r - 1) (n_s - 2[r=s]) (n_s - 1 -
+    2[r=s])`` over the last axis (counts by rank): the ordered ways to deal one pair, and two pairs, of
+    equal ranks. Integer in, integer out (exact)."""
     two = counts * (counts - 1)
     four = two * (counts - 2) * (counts - 3)
-    s2 = two.sum(axis=-1)
+    s2 = _ordered_pairs(counts)
     return s2, s2 * s2 - (two * two).sum(axis=-1) + four.sum(axis=-1)
 
 

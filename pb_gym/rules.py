@@ -177,13 +177,24 @@ all follow from these six, so one payoff row per class settles every bet (suits 
 N_HAND_CLASSES = int(np.prod(HAND_CLASS_SHAPE))
 
 
+N_VALUE_CLASSES = N_HAND_CLASSES // 4
+"""Value classes: the hand classes without the two pair flags (``hand class // 4``)."""
+
+
+def value_class(player_total, banker_total, player_ncards, banker_ncards):
+    """The value class (an index in ``range(N_VALUE_CLASSES)``) of finished hands, scalars or arrays:
+    ``((pt * 10 + bt) * 2 + pn - 2) * 2 + bn - 2``, the first four axes of :data:`HAND_CLASS_SHAPE`."""
+    pt, bt = np.asarray(player_total, np.int64), np.asarray(banker_total, np.int64)
+    pn, bn = np.asarray(player_ncards, np.int64), np.asarray(banker_ncards, np.int64)
+    return ((pt * 10 + bt) * 2 + pn - 2) * 2 + bn - 2
+
+
 def hand_class(player_total, banker_total, player_ncards, banker_ncards, player_pair, banker_pair):
     """The hand class (an index in ``range(N_HAND_CLASSES)``) of finished hands, scalars or arrays:
-    ``((((pt * 10 + bt) * 2 + pn - 2) * 2 + bn - 2) * 2 + player_pair) * 2 + banker_pair``."""
-    pt, bt = np.asarray(player_total, np.int64), np.asarray(banker_total, np.int64)
-    pn, bn = np.asarray(player_ncards, np.int64) - 2, np.asarray(banker_ncards, np.int64) - 2
+    ``value_class * 4 + player_pair * 2 + banker_pair`` (:func:`value_class`), the axes of
+    :data:`HAND_CLASS_SHAPE` in order."""
     pp, bp = np.asarray(player_pair, np.int64), np.asarray(banker_pair, np.int64)
-    return ((((pt * 10 + bt) * 2 + pn) * 2 + bn) * 2 + pp) * 2 + bp
+    return value_class(player_total, banker_total, player_ncards, banker_ncards) * 4 + pp * 2 + bp
 
 
 def hand_class_fields(index):

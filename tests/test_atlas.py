@@ -15,7 +15,7 @@ import yaml
 
 from pb_gym import catalog, engine, exact
 from pb_gym import rules as R
-from pb_gym.experiments import atlas, scale
+from pb_gym.experiments import atlas, counts, scale
 from pb_gym.experiments.config import ConfigError, validate
 from pb_gym.experiments.stats import z_value
 
@@ -166,40 +166,40 @@ def test_exchangeability_and_balanced_tags(book, index):
     """The count-weighted average of the EVs after one removal is the EV before (every bet, 1e-12),
     so tags proportional to the EoR are balanced."""
     comp = _compositions()[index]
-    removal = atlas.effects_of_removal(comp, book)
+    removal = counts.effects_of_removal(comp, book.expected_values)
     present = comp > 0
     np.testing.assert_allclose(
         comp[present] @ removal["ev_removed"][present] / comp.sum(), removal["ev"], rtol=0, atol=1e-12
     )
     for j in range(len(book.names)):
-        tags = atlas.eor_tags(removal["eor"][:, j], 10)
+        tags = counts.eor_tags(removal["eor"][:, j], 10)
         # the tags magnify the EVs' rounding (1e-16) by 10 / max |EoR| (up to 1e6) and the cards
         assert abs(comp @ np.nan_to_num(tags)) < 1e-9 * comp.sum() * 10
 
 
 def test_tags_and_true_counts():
     eor = np.array([1, 2, -4, 0, 0, 0, 0, 0, 0, 0.25, 0.25, 0.25, 0.25]) * 1e-4  # balanced
-    np.testing.assert_allclose(atlas.eor_tags(eor, 10), eor / 4e-4 * 10)
+    np.testing.assert_allclose(counts.eor_tags(eor, 10), eor / 4e-4 * 10)
     # 0.75, 1.5, -3, 0 x 6, 0.1875 (x 4 ranks): the nearest balanced whole numbers
     np.testing.assert_array_equal(
-        atlas.eor_tags(eor, 3, integer=True), [1, 2, -3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+        counts.eor_tags(eor, 3, integer=True), [1, 2, -3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
     )
     # plain rounding of 1.45, 1.35, -3.2, 0.1 (x 4 ranks) gives 1, 1, -3, 0: one out of balance; the
     # cheapest balanced fix raises the ace to 2 (squared error +0.1; the 2: +0.3; a zero to 1: +1)
     target = np.array([1.45, 1.35, -3.2, 0, 0, 0, 0, 0, 0, 0.1, 0.1, 0.1, 0.1])
     np.testing.assert_array_equal(
-        atlas.balanced_integer_tags(target), [2, 1, -3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+        counts.balanced_integer_tags(target), [2, 1, -3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
     )
-    assert not np.any(atlas.eor_tags(np.zeros(13), 10, integer=True))
+    assert not np.any(counts.eor_tags(np.zeros(13), 10, integer=True))
     np.testing.assert_array_equal(
-        atlas.published_tags((1, 1, -3, 1, 1, 1, 1, -8, 1, 1)), [1, 1, -3, 1, 1, 1, 1, -8, 1, 1, 1, 1, 1]
+        counts.tags_by_rank((1, 1, -3, 1, 1, 1, 1, -8, 1, 1)), [1, 1, -3, 1, 1, 1, 1, -8, 1, 1, 1, 1, 1]
     )
     # one deck with two 8s and a 3 seen: running count -8 - 8 - 3 = -19 over 49/52 decks unseen
     unseen = R.full_shoe(1).copy()
     unseen[R.RANKS.index("8")] -= 2
     unseen[R.RANKS.index("3")] -= 1
-    tags = atlas.published_tags((1, 1, -3, 1, 1, 1, 1, -8, 1, 1))[None]
-    assert atlas.true_counts(unseen[None], tags, 1)[0, 0] == pytest.approx(-19 / (49 / 52))
+    tags = counts.tags_by_rank((1, 1, -3, 1, 1, 1, 1, -8, 1, 1))[None]
+    assert counts.true_counts(unseen[None], tags, 1)[0, 0] == pytest.approx(-19 / (49 / 52))
 
 
 def test_chunk_sums_match_a_per_hand_recomputation(book):
@@ -207,9 +207,9 @@ def test_chunk_sums_match_a_per_hand_recomputation(book):
     settlement, hand.payoffs) and the exact calculator, for the bettors and a count."""
     rules = R.Rules()
     chunk = scale.plan(24, 24, 5)[0]
-    eor = atlas.effects_of_removal(R.full_shoe(8), book)["eor"]
+    eor = counts.effects_of_removal(R.full_shoe(8), book.expected_values)["eor"]
     d7 = book.names.index("dragon7")
-    tags = np.array([atlas.eor_tags(eor[:, d7], 10), atlas.eor_tags(eor[:, d7], 10)])
+    tags = np.array([counts.eor_tags(eor[:, d7], 10), counts.eor_tags(eor[:, d7], 10)])
     thresholds = np.array([5.0, math.inf])
     sums = atlas.deal_chunk(chunk, rules, book.names, tags, thresholds, np.array([d7, d7]))
 
@@ -278,6 +278,17 @@ def test_compare_published_judges_by_our_interval():
     assert row["figures"]["units_per_100_hands"]["agrees"] is False
     assert row["house_edge"]["agrees"] is True
     assert "replayed" in row["compared_with"]
+    assert "desirability_index" not in row["figures"]  # none published for this one
+    # Jacobson's DI: his own figures, replayed exactly, give his published 7.62
+    jacobson = atlas.Published(
+        "x", "a source", "20:1", house_edge=0.07372, desirability_index=7.62, tags=(1,) * 10, trigger=4
+    )
+    his = {
+        "bet_frequency": {"estimate": 0.1361, "ci95": [0.13, 0.14]},
+        "units_per_100_hands": {"estimate": 1.213, "ci95": [1.1, 1.3]},
+    }
+    di = atlas.compare_published(jacobson, his, {}, 0.07372, comparable=True)["figures"]["desirability_index"]
+    assert round(di["ours"], 2) == 7.62 and di["agrees"] is True
     other = atlas.compare_published(published, replay, {}, 0.0737, comparable=False)
     assert other["figures"]["bet_frequency"]["agrees"] is None and other["judged"] is False
 
@@ -357,13 +368,32 @@ def test_smoke_run_end_to_end(smoke, book):
     assert table.count("\n| ") == len(book.names) and "`dragon7`" in table  # one row per bet
     assert "Jacobson" in markdown  # the published comparison
     # the integer counts, ready to use: one row per bet that a count bets, its ten tags balanced
-    counts = markdown.split("## The integer counts")[1].strip().splitlines()[2:]
+    counts = markdown.split("## The integer counts")[1].split("## The advantage")[0].strip().splitlines()[2:]
     assert len(counts) == sum(
         result["bets"][n]["counts"]["integer"]["threshold"] is not None for n in result["ranking"]
     )
     for line in counts:
         tags = [int(cell) for cell in line.split("|")[2:12]]
         assert sum(tags[:9]) + 4 * tags[9] == 0, line  # balanced over a full shoe
+    # the advantage player's figures of every count that bets: DI and the risk of ruin in the table
+    eor = d7["counts"]["eor"]["advantage"]
+    assert eor["di"] == pytest.approx(
+        1000 * eor["win_per_100_dealt"] / 100 / (eor["sd_per_100_dealt"] / 10), rel=1e-12
+    )
+    assert eor["win_per_100_dealt"] == pytest.approx(d7["counts"]["eor"]["units_per_100_hands"]["estimate"])
+    assert (
+        eor["double_barrier"]["sessions"] == 1000
+        and "double_barrier" not in d7["perfect_information"]["advantage"]
+    )
+    assert float(rows[0]["eor_count_di"]) == pytest.approx(
+        result["bets"][rows[0]["bet"]]["counts"]["eor"]["advantage"]["di"]
+    )
+    assert "## The advantage player's figures" in markdown and "`dragon7` EoR count" in markdown
+    # Jacobson's desirability index beside the replay's, computed his way
+    for p in result["bets"]["eights_and_nines"]["published"]:
+        if p["tags"] is not None:
+            di = p["figures"]["desirability_index"]
+            assert di["published"] == 7.62 and di["ci95"][0] < di["ours"] < di["ci95"][1]
 
 
 TINY = {

@@ -1,5 +1,6 @@
 """The counting experiment: effects of removal, exchangeability, counts, statistics, an end-to-end run."""
 
+import functools
 import math
 from pathlib import Path
 
@@ -8,7 +9,7 @@ import pytest
 
 from pb_gym import engine, exact
 from pb_gym import rules as R
-from pb_gym.experiments import counting, scale
+from pb_gym.experiments import counting, counts, scale
 from pb_gym.experiments.config import ConfigError, validate
 
 from published_figures import edge8  # the published house edges (sources named in tests/data)
@@ -37,7 +38,7 @@ def test_exchangeability_every_bet(index):
     studied bet (the variants too), to 1e-12."""
     comp = _compositions()[index]
     bets = counting.studied_rules(R.Rules())
-    removal = counting.effects_of_removal(comp, bets)
+    removal = counts.effects_of_removal(comp, functools.partial(counting.studied_evs, bets=bets))
     present = comp > 0
     average = comp[present] @ removal["ev_removed"][present] / comp.sum()
     assert average.shape == (len(counting.STUDIED),)
@@ -73,17 +74,19 @@ def test_studied_evs_match_the_exact_calculator_for_every_variant():
 def test_effects_of_removal_and_tags():
     bets = counting.studied_rules(R.Rules())
     full = R.full_shoe(8)
-    eor = counting.effects_of_removal(full, bets)["eor"]
+    eor = counts.effects_of_removal(full, functools.partial(counting.studied_evs, bets=bets))["eor"]
     k = {name: counting.STUDIED.index(name) for name in counting.STUDIED}
     # pairs: every rank is equally common, so every EoR is equal, hence zero: no linear count
     assert np.max(np.abs(eor[:, k["player_pair"]])) < 1e-15
-    assert not np.any(counting.count_tags(eor[:, k["banker_pair"]], 10, True))
+    assert not np.any(counts.eor_tags(eor[:, k["banker_pair"]], 10, True))
     # Dragon 7: removing 8s and 9s (fewer naturals) helps, removing 4-7 hurts
-    d7 = counting.count_tags(eor[:, k["dragon7"]], 10, True)
+    d7 = counts.eor_tags(eor[:, k["dragon7"]], 10, True)
     assert d7[R.RANKS.index("8")] == 10 and d7[R.RANKS.index("9")] > 0
     assert all(d7[R.RANKS.index(r)] < 0 for r in "4567")
+    # whole-number tags are the nearest balanced ones: plain rounding would unbalance the count
+    assert full @ d7 == 0 and full @ np.round(eor[:, k["dragon7"]] / eor[:, k["dragon7"]].max() * 10) != 0
     # Panda 8: removing 9s helps most
-    p8 = counting.count_tags(eor[:, k["panda8"]], 10, False)
+    p8 = counts.eor_tags(eor[:, k["panda8"]], 10, False)
     assert p8[R.RANKS.index("9")] == 10 and abs(full @ p8) < 1e-6
     # the 10-value ranks are interchangeable
     assert np.all(eor[9:, :] == eor[9, :])
@@ -102,9 +105,9 @@ def test_shoe_sums_give_the_per_hand_statistics():
     """Every figure computed from a chunk's sums equals the one computed from its per-hand rows."""
     rules = R.Rules()
     bets = counting.studied_rules(rules)
-    eor = counting.effects_of_removal(R.full_shoe(8), bets)["eor"]
+    eor = counts.effects_of_removal(R.full_shoe(8), functools.partial(counting.studied_evs, bets=bets))["eor"]
     count_index = [counting.STUDIED.index("dragon7"), counting.STUDIED.index("panda8")]
-    tags = np.array([counting.count_tags(eor[:, k], 10, False) for k in count_index])
+    tags = np.array([counts.eor_tags(eor[:, k], 10, False) for k in count_index])
     thresholds = [15.0, math.inf]
     dealt = counting.deal_shoes(rules, bets, 30, seed=9, tags=tags)
     sums = counting.shoe_sums(dealt, 30, count_index, thresholds, rules.n_cards // 52 + 1, 52)
@@ -157,11 +160,11 @@ def test_best_threshold_is_the_exact_optimum():
     rng = np.random.default_rng(0)
     tc = np.round(rng.normal(size=500), 1)
     ev = 0.05 * tc - 0.04 + rng.normal(scale=0.01, size=500)
-    threshold, total = counting.best_threshold(tc, ev)
+    threshold, total = counts.best_threshold(tc, ev)
     brute = {t: ev[tc >= t].sum() for t in np.unique(tc)}
     best = max(brute, key=brute.get)
     assert threshold == best and total == pytest.approx(brute[best])
-    assert counting.best_threshold(tc, -np.abs(ev)) == (np.inf, 0.0)
+    assert counts.best_threshold(tc, -np.abs(ev)) == (np.inf, 0.0)
 
 
 @pytest.mark.parametrize("hand_after_cut", [False, True])
@@ -261,6 +264,62 @@ def test_smoke_run_end_to_end(tmp_path, capsys):
         assert (tmp_path / name).stat().st_size > 0
     text = counting.report(result)
     assert "Cut-card effect" in text and "dragon7" in text
+    # the advantage player's figures: every count that bets and every perfect-information bettor
+    a = d7["advantage"]
+    assert a["win_rate_per_bet"] == pytest.approx(
+        d7["profit_per_hand_predicted"]["estimate"] / d7["share_of_hands_bet"]["estimate"], rel=1e-12
+    )
+    assert a["win_per_100_dealt"] == pytest.approx(
+        100 * d7["profit_per_hand_predicted"]["estimate"], rel=1e-12
+    )
+    assert a["di"] == pytest.approx(
+        1000 * a["win_per_100_dealt"] / 100 / (a["sd_per_100_dealt"] / 10), rel=1e-12
+    )
+    assert 5 < a["sd_per_bet"] < 8  # a 40:1 bet: SD about sqrt(41)
+    barrier = a["double_barrier"]
+    assert barrier["sessions"] == 1000 and barrier["bankroll"] == 500 and barrier["shoes_resampled"] == 200
+    for key in ("p_ruin", "p_goal", "p_behind", "mean_win"):
+        lo, hi = barrier[f"{key}_ci95"]
+        assert lo <= barrier[key] <= hi, key
+    assert all("advantage" in b for b in result["bets"].values())
+    assert "The advantage player's figures" in text and "| count: how_dragon7 |" in text
+
+
+def test_a_given_count_replays_a_fitted_one_exactly():
+    """A count given by its tags (``counts:``) with the fitted count's tags and threshold bets on the
+    same hands, so every figure of the two is the same; How's count (``counting-smoke.yaml``) is
+    unbalanced, a running count started at -32."""
+    config = validate(__import__("yaml").safe_load(SMOKE.read_text()), counting.CountingConfig)
+    first = counting.run(config)
+    tags = first["counts"]["dragon7"]["tags"]
+    given = {
+        "name": "dragon7_again",
+        "bet": "dragon7",
+        "tags": [tags[r] for r in R.RANKS[:10]],
+        "trigger": first["counts"]["dragon7"]["threshold"],
+    }
+    again = counting.run(config.model_copy(update={"counts": (counting.CountConfig(**given),)}))
+    fitted, replayed = again["counts"]["dragon7"], again["counts"]["dragon7_again"]
+    for key in ("share_of_hands_bet", "profit_per_hand_predicted", "profit_per_hand_realized"):
+        assert replayed[key] == fitted[key], key
+    assert replayed["advantage"]["di"] == fitted["advantage"]["di"]
+    how = first["counts"]["how_dragon7"]
+    assert how["balance"] == 32 and how["start"] == -32 and how["count"] == "running"
+    assert 0.03 < how["share_of_hands_bet"]["estimate"] < 0.2
+    # the other figures are those of the run without the given count, to the bit
+    assert again["bets"] == first["bets"] and fitted == first["counts"]["dragon7"]
+
+
+def test_a_given_count_is_checked():
+    base = {"name": "c", "bet": "dragon7", "tags": [1] * 10, "trigger": 0}
+    with pytest.raises(
+        ConfigError, match=r"counts\.0\.tags: 10 finite numbers \(A, 2, \.\.\., 9, ten-value\); got 9"
+    ):
+        validate({"counts": [{**base, "tags": [1] * 9}]}, counting.CountingConfig)
+    with pytest.raises(ConfigError, match=r"counts\.0\.count: Input should be 'running' or 'true'"):
+        validate({"counts": [{**base, "count": "both"}]}, counting.CountingConfig)
+    with pytest.raises(ConfigError, match=r"each count's name at most once"):
+        validate({"counts": [base, base]}, counting.CountingConfig)
 
 
 @pytest.mark.slow
