@@ -302,7 +302,9 @@ def shoe_barrier(
     }
 
 
-def _shifted(net: np.ndarray, low: np.ndarray, high: np.ndarray, bets: np.ndarray, delta: float) -> tuple:
+def _shifted(
+    net: np.ndarray, low: np.ndarray, high: np.ndarray, bets: np.ndarray, delta: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The shoes with their mean net moved by ``delta``, spread over each shoe's bets."""
     per_bet = delta * bets / max(float(bets.mean()), 1e-300)
     return net + per_bet, low + np.minimum(per_bet, 0.0), high + np.maximum(per_bet, 0.0)
@@ -325,12 +327,15 @@ def barrier_with_ci(
     n = len(net)
     se = float(np.std(ev, ddof=1)) / math.sqrt(n) if n > 1 else 0.0
     shift = float(np.mean(ev) - np.mean(net))
-    args = (risk.bankroll, risk.goal, risk.session_shoes, risk.sessions, risk.seed, stake)
-    centre = shoe_barrier(*_shifted(net, low, high, bets, shift), *args)
-    ends = [
-        shoe_barrier(*_shifted(net, low, high, bets, shift + d * 1.959963984540054 * se), *args)
-        for d in (-1, 1)
-    ]
+
+    def barrier(delta: float) -> dict:
+        shifted = _shifted(net, low, high, bets, delta)
+        return shoe_barrier(
+            *shifted, risk.bankroll, risk.goal, risk.session_shoes, risk.sessions, risk.seed, stake
+        )
+
+    centre = barrier(shift)
+    ends = [barrier(shift + d * 1.959963984540054 * se) for d in (-1, 1)]
     out = dict(centre)
     for key in ("p_ruin", "p_goal", "p_behind", "mean_win"):
         lo = min(e[f"{key}_ci95"][0] for e in ends + [centre])

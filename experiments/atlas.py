@@ -470,7 +470,10 @@ def run(
         perfect = bettor_figures(main["positive"][:, j], main["gain"][:, j], main["realized"][:, j], n)
         perfect["advantage"] = bettor_report(
             n,
-            *(main[key][:, j] for key in ("positive", "gain", "realized", "realized_sq")),
+            main["positive"][:, j],
+            main["gain"][:, j],
+            main["realized"][:, j],
+            main["realized_sq"][:, j],
             main["perfect_low"][:, j],
             main["perfect_high"][:, j],
             config.advantage,
@@ -512,7 +515,10 @@ def run(
         )
         figures["advantage"] = bettor_report(
             n,
-            *(main[key][:, c] for key in ("count_bets", "count_ev", "count_payoff", "count_payoff_sq")),
+            main["count_bets"][:, c],
+            main["count_ev"][:, c],
+            main["count_payoff"][:, c],
+            main["count_payoff_sq"][:, c],
             main["count_low"][:, c],
             main["count_high"][:, c],
             config.advantage,

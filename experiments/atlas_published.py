@@ -151,7 +151,11 @@ def _desirability(published: Published, replay: dict, house_edge: float, compara
         "published": published.desirability_index,
         "ours": ours,
         "ci95": ci,
-        "agrees": bool(ci[0] <= published.desirability_index <= ci[1]) if comparable else None,
+        "agrees": (
+            bool(ci[0] <= published.desirability_index <= ci[1])
+            if comparable and published.desirability_index is not None
+            else None
+        ),
     }
 
 
