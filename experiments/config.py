@@ -70,8 +70,9 @@ def _only_bool(annotation: object) -> bool:
 
 class Strict(BaseModel):
     """Base of every config section: unknown keys are errors, values are immutable, true/false is
-    not a number (pydantic would read ``sessions: true`` as 1), and a switch is true or false (pydantic
-    would read ``one_shoe: 1`` or ``one_shoe: "yes"`` as true)."""
+    not a number (pydantic would read ``sessions: true`` as 1), a quoted string is not a number either
+    (pydantic would read ``win_goal: '10'`` as 10), and a switch is true or false (pydantic would read
+    ``one_shoe: 1`` or ``one_shoe: "yes"`` as true)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -101,7 +102,18 @@ class Strict(BaseModel):
                 raise PydanticCustomError(
                     "bool_not_number", "true/false is not allowed here", {"key": key, "value": value}
                 )
+            if _only_numbers(field.annotation) and any(isinstance(item, str) for item in items):
+                raise PydanticCustomError(
+                    "str_not_number",
+                    "a quoted string is not a number here; write the number without quotes",
+                    {"key": key, "value": value},
+                )
         return data
+
+
+def _only_numbers(annotation: object) -> bool:
+    """The annotation takes numbers and no text (pydantic would read ``win_goal: '10'`` as 10)."""
+    return _mentions(annotation, (int, float)) and not _mentions(annotation, (str, bytes))
 
 
 def _all_args(annotation: object) -> list:
@@ -202,7 +214,7 @@ def _short(value: object, limit: int = 60) -> str:
 
 
 def _format_error(error: dict, model: type[BaseModel]) -> str:
-    if error["type"] == "bool_not_number":  # raised by a section for one of its keys (either way)
+    if error["type"] in ("bool_not_number", "str_not_number"):  # raised by a section for one key
         error = {**error, "loc": tuple(error["loc"]) + (error["ctx"]["key"],), "input": error["ctx"]["value"]}
     loc = ".".join(str(part) for part in error["loc"]) or "(top level)"
     if error["type"] == "extra_forbidden":

@@ -281,6 +281,10 @@ class EnvConfig:
         )
 
 
+MAX_EPISODE_HANDS = 10**12
+"""Largest ``max_hands`` (the hand counters are int64 and float32 features; None: no limit)."""
+
+
 def make_config(**kwargs: Any) -> EnvConfig:  # noqa: C901
     """Validate the environment keyword arguments; a bad name or value raises a ``ValueError`` naming it.
 
@@ -413,8 +417,8 @@ def make_config(**kwargs: Any) -> EnvConfig:  # noqa: C901
             raise _bad("win_target", target, f"None or a number > bankroll ({bankroll:g})")
         target = float(target)
     max_hands = a["max_hands"]
-    if max_hands is not None and (not _int(max_hands) or max_hands < 1):
-        raise _bad("max_hands", max_hands, "None or an integer >= 1")
+    if max_hands is not None and (not _int(max_hands) or not 1 <= max_hands <= MAX_EPISODE_HANDS):
+        raise _bad("max_hands", max_hands, f"None or an integer from 1 to {MAX_EPISODE_HANDS:,}")
     if not _int(a["history"]) or not 1 <= a["history"] <= 1000:
         raise _bad("history", a["history"], "an integer from 1 to 1000")
     if a["action_mode"] not in ACTION_MODES:
