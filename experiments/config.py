@@ -102,13 +102,24 @@ class Strict(BaseModel):
                 raise PydanticCustomError(
                     "bool_not_number", "true/false is not allowed here", {"key": key, "value": value}
                 )
-            if _only_numbers(field.annotation) and any(isinstance(item, str) for item in items):
+            if _only_numbers(field.annotation) and any(_numeric_text(item) for item in items):
                 raise PydanticCustomError(
                     "str_not_number",
                     "a quoted string is not a number here; write the number without quotes",
                     {"key": key, "value": value},
                 )
         return data
+
+
+def _numeric_text(value: object) -> bool:
+    """``value`` is a string that reads as a number (``'10'``, ``' 1.5'``): what a quoted number is."""
+    if not isinstance(value, str):
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _only_numbers(annotation: object) -> bool:
@@ -419,6 +430,11 @@ class _Loader(yaml.SafeLoader):
             ) from None
 
 
+_Loader.add_implicit_resolver(  # YAML 1.2's floats: PyYAML (YAML 1.1) reads 1e308 or 3e-4 as text
+    "tag:yaml.org,2002:float",
+    re.compile(r"[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+\Z"),
+    list("-+0123456789."),
+)
 _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
 _Loader.add_constructor("tag:yaml.org,2002:float", _Loader.construct_yaml_float)
 

@@ -142,3 +142,13 @@ def test_nan_and_minus_inf_box_actions_mean_no_bet_as_documented():
     env.reset(seed=5)
     _, reward, *_, info = env.step(odd)
     assert np.all(reward == 0.0) and np.all(env.tables.bankroll == env.tables.bankroll[3])
+
+
+def test_exponent_numbers_are_numbers_as_yaml_1_2_reads_them():
+    """PyYAML (YAML 1.1) reads 1e308 or 3e-4 as text; the loader reads them as the floats they are
+    (so that refusing quoted numbers does not refuse them), and plain text keeps pydantic's message."""
+    data = parse_yaml("a: 1e308\nb: 3e-4\nc: 1.5e3\nd: '1e3'\ne: 1e3x\nf: -2E+3\n")
+    assert data == {"a": 1e308, "b": 3e-4, "c": 1500.0, "d": "1e3", "e": "1e3x", "f": -2000.0}
+    assert validate({**STUDY, "bankroll": parse_yaml("x: 1e6")["x"]}, StudyConfig).bankroll == 1e6
+    with pytest.raises(ConfigError, match=r"bankroll: Input should be a valid number, unable to parse"):
+        validate({**STUDY, "bankroll": "ten"}, StudyConfig)
