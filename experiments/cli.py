@@ -372,6 +372,10 @@ def _study(module: str, args: argparse.Namespace) -> dict:
     except (ChunkError, SchedulerError) as error:
         print(f"pb-gym {args.command}: error: {error}", file=sys.stderr)
         raise SystemExit(1) from None
+    finally:  # the command is over: its output folder is free again, whatever happened
+        from pb_gym.experiments import outputs
+
+        outputs.release_all()
 
 
 def cmd_evaluate(args: argparse.Namespace) -> dict:

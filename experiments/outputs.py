@@ -161,9 +161,10 @@ _LOCKS: dict[Path, socket.socket] = {}
 
 
 @atexit.register
-def _release_all() -> None:
-    """Close the sockets still held at exit (a run that failed or was interrupted after taking its
-    folder): the kernel would free them anyway, but an unclosed socket is a ResourceWarning."""
+def release_all() -> None:
+    """Let go of every folder this process holds: when a command ends however it ended (a run that
+    failed after taking its folder must not keep it held for the rest of a long-lived process), and
+    at exit (the kernel would free the sockets anyway, but an unclosed socket is a ResourceWarning)."""
     for final in list(_LOCKS):
         release(final)
 
@@ -316,7 +317,7 @@ def chunk_store(
     return ChunkStore(destination.partial, {**identity, "pb_gym": pb_gym.__version__}, resume)
 
 
-__all__ = ["Destination", "OutputError", "prepare", "chunk_store", "lock", "release"]
+__all__ = ["Destination", "OutputError", "prepare", "chunk_store", "lock", "release", "release_all"]
 
 
 def wrote_line(paths: Iterable[str | os.PathLike]) -> str:

@@ -72,6 +72,9 @@ def test_the_cli_refuses_a_roads_study_of_too_many_chunks_before_it_writes(tmp_p
     with pytest.raises(SystemExit) as exit_:
         cli.main(["experiment", "roads", str(config), "--out", str(tmp_path / "out")])
     assert exit_.value.code == 2 and not (tmp_path / "out").exists()
+    from pb_gym.experiments import outputs
+
+    assert tmp_path / "out" not in outputs._LOCKS  # a command that ended lets go of its folder
 
 
 # -------------------------------------------------------------------------------------------- names

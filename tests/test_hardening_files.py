@@ -46,7 +46,16 @@ def test_an_out_that_is_a_symlink_loop_is_named(tmp_path, inside):
     (tmp_path / "b").symlink_to(tmp_path / "a")
     with pytest.raises(OutputError, match=r"symlink loop"):
         outputs.prepare(tmp_path / "a" / inside if inside else tmp_path / "a", ["report.json"])
-    assert not outputs._LOCKS  # a refused folder is not held
+
+
+def test_a_folder_refused_after_it_was_taken_is_let_go(tmp_path):
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "mine.txt").write_text("keep")
+    with pytest.raises(OutputError, match=r"does not write \(mine.txt\)"):
+        outputs.prepare(tmp_path / "busy", ["report.json"])
+    assert tmp_path / "busy" not in outputs._LOCKS
+    outputs.lock(tmp_path / "busy")  # another run may take it at once
+    outputs.release(tmp_path / "busy")
 
 
 def test_the_name_probe_is_as_long_as_the_staging_folder(tmp_path):
