@@ -226,19 +226,153 @@ def model_files(path: str | Path) -> tuple[Path, Path]:
             f"{str(meta)!r} is missing: the environment settings the model was trained "
             "with are saved there by pb-gym train"
         )
-    try:
-        data = json.loads(meta.read_text())
-    except (OSError, ValueError) as error:
-        raise ValueError(f"{meta}: not a readable env.json ({error})") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{meta}: not an env.json written by pb-gym train")
+    data = read_meta(meta)
     if zip_path.name != MODEL_FILE:
         raise ValueError(
             f"{zip_path}: a saved model is the {MODEL_FILE} of a folder written by "
             "pb-gym train (give that file or its folder)"
         )
     verify_model_files(zip_path.parent, data)
+    check_model_spaces(zip_path, data)
     return zip_path, meta
+
+
+MAX_META_BYTES = 1 << 20
+"""An ``env.json`` is at most this big (1 MiB; pb-gym train writes about 1 KiB)."""
+
+
+def read_meta(meta: str | Path) -> dict[str, Any]:
+    """The content of a model's ``env.json``, checked: a JSON mapping whose ``algorithm``,
+    ``env_kwargs`` (keyword arguments the environment accepts), ``obs_transform`` and
+    ``vecnormalize`` are what :func:`save_policy` writes; ValueError naming the file and the key."""
+    meta = Path(meta)
+    try:
+        with open(meta, "rb") as handle:
+            raw = handle.read(MAX_META_BYTES + 1)
+        if len(raw) > MAX_META_BYTES:
+            raise ValueError(f"larger than {MAX_META_BYTES // 1024} KiB")
+        data = json.loads(raw)
+    except RecursionError:
+        raise ValueError(f"{meta}: nested too deeply; not an env.json written by pb-gym train") from None
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{meta}: not a readable env.json ({error})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{meta}: not an env.json written by pb-gym train")
+    where = f"{meta} (not as pb-gym train writes it)"
+    if data.get("algorithm") not in ALGORITHMS:
+        raise ValueError(
+            f"{where}: algorithm {_shown(data.get('algorithm'))} is not allowed; allowed: "
+            f"{', '.join(ALGORITHMS)}"
+        )
+    if data.setdefault("obs_transform", "none") not in OBS_TRANSFORMS:
+        raise ValueError(
+            f"{where}: obs_transform {_shown(data['obs_transform'])} is not allowed; allowed: "
+            f"{', '.join(OBS_TRANSFORMS)}"
+        )
+    if data.get("vecnormalize") not in (None, NORMALIZE_FILE):
+        raise ValueError(
+            f"{where}: vecnormalize {_shown(data.get('vecnormalize'))} is not allowed; allowed: null "
+            f"or {NORMALIZE_FILE!r}"
+        )
+    kwargs = data.get("env_kwargs")
+    if not isinstance(kwargs, dict):
+        raise ValueError(
+            f"{where}: env_kwargs is {'missing' if kwargs is None else _shown(kwargs)}; allowed: the "
+            "mapping of environment settings the model was trained with"
+        )
+    try:
+        T.make_config(**env_kwargs_from_json(kwargs))
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{meta}: env_kwargs: {error}") from None
+    return data
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "..."
+
+
+def _space_form(space) -> Any:
+    """What a policy network is built for in a space: its kind and shapes (bounds left out: a changed
+    bound, e.g. ``max_hands``, leaves the model usable, and the evaluation warns of it)."""
+    from gymnasium import spaces
+
+    if isinstance(space, spaces.Dict):
+        return {key: _space_form(space.spaces[key]) for key in sorted(space.spaces)}
+    if isinstance(space, spaces.MultiDiscrete):
+        return f"MultiDiscrete{[int(n) for n in np.ravel(space.nvec)]}"
+    if isinstance(space, spaces.Discrete):
+        return f"Discrete({int(space.n)})"
+    if isinstance(space, spaces.Box):
+        return f"Box{tuple(space.shape)}"
+    return type(space).__name__
+
+
+def _form_differences(model: Any, env: Any, path: str = "") -> list[str]:
+    if isinstance(model, dict) and isinstance(env, dict):
+        out = [f"{path}{key}: model only" for key in model if key not in env]
+        out += [f"{path}{key}: env.json only" for key in env if key not in model]
+        for key in model:
+            if key in env:
+                out += _form_differences(model[key], env[key], f"{path}{key}.")
+        return out
+    return [] if model == env else [f"{path.rstrip('.') or 'space'}: model {model}, env.json {env}"]
+
+
+POLICY_MODULES: dict[str, str] = {
+    "PPO": "stable_baselines3.common.policies",
+    "A2C": "stable_baselines3.common.policies",
+    "DQN": "stable_baselines3.dqn.policies",
+    "MaskablePPO": "sb3_contrib.common.maskable.policies",
+    "RecurrentPPO": "sb3_contrib.common.recurrent.policies",
+}
+"""The module of each algorithm's policies (SB3 stores the policy class's module in the zip): a model
+whose ``env.json`` names another algorithm than the one that trained it is refused before a run."""
+
+
+def check_model_spaces(zip_path: Path, meta: dict) -> None:
+    """Raise ValueError unless the model in ``zip_path`` was trained for the observation and action
+    spaces its ``env.json`` describes (the kind, the keys and the shapes): a model of another
+    environment, or an ``env.json`` whose ``history``, ``stake_levels``, bets or observation changed,
+    is refused here, before a run, instead of failing in the policy. Reads the spaces SB3 stored in
+    the zip's ``data``; call it after :func:`verify_model_files` (they are pickles, as the rest of the
+    model: what the recorded checksum vouches for)."""
+    import base64
+    import pickle
+    import zipfile
+
+    cfg = T.make_config(**env_kwargs_from_json(meta["env_kwargs"]))
+    expected = {
+        "observation_space": transformed_space(meta["obs_transform"], T.observation_space(cfg)),
+        "action_space": T.action_space(cfg),
+    }
+    try:
+        with zipfile.ZipFile(zip_path) as archive:
+            data = json.loads(archive.read("data"))
+        stored = {key: data[key][":serialized:"] for key in expected}
+        spaces_in = {key: pickle.loads(base64.b64decode(value)) for key, value in stored.items()}  # noqa: S301
+    except Exception as error:  # noqa: BLE001 (a zip that is not an SB3 model: any of many errors)
+        raise ValueError(
+            f"{zip_path}: its spaces cannot be read ({type(error).__name__}: {str(error)[:100]}); "
+            "not a model saved by pb-gym train"
+        ) from None
+    module = data.get("policy_class", {}).get("__module__") if isinstance(data, dict) else None
+    if isinstance(module, str) and module != POLICY_MODULES[meta["algorithm"]]:
+        trained = [name for name, m in POLICY_MODULES.items() if m == module]
+        raise ValueError(
+            f"{zip_path}: its {ENV_FILE} says algorithm {meta['algorithm']!r}, but the model's policy is "
+            f"one of {' or '.join(trained) or module} (a changed {ENV_FILE}); use the model's own folder "
+            "as pb-gym train wrote it"
+        )
+    for key, space in expected.items():
+        differ = _form_differences(_space_form(spaces_in[key]), _space_form(space))
+        if differ:
+            raise ValueError(
+                f"{zip_path}: the model was trained for another {key.replace('_', ' ')} than its "
+                f"{ENV_FILE} describes ({'; '.join(differ[:4])}): a model of another environment, or "
+                f"a changed {ENV_FILE} (history, stake_levels, bets, observation); use the "
+                "model's own folder as pb-gym train wrote it"
+            )
 
 
 # ----------------------------------------------------------------------------- observation transform
@@ -341,7 +475,7 @@ def obs_transform_wrapper(venv, kind: str, cfg: T.EnvConfig):
 def training_config(model: str | Path) -> T.EnvConfig:
     """The environment settings a saved model was trained with (reads ``env.json``; no torch)."""
     _, meta_path = model_files(model)
-    return T.make_config(**env_kwargs_from_json(json.loads(meta_path.read_text())["env_kwargs"]))
+    return T.make_config(**env_kwargs_from_json(read_meta(meta_path)["env_kwargs"]))
 
 
 def training_mismatch(cfg: T.EnvConfig, rules: R.Rules, min_units: float, max_units: float) -> str | None:
@@ -381,7 +515,7 @@ class Sb3Policy(S.BettingSystem):
     def __init__(self, model: str | Path, deterministic: bool = True, **kwargs) -> None:
         super().__init__(**kwargs)
         zip_path, meta_path = model_files(model)
-        meta = json.loads(meta_path.read_text())
+        meta = read_meta(meta_path)
         self.path = zip_path
         self.algorithm = meta["algorithm"]
         self.env_kwargs = env_kwargs_from_json(meta["env_kwargs"])
@@ -609,6 +743,8 @@ __all__ = [
     "write_manifest",
     "verify_model_files",
     "record_checksums",
+    "read_meta",
+    "check_model_spaces",
 ]
 
 if __name__ == "__main__":  # python -m pb_gym.agents.learned --trust FOLDER

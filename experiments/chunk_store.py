@@ -222,7 +222,7 @@ def encode(value: Any) -> Any:
     raise TypeError(f"a chunk result holds a {type(value).__name__}, which cannot be stored")
 
 
-def decode(value: Any, depth: int = 0) -> Any:  # noqa: C901
+def decode(value: Any, depth: int = 0) -> Any:
     """The inverse of :func:`encode`; raises ValueError for anything :func:`encode` does not write
     (a wrong structure, a non-numeric dtype, data of the wrong length, nesting past :data:`MAX_DEPTH`)."""
     if depth > MAX_DEPTH:
@@ -234,40 +234,49 @@ def decode(value: Any, depth: int = 0) -> Any:  # noqa: C901
     if not isinstance(value, dict):
         raise ValueError(f"a bare {type(value).__name__} (floats are stored as $float)")
     if "$array" in value or "$scalar" in value:
-        array = "$array" in value
-        if set(value) != ({"$array", "shape", "data"} if array else {"$scalar", "data"}):
-            raise ValueError(f"an encoded {'array' if array else 'scalar'} with keys {sorted(value)}")
-        code, data = value["$array" if array else "$scalar"], value["data"]
-        if not isinstance(code, str) or not _DTYPE.fullmatch(code) or not isinstance(data, str):
-            raise ValueError(f"an encoded value of dtype {code!r} (allowed: numeric dtypes)")
-        dtype = np.dtype(code)
-        shape = value["shape"] if array else []
-        if not isinstance(shape, list) or not all(
-            isinstance(n, int) and not isinstance(n, bool) and 0 <= n for n in shape
-        ):
-            raise ValueError(f"an array of shape {shape!r}")
-        raw = base64.b64decode(data, validate=True)
-        count = int(np.prod(shape, dtype=object)) if array else 1
-        if len(raw) != count * dtype.itemsize:
-            raise ValueError(f"{len(raw)} bytes of data for {count} value(s) of dtype {code}")
-        values = np.frombuffer(raw, dtype=dtype)
-        return values.reshape(shape).copy() if array else values[0]
+        return _decode_numbers(value)
     if set(value) == {"$float"} and isinstance(value["$float"], str):
         return float.fromhex(value["$float"])
     if set(value) == {"$dict"} and isinstance(value["$dict"], list):
-        pairs = value["$dict"]
-        if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
-            raise ValueError("a $dict entry that is not a [key, value] pair")
-        result = {}
-        for k, v in pairs:
-            key = decode(k, depth + 1)
-            if isinstance(key, (list, dict, np.ndarray)):
-                raise ValueError(f"a $dict key of type {type(key).__name__}")
-            result[key] = decode(v, depth + 1)
-        return result
+        return _decode_dict(value["$dict"], depth)
     if set(value) == {"$tuple"} and isinstance(value["$tuple"], list):
         return tuple(decode(v, depth + 1) for v in value["$tuple"])
     raise ValueError(f"unknown encoded value with keys {sorted(value)}")
+
+
+def _decode_numbers(value: dict) -> Any:
+    """An encoded numpy array (``$array``, ``shape``, ``data``) or scalar (``$scalar``, ``data``)."""
+    array = "$array" in value
+    if set(value) != ({"$array", "shape", "data"} if array else {"$scalar", "data"}):
+        raise ValueError(f"an encoded {'array' if array else 'scalar'} with keys {sorted(value)}")
+    code, data = value["$array" if array else "$scalar"], value["data"]
+    if not isinstance(code, str) or not _DTYPE.fullmatch(code) or not isinstance(data, str):
+        raise ValueError(f"an encoded value of dtype {code!r} (allowed: numeric dtypes)")
+    dtype = np.dtype(code)
+    shape = value["shape"] if array else []
+    if not isinstance(shape, list) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and 0 <= n for n in shape
+    ):
+        raise ValueError(f"an array of shape {shape!r}")
+    raw = base64.b64decode(data, validate=True)
+    count = int(np.prod(shape, dtype=object)) if array else 1
+    if len(raw) != count * dtype.itemsize:
+        raise ValueError(f"{len(raw)} bytes of data for {count} value(s) of dtype {code}")
+    values = np.frombuffer(raw, dtype=dtype)
+    return values.reshape(shape).copy() if array else values[0]
+
+
+def _decode_dict(pairs: list, depth: int) -> dict:
+    """An encoded dict: ``[key, value]`` pairs whose keys are hashable scalars."""
+    if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+        raise ValueError("a $dict entry that is not a [key, value] pair")
+    result = {}
+    for k, v in pairs:
+        key = decode(k, depth + 1)
+        if isinstance(key, (list, dict, np.ndarray)):
+            raise ValueError(f"a $dict key of type {type(key).__name__}")
+        result[key] = decode(v, depth + 1)
+    return result
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

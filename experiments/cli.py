@@ -344,7 +344,7 @@ def _study(module: str, args: argparse.Namespace) -> dict:
     from pb_gym.experiments.chunk_store import ResumeError
     from pb_gym.experiments.config import ConfigError
     from pb_gym.experiments.outputs import OutputError
-    from pb_gym.experiments.scale import ChunkError, SchedulerError, check_scheduler_address
+    from pb_gym.experiments.scale import ChunkError, RunTooLarge, SchedulerError, check_scheduler_address
 
     options = {"resume": args.resume} if getattr(args, "resume", None) is not None else {}
     if getattr(args, "checkpoint_minutes", None) is not None:
@@ -367,11 +367,15 @@ def _study(module: str, args: argparse.Namespace) -> dict:
     except ConfigError as error:  # one line for one problem; several are listed one per line
         text = str(error)
         raise UsageError(f"invalid config{chr(10) if chr(10) in text else ': '}{text}") from None
-    except (OutputError, ResumeError) as error:
+    except (OutputError, ResumeError, RunTooLarge) as error:
         raise UsageError(str(error)) from None
     except (ChunkError, SchedulerError) as error:
         print(f"pb-gym {args.command}: error: {error}", file=sys.stderr)
         raise SystemExit(1) from None
+    finally:  # the command is over: its output folder is free again, whatever happened
+        from pb_gym.experiments import outputs
+
+        outputs.release_all()
 
 
 def cmd_evaluate(args: argparse.Namespace) -> dict:

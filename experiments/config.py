@@ -71,8 +71,9 @@ def _only_bool(annotation: object) -> bool:
 
 class Strict(BaseModel):
     """Base of every config section: unknown keys are errors, values are immutable, true/false is
-    not a number (pydantic would read ``sessions: true`` as 1), and a switch is true or false (pydantic
-    would read ``one_shoe: 1`` or ``one_shoe: "yes"`` as true)."""
+    not a number (pydantic would read ``sessions: true`` as 1), a quoted string is not a number either
+    (pydantic would read ``win_goal: '10'`` as 10), and a switch is true or false (pydantic would read
+    ``one_shoe: 1`` or ``one_shoe: "yes"`` as true)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -102,7 +103,29 @@ class Strict(BaseModel):
                 raise PydanticCustomError(
                     "bool_not_number", "true/false is not allowed here", {"key": key, "value": value}
                 )
+            if _only_numbers(field.annotation) and any(_numeric_text(item) for item in items):
+                raise PydanticCustomError(
+                    "str_not_number",
+                    "a quoted string is not a number here; write the number without quotes",
+                    {"key": key, "value": value},
+                )
         return data
+
+
+def _numeric_text(value: object) -> bool:
+    """``value`` is a string that reads as a number (``'10'``, ``' 1.5'``): what a quoted number is."""
+    if not isinstance(value, str):
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _only_numbers(annotation: object) -> bool:
+    """The annotation takes numbers and no text (pydantic would read ``win_goal: '10'`` as 10)."""
+    return _mentions(annotation, (int, float)) and not _mentions(annotation, (str, bytes))
 
 
 def _all_args(annotation: object) -> list:
@@ -203,7 +226,7 @@ def _short(value: object, limit: int = 60) -> str:
 
 
 def _format_error(error: Mapping[str, Any], model: type[BaseModel]) -> str:
-    if error["type"] == "bool_not_number":  # raised by a section for one of its keys (either way)
+    if error["type"] in ("bool_not_number", "str_not_number"):  # raised by a section for one key
         error = {**error, "loc": tuple(error["loc"]) + (error["ctx"]["key"],), "input": error["ctx"]["value"]}
     loc = ".".join(str(part) for part in error["loc"]) or "(top level)"
     if error["type"] == "extra_forbidden":
@@ -408,6 +431,11 @@ class _Loader(yaml.SafeLoader):
             ) from None
 
 
+_Loader.add_implicit_resolver(  # YAML 1.2's floats: PyYAML (YAML 1.1) reads 1e308 or 3e-4 as text
+    "tag:yaml.org,2002:float",
+    re.compile(r"[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+\Z"),
+    list("-+0123456789."),
+)
 _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
 _Loader.add_constructor("tag:yaml.org,2002:float", _Loader.construct_yaml_float)
 

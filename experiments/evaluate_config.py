@@ -26,6 +26,7 @@ from pydantic import Field, ValidationError, create_model, field_validator, mode
 
 from pb_gym.agents import learned, patterns
 from pb_gym.agents import systems as S
+from pb_gym.experiments import scale
 from pb_gym.experiments.config import (
     CUSTOM_BETS_HELP,
     ConfigError,
@@ -243,6 +244,13 @@ class StudyConfig(Strict):
             if name in names:
                 raise ValueError(f"systems.{i}: two systems are named {name!r}; give one a `name`")
             names.add(name)
+        if self.sessions * self.hands > scale.MAX_HANDS_DEALT:
+            raise ValueError(
+                f"sessions x hands = {self.sessions:,} x {self.hands:,} hands is larger than pb-gym "
+                f"runs (at most {scale.MAX_HANDS_DEALT:,} hands dealt in a study); lower `sessions` "
+                "or `hands`"
+            )
+        scale.check_size(self.sessions, self.chunk_sessions, "sessions")  # (RunTooLarge: a ValueError)
         if self.bankroll < self.table.minimum:
             raise ValueError(f"bankroll {self.bankroll:g} is below the table minimum {self.table.minimum:g}")
         if self.one_shoe:  # hands no shoe deals would be a loop of empty hands (documented on `hands`)

@@ -20,9 +20,11 @@ until the outputs are in place, then removed with the previous outputs.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import dataclasses
+import errno
 import os
 import re
 import shutil
@@ -158,6 +160,15 @@ def _foreign(folder: Path, owned: frozenset[str]) -> list[str]:
 _LOCKS: dict[Path, socket.socket] = {}
 
 
+@atexit.register
+def release_all() -> None:
+    """Let go of every folder this process holds: when a command ends however it ended (a run that
+    failed after taking its folder must not keep it held for the rest of a long-lived process), and
+    at exit (the kernel would free the sockets anyway, but an unclosed socket is a ResourceWarning)."""
+    for final in list(_LOCKS):
+        release(final)
+
+
 def lock(final: Path, option: str = "--out") -> None:
     """Hold the output folder ``final`` for this run's life (until its outputs are in place, or the
     process ends), so that a second run into it (a second ``--out`` of the same folder, or
@@ -200,10 +211,50 @@ def prepare(out: str | os.PathLike | None, owned: Iterable[str], option: str = "
             f"{option} {text!r} is not allowed; allowed: a folder path (a new folder, "
             "or the output folder of an earlier run of this command)"
         )
-    final = Path(os.path.abspath(os.path.expanduser(text)))
-    if final.is_symlink():  # a link to a folder elsewhere (scratch space): the folder is the output
-        final = final.resolve()
+    final = _checked_path(Path(os.path.abspath(os.path.expanduser(text))), text, option)
     owned = frozenset(owned)
+    held = final in _LOCKS
+    try:
+        return _prepare(final, text, owned, option)
+    except BaseException:
+        if not held:  # a refused folder is not kept held for the rest of the process
+            release(final)
+        raise
+
+
+def _checked_path(final: Path, text: str, option: str) -> Path:
+    """``final`` with a symlink to a folder elsewhere followed (scratch space: the folder is the
+    output), or an :class:`OutputError` for a path the file system cannot follow: a symlink loop, a
+    name too long for it, a file where a folder should be."""
+    try:
+        os.stat(final)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise OutputError(
+                f"{option} {text}: a symbolic link in it points back to itself (a symlink "
+                "loop); allowed: a folder path, or a link to a folder"
+            ) from None
+        if error.errno == errno.ENAMETOOLONG:
+            raise OutputError(
+                f"{option} {text}: the name is too long for this file system; allowed: "
+                f"a folder name of at most {_longest_name(final.parent)} characters here"
+            ) from None
+        if error.errno not in (errno.ENOENT, errno.ENOTDIR):
+            raise OutputError(f"{option} {text}: cannot be used ({error.strerror or error})") from None
+    return final.resolve() if final.is_symlink() else final
+
+
+def _longest_name(parent: Path) -> int:
+    """The longest output folder name whose temporary folders (:func:`_owned_prefix`) still fit
+    the file system's limit on a name in ``parent``."""
+    try:
+        limit = os.pathconf(parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    return max(limit - len(_owned_prefix(Path("x"), "staging")) - 8 + 1, 1)
+
+
+def _prepare(final: Path, text: str, owned: frozenset[str], option: str) -> Destination:
     here = Path(os.path.abspath(os.getcwd()))
     if final == here or final in here.parents:
         raise OutputError(
@@ -234,11 +285,17 @@ def prepare(out: str | os.PathLike | None, owned: Iterable[str], option: str = "
         raise OutputError(f"{option} {text}: {ancestor} is not a folder")
     lock(final, option)
     _remove_abandoned(final)
-    try:  # the one test that tells: create (and remove) a folder where the staging folder will go
-        final.parent.mkdir(parents=True, exist_ok=True)
-        probe = tempfile.mkdtemp(prefix=f".{final.name}.probe-", dir=final.parent)
+    try:  # the one test that tells: create (and remove) a folder where the staging folder will go,
+        final.parent.mkdir(parents=True, exist_ok=True)  # with a name as long as the staging one
+        probe = tempfile.mkdtemp(prefix=_owned_prefix(final, "staging"), dir=final.parent)
         os.rmdir(probe)
     except OSError as error:
+        if error.errno == errno.ENAMETOOLONG:
+            raise OutputError(
+                f"{option} {text}: the name is too long for this file system with the "
+                f"temporary folders a run writes beside it; allowed: a folder name of at most "
+                f"{_longest_name(final.parent)} characters here"
+            ) from None
         raise OutputError(
             f"{option} {text}: cannot write in {final.parent} ({error.strerror or error})"
         ) from None
@@ -260,7 +317,7 @@ def chunk_store(
     return ChunkStore(destination.partial, {**identity, "pb_gym": pb_gym.__version__}, resume)
 
 
-__all__ = ["Destination", "OutputError", "prepare", "chunk_store", "lock", "release"]
+__all__ = ["Destination", "OutputError", "prepare", "chunk_store", "lock", "release", "release_all"]
 
 
 def wrote_line(paths: Iterable[str | os.PathLike]) -> str:

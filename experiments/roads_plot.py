@@ -33,7 +33,7 @@ def _board(ax: Any, x0: float, y0: float, width: int, rows: int, size: float) ->
         ax.plot([x0, x0 + width * size], [y0 - j * size] * 2, color="#cccccc", lw=0.5)
 
 
-def draw_scoreboard(  # noqa: C901
+def draw_scoreboard(
     roads: road_rules.Roads,
     path: str | Path,
     title: str | None = None,
@@ -44,15 +44,43 @@ def draw_scoreboard(  # noqa: C901
     columns of the bead plate and ``road_columns`` display columns of the Big Road are shown (the
     derived roads at half size, twice as many columns)."""
     plt = plotting.pyplot()
-    from matplotlib.patches import Circle
 
     cell = 1.0
     small = 0.5
     fig, ax = plt.subplots(figsize=((bead_columns + road_columns + 1) / 3.0, 4.6))
     ax.set_aspect("equal")
     ax.axis("off")
-    # bead plate
-    beads = roads.bead_plate
+    _draw_bead_plate(ax, roads.bead_plate, bead_columns, cell)
+    x_road = bead_columns + 0.6
+    _draw_road(ax, road_rules.layout(roads.big_road), x_road, 0, cell, road_columns, "ring")
+    tie_note = f" ({roads.leading_ties} tie(s) before the first decision)" if roads.leading_ties else ""
+    ax.text(x_road, 0.35, "Big Road" + tie_note, fontsize=9)
+    y_derived = -road_rules.ROWS * cell - 0.8
+    per_road = road_columns / 3.0
+    for j, (name, marks) in enumerate(roads.derived.items()):
+        x0 = x_road + j * per_road
+        cells = road_rules.layout(road_rules.mark_columns(marks))
+        _draw_road(ax, cells, x0, y_derived, small, int(2 * per_road) - 1, _STYLES[name])
+        reds = sum(mark == road_rules.RED for mark in marks)
+        ax.text(
+            x0, y_derived + 0.25, f"{name.replace('_', ' ').title()} ({reds}/{len(marks)} red)", fontsize=8
+        )
+    _draw_ask_road(ax, roads, y_derived - 0.4)
+    ax.set_xlim(-0.3, x_road + road_columns + 0.3)
+    ax.set_ylim(y_derived - road_rules.ROWS * small - 0.4, 0.9)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return plotting.save(fig, path)
+
+
+_STYLES = {"big_eye_boy": "ring", "small_road": "dot", "cockroach_pig": "slash"}
+"""How each derived road marks a cell: hollow rings, filled dots, slashes."""
+
+
+def _draw_bead_plate(ax: Any, beads: Any, bead_columns: int, cell: float) -> None:
+    """The bead plate's last ``bead_columns`` columns: discs with the letter and the pair dots."""
+    from matplotlib.patches import Circle
+
     n_columns = -(-len(beads) // road_rules.ROWS)
     first = max(0, n_columns - bead_columns)
     _board(ax, 0, 0, bead_columns, road_rules.ROWS, cell)
@@ -69,87 +97,79 @@ def draw_scoreboard(  # noqa: C901
             ax.add_patch(Circle((cx + 0.3, cy - 0.3), 0.1, color=COLOURS["P"], ec="white", lw=0.5))
     ax.text(0, 0.35, "Bead plate", fontsize=9)
 
-    def road(cells: dict, x0: float, y0: float, size: float, width: int, style: str) -> None:
-        _board(ax, x0, y0, width, road_rules.ROWS, size)
-        shift = max(0, max([x + 1 for x, _ in cells], default=0) - width)
-        for (x, y), item in cells.items():
-            if x - shift < 0:
-                continue
-            cx, cy = x0 + (x - shift + 0.5) * size, y0 - (y + 0.5) * size
-            key = item.winner if isinstance(item, road_rules.BigRoadEntry) else item
-            colour = COLOURS[key]
-            if style == "ring":
-                ax.add_patch(Circle((cx, cy), 0.36 * size, fill=False, ec=colour, lw=1.6 * size))
-            elif style == "dot":
-                ax.add_patch(Circle((cx, cy), 0.32 * size, color=colour))
-            else:
-                ax.plot(
-                    [cx - 0.3 * size, cx + 0.3 * size],
-                    [cy - 0.3 * size, cy + 0.3 * size],
-                    color=colour,
-                    lw=2.0,
-                )
-            if isinstance(item, road_rules.BigRoadEntry) and item.ties:
-                ax.plot(
-                    [cx - 0.35 * size, cx + 0.35 * size],
-                    [cy + 0.35 * size, cy - 0.35 * size],
-                    color=COLOURS["T"],
-                    lw=1.4,
-                )
-                if item.ties > 1:
-                    ax.text(
-                        cx,
-                        cy,
-                        str(item.ties),
-                        ha="center",
-                        va="center",
-                        fontsize=6,
-                        color=COLOURS["T"],
-                        weight="bold",
-                    )
 
-    x_road = bead_columns + 0.6
-    road(road_rules.layout(roads.big_road), x_road, 0, cell, road_columns, "ring")
-    tie_note = f" ({roads.leading_ties} tie(s) before the first decision)" if roads.leading_ties else ""
-    ax.text(x_road, 0.35, "Big Road" + tie_note, fontsize=9)
-    y_derived = -road_rules.ROWS * cell - 0.8
-    styles = {"big_eye_boy": "ring", "small_road": "dot", "cockroach_pig": "slash"}
-    per_road = road_columns / 3.0
-    for j, (name, marks) in enumerate(roads.derived.items()):
-        x0 = x_road + j * per_road
-        cells = road_rules.layout(road_rules.mark_columns(marks))
-        road(cells, x0, y_derived, small, int(2 * per_road) - 1, styles[name])
-        reds = sum(mark == road_rules.RED for mark in marks)
-        ax.text(
-            x0, y_derived + 0.25, f"{name.replace('_', ' ').title()} ({reds}/{len(marks)} red)", fontsize=8
+def _draw_road(ax: Any, cells: dict, x0: float, y0: float, size: float, width: int, style: str) -> None:
+    """A road's last ``width`` columns of cells at (x0, y0), marked in ``style``; a Big Road entry
+    carries its ties (a green slash, and their count from two)."""
+    _board(ax, x0, y0, width, road_rules.ROWS, size)
+    shift = max(0, max([x + 1 for x, _ in cells], default=0) - width)
+    for (x, y), item in cells.items():
+        if x - shift < 0:
+            continue
+        cx, cy = x0 + (x - shift + 0.5) * size, y0 - (y + 0.5) * size
+        key = item.winner if isinstance(item, road_rules.BigRoadEntry) else item
+        _draw_mark(ax, cx, cy, size, COLOURS[key], style, ring=(0.36, 1.6 * size), dot=0.32, slash=0.3)
+        if isinstance(item, road_rules.BigRoadEntry) and item.ties:
+            _draw_ties(ax, cx, cy, size, item.ties)
+
+
+def _draw_mark(
+    ax: Any,
+    cx: float,
+    cy: float,
+    size: float,
+    colour: str,
+    style: str,
+    ring: tuple[float, float],
+    dot: float,
+    slash: float,
+) -> None:
+    """One mark centred at (cx, cy): a ring (radius and line width), a dot or a slash, scaled by size."""
+    from matplotlib.patches import Circle
+
+    if style == "ring":
+        ax.add_patch(Circle((cx, cy), ring[0] * size, fill=False, ec=colour, lw=ring[1]))
+    elif style == "dot":
+        ax.add_patch(Circle((cx, cy), dot * size, color=colour))
+    else:
+        ax.plot(
+            [cx - slash * size, cx + slash * size],
+            [cy - slash * size, cy + slash * size],
+            color=colour,
+            lw=2.0,
         )
-    # ask road
-    x_ask: float = 0.0
-    y_ask = y_derived - 0.4
+
+
+def _draw_ties(ax: Any, cx: float, cy: float, size: float, ties: int) -> None:
+    ax.plot(
+        [cx - 0.35 * size, cx + 0.35 * size],
+        [cy + 0.35 * size, cy - 0.35 * size],
+        color=COLOURS["T"],
+        lw=1.4,
+    )
+    if ties > 1:
+        ax.text(cx, cy, str(ties), ha="center", va="center", fontsize=6, color=COLOURS["T"], weight="bold")
+
+
+def _draw_ask_road(ax: Any, roads: road_rules.Roads, y_ask: float) -> None:
+    """The ask road in the bottom-left corner: the mark each derived road would add after a banker
+    and after a player win ("-" where a road has none yet)."""
+    from matplotlib.patches import Circle
+
+    x_ask = 0.0
     ax.text(x_ask, y_ask + 0.5, "Ask road", fontsize=9)
     for i, (winner, label) in enumerate((("B", "Banker next"), ("P", "Player next"))):
-        y_mark = y_ask - 0.6 - 1.1 * i
-        ax.add_patch(Circle((x_ask + 0.4, y_mark), 0.35, color=COLOURS[winner]))
-        ax.text(x_ask + 0.4, y_mark, winner, ha="center", va="center", color="white", fontsize=7)
-        ax.text(x_ask + 0.95, y_mark, label, va="center", fontsize=7)
+        y = y_ask - 0.6 - 1.1 * i
+        ax.add_patch(Circle((x_ask + 0.4, y), 0.35, color=COLOURS[winner]))
+        ax.text(x_ask + 0.4, y, winner, ha="center", va="center", color="white", fontsize=7)
+        ax.text(x_ask + 0.95, y, label, va="center", fontsize=7)
         for m, name in enumerate(road_rules.DERIVED_ROADS):
             mark = roads.ask[winner][name]
             cx = x_ask + 5.2 + m * 0.9
             if mark is None:
-                ax.text(cx, y_mark, "-", ha="center", va="center", fontsize=8)
+                ax.text(cx, y, "-", ha="center", va="center", fontsize=8)
                 continue
-            style = styles[name]
-            if style == "ring":
-                ax.add_patch(Circle((cx, y_mark), 0.25, fill=False, ec=COLOURS[mark], lw=1.4))
-            elif style == "dot":
-                ax.add_patch(Circle((cx, y_mark), 0.22, color=COLOURS[mark]))
-            else:
-                ax.plot([cx - 0.2, cx + 0.2], [y_mark - 0.2, y_mark + 0.2], color=COLOURS[mark], lw=2.0)
-    ax.set_xlim(-0.3, x_road + road_columns + 0.3)
-    ax.set_ylim(y_derived - road_rules.ROWS * small - 0.4, 0.9)
-    if title:
-        ax.set_title(title, fontsize=10)
-    return plotting.save(fig, path)
+            _draw_mark(ax, cx, y, 1.0, COLOURS[mark], _STYLES[name], ring=(0.25, 1.4), dot=0.22, slash=0.2)
 
 
 __all__ = ["COLOURS", "draw_scoreboard"]

@@ -135,6 +135,34 @@ def require_memory(
     )
 
 
+MAX_CHUNKS = 1_000_000
+"""Most chunks a run is cut into (each finished one is a file kept in ``OUT/.partial``)."""
+MAX_ITEMS = 10**10
+"""Most items (sessions, shoes) a run holds."""
+MAX_HANDS_DEALT = 10**12
+"""Most hands a study may deal in all (sessions x hands): about two weeks of one core's dealing at
+pb-gym's speed, far beyond any study it ships; a larger one is a typing slip, refused before it
+runs."""
+
+
+class RunTooLarge(ValueError):
+    """A run larger than pb-gym runs (:data:`MAX_CHUNKS`, :data:`MAX_ITEMS`, :data:`MAX_HANDS_DEALT`),
+    refused before anything is computed; the command line reports it with exit status 2."""
+
+
+def check_size(n_items: int, chunk_size: int, items: str = "items (sessions or shoes)") -> None:
+    """Raise :class:`RunTooLarge` for a run of more than :data:`MAX_ITEMS` items or more than
+    :data:`MAX_CHUNKS` chunks of ``chunk_size``."""
+    count = -(-n_items // max(chunk_size, 1))
+    if n_items > MAX_ITEMS or count > MAX_CHUNKS:
+        raise RunTooLarge(
+            f"a run of {n_items:,} {items} in chunks of {chunk_size:,} ({count:,} chunks) is larger "
+            f"than pb-gym runs: at most {MAX_ITEMS:,} {items} and {MAX_CHUNKS:,} chunks (each "
+            f"finished chunk is a file kept in OUT/.partial); lower the {items}, or raise the "
+            "chunk size"
+        )
+
+
 class ChunkError(RuntimeError):
     """A chunk failed twice; the run stopped and nothing was merged."""
 
@@ -142,12 +170,14 @@ class ChunkError(RuntimeError):
 def plan(
     n_items: int, chunk_size: int, seed: int | np.random.SeedSequence, indices: range | None = None
 ) -> list[Chunk]:
-    """Cut ``n_items`` into chunks of ``chunk_size`` consecutive items (the last may be smaller).
+    """Cut ``n_items`` into chunks of ``chunk_size`` consecutive items (the last may be smaller);
+    :class:`RunTooLarge` for a plan larger than :func:`check_size` allows.
 
     ``indices``: only these chunks of the plan (the same chunks, seeds included), so that a study of
     millions of chunks is planned a slice at a time."""
     if n_items < 1 or chunk_size < 1:
         raise ValueError(f"n_items={n_items} and chunk_size={chunk_size} must both be >= 1")
+    check_size(n_items, chunk_size)
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     count = -(-n_items // chunk_size)
     # chunk i's seed is root.spawn(count)[i], made directly (spawn would make every earlier one)
@@ -163,7 +193,38 @@ def plan(
     ]
 
 
-def run(  # noqa: C901
+def _check_backend(backend: str, scheduler: str | None, workers: int | None) -> None:
+    """ValueError for a backend, scheduler address or worker count :func:`run` cannot use."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r} is not allowed; allowed: {', '.join(BACKENDS)}")
+    if scheduler is not None and backend != "dask":
+        raise ValueError("--scheduler is only for the dask backend")
+    if scheduler is not None:
+        check_scheduler_address(scheduler)
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers={workers} is not allowed; allowed: an integer >= 1")
+
+
+def _kept_results(store: ChunkStore | None, chunks: Sequence[Chunk]) -> dict[int, Any]:
+    """The results of ``chunks`` that ``store`` already holds (said on stderr when there are some)."""
+    results: dict[int, Any] = {}
+    if store is None:
+        return results
+    for chunk in chunks:
+        found, result = store.load(chunk)
+        if found:
+            results[chunk.index] = result
+    if results:
+        print(
+            f"resuming: {len(results)} of {len(chunks)} chunks already finished in "
+            f"{store.directory}; computing the other {len(chunks) - len(results)}",
+            file=sys.stderr,
+            flush=True,
+        )
+    return results
+
+
+def run(
     task: Callable[[Chunk], Result],
     chunks: Sequence[Chunk],
     backend: str = "serial",
@@ -180,28 +241,9 @@ def run(  # noqa: C901
     finishes, so that an interruption (Ctrl-C, a killed process, a chunk failing twice) loses only the
     chunks that were running.
     """
-    if backend not in BACKENDS:
-        raise ValueError(f"backend={backend!r} is not allowed; allowed: {', '.join(BACKENDS)}")
-    if scheduler is not None and backend != "dask":
-        raise ValueError("--scheduler is only for the dask backend")
-    if scheduler is not None:
-        check_scheduler_address(scheduler)
-    if workers is not None and workers < 1:
-        raise ValueError(f"workers={workers} is not allowed; allowed: an integer >= 1")
+    _check_backend(backend, scheduler, workers)
     progress = progress or (lambda chunk: None)
-    results: dict[int, Any] = {}
-    if store is not None:
-        for chunk in chunks:
-            found, result = store.load(chunk)
-            if found:
-                results[chunk.index] = result
-        if results:
-            print(
-                f"resuming: {len(results)} of {len(chunks)} chunks already finished in "
-                f"{store.directory}; computing the other {len(chunks) - len(results)}",
-                file=sys.stderr,
-                flush=True,
-            )
+    results: dict[int, Any] = _kept_results(store, chunks)
 
     def finished(chunk: Chunk, result: Any) -> None:
         results[chunk.index] = result
@@ -244,12 +286,12 @@ class SchedulerError(RuntimeError):
 
 CONNECT_TIMEOUT_S = 10.0
 """How long to wait for a Dask scheduler to answer before giving up (seconds)."""
-_ADDRESS = re.compile(r"^(?:(tcp|tls|ws|wss|ucx)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
+_ADDRESS = re.compile(r"(?:(tcp|tls|ws|wss|ucx)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})")
 
 
 def check_scheduler_address(address: str) -> None:
     """Raise ValueError unless ``address`` looks like a Dask scheduler address (``tcp://host:port``)."""
-    match = _ADDRESS.match(address) if isinstance(address, str) else None
+    match = _ADDRESS.fullmatch(address) if isinstance(address, str) else None
     if match is None or not 1 <= int(match.group(3)) <= 65535:
         raise ValueError(
             f"--scheduler {address!r} is not a scheduler address; allowed: "

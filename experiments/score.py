@@ -16,7 +16,6 @@ training env. The model's table must be the task's (rules, bets offered, stake l
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import sys
 from pathlib import Path
@@ -128,7 +127,7 @@ def model_policy(path: str | Path, task: str | Task) -> ModelPolicy:
     from pb_gym.agents import learned as L
 
     zip_path, meta_path = L.model_files(path)
-    meta = json.loads(meta_path.read_text())
+    meta = L.read_meta(meta_path)
     env_kwargs = L.env_kwargs_from_json(meta["env_kwargs"])
     transform = meta.get("obs_transform", "none")
     model = L.algorithm_class(meta["algorithm"]).load(zip_path, device="cpu")

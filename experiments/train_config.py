@@ -277,7 +277,9 @@ class TrainConfig(Strict):
     obs_transform: Literal[L.OBS_TRANSFORMS] = "none"  # type: ignore[valid-type]
     normalize: NormalizeConfig = NormalizeConfig()
     n_envs: int = Field(64, ge=1, le=65536, description="parallel tables")
-    total_timesteps: int = Field(ge=1)
+    total_timesteps: int = Field(
+        ge=1, le=10**10, description="environment steps of training (at most 10 billion)"
+    )
     seed: int = Field(0, ge=0)
     curve_points: int = Field(100, ge=2, le=10_000)
     threads: int = Field(1, ge=1, description="torch threads (at most the machine's cores)")

@@ -196,7 +196,7 @@ def _column(bet: Bet) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------
 # Reading a definition
 # --------------------------------------------------------------------------------------------------
-_NAME = re.compile(r"^[a-z0-9_]+$")
+_NAME = re.compile(r"[a-z0-9_]+")
 _DEFINITION_KEYS = ("name", "title", "source", "rows")
 _ROW_KEYS = ("when", "pays", "label")
 _PAYS_HELP = "a net win >= 0 per unit (e.g. 1.5 or '3:2'), 'push' (0) or 'lose' (-1)"
@@ -265,7 +265,7 @@ def _describe(index: int) -> str:
     )
 
 
-def bet_from_dict(definition: Mapping) -> Bet:  # noqa: C901
+def bet_from_dict(definition: Mapping) -> Bet:
     """A :class:`Bet` from a plain dict (as parsed from YAML or JSON), validated::
 
         {"name": "my_tie_on_7", "source": "my casino's layout",
@@ -273,61 +273,72 @@ def bet_from_dict(definition: Mapping) -> Bet:  # noqa: C901
 
     Raises ``ValueError`` naming the bet and the row for an unknown outcome field or value, a payout
     that is negative but not a loss, a row that matches no hand, or two rows that match one hand."""
-    if not isinstance(definition, Mapping):
-        raise ValueError(
-            f"a bet definition must be a mapping with keys {', '.join(_DEFINITION_KEYS)}; "
-            f"got {type(definition).__name__}"
-        )
-    name = definition.get("name")
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise ValueError(
-            f"a bet definition needs a 'name' of lower-case letters, digits and underscores; got {name!r}"
-        )
-    for key in definition:
-        if key not in _DEFINITION_KEYS:
-            raise ValueError(f"bet {name!r}: unknown key {key!r}; allowed: {', '.join(_DEFINITION_KEYS)}")
+    name = _definition_name(definition)
     rows_in = definition.get("rows")
     if not isinstance(rows_in, (list, tuple)) or not rows_in:
         raise ValueError(
             f"bet {name!r}: 'rows' must be a non-empty list of rows "
             "{when: {field: value, ...}, pays: ...}"
         )
-    rows = []
-    for number, row in enumerate(rows_in, start=1):
-        where = f"bet {name!r}, row {number}"
-        if not isinstance(row, Mapping):
-            raise ValueError(f"{where}: a row must be a mapping with keys {', '.join(_ROW_KEYS)}")
-        for key in row:
-            if key not in _ROW_KEYS:
-                raise ValueError(f"{where}: unknown key {key!r}; allowed: {', '.join(_ROW_KEYS)}")
-        if "pays" not in row:
-            raise ValueError(f"{where}: missing 'pays'; allowed: {_PAYS_HELP}")
-        when = row.get("when", {})
-        if not isinstance(when, Mapping):
-            raise ValueError(f"{where}: 'when' must be a mapping of outcome fields to values")
-        conditions = tuple(_parse_condition(field, value, where) for field, value in when.items())
-        label = row.get("label")
-        if label is None:
-            label = (
-                ", ".join(f"{f}={'/'.join(str(v).lower() for v in vs)}" for f, vs in conditions) or "any hand"
-            )
-        rows.append(PayRow(conditions, _parse_pays(row["pays"], where), str(label)))
+    rows = [_read_row(row, f"bet {name!r}, row {number}") for number, row in enumerate(rows_in, start=1)]
     bet = Bet(
         name, tuple(rows), str(definition.get("source", "") or ""), str(definition.get("title", "") or "")
     )
+    _check_rows_partition(bet)
+    return bet
+
+
+def _definition_name(definition: object) -> str:
+    """The ``name`` of a bet definition, checked with the definition's keys."""
+    if not isinstance(definition, Mapping):
+        raise ValueError(
+            f"a bet definition must be a mapping with keys {', '.join(_DEFINITION_KEYS)}; "
+            f"got {type(definition).__name__}"
+        )
+    name = definition.get("name")
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ValueError(
+            f"a bet definition needs a 'name' of lower-case letters, digits and underscores; got {name!r}"
+        )
+    for key in definition:
+        if key not in _DEFINITION_KEYS:
+            raise ValueError(f"bet {name!r}: unknown key {key!r}; allowed: {', '.join(_DEFINITION_KEYS)}")
+    return name
+
+
+def _read_row(row: object, where: str) -> PayRow:
+    """One ``{when, pays, label}`` row of a bet definition (``where`` names it in errors)."""
+    if not isinstance(row, Mapping):
+        raise ValueError(f"{where}: a row must be a mapping with keys {', '.join(_ROW_KEYS)}")
+    for key in row:
+        if key not in _ROW_KEYS:
+            raise ValueError(f"{where}: unknown key {key!r}; allowed: {', '.join(_ROW_KEYS)}")
+    if "pays" not in row:
+        raise ValueError(f"{where}: missing 'pays'; allowed: {_PAYS_HELP}")
+    when = row.get("when", {})
+    if not isinstance(when, Mapping):
+        raise ValueError(f"{where}: 'when' must be a mapping of outcome fields to values")
+    conditions = tuple(_parse_condition(field, value, where) for field, value in when.items())
+    label = row.get("label")
+    if label is None:
+        label = ", ".join(f"{f}={'/'.join(str(v).lower() for v in vs)}" for f, vs in conditions) or "any hand"
+    return PayRow(conditions, _parse_pays(row["pays"], where), str(label))
+
+
+def _check_rows_partition(bet: Bet) -> None:
+    """Every row of ``bet`` matches some hand, and no hand matches two rows."""
     masks = bet.row_masks()
     for number, mask in enumerate(masks, start=1):
         if not mask.any():
-            raise ValueError(f"bet {name!r}, row {number} ({rows[number - 1].label}) matches no hand")
+            raise ValueError(f"bet {bet.name!r}, row {number} ({bet.rows[number - 1].label}) matches no hand")
     for first in range(len(masks)):
         for second in range(first + 1, len(masks)):
             both = masks[first] & masks[second]
             if both.any():
                 raise ValueError(
-                    f"bet {name!r}: rows {first + 1} and {second + 1} overlap (both match "
+                    f"bet {bet.name!r}: rows {first + 1} and {second + 1} overlap (both match "
                     f"{_describe(int(np.argmax(both)))}); a hand may match one row only"
                 )
-    return bet
 
 
 # --------------------------------------------------------------------------------------------------

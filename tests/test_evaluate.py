@@ -507,11 +507,11 @@ def test_many_chunks_keep_the_report_and_the_per_chunk_memory_is_bounded(monkeyp
         values, counts, exact_ = ES.final_table(bounded["final_summaries"][s["name"]])
         assert exact_ and np.array_equal(np.repeat(values, counts), np.sort(finals))
     # what a finished chunk holds does not depend on the sessions of the study, only on the chunk
-    small, huge = study(sessions=10_000), study(sessions=10**12)
+    small, huge = study(sessions=10_000), study(sessions=2 * 10**9)  # (10**12 is refused as a config)
     assert E.chunk_result_bytes(small) == E.chunk_result_bytes(huge)
-    E.check_memory(huge, parallel=2)  # 10**12 sessions in chunks of 5,000: bounded, accepted
+    E.check_memory(huge, parallel=2)  # 2 * 10**9 sessions in chunks of 5,000: bounded, accepted
     with pytest.raises(E.memory.TooLarge, match=r"lower `chunk_sessions` \(a running chunk needs "):
-        E.check_memory(study(sessions=10**12, chunk_sessions=10**12), parallel=1)
+        E.check_memory(study(sessions=10**9, chunk_sessions=10**9), parallel=1)
 
 
 def test_the_final_bankroll_summary_is_exact_while_small_and_within_its_precision_after():

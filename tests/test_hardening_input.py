@@ -457,9 +457,9 @@ def test_a_study_says_which_part_is_too_large_and_what_to_change(monkeypatch):
         # evaluate's memory is bounded by the chunk (#12): a huge chunk is refused, not many sessions
         (
             ["evaluate"],
-            "sessions: 1000000000000\nchunk_sessions: 1000000000000\nhands: 10\nsystems: [{type: flat}]\n",
-            "pb-gym evaluate: error: the study 'study' (1,000,000,000,000 sessions in chunks of "
-            "1,000,000,000,000) needs about ",
+            "sessions: 1000000000\nchunk_sessions: 1000000000\nhands: 10\nsystems: [{type: flat}]\n",
+            "pb-gym evaluate: error: the study 'study' (1,000,000,000 sessions in chunks of "
+            "1,000,000,000) needs about ",
             "lower `chunk_sessions` (a running chunk needs about ",
         ),
         (

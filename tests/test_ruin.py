@@ -359,10 +359,14 @@ def test_a_martingale_section_too_large_is_refused_before_the_simulation(tmp_pat
     monkeypatch.setattr(ruin, "simulate_chunk", no_simulation)
     config = tmp_path / "big.yaml"
     config.write_text("sessions: 400\nmartingale:\n  sessions: 1000000000000\n")
+    with pytest.raises(ConfigError, match=r"ruin.martingale: sessions x hands = 1,000,000,000,000 x 1,000"):
+        ruin.main(str(config), str(tmp_path / "out"), as_json=True)  # beyond any run: a config error
+    monkeypatch.setattr(memory, "available_bytes", lambda: 10**9)  # and beyond this machine's memory:
+    config.write_text("sessions: 400\nmartingale:\n  sessions: 100000000\n")
     with pytest.raises(
         memory.TooLarge,
         match=r"^the ruin study's Martingale section: the study "
-        r"'martingale-max-8' \(1,000,000,000,000 sessions in "
+        r"'martingale-max-8' \(100,000,000 sessions in "
         r"chunks of 5,000\) needs about .* \(the keys are under "
         r"`martingale:` in the ruin config\)$",
     ):

@@ -89,6 +89,8 @@ _CHOICES = {
 _DEFAULT_RULES = cast(Rules, None)
 _DEFAULT_SIDE_BETS = cast("tuple[str | catalog.Bet, ...]", None)
 _DEFAULT_LEVELS = cast("tuple[float, ...]", None)
+MAX_EPISODE_HANDS = 10**12
+"""Largest ``max_hands`` (the hand counters are int64 and float32 features; None: no limit)."""
 
 
 def bad(name: str, value: object, allowed: str) -> ValueError:
@@ -242,8 +244,8 @@ class EnvConfig:
         for name, value in _check_money(self).items():
             set_(name, value)
         if self.max_hands is not None:
-            if not is_int(self.max_hands) or self.max_hands < 1:
-                raise bad("max_hands", self.max_hands, "None or an integer >= 1")
+            if not is_int(self.max_hands) or not 1 <= self.max_hands <= MAX_EPISODE_HANDS:
+                raise bad("max_hands", self.max_hands, f"None or an integer from 1 to {MAX_EPISODE_HANDS:,}")
             set_("max_hands", int(self.max_hands))
         if not is_int(self.history) or not 1 <= self.history <= 1000:
             raise bad("history", self.history, "an integer from 1 to 1000")

@@ -60,6 +60,15 @@ def _same(a: object, b: object) -> bool:
         return False
 
 
+def _seed_int(value: object) -> bool:
+    """``value`` is an int (not a bool, not a float or a string) a table's seed can be: 0 .. 2**63 - 1."""
+    return (
+        isinstance(value, (int, np.integer))
+        and not isinstance(value, (bool, np.bool_))
+        and 0 <= int(value) < 2**63
+    )
+
+
 class PuntoBancoVectorEnv(VectorEnv):
     """N Punto Banco tables (see :mod:`pb_gym.envs.punto_banco` for spaces, rewards and arguments).
 
@@ -226,14 +235,25 @@ class PuntoBancoVectorEnv(VectorEnv):
                 return None
             return [int(s) for s in self.np_random.integers(0, 2**63 - 1, size=n)]
         if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            if not (_seed_int(seed) and _seed_int(int(seed) + n - 1)):
+                raise ValueError(f"seed={seed!r} is not allowed; allowed: an int from 0 to 2**63 - {n}")
             return [int(seed) + i for i in range(n)]
-        seeds = list(cast("Sequence[int | None]", seed))  # a bool is refused here by list()
+        allowed = (
+            f"an int from 0 to 2**63 - {n} (table i is seeded seed + i), None, or a list of {n} ints "
+            "from 0 to 2**63 - 1 or None (one per table)"
+        )
+        if isinstance(seed, (str, bytes, bool)) or not isinstance(seed, Sequence | np.ndarray):
+            raise ValueError(f"seed={seed!r} is not allowed; allowed: {allowed}")
+        seeds = list(seed)
         if len(seeds) != self.num_envs:
             raise ValueError(
                 f"seed must be an int, None or a list of {self.num_envs} ints (one per "
                 f"table); got {len(seeds)} values"
             )
-        return seeds
+        for i, s in enumerate(seeds):
+            if s is not None and not _seed_int(s):
+                raise ValueError(f"seed[{i}]={s!r} is not allowed; allowed: {allowed}")
+        return [None if s is None else int(s) for s in seeds]
 
     def reset(
         self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
@@ -241,10 +261,15 @@ class PuntoBancoVectorEnv(VectorEnv):
         """Start new episodes (a fresh shoe and the starting bankroll) at every table, or at the tables
         of ``options["reset_mask"]``. ``seed=s`` seeds table ``i`` with ``s + i``; a list gives one seed
         per table (None: continue that table's random stream)."""
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            super().reset(seed=int(seed))
-        elif seed is None:
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(f"options={options!r} is not allowed; allowed: None or a dict (reset_mask)")
+        if seed is None:
             super().reset(seed=None)
+            seeds = self._table_seeds(None, self.num_envs)
+        else:
+            seeds = self._table_seeds(seed, self.num_envs)  # checked before anything changes
+            if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+                super().reset(seed=int(seed))
         mask = None if options is None else options.get("reset_mask")
         if mask is not None:
             mask = np.asarray(mask)
@@ -256,7 +281,6 @@ class PuntoBancoVectorEnv(VectorEnv):
             index = np.flatnonzero(mask)
         else:
             index = np.arange(self.num_envs)
-        seeds = self._table_seeds(seed, self.num_envs)
         self._seeded = True
         if seeds is None:
             T.reset_tables(self.config, self.tables, index)
