@@ -393,7 +393,7 @@ def test_render():
     assert "no hand dealt yet" in env.render()
     _, _, _, _, info = env.step(np.array([1, 0]))
     text = env.render()
-    assert "Player:" in text and "Banker:" in text and "bead plate" in text
+    assert "Player:" in text and "Banker:" in text and "Bead plate (1 hands)" in text and "Big Road" in text
     assert f"= {info['player_total']}" in text and "banker 1" in text
     img_env = raw_env(render_mode="rgb_array")
     img_env.reset(seed=3)

@@ -199,3 +199,24 @@ def test_cli_roads_json_text_png_and_errors(capsys, tmp_path):
         assert exit_.value.code == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0] and err[0].startswith("pb-gym roads: error:")
+
+
+def test_the_env_renders_the_roads_of_its_shoe_as_the_scoreboard_does():
+    # one deck: a shoe lasts about 8 hands, so the render must start the roads afresh with each shoe
+    from pb_gym import PuntoBancoEnv
+    from pb_gym.envs.render import ROAD_COLUMNS
+    from pb_gym.rules import Rules
+
+    env = PuntoBancoEnv(render_mode="ansi", rules=Rules(decks=1, cut_card=8), max_hands=None)
+    env.reset(seed=11)
+    hands: list[tuple[str, bool, bool]] = []
+    shuffles = 0
+    for _ in range(60):
+        _, _, _, _, info = env.step(env.action_index("banker", 0))
+        if info["shuffled"]:
+            hands, shuffles = [], shuffles + 1
+        hands.append(("BPT"[info["winner"]], info["banker_pair"], info["player_pair"]))
+        results, banker_pairs, player_pairs = zip(*hands, strict=True)
+        expected = roads.scoreboard_text(roads.read_roads(results, banker_pairs, player_pairs), ROAD_COLUMNS)
+        assert env.render().endswith(expected)
+    assert shuffles >= 3

@@ -98,7 +98,9 @@ info's arrays are read-only (the env never changes them after returning them, so
 info, as stable-baselines3's ``DummyVecEnv`` makes at every step, is a new dict sharing them; copy an
 array to change it).
 
-Rendering: ``render_mode="ansi"`` returns text (both hands, totals, winner, stakes, bead plate);
+Rendering: ``render_mode="ansi"`` returns text (both hands, totals, winner, stakes, and the roads of
+the shoe in play as a casino scoreboard: bead plate, Big Road, Big Eye Boy, Small Road, Cockroach Pig
+and the ask road, drawn by :func:`pb_gym.roads.scoreboard_text` as ``pb-gym roads`` draws them);
 ``"human"`` prints that text to stdout at each hand (RL Zoo's ``enjoy`` uses it); ``"rgb_array"`` a
 small ``(150, W, 3)`` uint8 picture of the table (``RecordVideo``, RL Zoo's ``record_video``).
 
@@ -116,7 +118,8 @@ Version History
 ---------------
 * v0 (2026-12-02): one configuration dataclass and explicit keyword-only arguments; ``side_bets`` the
   one way to offer a bet (``extra_bets``, ``custom_bets``, ``flatten_obs`` removed); ``inf`` bounds; a
-  step after the episode ended raises. Dealt hands unchanged bit for bit.
+  step after the episode ended raises; the ``ansi`` / ``human`` render draws the shoe's roads. Dealt
+  hands unchanged bit for bit.
 * v0 (2026-11-30): the flat scaled ``Box`` and discrete actions became the defaults; catalog and user
   bets; ``reward="expected"`` / ``"log_growth"``.
 * v0 (2026-11-29, 0.1.0): first version.
@@ -139,6 +142,7 @@ from pb_gym.catalog import Bet
 from pb_gym.envs import render as _render
 from pb_gym.envs import table as T
 from pb_gym.envs.config import EnvConfig, bad
+from pb_gym.roads import read_roads
 from pb_gym.rules import Rules
 
 ObsType = np.ndarray | dict[str, np.ndarray]
@@ -271,6 +275,9 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         )
         self.render_mode = render_mode
         self._shown = False  # human mode: the current hand has been printed
+        # the hands of this shoe (result, banker pair, player pair), for the roads that "ansi" and
+        # "human" draw; kept only when rendering, so that a plain step costs nothing more
+        self._shoe_hands: list[tuple[str, bool, bool]] = []
         # a Box or a Dict (cfg.observation); gymnasium's Space is invariant in its sample type, so
         # neither is a Space[ObsType] to mypy
         self.observation_space = cast("spaces.Space[ObsType]", T.observation_space(cfg))
@@ -336,6 +343,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         if not T.restart_all(self._state(), cfg.bankroll_units, obs):  # an unusable shoe: say why
             T.reset_tables(cfg, self.tables, np.zeros(1, dtype=np.int64))
         if self.render_mode is not None:
+            self._keep_shoe_hands()
             self._show()
         return (obs[0] if cfg.flat else T.split_obs(cfg, obs[0])), {}
 
@@ -429,6 +437,8 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
             ev.setflags(write=False)
             info["ev"] = ev[0]
         if self.render_mode is not None:
+            self._shoe_hands.append((_render.OUTCOME_LETTERS[int(winner)], bp != 0.0, pp != 0.0))
+            self._keep_shoe_hands()
             self._show()
         if terminated or truncated:
             self._needs_reset = True
@@ -461,21 +471,35 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         """Valid actions now (for sb3-contrib's MaskablePPO; see :func:`pb_gym.envs.table.action_masks`)."""
         return T.action_masks(self.config, self.tables.bankroll)[0]
 
+    def _keep_shoe_hands(self) -> None:
+        """Keep the hands of the shoe now in play only (a new shoe starts the roads afresh)."""
+        in_shoe = int(self.tables.shoe.hands_in_shoe[0])
+        if len(self._shoe_hands) > in_shoe:
+            del self._shoe_hands[: len(self._shoe_hands) - in_shoe]
+
+    def _text(self) -> str:
+        """The ``ansi`` picture: the table, then the roads of this shoe (:mod:`pb_gym.roads`)."""
+        results, banker_pairs, player_pairs = (
+            zip(*self._shoe_hands, strict=True) if self._shoe_hands else ((), (), ())
+        )
+        roads = read_roads(results, banker_pairs, player_pairs)
+        return _render.render_ansi(self.config, self.tables, 0, roads)
+
     def _show(self) -> None:
         """Human mode: print the table as it is now (Gymnasium renders human mode inside step/reset)."""
         self._shown = False
         if self.render_mode == "human":
-            print(_render.render_ansi(self.config, self.tables, 0), flush=True)
+            print(self._text(), flush=True)
             self._shown = True
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode == "human":
             if not self._shown:  # (SB3 / RL Zoo also call render() after each step: print once)
-                print(_render.render_ansi(self.config, self.tables, 0), flush=True)
+                print(self._text(), flush=True)
                 self._shown = True
             return None
         if self.render_mode == "ansi":
-            return _render.render_ansi(self.config, self.tables, 0)
+            return self._text()
         if self.render_mode == "rgb_array":
             return _render.render_rgb(self.config, self.tables, 0)
         return None

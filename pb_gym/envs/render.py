@@ -7,9 +7,14 @@ import numpy as np
 
 from pb_gym import rules as R
 from pb_gym.envs.table import EnvConfig, Tables
+from pb_gym.roads import Roads, scoreboard_text
 from pb_gym.session import BEAD_CODES
 
 _BEAD_ROWS = 6  # a bead plate fills columns of six, top to bottom, oldest first
+OUTCOME_LETTERS = "BPT"
+"""The letter of each outcome code (0 banker, 1 player, 2 tie), as the roads write them."""
+ROAD_COLUMNS = 24
+"""Display columns of each road in the text picture (the latest ones)."""
 
 
 def _card(code: int) -> str:
@@ -26,8 +31,12 @@ def bead_grid(bead_row: np.ndarray) -> list[list[str]]:
     return grid
 
 
-def render_ansi(cfg: EnvConfig, tables: Tables, t: int) -> str:
-    """Text picture of table ``t``: both hands with totals, the winner, stakes and result, bead plate."""
+def render_ansi(cfg: EnvConfig, tables: Tables, t: int, roads: Roads | None = None) -> str:
+    """Text picture of table ``t``: both hands with totals, the winner, stakes and result, and the bead
+    plate of the last ``history`` hands; with ``roads`` (the hands of this shoe,
+    :func:`pb_gym.roads.read_roads`) the casino scoreboard instead of that bead plate: the shoe's bead
+    plate, Big Road, derived roads and ask road (:func:`pb_gym.roads.scoreboard_text`, the last
+    :data:`ROAD_COLUMNS` columns)."""
     shoe = tables.shoe
     lines = [
         f"hand {int(tables.episode_hands[t])} of the episode | shoe: {int(shoe.hands_in_shoe[t])} "
@@ -56,6 +65,8 @@ def render_ansi(cfg: EnvConfig, tables: Tables, t: int) -> str:
         lines.append(
             f"stakes: {', '.join(placed) if placed else 'no bet'} -> net {tables.reward[t]:+.2f} units"
         )
+    if roads is not None:  # the scoreboard: the shoe's bead plate, then the Big Road and the others
+        return "\n".join(lines) + "\n" + scoreboard_text(roads, ROAD_COLUMNS)
     lines.append("bead plate:")
     lines.extend("  " + " ".join(row) for row in bead_grid(tables.bead[t]))
     return "\n".join(lines) + "\n"
