@@ -3,7 +3,7 @@
 ``pb-gym experiment atlas CONFIG [--json] [--out DIR] [--backend serial|processes|dask]
 [--scheduler ADDRESS] [--workers N] [--resume|--no-resume]``
 
-The counting study (:mod:`experiments.counting`) asks where counting wins for today's ten bets; the
+The counting study (:mod:`experiments.counting`) asks where counting wins for the ten bets of its config; the
 atlas asks the same of every bet of the catalog and ranks them. One readable file, top to bottom:
 
 1. The bets. A *bet book* is the list of studied bets (the catalog's, :mod:`pb_gym.catalog`, and the

@@ -308,7 +308,7 @@ def train(
     }
 
 
-# ------------------------------------------------------------------------- discovery (issue 10)
+# --------------------------------------------------------------------------------------- discovery
 def make_policy(config: TrainConfig, model, normalizer):
     """The model being trained (or trained) as an :class:`experiments.discovery.Policy`."""
     from pb_gym.experiments import discovery as D

@@ -1,4 +1,4 @@
-"""The counting atlas (#14): exact figures against the exact calculator, per-shoe sums against a
+"""The counting atlas: exact figures against the exact calculator, per-shoe sums against a
 per-hand recomputation from the engine's own settlement, statistical bounds, the published comparison,
 and an end-to-end run of the quick config."""
 
@@ -336,7 +336,7 @@ def test_smoke_run_end_to_end(smoke, book):
         assert abs(cut["estimate"]) <= z * cut["se"] + 1e-12, name
     gains = [result["bets"][n]["counts"]["eor"]["units_per_100_hands"]["estimate"] for n in result["ranking"]]
     assert gains == sorted(gains, reverse=True)  # ranked by the EoR count's gain
-    # the published top: 3 Giving 8; of today's seven spots, Dragon 7 ranks first
+    # the published top: 3 Giving 8; of the seven spots of the rules, Dragon 7 ranks first
     assert result["ranking"][0] == "three_giving_eight"
     assert min(result["ranking"].index(b) for b in R.BETS) == result["ranking"].index("dragon7")
     d7 = result["bets"]["dragon7"]

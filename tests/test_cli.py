@@ -176,7 +176,7 @@ def test_the_console_script_module_loads_only_what_registering_the_envs_needs():
 @pytest.mark.parametrize("delay", [0.0, 0.05, 0.15, 0.4])
 def test_ctrl_c_during_start_up_imports_is_one_line_and_status_130(delay):
     """Ctrl-C at any point after ``main`` is entered, including while numpy, numba and the core load:
-    one line on stderr and status 130, never a traceback (issue 12, item 8). The child says when
+    one line on stderr and status 130, never a traceback. The child says when
     it enters ``main``, so the signal lands in the imports whatever the machine's load."""
     import signal
     import time

@@ -1,4 +1,4 @@
-"""Issue 10: the ``reward="expected"`` env option, and learned agents that discover the real edges.
+"""The ``reward="expected"`` env option, and learned agents that discover the real edges.
 
 * The expected reward is exactly stake x the exact EV of the cards unseen before the hand, the bankroll
   still follows the realized net win, and the expected reward is an unbiased estimate of the realized

@@ -1,4 +1,4 @@
-"""Hostile and unlucky input (issue 12): every bad input is refused with a clear error naming what is
+"""Hostile and unlucky input: every bad input is refused with a clear error naming what is
 wrong, before a compiled kernel or an allocation can go wrong; the command line answers each fault with
 one line and a documented exit status."""
 
@@ -454,7 +454,7 @@ def test_a_study_says_which_part_is_too_large_and_what_to_change(monkeypatch):
 @pytest.mark.parametrize(
     "command, config, start, end",
     [
-        # evaluate's memory is bounded by the chunk (#12): a huge chunk is refused, not many sessions
+        # evaluate's memory is bounded by the chunk: a huge chunk is refused, not many sessions
         (
             ["evaluate"],
             "sessions: 1000000000\nchunk_sessions: 1000000000\nhands: 10\nsystems: [{type: flat}]\n",

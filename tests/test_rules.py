@@ -8,7 +8,7 @@ from pb_gym.rules import Rules
 
 
 def banker_draws_per_club_sheet(banker_total: int, third: int | None) -> bool:
-    """The banker's rule in the words of the club rule sheet and issue 2 (by banker total)."""
+    """The banker's rule in the words of the club rule sheet (by banker total)."""
     if third is None:  # the player stood: the banker draws on 0-5
         return banker_total <= 5
     if banker_total <= 2:

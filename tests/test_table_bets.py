@@ -1,4 +1,4 @@
-"""Every catalog bet, and a user's own, playable at a table (#14): the env's extra bet columns.
+"""Every catalog bet, and a user's own, playable at a table: the env's extra bet columns.
 
 The table's columns are decided in one place, :class:`pb_gym.catalog.TableBets`: the seven
 ``rules.BETS`` spots first (so every ``BETS.index`` stays a column), then the extra bets."""

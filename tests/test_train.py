@@ -921,7 +921,7 @@ def test_a_kept_model_that_changed_is_trained_again_and_its_chunks_discarded(tmp
     assert computed == [0, 1, 2]
 
 
-# ------------------------------------------------------------------------------ custom bets (#14)
+# ----------------------------------------------------------------------------------- custom bets
 TIE_ON_7 = {
     "name": "tie_on_7",
     "title": "Tie on 7",
