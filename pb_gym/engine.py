@@ -251,6 +251,25 @@ def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C
         banker_pair[t] = b1 == b2
 
 
+DEAL_BLOCK = 1024
+"""Tables checked and then dealt at a time by :func:`deal_checked_rows`: the check pass brings their rows
+into the cache for the deal (a block's state is some hundreds of kilobytes)."""
+
+
+@numba.njit(cache=True, nogil=True)
+def deal_checked_rows(start, stop, active, shoe, hand, hand_after_cut, burn, per_rank):
+    """:func:`check_rows` then :func:`deal_rows` over ``start..stop-1``, :data:`DEAL_BLOCK` tables at a
+    time: returns ``(table, problem)`` of the first unusable table (its block and the blocks after it
+    are not dealt), or ``(-1, 0)``."""
+    for first in range(start, stop, DEAL_BLOCK):
+        last = min(first + DEAL_BLOCK, stop)
+        table, problem = check_rows(first, last, shoe, hand_after_cut, per_rank)
+        if table >= 0:
+            return table, problem
+        deal_rows(first, last, active, shoe, hand, hand_after_cut, burn)
+    return -1, 0
+
+
 DEAL_MIN_TABLES = 8192
 """Batches of at least this many tables are dealt on several threads (:mod:`pb_gym.threads`); below
 that, waking a thread costs more than the hands."""
@@ -290,10 +309,12 @@ def check_rows(start, stop, shoe, hand_after_cut, per_rank):  # noqa: C901
     cut_hands = shoe.cut_hands
     cut_position = shoe.cut_position
     n_cards = cards.shape[1]
-    flat_counts = counts.reshape(-1)  # (C-contiguous: checked when the state is built)
-    flat_unseen = unseen.reshape(-1)
+    # the rows as one flat run from index 0 (C-contiguous: checked when the state is built; a loop
+    # from 0 over a slice compiles to vector code, one from start * 13 did not)
+    flat_counts = counts.reshape(-1)[start * _N_RANKS : stop * _N_RANKS]
+    flat_unseen = unseen.reshape(-1)[start * _N_RANKS : stop * _N_RANKS]
     signs = 0  # negative once any count is negative, above its unseen count or above a full shoe
-    for i in range(start * _N_RANKS, stop * _N_RANKS):
+    for i in range(flat_counts.shape[0]):
         c = flat_counts[i]
         u = flat_unseen[i]
         signs |= c | (u - c) | (per_rank - u)
@@ -834,8 +855,8 @@ def deal(
     (shoe, random stream) and get an empty result row (no cards, all flags False).
 
     A state that does not fit the rules, or a table whose state is inconsistent (see
-    :func:`check_state`), raises ``ValueError`` before any card of that table is dealt; in a batch
-    dealt on several threads the tables of the other chunks may have been dealt by then.
+    :func:`check_state`), raises ``ValueError`` before any card of that table is dealt; the tables
+    of other blocks (:data:`DEAL_BLOCK`) or chunks (several threads) may have been dealt by then.
     """
     check_state(rules, state, deals=False)  # the per-table checks run with the deal, chunk by chunk
     n = state.n_tables
@@ -853,13 +874,10 @@ def deal(
     problems: list[tuple[int, int]] = []
 
     def rows(start: int, stop: int) -> None:
-        # each chunk checks its tables just before dealing them (the rows are then in cache); a chunk
-        # with an unusable table deals nothing
-        table, problem = check_rows(start, stop, shoe, hand_after_cut, per_rank)
-        if table >= 0:
-            problems.append((table, problem))
-            return
-        deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn)
+        # each block of tables is checked just before it is dealt (its rows are then in cache)
+        found = deal_checked_rows(start, stop, active, shoe, hand, hand_after_cut, burn, per_rank)
+        if found[0] >= 0:
+            problems.append(found)
 
     parallel_for(n, rows, DEAL_MIN_TABLES)
     if problems:
