@@ -13,9 +13,13 @@ threading layers each fail one of the things users need:
 
 So every kernel is compiled once, serially, with ``nogil=True`` and takes a ``[start, stop)`` range of
 rows; :func:`parallel_for` splits a batch into chunks that a few Python threads (and the caller) claim
-one by one. The threads sleep on a lock between calls (no spinning), a thread the OS puts aside only
-delays the chunk it holds (the others take the rest), nothing here survives a ``fork`` (a forked child
-builds its own pool on first use), and any number of Python threads may call in at once.
+one by one. Between calls a pool thread spins for a short while without the GIL (a compiled loop
+reading the call counter, at most :data:`SPIN_SECONDS`, halved after each spin that waited in vain:
+OpenMP's blocktime, adaptive) and then sleeps on a condition; the caller waits for the chunks still
+running the same way. A thread the OS puts aside only delays the chunk it holds (the others take the
+rest), nothing here survives a ``fork`` (a forked child builds its own pool on first use), and any
+number of Python threads may call in at once (the pool serves one call at a time; a call that finds
+it taken runs on its caller's thread, the same rows with the same results).
 
 Small batches never pay for threads: below ``min_rows`` rows (chosen per kernel, where the work of one
 call is worth the ~20-50 microseconds of waking a thread) the kernel runs on the caller's thread.
