@@ -242,7 +242,7 @@ def print_figures(figures: dict, baseline: dict | None = None) -> None:
     before: dict[str, dict] = {}
     if baseline is not None:
         before = {"idle": baseline, **({"busy": baseline["busy"]} if "busy" in baseline else {})}
-    width = 26 if before else 16
+    width = 27 if before else 16
     head = "".join(f"{name + (' (x before)' if before else ''):>{width}}" for name, _ in conditions)
     print(
         f"{figures['threads']} engine threads on {figures['cores']} cores"
@@ -259,7 +259,7 @@ def print_figures(figures: dict, baseline: dict | None = None) -> None:
                 if fmt != _RATIO and name in before:
                     with contextlib.suppress(KeyError, TypeError, ZeroDivisionError):
                         ratio_text = f"({key(f) / key(before[name]):.2f}x)"
-                cell += f"{ratio_text:>10}"
+                cell += f"{ratio_text:>11}"
             cells.append(cell)
         print(f"{label:<52}" + "".join(cells))
 

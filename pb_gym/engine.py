@@ -53,13 +53,13 @@ _HAND_CARDS = 6  # the most cards one hand takes from the shoe
 # two-card totals and the values of the next two cards in the shoe: 10 x 10 x 10 x 10 cases, looked up
 # in one 20 KB table (it stays in the first-level cache) instead of three unpredictable branches.
 # Each entry packs its fields into 16 bits at these shifts:
-_PLAYER_TOTAL = 0  # 4 bits: the player's final total
-_BANKER_TOTAL = 4  # 4 bits: the banker's final total
-_OUTCOME = 8  # 3 bits: the outcome class (pb_gym.rules.OUTCOMES)
-_PLAYER_DRAWS = 11  # 1 bit: the player drew a third card (the 5th card of the hand)
-_BANKER_DRAWS = 12  # 1 bit: the banker drew one (the 6th card if the player drew, else the 5th)
-_NATURAL_BIT = 13  # 1 bit: either hand had a natural
-_WINNER = 14  # 2 bits: pb_gym.rules.WINNERS
+_AT_PLAYER_TOTAL = 0  # 4 bits: the player's final total
+_AT_BANKER_TOTAL = 4  # 4 bits: the banker's final total
+_AT_OUTCOME = 8  # 3 bits: the outcome class (pb_gym.rules.OUTCOMES)
+_AT_PLAYER_DRAWS = 11  # 1 bit: the player drew a third card (the 5th card of the hand)
+_AT_BANKER_DRAWS = 12  # 1 bit: the banker drew one (the 6th card if the player drew, else the 5th)
+_AT_NATURAL = 13  # 1 bit: either hand had a natural
+_AT_WINNER = 14  # 2 bits: pb_gym.rules.WINNERS
 
 
 def _hand_table() -> np.ndarray:
@@ -77,13 +77,13 @@ def _hand_table() -> np.ndarray:
     outcome = R.OUTCOME_TABLE[player, banker, player_draws.astype(int), banker_draws.astype(int)]
     winner = R.OUTCOME_WINNER[outcome]
     packed = (
-        (player << _PLAYER_TOTAL)
-        | (banker << _BANKER_TOTAL)
-        | (outcome.astype(np.int64) << _OUTCOME)
-        | (player_draws.astype(np.int64) << _PLAYER_DRAWS)
-        | (banker_draws.astype(np.int64) << _BANKER_DRAWS)
-        | (natural.astype(np.int64) << _NATURAL_BIT)
-        | (winner.astype(np.int64) << _WINNER)
+        (player << _AT_PLAYER_TOTAL)
+        | (banker << _AT_BANKER_TOTAL)
+        | (outcome.astype(np.int64) << _AT_OUTCOME)
+        | (player_draws.astype(np.int64) << _AT_PLAYER_DRAWS)
+        | (banker_draws.astype(np.int64) << _AT_BANKER_DRAWS)
+        | (natural.astype(np.int64) << _AT_NATURAL)
+        | (winner.astype(np.int64) << _AT_WINNER)
     )
     return packed.astype(np.uint16)
 
@@ -217,8 +217,8 @@ def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C
         pt = pt - _POINTS if pt >= _POINTS else pt
         bt = bt - _POINTS if bt >= _POINTS else bt
         e = np.intp(HAND_TABLE[((pt * _POINTS + bt) * _POINTS + _VALUES[c5]) * _POINTS + _VALUES[c6]])
-        pd = (e >> _PLAYER_DRAWS) & 1
-        bd = (e >> _BANKER_DRAWS) & 1
+        pd = (e >> _AT_PLAYER_DRAWS) & 1
+        bd = (e >> _AT_BANKER_DRAWS) & 1
         cb = c6 if pd else c5  # the banker's third card if the banker draws
         position[t] = pos + 4 + pd + bd
         hands_in_shoe[t] += 1
@@ -240,13 +240,13 @@ def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C
         unseen[t, c5 - 1] -= pd
         counts[t, cb - 1] -= bd
         unseen[t, cb - 1] -= bd
-        player_total[t] = (e >> _PLAYER_TOTAL) & 15
-        banker_total[t] = (e >> _BANKER_TOTAL) & 15
+        player_total[t] = (e >> _AT_PLAYER_TOTAL) & 15
+        banker_total[t] = (e >> _AT_BANKER_TOTAL) & 15
         player_ncards[t] = 2 + pd
         banker_ncards[t] = 2 + bd
-        outcome[t] = (e >> _OUTCOME) & 7
-        winner[t] = (e >> _WINNER) & 3
-        natural[t] = (e >> _NATURAL_BIT) & 1
+        outcome[t] = (e >> _AT_OUTCOME) & 7
+        winner[t] = (e >> _AT_WINNER) & 3
+        natural[t] = (e >> _AT_NATURAL) & 1
         player_pair[t] = p1 == p2
         banker_pair[t] = b1 == b2
 

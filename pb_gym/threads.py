@@ -38,11 +38,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import numba
 import numpy as np
-from llvmlite import ir  # type: ignore[import-untyped]
-from numba.core import cgutils, types
-from numba.extending import intrinsic
 
 __all__ = [
     "get_num_threads",
@@ -130,60 +126,64 @@ def set_num_threads(n: int) -> None:
     _threads = n
 
 
-def _load_acquire_typer(typingctx: Any, array: Any, index: Any) -> Any:
-    """``array[index]`` read from memory every time (an atomic load: a spin loop sees another
-    thread's write instead of a value the compiler kept in a register)."""
-    sig = types.int64(array, index)
+# the compiled spin loops (numba reads NUMBA_NUM_THREADS when it is imported and refuses a bad value
+# with its own error: the command line reports the problem first, from environment_problem)
+if environment_problem() is None:
+    import numba
+    from llvmlite import ir  # type: ignore[import-untyped]
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
 
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        array_type = signature.args[0]
-        view = context.make_array(array_type)(context, builder, args[0])
-        pointer = cgutils.get_item_pointer(context, builder, array_type, view, [args[1]])
-        return builder.load_atomic(pointer, ordering="acquire", align=8)
+    def _load_acquire_typer(typingctx: Any, array: Any, index: Any) -> Any:
+        """``array[index]`` read from memory every time (an atomic load: a spin loop sees another
+        thread's write instead of a value the compiler kept in a register)."""
+        sig = types.int64(array, index)
 
-    return sig, codegen
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            array_type = signature.args[0]
+            view = context.make_array(array_type)(context, builder, args[0])
+            pointer = cgutils.get_item_pointer(context, builder, array_type, view, [args[1]])
+            return builder.load_atomic(pointer, ordering="acquire", align=8)
 
+        return sig, codegen
 
-def _pause_typer(typingctx: Any) -> Any:
-    """The CPU's spin-wait hint (x86 ``pause``; nothing elsewhere)."""
-    sig = types.void()
+    def _pause_typer(typingctx: Any) -> Any:
+        """The CPU's spin-wait hint (x86 ``pause``; nothing elsewhere)."""
+        sig = types.void()
 
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        if platform.machine().lower() in ("x86_64", "amd64", "i686", "x86"):
-            fnty = ir.FunctionType(ir.VoidType(), [])
-            builder.call(cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.sse2.pause"), [])
-        return context.get_dummy_value()
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            if platform.machine().lower() in ("x86_64", "amd64", "i686", "x86"):
+                fnty = ir.FunctionType(ir.VoidType(), [])
+                builder.call(cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.sse2.pause"), [])
+            return context.get_dummy_value()
 
-    return sig, codegen
+        return sig, codegen
 
+    _load_acquire: Any = intrinsic(_load_acquire_typer)
+    _pause: Any = intrinsic(_pause_typer)
 
-_load_acquire: Any = intrinsic(_load_acquire_typer)
-_pause: Any = intrinsic(_pause_typer)
+    @numba.njit(nogil=True, cache=True)
+    def _spin_while(flags: np.ndarray, index: int, value: int, spins: int) -> bool:
+        """Spin (without the GIL) while ``flags[index] == value``, at most ``spins`` times: True if it
+        changed."""
+        for _ in range(spins):
+            if _load_acquire(flags, index) != value:
+                return True
+            _pause()
+        return False
 
-
-@numba.njit(nogil=True, cache=True)
-def _spin_while(flags: np.ndarray, index: int, value: int, spins: int) -> bool:
-    """Spin (without the GIL) while ``flags[index] == value``, at most ``spins`` times: True if it
-    changed."""
-    for _ in range(spins):
-        if _load_acquire(flags, index) != value:
-            return True
-        _pause()
-    return False
-
-
-@numba.njit(nogil=True, cache=True)
-def _spin_until_done(flags: np.ndarray, first: int, count: int, value: int, spins: int) -> bool:
-    """Spin (without the GIL) until ``flags[first:first + count]`` all equal ``value``, at most
-    ``spins`` times: True if they do."""
-    i = first
-    for _ in range(spins):
-        while i < first + count and _load_acquire(flags, i) == value:
-            i += 1
-        if i == first + count:
-            return True
-        _pause()
-    return False
+    @numba.njit(nogil=True, cache=True)
+    def _spin_until_done(flags: np.ndarray, first: int, count: int, value: int, spins: int) -> bool:
+        """Spin (without the GIL) until ``flags[first:first + count]`` all equal ``value``, at most
+        ``spins`` times: True if they do."""
+        i = first
+        for _ in range(spins):
+            while i < first + count and _load_acquire(flags, i) == value:
+                i += 1
+            if i == first + count:
+                return True
+            _pause()
+        return False
 
 
 SPIN_SECONDS = 100e-6
