@@ -940,12 +940,8 @@ def step_one(state, obs, out, cards):
     hand = state.hand
     player_cards, banker_cards = hand.player_cards, hand.banker_cards
     player_total, banker_total, winner = hand.player_total, hand.banker_total, hand.winner
-    natural, player_pair, banker_pair, shuffled = (
-        hand.natural,
-        hand.player_pair,
-        hand.banker_pair,
-        hand.shuffled,
-    )
+    natural, shuffled = hand.natural, hand.shuffled
+    player_pair, banker_pair = hand.player_pair, hand.banker_pair
     n_bets = stakes.shape[2]
     for j in range(n_bets):
         out[j] = stakes[0, 0, j]
