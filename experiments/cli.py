@@ -268,19 +268,28 @@ def cmd_simulate(args: argparse.Namespace) -> dict:
 
 # ----------------------------------------------------------------------------------------- bench
 def cmd_bench(args: argparse.Namespace) -> dict:
-    """Throughput of the engine, the exact calculator and the environments, idle and (--load) beside one
+    """Throughput of the engine, the exact calculator and the environments, idle and (--busy) beside one
     busy process per core; --rl adds SB3 PPO on this env against PPO on CartPole-v1 (needs the rl
-    extra). Figures and side-by-side ratios of one run."""
+    extra). Figures and side-by-side ratios of one run; --save-baseline FILE keeps them, and a later
+    run with --baseline FILE prints each figure with its ratio to the kept one (code before a change)."""
     import importlib
 
     from pb_gym import bench
 
+    baseline = None
+    if args.baseline:
+        try:
+            baseline = bench.load_baseline(args.baseline)
+        except (OSError, ValueError) as error:
+            raise UsageError(f"--baseline: {error}") from None
     figures = bench.run(quick=args.quick, load=args.load)
     if args.rl:  # torch: only the top layer may import it
         rl = importlib.import_module("pb_gym.experiments.bench_rl")
         figures["rl"] = rl.run(quick=args.quick, load=args.load)
+    if args.save_baseline:
+        bench.save_baseline(figures, args.save_baseline)
     if not args.json:
-        bench.print_figures(figures)
+        bench.print_figures(figures, baseline)
         if args.rl:
             rl.print_figures(figures["rl"])
     return figures
@@ -695,9 +704,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--quick", action="store_true", help="short timings (smoke test)")
     bench.add_argument(
+        "--busy",
         "--load",
+        dest="load",
         action="store_true",
-        help="measure again beside one busy process per core (a loaded machine)",
+        help="measure again beside one busy process per core that the bench starts (a loaded machine)",
+    )
+    bench.add_argument(
+        "--save-baseline",
+        default=None,
+        metavar="FILE",
+        help="also write the figures as JSON to FILE (the code before a change)",
+    )
+    bench.add_argument(
+        "--baseline",
+        default=None,
+        metavar="FILE",
+        help="print each figure with its ratio to those of FILE (written by --save-baseline)",
     )
     bench.add_argument(
         "--rl",

@@ -4,8 +4,9 @@ timed unit tests: machines are shared and noisy, and a ratio measured in one run
 What is measured, under each condition (``idle``; with ``load=True`` also ``busy``: one busy process
 per core running beside the benchmark, as SB3's torch threads or a user's other jobs do):
 
-* the engine at several batch sizes (1 table to 65,536), on all threads and on one thread, and the
-  plain one-table Python loop it replaces;
+* the engine at several batch sizes (1 table to 65,536), on all threads and on one thread, beside a
+  plain numpy dealer of the same batch in lockstep (:class:`pb_gym.reference.LockstepDealer`) and
+  the plain one-table Python loop;
 * the exact calculator (compositions per second);
 * the single environment (``gym.make``, one table) against Gymnasium's ``Blackjack-v1``;
 * the native vector environment (4,096 tables) on all threads and on one thread, against Gymnasium's
@@ -13,11 +14,16 @@ per core running beside the benchmark, as SB3's torch threads or a user's other 
 
 The reinforcement-learning figures (SB3 PPO on this environment against PPO on ``CartPole-v1``) need
 torch, which the core never imports: they live in :mod:`experiments.bench_rl` (``pb-gym bench --rl``).
+
+The figures of a run can be saved (:func:`save_baseline`, ``pb-gym bench --save-baseline FILE``) and
+a later run, of other code on the same machine, printed with its ratio to them (``--baseline FILE``):
+the code before a change against the code after it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -28,7 +34,7 @@ import numpy as np
 
 from pb_gym import engine, exact, threads
 from pb_gym import rules as R
-from pb_gym.reference import ReferenceTable
+from pb_gym.reference import LockstepDealer, ReferenceTable
 
 BATCH_SIZES: tuple[int, ...] = (1, 256, 4096, 65536)
 
@@ -75,6 +81,13 @@ def engine_hands_per_s(rules: R.Rules, n_tables: int, seconds: float = 1.0) -> f
     state = engine.init(rules, n_tables, seed=0)
     out = engine.HandResult.empty(n_tables)
     return _rate(lambda: engine.deal(rules, state, out), n_tables, seconds)
+
+
+def lockstep_hands_per_s(rules: R.Rules, n_tables: int, seconds: float = 1.0) -> float:
+    """Hands per second of the plain numpy dealer in lockstep (:class:`pb_gym.reference.LockstepDealer`)
+    over ``n_tables`` tables."""
+    dealer = LockstepDealer(rules, n_tables, seed=0)
+    return _rate(dealer.deal, n_tables, seconds)
 
 
 def python_loop_hands_per_s(rules: R.Rules, seconds: float = 1.0) -> float:
@@ -148,6 +161,7 @@ def _condition(quick: bool, seconds: float) -> dict:
     by_batch = {str(n): engine_hands_per_s(rules, n, seconds) for n in BATCH_SIZES}
     with thread_count(1):
         one_thread = {str(n): engine_hands_per_s(rules, n, seconds) for n in BATCH_SIZES}
+    lockstep = {str(n): lockstep_hands_per_s(rules, n, seconds) for n in BATCH_SIZES}
     best = max(by_batch, key=lambda k: by_batch[k])
     python_loop = python_loop_hands_per_s(rules, seconds)
     figures: dict = {
@@ -156,6 +170,8 @@ def _condition(quick: bool, seconds: float) -> dict:
         "engine_hands_per_s_by_batch": by_batch,
         "engine_one_thread_hands_per_s_by_batch": one_thread,
         "engine_vs_one_thread_by_batch": {k: by_batch[k] / one_thread[k] for k in by_batch},
+        "lockstep_hands_per_s_by_batch": lockstep,
+        "engine_vs_lockstep_by_batch": {k: by_batch[k] / lockstep[k] for k in by_batch},
         "python_loop_hands_per_s": python_loop,
         "engine_vs_python_loop": by_batch[best] / python_loop,
         "exact_compositions_per_s": exact_compositions_per_s(2000 if quick else 20000, seconds),
@@ -196,10 +212,38 @@ def run(quick: bool = False, load: bool = False) -> dict:
     return figures
 
 
-def print_figures(figures: dict) -> None:
-    """The figures of :func:`run` as a readable report (idle and, if measured, busy side by side)."""
+def save_baseline(figures: dict, path: str | os.PathLike) -> None:
+    """Write the figures of :func:`run` as JSON, for a later run's ``baseline`` (:func:`print_figures`)."""
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(figures, file, indent=1)
+        file.write("\n")
+
+
+def load_baseline(path: str | os.PathLike) -> dict:
+    """The figures :func:`save_baseline` wrote (ValueError naming the file if it holds none)."""
+    with open(path, encoding="utf-8") as file:
+        try:
+            figures = json.load(file)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}: not a saved bench (pb-gym bench --save-baseline): {error}") from None
+    if not isinstance(figures, dict) or "engine_hands_per_s_by_batch" not in figures:
+        raise ValueError(f"{path}: not a saved bench (pb-gym bench --save-baseline)")
+    return figures
+
+
+_RATIO = "{:>15.2f}x"
+
+
+def print_figures(figures: dict, baseline: dict | None = None) -> None:
+    """The figures of :func:`run` as a readable report (idle and, if measured, busy side by side);
+    with ``baseline`` (the figures of an earlier run, :func:`load_baseline`), each throughput beside
+    its ratio to the baseline's in the same condition."""
     conditions = [("idle", figures)] + ([("busy", figures["busy"])] if "busy" in figures else [])
-    head = "".join(f"{name:>16}" for name, _ in conditions)
+    before: dict[str, dict] = {}
+    if baseline is not None:
+        before = {"idle": baseline, **({"busy": baseline["busy"]} if "busy" in baseline else {})}
+    width = 27 if before else 16
+    head = "".join(f"{name + (' (x before)' if before else ''):>{width}}" for name, _ in conditions)
     print(
         f"{figures['threads']} engine threads on {figures['cores']} cores"
         + (f"; busy = beside {figures['busy']['busy_processes']} busy processes" if "busy" in figures else "")
@@ -207,7 +251,17 @@ def print_figures(figures: dict) -> None:
     print(f"{'':<52}{head}")
 
     def row(label: str, key: Callable[[dict], float], fmt: str = "{:>16,.0f}") -> None:
-        print(f"{label:<52}" + "".join(fmt.format(key(f)) for _, f in conditions))
+        cells = []
+        for name, f in conditions:
+            cell = fmt.format(key(f))
+            if before:
+                ratio_text = ""
+                if fmt != _RATIO and name in before:
+                    with contextlib.suppress(KeyError, TypeError, ZeroDivisionError):
+                        ratio_text = f"({key(f) / key(before[name]):.2f}x)"
+                cell += f"{ratio_text:>11}"
+            cells.append(cell)
+        print(f"{label:<52}" + "".join(cells))
 
     def per_batch(key: str, batch: str) -> Callable[[dict], float]:
         return lambda f: f[key][batch]
@@ -215,31 +269,33 @@ def print_figures(figures: dict) -> None:
     def per_key(key: str) -> Callable[[dict], float]:
         return lambda f: f[key]
 
-    ratio = "{:>15.2f}x"
     for batch in figures["engine_hands_per_s_by_batch"]:
         row(f"engine, {int(batch):,} tables (hands/s)", per_batch("engine_hands_per_s_by_batch", batch))
         row("  one thread", per_batch("engine_one_thread_hands_per_s_by_batch", batch))
-        row("  all threads / one thread", per_batch("engine_vs_one_thread_by_batch", batch), ratio)
+        row("  all threads / one thread", per_batch("engine_vs_one_thread_by_batch", batch), _RATIO)
+        if "lockstep_hands_per_s_by_batch" in figures:
+            row("  numpy dealer in lockstep", per_batch("lockstep_hands_per_s_by_batch", batch))
+            row("  engine / numpy lockstep", per_batch("engine_vs_lockstep_by_batch", batch), _RATIO)
     row("plain one-table Python loop (hands/s)", lambda f: f["python_loop_hands_per_s"])
-    row("  engine (best batch) / Python loop", lambda f: f["engine_vs_python_loop"], ratio)
+    row("  engine (best batch) / Python loop", lambda f: f["engine_vs_python_loop"], _RATIO)
     row("exact odds (compositions/s)", lambda f: f["exact_compositions_per_s"])
     row("single env, gym.make, 1 table (steps/s)", lambda f: f["single_env_steps_per_s"])
     row("  Blackjack-v1, gym.make (steps/s)", lambda f: f["blackjack_steps_per_s"])
-    row("  single env / Blackjack-v1", lambda f: f["single_env_vs_blackjack"], ratio)
+    row("  single env / Blackjack-v1", lambda f: f["single_env_vs_blackjack"], _RATIO)
     row(
         f"native vector env, {figures['vector_env_n_envs']:,} tables (steps/s)",
         lambda f: f["vector_env_steps_per_s"],
     )
     row("  one thread", lambda f: f["vector_env_one_thread_steps_per_s"])
-    row("  all threads / one thread", lambda f: f["vector_env_vs_one_thread"], ratio)
+    row("  all threads / one thread", lambda f: f["vector_env_vs_one_thread"], _RATIO)
     row(
         f"  SyncVectorEnv of single envs ({figures['sync_vector_env_n_envs']})",
         lambda f: f["sync_vector_env_steps_per_s"],
     )
-    row("  native / SyncVectorEnv", lambda f: f["vector_vs_sync_ratio"], ratio)
+    row("  native / SyncVectorEnv", lambda f: f["vector_vs_sync_ratio"], _RATIO)
     if "expected_reward_steps_per_s" in figures:
         row("native vector env, reward='expected' (steps/s)", lambda f: f["expected_reward_steps_per_s"])
-        row("  expected / realized (256 tables, random bets)", lambda f: f["expected_vs_realized"], ratio)
+        row("  expected / realized (256 tables, random bets)", lambda f: f["expected_vs_realized"], _RATIO)
     if "task" in figures:
         n = figures["task_n_envs"]
         for name, label in (("random", "random bets"), ("one_in_8", "a bet at 1 table in 8")):
@@ -247,6 +303,6 @@ def print_figures(figures: dict) -> None:
             for key, text, fmt in (
                 (f"task_realized_{name}_steps_per_s", "reward='realized' (steps/s)", "{:>16,.0f}"),
                 (f"task_expected_{name}_steps_per_s", "reward='expected' (steps/s)", "{:>16,.0f}"),
-                (f"task_expected_vs_realized_{name}", "expected / realized", ratio),
+                (f"task_expected_vs_realized_{name}", "expected / realized", _RATIO),
             ):
                 row(f"  {text}", per_key(key), fmt)

@@ -28,11 +28,13 @@ from typing import Any
 
 import numba
 import numpy as np
+from numba.core import types
+from numba.experimental import structref
 
 from pb_gym import memory, progress
 from pb_gym import rules as R
 from pb_gym.rules import Rules
-from pb_gym.threads import parallel_for
+from pb_gym.threads import parallel_for, run_rows
 
 _U64 = np.uint64
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -44,94 +46,136 @@ _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
 _N_RANKS = R.N_RANKS  # card codes 1..13, ranks 0..12
 _POINTS = 10  # a hand's total is the sum of its card values modulo 10
 _NATURAL = R.NATURAL_MIN  # a two-card 8 or 9
-_NO_THIRD = R.NO_THIRD_CARD  # the banker tableau's column when the player stood
 _MAX_CARDS = 3  # cards a hand can hold
 _HAND_CARDS = 6  # the most cards one hand takes from the shoe
 
+# A hand's whole course (third cards, final totals, outcome, winner, natural) is a function of its two
+# two-card totals and the values of the next two cards in the shoe: 10 x 10 x 10 x 10 cases, looked up
+# in one 20 KB table (it stays in the first-level cache) instead of three unpredictable branches.
+# Each entry packs its fields into 16 bits at these shifts:
+_AT_PLAYER_TOTAL = 0  # 4 bits: the player's final total
+_AT_BANKER_TOTAL = 4  # 4 bits: the banker's final total
+_AT_OUTCOME = 8  # 3 bits: the outcome class (pb_gym.rules.OUTCOMES)
+_AT_PLAYER_DRAWS = 11  # 1 bit: the player drew a third card (the 5th card of the hand)
+_AT_BANKER_DRAWS = 12  # 1 bit: the banker drew one (the 6th card if the player drew, else the 5th)
+_AT_NATURAL = 13  # 1 bit: either hand had a natural
+_AT_WINNER = 14  # 2 bits: pb_gym.rules.WINNERS
+
+
+def _hand_table() -> np.ndarray:
+    """``HAND_TABLE[((player_total * 10 + banker_total) * 10 + v5) * 10 + v6]`` for the two-card totals
+    and the values ``v5``, ``v6`` of the two cards after the first four: the packed course of the hand,
+    from the drawing rules and outcome classes of :mod:`pb_gym.rules`."""
+    pt2, bt2, v5, v6 = np.indices((_POINTS,) * 4).reshape(4, -1)
+    natural = (pt2 >= _NATURAL) | (bt2 >= _NATURAL)
+    player_draws = ~natural & R.PLAYER_DRAWS[pt2]
+    player = np.where(player_draws, (pt2 + v5) % _POINTS, pt2)
+    column = np.where(player_draws, v5, R.NO_THIRD_CARD)
+    banker_draws = ~natural & R.BANKER_TABLEAU[bt2, column]
+    banker_card = np.where(player_draws, v6, v5)
+    banker = np.where(banker_draws, (bt2 + banker_card) % _POINTS, bt2)
+    outcome = R.OUTCOME_TABLE[player, banker, player_draws.astype(int), banker_draws.astype(int)]
+    winner = R.OUTCOME_WINNER[outcome]
+    packed = (
+        (player << _AT_PLAYER_TOTAL)
+        | (banker << _AT_BANKER_TOTAL)
+        | (outcome.astype(np.int64) << _AT_OUTCOME)
+        | (player_draws.astype(np.int64) << _AT_PLAYER_DRAWS)
+        | (banker_draws.astype(np.int64) << _AT_BANKER_DRAWS)
+        | (natural.astype(np.int64) << _AT_NATURAL)
+        | (winner.astype(np.int64) << _AT_WINNER)
+    )
+    return packed.astype(np.uint16)
+
+
+HAND_TABLE = _hand_table()
+"""The packed course of a hand by its two-card totals and next two card values (:func:`_hand_table`)."""
+_VALUES = R.CARD_VALUES.astype(np.intp)  # a card code's value (0 for no card), as an index
+
 
 @numba.njit(inline="always")
-def _next_u64(rng: np.ndarray, t: int) -> np.uint64:
-    """splitmix64: one table's counter-based stream (explicit state, deterministic in parallel)."""
-    z = rng[t] + _GOLDEN
-    rng[t] = z
+def _mix(z: np.uint64) -> np.uint64:
+    """splitmix64's output function of a counter value."""
     z = (z ^ (z >> _U64(30))) * _MIX1
     z = (z ^ (z >> _U64(27))) * _MIX2
     return z ^ (z >> _U64(31))
 
 
-@numba.njit(inline="always")
-def _below(rng: np.ndarray, t: int, n: int) -> int:
-    """A uniform integer in [0, n) (53-bit float method: bias below 1e-13 for a shoe's size)."""
-    return int(float(_next_u64(rng, t) >> _U64(11)) * _TO_UNIT * n)
+@numba.njit(cache=True, nogil=True, inline="always")
+def new_shoe(t, shoe, start, burn):
+    """Shuffle the cards below ``start`` of table ``t`` of a :class:`ShoeView` (cards above are a
+    stacked top), then burn with ``burn``.
 
-
-@numba.njit(cache=True)
-def _new_shoe(t, shoe, position, counts, unseen, rng, full_counts, start, burn, burn_counts):
-    """Shuffle the cards below ``start`` of table ``t`` (cards above are a stacked top), then burn."""
-    n_cards = shoe.shape[1]
+    Each table's stream is splitmix64 over a counter (``rng[t]``, advanced by the golden gamma per
+    draw): the Fisher-Yates swap of position ``i`` takes ``start + floor(u * (i - start + 1))`` with
+    ``u`` the draw's top 53 bits as a fraction. The draws of a shuffle do not depend on each other,
+    so they are computed first in a loop the compiler vectorizes, then the swaps run."""
+    cards = shoe.shoe
+    counts = shoe.counts
+    unseen = shoe.unseen
+    rng = shoe.rng
+    n_cards = cards.shape[1]
+    per_rank = n_cards // _N_RANKS
     if start == 0:
         k = 0
         for r in range(_N_RANKS):
-            for _ in range(full_counts[r]):
-                shoe[t, k] = r + 1
+            for _ in range(per_rank):
+                cards[t, k] = r + 1
                 k += 1
-    # Fisher-Yates over positions start..n_cards-1
-    for i in range(n_cards - 1, start, -1):
-        j = start + _below(rng, t, i - start + 1)
-        tmp = shoe[t, i]
-        shoe[t, i] = shoe[t, j]
-        shoe[t, j] = tmp
+    n_draws = max(n_cards - 1 - start, 0)
+    draws = np.empty(n_draws, dtype=np.int32)
+    seed = rng[t]
+    for k in range(n_draws):  # draw k swaps position n_cards - 1 - k
+        z = _mix(seed + _U64(k + 1) * _GOLDEN)
+        draws[k] = start + np.int32(float(z >> _U64(11)) * _TO_UNIT * (n_cards - start - k))
+    rng[t] = seed + _U64(n_draws) * _GOLDEN
+    for k in range(n_draws):
+        i = n_cards - 1 - k
+        j = draws[k]
+        tmp = cards[t, i]
+        cards[t, i] = cards[t, j]
+        cards[t, j] = tmp
     for r in range(_N_RANKS):
-        counts[t, r] = full_counts[r]
-        unseen[t, r] = full_counts[r]
+        counts[t, r] = per_rank
+        unseen[t, r] = per_rank
     pos = 0
     if burn:
-        first = shoe[t, 0] - 1
+        first = cards[t, 0] - 1
         counts[t, first] -= 1
         unseen[t, first] -= 1  # turned face up: seen
         pos = 1
-        for _ in range(burn_counts[first]):
-            counts[t, shoe[t, pos] - 1] -= 1  # burned face down: gone, but not seen
+        for _ in range(R.BURN_COUNTS[first]):
+            counts[t, cards[t, pos] - 1] -= 1  # burned face down: gone, but not seen
             pos += 1
-    position[t] = pos
+    shoe.position[t] = pos
 
 
 @numba.njit(cache=True, nogil=True)
-def _deal_kernel(
-    start,
-    stop,
-    active,
-    shoe,
-    position,
-    counts,
-    unseen,
-    hands_in_shoe,
-    shoes_started,
-    cut_hands,
-    rng,
-    cut_position,
-    hand_after_cut,
-    burn,
-    full_counts,
-    burn_counts,
-    card_values,
-    player_draws,
-    banker_tableau,
-    outcome_table,
-    outcome_winner,
-    player_cards,
-    banker_cards,
-    player_total,
-    banker_total,
-    player_ncards,
-    banker_ncards,
-    outcome,
-    winner,
-    natural,
-    player_pair,
-    banker_pair,
-    shuffled,
-):
+def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C901
+    """Deal one hand at every table ``t`` of ``start..stop-1`` where ``active[t]``, from a
+    :class:`ShoeView` into a :class:`HandView` (tables sitting out get an empty result row and keep
+    their state); a table whose cut card has come out reshuffles first (after one more hand with
+    ``hand_after_cut``). The caller has checked the rows (:func:`check_rows`): this trusts them."""
+    cards = shoe.shoe
+    position = shoe.position
+    counts = shoe.counts
+    unseen = shoe.unseen
+    hands_in_shoe = shoe.hands_in_shoe
+    shoes_started = shoe.shoes_started
+    cut_hands = shoe.cut_hands
+    cut_position = shoe.cut_position
+    player_cards = hand.player_cards
+    banker_cards = hand.banker_cards
+    player_total = hand.player_total
+    banker_total = hand.banker_total
+    player_ncards = hand.player_ncards
+    banker_ncards = hand.banker_ncards
+    outcome = hand.outcome
+    winner = hand.winner
+    natural = hand.natural
+    player_pair = hand.player_pair
+    banker_pair = hand.banker_pair
+    shuffled = hand.shuffled
     for t in range(start, stop):
         if not active[t]:  # a table sitting this hand out: untouched state, an empty result row
             for k in range(_MAX_CARDS):
@@ -156,61 +200,74 @@ def _deal_kernel(
             else:
                 reshuffle = True
         if reshuffle:
-            _new_shoe(t, shoe, position, counts, unseen, rng, full_counts, 0, burn, burn_counts)
+            new_shoe(t, shoe, 0, burn)
             hands_in_shoe[t] = 0
             shoes_started[t] += 1
             cut_hands[t] = 0
         shuffled[t] = reshuffle
         pos = position[t]
-        p1 = shoe[t, pos]
-        b1 = shoe[t, pos + 1]
-        p2 = shoe[t, pos + 2]
-        b2 = shoe[t, pos + 3]
-        pos += 4
-        pt = (card_values[p1] + card_values[p2]) % _POINTS
-        bt = (card_values[b1] + card_values[b2]) % _POINTS
-        p3 = 0
-        b3 = 0
-        if pt < _NATURAL and bt < _NATURAL:  # no natural: the drawing rules apply
-            column = _NO_THIRD
-            if player_draws[pt]:
-                p3 = shoe[t, pos]
-                pos += 1
-                column = card_values[p3]
-                pt = (pt + column) % _POINTS
-            if banker_tableau[bt, column]:
-                b3 = shoe[t, pos]
-                pos += 1
-                bt = (bt + card_values[b3]) % _POINTS
-        position[t] = pos
+        p1 = np.intp(cards[t, pos])
+        b1 = np.intp(cards[t, pos + 1])
+        p2 = np.intp(cards[t, pos + 2])
+        b2 = np.intp(cards[t, pos + 3])
+        c5 = np.intp(cards[t, pos + 4])  # the player's third card if the player draws
+        c6 = np.intp(cards[t, pos + 5])
+        pt = _VALUES[p1] + _VALUES[p2]
+        bt = _VALUES[b1] + _VALUES[b2]
+        pt = pt - _POINTS if pt >= _POINTS else pt
+        bt = bt - _POINTS if bt >= _POINTS else bt
+        e = np.intp(HAND_TABLE[((pt * _POINTS + bt) * _POINTS + _VALUES[c5]) * _POINTS + _VALUES[c6]])
+        pd = (e >> _AT_PLAYER_DRAWS) & 1
+        bd = (e >> _AT_BANKER_DRAWS) & 1
+        cb = c6 if pd else c5  # the banker's third card if the banker draws
+        position[t] = pos + 4 + pd + bd
         hands_in_shoe[t] += 1
-        pn = 3 if p3 != 0 else 2
-        bn = 3 if b3 != 0 else 2
         player_cards[t, 0] = p1
         player_cards[t, 1] = p2
-        player_cards[t, 2] = p3
+        player_cards[t, 2] = c5 if pd else 0
         banker_cards[t, 0] = b1
         banker_cards[t, 1] = b2
-        banker_cards[t, 2] = b3
-        for card in (p1, p2, b1, b2):
-            counts[t, card - 1] -= 1
-            unseen[t, card - 1] -= 1
-        if p3 != 0:
-            counts[t, p3 - 1] -= 1
-            unseen[t, p3 - 1] -= 1
-        if b3 != 0:
-            counts[t, b3 - 1] -= 1
-            unseen[t, b3 - 1] -= 1
-        player_total[t] = pt
-        banker_total[t] = bt
-        player_ncards[t] = pn
-        banker_ncards[t] = bn
-        o = outcome_table[pt, bt, pn - 2, bn - 2]
-        outcome[t] = o
-        winner[t] = outcome_winner[o]
-        natural[t] = pn == 2 and bn == 2 and (pt >= _NATURAL or bt >= _NATURAL)
+        banker_cards[t, 2] = cb if bd else 0
+        counts[t, p1 - 1] -= 1
+        unseen[t, p1 - 1] -= 1
+        counts[t, p2 - 1] -= 1
+        unseen[t, p2 - 1] -= 1
+        counts[t, b1 - 1] -= 1
+        unseen[t, b1 - 1] -= 1
+        counts[t, b2 - 1] -= 1
+        unseen[t, b2 - 1] -= 1
+        counts[t, c5 - 1] -= pd
+        unseen[t, c5 - 1] -= pd
+        counts[t, cb - 1] -= bd
+        unseen[t, cb - 1] -= bd
+        player_total[t] = (e >> _AT_PLAYER_TOTAL) & 15
+        banker_total[t] = (e >> _AT_BANKER_TOTAL) & 15
+        player_ncards[t] = 2 + pd
+        banker_ncards[t] = 2 + bd
+        outcome[t] = (e >> _AT_OUTCOME) & 7
+        winner[t] = (e >> _AT_WINNER) & 3
+        natural[t] = (e >> _AT_NATURAL) & 1
         player_pair[t] = p1 == p2
         banker_pair[t] = b1 == b2
+
+
+DEAL_BLOCK = 1024
+"""Tables checked and then dealt at a time by :func:`deal_checked_rows`: the check pass brings their rows
+into the cache for the deal (a block's state is some hundreds of kilobytes)."""
+
+
+@numba.njit(cache=True, nogil=True)
+def deal_checked_rows(start, stop, active, shoe, hand, hand_after_cut, burn, per_rank):
+    """:func:`check_rows` then :func:`deal_rows` over ``start..stop-1``, :data:`DEAL_BLOCK` tables at a
+    time: returns ``(table, problem)`` of the first unusable table (its block and the blocks after it
+    are not dealt), or ``(-1, 0)``."""
+    for first in range(start, stop, DEAL_BLOCK):
+        last = min(first + DEAL_BLOCK, stop)
+        table, problem = check_rows(first, last, shoe, hand_after_cut, per_rank)
+        if table >= 0:
+            return table, problem
+        deal_rows(first, last, active, shoe, hand, hand_after_cut, burn)
+    return -1, 0
 
 
 DEAL_MIN_TABLES = 8192
@@ -221,68 +278,64 @@ SHUFFLE_MIN_TABLES = 128
 
 
 @numba.njit(cache=True, nogil=True)
-def _init_kernel(start, stop, shoe, position, counts, unseen, rng, full_counts, stack_len, burn, burn_counts):
+def _init_rows(start, stop, shoe, stack_len, burn):
     for t in range(start, stop):
-        _new_shoe(t, shoe, position, counts, unseen, rng, full_counts, stack_len, burn, burn_counts)
+        new_shoe(t, shoe, stack_len, burn)
 
 
 @numba.njit(cache=True, nogil=True)
-def _shuffle_kernel(
-    start,
-    stop,
-    tables,
-    shoe,
-    position,
-    counts,
-    unseen,
-    hands_in_shoe,
-    shoes_started,
-    cut_hands,
-    rng,
-    full_counts,
-    burn,
-    burn_counts,
-):
+def _shuffle_rows(start, stop, tables, shoe, burn):
     for i in range(start, stop):
         t = tables[i]
-        _new_shoe(t, shoe, position, counts, unseen, rng, full_counts, 0, burn, burn_counts)
-        hands_in_shoe[t] = 0
-        shoes_started[t] += 1
-        cut_hands[t] = 0
+        new_shoe(t, shoe, 0, burn)
+        shoe.hands_in_shoe[t] = 0
+        shoe.shoes_started[t] += 1
+        shoe.cut_hands[t] = 0
 
 
-@numba.njit(cache=True)
-def _check_tables_kernel(
-    start, stop, shoe, position, counts, unseen, cut_hands, cut_position, hand_after_cut, per_rank
-):
-    """The first table of ``start..stop-1`` whose state the deal kernel could not use safely, and why
-    (a key of ``_TABLE_PROBLEMS``), or (-1, 0).
+@numba.njit(cache=True, nogil=True)
+def check_rows(start, stop, shoe, hand_after_cut, per_rank):  # noqa: C901
+    """The first table of ``start..stop-1`` of a :class:`ShoeView` whose state :func:`deal_rows` could
+    not use safely, and why (a key of ``TABLE_PROBLEMS``), or (-1, 0).
 
-    The deal kernel trusts what it reads: a position past the shoe or a card code outside 1..13
-    would make it read or write outside its arrays. A first pass, free of branches, only says whether
-    anything is wrong (the loads of the tables' next cards then overlap instead of waiting for each
-    other: the pass costs a fraction of the deal); only then does a second find the table and why."""
-    n_cards = shoe.shape[1]
-    bad = False
-    for t in range(start, stop):  # two loops: each alone compiles to vector code, together not
+    The deal trusts what it reads: a position past the shoe or a card code outside 1..13 would make
+    it read or write outside its arrays. First passes free of branches only say whether anything is
+    wrong (each compiles to vector code: the counts as one flat run of numbers, the rows' sums, the
+    next hand's cards); only then does a last pass find the table and why."""
+    cards = shoe.shoe
+    position = shoe.position
+    counts = shoe.counts
+    unseen = shoe.unseen
+    cut_hands = shoe.cut_hands
+    cut_position = shoe.cut_position
+    n_cards = cards.shape[1]
+    # the rows as one flat run from index 0 (C-contiguous: checked when the state is built; a loop
+    # from 0 over a slice compiles to vector code, one from start * 13 did not)
+    flat_counts = counts.reshape(-1)[start * _N_RANKS : stop * _N_RANKS]
+    flat_unseen = unseen.reshape(-1)[start * _N_RANKS : stop * _N_RANKS]
+    signs = 0  # negative once any count is negative, above its unseen count or above a full shoe
+    for i in range(flat_counts.shape[0]):
+        c = flat_counts[i]
+        u = flat_unseen[i]
+        signs |= c | (u - c) | (per_rank - u)
+    bad = signs < 0
+    for t in range(start, stop):
         left = 0
         for r in range(_N_RANKS):
-            c = counts[t, r]
-            u = unseen[t, r]
-            bad |= (c < 0) | (c > u) | (u > per_rank)
-            left += c
-        bad |= left != n_cards - position[t]
-    for t in range(start, stop):
+            left += counts[t, r]
         pos = position[t]
-        bad |= (pos < 0) | (pos > n_cards)
+        bad |= (left != n_cards - pos) | (pos < 0) | (pos > n_cards)
         deals = (pos < cut_position) | (hand_after_cut & (cut_hands[t] == 0))  # else reshuffles
         bad |= deals & (pos + _HAND_CARDS > n_cards)
+    for t in range(start, stop):
+        pos = position[t]
+        deals = (pos < cut_position) | (hand_after_cut & (cut_hands[t] == 0))
         first = min(max(pos, 0), n_cards - _HAND_CARDS)  # in bounds whatever the position
-        low = shoe[t, first]
+        low = cards[t, first]
         high = low
         for k in range(first + 1, first + _HAND_CARDS):
-            low = min(low, shoe[t, k])
-            high = max(high, shoe[t, k])
+            low = min(low, cards[t, k])
+            high = max(high, cards[t, k])
         bad |= deals & ((low < 1) | (high > _N_RANKS))
     if not bad:
         return -1, 0
@@ -301,12 +354,12 @@ def _check_tables_kernel(
             if pos + _HAND_CARDS > n_cards:
                 return t, 4
             for k in range(pos, pos + _HAND_CARDS):
-                if shoe[t, k] < 1 or shoe[t, k] > _N_RANKS:
+                if cards[t, k] < 1 or cards[t, k] > _N_RANKS:
                     return t, 5
     return -1, 0
 
 
-_TABLE_PROBLEMS = {
+TABLE_PROBLEMS = {
     1: "its position is outside the shoe",
     2: "its counts by rank are negative, above the unseen counts or above a full shoe",
     3: "its counts by rank do not add up to the cards left behind its position",
@@ -319,11 +372,12 @@ SHOE_MISMATCH = 6
 :func:`check_state` per call test it themselves: :func:`pb_gym.session.play_rows`)."""
 
 
-def _array_fields(*fields: tuple[str, type, int]) -> tuple[tuple[str, np.dtype, int], ...]:
+def array_fields(*fields: tuple[str, type, int]) -> tuple[tuple[str, np.dtype, int], ...]:
+    """``(name, dtype, dimensions)`` of each array field of a :class:`CheckedArrays` class."""
     return tuple((name, np.dtype(dtype), ndim) for name, dtype, ndim in fields)
 
 
-_STATE_ARRAYS = _array_fields(
+STATE_ARRAYS = array_fields(
     ("shoe", np.uint8, 2),
     ("position", np.int32, 1),
     ("counts", np.int16, 2),
@@ -334,7 +388,7 @@ _STATE_ARRAYS = _array_fields(
     ("rng", np.uint64, 1),
 )
 """(name, dtype, dimensions) of each array of a :class:`ShoeState`, as :func:`init` makes them."""
-_RESULT_ARRAYS = _array_fields(
+RESULT_ARRAYS = array_fields(
     ("player_cards", np.uint8, 2),
     ("banker_cards", np.uint8, 2),
     ("player_total", np.uint8, 1),
@@ -351,8 +405,38 @@ _RESULT_ARRAYS = _array_fields(
 """(name, dtype, dimensions) of each array of a :class:`HandResult`, as :meth:`HandResult.empty`."""
 
 
-def _check_arrays(owner: str, obj: object, fields: tuple, n: int, width: dict[str, int]) -> None:
-    """Every array field of ``obj`` has its dtype, ``n`` rows and (2-D ones) the given width."""
+@structref.register
+class _ShoeViewType(types.StructRef):
+    def preprocess_fields(self, fields: Any) -> tuple:
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class ShoeView(structref.StructRefProxy):
+    """A :class:`ShoeState`'s arrays (and ``cut_position``) as the kernels take them: one compiled
+    object whose fields are read by name (``shoe.position``), never by place. Made by
+    :attr:`ShoeState.view`."""
+
+
+@structref.register
+class _HandViewType(types.StructRef):
+    def preprocess_fields(self, fields: Any) -> tuple:
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class HandView(structref.StructRefProxy):
+    """A :class:`HandResult`'s arrays as the kernels take them (fields read by name). Made by
+    :attr:`HandResult.view`."""
+
+
+SHOE_VIEW_FIELDS = tuple(name for name, _, _ in STATE_ARRAYS) + ("cut_position",)
+HAND_VIEW_FIELDS = tuple(name for name, _, _ in RESULT_ARRAYS)
+structref.define_proxy(ShoeView, _ShoeViewType, list(SHOE_VIEW_FIELDS))
+structref.define_proxy(HandView, _HandViewType, list(HAND_VIEW_FIELDS))
+
+
+def check_arrays(owner: str, obj: object, fields: tuple, n: int, width: dict[str, int]) -> None:
+    """Every array field of ``obj`` has its dtype, ``n`` rows and (2-D ones) the given width;
+    ValueError naming ``owner.field`` otherwise."""
     for name, dtype, ndim in fields:
         array = getattr(obj, name)
         shape = (n, width[name]) if ndim == 2 else (n,)
@@ -396,40 +480,39 @@ def check_state(rules: Rules, state: ShoeState, deals: bool = True) -> None:
             "it was made for (engine.init)"
         )
     if deals:
-        table, problem = _check_tables_kernel(0, state.shoe.shape[0], *_table_check_args(rules, state))
-        _raise_table_problem(table, problem)
+        table, problem = check_rows(
+            0, state.n_tables, state.view, bool(rules.hand_after_cut), _per_rank(rules)
+        )
+        raise_table_problem(table, problem)
 
 
-def _table_check_args(rules: Rules, state: ShoeState) -> tuple:
-    """The arguments of :func:`_check_tables_kernel` after its range."""
-    return (
-        state.shoe,
-        state.position,
-        state.counts,
-        state.unseen,
-        state.cut_hands,
-        state.cut_position,
-        bool(rules.hand_after_cut),
-        R.CARDS_PER_RANK_PER_DECK * rules.decks,
-    )
-
-
-def _raise_table_problem(table: int, problem: int) -> None:
+def raise_table_problem(table: int, problem: int) -> None:
+    """Raise the ValueError of :func:`check_rows`'s ``(table, problem)`` (nothing for ``table < 0``)."""
     if table >= 0:
         raise ValueError(
-            f"the state of table {table} is inconsistent: {_TABLE_PROBLEMS[problem]} "
+            f"the state of table {table} is inconsistent: {TABLE_PROBLEMS[problem]} "
             "(was it changed by hand, or made for other Rules?)"
         )
 
 
-class _CheckedArrays:
-    """Base of the engine's array dataclasses: the dtypes and shapes of their arrays are checked when
-    one is built and whenever an array is replaced, so that the kernels can trust them."""
+class CheckedArrays:
+    """Base of the array dataclasses the kernels take (the engine's, the session's): the dtypes and
+    shapes of their arrays are checked when one is built and whenever an array is replaced, so that
+    the kernels can trust them.
 
+    ``version`` counts the arrays replaced in this object, and each counter given to :meth:`watch`
+    (a session's) moves with it: code that keeps its arrays (a :attr:`view`,
+    :meth:`pb_gym.session.Session.structs`) rebuilds them when it moves. A class with a ``_VIEW`` (a
+    structref proxy whose fields are the ``_VIEW_FIELDS``) hands the kernels that one compiled object
+    (:attr:`view`), made on first use and again after a replacement."""
+
+    __slots__ = ("__dict__", "__weakref__", "_version", "_view", "_watchers")  # (not in vars())
+    _version: int
+    _view: Any
+    _watchers: tuple[list[int], ...]
     _FIELDS: tuple = ()  # (name, dtype, ndim) of each array field, the first one giving n
-    generation = 0
-    """Counts the arrays replaced in any object of these classes since start-up: code that keeps
-    tuples of their arrays (:meth:`pb_gym.session.Session.structs`) rebuilds them when it moves."""
+    _VIEW: Any = None
+    _VIEW_FIELDS: tuple[str, ...] = ()
 
     def _widths(self) -> dict[str, int]:
         raise NotImplementedError
@@ -441,18 +524,60 @@ class _CheckedArrays:
                 f"{type(self).__name__}.{self._FIELDS[0][0]} must be a "
                 f"{self._FIELDS[0][2]}-D array with one row per table"
             )
-        _check_arrays(type(self).__name__, self, self._FIELDS, first.shape[0], self._widths())
+        check_arrays(type(self).__name__, self, self._FIELDS, first.shape[0], self._widths())
+        for name, _, _ in self._FIELDS:  # (the kernels read some arrays as one flat run)
+            if not getattr(self, name).flags.c_contiguous:
+                raise ValueError(f"{type(self).__name__}.{name} must be C-contiguous (np.ascontiguousarray)")
 
     def __post_init__(self) -> None:
         self._check()
+        object.__setattr__(self, "_version", 0)
+        object.__setattr__(self, "_view", None)
+        object.__setattr__(self, "_watchers", ())
+
+    def watch(self, counter: list[int]) -> None:
+        """Add one to ``counter[0]`` too whenever an array of this object is replaced."""
+        object.__setattr__(self, "_watchers", (*self._watchers, counter))
+
+    @property
+    def version(self) -> int:
+        """Arrays replaced in this object since it was built."""
+        return self._version
+
+    @property
+    def view(self) -> Any:
+        """The arrays as the kernels take them (one compiled object, fields by name)."""
+        view = self._view
+        if view is None:
+            view = self._VIEW(*(getattr(self, name) for name in self._VIEW_FIELDS))
+            object.__setattr__(self, "_view", view)
+        return view
 
     def __setattr__(self, name: str, value: object) -> None:
         fields = self.__dataclass_fields__  # type: ignore[attr-defined]
         built = next(reversed(fields)) in self.__dict__  # __init__ sets the fields in order
         object.__setattr__(self, name, value)
         if built and name in fields:
+            object.__setattr__(self, "_view", None)
+            object.__setattr__(self, "_version", self._version + 1)
+            for counter in self._watchers:
+                counter[0] += 1
             self._check()
-            _CheckedArrays.generation += 1
+
+    def __getstate__(self) -> dict:
+        # the view is compiled code's: made again on first use (a session's counter in the watchers is
+        # the same list again when the session is in the same pickle or deep copy)
+        return {"fields": dict(self.__dict__), "watchers": self._watchers}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state["fields"])
+        object.__setattr__(self, "_version", 0)
+        object.__setattr__(self, "_view", None)
+        object.__setattr__(self, "_watchers", state["watchers"])
+
+
+def _per_rank(rules: Rules) -> int:
+    return R.CARDS_PER_RANK_PER_DECK * rules.decks
 
 
 def check_result(result: HandResult, n: int) -> None:
@@ -466,7 +591,7 @@ def check_result(result: HandResult, n: int) -> None:
 
 
 @dataclasses.dataclass
-class ShoeState(_CheckedArrays):
+class ShoeState(CheckedArrays):
     """The explicit state of N tables (row ``t`` of every array is table ``t``).
 
     Attributes:
@@ -486,7 +611,9 @@ class ShoeState(_CheckedArrays):
     (ValueError naming the array); :func:`deal` checks the state against its rules.
     """
 
-    _FIELDS = _STATE_ARRAYS
+    _FIELDS = STATE_ARRAYS
+    _VIEW = ShoeView
+    _VIEW_FIELDS = SHOE_VIEW_FIELDS
 
     shoe: np.ndarray
     position: np.ndarray
@@ -521,7 +648,7 @@ class ShoeState(_CheckedArrays):
 
 
 @dataclasses.dataclass
-class HandResult(_CheckedArrays):
+class HandResult(CheckedArrays):
     """One hand at each of N tables. Card codes 1..13 (A..K), 0 = no third card.
 
     Attributes:
@@ -538,7 +665,9 @@ class HandResult(_CheckedArrays):
     when an array is replaced, so that :func:`deal` can write into it (``out=``).
     """
 
-    _FIELDS = _RESULT_ARRAYS
+    _FIELDS = RESULT_ARRAYS
+    _VIEW = HandView
+    _VIEW_FIELDS = HAND_VIEW_FIELDS
 
     def _widths(self) -> dict[str, int]:
         return {"player_cards": 3, "banker_cards": 3}
@@ -656,9 +785,9 @@ def table_bytes(rules: Rules) -> int:
     :class:`HandResult`: what :func:`init` and a :func:`deal` allocate per table."""
     state = sum(
         dtype.itemsize * (rules.n_cards if name == "shoe" else R.N_RANKS if ndim == 2 else 1)
-        for name, dtype, ndim in _STATE_ARRAYS
+        for name, dtype, ndim in STATE_ARRAYS
     )
-    return state + sum(dtype.itemsize * (3 if ndim == 2 else 1) for _, dtype, ndim in _RESULT_ARRAYS)
+    return state + sum(dtype.itemsize * (3 if ndim == 2 else 1) for _, dtype, ndim in RESULT_ARRAYS)
 
 
 def init(
@@ -712,23 +841,7 @@ def init(
         rng=table_seeds(seed, n_tables),
         cut_position=n_cards - rules.cards_behind_cut,
     )
-    parallel_for(
-        n_tables,
-        lambda start, stop: _init_kernel(
-            start,
-            stop,
-            state.shoe,
-            state.position,
-            state.counts,
-            state.unseen,
-            state.rng,
-            full,
-            stack_len,
-            bool(rules.burn),
-            R.BURN_COUNTS,
-        ),
-        SHUFFLE_MIN_TABLES,
-    )
+    run_rows(_init_rows, n_tables, SHUFFLE_MIN_TABLES, state.view, stack_len, bool(rules.burn))
     return state
 
 
@@ -742,8 +855,8 @@ def deal(
     (shoe, random stream) and get an empty result row (no cards, all flags False).
 
     A state that does not fit the rules, or a table whose state is inconsistent (see
-    :func:`check_state`), raises ``ValueError`` before any card of that table is dealt; in a batch
-    dealt on several threads the tables of the other chunks may have been dealt by then.
+    :func:`check_state`), raises ``ValueError`` before any card of that table is dealt; the tables
+    of other blocks (:data:`DEAL_BLOCK`) or chunks (several threads) may have been dealt by then.
     """
     check_state(rules, state, deals=False)  # the per-table checks run with the deal, chunk by chunk
     n = state.n_tables
@@ -756,58 +869,19 @@ def deal(
         active = _all_active(n)
     elif type(active) is not np.ndarray or active.shape != (n,) or active.dtype != np.bool_:
         raise ValueError(f"active must be a boolean mask of shape ({n},)")
-    full_counts = R.full_shoe(rules.decks)
-    hand_after_cut, burn = bool(rules.hand_after_cut), bool(rules.burn)
-
-    check_args = _table_check_args(rules, state)
+    hand_after_cut, burn, per_rank = bool(rules.hand_after_cut), bool(rules.burn), _per_rank(rules)
+    shoe, hand = state.view, result.view
     problems: list[tuple[int, int]] = []
 
-    def deal_rows(start: int, stop: int) -> None:
-        # each chunk checks its tables just before dealing them (the rows are then in cache); a chunk
-        # with an unusable table deals nothing
-        table, problem = _check_tables_kernel(start, stop, *check_args)
-        if table >= 0:
-            problems.append((table, problem))
-            return
-        _deal_kernel(
-            start,
-            stop,
-            active,
-            state.shoe,
-            state.position,
-            state.counts,
-            state.unseen,
-            state.hands_in_shoe,
-            state.shoes_started,
-            state.cut_hands,
-            state.rng,
-            state.cut_position,
-            hand_after_cut,
-            burn,
-            full_counts,
-            R.BURN_COUNTS,
-            R.CARD_VALUES,
-            R.PLAYER_DRAWS,
-            R.BANKER_TABLEAU,
-            R.OUTCOME_TABLE,
-            R.OUTCOME_WINNER,
-            result.player_cards,
-            result.banker_cards,
-            result.player_total,
-            result.banker_total,
-            result.player_ncards,
-            result.banker_ncards,
-            result.outcome,
-            result.winner,
-            result.natural,
-            result.player_pair,
-            result.banker_pair,
-            result.shuffled,
-        )
+    def rows(start: int, stop: int) -> None:
+        # each block of tables is checked just before it is dealt (its rows are then in cache)
+        found = deal_checked_rows(start, stop, active, shoe, hand, hand_after_cut, burn, per_rank)
+        if found[0] >= 0:
+            problems.append(found)
 
-    parallel_for(n, deal_rows, DEAL_MIN_TABLES)
+    parallel_for(n, rows, DEAL_MIN_TABLES)
     if problems:
-        _raise_table_problem(*min(problems))
+        raise_table_problem(*min(problems))
     return state, result
 
 
@@ -836,27 +910,7 @@ def shuffle(
         raise ValueError(f"table indices must be in 0..{state.n_tables - 1}")
     if seed is not None:
         state.rng[index] = table_seeds(seed, index.size)
-    full_counts = R.full_shoe(rules.decks)
-    parallel_for(
-        index.size,
-        lambda start, stop: _shuffle_kernel(
-            start,
-            stop,
-            index,
-            state.shoe,
-            state.position,
-            state.counts,
-            state.unseen,
-            state.hands_in_shoe,
-            state.shoes_started,
-            state.cut_hands,
-            state.rng,
-            full_counts,
-            bool(rules.burn),
-            R.BURN_COUNTS,
-        ),
-        SHUFFLE_MIN_TABLES,
-    )
+    run_rows(_shuffle_rows, index.size, SHUFFLE_MIN_TABLES, index, state.view, bool(rules.burn))
     return state
 
 

@@ -10,6 +10,8 @@ import random
 from collections.abc import Sequence
 from typing import NamedTuple
 
+import numpy as np
+
 from pb_gym import rules as R
 
 
@@ -81,3 +83,66 @@ class ReferenceTable:
                 self.new_shoe()
         hand, self.position = deal_hand(self.shoe, self.position)
         return hand
+
+
+class LockstepDealer:
+    """N tables dealt in lockstep by plain numpy (whole-array passes with masks and fancy indexing, no
+    compiled code): the benchmark's comparison for the compiled engine, on the same rules.
+
+    Each shoe is shuffled with numpy's generator (``Generator.permuted`` along the rows), burned, dealt
+    to the cut card and reshuffled (after one more hand with ``hand_after_cut``), as the engine does;
+    its random stream is numpy's, so its hands are not the engine's. :meth:`deal` returns the
+    player's and banker's cards (0 = no third card), totals and outcome classes of one hand at every
+    table."""
+
+    def __init__(self, rules: R.Rules, n_tables: int, seed: int | None = None) -> None:
+        self.rules = rules
+        self.n = int(n_tables)
+        self.random = np.random.default_rng(seed)
+        per_rank = R.CARDS_PER_RANK_PER_DECK * rules.decks
+        self.sorted_shoe = np.repeat(np.arange(1, R.N_RANKS + 1, dtype=np.intp), per_rank)
+        self.shoe = np.empty((self.n, rules.n_cards), dtype=np.intp)
+        self.position = np.zeros(self.n, dtype=np.intp)
+        self.after_cut = np.zeros(self.n, dtype=np.bool_)
+        self.cut_position = rules.n_cards - rules.cards_behind_cut
+        self.values = R.CARD_VALUES.astype(np.intp)
+        self.burn = R.BURN_COUNTS.astype(np.intp)
+        self.new_shoes(np.arange(self.n))
+
+    def new_shoes(self, tables: np.ndarray) -> None:
+        """Shuffle and burn a fresh shoe at ``tables`` (indices)."""
+        shoes = self.random.permuted(self.sorted_shoe[None, :].repeat(len(tables), axis=0), axis=1)
+        self.shoe[tables] = shoes
+        self.after_cut[tables] = False
+        self.position[tables] = (1 + self.burn[shoes[:, 0] - 1]) if self.rules.burn else 0
+
+    def deal(self) -> tuple:
+        """One hand at every table: ``(player_cards (n, 3), banker_cards (n, 3), player_total,
+        banker_total, outcome)``."""
+        due = self.position >= self.cut_position
+        if self.rules.hand_after_cut:
+            first = due & ~self.after_cut
+            self.after_cut |= first
+            due &= ~first
+        if due.any():
+            self.new_shoes(np.flatnonzero(due))
+        rows = np.arange(self.n)
+        cards = self.shoe[rows[:, None], self.position[:, None] + np.arange(6)]  # the next six cards
+        values = self.values[cards]
+        player_total = (values[:, 0] + values[:, 2]) % 10
+        banker_total = (values[:, 1] + values[:, 3]) % 10
+        natural = (player_total >= R.NATURAL_MIN) | (banker_total >= R.NATURAL_MIN)
+        player_draws = ~natural & R.PLAYER_DRAWS[player_total]
+        column = np.where(player_draws, values[:, 4], R.NO_THIRD_CARD)
+        banker_draws = ~natural & R.BANKER_TABLEAU[banker_total, column]
+        banker_index = np.where(player_draws, 5, 4)
+        player_total = np.where(player_draws, (player_total + values[:, 4]) % 10, player_total)
+        banker_third = cards[rows, banker_index]
+        banker_total = np.where(banker_draws, (banker_total + self.values[banker_third]) % 10, banker_total)
+        player_cards = np.stack([cards[:, 0], cards[:, 2], np.where(player_draws, cards[:, 4], 0)], axis=1)
+        banker_cards = np.stack([cards[:, 1], cards[:, 3], np.where(banker_draws, banker_third, 0)], axis=1)
+        self.position += 4 + player_draws + banker_draws
+        outcome = R.OUTCOME_TABLE[
+            player_total, banker_total, player_draws.astype(np.intp), banker_draws.astype(np.intp)
+        ]
+        return player_cards, banker_cards, player_total, banker_total, outcome

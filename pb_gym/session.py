@@ -203,11 +203,11 @@ class Limits:
 # State
 # --------------------------------------------------------------------------------------------------
 def _fields(*fields: tuple[str, type, int]) -> tuple:
-    return engine._array_fields(*fields)
+    return engine.array_fields(*fields)
 
 
 @dataclasses.dataclass
-class Seats(engine._CheckedArrays):
+class Seats(engine.CheckedArrays):
     """Every seat's state, ``(K seats, N tables, ...)``. Amounts in the session's unit.
 
     Attributes:
@@ -281,7 +281,7 @@ class Seats(engine._CheckedArrays):
 
 
 @dataclasses.dataclass
-class TableRecords(engine._CheckedArrays):
+class TableRecords(engine.CheckedArrays):
     """What each table shows of its past, ``(N, ...)``.
 
     Attributes:
@@ -329,13 +329,13 @@ class TableRecords(engine._CheckedArrays):
 # ---- structs: the tuples of arrays the kernels take ----------------------------------------------
 _SEAT_NAMES = tuple(name for name, _, _ in Seats._FIELDS)
 _RECORD_NAMES = tuple(name for name, _, _ in TableRecords._FIELDS)
-_SHOE_NAMES = tuple(name for name, _, _ in engine._STATE_ARRAYS) + ("cut_position",)
-_HAND_NAMES = tuple(name for name, _, _ in engine._RESULT_ARRAYS)
 seat_struct = operator.attrgetter(*_SEAT_NAMES)
 """``seat_struct(seats)``: the tuple of :class:`Seats` arrays the kernels take."""
 record_struct = operator.attrgetter(*_RECORD_NAMES)
-shoe_struct = operator.attrgetter(*_SHOE_NAMES)
-hand_struct = operator.attrgetter(*_HAND_NAMES)
+shoe_struct = operator.attrgetter("view")
+"""``shoe_struct(state)``: the :class:`pb_gym.engine.ShoeView` of a shoe state (fields by name)."""
+hand_struct = operator.attrgetter("view")
+"""``hand_struct(hand)``: the :class:`pb_gym.engine.HandView` of a hand result (fields by name)."""
 
 
 @functools.lru_cache(maxsize=32)
@@ -344,15 +344,6 @@ def deal_constants(rules: Rules) -> tuple:
     of a full shoe)`` (the drawing rules, card values and outcome classes are module constants of
     :mod:`pb_gym.rules`, compiled into the kernels)."""
     return (bool(rules.hand_after_cut), bool(rules.burn), R.CARDS_PER_RANK_PER_DECK * rules.decks)
-
-
-# the rules' tables, read by the kernels as compile-time constants (numba freezes global arrays)
-_BURN_COUNTS = R.BURN_COUNTS
-_CARD_VALUES = R.CARD_VALUES
-_PLAYER_DRAWS = R.PLAYER_DRAWS
-_BANKER_TABLEAU = R.BANKER_TABLEAU
-_OUTCOME_TABLE = R.OUTCOME_TABLE
-_OUTCOME_WINNER = R.OUTCOME_WINNER
 
 
 # --------------------------------------------------------------------------------------------------
@@ -462,20 +453,11 @@ def place_rows(start, stop, deal, requested, chosen, sticky, seats, limits, sing
 def record_rows(start, stop, deal, hand, records):
     """Fold the hand just dealt at every table of ``start..stop-1`` that dealt into the table's
     records (bead plate, last hand, cards, hand class)."""
-    (
-        player_cards,
-        banker_cards,
-        player_total,
-        banker_total,
-        player_ncards,
-        banker_ncards,
-        _,
-        winner,
-        natural,
-        player_pair,
-        banker_pair,
-        shuffled,
-    ) = hand
+    player_cards, banker_cards = hand.player_cards, hand.banker_cards
+    player_total, banker_total = hand.player_total, hand.banker_total
+    player_ncards, banker_ncards = hand.player_ncards, hand.banker_ncards
+    winner, natural, shuffled = hand.winner, hand.natural, hand.shuffled
+    player_pair, banker_pair = hand.player_pair, hand.banker_pair
     bead, last_hand, last_player, last_banker, hand_class = records
     history = bead.shape[1]
     for t in range(start, stop):
@@ -536,7 +518,7 @@ def settle_rows(  # noqa: C901
         seats
     )
     table_min, table_max, target, floor, max_hands, one_shoe, forced, tol = limits
-    position, cut_hands, cut_position = shoe[1], shoe[6], shoe[8]
+    position, cut_hands, cut_position = shoe.position, shoe.cut_hands, shoe.cut_position
     n_bets = stakes.shape[2]
     for k in range(ended.shape[0]):
         for t in range(start, stop):
@@ -651,64 +633,13 @@ def play_rows(
     first table whose shoe state is unusable (nothing is dealt then), or ``(-1, 0)``. ``sticky``:
     a seat that has ended sits out until reset (else it plays on). ``single``: see
     :func:`place_rows`."""
-    (shoe_cards, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng, cut_position) = shoe
     hand_after_cut, burn, per_rank = deal_consts
-    if shoe_cards.shape[1] != per_rank * R.N_RANKS:  # the kernels would write past it
+    if shoe.shoe.shape[1] != per_rank * R.N_RANKS:  # the kernels would write past it
         return start, SHOE_MISMATCH
-    table, problem = engine._check_tables_kernel(
-        start, stop, shoe_cards, position, counts, unseen, cut_hands, cut_position, hand_after_cut, per_rank
-    )
+    table, problem = engine.check_rows(start, stop, shoe, hand_after_cut, per_rank)
     if table >= 0:
         return table, problem
-    (
-        player_cards,
-        banker_cards,
-        player_total,
-        banker_total,
-        player_ncards,
-        banker_ncards,
-        outcome,
-        winner,
-        natural,
-        player_pair,
-        banker_pair,
-        shuffled,
-    ) = hand
-    engine._deal_kernel(
-        start,
-        stop,
-        deal,
-        shoe_cards,
-        position,
-        counts,
-        unseen,
-        hands_in_shoe,
-        shoes_started,
-        cut_hands,
-        rng,
-        cut_position,
-        hand_after_cut,
-        burn,
-        np.full(R.N_RANKS, per_rank, dtype=np.int64),
-        _BURN_COUNTS,
-        _CARD_VALUES,
-        _PLAYER_DRAWS,
-        _BANKER_TABLEAU,
-        _OUTCOME_TABLE,
-        _OUTCOME_WINNER,
-        player_cards,
-        banker_cards,
-        player_total,
-        banker_total,
-        player_ncards,
-        banker_ncards,
-        outcome,
-        winner,
-        natural,
-        player_pair,
-        banker_pair,
-        shuffled,
-    )
+    engine.deal_rows(start, stop, deal, shoe, hand, hand_after_cut, burn)
     record_rows(start, stop, deal, hand, records)
     settle_rows(
         start,
@@ -795,17 +726,26 @@ class Session:
         self.sticky_ends = bool(sticky_ends)
         self.payoffs = payoffs
         n, k = int(n_tables), int(n_seats)
+        self._changes = [0]  # arrays replaced in this session's state (see version)
         self.shoe = engine.init(rules, n, seed)
         self._hand = engine.HandResult.empty(n)
         self._records = TableRecords.empty(n, int(history))
         self._seats = Seats.empty(k, n, payoffs.shape[1])
         self._seats.bankroll[:] = limits.bankroll
+        for part in (self._hand, self._records, self._seats):
+            part.watch(self._changes)
         self._structs: tuple = ()
-        self._structs_generation = -1
+        self._structs_version = -1
         self._limits = limits.struct()
         self._deal_consts = deal_constants(rules)
         self._all = np.ones(n, dtype=np.bool_)
         self._chosen = np.full((k, n), -1, dtype=np.int64)  # "the largest request" for every seat
+
+    def __getstate__(self) -> dict:
+        """Copies and pickles leave the kernels' structs behind (compiled objects: rebuilt on use)."""
+        state = self.__dict__.copy()
+        state["_structs"], state["_structs_version"] = (), -1
+        return state
 
     # ---- shape -------------------------------------------------------------------------------
     @property
@@ -839,17 +779,25 @@ class Session:
         """The last hand dealt at every table (rows of tables that did not deal: empty)."""
         return self._hand
 
-    def structs(self) -> tuple[tuple, tuple, tuple, tuple]:
-        """``(seats, records, shoe, hand)`` as the kernels take them (tuples of the state's arrays:
-        :func:`seat_struct`, ...), rebuilt only when an array has been replaced since the last call."""
-        if self._structs_generation != engine._CheckedArrays.generation:
+    @property
+    def version(self) -> int:
+        """Counts the arrays replaced in this session's state (its seats, records, hand and shoe
+        state) and the shoe states handed to it: what is built from its arrays (:meth:`structs`, an
+        env's compiled step state) is built again when it moves."""
+        return self._changes[0]
+
+    def structs(self) -> tuple[tuple, tuple, engine.ShoeView, engine.HandView]:
+        """``(seats, records, shoe, hand)`` as the kernels take them (tuples of the seats' and records'
+        arrays, :func:`seat_struct` and :func:`record_struct`; the shoe state's and hand's views),
+        rebuilt only when an array has been replaced since the last call (:attr:`version`)."""
+        if self._structs_version != self._changes[0]:
             self._structs = (
                 seat_struct(self._seats),
                 record_struct(self._records),
                 shoe_struct(self._shoe),
                 hand_struct(self._hand),
             )
-            self._structs_generation = engine._CheckedArrays.generation
+            self._structs_version = self._changes[0]
         return self._structs
 
     @property
@@ -865,7 +813,8 @@ class Session:
                 f"the shoe state holds {state.n_tables} tables but the session has {self._shoe.n_tables}"
             )
         self._shoe = state
-        engine._CheckedArrays.generation += 1  # the kernels' structs hold the old state's arrays
+        state.watch(self._changes)
+        self._changes[0] += 1  # the kernels' structs hold the old state's arrays
 
     # ---- reset -------------------------------------------------------------------------------
     def reset(
@@ -957,7 +906,7 @@ class Session:
 
         parallel_for(self.n_tables, rows, PLAY_MIN_TABLES)
         if problems:
-            engine._raise_table_problem(*min(problems))
+            engine.raise_table_problem(*min(problems))
 
     def place(self, requested: np.ndarray, chosen: np.ndarray | None = None) -> Placement:
         """The stake rules alone (no deal, nothing changes): what :meth:`play` would place for these

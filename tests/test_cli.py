@@ -115,9 +115,26 @@ def test_simulate_partial_last_round_counts_exactly(capsys):
     assert sum(out["wins"].values()) == 1001
 
 
-def test_bench_quick_json(capsys):
-    out = run_json(capsys, "bench", "--quick")
+def test_bench_quick_json(capsys, tmp_path):
+    saved = tmp_path / "before.json"
+    out = run_json(capsys, "bench", "--quick", "--save-baseline", str(saved))
     assert out["engine_hands_per_s"] > 0
+    for batch, rate in out["engine_hands_per_s_by_batch"].items():  # beside the numpy lockstep dealer
+        assert out["engine_vs_lockstep_by_batch"][batch] == pytest.approx(
+            rate / out["lockstep_hands_per_s_by_batch"][batch]
+        )
+    # a later run prints each throughput with its ratio to the saved one (here: itself, 1.00x)
+    from pb_gym import bench
+
+    assert bench.load_baseline(saved) == json.loads(json.dumps(out))
+    bench.print_figures(out, bench.load_baseline(saved))
+    lines = capsys.readouterr().out.splitlines()
+    engine_row = next(line for line in lines if line.startswith("engine, 4,096 tables (hands/s)"))
+    assert engine_row.rstrip().endswith("(1.00x)")
+    assert any(line.startswith("  engine / numpy lockstep") for line in lines)
+    (tmp_path / "bad.json").write_text('{"engine": 1}')
+    with pytest.raises(ValueError, match=r"bad.json: not a saved bench \(pb-gym bench --save-baseline\)"):
+        bench.load_baseline(tmp_path / "bad.json")
     assert out["engine_vs_python_loop"] == pytest.approx(
         out["engine_hands_per_s"] / out["python_loop_hands_per_s"]
     )

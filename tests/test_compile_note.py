@@ -61,7 +61,7 @@ def test_an_empty_numba_cache_reads_as_not_compiled(tmp_path):
     code = (
         "import time; t = time.perf_counter(); from pb_gym import engine, progress; "
         "missing = progress._uncached_kernels(engine); "
-        "print(len(missing), '_deal_kernel' in missing, time.perf_counter() - t < 20)"
+        "print(len(missing), 'deal_rows' in missing, time.perf_counter() - t < 20)"
     )
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)

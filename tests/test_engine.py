@@ -570,3 +570,111 @@ def test_shoe_over_is_the_next_deal_reshuffling_and_no_shoe_deals_more_than_its_
         longest = max(longest, int(in_shoe.max()))
     assert longest <= rules.most_hands_per_shoe
     assert longest >= 0.7 * rules.most_hands_per_shoe  # a bound, and not a loose one
+
+
+def test_the_hand_table_is_the_reference_loop_for_every_two_totals_and_next_two_values():
+    """Every entry of the engine's packed hand table (two-card totals, values of the 5th and 6th card)
+    against the plain reference loop dealing a shoe with those totals and values."""
+    code_of_value = [10, 1, 2, 3, 4, 5, 6, 7, 8, 9]  # a card code of each value 0..9
+    for pt in range(10):
+        for bt in range(10):
+            for v5 in range(10):
+                for v6 in range(10):
+                    shoe = [
+                        code_of_value[pt],
+                        code_of_value[bt],
+                        10,
+                        13,
+                        code_of_value[v5],
+                        code_of_value[v6],
+                    ]
+                    ref, used = deal_hand(shoe, 0)
+                    e = int(engine.HAND_TABLE[((pt * 10 + bt) * 10 + v5) * 10 + v6])
+                    pd, bd = (e >> 11) & 1, (e >> 12) & 1
+                    assert (e & 15, (e >> 4) & 15) == (ref.player_total, ref.banker_total)
+                    assert (len(ref.player), len(ref.banker), used) == (2 + pd, 2 + bd, 4 + pd + bd)
+                    assert (e >> 8) & 7 == ref.outcome
+                    assert (e >> 14) & 3 == R.OUTCOME_WINNER[ref.outcome]
+                    assert (e >> 13) & 1 == (pt >= R.NATURAL_MIN or bt >= R.NATURAL_MIN)
+
+
+@pytest.mark.parametrize("rules", [Rules(decks=1, hand_after_cut=True), Rules(decks=6, burn=False)])
+def test_the_numpy_lockstep_dealer_deals_every_shoe_as_the_reference_loop(rules):
+    """The benchmark's comparison (pb_gym.reference.LockstepDealer) deals by the same rules: each
+    table's hand is the reference loop's from the shoe and position before it."""
+    from pb_gym.reference import LockstepDealer
+
+    dealer = LockstepDealer(rules, 40, seed=3)
+    reshuffles = 0
+    for _ in range(150):
+        shoes, positions = dealer.shoe.copy(), dealer.position.copy()
+        player, banker, player_total, banker_total, outcome = dealer.deal()
+        for t in range(40):
+            if dealer.shoe[t].tolist() != shoes[t].tolist():  # reshuffled: a new shoe, burned
+                reshuffles += 1
+                shoes[t], positions[t] = (
+                    dealer.shoe[t],
+                    1 + R.BURN_COUNTS[dealer.shoe[t, 0] - 1] if rules.burn else 0,
+                )
+            ref, _ = deal_hand(list(shoes[t]), int(positions[t]))
+            assert tuple(c for c in player[t] if c) == ref.player
+            assert tuple(c for c in banker[t] if c) == ref.banker
+            assert (player_total[t], banker_total[t], outcome[t]) == (
+                ref.player_total,
+                ref.banker_total,
+                ref.outcome,
+            )
+    assert reshuffles > 40  # every table went through several shoes
+
+
+def test_array_replacements_are_counted_per_object_and_per_session():
+    """Replacing an array moves that object's version and its session's, not another session's;
+    the session's structs and the object's view then hold the new array."""
+    from pb_gym.session import Limits, Session
+
+    one, two = (
+        Session(Rules(), Limits(bankroll=100.0, table_min=1.0, table_max=10.0), 4, seed=s) for s in (0, 1)
+    )
+    before_one, before_two = one.version, two.version
+    _, _, shoe_view, _ = one.structs()
+    fresh = np.zeros(4, dtype=np.int32)
+    one.shoe.hands_in_shoe = fresh
+    assert one.shoe.version == 1 and one.version == before_one + 1 and two.version == before_two
+    assert one.structs()[2] is not shoe_view and one.structs()[2] is one.shoe.view
+    one.seats.hands = np.zeros_like(one.seats.hands)
+    assert one.version == before_one + 2 and two.version == before_two
+    one.shoe = engine.init(Rules(), 4, seed=5)  # a shoe state handed in, and its arrays after it
+    assert one.version == before_one + 3
+    one.shoe.position = one.shoe.position.copy()
+    assert one.version == before_one + 4 and two.version == before_two
+
+
+def test_parallel_calls_from_several_python_threads_deal_the_same_hands():
+    """Two Python threads dealing large batches at once (the pool serves one call; the other runs on
+    its caller's thread) deal exactly the hands of one thread alone."""
+    import threading
+
+    rules = Rules(decks=1)
+    n = 2 * engine.DEAL_MIN_TABLES
+    before = pb_threads.get_num_threads()
+    pb_threads.set_num_threads(2)
+    try:
+        states = [engine.init(rules, n, seed=s) for s in (1, 2)]
+        expected = [engine.init(rules, n, seed=s) for s in (1, 2)]
+        cards = [[], []]
+
+        def play(i: int) -> None:
+            for _ in range(30):
+                cards[i].append(engine.deal(rules, states[i])[1].player_cards.copy())
+
+        workers = [threading.Thread(target=play, args=(i,)) for i in (0, 1)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        pb_threads.set_num_threads(1)
+        for i in (0, 1):
+            for k in range(30):
+                assert np.array_equal(cards[i][k], engine.deal(rules, expected[i])[1].player_cards)
+    finally:
+        pb_threads.set_num_threads(before)

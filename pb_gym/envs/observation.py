@@ -56,7 +56,7 @@ def obs_rows(start, stop, consts, seats, records, shoe, out, rows=None):
     o_bankroll, o_bead, o_cards, o_hands, o_last, o_shoe, history, factors, seat, per_unit = consts
     bankroll, hands = seats[0], seats[1]
     bead, last_hand = records[0], records[1]
-    shoe_cards, position, unseen, hands_in_shoe = shoe[0], shoe[1], shoe[3], shoe[4]
+    shoe_cards, position, unseen, hands_in_shoe = shoe.shoe, shoe.position, shoe.unseen, shoe.hands_in_shoe
     n_cards = shoe_cards.shape[1]
     size = factors.shape[0]
     for i in range(start, stop):

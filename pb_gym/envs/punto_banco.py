@@ -293,7 +293,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         self._floats = np.zeros((1, len(cfg.bets.offered)), dtype=np.float64)
         self._n_columns = cfg.n_columns  # stake columns: the 7 BETS, then the extra catalog bets
         self._step_state: T.StepState | None = None  # the step's arguments, compiled (see T.StepState)
-        self._generation = -1  # engine._CheckedArrays.generation when it was built
+        self._generation = -1  # self.session.version when it was built
         # what each step asks of the (frozen) config, read once: a single env's step is a few
         # microseconds, and each attribute or property read on the way costs some of them
         self._discrete = self._mode == T.DISCRETE
@@ -350,11 +350,11 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
     def _state(self) -> T.StepState:
         """The compiled step state, rebuilt when an array of the session has been replaced."""
         state = self._step_state
-        if state is None or self._generation != engine._CheckedArrays.generation:
+        if state is None or self._generation != self.session.version:
             state = self._step_state = T.step_state(
                 self.config, self.tables, self._ints, self._floats, self._active
             )
-            self._generation = engine._CheckedArrays.generation
+            self._generation = self.session.version
         return state
 
     def _obs(self) -> ObsType:
@@ -402,7 +402,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         obs = np.empty(self._obs_shape, dtype=np.float32)
         out = np.empty(self._n_out)
         cards = np.empty((2, 3), dtype=np.uint8) if hand_info else _NO_CARDS
-        state = self._step_state if self._generation == engine._CheckedArrays.generation else self._state()
+        state = self._step_state if self._generation == self.session.version else self._state()
         # decode, stake rules, deal, settle, records, ends, the observation and the info: one call
         result = T.step_one(state, obs, out, cards)
         if result[0]:

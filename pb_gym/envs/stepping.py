@@ -193,20 +193,15 @@ def step_one(state, obs, out, cards):
         return result
     bankroll, stakes, net = state.seats[0], state.seats[3], state.seats[4]
     terminated, truncated = state.seats[8], state.seats[9]
-    (
-        player_cards,
-        banker_cards,
-        player_total,
-        banker_total,
-        _,
-        _,
-        _,
-        winner,
-        natural,
-        player_pair,
-        banker_pair,
-        shuffled,
-    ) = state.hand
+    hand = state.hand
+    player_cards, banker_cards = hand.player_cards, hand.banker_cards
+    player_total, banker_total, winner = hand.player_total, hand.banker_total, hand.winner
+    natural, player_pair, banker_pair, shuffled = (
+        hand.natural,
+        hand.player_pair,
+        hand.banker_pair,
+        hand.shuffled,
+    )
     n_bets = stakes.shape[2]
     for j in range(n_bets):
         out[j] = stakes[0, 0, j]
@@ -358,7 +353,7 @@ def play_state(
 
     parallel_for(n, rows, STEP_MIN_TABLES)
     if found:
-        engine._raise_table_problem(*min(found))
+        engine.raise_table_problem(*min(found))
     run_rows(_obs_state, n, OBS_MIN_TABLES, state, obs)
     return hand_outcome(cfg, tables, active)
 
@@ -369,17 +364,16 @@ def restart_all(state, bankroll0, obs):
     (continuing each table's random stream, as :func:`pb_gym.engine.shuffle`), empty records, the
     seat at ``bankroll0`` (:meth:`pb_gym.session.Session.reset`), and the first observations into
     ``obs``. False (nothing done) if the shoe arrays do not hold a shoe of the rules."""
-    (shoe_cards, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng, _) = state.shoe
+    shoe = state.shoe
     _, burn, per_rank = state.deal_consts
-    if shoe_cards.shape[1] != per_rank * R.N_RANKS:
+    if shoe.shoe.shape[1] != per_rank * R.N_RANKS:
         return False
-    full = np.full(R.N_RANKS, per_rank, dtype=np.int64)
-    n = position.shape[0]
+    n = shoe.position.shape[0]
     for t in range(n):
-        engine._new_shoe(t, shoe_cards, position, counts, unseen, rng, full, 0, burn, R.BURN_COUNTS)
-        hands_in_shoe[t] = 0
-        shoes_started[t] += 1
-        cut_hands[t] = 0
+        engine.new_shoe(t, shoe, 0, burn)
+        shoe.hands_in_shoe[t] = 0
+        shoe.shoes_started[t] += 1
+        shoe.cut_hands[t] = 0
     restart_rows(np.arange(n), bankroll0, state.seats, state.records)
     obs_rows(0, n, state.obs_consts, state.seats, state.records, state.shoe, obs)
     return True
@@ -428,4 +422,4 @@ def raise_step(cfg: EnvConfig, ints: np.ndarray, result: tuple) -> None:
     if kind == 1:
         raise bad_action(cfg, ints, table)
     if kind == 2:
-        engine._raise_table_problem(table, code)
+        engine.raise_table_problem(table, code)

@@ -74,7 +74,7 @@ class Tables:
             raise AttributeError(f"cannot set Tables.{name}")
         current = getattr(self, name)
         field = ((name, current.dtype, current.ndim),)
-        engine._check_arrays(
+        engine.check_arrays(
             "Tables",
             type("New", (), {name: value})(),
             field,

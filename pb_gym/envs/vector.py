@@ -32,7 +32,7 @@ from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from pb_gym import engine, memory
+from pb_gym import memory
 from pb_gym.catalog import Bet
 from pb_gym.envs import render as _render
 from pb_gym.envs import table as T
@@ -202,7 +202,7 @@ class PuntoBancoVectorEnv(VectorEnv):
         self._floats = np.zeros((n, len(self.config.bets.offered)), dtype=np.float64)
         self._active = np.ones(n, dtype=np.bool_)
         self._step_state: T.StepState | None = None
-        self._generation = -1  # engine._CheckedArrays.generation when it was built
+        self._generation = -1  # self.tables.session.version when it was built
 
     def __getstate__(self) -> dict[str, Any]:
         """Copies and pickles leave the compiled step state behind (it is rebuilt on the next step)."""
@@ -212,11 +212,11 @@ class PuntoBancoVectorEnv(VectorEnv):
 
     def _state(self) -> T.StepState:
         state = self._step_state
-        if state is None or self._generation != engine._CheckedArrays.generation:
+        if state is None or self._generation != self.tables.session.version:
             state = self._step_state = T.batch_state(
                 self.config, self.tables, self._ints, self._floats, self._active, self.max_hands
             )
-            self._generation = engine._CheckedArrays.generation
+            self._generation = self.tables.session.version
         return state
 
     @property
