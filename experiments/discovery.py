@@ -465,6 +465,7 @@ def plot_calibration(result: dict, path: Path, title: str) -> Path:
 
 CURVE_FIELDS = (
     "timesteps",
+    "training_seconds",
     "learned_exact",
     "learned_exact_lo",
     "learned_exact_hi",
@@ -476,11 +477,13 @@ CURVE_FIELDS = (
 )
 
 
-def curve_row(timesteps: int, result: dict) -> dict:
-    """One point of the exact learning curve from a :func:`score` result."""
+def curve_row(timesteps: int, result: dict, training_seconds: float | None = None) -> dict:
+    """One point of the exact learning curve from a :func:`score` result, after ``training_seconds``
+    of training (wall time, the curve's own scoring left out; None: not measured)."""
     learned = result["systems"]["learned"]["exact_profit_per_hand"]
     return {
         "timesteps": timesteps,
+        "training_seconds": training_seconds,
         "learned_exact": learned["estimate"],
         "learned_exact_lo": learned["ci95"][0],
         "learned_exact_hi": learned["ci95"][1],
