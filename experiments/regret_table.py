@@ -133,6 +133,8 @@ def train_config(config: BenchmarkConfig, algorithm: AlgorithmRun, seed: int):
     where = f"algorithms: {algorithm.name}: {algorithm.train}"
     try:
         data = parse_yaml(read_config_text(algorithm.train), algorithm.train)
+    except ConfigError as error:  # (it names the file)
+        raise ConfigError(f"algorithms: {algorithm.name}: {error}") from None
     except OSError as error:
         raise ConfigError(f"{where}: cannot be read ({error.strerror or error})") from None
     if not isinstance(data, dict):
@@ -190,8 +192,10 @@ def train_and_score(
     run = runs[chunk.index]
     config = validate(run["train"], TR.TrainConfig, f"{run['algorithm']} seed {run['seed']}")
     _warm_up(config)
+    cpu = time.process_time()
     with tempfile.TemporaryDirectory(prefix="pb-gym-benchmark-") as folder:
         trained = TR.train(config, Path(folder))
+    cpu = time.process_time() - cpu
     policy = SC.ModelPolicy(
         trained["model_object"],
         config.algorithm,
@@ -209,6 +213,9 @@ def train_and_score(
         "timesteps": trained["timesteps"],
         "training_seconds": trained["seconds"],
         "curve_scoring_seconds": trained["curve_scoring_seconds"],
+        # CPU time of the process over the training and its curve (every thread): what a busy
+        # machine's wall time hides
+        "training_cpu_seconds": cpu,
         "scoring_seconds": time.perf_counter() - started,
         "score": result,
         "curve": trained["exact_curve"],
@@ -299,9 +306,7 @@ def run(
             results[r["step"]] = kept
     # seed-major: every algorithm's first seed before any second one, so that an interrupted study
     # has kept whole seeds (a config with the seeds finished then reuses them all)
-    todo = sorted(
-        (r for r in runs if r["step"] not in results), key=lambda r: config.seeds.index(r["seed"])
-    )
+    todo = sorted((r for r in runs if r["step"] not in results), key=lambda r: config.seeds.index(r["seed"]))
     if store is not None and results:
         print(
             f"resuming: {len(results)} of {len(runs)} runs already finished in {store.directory}; "
