@@ -68,9 +68,9 @@ class CurveConfig(Strict):
     """The exact learning curve scored during each training (on its own held-out deal)."""
 
     points: int = Field(8, ge=0, le=100, description="points after the initial policy (0: no curve)")
-    tables: int = Field(64, ge=2)
-    hands: int = Field(250, ge=1)
-    seed: int = Field(3_000_017, ge=0)
+    tables: int = Field(64, ge=2, description="held-out tables of each point")
+    hands: int = Field(250, ge=1, description="hands per table of each point")
+    seed: int = Field(3_000_017, ge=0, description="held-out seed of the curve's deal")
 
 
 class BenchmarkConfig(Strict):
@@ -80,14 +80,19 @@ class BenchmarkConfig(Strict):
     seeds: list[int] = Field(
         default_factory=lambda: [0, 1, 2, 3, 4], min_length=1, description="training seeds of every algorithm"
     )
-    algorithms: list[AlgorithmRun] = Field(min_length=1)
+    algorithms: list[AlgorithmRun] = Field(
+        min_length=1,
+        description="the table's rows, each {name: its row, train: its pb-gym train config (a path "
+        "from the current folder), set: keys of that config replaced (a mapping merged key by "
+        "key)}; the seed, name and discovery curve are the benchmark's",
+    )
     tables: int = Field(SCORE_TABLES, ge=2, description="held-out tables of the final score")
     hands: int = Field(SCORE_HANDS, ge=1, description="hands per held-out table")
     seed: int = Field(SCORE_SEED, ge=0, description="held-out seed: table i is seeded seed + i")
     curve: CurveConfig = CurveConfig()
     bootstrap_reps: int = Field(50_000, ge=100, le=1_000_000, description="stratified bootstrap replicates")
-    bootstrap_seed: int = Field(0, ge=0)
-    confidence: float = Field(0.95, gt=0, lt=1)
+    bootstrap_seed: int = Field(0, ge=0, description="seed of the bootstrap replicates")
+    confidence: float = Field(0.95, gt=0, lt=1, description="coverage of the bootstrap intervals")
 
     @field_validator("task")
     @classmethod
