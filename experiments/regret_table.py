@@ -466,10 +466,11 @@ def plot_curves(result: dict, path: Path) -> Path:
     if math.isfinite(perfect):
         ax.axhline(1000 * perfect, color="k", ls="--", lw=1, label="perfect bettor (the optimum)")
         ax.axhline(950 * perfect, color="k", ls=":", lw=0.8, label="95% of the optimum")
-    ax.axhline(0.0, color="grey", lw=0.6)
+    ax.axhline(0.0, color="grey", lw=0.6, label="never bet")
     ax.set_xlabel("training wall time (s; the curve's own scoring left out)")
     ax.set_ylabel("exact profit per 1,000 hands (units)")
-    ax.set_ylim(bottom=min(ax.get_ylim()[0], -0.5))
+    if math.isfinite(perfect):  # (an initial policy that bets at random loses far below: off the axis)
+        ax.set_ylim(-0.3 * abs(1000 * perfect), 1.15 * abs(1000 * perfect))
     ax.set_title(f"{result['task']}: exact learning curves, one line per training seed", fontsize=9)
     ax.legend(fontsize=7, loc="lower right")
     return plotting.save(fig, path)

@@ -845,6 +845,15 @@ def test_an_interrupted_discovery_scoring_resumes_on_the_kept_model(tmp_path, mo
     assert scored.pop("seconds") >= 0 and whole_scored.pop("seconds") >= 0
     # the training's wall time (the rerun's: the one kept from the training before the stop)
     assert scored.pop("training_seconds") > 0 and whole_scored.pop("training_seconds") > 0
+    # (and each exact-curve point's training seconds: wall times of two trainings)
+    for result, files in ((scored, ours), (whole_scored, theirs)):
+        for row in result["curve"]:
+            assert row.pop("training_seconds") >= 0
+        lines = [line.split(",") for line in files.pop("learning_curve_exact.csv").decode().splitlines()]
+        column = lines[0].index("training_seconds")
+        files["learning_curve_exact.csv"] = repr(
+            [line[:column] + line[column + 1 :] for line in lines]
+        ).encode()
     assert scored == whole_scored and scored["hands"] == 160
     assert ours == theirs  # the text report, calibration plot, exact learning curve
 
