@@ -442,10 +442,11 @@ def write_outputs(result: dict, folder: Path) -> list[Path]:
 
 
 def plot_curves(result: dict, path: Path) -> Path:
-    """Exact profit per 1,000 hands of the greedy policy against training seconds: one colour per
-    algorithm, one line per seed, the perfect bettor's level (on the curve's hands) dashed."""
+    """Exact profit per 1,000 hands of the greedy policy against training seconds (left) and hands of
+    training (right, which the machine's load does not stretch): one colour per algorithm, one line
+    per seed, the perfect bettor's level (on the curve's hands) dashed."""
     plt = plotting.pyplot()
-    fig, ax = plt.subplots(figsize=(8, 4.8))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.8), sharey=True, gridspec_kw={"width_ratios": [3, 2]})
     perfect = math.nan
     for k, name in enumerate(result["algorithms"]):
         for i, r in enumerate(x for x in result["runs"] if x["algorithm"] == name):
@@ -453,26 +454,24 @@ def plot_curves(result: dict, path: Path) -> Path:
             if not rows:
                 continue
             perfect = rows[0]["perfect_exact"]
-            ax.plot(
-                [p["training_seconds"] for p in rows],
-                [1000 * p["learned_exact"] for p in rows],
-                "o-",
-                color=f"C{k}",
-                lw=1.2,
-                ms=3,
-                alpha=0.75,
-                label=name if i == 0 else None,
+            y = [1000 * p["learned_exact"] for p in rows]
+            style = {"color": f"C{k}", "lw": 1.2, "ms": 3, "alpha": 0.75}
+            axes[0].plot(
+                [p["training_seconds"] for p in rows], y, "o-", label=name if i == 0 else None, **style
             )
-    if math.isfinite(perfect):
-        ax.axhline(1000 * perfect, color="k", ls="--", lw=1, label="perfect bettor (the optimum)")
-        ax.axhline(950 * perfect, color="k", ls=":", lw=0.8, label="95% of the optimum")
-    ax.axhline(0.0, color="grey", lw=0.6, label="never bet")
-    ax.set_xlabel("training wall time (s; the curve's own scoring left out)")
-    ax.set_ylabel("exact profit per 1,000 hands (units)")
-    if math.isfinite(perfect):  # (an initial policy that bets at random loses far below: off the axis)
-        ax.set_ylim(-0.3 * abs(1000 * perfect), 1.15 * abs(1000 * perfect))
-    ax.set_title(f"{result['task']}: exact learning curves, one line per training seed", fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
+            axes[1].plot([p["timesteps"] / 1e6 for p in rows], y, "o-", **style)
+    for ax in axes:
+        if math.isfinite(perfect):
+            ax.axhline(1000 * perfect, color="k", ls="--", lw=1, label="perfect bettor (the optimum)")
+            ax.axhline(950 * perfect, color="k", ls=":", lw=0.8, label="95% of the optimum")
+            # (an initial policy that bets at random loses far below: off the axis)
+            ax.set_ylim(-0.3 * abs(1000 * perfect), 1.15 * abs(1000 * perfect))
+        ax.axhline(0.0, color="grey", lw=0.6, label="never bet")
+    axes[0].set_xlabel("training wall time (s; the curve's own scoring left out)")
+    axes[1].set_xlabel("hands of training (millions)")
+    axes[0].set_ylabel("exact profit per 1,000 hands (units)")
+    fig.suptitle(f"{result['task']}: exact learning curves, one line per training seed", fontsize=9)
+    axes[0].legend(fontsize=7, loc="lower right")
     return plotting.save(fig, path)
 
 
