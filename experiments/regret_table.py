@@ -464,8 +464,9 @@ def plot_curves(result: dict, path: Path) -> Path:
         if math.isfinite(perfect):
             ax.axhline(1000 * perfect, color="k", ls="--", lw=1, label="perfect bettor (the optimum)")
             ax.axhline(950 * perfect, color="k", ls=":", lw=0.8, label="95% of the optimum")
+        if math.isfinite(perfect) and perfect > 0:
             # (an initial policy that bets at random loses far below: off the axis)
-            ax.set_ylim(-0.3 * abs(1000 * perfect), 1.15 * abs(1000 * perfect))
+            ax.set_ylim(-0.3 * 1000 * perfect, 1.15 * 1000 * perfect)
         ax.axhline(0.0, color="grey", lw=0.6, label="never bet")
     axes[0].set_xlabel("training wall time (s; the curve's own scoring left out)")
     axes[1].set_xlabel("hands of training (millions)")
