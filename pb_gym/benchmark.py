@@ -39,7 +39,7 @@ perfect bettor of the profit figures stakes the smallest level.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -179,7 +179,7 @@ class Deal:
         keys: the names of the sums (``"hands"`` is kept as well).
     """
 
-    def __init__(self, env_kwargs: dict, tables: int, seed: int, keys: Sequence[str]) -> None:
+    def __init__(self, env_kwargs: Mapping[str, Any], tables: int, seed: int, keys: Sequence[str]) -> None:
         from gymnasium.vector import AutoresetMode
 
         from pb_gym.envs.vector import PuntoBancoVectorEnv
@@ -219,8 +219,9 @@ class Deal:
         self.add("hands", None)
         return reward, payoffs, terminated | truncated
 
-    def add(self, key: str, weights: np.ndarray | None) -> None:
-        """Add each table's weight (None: 1) to its current shoe's sum of ``key``."""
+    def add(self, key: str, weights: Any) -> None:
+        """Add each table's weight (an array of ``tables`` numbers or booleans; None: 1) to its current
+        shoe's sum of ``key``."""
         self.sums[key] += np.bincount(self.shoe_id, weights=weights, minlength=len(self.sums[key]))
 
     def end_hand(self, done: np.ndarray) -> None:
