@@ -26,6 +26,7 @@ as ``null`` with the reason.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from statistics import NormalDist
 
 import numpy as np
@@ -134,7 +135,7 @@ def iqm(values) -> float:
 
 def stratified_bootstrap_ci(
     scores: dict[str, np.ndarray] | np.ndarray,
-    statistic=iqm,
+    statistic: Callable[[np.ndarray], float] = iqm,
     reps: int = 50_000,
     confidence: float = 0.95,
     seed: int = 0,
