@@ -286,6 +286,12 @@ def summarize(config: BenchmarkConfig, runs: list[dict]) -> dict:
             "max": float(seconds.max()),
             "values": [float(s) for s in seconds],
         }
+        cpu = [r.get("training_cpu_seconds") for r in mine]  # (None: a run kept before it was recorded)
+        measured = [c for c in cpu if c is not None]
+        entry["training_cpu_seconds"] = {
+            "median": float(np.median(measured)) if measured else None,
+            "values": cpu,
+        }
         entry["timesteps"] = sorted({r["timesteps"] for r in mine})
         out[algorithm.name] = entry
     return out
@@ -364,14 +370,18 @@ def _interval(entry: dict, scale_by: float = 1.0, digits: int = 3) -> str:
     return f"{entry['iqm'] * scale_by:.{digits}f} [{low * scale_by:.{digits}f}, {high * scale_by:.{digits}f}]"
 
 
+def _seconds(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0f} s"
+
+
 def table(result: dict) -> str:
     """The regret table as Markdown: one row per algorithm."""
     perfect = result["perfect_profit_per_hand"]["estimate"]
     lines = [
         "| algorithm | runs | normalized score, IQM [95% CI] | regret per 1,000 hands, IQM [95% CI] "
         "| normalized score of each seed | bet rate (IQM) | training wall time, median [min, max] "
-        "| timesteps |",
-        "|---|---|---|---|---|---|---|---|",
+        "| training CPU time, median | timesteps |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, a in result["algorithms"].items():
         seconds = a["training_seconds"]
@@ -381,10 +391,11 @@ def table(result: dict) -> str:
             f"{', '.join(f'{v:.3f}' for v in a['normalized_score']['values'])} | "
             f"{a['bet_rate']['iqm']:.1%} | "
             f"{seconds['median']:.0f} s [{seconds['min']:.0f}, {seconds['max']:.0f}] | "
+            f"{_seconds(a['training_cpu_seconds']['median'])} | "
             f"{', '.join(f'{t:,}' for t in a['timesteps'])} |"
         )
     lines.append(
-        f"| perfect bettor (the optimum) | | 1 | 0 | | {result['perfect_bet_rate']['estimate']:.1%} | | |"
+        f"| perfect bettor (the optimum) | | 1 | 0 | | {result['perfect_bet_rate']['estimate']:.1%} | | | |"
     )
     note = (
         f"{result['task']}, scored on {result['hands']:,} held-out hands ({result['held_out']['tables']} "

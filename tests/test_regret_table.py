@@ -116,6 +116,8 @@ def test_the_smoke_study_trains_and_scores_every_algorithm_and_seed(smoke):
         regret = [r["score"]["regret_per_hand"]["estimate"] for r in runs]
         assert entry["regret_per_hand"]["iqm"] == stats.iqm(regret)
         assert entry["training_seconds"]["values"] == [r["training_seconds"] for r in runs]
+        cpu = [r["training_cpu_seconds"] for r in runs]
+        assert entry["training_cpu_seconds"] == {"median": float(np.median(cpu)), "values": cpu}
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["benchmark.json", "benchmark.md", "benchmark.csv", "benchmark.txt", "curves.png"]
     )
