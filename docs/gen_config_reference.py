@@ -203,6 +203,12 @@ def page() -> str:
         out += [f"## {title}", "", f"`pb-gym {title} CONFIG` ([guide](../guides/experiments.md)).", ""]
         schema = model.model_json_schema()
         out += model_table(schema, schema.get("$defs", {}), "", "")
+    from pb_gym.experiments.regret_table import BenchmarkConfig
+
+    out += ["## experiment benchmark", "", "`pb-gym experiment benchmark CONFIG` (the regret table over "
+            "training seeds: [the benchmark](../benchmark.md#the-regret-table-over-training-seeds)).", ""]
+    schema = BenchmarkConfig.model_json_schema()
+    out += model_table(schema, schema.get("$defs", {}), "", "")
     out += rules_section()
     out += env_section()
     text = "\n".join(line for line in out)

@@ -398,8 +398,9 @@ def cmd_train(args: argparse.Namespace) -> dict:
 
 
 def cmd_experiment(args: argparse.Namespace) -> dict:
-    """Run a study: ``counting``, ``atlas`` (every bet: how far a count beats it), ``ruin`` or ``leaks``."""
-    return _study(f"pb_gym.experiments.{args.study}", args)
+    """Run a study: ``counting``, ``atlas`` (every bet: how far a count beats it), ``ruin``, ``roads``,
+    ``leaks`` or ``benchmark`` (RL algorithms over seeds against the known optimum)."""
+    return _study(f"pb_gym.experiments.{STUDY_MODULES.get(args.study, args.study)}", args)
 
 
 # ------------------------------------------------------------------------------------------ main
@@ -510,6 +511,13 @@ STUDIES = {
     "derived roads' red share of real shoes against independent hands, with a "
     "goodness-of-fit test. configs/experiments/roads.yaml: 10,000 shoes. --out DIR: "
     "roads.json, roads.csv, roads.md, systems.png, streaks.png, scoreboard.png.",
+    "benchmark": "The regret table of RL algorithms on a benchmark task (pb_gym/Discover-v0): each "
+    "algorithm trained from its pb-gym train config once per seed, scored by benchmark.score "
+    "against the perfect-information bettor, aggregated over the seeds as rliable recommends "
+    "(interquartile mean, stratified bootstrap CI) with the training wall time of each run; "
+    "each run is kept as it finishes (resumable). configs/benchmark/discover.yaml: 5 "
+    "algorithms x 5 seeds, about an hour on 2 cores. --out DIR: benchmark.json, benchmark.md, "
+    "benchmark.csv, benchmark.txt, curves.png (exact learning curves against wall time).",
     "leaks": "Information leaks: a card known at dealing positions 1-6, edge sorting (one card, four "
     "cards, the best split of the values), the burned cards shown, the bottom card known "
     "from a ribbon-spread cut. The exact edge of betting the best of banker / player / tie "
@@ -518,6 +526,9 @@ STUDIES = {
     "--out DIR: leaks.json, leaks.csv, leaks.md.",
 }
 """The studies of ``pb-gym experiment``, described in its ``--help``."""
+
+STUDY_MODULES = {"benchmark": "regret_table"}
+"""The module of ``experiments/`` of each study not named after it."""
 
 CONFIG_REFERENCE = (
     "every config key, with its type, default and allowed values: docs/reference/config.md "

@@ -34,8 +34,9 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from pb_gym import engine, exact
+from pb_gym import exact
 from pb_gym import rules as R
+from pb_gym.benchmark import Deal
 from pb_gym.envs import table as T
 from pb_gym.experiments import atlas as A
 from pb_gym.experiments import plotting, stats
@@ -202,7 +203,105 @@ def _ratio(x: np.ndarray, n: np.ndarray) -> dict:
     return stats.ratio_ci(np.asarray(x, dtype=np.float64), np.asarray(n, dtype=np.float64))
 
 
-def score(  # noqa: C901
+class _Calibration:
+    """The policy's bets against the exact EV of each scored bet before the hand, in the bins of
+    :data:`EV_BINS`, and split at EV = 0 (hands, greedy bets, policy probability, the perfect
+    bettor's bets)."""
+
+    def __init__(self, bets: Sequence[str], spots: np.ndarray) -> None:
+        self.bets, self.spots, self.n_bins = list(bets), spots, len(EV_BINS) - 1
+        parts = ("hands", "greedy", "probability", "ev", "stake", "perfect")
+        self.bins = {b: {part: np.zeros(self.n_bins) for part in parts} for b in bets}
+        self.split = {"positive": np.zeros(4), "negative": np.zeros(4)}
+        self.has_probs = True
+
+    def add(self, ev: np.ndarray, stakes: np.ndarray, perfect: np.ndarray, probs: np.ndarray | None) -> None:
+        n_bins = self.n_bins
+        self.has_probs = self.has_probs and probs is not None
+        for k, b in enumerate(self.bets):
+            spot = self.spots[k]
+            which = np.clip(np.searchsorted(EV_BINS, ev[:, spot], side="right") - 1, 0, n_bins - 1)
+            c = self.bins[b]
+            c["hands"] += np.bincount(which, minlength=n_bins)
+            c["greedy"] += np.bincount(which, weights=stakes[:, spot] > 0, minlength=n_bins)
+            c["ev"] += np.bincount(which, weights=ev[:, spot], minlength=n_bins)
+            c["stake"] += np.bincount(which, weights=stakes[:, spot], minlength=n_bins)
+            c["perfect"] += np.bincount(which, weights=perfect[:, spot] > 0, minlength=n_bins)
+            if probs is not None:
+                c["probability"] += np.bincount(which, weights=probs[:, spot], minlength=n_bins)
+            for key, mask in (("positive", ev[:, spot] > 0), ("negative", ev[:, spot] <= 0)):
+                self.split[key] += [
+                    mask.sum(),
+                    (stakes[mask, spot] > 0).sum(),
+                    probs[mask, spot].sum() if probs is not None else 0.0,
+                    (perfect[mask, spot] > 0).sum(),
+                ]
+
+    def _rows(self, c: dict) -> list[dict]:
+        h = np.maximum(c["hands"], 1)
+
+        def share(part: str, i: int) -> float | None:
+            return float(c[part][i] / h[i]) if c["hands"][i] else None
+
+        return [
+            {
+                "ev_from": EV_BINS[i],
+                "ev_to": EV_BINS[i + 1],
+                "hands": int(c["hands"][i]),
+                "mean_ev": share("ev", i),
+                "p_bet_greedy": share("greedy", i),
+                "mean_stake": share("stake", i),
+                "p_bet_perfect": share("perfect", i),
+                "p_bet_policy": share("probability", i) if self.has_probs else None,
+            }
+            for i in range(self.n_bins)
+        ]
+
+    def figures(self) -> dict:
+        """``calibration`` (per bet, per bin) and ``p_bet_when_positive`` / ``_negative``."""
+        out: dict[str, Any] = {"calibration": {b: self._rows(c) for b, c in self.bins.items()}}
+        for key, v in (
+            ("p_bet_when_positive", self.split["positive"]),
+            ("p_bet_when_negative", self.split["negative"]),
+        ):
+            out[key] = {
+                "greedy": v[1] / max(v[0], 1),
+                "policy": v[2] / max(v[0], 1) if self.has_probs else None,
+                "perfect": v[3] / max(v[0], 1),
+                "hands": int(v[0]),
+            }
+        return out
+
+
+def _figures(
+    sums: dict, n: np.ndarray, systems: Sequence[str], bets: Sequence[str], count: dict | None
+) -> dict:
+    """Each system's profit, bet rate and stake per hand; the learned policy's share of the perfect
+    bettor's profit and its regret (paired), and against the count where there is one."""
+    out: dict[str, Any] = {"systems": {}}
+    for name in systems:
+        out["systems"][name] = {
+            "exact_profit_per_hand": _ratio(sums[f"exact/{name}"], n),
+            "realized_profit_per_hand": _ratio(sums[f"real/{name}"], n),
+            "bet_rate": _ratio(sums[f"bets/{name}"], n),
+            "staked_per_hand": _ratio(sums[f"staked/{name}"], n),
+        }
+    learned_exact, perfect_exact = sums["exact/learned"], sums["exact/perfect"]
+    learned_real, perfect_real = sums["real/learned"], sums["real/perfect"]
+    out["share_of_perfect_exact"] = _ratio(learned_exact, perfect_exact)
+    out["share_of_perfect_realized"] = _ratio(learned_real, perfect_real)
+    out["regret_exact"] = _ratio(perfect_exact - learned_exact, n)
+    out["regret_realized"] = _ratio(perfect_real - learned_real, n)
+    if count is not None:
+        out["learned_minus_count_exact"] = _ratio(learned_exact - sums["exact/count"], n)
+        out["count_share_of_perfect_exact"] = _ratio(sums["exact/count"], perfect_exact)
+        out["count_thresholds"] = {
+            b: (None if math.isinf(t) else float(t)) for b, t in zip(bets, count["thresholds"], strict=True)
+        }
+    return out
+
+
+def score(
     policy: Policy,
     env_kwargs: dict,
     bets: Sequence[str],
@@ -213,61 +312,24 @@ def score(  # noqa: C901
     calibration: bool = True,
 ) -> dict:
     """Play ``policy`` on ``tables`` x ``hands`` held-out hands (seed ``seed``) beside the perfect
-    bettor (and the linear ``count`` if given); the JSON-ready statistics (see the module docstring)."""
-    from pb_gym.envs.vector import PuntoBancoVectorEnv
-
-    kwargs = dict(env_kwargs, reward="realized")
-    env = PuntoBancoVectorEnv(tables, autoreset_mode=_disabled(), **kwargs)
-    cfg = env.config
+    bettor (and the linear ``count`` if given); the JSON-ready statistics (see the module docstring).
+    The deal and its per-shoe sums are the benchmark scorer's (:class:`pb_gym.benchmark.Deal`)."""
+    systems = ("learned", "perfect", "count", "never") if count is not None else ("learned", "perfect")
+    kinds = ("exact", "real", "bets", "staked")
+    deal = Deal(env_kwargs, tables, seed, [f"{kind}/{s}" for kind in kinds for s in systems])
+    cfg = deal.cfg
     rules, table = cfg.rules, cfg.bets
     spots = np.array([table.column(b) for b in bets], dtype=np.int64)  # any bet the table offers
-    pay = env.tables.session.payoffs  # net win per unit of every column, by hand class
-    obs, _ = env.reset(seed=seed)
     policy.reset()
     rows = np.arange(tables)
-    systems = ("learned", "perfect", "count", "never") if count is not None else ("learned", "perfect")
-    # per-shoe sums, by shoe id (grown as shoes start: a shoe ends at a reshuffle or a reset)
-    sums = {
-        f"{kind}/{s}": np.zeros(2 * tables) for kind in ("exact", "real", "bets", "staked") for s in systems
-    }
-    sums["hands"] = np.zeros(2 * tables)
-    shoe_id = np.arange(tables)
-    next_id = tables
-    n_bins = len(EV_BINS) - 1
-    calib = {
-        b: {
-            "hands": np.zeros(n_bins),
-            "greedy": np.zeros(n_bins),
-            "probability": np.zeros(n_bins),
-            "ev": np.zeros(n_bins),
-            "stake": np.zeros(n_bins),
-            "perfect": np.zeros(n_bins),
-        }
-        for b in bets
-    }
-    # hands, greedy bets, policy probability, the perfect bettor's bets
-    split = {"positive": np.zeros(4), "negative": np.zeros(4)}
-    has_probs = True
+    calib = _Calibration(bets, spots)
     episode_start = np.ones(tables, dtype=bool)
     stakes = np.zeros((tables, table.n_columns))
     for _ in range(hands):
-        composition = engine.next_hand_composition(rules, env.tables.shoe)
-        ev = table.expected_values(composition)
-        bankroll = env.tables.bankroll.copy()
-        actions, probs = policy.act(obs, bankroll, episode_start, probabilities=calibration)
-        has_probs = has_probs and probs is not None
+        composition, ev, bankroll = deal.before()
+        actions, probs = policy.act(deal.obs, bankroll, episode_start, probabilities=calibration)
         T.decode_actions(cfg, actions, bankroll, stakes)
-        obs, reward, terminated, truncated, _ = env.step(actions)
-        payoffs = pay[env.tables.session.records.hand_class]
-        new_shoe = env.tables.result.shuffled
-        if new_shoe.any():  # this hand came from a freshly shuffled shoe
-            shoe_id[new_shoe] = next_id + np.arange(int(new_shoe.sum()))
-            next_id += int(new_shoe.sum())
-        if next_id > len(sums["hands"]):
-            size = max(2 * len(sums["hands"]), next_id + tables)
-            sums = {k: np.concatenate([v, np.zeros(size - len(v))]) for k, v in sums.items()}
-        size = len(sums["hands"])
-        sums["hands"] += np.bincount(shoe_id, minlength=size)
+        reward, payoffs, done = deal.step(actions)
         # the systems' stakes and exact / realized profits on this hand
         side_ev = ev[:, spots]
         best, positive = exact.best_positive(side_ev)
@@ -280,110 +342,28 @@ def score(  # noqa: C901
             )
             placed["never"] = np.zeros_like(stakes)
         for name, st in placed.items():
-            realized = reward if name == "learned" else (st * payoffs).sum(axis=1)
-            for kind, weights in (
-                ("exact", (st * ev).sum(axis=1)),
-                ("real", realized),
-                ("bets", (st > 0).any(axis=1)),
-                ("staked", st.sum(axis=1)),
-            ):
-                sums[f"{kind}/{name}"] += np.bincount(shoe_id, weights=weights, minlength=size)
+            deal.add(f"exact/{name}", (st * ev).sum(axis=1))
+            deal.add(f"real/{name}", reward if name == "learned" else (st * payoffs).sum(axis=1))
+            deal.add(f"bets/{name}", (st > 0).any(axis=1))
+            deal.add(f"staked/{name}", st.sum(axis=1))
         if calibration:
-            for k, b in enumerate(bets):
-                spot = spots[k]
-                which = np.clip(np.searchsorted(EV_BINS, ev[:, spot], side="right") - 1, 0, n_bins - 1)
-                c = calib[b]
-                c["hands"] += np.bincount(which, minlength=n_bins)
-                c["greedy"] += np.bincount(which, weights=stakes[:, spot] > 0, minlength=n_bins)
-                c["ev"] += np.bincount(which, weights=ev[:, spot], minlength=n_bins)
-                c["stake"] += np.bincount(which, weights=stakes[:, spot], minlength=n_bins)
-                c["perfect"] += np.bincount(which, weights=perfect[:, spot] > 0, minlength=n_bins)
-                if probs is not None:
-                    c["probability"] += np.bincount(which, weights=probs[:, spot], minlength=n_bins)
-                for key, mask in (("positive", ev[:, spot] > 0), ("negative", ev[:, spot] <= 0)):
-                    split[key] += [
-                        mask.sum(),
-                        (stakes[mask, spot] > 0).sum(),
-                        probs[mask, spot].sum() if probs is not None else 0.0,
-                        (perfect[mask, spot] > 0).sum(),
-                    ]
+            calib.add(ev, stakes, perfect, probs)
         # episodes that ended start again, as in training (a reset starts a new shoe)
-        done = terminated | truncated
         episode_start = done.copy()
-        if done.any():
-            obs, _ = env.reset(options={"reset_mask": done})
-            shoe_id[done] = next_id + np.arange(int(done.sum()))
-            next_id += int(done.sum())
-    env.close()
-    used = sums["hands"] > 0
-    n = sums["hands"][used]
-    exact_sum = {s: sums[f"exact/{s}"] for s in systems}
-    real_sum = {s: sums[f"real/{s}"] for s in systems}
-    bets_sum = {s: sums[f"bets/{s}"] for s in systems}
-    staked_sum = {s: sums[f"staked/{s}"] for s in systems}
+        deal.end_hand(done)
+    sums, n = deal.totals()
     out: dict[str, Any] = {
         "tables": tables,
         "hands_per_table": hands,
         "seed": seed,
         "hands": int(n.sum()),
-        "shoes": int(used.sum()),
+        "shoes": len(n),
         "bets": list(bets),
-        "systems": {},
+        **_figures(sums, n, systems, bets, count),
     }
-    for name in systems:
-        out["systems"][name] = {
-            "exact_profit_per_hand": _ratio(exact_sum[name][used], n),
-            "realized_profit_per_hand": _ratio(real_sum[name][used], n),
-            "bet_rate": _ratio(bets_sum[name][used], n),
-            "staked_per_hand": _ratio(staked_sum[name][used], n),
-        }
-    learned_exact, perfect_exact = exact_sum["learned"][used], exact_sum["perfect"][used]
-    learned_real, perfect_real = real_sum["learned"][used], real_sum["perfect"][used]
-    out["share_of_perfect_exact"] = _ratio(learned_exact, perfect_exact)
-    out["share_of_perfect_realized"] = _ratio(learned_real, perfect_real)
-    out["regret_exact"] = _ratio(perfect_exact - learned_exact, n)
-    out["regret_realized"] = _ratio(perfect_real - learned_real, n)
-    if count is not None:
-        out["learned_minus_count_exact"] = _ratio(learned_exact - exact_sum["count"][used], n)
-        out["count_share_of_perfect_exact"] = _ratio(exact_sum["count"][used], perfect_exact)
-        out["count_thresholds"] = {
-            b: (None if math.isinf(t) else float(t)) for b, t in zip(bets, count["thresholds"], strict=True)
-        }
     if calibration:
-        table = {}
-        for b, c in calib.items():
-            h = np.maximum(c["hands"], 1)
-            table[b] = [
-                {
-                    "ev_from": EV_BINS[i],
-                    "ev_to": EV_BINS[i + 1],
-                    "hands": int(c["hands"][i]),
-                    "mean_ev": float(c["ev"][i] / h[i]) if c["hands"][i] else None,
-                    "p_bet_greedy": float(c["greedy"][i] / h[i]) if c["hands"][i] else None,
-                    "mean_stake": float(c["stake"][i] / h[i]) if c["hands"][i] else None,
-                    "p_bet_perfect": float(c["perfect"][i] / h[i]) if c["hands"][i] else None,
-                    "p_bet_policy": (
-                        float(c["probability"][i] / h[i]) if c["hands"][i] and has_probs else None
-                    ),
-                }
-                for i in range(n_bins)
-            ]
-        out["calibration"] = table
-        pos, neg = split["positive"], split["negative"]
-        for key, v in (("p_bet_when_positive", pos), ("p_bet_when_negative", neg)):
-            out[key] = {
-                "greedy": v[1] / max(v[0], 1),
-                "policy": v[2] / max(v[0], 1) if has_probs else None,
-                "perfect": v[3] / max(v[0], 1),
-                "hands": int(v[0]),
-            }
+        out.update(calib.figures())
     return out
-
-
-def _disabled():
-    from gymnasium.vector import AutoresetMode
-
-    return AutoresetMode.DISABLED
 
 
 # ------------------------------------------------------------------------------------ outputs
@@ -464,6 +444,7 @@ def plot_calibration(result: dict, path: Path, title: str) -> Path:
 
 CURVE_FIELDS = (
     "timesteps",
+    "training_seconds",
     "learned_exact",
     "learned_exact_lo",
     "learned_exact_hi",
@@ -475,11 +456,13 @@ CURVE_FIELDS = (
 )
 
 
-def curve_row(timesteps: int, result: dict) -> dict:
-    """One point of the exact learning curve from a :func:`score` result."""
+def curve_row(timesteps: int, result: dict, training_seconds: float | None = None) -> dict:
+    """One point of the exact learning curve from a :func:`score` result, after ``training_seconds``
+    of training (wall time, the curve's own scoring left out; None: not measured)."""
     learned = result["systems"]["learned"]["exact_profit_per_hand"]
     return {
         "timesteps": timesteps,
+        "training_seconds": training_seconds,
         "learned_exact": learned["estimate"],
         "learned_exact_lo": learned["ci95"][0],
         "learned_exact_hi": learned["ci95"][1],

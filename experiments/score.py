@@ -44,6 +44,27 @@ _SAME_TABLE = (
 """The settings a model and a task must share: the same hands, the same actions, the same features."""
 
 
+def check_same_table(env_kwargs: dict, task: str | Task) -> tuple[T.EnvConfig, T.EnvConfig]:
+    """The configs of a model's env (``env_kwargs``) and of ``task``, once it is checked that a model
+    of the one can be scored on the other (the same table and features).
+
+    Raises:
+        ValueError: the tables differ (each differing setting named) or the observations do.
+    """
+    spec = get_task(task)
+    cfg, task_cfg = T.make_config(**env_kwargs), T.make_config(**spec.kwargs)
+    differ = [
+        f"{name} (model {getattr(cfg, name)!r}, task {getattr(task_cfg, name)!r})"
+        for name in _SAME_TABLE
+        if getattr(cfg, name) != getattr(task_cfg, name)
+    ]
+    if differ:
+        raise ValueError(f"the model was trained on another table than {spec.id}'s: " + "; ".join(differ))
+    if cfg.obs_keys != task_cfg.obs_keys:
+        raise ValueError(f"the model observes {cfg.obs_keys}, {spec.id} {task_cfg.obs_keys}")
+    return cfg, task_cfg
+
+
 class ModelPolicy:
     """A trained SB3 model as a policy of a task's observations (greedy actions).
 
@@ -67,21 +88,7 @@ class ModelPolicy:
         self.model, self.algorithm, self.normalizer = model, algorithm, normalizer
         self.transform = obs_transform
         self.task = get_task(task)
-        self.cfg = T.make_config(**env_kwargs)
-        self.task_cfg = T.make_config(**self.task.kwargs)
-        differ = [
-            f"{name} (model {getattr(self.cfg, name)!r}, task {getattr(self.task_cfg, name)!r})"
-            for name in _SAME_TABLE
-            if getattr(self.cfg, name) != getattr(self.task_cfg, name)
-        ]
-        if differ:
-            raise ValueError(
-                f"the model was trained on another table than {self.task.id}'s: " + "; ".join(differ)
-            )
-        if self.cfg.obs_keys != self.task_cfg.obs_keys:
-            raise ValueError(
-                f"the model observes {self.cfg.obs_keys}, {self.task.id} {self.task_cfg.obs_keys}"
-            )
+        self.cfg, self.task_cfg = check_same_table(env_kwargs, self.task)
         factors = self.task_cfg.obs_factors
         self._unscale = None if factors is None else 1.0 / factors.astype(np.float64)
         if self.cfg.obs_factors is not None:  # the model's own features are scaled too
@@ -180,4 +187,4 @@ def run(source: str, task: str, tables: int, hands: int, seed: int) -> dict:
     return result
 
 
-__all__ = ["ModelPolicy", "load_policy", "model_policy", "run"]
+__all__ = ["ModelPolicy", "check_same_table", "load_policy", "model_policy", "run"]

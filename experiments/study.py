@@ -36,6 +36,7 @@ def main(
     workers: int | None,
     resume: bool | None,
     complete: Callable[[dict, ConfigT], dict] | None = None,
+    identity: Callable[[ConfigT], dict] | None = None,
 ) -> dict:
     """Run the study ``name`` from the YAML file ``config_path`` (validated as ``config_type``).
 
@@ -43,7 +44,9 @@ def main(
        hold only ``output_names`` and the finished chunks of an earlier run).
     2. ``run(config, backend, scheduler, workers, progress=..., store=...)`` computes the result; its
        finished chunks are kept in ``out/.partial`` under the identity (study ``name``, validated
-       config, pb-gym version), so a rerun resumes (``resume=False`` discards them).
+       config, pb-gym version; ``identity(config)`` replaces or adds keys: what the kept results
+       depend on, where that is not the whole config), so a rerun resumes (``resume=False``
+       discards them).
     3. The result gets ``"config"`` (the path as given), then ``complete(result, config)`` adds what
        else the study records.
     4. ``write(result, folder)`` writes the files into a staging folder, moved into place together
@@ -52,9 +55,10 @@ def main(
     """
     config = load(config_path, config_type)
     destination = outputs.prepare(out, output_names)
-    store = outputs.chunk_store(
-        destination, {"study": name, "config": config.model_dump(mode="json")}, resume
-    )
+    depends = {"study": name, "config": config.model_dump(mode="json")}
+    if identity is not None:
+        depends.update(identity(config))
+    store = outputs.chunk_store(destination, depends, resume)
     result = run(config, backend, scheduler, workers, progress=not as_json, store=store)
     result["config"] = str(config_path)
     if complete is not None:

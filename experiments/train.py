@@ -334,9 +334,19 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
             self.next_at = every
             self.resumed = False
             self.normalizer = normalizer  # (the training env's VecNormalize, set once it exists)
+            # training seconds (wall time, this curve's scoring left out) before this process's part
+            self.trained_before, self.since, self.scored_here = 0.0, time.perf_counter(), 0.0
+
+        def trained(self) -> float:
+            return self.trained_before + time.perf_counter() - self.since - self.scored_here
 
         def checkpoint_state(self) -> dict:
-            return {"rows": self.rows, "seconds": self.seconds, "next_at": self.next_at}
+            return {
+                "rows": self.rows,
+                "seconds": self.seconds,
+                "next_at": self.next_at,
+                "trained_before": self.trained(),
+            }
 
         def resume_from(self, state: dict) -> None:
             self.__dict__.update(state)
@@ -344,6 +354,7 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
 
         def _score(self) -> None:
             started = time.perf_counter()
+            trained = self.trained()
             result = D.score(
                 make_policy(config, self.model, self.normalizer),
                 config.env.kwargs(),
@@ -352,10 +363,12 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
                 spec.curve_hands,
                 spec.curve_seed,
             )
-            self.rows.append(D.curve_row(self.num_timesteps, result))
+            self.rows.append(D.curve_row(self.num_timesteps, result, trained))
             self.seconds += time.perf_counter() - started
+            self.scored_here += time.perf_counter() - started
 
         def _on_training_start(self) -> None:
+            self.since, self.scored_here = time.perf_counter(), 0.0
             if not self.resumed:
                 self._score()  # the initial policy
 

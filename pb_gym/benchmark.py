@@ -39,7 +39,7 @@ perfect bettor of the profit figures stakes the smallest level.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -130,6 +130,24 @@ class _Growth:
         growth = np.log(np.maximum(before[:, None] + net, self.floor) / before[:, None])
         return (probabilities * growth).sum(axis=1)
 
+    def best_action(self, probabilities: np.ndarray, before: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The action of the task (bet and stake level) with the largest exact expected log growth on
+        each hand, and that growth; 0 (no bet, growth 0) where no action grows the bankroll. Ties go
+        to the first action."""
+        from pb_gym.envs import table as T
+
+        cfg = self.cfg
+        best_growth = np.zeros(len(before))
+        best_action = np.zeros(len(before), dtype=np.int64)
+        trial = np.zeros((len(before), cfg.n_columns))
+        for action in range(1, cfg.n_actions):
+            T.decode_actions(cfg, np.full(len(before), action), before, trial)
+            g = self.of(probabilities, trial, before)
+            better = g > best_growth
+            best_growth = np.where(better, g, best_growth)
+            best_action = np.where(better, action, best_action)
+        return best_action, best_growth
+
     def kelly(self, probabilities: np.ndarray) -> np.ndarray:
         """The Kelly bettor's growth: the best scored bet at its continuous Kelly fraction."""
         best = np.zeros(len(probabilities))
@@ -139,6 +157,84 @@ class _Growth:
             grouped = probabilities @ (column[:, None] == values[None, :]).astype(np.float64)
             best = np.maximum(best, _kelly(grouped, values))
         return best
+
+
+class Deal:
+    """A held-out deal at ``tables`` tables (seeded ``seed + i``) with its per-shoe sums: the one
+    bookkeeping of :func:`score` and of ``pb-gym train``'s discovery scoring
+    (:func:`pb_gym.experiments.discovery.score`).
+
+    The native vector env of ``env_kwargs`` (realized rewards, no autoreset) is dealt one hand at a
+    time: :meth:`before` gives the unseen cards' composition and every column's exact EV before the
+    hand, :meth:`step` plays the actions and starts a new shoe id where the hand came from a freshly
+    shuffled shoe, :meth:`add` adds a weight per table to the current shoe's sum of a key,
+    :meth:`end_hand` resets the tables whose episode ended (a reset is a new shoe, and a new id).
+    Shoes are the independent groups of the CIs: :meth:`totals` gives each key's per-shoe sums and
+    the hands of each shoe, for the shoes that were dealt.
+
+    Args:
+        env_kwargs: the env's settings (the task's, or a training config's).
+        tables: tables dealt in parallel.
+        seed: table ``i`` is seeded ``seed + i``.
+        keys: the names of the sums (``"hands"`` is kept as well).
+    """
+
+    def __init__(self, env_kwargs: Mapping[str, Any], tables: int, seed: int, keys: Sequence[str]) -> None:
+        from gymnasium.vector import AutoresetMode
+
+        from pb_gym.envs.vector import PuntoBancoVectorEnv
+
+        self.env = PuntoBancoVectorEnv(
+            tables, autoreset_mode=AutoresetMode.DISABLED, **dict(env_kwargs, reward="realized")
+        )
+        self.cfg = self.env.config
+        self.pay = self.env.tables.session.payoffs  # net win per unit of every column, by hand class
+        self.obs, _ = self.env.reset(seed=seed)
+        self.sums = {key: np.zeros(2 * tables) for key in (*keys, "hands")}
+        self.shoe_id = np.arange(tables)
+        self.next_id = tables
+
+    def before(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The composition of the cards unseen before the next hand ``(tables, 10)``, every column's
+        exact EV for them ``(tables, n_columns)`` and the bankrolls (a copy)."""
+        composition = engine.next_hand_composition(self.cfg.rules, self.env.tables.shoe)
+        return composition, self.cfg.bets.expected_values(composition), self.env.tables.bankroll.copy()
+
+    def _new_shoes(self, mask: np.ndarray) -> None:
+        count = int(mask.sum())
+        self.shoe_id[mask] = self.next_id + np.arange(count)
+        self.next_id += count
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Play ``actions``; the realized rewards, every column's net win per unit on the hand dealt
+        ``(tables, n_columns)``, and which episodes ended."""
+        self.obs, reward, terminated, truncated, _ = self.env.step(actions)
+        payoffs = self.pay[self.env.tables.session.records.hand_class]
+        new_shoe = self.env.tables.result.shuffled
+        if new_shoe.any():  # this hand came from a freshly shuffled shoe
+            self._new_shoes(new_shoe)
+        if self.next_id > len(self.sums["hands"]):
+            size = max(2 * len(self.sums["hands"]), self.next_id + len(self.shoe_id))
+            self.sums = {k: np.concatenate([v, np.zeros(size - len(v))]) for k, v in self.sums.items()}
+        self.add("hands", None)
+        return reward, payoffs, terminated | truncated
+
+    def add(self, key: str, weights: Any) -> None:
+        """Add each table's weight (an array of ``tables`` numbers or booleans; None: 1) to its current
+        shoe's sum of ``key``."""
+        self.sums[key] += np.bincount(self.shoe_id, weights=weights, minlength=len(self.sums[key]))
+
+    def end_hand(self, done: np.ndarray) -> None:
+        """An episode is one shoe: where one ended, the table is reset (a new shoe, a new id)."""
+        if done.any():
+            self.obs, _ = self.env.reset(options={"reset_mask": done})
+            self._new_shoes(done)
+
+    def totals(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Each key's per-shoe sums and the hands of each shoe, for the shoes dealt; closes the env."""
+        self.env.close()
+        used = self.sums["hands"] > 0
+        return {k: v[used] for k, v in self.sums.items()}, self.sums["hands"][used]
 
 
 def score(
@@ -166,7 +262,6 @@ def score(
         ValueError: a bad argument (named), or a policy that returns other than one valid action per row.
     """
     from pb_gym.envs import table as T
-    from pb_gym.envs.vector import PuntoBancoVectorEnv
 
     spec = get_task(task)
     tables = _check_int("tables", tables, 2)
@@ -177,52 +272,29 @@ def score(
             f"policy={policy!r} is not allowed; allowed: a callable from observations "
             "(N, obs_dim) float32 to actions (N,)"
         )
-    from gymnasium.vector import AutoresetMode
-
-    env = PuntoBancoVectorEnv(
-        tables, autoreset_mode=AutoresetMode.DISABLED, **dict(spec.kwargs, reward="realized")
-    )
-    cfg = env.config
-    rules, table = cfg.rules, cfg.bets
+    kinds = ["exact", "real", "bets"] + (["growth"] if spec.objective == "log_growth" else [])
+    systems = ["policy", "perfect"] + (["sizer", "kelly"] if spec.objective == "log_growth" else [])
+    deal = Deal(spec.kwargs, tables, seed, [f"{k}/{s}" for k in kinds for s in systems])
+    cfg = deal.cfg
     n_actions = cfg.n_actions
-    spots = np.array([table.column(b) for b in spec.bets], dtype=np.int64)
-    pay = env.tables.session.payoffs  # net win per unit of every column, by hand class
-    growth = _Growth(cfg, pay, spots) if spec.objective == "log_growth" else None
+    spots = np.array([cfg.bets.column(b) for b in spec.bets], dtype=np.int64)
+    growth = _Growth(cfg, deal.pay, spots) if spec.objective == "log_growth" else None
     unit_action = np.array([action_index(spec, b, cfg.stake_levels[0]) for b in spec.bets])
-    obs, _ = env.reset(seed=seed)
     if reset is not None:
         reset()
     rows = np.arange(tables)
-    kinds = ["exact", "real", "bets"] + (["growth"] if growth is not None else [])
-    systems = ["policy", "perfect"] + (["sizer", "kelly"] if growth is not None else [])
-    sums = {f"{k}/{s}": np.zeros(2 * tables) for k in kinds for s in systems}
-    sums["hands"] = np.zeros(2 * tables)
-    shoe_id = np.arange(tables)
-    next_id = tables
     stakes = np.zeros((tables, cfg.n_columns))
     perfect = np.zeros_like(stakes)
     for _ in range(hands):
-        composition = engine.next_hand_composition(rules, env.tables.shoe)
-        ev = table.expected_values(composition)
-        bankroll = env.tables.bankroll.copy()
-        actions = _actions(policy, obs, n_actions)
+        composition, ev, bankroll = deal.before()
+        actions = _actions(policy, deal.obs, n_actions)
         T.decode_actions(cfg, actions, bankroll, stakes)
         # the perfect bettor: the smallest stake on the best scored bet, where its exact EV is > 0
         side_ev = ev[:, spots]
         best = side_ev.argmax(axis=1)
         positive = side_ev[rows, best] > 0
         T.decode_actions(cfg, np.where(positive, unit_action[best], 0), bankroll, perfect)
-        obs, reward, terminated, truncated, _ = env.step(actions)
-        payoffs = pay[env.tables.session.records.hand_class]
-        new_shoe = env.tables.result.shuffled
-        if new_shoe.any():  # this hand came from a freshly shuffled shoe
-            shoe_id[new_shoe] = next_id + np.arange(int(new_shoe.sum()))
-            next_id += int(new_shoe.sum())
-        if next_id > len(sums["hands"]):
-            size = max(2 * len(sums["hands"]), next_id + tables)
-            sums = {k: np.concatenate([v, np.zeros(size - len(v))]) for k, v in sums.items()}
-        size = len(sums["hands"])
-        sums["hands"] += np.bincount(shoe_id, minlength=size)
+        reward, payoffs, done = deal.step(actions)
         placed = {"policy": stakes, "perfect": perfect}
         realized = {"policy": reward, "perfect": (perfect * payoffs).sum(axis=1)}
         grown: dict[str, np.ndarray] = {}
@@ -231,35 +303,25 @@ def score(
                 growth, cfg, composition, side_ev, bankroll, stakes, perfect, placed, realized, payoffs
             )
         for name, st in placed.items():
-            for kind, weights in (
-                ("exact", (st * ev).sum(axis=1)),
-                ("real", realized[name]),
-                ("bets", (st > 0).any(axis=1)),
-            ):
-                sums[f"{kind}/{name}"] += np.bincount(shoe_id, weights=weights, minlength=size)
+            deal.add(f"exact/{name}", (st * ev).sum(axis=1))
+            deal.add(f"real/{name}", realized[name])
+            deal.add(f"bets/{name}", (st > 0).any(axis=1))
         for name, g in grown.items():
-            sums[f"growth/{name}"] += np.bincount(shoe_id, weights=g, minlength=size)
-        # an episode is one shoe: where it ended, a new one starts (a reset is a new shoe)
-        done = terminated | truncated
-        if done.any():
-            obs, _ = env.reset(options={"reset_mask": done})
-            shoe_id[done] = next_id + np.arange(int(done.sum()))
-            next_id += int(done.sum())
-    env.close()
-    used = sums["hands"] > 0
-    n = sums["hands"][used]
+            deal.add(f"growth/{name}", g)
+        deal.end_hand(done)
+    sums, n = deal.totals()
 
     def per_hand(key: str) -> dict:
-        return ratio_ci(sums[key][used], n)
+        return ratio_ci(sums[key], n)
 
-    mine, best_exact = sums["exact/policy"][used], sums["exact/perfect"][used]
+    mine, best_exact = sums["exact/policy"], sums["exact/perfect"]
     out: dict[str, Any] = {
         "task": spec.id,
         "tables": tables,
         "hands_per_table": hands,
         "seed": seed,
         "hands": int(n.sum()),
-        "shoes": int(used.sum()),
+        "shoes": len(n),
         "bets": list(spec.bets),
         "normalized_score": ratio_ci(mine, best_exact),
         "exact_profit_per_hand": per_hand("exact/policy"),
@@ -276,10 +338,8 @@ def score(
                 "log_growth_per_hand": per_hand("growth/policy"),
                 "perfect_log_growth_per_hand": per_hand("growth/sizer"),
                 "kelly_log_growth_per_hand": per_hand("growth/kelly"),
-                "normalized_log_growth": ratio_ci(sums["growth/policy"][used], sums["growth/sizer"][used]),
-                "log_growth_regret_per_hand": ratio_ci(
-                    sums["growth/sizer"][used] - sums["growth/policy"][used], n
-                ),
+                "normalized_log_growth": ratio_ci(sums["growth/policy"], sums["growth/sizer"]),
+                "log_growth_regret_per_hand": ratio_ci(sums["growth/sizer"] - sums["growth/policy"], n),
             }
         )
     for key in ("normalized_score", "normalized_log_growth"):  # (a ratio of profits: n is the hands)
@@ -315,15 +375,7 @@ def _sizing(
         before = bankroll[rows]
         out["policy"][rows] = growth.of(probabilities, stakes[rows], before)
         # every action of the task on these hands: the best (0 = no bet, growth 0) is the sizer's
-        best_growth = np.zeros(rows.size)
-        best_action = np.zeros(rows.size, dtype=np.int64)
-        trial = np.zeros((rows.size, cfg.n_columns))
-        for action in range(1, cfg.n_actions):
-            T.decode_actions(cfg, np.full(rows.size, action), before, trial)
-            g = growth.of(probabilities, trial, before)
-            better = g > best_growth
-            best_growth = np.where(better, g, best_growth)
-            best_action = np.where(better, action, best_action)
+        best_action, best_growth = growth.best_action(probabilities, before)
         out["sizer"][rows] = best_growth
         chosen = np.zeros((rows.size, cfg.n_columns))
         T.decode_actions(cfg, best_action, before, chosen)
@@ -374,15 +426,7 @@ def perfect_policy(task: str | Task = "pb_gym/Discover-v0") -> Policy:
         rows = np.flatnonzero((side_ev > 0).any(axis=1))
         if rows.size:
             probabilities = exact.hand_class_probabilities(composition[rows])
-            before = obs[rows, bank] * cfg.bankroll_units
-            best_growth = np.zeros(rows.size)
-            trial = np.zeros((rows.size, cfg.n_columns))
-            for action in range(1, cfg.n_actions):
-                T.decode_actions(cfg, np.full(rows.size, action), before, trial)
-                g = growth.of(probabilities, trial, before)
-                better = g > best_growth
-                best_growth = np.where(better, g, best_growth)
-                actions[rows[better]] = action
+            actions[rows] = growth.best_action(probabilities, obs[rows, bank] * cfg.bankroll_units)[0]
         return actions
 
     return act

@@ -1,5 +1,6 @@
 """The pb-gym command line: JSON shapes and values, text output, and argument errors."""
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -160,10 +161,13 @@ def test_experiment_help_describes_every_study(capsys):
     with pytest.raises(SystemExit):
         cli.main(["experiment", "--help"])
     text = capsys.readouterr().out
-    assert set(cli.STUDIES) == {"counting", "atlas", "ruin", "roads", "leaks"}
+    assert set(cli.STUDIES) == {"counting", "atlas", "ruin", "roads", "leaks", "benchmark"}
     for name, description in cli.STUDIES.items():
         first_words = " ".join(description.split()[:4])
         assert f"  {name}" in text and first_words in " ".join(text.split()), name
+        # each study's module is there to import (pb-gym experiment benchmark: regret_table)
+        module = f"pb_gym.experiments.{cli.STUDY_MODULES.get(name, name)}"
+        assert importlib.util.find_spec(module) is not None, module
 
 
 HEAVY = (
