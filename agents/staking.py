@@ -191,33 +191,36 @@ class Programs:
             self.state = self.state._replace(lines=grown)
 
 
+# The kernels take a seat's rows (1-D arrays) and loop over its tables with the seat's parameters as
+# scalars: a per-table helper taking the state's tuples would pass (and reference-count) a dozen
+# arrays at every table, costing more than the rules themselves.
 @numba.njit(cache=True, nogil=True)
-def _refresh_line(table, state, s, t):
+def _line_stake(line, head, tail, base):
     """A Labouchere line's stake: its first plus its last number (the only one, if one is left)."""
-    row = table.line[s]
-    first = state.lines[row, t, state.count[s, t]]
-    last = state.lines[row, t, state.tail[s, t] - 1]
-    base = table.base[s]
-    if state.tail[s, t] - state.count[s, t] == 1:
-        state.wanted[s, t] = first * base
-    else:
-        state.wanted[s, t] = (first + last) * base
+    if tail - head == 1:
+        return line[head] * base
+    return (line[head] + line[tail - 1]) * base
 
 
 @numba.njit(cache=True, nogil=True)
-def _restart(table, state, s, t):
+def _new_line(line, first, length, base):
+    """A new Labouchere line (``first``, ``length`` numbers) in ``line``; returns its stake."""
+    for i in range(length):
+        line[i] = first[i]
+    return _line_stake(line, 0, length, base)
+
+
+@numba.njit(cache=True, nogil=True)
+def _restart_seat(table, state, s, t):
     """Seat ``s`` at table ``t`` starts a new series (the wanted stake back to ``base``)."""
-    kind = table.progression[s]
-    state.wanted[s, t] = table.base[s]
+    base = table.base[s]
+    state.wanted[s, t] = base
     state.level[s, t] = 0.0
     state.count[s, t] = 0
-    if kind == LABOUCHERE:
-        row = table.line[s]
+    if table.progression[s] == LABOUCHERE:
         length = table.length[s]
-        for i in range(length):
-            state.lines[row, t, i] = table.sequence[s, i]
         state.tail[s, t] = length
-        _refresh_line(table, state, s, t)
+        state.wanted[s, t] = _new_line(state.lines[table.line[s], t], table.sequence[s], length, base)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -225,7 +228,7 @@ def restart_rows(table, state):
     """Every seat at every table starts afresh."""
     for s in range(state.wanted.shape[0]):
         for t in range(state.wanted.shape[1]):
-            _restart(table, state, s, t)
+            _restart_seat(table, state, s, t)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -238,32 +241,34 @@ def propose_rows(table, state, last_decision, max_units, unit, seat_of, slot_of,
     for s in range(state.wanted.shape[0]):
         k = seat_of[s]
         choice = table.choice[s]
+        reset = table.reset_on_cap[s]
         banker, player = table.columns[s, 0], table.columns[s, 1]
-        for t in range(state.wanted.shape[1]):
-            units = state.wanted[s, t]
+        wanted, drawn = state.wanted[s], state.drawn[s]
+        stake_rows, column_row, capped_row = requested[k], columns[k], capped[k]
+        for t in range(wanted.shape[0]):
+            units = wanted[t]
             over = units > over_limit
-            if over and table.reset_on_cap[s]:
-                _restart(table, state, s, t)
-                units = state.wanted[s, t]
+            if over and reset:
+                _restart_seat(table, state, s, t)
+                units = wanted[t]
             if choice == FIXED:
                 column = banker
             elif choice == DRAWN:
-                column = state.drawn[s, t]
+                column = drawn[t]
             elif choice == FOLLOW:
                 column = player if last_decision[t] == R.PLAYER else banker
             else:  # CHOP
                 column = player if last_decision[t] == R.BANKER else banker
-            columns[k, t] = column
-            capped[k, t] = over
+            column_row[t] = column
+            capped_row[t] = over
             if column != NO_BET:
-                requested[k, t, slot_of[column]] = min(units, max_units) * unit
+                stake_rows[t, slot_of[column]] = min(units, max_units) * unit
 
 
 @numba.njit(cache=True, nogil=True)
-def _stepped(table, s, step, move):
-    """The next step of a stepped sequence after a win (``move`` 0) or a loss (2)."""
-    delta, wrap = table.steps[s, move], table.steps[s, move + 1]
-    length = table.length[s]
+def _step(step, delta, wrap, length):
+    """A stepped sequence's next step: ``step + delta``, modulo ``length`` if ``wrap``, else held
+    within ``0..length-1``."""
     step += delta
     if wrap:
         return step % length
@@ -271,90 +276,90 @@ def _stepped(table, s, step, move):
 
 
 @numba.njit(cache=True, nogil=True)
-def _won(table, state, s, t, net_units, pays):
-    """The progression of seat ``s`` at table ``t`` after a win of ``net_units``."""
-    kind = table.progression[s]
-    base = table.base[s]
-    if kind == DOUBLING:
-        _restart(table, state, s, t)
-    elif kind == PAROLI:
-        state.count[s, t] += 1
-        state.wanted[s, t] *= 2.0
-        k = table.wins_to_reset[s]
-        if k > 0 and state.count[s, t] >= k:
-            _restart(table, state, s, t)
-    elif kind == DALEMBERT:
-        state.wanted[s, t] = max(state.wanted[s, t] - base, base)
-    elif kind == STEPPED:
-        step = _stepped(table, s, state.count[s, t], 0)
-        state.count[s, t] = step
-        state.wanted[s, t] = table.sequence[s, step] * base
-    elif kind == LABOUCHERE:  # a win crosses off the first and last numbers
-        length = state.tail[s, t] - state.count[s, t]
-        state.count[s, t] += 1
-        if length >= 2:
-            state.tail[s, t] -= 1
-        if state.tail[s, t] <= state.count[s, t]:
-            _restart(table, state, s, t)
+def _labouchere_rows(table, state, s, placed, net, unit):
+    """A Labouchere seat after the hand: a win crosses off the first and last numbers (a new line when
+    none is left), a loss appends the amount lost in units of ``base``."""
+    base, length = table.base[s], table.length[s]
+    first = table.sequence[s]
+    lines = state.lines[table.line[s]]
+    wanted, head, tail = state.wanted[s], state.count[s], state.tail[s]
+    width = lines.shape[1]
+    for t in range(wanted.shape[0]):
+        if not placed[t] or net[t] == 0.0:
+            continue
+        line = lines[t]
+        if net[t] > 0.0:
+            h, e = head[t] + 1, tail[t] - (1 if tail[t] - head[t] >= 2 else 0)
+            if e <= h:
+                h, e = 0, length
+                wanted[t] = _new_line(line, first, length, base)
+            else:
+                wanted[t] = _line_stake(line, h, e, base)
         else:
-            _refresh_line(table, state, s, t)
-    elif kind == OSCARS_GRIND:
-        profit = state.level[s, t] + net_units
-        state.level[s, t] = profit
-        if profit >= base - OVER_TOLERANCE:
-            _restart(table, state, s, t)
-        else:
-            needed = (base - profit) / pays
-            state.wanted[s, t] = max(min(state.wanted[s, t] + base, needed), base)
+            h, e = head[t], tail[t]
+            if e >= width:  # the line at the buffer's end: shifted to its start (make_room made room)
+                for i in range(e - h):
+                    line[i] = line[h + i]
+                h, e = 0, e - h
+            line[e] = -(net[t] / unit) / base
+            e += 1
+            wanted[t] = _line_stake(line, h, e, base)
+        head[t], tail[t] = h, e
 
 
 @numba.njit(cache=True, nogil=True)
-def _lost(table, state, s, t, net_units, pays):
-    """The progression of seat ``s`` at table ``t`` after a loss of ``-net_units``."""
-    kind = table.progression[s]
-    base = table.base[s]
-    if kind == DOUBLING:
-        state.level[s, t] -= net_units
-        if table.recovering[s]:
-            state.wanted[s, t] = (state.level[s, t] + base) / pays
-        else:
-            state.wanted[s, t] = 2.0 * state.wanted[s, t] + table.grow[s]
-    elif kind == PAROLI:
-        _restart(table, state, s, t)
-    elif kind == DALEMBERT:
-        state.wanted[s, t] += base
-    elif kind == STEPPED:
-        step = _stepped(table, s, state.count[s, t], 2)
-        state.count[s, t] = step
-        state.wanted[s, t] = table.sequence[s, step] * base
-    elif kind == LABOUCHERE:  # a loss appends the amount lost, in units of base
-        row = table.line[s]
-        width = state.lines.shape[2]
-        if state.tail[s, t] >= width:  # the line at the buffer's end: shifted to its start
-            head = state.count[s, t]
-            for i in range(state.tail[s, t] - head):
-                state.lines[row, t, i] = state.lines[row, t, head + i]
-            state.tail[s, t] -= head
-            state.count[s, t] = 0
-        state.lines[row, t, state.tail[s, t]] = -net_units / base
-        state.tail[s, t] += 1
-        _refresh_line(table, state, s, t)
-    elif kind == OSCARS_GRIND:
-        state.level[s, t] += net_units
-
-
-@numba.njit(cache=True, nogil=True)
-def update_rows(table, state, pays, seat_of, placed, net, unit):
+def update_rows(table, state, pays, seat_of, placed, net, unit):  # noqa: C901 - a compiled kernel: one branch per progression in the table loop, where a call per table would cost more than the rules
     """Every program seat's progression after the hand: ``placed[seat_of[s], t]`` and the net win in
-    money ``net[seat_of[s], t]`` (> 0 a win, < 0 a loss, 0 a push); ``pays[s]``: the net win per unit
-    of a plain win on the seat's bet (the recovering Martingale's and Oscar's Grind's target)."""
+    money ``net[seat_of[s], t]`` (> 0 a win, < 0 a loss, 0 a push: nothing moves); ``pays[s]``: the
+    net win per unit of a plain win on the seat's bet (the recovering Martingale's and Oscar's
+    Grind's target)."""
     for s in range(state.wanted.shape[0]):
         k = seat_of[s]
-        for t in range(state.wanted.shape[1]):
-            if not placed[k, t]:
+        kind = table.progression[s]
+        if kind == FLAT:
+            continue
+        if kind == LABOUCHERE:
+            _labouchere_rows(table, state, s, placed[k], net[k], unit)
+            continue
+        base, grow, recovering, win_pays = table.base[s], table.grow[s], table.recovering[s], pays[s]
+        streak_goal, length, sequence = table.wins_to_reset[s], table.length[s], table.sequence[s]
+        win_delta, win_wrap = table.steps[s, 0], table.steps[s, 1] != 0
+        loss_delta, loss_wrap = table.steps[s, 2], table.steps[s, 3] != 0
+        wanted, level, count = state.wanted[s], state.level[s], state.count[s]
+        placed_row, net_row = placed[k], net[k]
+        for t in range(wanted.shape[0]):
+            r = net_row[t]
+            if not placed_row[t] or r == 0.0:
                 continue
-            r = net[k, t]
-            if r > 0.0:
-                _won(table, state, s, t, r / unit, pays[s])
-            elif r < 0.0:
-                _lost(table, state, s, t, r / unit, pays[s])
+            x = r / unit  # the net win in units
+            won = r > 0.0
+            w, lv, c = wanted[t], level[t], count[t]
+            restart = False
+            if kind == DOUBLING:
+                if won:
+                    restart = True
+                else:
+                    lv -= x
+                    w = (lv + base) / win_pays if recovering else 2.0 * w + grow
+            elif kind == PAROLI:
+                if won:
+                    c += 1
+                    w *= 2.0
+                    restart = streak_goal > 0 and c >= streak_goal
+                else:
+                    restart = True
+            elif kind == DALEMBERT:
+                w = max(w - base, base) if won else w + base
+            elif kind == STEPPED:
+                c = _step(c, win_delta, win_wrap, length) if won else _step(c, loss_delta, loss_wrap, length)
+                w = sequence[c] * base
+            elif kind == OSCARS_GRIND:
+                lv += x
+                if won:
+                    if lv >= base - OVER_TOLERANCE:
+                        restart = True
+                    else:
+                        w = max(min(w + base, (base - lv) / win_pays), base)
+            if restart:
+                w, lv, c = base, 0.0, 0
+            wanted[t], level[t], count[t] = w, lv, c

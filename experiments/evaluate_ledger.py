@@ -69,30 +69,31 @@ def account_rows(seats, columns, slot_of, proposed_capped, ledgers):
     (``proposed_capped``: the system's own account of the table maximum), the largest stake, the
     bankroll's peak and drawdown."""
     bankroll, _, _, stakes, net, placed, _, bankroll_capped, _, _ = seats
+    peak, max_drawdown, wagered, total, bets, by_column, counts, max_stake, last_stake, capped = ledgers
     for k in range(net.shape[0]):
         for t in range(net.shape[1]):
             stake = 0.0
             if placed[k, t]:
                 column = columns[k, t]
                 stake = stakes[k, t, max(slot_of[column], 0)]
-                ledgers.bets[k, t] += 1
-                ledgers.wagered_by_column[k, column] += stake
+                bets[k, t] += 1
+                by_column[k, column] += stake
                 if proposed_capped[k, t]:
-                    ledgers.counts[k, 0] += 1
+                    counts[k, 0] += 1
                 if bankroll_capped[k, t]:
-                    ledgers.counts[k, 1] += 1
-                if stake > ledgers.max_stake[k]:
-                    ledgers.max_stake[k] = stake
-            ledgers.capped[k, t] = placed[k, t] and proposed_capped[k, t]
-            ledgers.stake[k, t] = stake
-            ledgers.net[k, t] += net[k, t]
-            ledgers.wagered[k, t] += stake
+                    counts[k, 1] += 1
+                if stake > max_stake[k]:
+                    max_stake[k] = stake
+            capped[k, t] = placed[k, t] and proposed_capped[k, t]
+            last_stake[k, t] = stake
+            total[k, t] += net[k, t]
+            wagered[k, t] += stake
             b = bankroll[k, t]
-            if b > ledgers.peak[k, t]:
-                ledgers.peak[k, t] = b
-            fall = ledgers.peak[k, t] - b
-            if fall > ledgers.max_drawdown[k, t]:
-                ledgers.max_drawdown[k, t] = fall
+            if b > peak[k, t]:
+                peak[k, t] = b
+            fall = peak[k, t] - b
+            if fall > max_drawdown[k, t]:
+                max_drawdown[k, t] = fall
 
 
 class Ledger:
