@@ -569,7 +569,9 @@ class NeverBet(S.BettingSystem):
         return ()
 
     def propose(self, view: S.TableView) -> S.Proposal:
-        return S.Proposal(np.full(self.n, S.NO_BET, dtype=np.int64), np.zeros(self.n), np.zeros(self.n, dtype=bool))
+        return S.Proposal(
+            np.full(self.n, S.NO_BET, dtype=np.int64), np.zeros(self.n), np.zeros(self.n, dtype=bool)
+        )
 
 
 class PerfectInformation(S.BettingSystem):

@@ -34,7 +34,15 @@ from pb_gym import rules as R
 
 NO_BET = -1
 """The column of no bet."""
-PROGRESSIONS: tuple[str, ...] = ("flat", "doubling", "paroli", "dalembert", "stepped", "labouchere", "oscars_grind")
+PROGRESSIONS: tuple[str, ...] = (
+    "flat",
+    "doubling",
+    "paroli",
+    "dalembert",
+    "stepped",
+    "labouchere",
+    "oscars_grind",
+)
 """How a program's stake moves (:class:`Program`)."""
 FLAT, DOUBLING, PAROLI, DALEMBERT, STEPPED, LABOUCHERE, OSCARS_GRIND = range(len(PROGRESSIONS))
 CHOICES: tuple[str, ...] = ("fixed", "follow", "chop", "drawn")
@@ -155,10 +163,13 @@ class Programs:
             np.array([p.recovering for p in programs], dtype=np.bool_),
             np.array([p.grow for p in programs], dtype=np.float64),
             np.array([p.wins_to_reset for p in programs], dtype=np.int64),
-            np.array([list(p.sequence) + [0.0] * (width - len(p.sequence)) for p in programs], dtype=np.float64),
+            np.array(
+                [list(p.sequence) + [0.0] * (width - len(p.sequence)) for p in programs], dtype=np.float64
+            ),
             np.array([len(p.sequence) for p in programs], dtype=np.int64),
             np.array(
-                [[p.win_step[0], p.win_step[1], p.loss_step[0], p.loss_step[1]] for p in programs], dtype=np.int64
+                [[p.win_step[0], p.win_step[1], p.loss_step[0], p.loss_step[1]] for p in programs],
+                dtype=np.int64,
             ),
             line_row,
         )

@@ -85,7 +85,6 @@ OVER_MAX = staking.OVER_TOLERANCE
 """A wanted stake above the table maximum by more than this (in units) is capped."""
 
 
-
 @dataclasses.dataclass
 class TableView:
     """What a system may look at before a hand (arrays over tables).
@@ -144,8 +143,6 @@ class HandOutcome:
     staked_units: np.ndarray
     net_units: np.ndarray
     table_capped: np.ndarray
-
-
 
 
 class Proposal(NamedTuple):
@@ -265,7 +262,9 @@ class Programmed(BettingSystem):
 
     def program(self) -> staking.Program:
         """The system's staking as data (after :meth:`bind`: it names the table's columns)."""
-        return staking.Program("flat", (self.column, self.column), self.base, reset_on_cap=self.on_cap == "reset")
+        return staking.Program(
+            "flat", (self.column, self.column), self.base, reset_on_cap=self.on_cap == "reset"
+        )
 
     def compiled(self) -> bool:
         """Whether the system's decisions are its program's alone (no overridden ``propose`` or
@@ -303,7 +302,9 @@ class Programmed(BettingSystem):
             columns,
             capped,
         )
-        units = np.where(columns[0] != NO_BET, requested[0, :, 0], np.minimum(state.wanted[0], view.max_units))
+        units = np.where(
+            columns[0] != NO_BET, requested[0, :, 0], np.minimum(state.wanted[0], view.max_units)
+        )
         return Proposal(columns[0], units, capped[0])
 
     def pays(self, rules: R.Rules) -> float:
@@ -390,7 +391,10 @@ class Martingale(Programmed):
 
     def program(self) -> staking.Program:
         return dataclasses.replace(
-            super().program(), progression="doubling", recovering=bool(self.recovering), grow=self.GROW * self.base
+            super().program(),
+            progression="doubling",
+            recovering=bool(self.recovering),
+            grow=self.GROW * self.base,
         )
 
 
@@ -416,7 +420,9 @@ class Paroli(Programmed):
         self.wins_to_reset = wins_to_reset
 
     def program(self) -> staking.Program:
-        return dataclasses.replace(super().program(), progression="paroli", wins_to_reset=self.wins_to_reset or 0)
+        return dataclasses.replace(
+            super().program(), progression="paroli", wins_to_reset=self.wins_to_reset or 0
+        )
 
 
 class ReverseMartingale(Paroli):
@@ -703,7 +709,9 @@ class Kelly(BettingSystem):
     def propose(self, view: TableView) -> Proposal:
         assert view.composition is not None  # needs_composition: the session supplies it
         column, f = self.stake_fractions(view.composition, view.rules, view.bets or self.table_bets)
-        return capped_proposal(np.where(f > 0, column, NO_BET), self.fraction * f * view.bankroll_units, view.max_units)
+        return capped_proposal(
+            np.where(f > 0, column, NO_BET), self.fraction * f * view.bankroll_units, view.max_units
+        )
 
 
 def kelly_growth(

@@ -145,13 +145,21 @@ class ChunkPlay:
         self.requested = np.zeros((len(self.systems), n, len(columns)))
         self.columns = np.full((len(self.systems), n), S.NO_BET, dtype=np.int64)  # proposed, per seat
         self.capped = np.zeros((len(self.systems), n), dtype=np.bool_)
-        compiled = [k for k, system in enumerate(self.systems) if isinstance(system, S.Programmed) and system.compiled()]
+        compiled = [
+            k
+            for k, system in enumerate(self.systems)
+            if isinstance(system, S.Programmed) and system.compiled()
+        ]
         self.python_seats = [k for k in range(len(self.systems)) if k not in compiled]
         self.programs: staking.Programs | None = None
         if compiled:
             self.programs = staking.Programs([self.systems[k].program() for k in compiled], n)  # type: ignore[attr-defined]
             self.program_seats = np.array(compiled, dtype=np.int64)
-            self.drawing = [(s, self.systems[k]) for s, k in enumerate(compiled) if self.programs.programs[s].choice == "drawn"]
+            self.drawing = [
+                (s, self.systems[k])
+                for s, k in enumerate(compiled)
+                if self.programs.programs[s].choice == "drawn"
+            ]
             self.pays = np.array([self.systems[k].win_pays(rules) for k in compiled])
         self.session_hands = np.zeros(n, dtype=np.int64)  # each session's: its shoe's, whoever sat out
         self.in_shoe = np.ones(n, dtype=bool)  # one_shoe: the session's shoe is still dealing
@@ -203,7 +211,8 @@ class ChunkPlay:
             bet = np.flatnonzero(column != S.NO_BET)
             if bet.size and self.slot_of[column[bet]].min() < 0:
                 raise ValueError(
-                    f"system {system.name!r} proposed a bet column outside its bet_columns() {system.bet_columns()}"
+                    f"system {system.name!r} proposed a bet column outside its "
+                    f"bet_columns() {system.bet_columns()}"
                 )
             self.requested[k, bet, self.slot_of[column[bet]]] = proposal.units[bet] * unit
             self.columns[k] = column
@@ -229,7 +238,9 @@ class ChunkPlay:
         for k, view in zip(self.python_seats, views, strict=True):
             view.hand = self.session.hand  # systems learn from this hand's result arrays
             placed, stake, net = seats.placed[k], ledgers.stake[k], seats.net[k]
-            outcome = S.HandOutcome(placed, np.sign(net).astype(np.int8), stake / unit, net / unit, ledgers.capped[k])
+            outcome = S.HandOutcome(
+                placed, np.sign(net).astype(np.int8), stake / unit, net / unit, ledgers.capped[k]
+            )
             self.systems[k].update(view, outcome)
         if composition is not None:
             for k, system in enumerate(self.systems):
@@ -304,7 +315,9 @@ def run_chunk(
     hands = config.hands
     bar = show_progress if isinstance(show_progress, progress_display.Progress) else None
     if show_progress is True:
-        bar = progress_display.Progress(f"{config.name} {chunk.index + 1}/{chunk.count}", total=play.n * hands)
+        bar = progress_display.Progress(
+            f"{config.name} {chunk.index + 1}/{chunk.count}", total=play.n * hands
+        )
     play.record(0)
     for hand_index in range(hands):
         if config.one_shoe and not play.in_shoe.any():

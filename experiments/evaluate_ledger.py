@@ -142,7 +142,11 @@ class Ledger:
         to). ``session_hands``: the hands dealt in each session (its table's, whatever the seat)."""
         k, ledgers = self.seat, self.ledgers
         # fresh arrays, as a seat's own statistics were before they were stacked (the same sums)
-        net, wagered, drawdown = ledgers.net[k].copy(), ledgers.wagered[k].copy(), ledgers.max_drawdown[k].copy()
+        net, wagered, drawdown = (
+            ledgers.net[k].copy(),
+            ledgers.wagered[k].copy(),
+            ledgers.max_drawdown[k].copy(),
+        )
         final = self.bankroll.copy()
         return {
             "sessions": len(net),

@@ -50,6 +50,7 @@ import numpy as np
 
 from pb_gym import exact
 from pb_gym import rules as R
+from pb_gym.threads import run_rows
 
 DEGREE = 6
 """Cards in a deal counted by the exact method; the degree of G."""
@@ -59,6 +60,8 @@ FULL_SHOE_PROPORTIONS = np.array([16.0] + [4.0] * 9) / 52.0
 """Proportion of each value 0..9 in a full shoe of any number of decks."""
 MARGIN = 1e-9
 """A bound below ``-MARGIN`` proves EV < 0 despite rounding (bounds and EVs err below 1e-12)."""
+UPPER_MIN_ROWS = 2048
+"""Batches of at least this many compositions are bounded on several threads (:mod:`pb_gym.threads`)."""
 
 
 def _monomials() -> np.ndarray:
@@ -225,9 +228,17 @@ class EVBound:
         stage is an upper bound; the smallest is returned).
         """
         comp = exact.validate_composition(composition)
-        ranks = np.ascontiguousarray(comp.reshape(-1, R.N_RANKS))
+        return self._upper_rows(np.ascontiguousarray(comp.reshape(-1, R.N_RANKS)), refine).reshape(
+            comp.shape[:-1]
+        )
+
+    def _upper_rows(self, ranks: np.ndarray, refine: bool = True) -> np.ndarray:
+        """:meth:`upper` of checked compositions ``(n, 13)`` int64, on several threads for many."""
         out = np.empty(len(ranks))
-        _upper_kernel(
+        run_rows(
+            _upper_kernel,
+            len(ranks),
+            UPPER_MIN_ROWS,
             ranks,
             R.RANK_VALUES.astype(np.int64),
             FULL_SHOE_PROPORTIONS,
@@ -246,11 +257,13 @@ class EVBound:
             -MARGIN,
             out,
         )
-        return out.reshape(comp.shape[:-1])
+        return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _upper_kernel(  # noqa: C901 - a compiled kernel: the nested loops over the ranks are the enumeration itself, and a call per level costs speed
+    start,
+    stop,
     ranks,
     rank_values,
     u0,
@@ -269,14 +282,15 @@ def _upper_kernel(  # noqa: C901 - a compiled kernel: the nested loops over the 
     threshold,
     out,
 ):
-    """Serial on purpose: a few hundred operations per composition, cheaper than any thread."""
+    """The bound of the compositions ``start..stop-1`` (a few hundred operations each: a batch is
+    split over threads only from :data:`UPPER_MIN_ROWS` compositions)."""
     n_delta = u0.shape[0] - 1
     n_pow = constant.shape[0]
     counts = np.empty(u0.shape[0])
     delta = np.empty(n_delta)
     eps_pow = np.empty(n_pow)
     norm_pow = np.empty(n_pow)
-    for b in range(ranks.shape[0]):
+    for b in range(start, stop):
         counts[:] = 0.0
         cards = 0.0
         for r in range(ranks.shape[1]):  # counts by value from counts by rank
@@ -376,7 +390,8 @@ def proven_negative(composition: np.ndarray, payoffs: np.ndarray) -> np.ndarray:
     """
     payoffs = np.asarray(payoffs, dtype=np.float64)
     comp = exact.validate_composition(composition)
-    proven = np.ones(comp.shape[:-1], dtype=bool)
+    ranks = np.ascontiguousarray(comp.reshape(-1, R.N_RANKS))
+    proven = np.ones(len(ranks), dtype=bool)
     for column in payoffs.T:
-        proven &= bet_bound(column).upper(comp) < -MARGIN
-    return proven
+        proven &= bet_bound(column)._upper_rows(ranks) < -MARGIN
+    return proven.reshape(comp.shape[:-1])
