@@ -319,7 +319,45 @@ def _labouchere_rows(table, state, s, placed, net, unit):
 
 
 @numba.njit(cache=True, nogil=True)
-def update_rows(table, state, pays, seat_of, placed, net, unit):  # noqa: C901 - a compiled kernel: one branch per progression in the table loop, where a call per table would cost more than the rules
+def _progression_rows(table, s, wanted, level, count, placed, net, unit, win_pays):
+    """Seat ``s``'s progression (any but ``flat`` and ``labouchere``) over its tables after the hand:
+    its rows ``wanted``, ``level``, ``count``, ``placed`` and ``net``."""
+    kind, base, grow, recovering = table.progression[s], table.base[s], table.grow[s], table.recovering[s]
+    streak_goal, length, sequence = table.wins_to_reset[s], table.length[s], table.sequence[s]
+    win_delta, win_wrap = table.steps[s, 0], table.steps[s, 1] != 0
+    loss_delta, loss_wrap = table.steps[s, 2], table.steps[s, 3] != 0
+    for t in range(wanted.shape[0]):
+        r = net[t]
+        if not placed[t] or r == 0.0:
+            continue
+        won = r > 0.0
+        w, lv, c = wanted[t], level[t], count[t]
+        restart = False
+        if kind == DOUBLING:
+            restart = won
+            lv = lv if won else lv - r / unit
+            w = (lv + base) / win_pays if recovering else 2.0 * w + grow
+        elif kind == PAROLI:
+            c += 1
+            w *= 2.0
+            restart = not won or (streak_goal > 0 and c >= streak_goal)
+        elif kind == DALEMBERT:
+            w = max(w - base, base) if won else w + base
+        elif kind == STEPPED:
+            c = _step(c, win_delta, win_wrap, length) if won else _step(c, loss_delta, loss_wrap, length)
+            w = sequence[c] * base
+        elif kind == OSCARS_GRIND:
+            lv += r / unit  # the net win in units
+            restart = won and lv >= base - OVER_TOLERANCE
+            if won and not restart:
+                w = max(min(w + base, (base - lv) / win_pays), base)
+        if restart:
+            w, lv, c = base, 0.0, 0
+        wanted[t], level[t], count[t] = w, lv, c
+
+
+@numba.njit(cache=True, nogil=True)
+def update_rows(table, state, pays, seat_of, placed, net, unit):
     """Every program seat's progression after the hand: ``placed[seat_of[s], t]`` and the net win in
     money ``net[seat_of[s], t]`` (> 0 a win, < 0 a loss, 0 a push: nothing moves); ``pays[s]``: the
     net win per unit of a plain win on the seat's bet (the recovering Martingale's and Oscar's
@@ -327,50 +365,9 @@ def update_rows(table, state, pays, seat_of, placed, net, unit):  # noqa: C901 -
     for s in range(state.wanted.shape[0]):
         k = seat_of[s]
         kind = table.progression[s]
-        if kind == FLAT:
-            continue
         if kind == LABOUCHERE:
             _labouchere_rows(table, state, s, placed[k], net[k], unit)
-            continue
-        base, grow, recovering, win_pays = table.base[s], table.grow[s], table.recovering[s], pays[s]
-        streak_goal, length, sequence = table.wins_to_reset[s], table.length[s], table.sequence[s]
-        win_delta, win_wrap = table.steps[s, 0], table.steps[s, 1] != 0
-        loss_delta, loss_wrap = table.steps[s, 2], table.steps[s, 3] != 0
-        wanted, level, count = state.wanted[s], state.level[s], state.count[s]
-        placed_row, net_row = placed[k], net[k]
-        for t in range(wanted.shape[0]):
-            r = net_row[t]
-            if not placed_row[t] or r == 0.0:
-                continue
-            x = r / unit  # the net win in units
-            won = r > 0.0
-            w, lv, c = wanted[t], level[t], count[t]
-            restart = False
-            if kind == DOUBLING:
-                if won:
-                    restart = True
-                else:
-                    lv -= x
-                    w = (lv + base) / win_pays if recovering else 2.0 * w + grow
-            elif kind == PAROLI:
-                if won:
-                    c += 1
-                    w *= 2.0
-                    restart = streak_goal > 0 and c >= streak_goal
-                else:
-                    restart = True
-            elif kind == DALEMBERT:
-                w = max(w - base, base) if won else w + base
-            elif kind == STEPPED:
-                c = _step(c, win_delta, win_wrap, length) if won else _step(c, loss_delta, loss_wrap, length)
-                w = sequence[c] * base
-            elif kind == OSCARS_GRIND:
-                lv += x
-                if won:
-                    if lv >= base - OVER_TOLERANCE:
-                        restart = True
-                    else:
-                        w = max(min(w + base, (base - lv) / win_pays), base)
-            if restart:
-                w, lv, c = base, 0.0, 0
-            wanted[t], level[t], count[t] = w, lv, c
+        elif kind != FLAT:
+            _progression_rows(
+                table, s, state.wanted[s], state.level[s], state.count[s], placed[k], net[k], unit, pays[s]
+            )
