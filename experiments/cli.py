@@ -268,19 +268,22 @@ def cmd_simulate(args: argparse.Namespace) -> dict:
 
 # ----------------------------------------------------------------------------------------- bench
 def cmd_bench(args: argparse.Namespace) -> dict:
-    """Throughput of the engine, the exact calculator and the environments, idle and (--load) beside one
-    busy process per core; --rl adds SB3 PPO on this env against PPO on CartPole-v1 (needs the rl
-    extra). Figures and side-by-side ratios of one run."""
+    """Throughput of the engine, the exact calculator and the environments, and the cost of evaluate
+    per seat-hand, idle and (--load) beside one busy process per core; --rl adds SB3 PPO on this env
+    against PPO on CartPole-v1 (needs the rl extra). Figures and side-by-side ratios of one run."""
     import importlib
 
     from pb_gym import bench
+    from pb_gym.experiments import bench_evaluate
 
     figures = bench.run(quick=args.quick, load=args.load)
+    figures["evaluate"] = bench_evaluate.run(quick=args.quick, load=args.load)
     if args.rl:  # torch: only the top layer may import it
         rl = importlib.import_module("pb_gym.experiments.bench_rl")
         figures["rl"] = rl.run(quick=args.quick, load=args.load)
     if not args.json:
         bench.print_figures(figures)
+        bench_evaluate.print_figures(figures["evaluate"])
         if args.rl:
             rl.print_figures(figures["rl"])
     return figures

@@ -253,20 +253,36 @@ class ChunkPlay:
                     )
 
     def record(self, hand: int) -> None:
-        """Every seat's sample paths, and at a checkpoint its bankroll fan and states."""
+        """Every seat's sample paths, and at a checkpoint its bankroll fan, distinct bankrolls and
+        states (all seats at once: one sort, one histogram, one count of the ends)."""
+        bankroll = self.seats.bankroll
+        if self.samples:
+            paths = bankroll[:, : self.samples].copy()
+            for k, ledger in enumerate(self.ledger):
+                ledger.path_rows.append(paths[k])
         at = np.searchsorted(self.checkpoints, hand)
-        checkpoint = at < len(self.checkpoints) and self.checkpoints[at] == hand
-        for ledger in self.ledger:
-            if self.samples:
-                ledger.path_rows.append(ledger.bankroll[: self.samples].copy())
-            if checkpoint:
-                # bin i holds [edge_i, edge_i+1); the last bin also everything above the range
-                bins = np.searchsorted(self.fan_edges, ledger.bankroll, side="right") - 1
-                ledger.fan[at] += np.bincount(np.clip(bins, 0, FAN_BINS), minlength=FAN_BINS + 1)
-                values, counts = np.unique(ledger.bankroll, return_counts=True)
-                ledger.fan_values[at] = (values, counts) if len(values) <= FAN_EXACT_VALUES else None
-                ledger.fan_min[at], ledger.fan_max[at] = values[0], values[-1]
-                ledger.states[at] = ledger.state_counts()
+        if not (at < len(self.checkpoints) and self.checkpoints[at] == hand):
+            return
+        k, n = bankroll.shape
+        # bin i holds [edge_i, edge_i+1); the last bin also everything above the range
+        bins = np.clip(np.searchsorted(self.fan_edges, bankroll, side="right") - 1, 0, FAN_BINS)
+        fans = np.bincount(
+            (bins + (FAN_BINS + 1) * np.arange(k)[:, None]).ravel(), minlength=k * (FAN_BINS + 1)
+        )
+        ended = np.bincount(
+            (self.seats.ended + len(session_.END_REASONS) * np.arange(k)[:, None]).ravel(),
+            minlength=k * len(session_.END_REASONS),
+        ).reshape(k, -1)[:, [session_.END_REASONS.index(state) for state in STATES]]
+        ordered = np.sort(bankroll, axis=1)  # each row's distinct values and counts, as np.unique's
+        first = np.ones((k, n), dtype=bool)
+        first[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+        for j, ledger in enumerate(self.ledger):
+            starts = np.flatnonzero(first[j])
+            values, counts = ordered[j, starts], np.diff(np.append(starts, n))
+            ledger.fan[at] += fans[j * (FAN_BINS + 1) : (j + 1) * (FAN_BINS + 1)]
+            ledger.fan_values[at] = (values, counts) if len(values) <= FAN_EXACT_VALUES else None
+            ledger.fan_min[at], ledger.fan_max[at] = values[0], values[-1]
+            ledger.states[at] = ended[j]
 
     def play(self, hand_index: int) -> None:
         """One hand at every table: the proposals, the session's hand, the accounting and updates."""
