@@ -127,7 +127,7 @@ class ProgramState(NamedTuple):
     Attributes:
         wanted: ``(S, n)`` the next wanted stake in units.
         level: ``(S, n)`` the series' losses (``doubling``) or profit (``oscars_grind``), in units.
-        count: ``(S, n)`` the win streak (``paroli``), the step (``stepped``), the line's first index
+        counter: ``(S, n)`` the win streak (``paroli``), the step (``stepped``), the line's first index
             (``labouchere``).
         tail: ``(S, n)`` one past the line's last index (``labouchere``).
         lines: ``(L, n, width)`` the Labouchere lines (row ``ProgramTable.line[s]`` of seat ``s``).
@@ -136,7 +136,7 @@ class ProgramState(NamedTuple):
 
     wanted: np.ndarray
     level: np.ndarray
-    count: np.ndarray
+    counter: np.ndarray
     tail: np.ndarray
     lines: np.ndarray
     drawn: np.ndarray
@@ -195,7 +195,7 @@ class Programs:
         rows = self.table.line
         if rows.max() < 0:
             return
-        used = self.state.tail[rows >= 0] - self.state.count[rows >= 0]
+        used = self.state.tail[rows >= 0] - self.state.counter[rows >= 0]
         if used.max() + 1 > lines.shape[2]:
             grown = np.zeros(lines.shape[:2] + (2 * lines.shape[2],))
             grown[:, :, : lines.shape[2]] = lines
@@ -227,7 +227,7 @@ def _restart_seat(table, state, s, t):
     base = table.base[s]
     state.wanted[s, t] = base
     state.level[s, t] = 0.0
-    state.count[s, t] = 0
+    state.counter[s, t] = 0
     if table.progression[s] == LABOUCHERE:
         length = table.length[s]
         state.tail[s, t] = length
@@ -293,7 +293,7 @@ def _labouchere_rows(table, state, s, placed, net, unit):
     base, length = table.base[s], table.length[s]
     first = table.sequence[s]
     lines = state.lines[table.line[s]]
-    wanted, head, tail = state.wanted[s], state.count[s], state.tail[s]
+    wanted, head, tail = state.wanted[s], state.counter[s], state.tail[s]
     width = lines.shape[1]
     for t in range(wanted.shape[0]):
         if not placed[t] or net[t] == 0.0:
@@ -369,5 +369,5 @@ def update_rows(table, state, pays, seat_of, placed, net, unit):
             _labouchere_rows(table, state, s, placed[k], net[k], unit)
         elif kind != FLAT:
             _progression_rows(
-                table, s, state.wanted[s], state.level[s], state.count[s], placed[k], net[k], unit, pays[s]
+                table, s, state.wanted[s], state.level[s], state.counter[s], placed[k], net[k], unit, pays[s]
             )

@@ -687,7 +687,7 @@ class Kelly(BettingSystem):
         best_growth = np.zeros(n)
         best_fraction = np.zeros(n)
         best_column = np.full(n, NO_BET, dtype=np.int8)
-        for column, values, cols in groups:
+        for group_column, values, cols in groups:
             if cols is None:
                 pair = exact.pair_probability(composition)
                 p = np.stack([pair, 1.0 - pair], axis=1)
@@ -700,7 +700,7 @@ class Kelly(BettingSystem):
             better = growth > best_growth
             best_growth = np.where(better, growth, best_growth)
             best_fraction = np.where(better, f, best_fraction)
-            best_column = np.where(better, column, best_column).astype(np.int8)
+            best_column = np.where(better, group_column, best_column).astype(np.int8)
         return best_column, best_fraction
 
     def bet_columns(self) -> tuple[int, ...]:

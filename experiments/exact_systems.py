@@ -93,7 +93,7 @@ def _state(system: S.BettingSystem) -> dict[str, np.ndarray]:
     :class:`agents.staking.ProgramState` (writable views), another's ndarray attributes."""
     if isinstance(system, S.Programmed):
         state = system.programs.state
-        return {name: getattr(state, name)[0] for name in ("wanted", "level", "count", "tail")}
+        return {name: getattr(state, name)[0] for name in ("wanted", "level", "counter", "tail")}
     return {name: value for name, value in vars(system).items() if isinstance(value, np.ndarray)}
 
 

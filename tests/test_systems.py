@@ -92,7 +92,7 @@ def test_labouchere_line_grows_past_its_buffer():
     proposed, after, _ = stakes_for(system, "L" * 100)
     assert after == pytest.approx(1 + proposed[-1])  # first (1) + last (the stake just lost)
     state = system.programs.state
-    assert state.tail[0, 0] - state.count[0, 0] == 101
+    assert state.tail[0, 0] - state.counter[0, 0] == 101
     assert state.lines.shape[2] == 128  # the 64 numbers of the first buffer, doubled once
 
 
