@@ -50,7 +50,6 @@ import numpy as np
 
 from pb_gym import exact
 from pb_gym import rules as R
-from pb_gym.threads import run_rows
 
 DEGREE = 6
 """Cards in a deal counted by the exact method; the degree of G."""
@@ -60,8 +59,6 @@ FULL_SHOE_PROPORTIONS = np.array([16.0] + [4.0] * 9) / 52.0
 """Proportion of each value 0..9 in a full shoe of any number of decks."""
 MARGIN = 1e-9
 """A bound below ``-MARGIN`` proves EV < 0 despite rounding (bounds and EVs err below 1e-12)."""
-UPPER_MIN_ROWS = 2048
-"""Batches of at least this many compositions are bounded on several threads (:mod:`pb_gym.threads`)."""
 
 
 def _monomials() -> np.ndarray:
@@ -233,12 +230,11 @@ class EVBound:
         )
 
     def _upper_rows(self, ranks: np.ndarray, refine: bool = True) -> np.ndarray:
-        """:meth:`upper` of checked compositions ``(n, 13)`` int64, on several threads for many."""
+        """:meth:`upper` of checked compositions ``(n, 13)`` int64."""
         out = np.empty(len(ranks))
-        run_rows(
-            _upper_kernel,
+        _upper_kernel(
+            0,
             len(ranks),
-            UPPER_MIN_ROWS,
             ranks,
             R.RANK_VALUES.astype(np.int64),
             FULL_SHOE_PROPORTIONS,
@@ -282,8 +278,9 @@ def _upper_kernel(  # noqa: C901 - a compiled kernel: the nested loops over the 
     threshold,
     out,
 ):
-    """The bound of the compositions ``start..stop-1`` (a few hundred operations each: a batch is
-    split over threads only from :data:`UPPER_MIN_ROWS` compositions)."""
+    """The bound of the compositions ``start..stop-1``. Serial on purpose: a few hundred operations
+    per composition, and a handoff to a pool thread costs more on a loaded machine (measured: a study's
+    Kelly bettor at 5,000 tables was slower on two threads)."""
     n_delta = u0.shape[0] - 1
     n_pow = constant.shape[0]
     counts = np.empty(u0.shape[0])

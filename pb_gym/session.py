@@ -107,15 +107,10 @@ _TOTALS, _, _CARD_AXIS, _, _PAIR_AXIS, _ = R.HAND_CLASS_SHAPE  # 10 totals, 2 ca
 SHOE_MISMATCH = engine.SHOE_MISMATCH
 
 PLAY_MIN_TABLES = engine.DEAL_MIN_TABLES
-"""Batches of at least this many tables are played on several threads (:mod:`pb_gym.threads`) by a
-one-seat session: the deal dominates its hand's work, so the engine's threshold applies; each seat
-adds about a third of a deal's work to a table, so a session of ``K`` seats splits from
-``4 * PLAY_MIN_TABLES // (3 + K)`` tables (:func:`play_min_tables`)."""
-
-
-def play_min_tables(n_seats: int) -> int:
-    """The tables from which a session of ``n_seats`` seats plays a hand on several threads."""
-    return 4 * PLAY_MIN_TABLES // (3 + n_seats)
+"""Batches of at least this many tables are played on several threads (:mod:`pb_gym.threads`): the
+deal dominates a hand's work, so the engine's threshold applies. (A study's session of 15 seats at
+5,000 tables was slower on two threads than on one on a loaded machine, measured side by side: a
+hand's handoff to a pool thread waits for that thread to be scheduled.)"""
 
 
 @functools.lru_cache(maxsize=32)
@@ -997,7 +992,7 @@ class Session:
             if found[0] >= 0:
                 problems.append(found)
 
-        parallel_for(self.n_tables, rows, play_min_tables(self.n_seats))
+        parallel_for(self.n_tables, rows, PLAY_MIN_TABLES)
         if problems:
             engine._raise_table_problem(*min(problems))
 

@@ -118,6 +118,21 @@ def test_the_stacked_kernel_plays_each_system_as_it_plays_alone(monkeypatch):
     assert stacked["systems"][2]["table_max_binds"] > 0  # the limits do bind (on_cap: reset)
 
 
+def test_the_bench_measures_the_main_jobs_study():
+    """pb-gym bench's evaluate figures are measured on configs/systems/classic.yaml's study (the
+    configs are no part of the package, so the bench holds a copy: it must not drift)."""
+    from pathlib import Path
+
+    import yaml
+
+    from pb_gym.experiments import bench_evaluate
+
+    shipped = yaml.safe_load((Path(__file__).parent.parent / "configs/systems/classic.yaml").read_text())
+    for key in ("sessions", "hands", "stop_loss"):
+        shipped.pop(key)
+    assert bench_evaluate.CLASSIC == shipped
+
+
 def test_a_subclass_that_overrides_propose_is_played_through_it():
     class Shy(S.Flat):
         def propose(self, view):
