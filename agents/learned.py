@@ -592,22 +592,24 @@ class Sb3Policy(S.BettingSystem):
             )
         return T.split_obs(self.cfg, T.observe(self.cfg, view.session, seat=view.seat, per_unit=view.unit))
 
-    def stakes(self, actions: np.ndarray, view: S.TableView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(spot, units, capped)`` per table: the environment's stakes of ``actions`` (one bet spot;
-        NO_BET where nothing is placed; the env's stake rules, its forced bet included) and where the
-        table maximum cut the requested stake."""
+    def stakes(self, actions: np.ndarray, view: S.TableView) -> S.Proposal:
+        """The proposal of ``actions`` per table: the environment's stakes (one column; NO_BET where
+        nothing is placed; the env's stake rules, its forced bet included) and where the table maximum
+        cut the requested stake."""
         cfg = self.cfg
         bankroll = np.asarray(view.bankroll_units, dtype=np.float64)
         n = bankroll.shape[0]
         stakes = T.decode_actions(cfg, actions, bankroll, np.zeros((n, cfg.n_columns)))
         placed = stakes > 0
-        spot = np.where(placed.any(axis=1), placed.argmax(axis=1), S.NO_BET).astype(np.int8)
-        units = stakes[np.arange(n), np.maximum(spot, 0)] * (spot >= 0)
+        # the policy's own columns (its env's), then the study table's
+        own = np.where(placed.any(axis=1), placed.argmax(axis=1), S.NO_BET).astype(np.int8)
+        units = stakes[np.arange(n), np.maximum(own, 0)] * (own >= 0)
         requested, _ = T.requested_stakes(cfg, actions, bankroll)
-        capped = (spot >= 0) & (requested.max(axis=1) > cfg.max_units + 1e-9)
-        if self._to_table is not None:  # the policy's columns -> the study table's
-            spot = np.where(spot >= 0, self._to_table[np.maximum(spot, 0)], S.NO_BET).astype(np.int8)
-        return spot, units, capped
+        capped = (own >= 0) & (requested.max(axis=1) > cfg.max_units + 1e-9)
+        column = own
+        if self._to_table is not None:
+            column = np.where(own >= 0, self._to_table[np.maximum(own, 0)], S.NO_BET).astype(np.int8)
+        return S.Proposal(column, units, capped)
 
     _to_table: np.ndarray | None = None
 
@@ -655,18 +657,16 @@ class Sb3Policy(S.BettingSystem):
         actions, _ = self.model.predict(obs, **kwargs)
         return actions
 
-    def bet_spots(self) -> tuple[int, ...]:
-        spots = [int(spot) for spot in self.cfg.choice_spot if spot >= 0]
-        return tuple(int(self._to_table[s]) for s in spots) if self._to_table is not None else tuple(spots)
+    def bet_columns(self) -> tuple[int, ...]:
+        own = [int(spot) for spot in self.cfg.choice_spot if spot >= 0]
+        return tuple(int(self._to_table[c]) for c in own) if self._to_table is not None else tuple(own)
 
-    def propose(self, view: S.TableView) -> tuple[np.ndarray, np.ndarray]:
+    def propose(self, view: S.TableView) -> S.Proposal:
         if not self._checked:
             self.check_view(view)
         obs = self.observe(view)
         actions = self._act(obs, view)
-        spot, units, capped = self.stakes(actions, view)
-        self.capped = capped
-        return spot, units
+        return self.stakes(actions, view)
 
 
 def _load_normalizer(path: Path, env_kwargs: dict, obs_transform: str, cfg: T.EnvConfig):
@@ -686,12 +686,13 @@ class NeverBet(S.BettingSystem):
 
     key = "never"
 
-    def bet_spots(self) -> tuple[int, ...]:
+    def bet_columns(self) -> tuple[int, ...]:
         return ()
 
-    def propose(self, view: S.TableView) -> tuple[np.ndarray, np.ndarray]:
-        self.capped = np.zeros(self.n, dtype=bool)
-        return np.full(self.n, S.NO_BET, dtype=np.int8), np.zeros(self.n)
+    def propose(self, view: S.TableView) -> S.Proposal:
+        return S.Proposal(
+            np.full(self.n, S.NO_BET, dtype=np.int64), np.zeros(self.n), np.zeros(self.n, dtype=bool)
+        )
 
 
 class PerfectInformation(S.BettingSystem):
@@ -705,25 +706,25 @@ class PerfectInformation(S.BettingSystem):
     def __init__(self, bets: S.BetNames = ("dragon7", "panda8"), **kwargs) -> None:
         self.bets = S.check_bets(bets)
         super().__init__(bet=self.bets[0], **kwargs)
-        self.spots = S._spots(self.bets, None)
+        self.columns = S.bet_columns(self.bets, None)
 
     def bind(self, table) -> None:
         super().bind(table)
-        self.spots = S._spots(self.bets, table)
+        self.columns = S.bet_columns(self.bets, table)
 
-    def bet_spots(self) -> tuple[int, ...]:
-        return tuple(int(spot) for spot in self.spots)
+    def bet_columns(self) -> tuple[int, ...]:
+        return tuple(int(column) for column in self.columns)
 
-    def propose(self, view: S.TableView) -> tuple[np.ndarray, np.ndarray]:
+    def propose(self, view: S.TableView) -> S.Proposal:
         table = view.bets or self.table_bets
         assert view.composition is not None  # needs_composition: the session supplies it
         if table is None:  # the seven spots of the rules
-            ev = exact.expected_values(view.composition, view.rules)[:, self.spots]
+            ev = exact.expected_values(view.composition, view.rules)[:, self.columns]
         else:  # the table's columns: the seven spots (the same bits), then its catalog or user bets
-            ev = table.expected_values(view.composition)[:, self.spots]
+            ev = table.expected_values(view.composition)[:, self.columns]
         best, positive = exact.best_positive(ev)
-        spot = np.where(positive, self.spots[best], S.NO_BET).astype(np.int8)
-        return spot, self._cap(np.where(positive, self.base, 0.0), view)
+        column = np.where(positive, self.columns[best], S.NO_BET)
+        return S.capped_proposal(column, np.where(positive, self.base, 0.0), view.max_units)
 
 
 __all__ = [

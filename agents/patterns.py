@@ -200,15 +200,14 @@ class RoadPattern(S.BettingSystem):
         self.tracker = roads.RoadTracker(n_tables, memory=MEMORY)
         self.shoe = np.full(n_tables, -1, dtype=np.int64)
 
-    def bet_spots(self) -> tuple[int, ...]:
+    def bet_columns(self) -> tuple[int, ...]:
         return (S.BANKER_SPOT, S.PLAYER_SPOT)
 
-    def propose(self, view: S.TableView) -> tuple[np.ndarray, np.ndarray]:
+    def propose(self, view: S.TableView) -> S.Proposal:
         side = decide(self.pattern, self.tracker, self.after, self.rules)
-        _, units = self.progression.propose(view)
-        self.capped = self.progression.capped
-        spot = np.where(side == 0, S.BANKER_SPOT, np.where(side == 1, S.PLAYER_SPOT, S.NO_BET))
-        return spot.astype(np.int8), units
+        stake = self.progression.propose(view)
+        column = np.where(side == 0, S.BANKER_SPOT, np.where(side == 1, S.PLAYER_SPOT, S.NO_BET))
+        return stake._replace(column=column.astype(np.int64))
 
     def update(self, view: S.TableView, outcome: S.HandOutcome) -> None:
         self.progression.update(view, outcome)

@@ -5,12 +5,29 @@ no Python loop over tables. The evaluator (:mod:`experiments.evaluate`) seats ev
 session (:class:`pb_gym.session.Session`: all systems share each table's hands) and calls, for every
 hand:
 
-1. ``propose(view)`` -> ``(spot, units)``: the bet spot (an index into :data:`pb_gym.rules.BETS`, or
-   :data:`NO_BET`) and the wanted stake in betting units, per table;
+1. ``propose(view)`` -> :class:`Proposal`: everything the system decides, per table: the stake
+   ``column`` of its bet (or :data:`NO_BET`), the stake in betting ``units`` (the table maximum
+   applied) and where the table maximum bound (``capped``);
 2. the session applies the table's stake rules (the table maximum, then the bankroll; a stake below
    the table minimum is not placed), deals the hand and settles;
-3. ``update(view, result)`` with what happened: whether a bet was placed, win / loss / push, the units
-   staked and won, and whether the table maximum cut the stake.
+3. ``update(view, outcome)`` with what happened (:class:`HandOutcome`): whether a bet was placed,
+   win / loss / push, the units staked and won, and whether the table maximum cut the stake.
+
+A system holds nothing between ``propose`` and ``update`` for the evaluator to read: what it decided is
+in its :class:`Proposal`, and ``update`` gets the view again.
+
+**Index spaces.** One name each, everywhere in the systems and the evaluator:
+
+* a *spot* is an index into :data:`pb_gym.rules.BETS` (the seven spots of the rules);
+* a *column* is a stake column of the table (:class:`pb_gym.catalog.TableBets`: the seven spots in
+  their own order, so a spot is its own column, then the table's catalog or user bets); systems
+  propose columns, and :meth:`BettingSystem.bind` maps each bet name to its column, the one place
+  where names become indices;
+* a *slot* is a stake column of the evaluator's table session, which keeps one for each column some
+  seat may bet (:meth:`BettingSystem.bet_columns`): :func:`experiments.evaluate.slots` maps
+  columns to slots;
+* a learned policy's own action indices are mapped to columns by the policy
+  (:class:`agents.learned.Sb3Policy`).
 
 Conventions shared by every system (stated once here, and in each docstring where it matters):
 
@@ -24,6 +41,11 @@ Conventions shared by every system (stated once here, and in each docstring wher
 * **Bankroll.** A stake above the bankroll is cut to the whole bankroll (all-in); a bankroll below the
   table minimum is ruin.
 
+The progression systems (:class:`Programmed`: flat to Oscar's Grind, and the flat bettors that choose
+a side) describe their staking as data, a :class:`agents.staking.Program`, played by one compiled
+kernel: alone, through ``propose`` and ``update``, or stacked with every other such seat of a study by
+the evaluator (one kernel call a hand for all of them).
+
 Each constructor's signature is the system's config schema (``pb-gym evaluate`` derives the YAML keys,
 their types, ranges and defaults from it: :mod:`experiments.evaluate_config`): the type hints carry the
 ranges as :mod:`annotated_types` constraints (``Annotated[float, Gt(0)]``), and the parameters a system
@@ -34,16 +56,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal, NamedTuple
 
 import numpy as np
 from annotated_types import Ge, Gt, Le, MinLen
 
 from pb_gym import catalog, engine, ev_bound, exact
 from pb_gym import rules as R
+from pb_gym.agents import staking
 from pb_gym.session import Session
 
-NO_BET = -1
+NO_BET = staking.NO_BET
 BetName = Annotated[str, MinLen(1)]
 """A bet's name: one of :data:`pb_gym.rules.BETS`, a catalog side bet (:mod:`pb_gym.catalog`) or a
 user's bet (``custom_bets:``) offered at the table; the table's columns
@@ -53,10 +76,13 @@ Units = Annotated[float, Gt(0)]
 Probability = Annotated[float, Gt(0), Le(1)]
 """A probability or fraction in (0, 1]."""
 BetNames = Annotated[Sequence[BetName], MinLen(1)]
-"""A non-empty list of bet spots (for systems that choose among several)."""
+"""A non-empty list of bet names (for systems that choose among several)."""
 WIN, PUSH, LOSS = 1, 0, -1
 BANKER_SPOT = R.BETS.index("banker")
 PLAYER_SPOT = R.BETS.index("player")
+"""The banker and player spots (their own columns at every table)."""
+OVER_MAX = staking.OVER_TOLERANCE
+"""A wanted stake above the table maximum by more than this (in units) is capped."""
 
 
 @dataclasses.dataclass
@@ -119,11 +145,39 @@ class HandOutcome:
     table_capped: np.ndarray
 
 
+class Proposal(NamedTuple):
+    """Everything a system decides before a hand, per table.
+
+    Attributes:
+        column: ``(n,)`` the stake column of the bet (:class:`pb_gym.catalog.TableBets`), or
+            :data:`NO_BET`.
+        units: ``(n,)`` the stake in betting units, the table maximum applied (ignored where there
+            is no bet).
+        capped: ``(n,)`` bool: the table maximum bound the stake (or, ``on_cap="reset"``, restarted
+            the series). The table session applies the maximum too; the system's own account of it is
+            what its progression needs, what the report counts (``table_max_binds``: with
+            ``on_cap="reset"`` the session never sees a stake above the maximum), and it keeps a
+            runaway progression's request finite.
+    """
+
+    column: np.ndarray
+    units: np.ndarray
+    capped: np.ndarray
+
+
+def capped_proposal(column: np.ndarray | int, units: np.ndarray, max_units: float) -> Proposal:
+    """The proposal of ``units`` on ``column`` (one column for every table, or one each), cut to the
+    table maximum ``max_units``, with where it bound."""
+    units = np.asarray(units, dtype=np.float64)
+    columns = np.broadcast_to(np.asarray(column, dtype=np.int64), units.shape).copy()
+    return Proposal(columns, np.minimum(units, max_units), units > max_units + OVER_MAX)
+
+
 class BettingSystem:
-    """Base class: one bet spot, a base stake in units, the table-maximum policy.
+    """Base class: one bet, a base stake in units, the table-maximum policy.
 
     Args:
-        bet: the bet spot the system plays (one of :data:`pb_gym.rules.BETS`).
+        bet: the bet the system plays (a name offered at the table).
         base: the base stake in betting units.
         on_cap: ``"cap"`` or ``"reset"`` (see the module docstring).
         name: a display name (defaults to the system's key).
@@ -153,7 +207,7 @@ class BettingSystem:
         if on_cap not in ("cap", "reset"):
             raise ValueError(f"on_cap={on_cap!r} is not allowed; allowed: cap, reset")
         self.bet = bet
-        self.spot = R.BETS.index(bet) if bet in R.BETS else NO_BET  # set by bind for other bets
+        self.column = R.BETS.index(bet) if bet in R.BETS else NO_BET  # set by bind for other bets
         self.table_bets: catalog.TableBets | None = None
         self.base = float(base)
         self.on_cap = on_cap
@@ -165,63 +219,116 @@ class BettingSystem:
         """Take the stake columns of the table the system plays at (``bet`` -> its column; the seven
         spots keep theirs). A bet the table does not offer is a ValueError listing the offered ones."""
         self.table_bets = table
-        self.spot = table.column(self.bet)
+        self.column = table.column(self.bet)
 
     def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
         """Start every table's series afresh."""
         self.n = n_tables
         self.rng = rng if rng is not None else np.random.default_rng(0)
-        self.wanted = np.full(n_tables, self.base)
-        self._reset_state(np.ones(n_tables, dtype=bool))
-
-    def _reset_state(self, mask: np.ndarray) -> None:
-        """Restart the progression at the tables in ``mask`` (the wanted stake back to base)."""
-        self.wanted[mask] = self.base
 
     # -- deciding -------------------------------------------------------------------------------
-    def bet_spots(self) -> tuple[int, ...]:
-        """Every bet spot (index into :data:`pb_gym.rules.BETS`) :meth:`propose` may return: the
-        evaluator's table session keeps a stake column for these only."""
-        return (self.spot,)
+    def bet_columns(self) -> tuple[int, ...]:
+        """Every stake column :meth:`propose` may return: the evaluator's table session keeps a slot
+        for these only."""
+        return (self.column,)
 
-    def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
-        """Bet spot and stake in units for every table, the table maximum already applied."""
-        units = self.wanted.copy()
-        over = units > view.max_units + 1e-9
-        if self.on_cap == "reset" and over.any():
-            self._reset_state(over)
-            units = self.wanted.copy()
-        return np.full(self.n, self.spot, dtype=np.int8), self._cap(units, view, over)
-
-    def _cap(self, units: np.ndarray, view: TableView, over: np.ndarray | None = None) -> np.ndarray:
-        """Cut stakes to the table maximum; remember where the maximum bound (``self.capped``). The
-        table session applies the maximum too; the system's own account of it is what its
-        progression needs (``on_cap``), what the report counts (``table_max_binds``: with
-        ``on_cap="reset"`` the series restarts and the session never sees a stake above the maximum),
-        and it keeps a runaway progression's request finite."""
-        self.capped = units > view.max_units + 1e-9 if over is None else over
-        return np.minimum(units, view.max_units)
+    def propose(self, view: TableView) -> Proposal:
+        """Column, stake in units and where the table maximum bound, for every table: flat ``base``
+        on the system's column by default."""
+        return capped_proposal(self.column, np.full(self.n, self.base), view.max_units)
 
     # -- learning from the hand -----------------------------------------------------------------
     def update(self, view: TableView, outcome: HandOutcome) -> None:
-        """Move the progression after a hand: wins and losses only; pushes and no-bets leave it."""
-        win = outcome.placed & (outcome.result == WIN)
-        loss = outcome.placed & (outcome.result == LOSS)
-        self._on_result(win, loss, outcome)
-
-    def _on_result(self, win: np.ndarray, loss: np.ndarray, outcome: HandOutcome) -> None:
-        """Flat by default: nothing moves."""
+        """Move the state after a hand (nothing by default); pushes and no-bets never move it."""
 
     def win_pays(self, rules: R.Rules) -> float:
         """The net win per unit of a plain win on this system's bet (0.95 for a 5% banker bet; for a
         catalog or user bet, its smallest win)."""
-        if self.spot >= R.N_BETS and self.table_bets is not None:
+        if self.column >= R.N_BETS and self.table_bets is not None:
             column = self.table_bets.bet(self.bet).column()
             return float(column[column > 0].min())
         return (
-            float(rules.paytable()[_win_row(self.spot), self.spot])
-            if self.spot not in (R.BETS.index("player_pair"), R.BETS.index("banker_pair"))
+            float(rules.paytable()[_win_row(self.column), self.column])
+            if self.column not in (R.BETS.index("player_pair"), R.BETS.index("banker_pair"))
             else float(rules.pair_pays)
+        )
+
+
+class Programmed(BettingSystem):
+    """A system whose staking is a :class:`agents.staking.Program`: ``propose`` and ``update`` run the
+    compiled kernels on the system's own one-seat state. A subclass that overrides ``propose`` or
+    ``update`` is played through them (the evaluator stacks only the programs of those that do not:
+    :meth:`compiled`)."""
+
+    def program(self) -> staking.Program:
+        """The system's staking as data (after :meth:`bind`: it names the table's columns)."""
+        return staking.Program(
+            "flat", (self.column, self.column), self.base, reset_on_cap=self.on_cap == "reset"
+        )
+
+    def compiled(self) -> bool:
+        """Whether the system's decisions are its program's alone (no overridden ``propose`` or
+        ``update``), so that the evaluator may play it stacked with other programs."""
+        cls = type(self)
+        return cls.propose is Programmed.propose and cls.update is Programmed.update
+
+    def draw(self) -> np.ndarray:
+        """The column of each table's next bet, for a program whose choice is ``drawn``."""
+        raise NotImplementedError
+
+    def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
+        super().reset(n_tables, rng)
+        self.programs = staking.Programs([self.program()], n_tables)
+        self._pays_cache: tuple[R.Rules, float] | None = None  # win_pays of the last rules seen
+
+    def propose(self, view: TableView) -> Proposal:
+        state = self.programs.state
+        if self.programs.programs[0].choice == "drawn":
+            state.drawn[0] = self.draw()
+        n = self.programs.n_tables
+        columns = np.empty((1, n), dtype=np.int64)
+        capped = np.empty((1, n), dtype=np.bool_)
+        requested = np.zeros((1, n, 1))
+        top = max(int(self.programs.table.columns.max()), int(state.drawn.max()), 0)
+        staking.propose_rows(
+            self.programs.table,
+            state,
+            np.asarray(view.last_decision),
+            float(view.max_units),
+            1.0,
+            np.zeros(1, dtype=np.int64),
+            np.zeros(top + 1, dtype=np.int64),  # every column to the one slot
+            requested,
+            columns,
+            capped,
+        )
+        units = np.where(
+            columns[0] != NO_BET, requested[0, :, 0], np.minimum(state.wanted[0], view.max_units)
+        )
+        return Proposal(columns[0], units, capped[0])
+
+    def pays(self, rules: R.Rules) -> float:
+        """:meth:`win_pays` of ``rules``, kept for the next call with the same rules."""
+        if self._pays_cache is None or self._pays_cache[0] is not rules:
+            self._pays_cache = (rules, self.win_pays(rules))
+        return self._pays_cache[1]
+
+    def update(self, view: TableView, outcome: HandOutcome) -> None:
+        """Move the progression after a hand: wins and losses only; pushes and no-bets leave it."""
+        net = np.where(
+            outcome.result == WIN,
+            np.abs(outcome.net_units),
+            np.where(outcome.result == LOSS, -np.abs(outcome.net_units), 0.0),
+        )
+        self.programs.make_room()
+        staking.update_rows(
+            self.programs.table,
+            self.programs.state,
+            np.array([self.pays(view.rules)]),
+            np.zeros(1, dtype=np.int64),
+            np.asarray(outcome.placed, dtype=np.bool_)[None],
+            np.ascontiguousarray(net, dtype=np.float64)[None],
+            1.0,
         )
 
 
@@ -238,9 +345,9 @@ def check_bets(bets: Sequence[str]) -> tuple[str, ...]:
     return tuple(bets)
 
 
-def _spots(bets: Sequence[str], table: catalog.TableBets | None) -> np.ndarray:
+def bet_columns(bets: Sequence[str], table: catalog.TableBets | None) -> np.ndarray:
     """The stake columns of ``bets``: the table's (:class:`pb_gym.catalog.TableBets`), or the seven
-    spots' own indices before the system is bound (-1 for another bet)."""
+    spots' own columns before the system is bound (:data:`NO_BET` for another bet)."""
     if table is not None:
         return np.array([table.column(b) for b in bets], dtype=np.int64)
     return np.array([R.BETS.index(b) if b in R.BETS else NO_BET for b in bets], dtype=np.int64)
@@ -259,13 +366,13 @@ def _win_row(spot: int) -> int:
     )
 
 
-class Flat(BettingSystem):
+class Flat(Programmed):
     """Flat betting: ``base`` units on every hand, whatever happens."""
 
     key = "flat"
 
 
-class Martingale(BettingSystem):
+class Martingale(Programmed):
     """Martingale: double the stake after a loss, back to ``base`` after a win; a push changes nothing.
 
     With ``recovering=True`` the stake after a loss is instead ``(series losses + base) / win_pays``,
@@ -275,34 +382,20 @@ class Martingale(BettingSystem):
     """
 
     key = "martingale"
+    GROW: ClassVar[float] = 0.0
+    """Added to the doubled stake after a loss, in units of ``base``."""
 
     def __init__(self, recovering: bool = False, **kwargs) -> None:
         super().__init__(**kwargs)
         self.recovering = recovering
 
-    def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
-        self.series_loss = np.zeros(n_tables)
-        super().reset(n_tables, rng)
-
-    def _reset_state(self, mask: np.ndarray) -> None:
-        self.wanted[mask] = self.base
-        self.series_loss[mask] = 0.0
-
-    def _on_result(self, win, loss, outcome):
-        self.series_loss[loss] -= outcome.net_units[loss]
-        self._reset_state(win)
-        if self.recovering:
-            pays = self._pays
-            self.wanted[loss] = (self.series_loss[loss] + self.base) / pays
-        else:
-            self.wanted[loss] = self._next_after_loss(self.wanted[loss])
-
-    def _next_after_loss(self, wanted: np.ndarray) -> np.ndarray:
-        return 2.0 * wanted
-
-    def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
-        self._pays = self.win_pays(view.rules)
-        return super().propose(view)
+    def program(self) -> staking.Program:
+        return dataclasses.replace(
+            super().program(),
+            progression="doubling",
+            recovering=bool(self.recovering),
+            grow=self.GROW * self.base,
+        )
 
 
 class GrandMartingale(Martingale):
@@ -310,12 +403,10 @@ class GrandMartingale(Martingale):
     back to ``base``; a push changes nothing."""
 
     key = "grand_martingale"
-
-    def _next_after_loss(self, wanted: np.ndarray) -> np.ndarray:
-        return 2.0 * wanted + self.base
+    GROW = 1.0
 
 
-class Paroli(BettingSystem):
+class Paroli(Programmed):
     """Paroli (reverse Martingale with a goal): double after each win; after ``wins_to_reset``
     consecutive wins (default 3) bank the gain and restart at ``base``; a loss restarts at ``base``;
     a push changes nothing. ``wins_to_reset=None`` never banks: the plain reverse Martingale."""
@@ -328,20 +419,10 @@ class Paroli(BettingSystem):
             raise ValueError(f"wins_to_reset={wins_to_reset!r} is not allowed; allowed: >= 1 or None")
         self.wins_to_reset = wins_to_reset
 
-    def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
-        self.streak = np.zeros(n_tables, dtype=np.int64)
-        super().reset(n_tables, rng)
-
-    def _reset_state(self, mask: np.ndarray) -> None:
-        self.wanted[mask] = self.base
-        self.streak[mask] = 0
-
-    def _on_result(self, win, loss, outcome):
-        self._reset_state(loss)
-        self.streak[win] += 1
-        self.wanted[win] *= 2.0
-        if self.wins_to_reset is not None:
-            self._reset_state(win & (self.streak >= self.wins_to_reset))
+    def program(self) -> staking.Program:
+        return dataclasses.replace(
+            super().program(), progression="paroli", wins_to_reset=self.wins_to_reset or 0
+        )
 
 
 class ReverseMartingale(Paroli):
@@ -354,15 +435,14 @@ class ReverseMartingale(Paroli):
         super().__init__(wins_to_reset=None, **kwargs)
 
 
-class DAlembert(BettingSystem):
+class DAlembert(Programmed):
     """D'Alembert: one ``base`` more after a loss, one less after a win, never below ``base``; a push
     changes nothing."""
 
     key = "dalembert"
 
-    def _on_result(self, win, loss, outcome):
-        self.wanted[loss] += self.base
-        self.wanted[win] = np.maximum(self.wanted[win] - self.base, self.base)
+    def program(self) -> staking.Program:
+        return dataclasses.replace(super().program(), progression="dalembert")
 
 
 def _fibonacci(n: int) -> list[int]:
@@ -372,25 +452,23 @@ def _fibonacci(n: int) -> list[int]:
     return sequence
 
 
-class _Stepped(BettingSystem):
-    """A system whose stake is ``base`` times an entry of a fixed sequence, indexed per table."""
+class _Stepped(Programmed):
+    """A system whose stake is ``base`` times an entry of a fixed sequence, indexed per table: a win
+    moves the index by ``WIN_STEP``, a loss by ``LOSS_STEP`` (``(delta, wrap)``: modulo the sequence's
+    length if ``wrap``, else held within it)."""
 
     SEQUENCE: ClassVar[np.ndarray] = np.array([1.0])
+    WIN_STEP: ClassVar[tuple[int, bool]] = (0, False)
+    LOSS_STEP: ClassVar[tuple[int, bool]] = (0, False)
 
-    def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
-        self.step = np.zeros(n_tables, dtype=np.int64)
-        super().reset(n_tables, rng)
-
-    def _reset_state(self, mask: np.ndarray) -> None:
-        self.step[mask] = 0
-        self.wanted[mask] = self.base
-
-    def _on_result(self, win, loss, outcome):
-        self._move(win, loss)
-        self.wanted = self.SEQUENCE[self.step] * self.base
-
-    def _move(self, win: np.ndarray, loss: np.ndarray) -> None:
-        raise NotImplementedError
+    def program(self) -> staking.Program:
+        return dataclasses.replace(
+            super().program(),
+            progression="stepped",
+            sequence=tuple(float(x) for x in self.SEQUENCE),
+            win_step=self.WIN_STEP,
+            loss_step=self.LOSS_STEP,
+        )
 
 
 class Fibonacci(_Stepped):
@@ -399,13 +477,11 @@ class Fibonacci(_Stepped):
 
     key = "fibonacci"
     SEQUENCE = np.array([float(x) for x in _fibonacci(80)])
-
-    def _move(self, win, loss):
-        self.step[loss] = np.minimum(self.step[loss] + 1, len(self.SEQUENCE) - 1)
-        self.step[win] = np.maximum(self.step[win] - 2, 0)
+    WIN_STEP = (-2, False)
+    LOSS_STEP = (1, False)
 
 
-class Labouchere(BettingSystem):
+class Labouchere(Programmed):
     """Labouchere (cancellation): a line of numbers (default 1, 2, 3, 4 units of ``base``); stake the
     first plus the last (the single number when one is left); a win crosses both off, a loss appends
     the amount lost (in units of ``base``); when the line is empty the series is won (its original sum)
@@ -421,52 +497,10 @@ class Labouchere(BettingSystem):
             raise ValueError(f"line={line!r} is not allowed; allowed: a non-empty list of numbers > 0")
         self.line = np.array(line)
 
-    def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
-        self.buffer = np.zeros((n_tables, max(64, 4 * len(self.line))))
-        self.head = np.zeros(n_tables, dtype=np.int64)
-        self.tail = np.zeros(n_tables, dtype=np.int64)
-        super().reset(n_tables, rng)
-
-    def _reset_state(self, mask: np.ndarray) -> None:
-        self.buffer[mask, : len(self.line)] = self.line
-        self.head[mask] = 0
-        self.tail[mask] = len(self.line)
-        self._refresh(mask)
-
-    def _refresh(self, mask: np.ndarray) -> None:
-        rows = np.flatnonzero(mask)
-        first = self.buffer[rows, self.head[rows]]
-        last = self.buffer[rows, self.tail[rows] - 1]
-        single = self.tail[rows] - self.head[rows] == 1
-        self.wanted[rows] = np.where(single, first, first + last) * self.base
-
-    def _on_result(self, win, loss, outcome):
-        # a win crosses off the first and last numbers (the only one, if one is left)
-        rows = np.flatnonzero(win)
-        length = self.tail[rows] - self.head[rows]
-        self.head[rows] += 1
-        self.tail[rows] -= length >= 2
-        done = win & (self.tail <= self.head)
-        self._reset_state(done)
-        # a loss appends the amount lost, in units of base
-        rows = np.flatnonzero(loss)
-        if rows.size:
-            self._make_room(rows)
-            self.buffer[rows, self.tail[rows]] = -outcome.net_units[rows] / self.base
-            self.tail[rows] += 1
-        self._refresh(win & ~done | loss)
-
-    def _make_room(self, rows: np.ndarray) -> None:
-        """Shift lines to the buffer's start, and grow it, when a line reaches its end."""
-        if np.all(self.tail[rows] < self.buffer.shape[1]):
-            return
-        columns = np.arange(self.buffer.shape[1])
-        source = np.minimum(columns[None, :] + self.head[:, None], self.buffer.shape[1] - 1)
-        self.buffer = np.take_along_axis(self.buffer, source, axis=1)
-        self.tail -= self.head
-        self.head[:] = 0
-        if np.any(self.tail[rows] >= self.buffer.shape[1]):
-            self.buffer = np.concatenate([self.buffer, np.zeros_like(self.buffer)], axis=1)
+    def program(self) -> staking.Program:
+        return dataclasses.replace(
+            super().program(), progression="labouchere", sequence=tuple(float(x) for x in self.line)
+        )
 
 
 class OneThreeTwoSix(_Stepped):
@@ -475,13 +509,11 @@ class OneThreeTwoSix(_Stepped):
 
     key = "one_three_two_six"
     SEQUENCE = np.array([1.0, 3.0, 2.0, 6.0])
-
-    def _move(self, win, loss):
-        self.step[win] = (self.step[win] + 1) % len(self.SEQUENCE)
-        self.step[loss] = 0
+    WIN_STEP = (1, True)
+    LOSS_STEP = (-len(SEQUENCE), False)
 
 
-class OscarsGrind(BettingSystem):
+class OscarsGrind(Programmed):
     """Oscar's Grind: each series aims at a profit of one ``base``. After a loss the stake is repeated;
     after a win it is raised by one ``base``, but never above what would finish the series at exactly
     +``base`` (``(base - series profit) / win_pays``) and never below one ``base`` (with the banker's
@@ -491,59 +523,33 @@ class OscarsGrind(BettingSystem):
 
     key = "oscars_grind"
 
-    def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
-        self.profit = np.zeros(n_tables)
-        super().reset(n_tables, rng)
-
-    def _reset_state(self, mask: np.ndarray) -> None:
-        self.profit[mask] = 0.0
-        self.wanted[mask] = self.base
-
-    def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
-        self._pays = self.win_pays(view.rules)
-        return super().propose(view)
-
-    def _on_result(self, win, loss, outcome):
-        placed = win | loss
-        self.profit[placed] += outcome.net_units[placed]
-        done = win & (self.profit >= self.base - 1e-9)
-        needed = (self.base - self.profit) / self._pays
-        raise_ = win & ~done
-        self.wanted[raise_] = np.maximum(
-            np.minimum(self.wanted[raise_] + self.base, needed[raise_]), self.base
-        )
-        self._reset_state(done)
+    def program(self) -> staking.Program:
+        return dataclasses.replace(super().program(), progression="oscars_grind")
 
 
-class FollowTheWinner(BettingSystem):
+class FollowTheWinner(Programmed):
     """Follow the last winner: flat ``base`` on banker or player, whichever won the last hand that was
     not a tie (banker before the first decision). Ties push and change nothing."""
 
     key = "follow_winner"
+    CHOICE: ClassVar[str] = "follow"
 
-    def bet_spots(self) -> tuple[int, ...]:
+    def bet_columns(self) -> tuple[int, ...]:
         return (BANKER_SPOT, PLAYER_SPOT)
 
-    def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
-        spot = np.where(view.last_decision == R.PLAYER, PLAYER_SPOT, BANKER_SPOT).astype(np.int8)
-        return spot, self._cap(self.wanted, view)
+    def program(self) -> staking.Program:
+        return dataclasses.replace(super().program(), choice=self.CHOICE, columns=(BANKER_SPOT, PLAYER_SPOT))
 
 
-class Chop(BettingSystem):
+class Chop(FollowTheWinner):
     """Chop: flat ``base`` on the opposite of the last non-tie winner (a bet that the shoe alternates;
     banker before the first decision). Ties push and change nothing."""
 
     key = "chop"
-
-    def bet_spots(self) -> tuple[int, ...]:
-        return (BANKER_SPOT, PLAYER_SPOT)
-
-    def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
-        spot = np.where(view.last_decision == R.BANKER, PLAYER_SPOT, BANKER_SPOT).astype(np.int8)
-        return spot, self._cap(self.wanted, view)
+    CHOICE = "chop"
 
 
-class RandomBettor(BettingSystem):
+class RandomBettor(Programmed):
     """Random bettor: each hand, with probability ``p_bet``, flat ``base`` on a bet drawn uniformly from
     ``bets`` (default banker or player)."""
 
@@ -556,21 +562,25 @@ class RandomBettor(BettingSystem):
         if not 0.0 < p_bet <= 1.0:
             raise ValueError(f"p_bet={p_bet!r} is not allowed; allowed: a probability in (0, 1]")
         self.bets = bets
-        self.spots = _spots(bets, None).astype(np.int8)
+        self.columns = bet_columns(bets, None)
         self.p_bet = p_bet
 
     def bind(self, table: catalog.TableBets) -> None:
         super().bind(table)
-        self.spots = _spots(self.bets, table).astype(np.int8)
+        self.columns = bet_columns(self.bets, table)
 
-    def bet_spots(self) -> tuple[int, ...]:
-        return tuple(int(spot) for spot in self.spots)
+    def bet_columns(self) -> tuple[int, ...]:
+        return tuple(int(column) for column in self.columns)
 
-    def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
-        spot = self.spots[self.rng.integers(0, len(self.spots), self.n)]
+    def program(self) -> staking.Program:
+        return dataclasses.replace(super().program(), choice="drawn")
+
+    def draw(self) -> np.ndarray:
+        """Each table's bet for the next hand (drawn from the system's own random stream)."""
+        column = self.columns[self.rng.integers(0, len(self.columns), self.n)]
         if self.p_bet < 1.0:
-            spot = np.where(self.rng.random(self.n) < self.p_bet, spot, NO_BET).astype(np.int8)
-        return spot, self._cap(self.wanted, view)
+            column = np.where(self.rng.random(self.n) < self.p_bet, column, NO_BET)
+        return column
 
 
 _PayoffGroup = tuple[int, np.ndarray, "slice | np.ndarray | None"]
@@ -632,7 +642,7 @@ class Kelly(BettingSystem):
     def stake_fractions(
         self, composition: np.ndarray, rules: R.Rules, table: catalog.TableBets | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Best spot (stake column) and its full-Kelly fraction of bankroll for each composition (0 if
+        """Best column and its full-Kelly fraction of bankroll for each composition (0 if
         none is > 0). Bets beyond the seven spots (catalog or user bets of ``table``) are priced
         exactly over the hand classes (:func:`pb_gym.exact.hand_class_probabilities`: every
         composition, no bound first)."""
@@ -676,8 +686,8 @@ class Kelly(BettingSystem):
                 probabilities[undecided] = exact.expectations(composition[undecided], matrix)
         best_growth = np.zeros(n)
         best_fraction = np.zeros(n)
-        best_spot = np.full(n, NO_BET, dtype=np.int8)
-        for spot, values, cols in groups:
+        best_column = np.full(n, NO_BET, dtype=np.int8)
+        for group_column, values, cols in groups:
             if cols is None:
                 pair = exact.pair_probability(composition)
                 p = np.stack([pair, 1.0 - pair], axis=1)
@@ -690,17 +700,18 @@ class Kelly(BettingSystem):
             better = growth > best_growth
             best_growth = np.where(better, growth, best_growth)
             best_fraction = np.where(better, f, best_fraction)
-            best_spot = np.where(better, spot, best_spot).astype(np.int8)
-        return best_spot, best_fraction
+            best_column = np.where(better, group_column, best_column).astype(np.int8)
+        return best_column, best_fraction
 
-    def bet_spots(self) -> tuple[int, ...]:
-        return tuple(int(spot) for spot in _spots(self.bets, self.table_bets))
+    def bet_columns(self) -> tuple[int, ...]:
+        return tuple(int(column) for column in bet_columns(self.bets, self.table_bets))
 
-    def propose(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
+    def propose(self, view: TableView) -> Proposal:
         assert view.composition is not None  # needs_composition: the session supplies it
-        spot, f = self.stake_fractions(view.composition, view.rules, view.bets or self.table_bets)
-        units = self._cap(self.fraction * f * view.bankroll_units, view)
-        return np.where(f > 0, spot, NO_BET).astype(np.int8), units
+        column, f = self.stake_fractions(view.composition, view.rules, view.bets or self.table_bets)
+        return capped_proposal(
+            np.where(f > 0, column, NO_BET), self.fraction * f * view.bankroll_units, view.max_units
+        )
 
 
 def kelly_growth(

@@ -27,13 +27,15 @@ if TYPE_CHECKING:  # for the annotations only; the modules are imported where th
 
 
 def cmd_bench(args: argparse.Namespace) -> dict:
-    """Throughput of the engine, the exact calculator and the environments, idle and (--busy) beside one
-    busy process per core; --rl adds SB3 PPO on this env against PPO on CartPole-v1 (needs the rl
-    extra). Figures and side-by-side ratios of one run; --save-baseline FILE keeps them, and a later
-    run with --baseline FILE prints each figure with its ratio to the kept one (code before a change)."""
+    """Throughput of the engine, the exact calculator and the environments, and the cost of evaluate
+    per seat-hand, idle and (--busy) beside one busy process per core; --rl adds SB3 PPO on this env
+    against PPO on CartPole-v1 (needs the rl extra). Figures and side-by-side ratios of one run;
+    --save-baseline FILE keeps them, and a later run with --baseline FILE prints each figure with its
+    ratio to the kept one (code before a change)."""
     import importlib
 
     from pb_gym import bench
+    from pb_gym.experiments import bench_evaluate
 
     baseline = None
     if args.baseline:
@@ -42,6 +44,7 @@ def cmd_bench(args: argparse.Namespace) -> dict:
         except (OSError, ValueError) as error:
             raise UsageError(f"--baseline: {error}") from None
     figures = bench.run(quick=args.quick, load=args.load)
+    figures["evaluate"] = bench_evaluate.run(quick=args.quick, load=args.load)
     if args.rl:  # torch: only the top layer may import it
         rl = importlib.import_module("pb_gym.experiments.bench_rl")
         figures["rl"] = rl.run(quick=args.quick, load=args.load)
@@ -49,6 +52,7 @@ def cmd_bench(args: argparse.Namespace) -> dict:
         bench.save_baseline(figures, args.save_baseline)
     if not args.json:
         bench.print_figures(figures, baseline)
+        bench_evaluate.print_figures(figures["evaluate"])
         if args.rl:
             rl.print_figures(figures["rl"])
     return figures

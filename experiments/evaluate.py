@@ -32,8 +32,10 @@ from pb_gym import engine, memory
 from pb_gym import progress as progress_display
 from pb_gym import rules as R
 from pb_gym import session as session_
+from pb_gym.agents import staking
 from pb_gym.agents import systems as S
 from pb_gym.experiments import chunk_store, outputs, scale
+from pb_gym.experiments import evaluate_ledger as LG
 from pb_gym.experiments import evaluate_summary as summaries
 from pb_gym.experiments.config import ConfigError, load
 from pb_gym.experiments.evaluate_config import StudyConfig, make_system
@@ -65,87 +67,6 @@ def fan_range(config: StudyConfig) -> float:
 
 
 # ------------------------------------------------------------------------------------- the loop
-class Ledger:
-    """One system (seat ``seat`` of the chunk's :class:`pb_gym.session.Session`) over the sessions of
-    one chunk: its running statistics, mergeable. The bankroll and where each session ended are the
-    session's (:class:`pb_gym.session.Seats`)."""
-
-    def __init__(
-        self,
-        system: S.BettingSystem,
-        seats: session_.Seats,
-        seat: int,
-        n_checkpoints: int,
-        n_columns: int = R.N_BETS,
-    ) -> None:
-        self.system = system
-        self.seats = seats
-        self.seat = seat
-        n = seats.bankroll.shape[1]
-        self.peak = self.bankroll.copy()
-        self.max_drawdown = np.zeros(n)
-        self.wagered = np.zeros(n)
-        self.net = np.zeros(n)
-        self.bets = np.zeros(n, dtype=np.int64)
-        self.exact_ev_wagered = 0.0  # sum of stake x exact EV (for counting systems)
-        self.wagered_by_spot = np.zeros(n_columns)  # by stake column (pb_gym.catalog.TableBets)
-        self.table_capped = 0
-        self.bankroll_capped = 0
-        self.max_stake = 0.0
-        self.fan = np.zeros((n_checkpoints, FAN_BINS + 1), dtype=np.int64)
-        # exact distinct bankrolls and counts per checkpoint (None where there are too many), the
-        # exact range, and the sessions in each state (STATES)
-        self.fan_values: list[tuple[np.ndarray, np.ndarray] | None] = [None] * n_checkpoints
-        self.fan_min = np.zeros(n_checkpoints)
-        self.fan_max = np.zeros(n_checkpoints)
-        self.states = np.zeros((n_checkpoints, len(STATES)), dtype=np.int64)
-        self.path_rows: list[np.ndarray] = []
-
-    @property
-    def bankroll(self) -> np.ndarray:
-        """Each session's bankroll (the seat's row of the session, in money)."""
-        return self.seats.bankroll[self.seat]
-
-    def state_counts(self) -> list[int]:
-        """The sessions in each of :data:`STATES` (still playing, or ended by ruin, goal, stop-loss,
-        shoe end)."""
-        ended = self.seats.ended[self.seat]
-        return [int((ended == session_.END_REASONS.index(state)).sum()) for state in STATES]
-
-    def statistics(self, session_hands: np.ndarray) -> dict:
-        """What the merge needs: sums, counts, histograms, the summary of the final bankrolls, and
-        the final bankroll and hands dealt of each session (which the merge keeps only when asked
-        to). ``session_hands``: the hands dealt in each session (its table's, whatever the seat)."""
-        final = self.bankroll.copy()
-        return {
-            "sessions": len(self.net),
-            "hands_dealt": int(session_hands.sum()),
-            "sum_net": float(self.net.sum()),
-            "sum_wagered": float(self.wagered.sum()),
-            "sum_net2": float(self.net @ self.net),
-            "sum_wagered2": float(self.wagered @ self.wagered),
-            "sum_net_wagered": float(self.net @ self.wagered),
-            "bets": int(self.bets.sum()),
-            "ended": dict(zip(STATES[1:], self.state_counts()[1:], strict=True)),
-            "sum_max_drawdown": float(self.max_drawdown.sum()),
-            "max_drawdown": float(self.max_drawdown.max()),
-            "wagered_by_spot": self.wagered_by_spot,
-            "exact_ev_wagered": self.exact_ev_wagered,
-            "table_capped": self.table_capped,
-            "bankroll_capped": self.bankroll_capped,
-            "max_stake": self.max_stake,
-            "fan": self.fan,
-            "final": summaries.final_summary(final),
-            "fan_values": self.fan_values,
-            "fan_min": self.fan_min,
-            "fan_max": self.fan_max,
-            "states": self.states,
-            "samples": np.array(self.path_rows).T,
-            "final_bankrolls": final,
-            "session_hands": session_hands,
-        }
-
-
 def study_limits(config: StudyConfig) -> session_.Limits:
     """The table limits and session ends of a study, in money, with evaluate's tolerance of 1e-9 (a
     stake is placed from ``minimum - 1e-9``; ruin below it; the goal from ``target - 1e-9``)."""
@@ -161,171 +82,273 @@ def study_limits(config: StudyConfig) -> session_.Limits:
     )
 
 
-def run_chunk(  # noqa: C901
+def slots(systems: list[S.BettingSystem], n_columns: int) -> tuple[list[int], np.ndarray]:
+    """The table session's stake slots: one for each table column some seat may bet
+    (:meth:`agents.systems.BettingSystem.bet_columns`; settlement reads every slot of every seat, and
+    most studies bet one or two columns), in column order, and the map from column to slot (-1: none)."""
+    columns = sorted({column for system in systems for column in system.bet_columns()}) or [0]
+    slot_of = np.full(n_columns, -1, dtype=np.int64)
+    slot_of[columns] = np.arange(len(columns))
+    return columns, slot_of
+
+
+class ChunkPlay:
+    """One chunk's sessions in play: the systems seated at one :class:`pb_gym.session.Session`, their
+    ledgers, and the hand loop's state (:func:`run_chunk`).
+
+    The progression systems whose decisions are their programs alone
+    (:meth:`agents.systems.Programmed.compiled`) are stacked into one
+    :class:`agents.staking.Programs` and proposed and updated by one kernel call a hand for all of
+    them; every other system (Kelly, a learned policy, ...) through its own ``propose`` and
+    ``update``. Every seat's accounting is one compiled pass (:func:`evaluate_ledger.account_rows`).
+    """
+
+    def __init__(self, config: StudyConfig, chunk: scale.Chunk) -> None:
+        self.config = config
+        self.rules = rules = config.rules.to_rules()
+        table = config.table
+        self.n = n = chunk.size
+        deal_seed, *system_seeds = chunk.child_seeds(1 + len(config.systems))
+        self.systems: list[S.BettingSystem] = []
+        for system_config, seed in zip(config.systems, system_seeds, strict=True):
+            # made and reset one after the other: a sampling learned policy seeds torch's global random
+            # state on reset, and loading the next model draws from it
+            system = make_system(system_config)
+            system.reset(n, np.random.default_rng(seed))
+            self.systems.append(system)
+        self.table_bets = table_bets = config.table_bets()
+        for system in self.systems:
+            system.bind(table_bets)
+        columns, self.slot_of = slots(self.systems, table_bets.n_columns)
+        payoffs = session_.payoff_matrix(rules) if not table_bets.extra else table_bets.pay_matrix()
+        self.session = session_.Session(
+            rules,
+            study_limits(config),
+            n,
+            len(self.systems),
+            seed=deal_seed,
+            history=max([1] + [system.bead_plate for system in self.systems]),
+            payoffs=payoffs[:, columns],
+        )
+        self.seats = self.session.seats
+        self.checkpoints = checkpoint_hands(config.hands)
+        self.fan_edges = np.linspace(0.0, fan_range(config), FAN_BINS + 1)
+        self.samples = min(config.sample_paths, n) if chunk.index == 0 else 0
+        self.ledgers = LG.Ledgers.start(self.seats.bankroll, table_bets.n_columns)
+        self.ledger = [
+            LG.Ledger(system, self.seats, k, self.ledgers, len(self.checkpoints), FAN_BINS, STATES)
+            for k, system in enumerate(self.systems)
+        ]
+        self.counting = config.exact_conditional or any(system.needs_composition for system in self.systems)
+        self.last_winner = np.full(n, -1, dtype=np.int8)
+        self.last_decision = np.full(n, -1, dtype=np.int8)
+        self.max_units = table.maximum / table.unit
+        self.requested = np.zeros((len(self.systems), n, len(columns)))
+        self.columns = np.full((len(self.systems), n), S.NO_BET, dtype=np.int64)  # proposed, per seat
+        self.capped = np.zeros((len(self.systems), n), dtype=np.bool_)
+        compiled = [
+            k
+            for k, system in enumerate(self.systems)
+            if isinstance(system, S.Programmed) and system.compiled()
+        ]
+        self.python_seats = [k for k in range(len(self.systems)) if k not in compiled]
+        self.programs: staking.Programs | None = None
+        if compiled:
+            self.programs = staking.Programs([self.systems[k].program() for k in compiled], n)  # type: ignore[attr-defined]
+            self.program_seats = np.array(compiled, dtype=np.int64)
+            self.drawing = [
+                (s, self.systems[k])
+                for s, k in enumerate(compiled)
+                if self.programs.programs[s].choice == "drawn"
+            ]
+            self.pays = np.array([self.systems[k].win_pays(rules) for k in compiled])
+        self.session_hands = np.zeros(n, dtype=np.int64)  # each session's: its shoe's, whoever sat out
+        self.in_shoe = np.ones(n, dtype=bool)  # one_shoe: the session's shoe is still dealing
+
+    def view(self, k: int, hand_index: int, composition: np.ndarray | None) -> S.TableView:
+        """What seat ``k``'s system sees before (and, with this hand's results, after) the hand."""
+        table = self.config.table
+        return S.TableView(
+            self.seats.bankroll[k] / table.unit,
+            self.max_units,
+            self.rules,
+            composition,
+            self.last_winner,
+            self.last_decision,
+            table.minimum / table.unit,
+            hand_index,
+            self.session.shoe,
+            self.session.hand if hand_index else None,
+            session=self.session,
+            seat=k,
+            unit=table.unit,
+            bets=self.table_bets,
+        )
+
+    def propose(self, hand_index: int, composition: np.ndarray | None) -> list[S.TableView]:
+        """Every seat's proposal into the requested stakes; the views shown to the Python seats."""
+        self.requested[...] = 0.0
+        unit = self.config.table.unit
+        if self.programs is not None:
+            for s, system in self.drawing:
+                self.programs.state.drawn[s] = system.draw()  # type: ignore[attr-defined]
+            staking.propose_rows(
+                self.programs.table,
+                self.programs.state,
+                self.last_decision,
+                self.max_units,
+                unit,
+                self.program_seats,
+                self.slot_of,
+                self.requested,
+                self.columns,
+                self.capped,
+            )
+        views = []
+        for k in self.python_seats:
+            system, view = self.systems[k], self.view(k, hand_index, composition)
+            proposal = system.propose(view)
+            column = np.asarray(proposal.column)
+            bet = np.flatnonzero(column != S.NO_BET)
+            if bet.size and self.slot_of[column[bet]].min() < 0:
+                raise ValueError(
+                    f"system {system.name!r} proposed a bet column outside its "
+                    f"bet_columns() {system.bet_columns()}"
+                )
+            self.requested[k, bet, self.slot_of[column[bet]]] = proposal.units[bet] * unit
+            self.columns[k] = column
+            self.capped[k] = proposal.capped
+            views.append(view)
+        return views
+
+    def settle(self, views: list[S.TableView], composition: np.ndarray | None) -> None:
+        """After the hand: every seat's accounting, then each system learns its outcome."""
+        seats, ledgers, unit = self.seats, self.ledgers, self.config.table.unit
+        LG.account_rows(session_.seat_struct(seats), self.columns, self.slot_of, self.capped, ledgers)
+        if self.programs is not None:
+            self.programs.make_room()
+            staking.update_rows(
+                self.programs.table,
+                self.programs.state,
+                self.pays,
+                self.program_seats,
+                seats.placed,
+                seats.net,
+                unit,
+            )
+        for k, view in zip(self.python_seats, views, strict=True):
+            view.hand = self.session.hand  # systems learn from this hand's result arrays
+            placed, stake, net = seats.placed[k], ledgers.stake[k], seats.net[k]
+            outcome = S.HandOutcome(
+                placed, np.sign(net).astype(np.int8), stake / unit, net / unit, ledgers.capped[k]
+            )
+            self.systems[k].update(view, outcome)
+        if composition is not None:
+            for k, system in enumerate(self.systems):
+                placed = seats.placed[k]
+                if placed.any() and (self.config.exact_conditional or system.needs_composition):
+                    column = self.columns[k][placed]
+                    ev = self.table_bets.expected_values(composition[placed])
+                    self.ledger[k].exact_ev_wagered += float(
+                        (ledgers.stake[k][placed] * ev[np.arange(placed.sum()), column]).sum()
+                    )
+
+    def record(self, hand: int) -> None:
+        """Every seat's sample paths, and at a checkpoint its bankroll fan, distinct bankrolls and
+        states (all seats at once: one sort, one histogram, one count of the ends)."""
+        bankroll = self.seats.bankroll
+        if self.samples:
+            paths = bankroll[:, : self.samples].copy()
+            for k, ledger in enumerate(self.ledger):
+                ledger.path_rows.append(paths[k])
+        at = np.searchsorted(self.checkpoints, hand)
+        if not (at < len(self.checkpoints) and self.checkpoints[at] == hand):
+            return
+        k, n = bankroll.shape
+        # bin i holds [edge_i, edge_i+1); the last bin also everything above the range
+        bins = np.clip(np.searchsorted(self.fan_edges, bankroll, side="right") - 1, 0, FAN_BINS)
+        fans = np.bincount(
+            (bins + (FAN_BINS + 1) * np.arange(k)[:, None]).ravel(), minlength=k * (FAN_BINS + 1)
+        )
+        ended = np.bincount(
+            (self.seats.ended + len(session_.END_REASONS) * np.arange(k)[:, None]).ravel(),
+            minlength=k * len(session_.END_REASONS),
+        ).reshape(k, -1)[:, [session_.END_REASONS.index(state) for state in STATES]]
+        ordered = np.sort(bankroll, axis=1)  # each row's distinct values and counts, as np.unique's
+        first = np.ones((k, n), dtype=bool)
+        first[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+        for j, ledger in enumerate(self.ledger):
+            starts = np.flatnonzero(first[j])
+            values, counts = ordered[j, starts], np.diff(np.append(starts, n))
+            ledger.fan[at] += fans[j * (FAN_BINS + 1) : (j + 1) * (FAN_BINS + 1)]
+            ledger.fan_values[at] = (values, counts) if len(values) <= FAN_EXACT_VALUES else None
+            ledger.fan_min[at], ledger.fan_max[at] = values[0], values[-1]
+            ledger.states[at] = ended[j]
+
+    def play(self, hand_index: int) -> None:
+        """One hand at every table: the proposals, the session's hand, the accounting and updates."""
+        config = self.config
+        self.session_hands += self.in_shoe
+        composition = engine.next_hand_composition(self.rules, self.session.shoe) if self.counting else None
+        views = self.propose(hand_index, composition)
+        self.session.play(self.requested)  # the stake rules, the deal, settlement, the ends
+        self.settle(views, composition)
+        self.record(hand_index + 1)
+        hand = self.session.hand
+        self.last_winner[:] = hand.winner
+        decided = hand.winner != R.TIE
+        self.last_decision[decided] = hand.winner[decided]
+        if config.one_shoe:
+            self.in_shoe &= ~engine.shoe_over(self.rules, self.session.shoe)
+
+    def result(self, index: int) -> dict:
+        """The mergeable statistics of chunk ``index`` (:func:`merge_into`)."""
+        config, systems = self.config, self.systems
+        return {
+            "chunk": index,
+            "systems": [ledger.statistics(self.session_hands) for ledger in self.ledger],
+            "names": [system.name for system in systems],
+            "types": [system.key for system in systems],
+            "bets": [system.bet for system in systems],
+            "counting": [system.needs_composition for system in systems],
+            "conditional": [config.exact_conditional or system.needs_composition for system in systems],
+        }
+
+
+def run_chunk(
     config_data: dict, chunk: scale.Chunk, show_progress: bool | progress_display.Progress = False
 ) -> dict:
     """Play every system over the hands of one chunk of sessions (the scale-out task).
 
     The systems are the seats of one :class:`pb_gym.session.Session` of ``chunk.size`` tables: each
     proposes a stake per session, the session applies the table's stake rules, deals one hand at every
-    table (the same hand for every system), settles, and ends the sessions. The chunk's seed deals its
-    sessions and seeds its systems; everything returned merges exactly. ``show_progress``: the study's
-    :class:`pb_gym.progress.Progress` to count the hands dealt in (the serial backend), or True for a
-    display of this chunk alone.
+    table (the same hand for every system), settles, and ends the sessions (:class:`ChunkPlay`). The
+    chunk's seed deals its sessions and seeds its systems; everything returned merges exactly.
+    ``show_progress``: the study's :class:`pb_gym.progress.Progress` to count the hands dealt in (the
+    serial backend), or True for a display of this chunk alone.
     """
     config = StudyConfig.model_validate(config_data)
-    rules = config.rules.to_rules()
-    table = config.table
-    n, hands = chunk.size, config.hands
-    deal_seed, *system_seeds = chunk.child_seeds(1 + len(config.systems))
-    systems = []
-    for system_config, seed in zip(config.systems, system_seeds, strict=True):
-        # made and reset one after the other: a sampling learned policy seeds torch's global random
-        # state on reset, and loading the next model draws from it
-        system = make_system(system_config)
-        system.reset(n, np.random.default_rng(seed))
-        systems.append(system)
-    # the session keeps a stake column for each spot some system may bet, no more: settlement reads
-    # every column of every seat, and most studies bet one or two of the seven spots
-    # (the table's columns: the seven spots, then its catalog or custom bets: pb_gym.catalog.TableBets)
-    table_bets = config.table_bets()
-    for system in systems:
-        system.bind(table_bets)
-    spots = sorted({spot for system in systems for spot in system.bet_spots()}) or [0]
-    column = np.full(table_bets.n_columns, -1, dtype=np.int64)
-    column[spots] = np.arange(len(spots))
-    payoffs = session_.payoff_matrix(rules) if not table_bets.extra else table_bets.pay_matrix()
-    table_session = session_.Session(
-        rules,
-        study_limits(config),
-        n,
-        len(systems),
-        seed=deal_seed,
-        history=max([1] + [system.bead_plate for system in systems]),
-        payoffs=payoffs[:, spots],
-    )
-    seats, hand = table_session.seats, table_session.hand
-    checkpoints = checkpoint_hands(hands)
-    fan_edges = np.linspace(0.0, fan_range(config), FAN_BINS + 1)
-    samples = min(config.sample_paths, n) if chunk.index == 0 else 0
-    ledgers = [
-        Ledger(system, seats, k, len(checkpoints), table_bets.n_columns) for k, system in enumerate(systems)
-    ]
-    counting = config.exact_conditional or any(system.needs_composition for system in systems)
-    last_winner = np.full(n, -1, dtype=np.int8)
-    last_decision = np.full(n, -1, dtype=np.int8)
-    rows = np.arange(n)
-    max_units = table.maximum / table.unit
-    requested = np.zeros((len(systems), n, len(spots)))
-
-    def record(ledger: Ledger, hand: int) -> None:
-        if samples:
-            ledger.path_rows.append(ledger.bankroll[:samples].copy())
-        at = np.searchsorted(checkpoints, hand)
-        if at < len(checkpoints) and checkpoints[at] == hand:
-            # bin i holds [edge_i, edge_i+1); the last bin also everything above the range
-            where = np.clip(np.searchsorted(fan_edges, ledger.bankroll, side="right") - 1, 0, FAN_BINS)
-            ledger.fan[at] += np.bincount(where, minlength=FAN_BINS + 1)
-            values, counts = np.unique(ledger.bankroll, return_counts=True)
-            ledger.fan_values[at] = (values, counts) if len(values) <= FAN_EXACT_VALUES else None
-            ledger.fan_min[at], ledger.fan_max[at] = values[0], values[-1]
-            ledger.states[at] = ledger.state_counts()
-
+    play = ChunkPlay(config, chunk)
+    hands = config.hands
     bar = show_progress if isinstance(show_progress, progress_display.Progress) else None
     if show_progress is True:
-        bar = progress_display.Progress(f"{config.name} {chunk.index + 1}/{chunk.count}", total=n * hands)
-    for ledger in ledgers:
-        record(ledger, 0)
-    # the hands dealt in each session: all of them, or (one_shoe) those of its shoe, whoever sat out
-    session_hands = np.zeros(n, dtype=np.int64)
-    in_shoe = np.ones(n, dtype=bool)  # one_shoe: the session's shoe is still dealing
+        bar = progress_display.Progress(
+            f"{config.name} {chunk.index + 1}/{chunk.count}", total=play.n * hands
+        )
+    play.record(0)
     for hand_index in range(hands):
-        if config.one_shoe and not in_shoe.any():
+        if config.one_shoe and not play.in_shoe.any():
             # every shoe is over and every seat has ended: the bankrolls are final, so the rest of
             # the fans and sample paths repeat them (no more hands to deal)
             for rest in range(hand_index + 1, hands + 1):
-                for ledger in ledgers:
-                    record(ledger, rest)
+                play.record(rest)
             break
-        session_hands += in_shoe
-        composition = engine.next_hand_composition(rules, table_session.shoe) if counting else None
-        proposals = []
-        requested[...] = 0.0
-        for ledger in ledgers:
-            view = S.TableView(
-                ledger.bankroll / table.unit,
-                max_units,
-                rules,
-                composition,
-                last_winner,
-                last_decision,
-                table.minimum / table.unit,
-                hand_index,
-                table_session.shoe,
-                hand if hand_index else None,
-                session=table_session,
-                seat=ledger.seat,
-                unit=table.unit,
-                bets=table_bets,
-            )
-            spot, units = ledger.system.propose(view)
-            bet = np.flatnonzero(spot != S.NO_BET)
-            if bet.size and column[spot[bet]].min() < 0:
-                raise ValueError(
-                    f"system {ledger.system.name!r} proposed a bet spot outside its "
-                    f"bet_spots() {ledger.system.bet_spots()}"
-                )
-            requested[ledger.seat, bet, column[spot[bet]]] = units[bet] * table.unit
-            proposals.append((view, spot))
-        table_session.play(requested)  # the stake rules, the deal, settlement, the ends
-        for ledger, (view, spot) in zip(ledgers, proposals, strict=True):
-            view.hand = hand  # systems learn from this hand's result arrays
-            k = ledger.seat
-            placed = seats.placed[k]
-            spot_safe = np.where(placed, spot, 0)
-            stake = np.where(placed, seats.stakes[k, rows, np.maximum(column[spot_safe], 0)], 0.0)
-            net = seats.net[k]
-            ledger.net += net
-            ledger.wagered += stake
-            ledger.bets += placed
-            np.add.at(ledger.wagered_by_spot, spot_safe[placed], stake[placed])
-            if counting and placed.any() and (config.exact_conditional or ledger.system.needs_composition):
-                ev = table_bets.expected_values(composition[placed])
-                ledger.exact_ev_wagered += float(
-                    (stake[placed] * ev[np.arange(placed.sum()), spot_safe[placed]]).sum()
-                )
-            # where the table maximum bound (or a series restarted at it, on_cap: reset): the
-            # system's own account of its progression
-            capped = placed & getattr(ledger.system, "capped", np.zeros(n, dtype=bool))
-            ledger.table_capped += int(capped.sum())
-            ledger.bankroll_capped += int((placed & seats.bankroll_capped[k]).sum())
-            if placed.any():
-                ledger.max_stake = max(ledger.max_stake, float(stake.max()))
-            np.maximum(ledger.peak, ledger.bankroll, out=ledger.peak)
-            np.maximum(ledger.max_drawdown, ledger.peak - ledger.bankroll, out=ledger.max_drawdown)
-            result = np.sign(net).astype(np.int8)
-            ledger.system.update(
-                view, S.HandOutcome(placed, result, stake / table.unit, net / table.unit, capped)
-            )
-            record(ledger, hand_index + 1)
-        last_winner[:] = hand.winner
-        decided = hand.winner != R.TIE
-        last_decision[decided] = hand.winner[decided]
-        if config.one_shoe:
-            in_shoe &= ~engine.shoe_over(rules, table_session.shoe)
+        play.play(hand_index)
         if bar is not None:
-            bar.update(n)
-    if show_progress is True:
+            bar.update(play.n)
+    if show_progress is True and bar is not None:
         bar.close()
-    return {
-        "chunk": chunk.index,
-        "systems": [ledger.statistics(session_hands) for ledger in ledgers],
-        "names": [ledger.system.name for ledger in ledgers],
-        "types": [ledger.system.key for ledger in ledgers],
-        "bets": [ledger.system.bet for ledger in ledgers],
-        "counting": [ledger.system.needs_composition for ledger in ledgers],
-        "conditional": [config.exact_conditional or ledger.system.needs_composition for ledger in ledgers],
-    }
+    return play.result(chunk.index)
 
 
 def checkpoint_hands(hands: int) -> np.ndarray:

@@ -83,12 +83,18 @@ def outcome_groups(rules: R.Rules, payoffs: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def _state_names(system: S.BettingSystem, n: int) -> list[str]:
-    """The system's per-table state arrays (after ``reset``): every ndarray attribute of length n."""
-    return sorted(
-        name
-        for name, value in vars(system).items()
-        if isinstance(value, np.ndarray) and value.ndim == 1 and value.shape[0] == n
-    )
+    """The system's per-table state arrays (after ``reset``): its program's (:func:`_state`), or every
+    ndarray attribute of length n."""
+    return sorted(name for name, value in _state(system).items() if value.ndim == 1 and value.shape[0] == n)
+
+
+def _state(system: S.BettingSystem) -> dict[str, np.ndarray]:
+    """The system's state arrays by name: a programmed system's rows of its one-seat
+    :class:`agents.staking.ProgramState` (writable views), another's ndarray attributes."""
+    if isinstance(system, S.Programmed):
+        state = system.programs.state
+        return {name: getattr(state, name)[0] for name in ("wanted", "level", "counter", "tail")}
+    return {name: value for name, value in vars(system).items() if isinstance(value, np.ndarray)}
 
 
 class _Chain:
@@ -118,8 +124,9 @@ class _Chain:
         n = m * g
         system = self.system
         system.reset(n, np.random.default_rng(0))
+        arrays = _state(system)
         for name in self.names:
-            getattr(system, name)[:] = np.tile(state[name], g)
+            arrays[name][:] = np.tile(state[name], g)
         b = np.tile(bankroll, g)
         last_decision = np.tile(decision, g)
         unit = self.unit
@@ -138,10 +145,11 @@ class _Chain:
             unit=unit,
             bets=self.config.table_bets(),
         )
-        spot, units = system.propose(view)
+        proposal = system.propose(view)
+        spot, units = proposal.column, proposal.units
         bet = np.flatnonzero(spot != S.NO_BET)
         if bet.size and self.column[spot[bet]].min() < 0:
-            raise ValueError(f"system {system.name!r} proposed a bet spot outside its bet_spots()")
+            raise ValueError(f"system {system.name!r} proposed a bet column outside its bet_columns()")
         requested = np.zeros((1, n, self.payoffs.shape[1]))
         requested[0, bet, self.column[spot[bet]]] = units[bet] * unit
         seats = session_.Seats.empty(1, n, self.payoffs.shape[1])
@@ -165,7 +173,7 @@ class _Chain:
         spot_safe = np.where(placed, spot, 0)
         stake = np.where(placed, seats.stakes[0, np.arange(n), np.maximum(self.column[spot_safe], 0)], 0.0)
         net = seats.net[0]
-        capped = placed & getattr(system, "capped", np.zeros(n, dtype=bool))
+        capped = placed & proposal.capped
         system.update(
             view, S.HandOutcome(placed, np.sign(net).astype(np.int8), stake / unit, net / unit, capped)
         )
@@ -173,7 +181,8 @@ class _Chain:
         new_decision = np.where(winner != R.TIE, winner, last_decision).astype(np.int8)
         if not self.reads_decision:
             new_decision[:] = -1
-        new_state = {name: getattr(system, name).copy() for name in self.names}
+        arrays = _state(system)
+        new_state = {name: arrays[name].copy() for name in self.names}
         self.all_in |= bool((placed & seats.bankroll_capped[0]).any())
         whole = stake / (system.base * unit)
         self.off_lattice |= bool((placed & (np.abs(whole - np.round(whole)) > 1e-9)).any())
@@ -192,7 +201,7 @@ class _Chain:
         system.reset(1, np.random.default_rng(0))
         bankroll = np.array([float(self.config.bankroll)])
         decision = np.array([-1], dtype=np.int8)
-        state = {name: getattr(system, name).copy() for name in self.names}
+        state = {name: _state(system)[name].copy() for name in self.names}
         index: dict[bytes, int] = {self._key_rows(bankroll, decision, state)[0].tobytes(): 0}
         amounts = [bankroll]
         ends: dict[tuple[int, float], int] = {}
@@ -309,11 +318,11 @@ def _limits(config) -> tuple:
 def study_columns(config, systems: Sequence[S.BettingSystem]) -> tuple[np.ndarray, np.ndarray]:
     """The payoff columns the study's session keeps (as :func:`experiments.evaluate.run_chunk`) and
     the map from stake column to them."""
+    from pb_gym.experiments.evaluate import slots
+
     rules = config.rules.to_rules()
     table_bets = config.table_bets()
-    spots = sorted({spot for system in systems for spot in system.bet_spots()}) or [0]
-    column = np.full(table_bets.n_columns, -1, dtype=np.int64)
-    column[spots] = np.arange(len(spots))
+    spots, column = slots(list(systems), table_bets.n_columns)
     payoffs = session_.payoff_matrix(rules) if not table_bets.extra else table_bets.pay_matrix()
     return np.ascontiguousarray(payoffs[:, spots]), column
 

@@ -108,7 +108,9 @@ SHOE_MISMATCH = engine.SHOE_MISMATCH
 
 PLAY_MIN_TABLES = engine.DEAL_MIN_TABLES
 """Batches of at least this many tables are played on several threads (:mod:`pb_gym.threads`): the
-deal dominates a hand's work, so the engine's threshold applies."""
+deal dominates a hand's work, so the engine's threshold applies. (A study's session of 15 seats at
+5,000 tables was slower on two threads than on one on a loaded machine, measured side by side: a
+hand's handoff to a pool thread waits for that thread to be scheduled.)"""
 
 
 @functools.lru_cache(maxsize=32)
@@ -352,38 +354,40 @@ def deal_constants(rules: Rules) -> tuple:
 # than the row's work: every array is passed and reference-counted at each call)
 # --------------------------------------------------------------------------------------------------
 @numba.njit(cache=True, nogil=True, inline="always")
-def _place_seat(k, t, b, requested, chosen, stakes, table_min, table_max, forced, tol, single):  # noqa: C901
-    """THE stake rules (module docstring, steps 1-4) for seat ``k`` at table ``t`` with bankroll
-    ``b``: writes ``stakes[k, t, :]`` and returns ``(placed, table_capped, bankroll_capped)``.
-    ``single``: see :func:`place_rows`. (Inlined into its two callers, :func:`place_rows` and
-    :func:`settle_rows`: a call taking these arrays would cost more than the rules.)"""
-    n_bets = stakes.shape[2]
-    if single:
-        for j in range(n_bets):
-            stakes[k, t, j] = 0.0
-        c = chosen[k, t]
-        s = requested[k, t, c] if c >= 0 else 0.0
-        c = max(c, 0)
-        over_max = s > table_max + tol
-        if s > table_max:  # 2. the table maximum, then the bankroll
-            s = table_max
-        over_bankroll = s > b
-        if over_bankroll:
-            s = b
-        any_placed = s != 0.0 and s >= table_min - tol  # 4. below the minimum: not placed
-        if any_placed:
-            stakes[k, t, c] = s
-        elif forced and b >= table_min - tol:
-            stakes[k, t, c] = table_min
-            any_placed = True
-        return any_placed, over_max, over_bankroll
+def _place_single(k, t, b, requested, chosen, stakes, table_min, table_max, forced, tol):
+    """The stake rules on the seat's chosen column alone (``single``: see :func:`place_rows`): steps 2
+    and 4 (step 3 cannot apply)."""
+    for j in range(stakes.shape[2]):
+        stakes[k, t, j] = 0.0
+    c = chosen[k, t]
+    s = requested[k, t, c] if c >= 0 else 0.0
+    c = max(c, 0)
+    over_max = s > table_max + tol
+    if s > table_max:  # 2. the table maximum, then the bankroll
+        s = table_max
+    over_bankroll = s > b
+    if over_bankroll:
+        s = b
+    any_placed = s != 0.0 and s >= table_min - tol  # 4. below the minimum: not placed
+    if any_placed:
+        stakes[k, t, c] = s
+    elif forced and b >= table_min - tol:
+        stakes[k, t, c] = table_min
+        any_placed = True
+    return any_placed, over_max, over_bankroll
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _cap_requests(k, t, b, requested, stakes, table_max, tol):
+    """Steps 1 and 2: every requested column cut to the table maximum, then to the bankroll. Returns
+    ``(top column, columns requested, total, over_max, over_bankroll)``."""
     top = 0
     top_request = 0.0
     total = 0.0
     over_max = False
     over_bankroll = False
     requested_columns = 0
-    for j in range(n_bets):  # 1. the requests
+    for j in range(stakes.shape[2]):
         s = requested[k, t, j]
         if s == 0.0:  # (most columns: nothing asked)
             stakes[k, t, j] = 0.0
@@ -392,37 +396,63 @@ def _place_seat(k, t, b, requested, chosen, stakes, table_min, table_max, forced
         if s > top_request:
             top_request = s
             top = j
-        if s > table_max + tol:
-            over_max = True
-        if s > table_max:  # 2. the table maximum, then the bankroll
-            s = table_max
+        over_max = over_max or s > table_max + tol
+        s = min(s, table_max)
         if s > b:
             s = b
             over_bankroll = True
         stakes[k, t, j] = s
         total += s
-    if total > b:  # 3. several columns over the bankroll: scaled down in proportion
-        over_bankroll = True
-        f = b / total
-        total = 0.0
-        for j in range(n_bets):
-            stakes[k, t, j] *= f
-            total += stakes[k, t, j]
-        if total > b:  # rounding: the excess comes off the chosen column
-            c = chosen[k, t]
-            stakes[k, t, c if c >= 0 else top] -= total - b
-    any_placed = False
+    return top, requested_columns, total, over_max, over_bankroll
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _scale_down(k, t, b, total, top, chosen, stakes):
+    """Step 3: columns that together exceed the bankroll scaled down in proportion (a rounding excess
+    comes off the chosen column)."""
+    f = b / total
+    total = 0.0
+    for j in range(stakes.shape[2]):
+        stakes[k, t, j] *= f
+        total += stakes[k, t, j]
+    if total > b:
+        c = chosen[k, t]
+        stakes[k, t, c if c >= 0 else top] -= total - b
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _drop_below_minimum(k, t, top, requested_columns, stakes, table_min, tol):
+    """Step 4: a column below the table minimum is not placed; returns whether any is."""
     if requested_columns == 1 and stakes[k, t, top] != 0.0:  # the usual single bet
-        if stakes[k, t, top] < table_min - tol:  # 4. below the table minimum: not placed
+        if stakes[k, t, top] < table_min - tol:
             stakes[k, t, top] = 0.0
+            return False
+        return True
+    any_placed = False
+    for j in range(stakes.shape[2]):
+        if stakes[k, t, j] < table_min - tol:
+            stakes[k, t, j] = 0.0
         else:
             any_placed = True
-    else:
-        for j in range(n_bets):  # 4. below the table minimum: not placed
-            if stakes[k, t, j] < table_min - tol:
-                stakes[k, t, j] = 0.0
-            else:
-                any_placed = True
+    return any_placed
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _place_seat(k, t, b, requested, chosen, stakes, table_min, table_max, forced, tol, single):
+    """THE stake rules (module docstring, steps 1-4) for seat ``k`` at table ``t`` with bankroll
+    ``b``: writes ``stakes[k, t, :]`` and returns ``(placed, table_capped, bankroll_capped)``.
+    ``single``: see :func:`place_rows`. (Inlined, with its steps, into its two callers,
+    :func:`place_rows` and :func:`settle_rows`: a call taking these arrays would cost more than the
+    rules.)"""
+    if single:
+        return _place_single(k, t, b, requested, chosen, stakes, table_min, table_max, forced, tol)
+    top, requested_columns, total, over_max, over_bankroll = _cap_requests(
+        k, t, b, requested, stakes, table_max, tol
+    )
+    if total > b:  # 3. several columns over the bankroll
+        over_bankroll = True
+        _scale_down(k, t, b, total, top, chosen, stakes)
+    any_placed = _drop_below_minimum(k, t, top, requested_columns, stakes, table_min, tol)
     if forced and not any_placed and b >= table_min - tol:
         c = chosen[k, t]  # (read only here: most seats never need it)
         stakes[k, t, c if c >= 0 else top] = table_min
@@ -490,8 +520,38 @@ def record_rows(start, stop, deal, hand, records):
         hand_class[t] = c * _PAIR_AXIS + (1 if banker_pair[t] else 0)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sit_out(k, t, stakes, net, placed, table_capped, bankroll_capped, terminated, truncated):
+    """Seat ``k`` sits this hand out at table ``t``: no stakes, no net, no flags."""
+    for j in range(stakes.shape[2]):
+        stakes[k, t, j] = 0.0
+    net[k, t] = 0.0
+    placed[k, t] = False
+    table_capped[k, t] = False
+    bankroll_capped[k, t] = False
+    terminated[k, t] = False
+    truncated[k, t] = False
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _end_reason(b, h, shoe_end, table_min, target, floor, max_hands, tol):
+    """The :data:`END_REASONS` code of a seat with bankroll ``b`` after ``h`` hands (first match:
+    ruin, target, stop loss terminate; the hand limit and the shoe's end truncate)."""
+    if b < table_min - tol:
+        return RUIN
+    if b >= target - tol:
+        return TARGET
+    if b <= floor + tol:
+        return STOP_LOSS
+    if max_hands > 0 and h >= max_hands:
+        return MAX_HANDS
+    if shoe_end:
+        return SHOE_END
+    return PLAYING
+
+
 @numba.njit(cache=True, nogil=True)
-def settle_rows(  # noqa: C901
+def settle_rows(
     start,
     stop,
     deal,
@@ -509,11 +569,11 @@ def settle_rows(  # noqa: C901
     """After the deal (and :func:`record_rows`), every seat at the tables of ``start..stop-1``: a
     seat still playing at a table that dealt gets the stake rules (:func:`_place_seat`) on its
     request, is settled through the payoff matrix row of the hand class, and its bankroll, hand
-    count and end (:data:`END_REASONS`, first match) move; a seat that does not play this hand gets
-    no stakes, no net and no end this hand. The stakes are placed here, after the deal, in the same
-    pass as settlement (they depend only on the bankroll before the hand and the request, never on
-    the cards): one pass over each seat's rows, seat by seat (each row of a seat is contiguous).
-    ``single``: see :func:`place_rows`."""
+    count and end (:data:`END_REASONS`, first match: :func:`_end_reason`) move; a seat that does not
+    play this hand gets no stakes, no net and no end this hand (:func:`_sit_out`). The stakes are
+    placed here, after the deal, in the same pass as settlement (they depend only on the bankroll
+    before the hand and the request, never on the cards): one pass over each seat's rows, seat by
+    seat (each row of a seat is contiguous). ``single``: see :func:`place_rows`."""
     (bankroll, hands, ended, stakes, net, placed, table_capped, bankroll_capped, terminated, truncated) = (
         seats
     )
@@ -523,13 +583,8 @@ def settle_rows(  # noqa: C901
     for k in range(ended.shape[0]):
         for t in range(start, stop):
             if not deal[t] or (sticky and ended[k, t] != PLAYING):  # sits this hand out
-                # (written only where not yet cleared: a seat that ended hands ago is already all
-                # zeros, and rewriting its rows would cost a study of many seats memory traffic)
-                for j in range(n_bets):
-                    if stakes[k, t, j] != 0.0:
-                        stakes[k, t, j] = 0.0
-                if net[k, t] != 0.0:
-                    net[k, t] = 0.0
+                # (cleared once: a seat that ended hands ago is already all zeros, and rewriting its
+                # rows would cost a study of many seats memory traffic; stakes are 0 unless placed)
                 if (
                     placed[k, t]
                     | table_capped[k, t]
@@ -537,11 +592,7 @@ def settle_rows(  # noqa: C901
                     | terminated[k, t]
                     | truncated[k, t]
                 ):
-                    placed[k, t] = False
-                    table_capped[k, t] = False
-                    bankroll_capped[k, t] = False
-                    terminated[k, t] = False
-                    truncated[k, t] = False
+                    _sit_out(k, t, stakes, net, placed, table_capped, bankroll_capped, terminated, truncated)
                 continue
             b = bankroll[k, t]
             placed[k, t], table_capped[k, t], bankroll_capped[k, t] = _place_seat(
@@ -560,25 +611,11 @@ def settle_rows(  # noqa: C901
             bankroll[k, t] = b
             h = hands[k, t] + 1
             hands[k, t] = h
-            ruin = b < table_min - tol
-            hit = b >= target - tol
-            stop_loss = b <= floor + tol
-            limit = max_hands > 0 and h >= max_hands
             # the cut card is out: the next hand would come from a new shoe
             shoe_end = one_shoe and position[t] >= cut_position and (not hand_after_cut or cut_hands[t] == 1)
-            terminated[k, t] = ruin or hit or stop_loss
-            truncated[k, t] = limit or shoe_end
-            reason = PLAYING
-            if ruin:
-                reason = RUIN
-            elif hit:
-                reason = TARGET
-            elif stop_loss:
-                reason = STOP_LOSS
-            elif limit:
-                reason = MAX_HANDS
-            elif shoe_end:
-                reason = SHOE_END
+            reason = _end_reason(b, h, shoe_end, table_min, target, floor, max_hands, tol)
+            terminated[k, t] = RUIN <= reason <= STOP_LOSS  # ruin, target or stop loss
+            truncated[k, t] = (max_hands > 0 and h >= max_hands) or shoe_end
             ended[k, t] = reason
 
 

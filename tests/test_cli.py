@@ -144,6 +144,15 @@ def test_bench_quick_json(capsys, tmp_path):
     assert out["vector_vs_sync_ratio"] == pytest.approx(
         out["vector_env_steps_per_s"] / out["sync_vector_env_steps_per_s"]
     )
+    evaluate = out["evaluate"]
+    assert (
+        evaluate["evaluate_progression_ns_per_seat_hand"] > 0
+        and evaluate["evaluate_kelly_ns_per_seat_hand"] > 0
+    )
+    assert evaluate["evaluate_alone_vs_stacked"] == pytest.approx(
+        evaluate["evaluate_progression_alone_ns_per_seat_hand"]
+        / evaluate["evaluate_progression_ns_per_seat_hand"]
+    )
 
 
 def test_console_script_help():

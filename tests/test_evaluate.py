@@ -562,7 +562,7 @@ def test_a_slice_of_the_plan_is_the_same_chunks():
 
 def test_the_systems_are_seats_of_one_table_session(monkeypatch):
     """run_chunk plays the systems as the seats of one pb_gym.session.Session (common hands), with a
-    stake column for each spot some system may bet; a spot outside a system's bet_spots is refused."""
+    stake slot for each column some system may bet; a column outside a system's bet_columns is refused."""
     from pb_gym import session as session_
 
     made = []
@@ -589,14 +589,14 @@ def test_the_systems_are_seats_of_one_table_session(monkeypatch):
         key = "stray"
 
         def propose(self, view):
-            spot, units = super().propose(view)
-            return np.full_like(spot, R.BETS.index("tie")), units
+            proposal = super().propose(view)
+            return proposal._replace(column=np.full_like(proposal.column, R.BETS.index("tie")))
 
     monkeypatch.setattr(E, "make_system", lambda system_config: Stray(name="stray"))
     with pytest.raises(
         ValueError,
-        match=r"system 'stray' proposed a bet spot outside its "
-        r"bet_spots\(\) \(0,\)",
+        match=r"system 'stray' proposed a bet column outside its "
+        r"bet_columns\(\) \(0,\)",
     ):
         E.run_chunk(config.model_dump(mode="json"), scale.plan(20, 20, 4)[0])
 

@@ -20,19 +20,18 @@ def stakes_for(system, results, max_units=1000.0, bankroll_units=1e9):
     minus_one = np.array([-1], dtype=np.int8)
     for result in results + " ":
         view = S.TableView(np.array([bankroll_units]), max_units, RULES, None, minus_one, minus_one)
-        spot, units = system.propose(view)
+        proposal = system.propose(view)
+        units = proposal.units
         proposed.append(round(float(units[0]), 4))
-        capped.append(bool(system.capped[0]))
+        capped.append(bool(proposal.capped[0]))
         if result == " ":
             break
         code = {"W": S.WIN, "L": S.LOSS, "P": S.PUSH}[result]
-        pays = PAYS[R.BETS[spot[0]]]
+        pays = PAYS[R.BETS[proposal.column[0]]]
         net = units * {S.WIN: pays, S.LOSS: -1.0, S.PUSH: 0.0}[code]
         system.update(
             view,
-            S.HandOutcome(
-                np.array([True]), np.array([code], dtype=np.int8), units, net, system.capped.copy()
-            ),
+            S.HandOutcome(np.array([True]), np.array([code], dtype=np.int8), units, net, proposal.capped),
         )
     return proposed[:-1], proposed[-1], capped[:-1]
 
@@ -92,7 +91,9 @@ def test_labouchere_line_grows_past_its_buffer():
     system = S.Labouchere(bet="player", line=[1])
     proposed, after, _ = stakes_for(system, "L" * 100)
     assert after == pytest.approx(1 + proposed[-1])  # first (1) + last (the stake just lost)
-    assert system.tail[0] - system.head[0] == 101
+    state = system.programs.state
+    assert state.tail[0, 0] - state.counter[0, 0] == 101
+    assert state.lines.shape[2] == 128  # the 64 numbers of the first buffer, doubled once
 
 
 def test_systems_are_vectorized_over_tables():
@@ -100,7 +101,7 @@ def test_systems_are_vectorized_over_tables():
     system.reset(3)
     minus_one = np.full(3, -1, dtype=np.int8)
     view = S.TableView(np.full(3, 1e9), 1000.0, RULES, None, minus_one, minus_one)
-    _, units = system.propose(view)
+    units = system.propose(view).units
     result = np.array([S.WIN, S.LOSS, S.PUSH], dtype=np.int8)
     system.update(
         view,
@@ -112,7 +113,7 @@ def test_systems_are_vectorized_over_tables():
             np.zeros(3, bool),
         ),
     )
-    assert list(system.propose(view)[1]) == [1, 2, 1]
+    assert list(system.propose(view).units) == [1, 2, 1]
 
 
 def test_pattern_bettors_follow_and_chop():
@@ -121,7 +122,7 @@ def test_pattern_bettors_follow_and_chop():
         system.reset(4)
         last = np.array([-1, R.BANKER, R.PLAYER, -1], dtype=np.int8)
         view = S.TableView(np.full(4, 100.0), 1000.0, RULES, None, last, last)
-        spot, units = system.propose(view)
+        spot, units, _ = system.propose(view)
         expected_spots = [S.BANKER_SPOT if e == 0 else S.PLAYER_SPOT for e in expected]
         if cls is S.Chop:  # chop bets against the last decision; banker before the first
             expected_spots = [S.BANKER_SPOT, S.PLAYER_SPOT, S.BANKER_SPOT, S.BANKER_SPOT]
@@ -132,7 +133,9 @@ def test_random_bettor_draws_its_bets():
     system = S.RandomBettor(bets=["banker", "tie"], p_bet=0.5)
     system.reset(20000, np.random.default_rng(1))
     minus_one = np.full(20000, -1, dtype=np.int8)
-    spot, _ = system.propose(S.TableView(np.full(20000, 100.0), 1000.0, RULES, None, minus_one, minus_one))
+    spot = system.propose(
+        S.TableView(np.full(20000, 100.0), 1000.0, RULES, None, minus_one, minus_one)
+    ).column
     share = np.bincount(spot + 1, minlength=9) / 20000  # -1 (no bet) -> 0
     # 4-sigma bounds for p=0.5 and p=0.25 over 20,000 draws
     assert abs(share[0] - 0.5) < 4 * np.sqrt(0.25 / 20000)
@@ -155,10 +158,12 @@ def test_kelly_bets_only_when_the_shoe_makes_a_bet_positive():
     composition = np.stack([R.full_shoe(8), tens_only])
     minus_one = np.full(2, -1, dtype=np.int8)
     view = S.TableView(np.array([100.0, 100.0]), 30.0, RULES, composition, minus_one, minus_one)
-    spot, units = kelly.propose(view)
+    spot, units, capped = kelly.propose(view)
     assert spot[0] == S.NO_BET  # nothing is positive off the top of an 8-deck shoe
     assert spot[1] == R.BETS.index("tie")
-    assert units[1] == 30.0 and kelly.capped[1]  # half Kelly of ~all the bankroll, cut to the maximum
+    assert (
+        units[1] == 30.0 and capped[1] and not capped[0]
+    )  # half Kelly of ~all the bankroll, cut to the maximum
     assert exact.expected_values(tens_only)[R.BETS.index("tie")] == pytest.approx(8.0)
 
 

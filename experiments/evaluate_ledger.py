@@ -1,0 +1,177 @@
+"""The running statistics of every seat of an evaluate chunk (:mod:`experiments.evaluate`), kept as
+``(seats, sessions)`` arrays and moved by one compiled pass a hand (:func:`account_rows`).
+
+:class:`Ledgers` holds the arrays of all the seats; :class:`Ledger` is one seat's view of them, with
+what the merge needs (:meth:`Ledger.statistics`). The per-hand accounting is the one the per-seat
+numpy code did, operation for operation (the same float sums, in the same order).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from pb_gym import session as session_
+from pb_gym.agents import systems as S
+from pb_gym.experiments import evaluate_summary as summaries
+
+
+class Ledgers(NamedTuple):
+    """Every seat's running statistics over the sessions of a chunk (``(K, N)`` unless stated).
+
+    Attributes:
+        peak, max_drawdown: the bankroll's running peak and the largest fall from it.
+        wagered, net: money staked and won.
+        bets: bets placed.
+        wagered_by_column: ``(K, columns)`` money staked on each table column.
+        counts: ``(K, 2)`` int64: bets where the table maximum bound (the system's own account), and
+            where the bankroll did (the session's).
+        max_stake: ``(K,)`` the largest stake placed.
+        stake: the stake of the last hand (0 where none was placed).
+        capped: the last hand's bet was placed and the table maximum bound it.
+    """
+
+    peak: np.ndarray
+    max_drawdown: np.ndarray
+    wagered: np.ndarray
+    net: np.ndarray
+    bets: np.ndarray
+    wagered_by_column: np.ndarray
+    counts: np.ndarray
+    max_stake: np.ndarray
+    stake: np.ndarray
+    capped: np.ndarray
+
+    @classmethod
+    def start(cls, bankroll: np.ndarray, n_columns: int) -> Ledgers:
+        """Fresh statistics for seats whose bankrolls are ``bankroll`` ``(K, N)``."""
+        k, n = bankroll.shape
+        return cls(
+            bankroll.copy(),
+            np.zeros((k, n)),
+            np.zeros((k, n)),
+            np.zeros((k, n)),
+            np.zeros((k, n), dtype=np.int64),
+            np.zeros((k, n_columns)),
+            np.zeros((k, 2), dtype=np.int64),
+            np.zeros(k),
+            np.zeros((k, n)),
+            np.zeros((k, n), dtype=np.bool_),
+        )
+
+
+@numba.njit(cache=True, nogil=True)
+def account_rows(seats, columns, slot_of, proposed_capped, ledgers):
+    """One hand's accounting for every seat and session: the stake placed on the seat's proposed
+    ``columns[k, t]`` (the session's slot ``slot_of[column]``), the net, the counts of bets and caps
+    (``proposed_capped``: the system's own account of the table maximum), the largest stake, the
+    bankroll's peak and drawdown."""
+    bankroll, _, _, stakes, net, placed, _, bankroll_capped, _, _ = seats
+    peak, max_drawdown, wagered, total, bets, by_column, counts, max_stake, last_stake, capped = ledgers
+    for k in range(net.shape[0]):
+        for t in range(net.shape[1]):
+            stake = 0.0
+            if placed[k, t]:
+                column = columns[k, t]
+                stake = stakes[k, t, max(slot_of[column], 0)]
+                bets[k, t] += 1
+                by_column[k, column] += stake
+                if proposed_capped[k, t]:
+                    counts[k, 0] += 1
+                if bankroll_capped[k, t]:
+                    counts[k, 1] += 1
+                if stake > max_stake[k]:
+                    max_stake[k] = stake
+            capped[k, t] = placed[k, t] and proposed_capped[k, t]
+            last_stake[k, t] = stake
+            total[k, t] += net[k, t]
+            wagered[k, t] += stake
+            b = bankroll[k, t]
+            if b > peak[k, t]:
+                peak[k, t] = b
+            fall = peak[k, t] - b
+            if fall > max_drawdown[k, t]:
+                max_drawdown[k, t] = fall
+
+
+class Ledger:
+    """One system (seat ``seat`` of the chunk's :class:`pb_gym.session.Session`) over the sessions of
+    one chunk: its running statistics (its rows of :class:`Ledgers`), mergeable. The bankroll and
+    where each session ended are the session's (:class:`pb_gym.session.Seats`)."""
+
+    def __init__(
+        self,
+        system: S.BettingSystem,
+        seats: session_.Seats,
+        seat: int,
+        ledgers: Ledgers,
+        n_checkpoints: int,
+        fan_bins: int,
+        states: tuple[str, ...],
+    ) -> None:
+        self.system = system
+        self.seats = seats
+        self.seat = seat
+        self.ledgers = ledgers
+        self.exact_ev_wagered = 0.0  # sum of stake x exact EV (for counting systems)
+        self.fan = np.zeros((n_checkpoints, fan_bins + 1), dtype=np.int64)
+        # exact distinct bankrolls and counts per checkpoint (None where there are too many), the
+        # exact range, and the sessions in each state (STATES)
+        self.fan_values: list[tuple[np.ndarray, np.ndarray] | None] = [None] * n_checkpoints
+        self.fan_min = np.zeros(n_checkpoints)
+        self.fan_max = np.zeros(n_checkpoints)
+        self.state_names = states
+        self.states = np.zeros((n_checkpoints, len(states)), dtype=np.int64)
+        self.path_rows: list[np.ndarray] = []
+
+    @property
+    def bankroll(self) -> np.ndarray:
+        """Each session's bankroll (the seat's row of the session, in money)."""
+        return self.seats.bankroll[self.seat]
+
+    def state_counts(self) -> list[int]:
+        """The sessions in each state (still playing, or ended by ruin, goal, stop-loss, shoe end)."""
+        ended = self.seats.ended[self.seat]
+        return [int((ended == session_.END_REASONS.index(state)).sum()) for state in self.state_names]
+
+    def statistics(self, session_hands: np.ndarray) -> dict:
+        """What the merge needs: sums, counts, histograms, the summary of the final bankrolls, and
+        the final bankroll and hands dealt of each session (which the merge keeps only when asked
+        to). ``session_hands``: the hands dealt in each session (its table's, whatever the seat)."""
+        k, ledgers = self.seat, self.ledgers
+        # fresh arrays, as a seat's own statistics were before they were stacked (the same sums)
+        net, wagered, drawdown = (
+            ledgers.net[k].copy(),
+            ledgers.wagered[k].copy(),
+            ledgers.max_drawdown[k].copy(),
+        )
+        final = self.bankroll.copy()
+        return {
+            "sessions": len(net),
+            "hands_dealt": int(session_hands.sum()),
+            "sum_net": float(net.sum()),
+            "sum_wagered": float(wagered.sum()),
+            "sum_net2": float(net @ net),
+            "sum_wagered2": float(wagered @ wagered),
+            "sum_net_wagered": float(net @ wagered),
+            "bets": int(ledgers.bets[k].sum()),
+            "ended": dict(zip(self.state_names[1:], self.state_counts()[1:], strict=True)),
+            "sum_max_drawdown": float(drawdown.sum()),
+            "max_drawdown": float(drawdown.max()),
+            "wagered_by_spot": ledgers.wagered_by_column[k].copy(),
+            "exact_ev_wagered": self.exact_ev_wagered,
+            "table_capped": int(ledgers.counts[k, 0]),
+            "bankroll_capped": int(ledgers.counts[k, 1]),
+            "max_stake": float(ledgers.max_stake[k]),
+            "fan": self.fan,
+            "final": summaries.final_summary(final),
+            "fan_values": self.fan_values,
+            "fan_min": self.fan_min,
+            "fan_max": self.fan_max,
+            "states": self.states,
+            "samples": np.array(self.path_rows).T,
+            "final_bankrolls": final,
+            "session_hands": session_hands,
+        }

@@ -1,0 +1,157 @@
+"""The progression systems as data (agents.staking): the evaluator's stacked kernel gives the reports of
+the code it replaced to the bit, and the same reports as each system played alone."""
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from pb_gym.agents import staking
+from pb_gym.agents import systems as S
+from pb_gym.experiments import evaluate as E
+from pb_gym.experiments.config import validate
+
+PROGRESSIONS = [
+    {"type": "flat", "bet": "banker"},
+    {"type": "flat", "bet": "dragon7", "name": "flat dragon7"},
+    {"type": "martingale", "bet": "banker", "on_cap": "reset"},
+    {"type": "martingale", "bet": "player"},
+    {"type": "martingale", "bet": "banker", "recovering": True, "name": "recovering"},
+    {"type": "martingale", "bet": "tie", "recovering": True, "on_cap": "reset", "name": "recovering tie"},
+    {"type": "grand_martingale", "bet": "banker", "on_cap": "reset"},
+    {"type": "grand_martingale", "bet": "player", "name": "grand player"},
+    {"type": "reverse_martingale", "bet": "banker"},
+    {"type": "paroli", "bet": "player", "wins_to_reset": 2},
+    {"type": "paroli", "bet": "banker", "on_cap": "reset", "name": "paroli reset"},
+    {"type": "dalembert", "bet": "banker", "on_cap": "reset"},
+    {"type": "dalembert", "bet": "player", "base": 2, "name": "dalembert 2"},
+    {"type": "fibonacci", "bet": "banker"},
+    {"type": "fibonacci", "bet": "player", "on_cap": "reset", "name": "fibonacci reset"},
+    {"type": "labouchere", "bet": "banker", "line": [1, 2, 3, 4]},
+    {"type": "labouchere", "bet": "player", "line": [1] * 18, "on_cap": "reset", "name": "long line"},
+    {"type": "labouchere", "bet": "banker", "line": [0.5, 1, 1.5], "base": 2, "name": "halves"},
+    {"type": "one_three_two_six", "bet": "banker"},
+    {"type": "one_three_two_six", "bet": "player", "on_cap": "reset", "name": "1326 reset"},
+    {"type": "oscars_grind", "bet": "banker"},
+    {"type": "oscars_grind", "bet": "player", "on_cap": "reset", "name": "oscar reset"},
+    {"type": "oscars_grind", "bet": "tie", "name": "oscar tie"},
+    {"type": "follow_winner"},
+    {"type": "chop"},
+    {"type": "random", "bets": ["banker", "player"]},
+    {"type": "random", "bets": ["banker", "player", "tie", "dragon7"], "p_bet": 0.6, "name": "sometimes"},
+]
+STUDIES = {
+    "limits": {
+        "name": "limits",
+        "rules": {"decks": 6, "side_bets": ["dragon7", "panda8"]},
+        "table": {"unit": 10, "minimum": 10, "maximum": 400},
+        "bankroll": 1000,
+        "sessions": 240,
+        "hands": 300,
+        "win_goal": 300,
+        "seed": 7,
+        "systems": PROGRESSIONS,
+        "sample_paths": 5,
+        "chunk_sessions": 100,
+    },
+    "one shoe": {
+        "name": "one shoe",
+        "rules": {"decks": 8, "banker_variant": "ez"},
+        "table": {"unit": 5, "minimum": 5, "maximum": 1000},
+        "bankroll": 500,
+        "sessions": 150,
+        "hands": 200,
+        "stop_loss": 200,
+        "win_goal": None,
+        "seed": 11,
+        "systems": PROGRESSIONS,
+        "one_shoe": True,
+    },
+}
+RECORDED = {
+    "limits": "ba1bac0c31b5c8810dec54d402e098111231021b941318ab7140064a9823e74b",
+    "one shoe": "cbdc819b350b5a07ef0c2dad1b0fdc1d42b1fad2aeb45d550dee557e07e46433",
+}
+"""The digests of these studies' reports as the per-system numpy code computed them, before the
+progressions became programs of one kernel."""
+
+
+def _canonical(value):
+    """A report as exact, JSON-ready data: floats as their hex form, arrays with dtype and shape."""
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in value.items() if k != "timings"}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return {
+            "dtype": str(value.dtype),
+            "shape": list(value.shape),
+            "data": _canonical(value.ravel().tolist()),
+        }
+    if isinstance(value, (float, np.floating)):
+        return float(value).hex()
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def report_digest(report: dict) -> str:
+    """The SHA-256 of a report, every float to the bit (its timings left out)."""
+    return hashlib.sha256(json.dumps(_canonical(report), sort_keys=True).encode()).hexdigest()
+
+
+@pytest.mark.parametrize("name", list(STUDIES))
+def test_reports_are_those_of_the_code_before_to_the_bit(name):
+    report = E.run_study(validate(STUDIES[name], E.StudyConfig, "study.yaml"))
+    assert report_digest(report) == RECORDED[name]
+
+
+def test_the_stacked_kernel_plays_each_system_as_it_plays_alone(monkeypatch):
+    """Every progression seat played by the evaluator's one stacked kernel call, and every seat played
+    through its own propose and update (one-seat programs, the Python accounting), give one report."""
+    config = validate(STUDIES["limits"] | {"sessions": 120, "hands": 150}, E.StudyConfig, "study.yaml")
+    stacked = E.run_study(config)
+    monkeypatch.setattr(S.Programmed, "compiled", lambda self: False)
+    alone = E.run_study(config)
+    assert report_digest(stacked) == report_digest(alone)
+    assert stacked["systems"][2]["table_max_binds"] > 0  # the limits do bind (on_cap: reset)
+
+
+def test_the_bench_measures_the_main_jobs_study():
+    """pb-gym bench's evaluate figures are measured on configs/systems/classic.yaml's study (the
+    configs are no part of the package, so the bench holds a copy: it must not drift)."""
+    from pathlib import Path
+
+    import yaml
+
+    from pb_gym.experiments import bench_evaluate
+
+    shipped = yaml.safe_load((Path(__file__).parent.parent / "configs/systems/classic.yaml").read_text())
+    for key in ("sessions", "hands", "stop_loss"):
+        shipped.pop(key)
+    assert bench_evaluate.CLASSIC == shipped
+
+
+def test_a_subclass_that_overrides_propose_is_played_through_it():
+    class Shy(S.Flat):
+        def propose(self, view):
+            return super().propose(view)._replace(units=np.full(self.n, 2.0))
+
+    assert S.Flat().compiled() and not Shy().compiled()
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            {"progression": "doubled"},
+            r"Program.progression='doubled' is not allowed; allowed: flat, doubling",
+        ),
+        ({"choice": "any"}, r"Program.choice='any' is not allowed; allowed: fixed, follow, chop, drawn"),
+        ({"sequence": ()}, r"Program.sequence: at least one number"),
+    ],
+)
+def test_a_bad_program_names_the_field_and_what_is_allowed(change, message):
+    with pytest.raises(ValueError, match=message):
+        staking.Program(**({"progression": "flat", "columns": (0, 0), "base": 1.0} | change))
