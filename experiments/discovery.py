@@ -1,4 +1,4 @@
-"""Score a learned policy against the known optimum: the perfect-information bettor (issue 10).
+"""Score a learned policy against the known optimum: the perfect-information bettor.
 
 The exact calculator gives the EV of every bet for the cards the player has not seen, so this
 environment is an RL benchmark with a known optimum: the flat perfect-information bettor (one unit on

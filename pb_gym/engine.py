@@ -151,7 +151,7 @@ def new_shoe(t, shoe, start, burn):
 
 
 @numba.njit(cache=True, nogil=True)
-def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C901
+def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C901 - the hand loop of the engine: a call per step costs speed
     """Deal one hand at every table ``t`` of ``start..stop-1`` where ``active[t]``, from a
     :class:`ShoeView` into a :class:`HandView` (tables sitting out get an empty result row and keep
     their state); a table whose cut card has come out reshuffles first (after one more hand with
@@ -294,7 +294,7 @@ def _shuffle_rows(start, stop, tables, shoe, burn):
 
 
 @numba.njit(cache=True, nogil=True)
-def check_rows(start, stop, shoe, hand_after_cut, per_rank):  # noqa: C901
+def check_rows(start, stop, shoe, hand_after_cut, per_rank):  # noqa: C901 - one vector pass per check (its speed): each is a branch
     """The first table of ``start..stop-1`` of a :class:`ShoeView` whose state :func:`deal_rows` could
     not use safely, and why (a key of ``TABLE_PROBLEMS``), or (-1, 0).
 

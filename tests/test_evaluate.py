@@ -432,7 +432,7 @@ def test_the_terminal_table_shows_long_names_in_full(report, capsys):
         assert line[:end].rstrip().endswith(f"{s['hands']:,}"), s["name"]
 
 
-# ------------------------------------------------------------------ one source for every schema (#13)
+# ------------------------------------------------------------------------ one source for every schema
 def test_every_system_schema_is_its_constructors_signature():
     """The keys of each system's config are its constructor's keywords (its own and its bases'),
     less what it fixes itself, with the constructor's defaults."""
@@ -491,7 +491,7 @@ def test_the_rules_section_is_the_rules_dataclass():
     assert RulesConfig().to_rules() == R.Rules()
 
 
-# ----------------------------------------------------------------------- bounded memory (#12)
+# ----------------------------------------------------------------------------- bounded memory
 def test_many_chunks_keep_the_report_and_the_per_chunk_memory_is_bounded(monkeypatch):
     config = study(sessions=120, hands=60, chunk_sessions=7)
     kept = E.run_study(config)  # every session's final bankroll too (for callers that pair them)

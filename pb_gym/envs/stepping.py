@@ -81,7 +81,7 @@ class _StepStateType(types.StructRef):
 class StepState(structref.StructRefProxy):
     """The arguments of one env step (:func:`_step_rows`) held by ONE compiled object: a step then
     passes two objects to the compiled code (this and the observation buffer) instead of some fifty
-    arrays, whose unboxing would cost a single env more than its hand (issue #11). Built by
+    arrays, whose unboxing would cost a single env more than its hand. Built by
     :func:`step_state`; rebuilt when an array of the session is replaced."""
 
 

@@ -1,0 +1,36 @@
+"""The project's words: the code, its docstrings, the tests, the configs and the docs speak of pb-gym,
+not of its tracker (history goes to CHANGELOG.md, one line a change)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# the files a user or a contributor reads: the code, its docstrings, the tests, the configs and the docs
+SPOKEN = ("pb_gym", "agents", "experiments", "tests", "examples", "configs", "docs")
+TRACKER = re.compile(
+    r"\bissue\s*#?\d+|\(#\d+\)|(?<![\w&/])#\d{1,3}\b(?!['\w-])|\btoday(?:'s)?\b", re.IGNORECASE
+)
+
+
+def test_the_code_and_docs_speak_of_the_project_not_of_its_tracker():
+    # history goes to CHANGELOG.md; "issue 10", "(#14)" or "measured today" mean nothing to a reader
+    found = []
+    for top in SPOKEN:
+        for path in sorted((ROOT / top).rglob("*")):
+            if (
+                path.suffix not in (".py", ".md", ".yaml", ".yml")
+                or path.is_symlink()
+                or "site" in path.parts
+                or path == Path(__file__).resolve()  # (this file names what it looks for)
+            ):
+                continue
+            if ROOT / "pb_gym" / "agents" in path.parents or ROOT / "pb_gym" / "experiments" in path.parents:
+                continue  # (the links to agents/ and experiments/, read once under their own names)
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if TRACKER.search(line):
+                    found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
+    assert not found, "tracker numbers or 'today' in:\n" + "\n".join(found)
