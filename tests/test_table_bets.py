@@ -279,7 +279,7 @@ def test_train_with_a_catalog_side_bet_runs_and_its_policy_plays_it_in_evaluate(
     assert cfg.bets.offered == ("banker", "player", "tie", "lucky6")
     policy = learned.Sb3Policy(model=str(tmp_path / "out"))
     policy.bind(C.table_bets(cfg.rules, ["either_pair", "lucky6"]))  # lucky6 is column 8 there
-    assert policy.bet_spots() == (0, 1, 2, 8)
+    assert policy.bet_columns() == (0, 1, 2, 8)
     with pytest.raises(learned.ModelMismatch, match=r"does not offer lucky6"):
         policy.bind(C.table_bets(cfg.rules, ["either_pair"]))
 
