@@ -370,32 +370,8 @@ def write_outputs(result: dict, folder: Path) -> list[Path]:
     return [folder / n for n in OUTPUT_NAMES]
 
 
-def main(
-    config_path: str,
-    out: str | None = None,
-    as_json: bool = False,
-    backend: str = "serial",
-    scheduler: str | None = None,
-    workers: int | None = None,
-    resume: bool | None = None,
-) -> dict:
-    """Load and validate the config, run, print the report (unless ``as_json``), write ``out``
-    (:func:`experiments.study.main`)."""
-    return study.main(
-        "leaks",
-        config_path,
-        LeaksConfig,
-        OUTPUT_NAMES,
-        run,
-        write_outputs,
-        report,
-        out=out,
-        as_json=as_json,
-        backend=backend,
-        scheduler=scheduler,
-        workers=workers,
-        resume=resume,
-    )
+main = study.command("leaks", LeaksConfig, OUTPUT_NAMES, run, write_outputs, report)
+"""``pb-gym experiment leaks CONFIG``: the study's entry point (:func:`experiments.study.command`)."""
 
 
 __all__ = [

@@ -494,33 +494,11 @@ def _identity(config: BenchmarkConfig) -> dict:
     return {"config": config.model_dump(mode="json", include={"task", "tables", "hands", "seed", "curve"})}
 
 
-def main(
-    config_path: str,
-    out: str | None = None,
-    as_json: bool = False,
-    backend: str = "serial",
-    scheduler: str | None = None,
-    workers: int | None = None,
-    resume: bool | None = None,
-) -> dict:
-    """Load and validate the config, train and score every run (resuming the runs an interrupted
-    study kept in ``out/.partial``), print the table (unless ``as_json``), write ``out``."""
-    return study.main(
-        "benchmark",
-        config_path,
-        BenchmarkConfig,
-        OUTPUT_NAMES,
-        run,
-        write_outputs,
-        report,
-        out=out,
-        as_json=as_json,
-        backend=backend,
-        scheduler=scheduler,
-        workers=workers,
-        resume=resume,
-        identity=_identity,
-    )
+main = study.command(
+    "benchmark", BenchmarkConfig, OUTPUT_NAMES, run, write_outputs, report, identity=_identity
+)
+"""``pb-gym experiment benchmark CONFIG``: train and score every run (resuming the runs an interrupted
+study kept in ``out/.partial``), print the table, write ``out`` (:func:`experiments.study.command`)."""
 
 
 __all__ = [

@@ -95,6 +95,7 @@ def command(
     write: Callable[[dict, Path], Iterable[str | Path]],
     report: Callable[[dict], str],
     complete: Callable[[dict, ConfigT], dict] | None = None,
+    identity: Callable[[ConfigT], dict] | None = None,
 ) -> StudyMain:
     """The ``main`` of the study ``name``: :func:`main` with this study's parts.
 
@@ -132,6 +133,7 @@ def command(
             workers=workers,
             resume=resume,
             complete=complete,
+            identity=identity,
         )
 
     study_main.__name__ = study_main.__qualname__ = "main"
