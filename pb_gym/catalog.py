@@ -307,6 +307,12 @@ def _definition_name(definition: object) -> str:
     return name
 
 
+def _is_field_pairs(when: object) -> bool:
+    return isinstance(when, (list, tuple)) and all(
+        isinstance(pair, (list, tuple)) and len(pair) == 2 and isinstance(pair[0], str) for pair in when
+    )
+
+
 def _read_row(row: object, where: str) -> PayRow:
     """One ``{when, pays, label}`` row of a bet definition (``where`` names it in errors)."""
     if not isinstance(row, Mapping):
@@ -317,6 +323,10 @@ def _read_row(row: object, where: str) -> PayRow:
     if "pays" not in row:
         raise ValueError(f"{where}: missing 'pays'; allowed: {_PAYS_HELP}")
     when = row.get("when", {})
+    if _is_field_pairs(when):
+        # ``dataclasses.asdict(bet)`` (what ``EnvSpec.to_json`` writes) keeps ``PayRow.when`` as
+        # ``[[field, [values]], ...]``: read it as the mapping it stands for.
+        when = {field: list(values) for field, values in when}
     if not isinstance(when, Mapping):
         raise ValueError(f"{where}: 'when' must be a mapping of outcome fields to values")
     conditions = tuple(_parse_condition(field, value, where) for field, value in when.items())

@@ -270,7 +270,8 @@ def scoreboard_text(roads: Roads, width: int | None = None) -> str:
         return f"{bead.outcome}{marks:<2}"
 
     bead_board = grid({(i // ROWS, i % ROWS): b for i, b in enumerate(roads.bead_plate)})
-    lines = [f"Bead plate ({len(roads.bead_plate)} hands)"] + rows_of(bead_board, bead_cell)
+    n_hands = len(roads.bead_plate)
+    lines = [f"Bead plate ({n_hands} hand{'' if n_hands == 1 else 's'})"] + rows_of(bead_board, bead_cell)
 
     def road_cell(entry) -> str:
         if entry is None:

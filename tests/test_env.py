@@ -11,7 +11,7 @@ from gymnasium.error import ResetNeeded
 from gymnasium.utils.env_checker import check_env
 
 import pb_gym
-from pb_gym import engine, exact
+from pb_gym import catalog, engine, exact
 from pb_gym.envs import PuntoBancoEnv, PuntoBancoVectorEnv
 from pb_gym.envs import table as T
 from pb_gym.envs.config import EnvConfig
@@ -393,7 +393,7 @@ def test_render():
     assert "no hand dealt yet" in env.render()
     _, _, _, _, info = env.step(np.array([1, 0]))
     text = env.render()
-    assert "Player:" in text and "Banker:" in text and "Bead plate (1 hands)" in text and "Big Road" in text
+    assert "Player:" in text and "Banker:" in text and "Bead plate (1 hand)" in text and "Big Road" in text
     assert f"= {info['player_total']}" in text and "banker 1" in text
     img_env = raw_env(render_mode="rgb_array")
     img_env.reset(seed=3)
@@ -591,6 +591,25 @@ def test_spec_round_trips_through_json_and_pickle_with_rules():
         match=r"rules=\{'decks': 6, 'colour': 'red'\} is not allowed; allowed: a pb_gym.Rules or a dict",
     ):
         EnvConfig(rules={"decks": 6, "colour": "red"})
+
+
+def test_spec_round_trips_a_user_bet_object_through_json():
+    """A catalog.Bet given to gym.make comes back from EnvSpec.to_json (which writes it with
+    dataclasses.asdict, its rows' conditions as field/values pairs) as the same bet, and settles alike."""
+    from gymnasium.envs.registration import EnvSpec
+
+    bet = catalog.bet_from_dict(
+        {
+            "name": "my_tie_on_7",
+            "source": "a layout",
+            "rows": [{"when": {"winner": "tie", "player_total": 7}, "pays": 45}],
+        }
+    )
+    env = gym.make("pb_gym/PuntoBanco-v0", side_bets=[bet, "dragon7"])
+    back = gym.make(EnvSpec.from_json(env.spec.to_json()))
+    assert back.unwrapped.config == env.unwrapped.config
+    assert back.unwrapped.config.side_bets == ("dragon7", bet)
+    assert back.reset(seed=3)[0].tolist() == env.reset(seed=3)[0].tolist()
 
 
 def test_action_index_and_describe_action():
