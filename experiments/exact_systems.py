@@ -40,6 +40,11 @@ KEY_DIGITS = 9
 """Decimals (of money and of units) at which two amounts are the same state: float rounding only
 (rounding can at worst split one state in two, which changes no probability; it merges two amounts
 only if they differ by less than 1e-9, finer than seven all-in banker wins make the lattice)."""
+PRUNE_BELOW = 0.0
+"""A state holding less probability than this after a hand is dropped, its probability added to the
+result's ``pruned_mass`` (a bound on the error of every probability). 0: nothing is dropped, the chain
+is exact; raising it bounds a chain that is not finite (docs/guides/exact-systems.md measures what it
+would take for the classic study's all-in progressions: more than 1.5 million states even at 1e-10)."""
 MAX_STATES = 250_000
 """A chain with more states than this within the hand limit is reported as not finite in practice:
 where all-in stakes (the bankroll below the wanted stake) occur, a banker win multiplies the bankroll by
@@ -194,105 +199,73 @@ class _Chain:
         rows = np.ascontiguousarray(np.column_stack(columns)) + 0.0  # -0.0 and 0.0: one state
         return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
 
+    def _too_many(self) -> str:
+        why = (
+            ": all-in stakes (the bankroll below the wanted stake) put the bankroll on ever finer lattices"
+            if self.all_in
+            else ": stakes that are not whole multiples of the base (such as (base - series profit) / 0.95) "
+            "put the bankroll on ever finer lattices"
+            if self.off_lattice
+            else ""
+        )
+        held = f" holding {PRUNE_BELOW:g} or more" if PRUNE_BELOW > 0 else ""
+        return f"more than {MAX_STATES:,} states{held} within the hand limit{why}"
+
     def solve(self, hands: int) -> dict:
-        """Every state reachable within ``hands`` hands (breadth first, each state stepped once), then
-        the start state's probability propagated over the hands through those transitions."""
+        """The start state's probability carried forward hand by hand. Each state is stepped once,
+        the first hand it holds probability (its successors are kept), and every hand its probability
+        flows to them. A state holding less than :data:`PRUNE_BELOW` after a hand is dropped and its
+        probability added to ``pruned_mass``: every probability below is then low by at most that."""
         system = self.system
         system.reset(1, np.random.default_rng(0))
-        bankroll = np.array([float(self.config.bankroll)])
-        decision = np.array([-1], dtype=np.int8)
-        state = {name: _state(system)[name].copy() for name in self.names}
-        index: dict[bytes, int] = {self._key_rows(bankroll, decision, state)[0].tobytes(): 0}
-        amounts = [bankroll]
-        ends: dict[tuple[int, float], int] = {}
-        end_reason: list[int] = []
-        end_amount: list[float] = []
-        edges: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-        first = 0
+        g = self.probability.size
+        table = _States(self.names, self._key_rows)
+        start = {name: _state(system)[name].copy() for name in self.names}
+        table.playing(np.array([float(self.config.bankroll)]), np.array([-1], dtype=np.int8), start)
+        succ = np.zeros((1, g), dtype=np.int64)
+        stepped = np.zeros(1, dtype=np.bool_)
+        mass = np.ones(1)
+        pruned = expected_hands = 0.0
         for _ in range(hands):
-            m = bankroll.size
-            if m == 0:
+            live = np.flatnonzero(mass)
+            if live.size == 0:
                 break
-            new_bankroll, new_decision, new_state, ended = self._step(bankroll, decision, state)
-            g = self.probability.size
-            source = first + np.tile(np.arange(m), g)
-            first += m
-            target = np.empty(m * g, dtype=np.int64)
-            over = ended != session_.PLAYING
-            for i in np.flatnonzero(over).tolist():
-                key = (int(ended[i]), round(float(new_bankroll[i]), KEY_DIGITS))
-                found = ends.get(key)
-                if found is None:
-                    found = ends[key] = len(ends)
-                    end_reason.append(key[0])
-                    end_amount.append(float(new_bankroll[i]))
-                target[i] = found
-            playing = np.flatnonzero(~over)
-            keys = self._key_rows(
-                new_bankroll[playing], new_decision[playing], {k: v[playing] for k, v in new_state.items()}
+            small = mass[live] < PRUNE_BELOW
+            if small.any():
+                pruned += float(mass[live[small]].sum())
+                mass[live[small]] = 0.0
+                live = live[~small]
+            expected_hands += float(mass[live].sum())
+            need = live[~stepped[live]]
+            if need.size:
+                bankroll, decision, state = table.rows(need)
+                new_bankroll, new_decision, new_state, ended = self._step(bankroll, decision, state)
+                targets = table.successors(new_bankroll, new_decision, new_state, ended)
+                if table.size > MAX_STATES:
+                    raise NotFinite(self._too_many())
+                if table.size > succ.shape[0]:
+                    size = max(table.size, 2 * succ.shape[0])
+                    succ = np.concatenate([succ, np.zeros((size - succ.shape[0], g), dtype=np.int64)])
+                    stepped = np.concatenate([stepped, np.zeros(size - stepped.size, dtype=np.bool_)])
+                succ[need] = targets.reshape(g, need.size).T
+                stepped[need] = True
+            flow = np.bincount(
+                succ[live].ravel(),
+                weights=(mass[live][:, None] * self.probability[None, :]).ravel(),
+                minlength=table.size,
             )
-            fresh: list[int] = []
-            for i, key in zip(playing.tolist(), keys.tolist(), strict=True):
-                found = index.get(key)
-                if found is None:
-                    found = index[key] = len(index)
-                    fresh.append(i)
-                target[i] = found
-            if len(index) > MAX_STATES:
-                why = (
-                    ": all-in stakes (the bankroll below the wanted stake) put the bankroll on ever "
-                    "finer lattices"
-                    if self.all_in
-                    else ": stakes that are not whole multiples "
-                    "of the base (such as (base - series profit) / 0.95) put the bankroll on ever "
-                    "finer lattices"
-                    if self.off_lattice
-                    else ""
-                )
-                raise NotFinite(f"more than {MAX_STATES:,} states within the hand limit{why}")
-            edges.append((source, target, np.repeat(self.probability, m), over))
-            rows = np.array(fresh, dtype=np.int64)
-            bankroll, decision = new_bankroll[rows], new_decision[rows]
-            state = {k: v[rows] for k, v in new_state.items()}
-            amounts.append(bankroll)
-        return self._propagate(
-            hands,
-            edges,
-            len(index),
-            np.concatenate(amounts),
-            np.array(end_reason, dtype=np.int64),
-            np.array(end_amount),
-        )
+            ends = table.end_reason() != session_.PLAYING
+            table.absorbed += np.where(ends, flow, 0.0)
+            mass = np.where(ends, 0.0, flow)
+        return self._result(table, mass, expected_hands, pruned)
 
     @staticmethod
-    def _propagate(
-        hands: int,
-        edges: list,
-        n_states: int,
-        amounts: np.ndarray,
-        end_reason: np.ndarray,
-        end_amount: np.ndarray,
-    ) -> dict:
-        source = np.concatenate([e[0] for e in edges])
-        target = np.concatenate([e[1] for e in edges])
-        weight = np.concatenate([e[2] for e in edges])
-        over = np.concatenate([e[3] for e in edges])
-        n_ends = end_reason.size
-        a_src, a_dst, a_w = source[~over], target[~over], weight[~over]
-        t_src, t_dst, t_w = source[over], target[over], weight[over]
-        mass = np.zeros(n_states)
-        mass[0] = 1.0
-        absorbed = np.zeros(n_ends)
-        expected_hands = 0.0
-        for _ in range(hands):
-            expected_hands += float(mass.sum())
-            absorbed += np.bincount(t_dst, weights=mass[t_src] * t_w, minlength=n_ends)
-            mass = np.bincount(a_dst, weights=mass[a_src] * a_w, minlength=n_states).astype(
-                np.float64, copy=False
-            )
-        p = {name: float(absorbed[end_reason == code].sum()) for code, name in END_NAMES.items()}
-        finals = np.concatenate([amounts, end_amount])
-        masses = np.concatenate([mass, absorbed])
+    def _result(table: _States, mass: np.ndarray, expected_hands: float, pruned: float) -> dict:
+        reason = table.end_reason()
+        absorbed = table.absorbed
+        p = {name: float(absorbed[reason == code].sum()) for code, name in END_NAMES.items()}
+        finals = table.bankroll_all()
+        masses = np.where(reason == session_.PLAYING, mass[: reason.size], absorbed)
         values, inverse = np.unique(np.round(finals, KEY_DIGITS), return_inverse=True)
         distribution = np.bincount(inverse.ravel(), weights=masses, minlength=len(values))
         keep = distribution > 0
@@ -304,9 +277,105 @@ class _Chain:
             "expected_hands": expected_hands,
             "mean_final_bankroll": float((finals * masses).sum()),
             "final_bankroll": {"values": values[keep].tolist(), "probabilities": distribution[keep].tolist()},
-            "states": n_states,
-            "probability_error": abs(float(masses.sum()) - 1.0),
+            "states": table.size,
+            "pruned_mass": pruned,
+            "probability_error": abs(float(masses.sum()) + pruned - 1.0),
         }
+
+
+class _States:
+    """The chain's states by key: every state still playing (bankroll, last decision, the system's
+    arrays) and every end (reason, final bankroll), in one index space; the probability each end
+    has absorbed."""
+
+    def __init__(self, names: list[str], key_rows) -> None:
+        self.names, self.key_rows = names, key_rows
+        self.index: dict[bytes, int] = {}
+        self.ends: dict[tuple[int, float], int] = {}
+        self.size = 0
+        self._reason: list[np.ndarray] = []
+        self._bankroll: list[np.ndarray] = []
+        self._decision: list[np.ndarray] = []
+        self._state: dict[str, list[np.ndarray]] = {name: [] for name in names}
+        self._cache: tuple | None = None
+        self.absorbed = np.zeros(0)
+
+    def _append(self, reason, bankroll, decision, state) -> None:
+        self._reason.append(reason)
+        self._bankroll.append(bankroll)
+        self._decision.append(decision)
+        for name in self.names:
+            self._state[name].append(state[name])
+        self.size += reason.size
+        self.absorbed = np.concatenate([self.absorbed, np.zeros(reason.size)])
+        self._cache = None
+
+    def _arrays(self) -> tuple:
+        if self._cache is None or len(self._cache[0]) != self.size:
+            self._cache = (
+                np.concatenate(self._reason),
+                np.concatenate(self._bankroll),
+                np.concatenate(self._decision),
+                {name: np.concatenate(self._state[name]) for name in self.names},
+            )
+        return self._cache
+
+    def end_reason(self) -> np.ndarray:
+        return self._arrays()[0]
+
+    def bankroll_all(self) -> np.ndarray:
+        return self._arrays()[1]
+
+    def rows(self, ids: np.ndarray) -> tuple:
+        _, bankroll, decision, state = self._arrays()
+        return bankroll[ids], decision[ids], {name: state[name][ids] for name in self.names}
+
+    def playing(self, bankroll, decision, state) -> np.ndarray:
+        """The ids of these playing states, new ones added."""
+        keys = self.key_rows(bankroll, decision, state)
+        ids = np.empty(keys.size, dtype=np.int64)
+        fresh: list[int] = []
+        for i, key in enumerate(keys.tolist()):
+            found = self.index.get(key)
+            if found is None:
+                found = self.index[key] = self.size + len(fresh)
+                fresh.append(i)
+            ids[i] = found
+        if fresh:
+            rows = np.array(fresh, dtype=np.int64)
+            self._append(
+                np.full(rows.size, session_.PLAYING, dtype=np.int64),
+                bankroll[rows],
+                decision[rows],
+                {name: state[name][rows] for name in self.names},
+            )
+        return ids
+
+    def successors(self, bankroll, decision, state, ended) -> np.ndarray:
+        """The ids of the states (or ends) these rows reached."""
+        ids = np.empty(bankroll.size, dtype=np.int64)
+        over = np.flatnonzero(ended != session_.PLAYING)
+        fresh: list[int] = []
+        for i in over.tolist():
+            key = (int(ended[i]), round(float(bankroll[i]), KEY_DIGITS))
+            found = self.ends.get(key)
+            if found is None:
+                found = self.ends[key] = self.size + len(fresh)
+                fresh.append(i)
+            ids[i] = found
+        if fresh:
+            rows = np.array(fresh, dtype=np.int64)
+            self._append(
+                ended[rows].astype(np.int64),
+                bankroll[rows],
+                decision[rows],
+                {name: state[name][rows] for name in self.names},
+            )
+        playing = np.flatnonzero(ended == session_.PLAYING)
+        ids[playing] = self.playing(
+            bankroll[playing], decision[playing], {name: state[name][playing] for name in self.names}
+        )
+        return ids
 
 
 def _limits(config) -> tuple:
