@@ -330,47 +330,36 @@ class _States:
         _, bankroll, decision, state = self._arrays()
         return bankroll[ids], decision[ids], {name: state[name][ids] for name in self.names}
 
-    def playing(self, bankroll, decision, state) -> np.ndarray:
-        """The ids of these playing states, new ones added."""
-        keys = self.key_rows(bankroll, decision, state)
-        ids = np.empty(keys.size, dtype=np.int64)
+    def _lookup(self, index: dict, keys: list) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of ``keys`` in ``index`` (a new key gets the next id) and the rows of the new keys."""
+        ids = np.empty(len(keys), dtype=np.int64)
         fresh: list[int] = []
-        for i, key in enumerate(keys.tolist()):
-            found = self.index.get(key)
+        for i, key in enumerate(keys):
+            found = index.get(key)
             if found is None:
-                found = self.index[key] = self.size + len(fresh)
+                found = index[key] = self.size + len(fresh)
                 fresh.append(i)
             ids[i] = found
-        if fresh:
-            rows = np.array(fresh, dtype=np.int64)
-            self._append(
-                np.full(rows.size, session_.PLAYING, dtype=np.int64),
-                bankroll[rows],
-                decision[rows],
-                {name: state[name][rows] for name in self.names},
-            )
+        return ids, np.array(fresh, dtype=np.int64)
+
+    def playing(self, bankroll, decision, state) -> np.ndarray:
+        """The ids of these playing states, new ones added."""
+        ids, rows = self._lookup(self.index, self.key_rows(bankroll, decision, state).tolist())
+        if rows.size:
+            reason = np.full(rows.size, session_.PLAYING, dtype=np.int64)
+            self._append(reason, bankroll[rows], decision[rows], {k: state[k][rows] for k in self.names})
         return ids
 
     def successors(self, bankroll, decision, state, ended) -> np.ndarray:
         """The ids of the states (or ends) these rows reached."""
         ids = np.empty(bankroll.size, dtype=np.int64)
         over = np.flatnonzero(ended != session_.PLAYING)
-        fresh: list[int] = []
-        for i in over.tolist():
-            key = (int(ended[i]), round(float(bankroll[i]), KEY_DIGITS))
-            found = self.ends.get(key)
-            if found is None:
-                found = self.ends[key] = self.size + len(fresh)
-                fresh.append(i)
-            ids[i] = found
-        if fresh:
-            rows = np.array(fresh, dtype=np.int64)
-            self._append(
-                ended[rows].astype(np.int64),
-                bankroll[rows],
-                decision[rows],
-                {name: state[name][rows] for name in self.names},
-            )
+        keys = [(int(ended[i]), round(float(bankroll[i]), KEY_DIGITS)) for i in over.tolist()]
+        ids[over], fresh = self._lookup(self.ends, keys)
+        if fresh.size:
+            rows = over[fresh]
+            reason = ended[rows].astype(np.int64)
+            self._append(reason, bankroll[rows], decision[rows], {k: state[k][rows] for k in self.names})
         playing = np.flatnonzero(ended == session_.PLAYING)
         ids[playing] = self.playing(
             bankroll[playing], decision[playing], {name: state[name][playing] for name in self.names}
