@@ -222,50 +222,61 @@ class _Chain:
         table = _States(self.names, self._key_rows)
         start = {name: _state(system)[name].copy() for name in self.names}
         table.playing(np.array([float(self.config.bankroll)]), np.array([-1], dtype=np.int8), start)
-        succ = np.zeros((1, g), dtype=np.int64)
+        # the transitions of the states stepped so far: to states (source, target, probability) and to
+        # ends (the same), in buffers that grow by doubling
+        edges = [np.zeros(64, dtype=np.int64), np.zeros(64, dtype=np.int64), np.zeros(64)]
+        exits = [np.zeros(64, dtype=np.int64), np.zeros(64, dtype=np.int64), np.zeros(64)]
+        n_edges = n_exits = 0
         stepped = np.zeros(1, dtype=np.bool_)
-        mass = np.ones(1)
+        mass: np.ndarray = np.ones(1)
+        absorbed: np.ndarray = np.zeros(0)
         pruned = expected_hands = 0.0
         for _ in range(hands):
-            live = np.flatnonzero(mass)
-            if live.size == 0:
+            if PRUNE_BELOW > 0:
+                small = np.flatnonzero((mass > 0) & (mass < PRUNE_BELOW))
+                pruned += float(mass[small].sum())
+                mass[small] = 0.0
+            total = float(mass.sum())
+            if total == 0.0:
                 break
-            small = mass[live] < PRUNE_BELOW
-            if small.any():
-                pruned += float(mass[live[small]].sum())
-                mass[live[small]] = 0.0
-                live = live[~small]
-            expected_hands += float(mass[live].sum())
-            need = live[~stepped[live]]
+            expected_hands += total
+            need = np.flatnonzero((mass > 0) & ~stepped[: mass.size])
             if need.size:
-                bankroll, decision, state = table.rows(need)
-                new_bankroll, new_decision, new_state, ended = self._step(bankroll, decision, state)
+                new_bankroll, new_decision, new_state, ended = self._step(*table.rows(need))
                 targets = table.successors(new_bankroll, new_decision, new_state, ended)
                 if table.size > MAX_STATES:
                     raise NotFinite(self._too_many())
-                if table.size > succ.shape[0]:
-                    size = max(table.size, 2 * succ.shape[0])
-                    succ = np.concatenate([succ, np.zeros((size - succ.shape[0], g), dtype=np.int64)])
-                    stepped = np.concatenate([stepped, np.zeros(size - stepped.size, dtype=np.bool_)])
-                succ[need] = targets.reshape(g, need.size).T
+                stepped = _grown(stepped, table.size)
                 stepped[need] = True
-            flow = np.bincount(
-                succ[live].ravel(),
-                weights=(mass[live][:, None] * self.probability[None, :]).ravel(),
-                minlength=table.size,
+                source = np.tile(need, g)
+                weight = np.repeat(self.probability, need.size)
+                on = targets >= 0
+                for buffers, count, rows, to in (
+                    (edges, n_edges, on, targets),
+                    (exits, n_exits, ~on, -1 - targets),
+                ):
+                    top = count + int(rows.sum())
+                    for i, values in enumerate((source[rows], to[rows], weight[rows])):
+                        buffers[i] = _grown(buffers[i], top)
+                        buffers[i][count:top] = values
+                n_edges += int(on.sum())
+                n_exits += int((~on).sum())
+            src, dst, w = (x[:n_edges] for x in edges)
+            mass = np.pad(mass, (0, table.size - mass.size))
+            out_src, out_dst, out_w = (x[:n_exits] for x in exits)
+            absorbed = np.pad(absorbed, (0, table.n_ends - absorbed.size)) + np.bincount(
+                out_dst, weights=mass[out_src] * out_w, minlength=table.n_ends
             )
-            ends = table.end_reason() != session_.PLAYING
-            table.absorbed += np.where(ends, flow, 0.0)
-            mass = np.where(ends, 0.0, flow)
-        return self._result(table, mass, expected_hands, pruned)
+            mass = np.bincount(dst, weights=mass[src] * w, minlength=table.size)
+        return self._result(table, mass, absorbed, expected_hands, pruned)
 
     @staticmethod
-    def _result(table: _States, mass: np.ndarray, expected_hands: float, pruned: float) -> dict:
-        reason = table.end_reason()
-        absorbed = table.absorbed
+    def _result(table: _States, mass: np.ndarray, absorbed: np.ndarray, expected_hands: float, pruned: float):
+        absorbed = np.pad(absorbed, (0, table.n_ends - absorbed.size))
+        reason = table.end_reason[: table.n_ends]
         p = {name: float(absorbed[reason == code].sum()) for code, name in END_NAMES.items()}
-        finals = table.bankroll_all()
-        masses = np.where(reason == session_.PLAYING, mass[: reason.size], absorbed)
+        finals = np.concatenate([table.bankroll[: table.size], table.end_bankroll[: table.n_ends]])
+        masses = np.concatenate([np.pad(mass, (0, table.size - mass.size)), absorbed])
         values, inverse = np.unique(np.round(finals, KEY_DIGITS), return_inverse=True)
         distribution = np.bincount(inverse.ravel(), weights=masses, minlength=len(values))
         keep = distribution > 0
@@ -277,89 +288,82 @@ class _Chain:
             "expected_hands": expected_hands,
             "mean_final_bankroll": float((finals * masses).sum()),
             "final_bankroll": {"values": values[keep].tolist(), "probabilities": distribution[keep].tolist()},
-            "states": table.size,
+            "states": table.size + table.n_ends,
             "pruned_mass": pruned,
             "probability_error": abs(float(masses.sum()) + pruned - 1.0),
         }
 
 
+def _grown(array: np.ndarray, size: int) -> np.ndarray:
+    """``array`` with room for at least ``size`` rows (doubling)."""
+    if size <= array.shape[0]:
+        return array
+    out = np.zeros((max(size, 2 * array.shape[0]),) + array.shape[1:], dtype=array.dtype)
+    out[: array.shape[0]] = array
+    return out
+
+
 class _States:
     """The chain's states by key: every state still playing (bankroll, last decision, the system's
-    arrays) and every end (reason, final bankroll), in one index space; the probability each end
-    has absorbed."""
+    arrays; ids 0, 1, ...) and every end (reason, final bankroll; ids of their own)."""
 
     def __init__(self, names: list[str], key_rows) -> None:
         self.names, self.key_rows = names, key_rows
         self.index: dict[bytes, int] = {}
         self.ends: dict[tuple[int, float], int] = {}
-        self.size = 0
-        self._reason: list[np.ndarray] = []
-        self._bankroll: list[np.ndarray] = []
-        self._decision: list[np.ndarray] = []
-        self._state: dict[str, list[np.ndarray]] = {name: [] for name in names}
-        self._cache: tuple | None = None
-        self.absorbed = np.zeros(0)
-
-    def _append(self, reason, bankroll, decision, state) -> None:
-        self._reason.append(reason)
-        self._bankroll.append(bankroll)
-        self._decision.append(decision)
-        for name in self.names:
-            self._state[name].append(state[name])
-        self.size += reason.size
-        self.absorbed = np.concatenate([self.absorbed, np.zeros(reason.size)])
-        self._cache = None
-
-    def _arrays(self) -> tuple:
-        if self._cache is None or len(self._cache[0]) != self.size:
-            self._cache = (
-                np.concatenate(self._reason),
-                np.concatenate(self._bankroll),
-                np.concatenate(self._decision),
-                {name: np.concatenate(self._state[name]) for name in self.names},
-            )
-        return self._cache
-
-    def end_reason(self) -> np.ndarray:
-        return self._arrays()[0]
-
-    def bankroll_all(self) -> np.ndarray:
-        return self._arrays()[1]
+        self.size = self.n_ends = 0
+        self.bankroll = np.zeros(16)
+        self.decision = np.zeros(16, dtype=np.int8)
+        self.state: dict[str, np.ndarray] = {}
+        self.end_reason = np.zeros(16, dtype=np.int64)
+        self.end_bankroll = np.zeros(16)
 
     def rows(self, ids: np.ndarray) -> tuple:
-        _, bankroll, decision, state = self._arrays()
-        return bankroll[ids], decision[ids], {name: state[name][ids] for name in self.names}
+        return self.bankroll[ids], self.decision[ids], {name: self.state[name][ids] for name in self.names}
 
-    def _lookup(self, index: dict, keys: list) -> tuple[np.ndarray, np.ndarray]:
-        """The ids of ``keys`` in ``index`` (a new key gets the next id) and the rows of the new keys."""
+    def _lookup(self, index: dict, keys: list, first: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of ``keys`` in ``index`` (a new key gets the next id after ``first - 1``) and the
+        rows of the new keys."""
         ids = np.empty(len(keys), dtype=np.int64)
         fresh: list[int] = []
         for i, key in enumerate(keys):
             found = index.get(key)
             if found is None:
-                found = index[key] = self.size + len(fresh)
+                found = index[key] = first + len(fresh)
                 fresh.append(i)
             ids[i] = found
         return ids, np.array(fresh, dtype=np.int64)
 
     def playing(self, bankroll, decision, state) -> np.ndarray:
         """The ids of these playing states, new ones added."""
-        ids, rows = self._lookup(self.index, self.key_rows(bankroll, decision, state).tolist())
+        ids, rows = self._lookup(self.index, self.key_rows(bankroll, decision, state).tolist(), self.size)
         if rows.size:
-            reason = np.full(rows.size, session_.PLAYING, dtype=np.int64)
-            self._append(reason, bankroll[rows], decision[rows], {k: state[k][rows] for k in self.names})
+            top = self.size + rows.size
+            self.bankroll = _grown(self.bankroll, top)
+            self.decision = _grown(self.decision, top)
+            self.bankroll[self.size : top] = bankroll[rows]
+            self.decision[self.size : top] = decision[rows]
+            for name in self.names:
+                column = self.state.get(name, np.zeros(16, dtype=state[name].dtype))
+                self.state[name] = _grown(column, top)
+                self.state[name][self.size : top] = state[name][rows]
+            self.size = top
         return ids
 
     def successors(self, bankroll, decision, state, ended) -> np.ndarray:
-        """The ids of the states (or ends) these rows reached."""
+        """The successors of these rows: a playing state's id, or -1 - an end's id."""
         ids = np.empty(bankroll.size, dtype=np.int64)
         over = np.flatnonzero(ended != session_.PLAYING)
         keys = [(int(ended[i]), round(float(bankroll[i]), KEY_DIGITS)) for i in over.tolist()]
-        ids[over], fresh = self._lookup(self.ends, keys)
+        found, fresh = self._lookup(self.ends, keys, self.n_ends)
+        ids[over] = -1 - found
         if fresh.size:
-            rows = over[fresh]
-            reason = ended[rows].astype(np.int64)
-            self._append(reason, bankroll[rows], decision[rows], {k: state[k][rows] for k in self.names})
+            top = self.n_ends + fresh.size
+            self.end_reason = _grown(self.end_reason, top)
+            self.end_bankroll = _grown(self.end_bankroll, top)
+            self.end_reason[self.n_ends : top] = ended[over[fresh]]
+            self.end_bankroll[self.n_ends : top] = bankroll[over[fresh]]
+            self.n_ends = top
         playing = np.flatnonzero(ended == session_.PLAYING)
         ids[playing] = self.playing(
             bankroll[playing], decision[playing], {name: state[name][playing] for name in self.names}
