@@ -184,11 +184,13 @@ class AtlasConfig(Strict):
 # --------------------------------------------------------------------------------------------------
 # 4. Deal: the first shoe of n tables, hand by hand
 # --------------------------------------------------------------------------------------------------
-def deal_hands(rules: R.Rules, book: BetBook, n_shoes: int, seed: int | np.random.SeedSequence):
+def deal_hands(rules: R.Rules, book: BetBook, n_shoes: int, seed: int | np.random.SeedSequence, state=None):
     """Deal the first shoe of ``n_shoes`` tables; yield, hand by hand, ``(tables, unseen, ev, payoff)``:
     the live tables' indexes, their unseen compositions before the hand, the exact EV of every bet
-    before the hand ``(m, k)``, and the dealt hand's net win per unit on every bet ``(m, k)``."""
-    state = engine.init(rules, n_shoes, seed=seed)
+    before the hand ``(m, k)``, and the dealt hand's net win per unit on every bet ``(m, k)``.
+    ``state``: the engine state to deal (``engine.init(rules, n_shoes, seed)`` if None), for a caller
+    that reads more of it before each hand (the cards left in the shoe, the burned card)."""
+    state = engine.init(rules, n_shoes, seed=seed) if state is None else state
     hand = engine.HandResult.empty(n_shoes)
     while True:
         live = counts.live_tables(rules, state)

@@ -40,6 +40,11 @@ KEY_DIGITS = 9
 """Decimals (of money and of units) at which two amounts are the same state: float rounding only
 (rounding can at worst split one state in two, which changes no probability; it merges two amounts
 only if they differ by less than 1e-9, finer than seven all-in banker wins make the lattice)."""
+PRUNE_BELOW = 0.0
+"""A state holding less probability than this after a hand is dropped, its probability added to the
+result's ``pruned_mass`` (a bound on the error of every probability). 0: nothing is dropped, the chain
+is exact; raising it bounds a chain that is not finite (docs/guides/exact-systems.md measures what it
+would take for the classic study's all-in progressions: more than 1.5 million states even at 1e-10)."""
 MAX_STATES = 250_000
 """A chain with more states than this within the hand limit is reported as not finite in practice:
 where all-in stakes (the bankroll below the wanted stake) occur, a banker win multiplies the bankroll by
@@ -194,105 +199,84 @@ class _Chain:
         rows = np.ascontiguousarray(np.column_stack(columns)) + 0.0  # -0.0 and 0.0: one state
         return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
 
+    def _too_many(self) -> str:
+        why = (
+            ": all-in stakes (the bankroll below the wanted stake) put the bankroll on ever finer lattices"
+            if self.all_in
+            else ": stakes that are not whole multiples of the base (such as (base - series profit) / 0.95) "
+            "put the bankroll on ever finer lattices"
+            if self.off_lattice
+            else ""
+        )
+        held = f" holding {PRUNE_BELOW:g} or more" if PRUNE_BELOW > 0 else ""
+        return f"more than {MAX_STATES:,} states{held} within the hand limit{why}"
+
     def solve(self, hands: int) -> dict:
-        """Every state reachable within ``hands`` hands (breadth first, each state stepped once), then
-        the start state's probability propagated over the hands through those transitions."""
+        """The start state's probability carried forward hand by hand. Each state is stepped once,
+        the first hand it holds probability (its successors are kept), and every hand its probability
+        flows to them. A state holding less than :data:`PRUNE_BELOW` after a hand is dropped and its
+        probability added to ``pruned_mass``: every probability below is then low by at most that."""
         system = self.system
         system.reset(1, np.random.default_rng(0))
-        bankroll = np.array([float(self.config.bankroll)])
-        decision = np.array([-1], dtype=np.int8)
-        state = {name: _state(system)[name].copy() for name in self.names}
-        index: dict[bytes, int] = {self._key_rows(bankroll, decision, state)[0].tobytes(): 0}
-        amounts = [bankroll]
-        ends: dict[tuple[int, float], int] = {}
-        end_reason: list[int] = []
-        end_amount: list[float] = []
-        edges: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-        first = 0
+        g = self.probability.size
+        table = _States(self.names, self._key_rows)
+        start = {name: _state(system)[name].copy() for name in self.names}
+        table.playing(np.array([float(self.config.bankroll)]), np.array([-1], dtype=np.int8), start)
+        # the transitions of the states stepped so far: to states (source, target, probability) and to
+        # ends (the same), in buffers that grow by doubling
+        edges = [np.zeros(64, dtype=np.int64), np.zeros(64, dtype=np.int64), np.zeros(64)]
+        exits = [np.zeros(64, dtype=np.int64), np.zeros(64, dtype=np.int64), np.zeros(64)]
+        n_edges = n_exits = 0
+        stepped = np.zeros(1, dtype=np.bool_)
+        mass: np.ndarray = np.ones(1)
+        absorbed: np.ndarray = np.zeros(0)
+        pruned = expected_hands = 0.0
         for _ in range(hands):
-            m = bankroll.size
-            if m == 0:
+            if PRUNE_BELOW > 0:
+                small = np.flatnonzero((mass > 0) & (mass < PRUNE_BELOW))
+                pruned += float(mass[small].sum())
+                mass[small] = 0.0
+            total = float(mass.sum())
+            if total == 0.0:
                 break
-            new_bankroll, new_decision, new_state, ended = self._step(bankroll, decision, state)
-            g = self.probability.size
-            source = first + np.tile(np.arange(m), g)
-            first += m
-            target = np.empty(m * g, dtype=np.int64)
-            over = ended != session_.PLAYING
-            for i in np.flatnonzero(over).tolist():
-                key = (int(ended[i]), round(float(new_bankroll[i]), KEY_DIGITS))
-                found = ends.get(key)
-                if found is None:
-                    found = ends[key] = len(ends)
-                    end_reason.append(key[0])
-                    end_amount.append(float(new_bankroll[i]))
-                target[i] = found
-            playing = np.flatnonzero(~over)
-            keys = self._key_rows(
-                new_bankroll[playing], new_decision[playing], {k: v[playing] for k, v in new_state.items()}
+            expected_hands += total
+            need = np.flatnonzero((mass > 0) & ~stepped[: mass.size])
+            if need.size:
+                new_bankroll, new_decision, new_state, ended = self._step(*table.rows(need))
+                targets = table.successors(new_bankroll, new_decision, new_state, ended)
+                if table.size > MAX_STATES:
+                    raise NotFinite(self._too_many())
+                stepped = _grown(stepped, table.size)
+                stepped[need] = True
+                source = np.tile(need, g)
+                weight = np.repeat(self.probability, need.size)
+                on = targets >= 0
+                for buffers, count, rows, to in (
+                    (edges, n_edges, on, targets),
+                    (exits, n_exits, ~on, -1 - targets),
+                ):
+                    top = count + int(rows.sum())
+                    for i, values in enumerate((source[rows], to[rows], weight[rows])):
+                        buffers[i] = _grown(buffers[i], top)
+                        buffers[i][count:top] = values
+                n_edges += int(on.sum())
+                n_exits += int((~on).sum())
+            src, dst, w = (x[:n_edges] for x in edges)
+            mass = np.pad(mass, (0, table.size - mass.size))
+            out_src, out_dst, out_w = (x[:n_exits] for x in exits)
+            absorbed = np.pad(absorbed, (0, table.n_ends - absorbed.size)) + np.bincount(
+                out_dst, weights=mass[out_src] * out_w, minlength=table.n_ends
             )
-            fresh: list[int] = []
-            for i, key in zip(playing.tolist(), keys.tolist(), strict=True):
-                found = index.get(key)
-                if found is None:
-                    found = index[key] = len(index)
-                    fresh.append(i)
-                target[i] = found
-            if len(index) > MAX_STATES:
-                why = (
-                    ": all-in stakes (the bankroll below the wanted stake) put the bankroll on ever "
-                    "finer lattices"
-                    if self.all_in
-                    else ": stakes that are not whole multiples "
-                    "of the base (such as (base - series profit) / 0.95) put the bankroll on ever "
-                    "finer lattices"
-                    if self.off_lattice
-                    else ""
-                )
-                raise NotFinite(f"more than {MAX_STATES:,} states within the hand limit{why}")
-            edges.append((source, target, np.repeat(self.probability, m), over))
-            rows = np.array(fresh, dtype=np.int64)
-            bankroll, decision = new_bankroll[rows], new_decision[rows]
-            state = {k: v[rows] for k, v in new_state.items()}
-            amounts.append(bankroll)
-        return self._propagate(
-            hands,
-            edges,
-            len(index),
-            np.concatenate(amounts),
-            np.array(end_reason, dtype=np.int64),
-            np.array(end_amount),
-        )
+            mass = np.bincount(dst, weights=mass[src] * w, minlength=table.size)
+        return self._result(table, mass, absorbed, expected_hands, pruned)
 
     @staticmethod
-    def _propagate(
-        hands: int,
-        edges: list,
-        n_states: int,
-        amounts: np.ndarray,
-        end_reason: np.ndarray,
-        end_amount: np.ndarray,
-    ) -> dict:
-        source = np.concatenate([e[0] for e in edges])
-        target = np.concatenate([e[1] for e in edges])
-        weight = np.concatenate([e[2] for e in edges])
-        over = np.concatenate([e[3] for e in edges])
-        n_ends = end_reason.size
-        a_src, a_dst, a_w = source[~over], target[~over], weight[~over]
-        t_src, t_dst, t_w = source[over], target[over], weight[over]
-        mass = np.zeros(n_states)
-        mass[0] = 1.0
-        absorbed = np.zeros(n_ends)
-        expected_hands = 0.0
-        for _ in range(hands):
-            expected_hands += float(mass.sum())
-            absorbed += np.bincount(t_dst, weights=mass[t_src] * t_w, minlength=n_ends)
-            mass = np.bincount(a_dst, weights=mass[a_src] * a_w, minlength=n_states).astype(
-                np.float64, copy=False
-            )
-        p = {name: float(absorbed[end_reason == code].sum()) for code, name in END_NAMES.items()}
-        finals = np.concatenate([amounts, end_amount])
-        masses = np.concatenate([mass, absorbed])
+    def _result(table: _States, mass: np.ndarray, absorbed: np.ndarray, expected_hands: float, pruned: float):
+        absorbed = np.pad(absorbed, (0, table.n_ends - absorbed.size))
+        reason = table.end_reason[: table.n_ends]
+        p = {name: float(absorbed[reason == code].sum()) for code, name in END_NAMES.items()}
+        finals = np.concatenate([table.bankroll[: table.size], table.end_bankroll[: table.n_ends]])
+        masses = np.concatenate([np.pad(mass, (0, table.size - mass.size)), absorbed])
         values, inverse = np.unique(np.round(finals, KEY_DIGITS), return_inverse=True)
         distribution = np.bincount(inverse.ravel(), weights=masses, minlength=len(values))
         keep = distribution > 0
@@ -304,9 +288,87 @@ class _Chain:
             "expected_hands": expected_hands,
             "mean_final_bankroll": float((finals * masses).sum()),
             "final_bankroll": {"values": values[keep].tolist(), "probabilities": distribution[keep].tolist()},
-            "states": n_states,
-            "probability_error": abs(float(masses.sum()) - 1.0),
+            "states": table.size + table.n_ends,
+            "pruned_mass": pruned,
+            "probability_error": abs(float(masses.sum()) + pruned - 1.0),
         }
+
+
+def _grown(array: np.ndarray, size: int) -> np.ndarray:
+    """``array`` with room for at least ``size`` rows (doubling)."""
+    if size <= array.shape[0]:
+        return array
+    out = np.zeros((max(size, 2 * array.shape[0]),) + array.shape[1:], dtype=array.dtype)
+    out[: array.shape[0]] = array
+    return out
+
+
+class _States:
+    """The chain's states by key: every state still playing (bankroll, last decision, the system's
+    arrays; ids 0, 1, ...) and every end (reason, final bankroll; ids of their own)."""
+
+    def __init__(self, names: list[str], key_rows) -> None:
+        self.names, self.key_rows = names, key_rows
+        self.index: dict[bytes, int] = {}
+        self.ends: dict[tuple[int, float], int] = {}
+        self.size = self.n_ends = 0
+        self.bankroll = np.zeros(16)
+        self.decision = np.zeros(16, dtype=np.int8)
+        self.state: dict[str, np.ndarray] = {}
+        self.end_reason = np.zeros(16, dtype=np.int64)
+        self.end_bankroll = np.zeros(16)
+
+    def rows(self, ids: np.ndarray) -> tuple:
+        return self.bankroll[ids], self.decision[ids], {name: self.state[name][ids] for name in self.names}
+
+    def _lookup(self, index: dict, keys: list, first: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of ``keys`` in ``index`` (a new key gets the next id after ``first - 1``) and the
+        rows of the new keys."""
+        ids = np.empty(len(keys), dtype=np.int64)
+        fresh: list[int] = []
+        for i, key in enumerate(keys):
+            found = index.get(key)
+            if found is None:
+                found = index[key] = first + len(fresh)
+                fresh.append(i)
+            ids[i] = found
+        return ids, np.array(fresh, dtype=np.int64)
+
+    def playing(self, bankroll, decision, state) -> np.ndarray:
+        """The ids of these playing states, new ones added."""
+        ids, rows = self._lookup(self.index, self.key_rows(bankroll, decision, state).tolist(), self.size)
+        if rows.size:
+            top = self.size + rows.size
+            self.bankroll = _grown(self.bankroll, top)
+            self.decision = _grown(self.decision, top)
+            self.bankroll[self.size : top] = bankroll[rows]
+            self.decision[self.size : top] = decision[rows]
+            for name in self.names:
+                column = self.state.get(name, np.zeros(16, dtype=state[name].dtype))
+                self.state[name] = _grown(column, top)
+                self.state[name][self.size : top] = state[name][rows]
+            self.size = top
+        return ids
+
+    def successors(self, bankroll, decision, state, ended) -> np.ndarray:
+        """The successors of these rows: a playing state's id, or -1 - an end's id."""
+        ids = np.empty(bankroll.size, dtype=np.int64)
+        over = np.flatnonzero(ended != session_.PLAYING)
+        keys = [(int(ended[i]), round(float(bankroll[i]), KEY_DIGITS)) for i in over.tolist()]
+        found, fresh = self._lookup(self.ends, keys, self.n_ends)
+        ids[over] = -1 - found
+        if fresh.size:
+            top = self.n_ends + fresh.size
+            self.end_reason = _grown(self.end_reason, top)
+            self.end_bankroll = _grown(self.end_bankroll, top)
+            self.end_reason[self.n_ends : top] = ended[over[fresh]]
+            self.end_bankroll[self.n_ends : top] = bankroll[over[fresh]]
+            self.n_ends = top
+        playing = np.flatnonzero(ended == session_.PLAYING)
+        ids[playing] = self.playing(
+            bankroll[playing], decision[playing], {name: state[name][playing] for name in self.names}
+        )
+        return ids
 
 
 def _limits(config) -> tuple:

@@ -202,3 +202,47 @@ def test_the_teaching_figure_is_written_from_the_exact_figures(tmp_path):
     with pytest.raises(ValueError, match="no system of this study has a finite exact chain"):
         X.plot_goal_against_final(report, tmp_path / "none.png")
     assert figure.name not in [p.name for p in evaluate_report.write_outputs(report, tmp_path / "again")]
+
+
+def _enumerate(rule, bankroll: float, goal: float, hands: int) -> dict[float, float]:
+    """Every path of ``hands`` banker/player/tie results at the full shoe's odds, played by ``rule``
+    (``rule(wanted, result) -> next wanted``) with the stake rules written out here: the wanted stake
+    cut to the bankroll (all-in), a banker win paying 0.95, a tie pushing, ruin below 1 unit and the
+    goal at ``goal`` ending the session. Returns the final bankroll's distribution."""
+    odds = dict(zip("BPT", full_shoe_odds(), strict=True))
+    finals: dict[float, float] = {}
+
+    def play(b: float, wanted: float, p: float, left: int) -> None:
+        if left == 0 or b < 1.0 or b >= goal:  # the hand limit, ruin or the goal
+            finals[round(b, 12)] = finals.get(round(b, 12), 0.0) + p
+            return
+        stake = min(wanted, b)
+        for result, q in odds.items():
+            won = {"B": 0.95 * stake, "P": -stake, "T": 0.0}[result]
+            play(b + won, rule(wanted, result), p * q, left - 1)
+
+    play(bankroll, 1.0, 1.0, hands)
+    return finals
+
+
+RULES = {
+    "martingale": lambda w, r: {"B": 1.0, "P": 2.0 * w, "T": w}[r],
+    "dalembert": lambda w, r: {"B": max(w - 1.0, 1.0), "P": w + 1.0, "T": w}[r],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(RULES))
+def test_all_in_stakes_match_a_brute_force_enumeration(kind):
+    # bankroll 5 units and up to 7 hands: a run of losses stakes the whole bankroll (all-in), whose
+    # banker win (x 1.95) leaves the 0.05-unit lattice; the chain's final distribution equals an
+    # enumeration of the 3^7 paths, value by value, to 1e-12
+    config = study([{"type": kind, "bet": "banker"}], bankroll=5, win_goal=5, hands=7)
+    result = X.exact_system(config.systems[0], config)
+    finals = _enumerate(RULES[kind], 5.0, 10.0, 7)
+    values = sorted(finals)
+    assert any(abs(v * 20 - round(v * 20)) > 1e-6 for v in values)  # an all-in win off the lattice
+    assert result["final_bankroll"]["values"] == pytest.approx(values, abs=1e-9)
+    assert result["final_bankroll"]["probabilities"] == pytest.approx([finals[v] for v in values], abs=1e-12)
+    assert sum(result["final_bankroll"]["probabilities"]) == pytest.approx(1.0, abs=1e-12)
+    assert result["pruned_mass"] == 0.0
+    assert result["probability_error"] < 1e-12
