@@ -434,6 +434,44 @@ structref.define_proxy(ShoeView, _ShoeViewType, list(SHOE_VIEW_FIELDS))
 structref.define_proxy(HandView, _HandViewType, list(HAND_VIEW_FIELDS))
 
 
+# The views are built by cached kernels: a proxy class called from Python compiles its constructor
+# again in every process (about 0.5 s each, even with a warm cache).
+@numba.njit(cache=True)
+def _new_shoe_view(shoe, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng, cut_position):
+    return ShoeView(shoe, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng, cut_position)
+
+
+@numba.njit(cache=True)
+def _new_hand_view(
+    player_cards,
+    banker_cards,
+    player_total,
+    banker_total,
+    player_ncards,
+    banker_ncards,
+    outcome,
+    winner,
+    natural,
+    player_pair,
+    banker_pair,
+    shuffled,
+):
+    return HandView(
+        player_cards,
+        banker_cards,
+        player_total,
+        banker_total,
+        player_ncards,
+        banker_ncards,
+        outcome,
+        winner,
+        natural,
+        player_pair,
+        banker_pair,
+        shuffled,
+    )
+
+
 def check_arrays(owner: str, obj: object, fields: tuple, n: int, width: dict[str, int]) -> None:
     """Every array field of ``obj`` has its dtype, ``n`` rows and (2-D ones) the given width;
     ValueError naming ``owner.field`` otherwise."""
@@ -503,7 +541,7 @@ class CheckedArrays:
     ``version`` counts the arrays replaced in this object, and each counter given to :meth:`watch`
     (a session's) moves with it: code that keeps its arrays (a :attr:`view`,
     :meth:`pb_gym.session.Session.structs`) rebuilds them when it moves. A class with a ``_VIEW`` (a
-    structref proxy whose fields are the ``_VIEW_FIELDS``) hands the kernels that one compiled object
+    compiled constructor of a structref proxy whose fields are the ``_VIEW_FIELDS``) hands the kernels that one compiled object
     (:attr:`view`), made on first use and again after a replacement."""
 
     __slots__ = ("__dict__", "__weakref__", "_version", "_view", "_watchers")  # (not in vars())
@@ -612,7 +650,7 @@ class ShoeState(CheckedArrays):
     """
 
     _FIELDS = STATE_ARRAYS
-    _VIEW = ShoeView
+    _VIEW = staticmethod(_new_shoe_view)
     _VIEW_FIELDS = SHOE_VIEW_FIELDS
 
     shoe: np.ndarray
@@ -666,7 +704,7 @@ class HandResult(CheckedArrays):
     """
 
     _FIELDS = RESULT_ARRAYS
-    _VIEW = HandView
+    _VIEW = staticmethod(_new_hand_view)
     _VIEW_FIELDS = HAND_VIEW_FIELDS
 
     def _widths(self) -> dict[str, int]:
