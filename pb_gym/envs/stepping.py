@@ -20,7 +20,13 @@ from pb_gym.session import MAX_CARDS, PLAY_MIN_TABLES, deal_constants, play_rows
 from pb_gym.threads import parallel_for, run_rows
 
 
-@numba.njit(cache=True, nogil=True)
+_play_rows = numba.njit(nogil=True, inline="always")(play_rows.py_func)
+"""The session's hand (:func:`pb_gym.session.play_rows`) inlined into the steps below: its kernels are
+compiled once each, but a compiled function calling them is optimized and turned into machine code
+with all of them linked in, so each layer of calls costs about what the kernels themselves cost."""
+
+
+@numba.njit(nogil=True, inline="always")
 def _step_rows(
     start,
     stop,
@@ -49,7 +55,7 @@ def _step_rows(
         bad = decode_rows(start, stop, action_ints, action_floats, dec, seats[0], requested, chosen, deal)
         if bad >= 0:
             return 1, bad, 0
-    table, problem = play_rows(
+    table, problem = _play_rows(
         start,
         stop,
         deal,
@@ -161,7 +167,7 @@ def _step_all(state, obs):
     """:func:`_step_rows` over all the tables of a :class:`StepState`, actions decoded first: one
     compiled call for the whole step of a batch small enough for one thread."""
     return _step_rows(
-        0,
+        np.int64(0),
         state.active.shape[0],
         True,
         state.ints,
@@ -188,7 +194,26 @@ def step_one(state, obs, out, cards):
     table 0's stakes and :data:`STEP_SCALARS` into ``out`` (float64, ``n_bets + 11``) and, if
     ``cards`` (uint8 ``(2, 3)``) is not empty, its player's and banker's cards: a single env's step
     then reads everything it returns from two fresh arrays, with one ``tolist``."""
-    result = _step_all(state, obs)
+    result = _step_rows(
+        np.int64(0),
+        state.active.shape[0],
+        True,
+        state.ints,
+        state.floats,
+        state.dec,
+        state.active,
+        state.requested,
+        state.chosen,
+        state.seats,
+        state.records,
+        state.shoe,
+        state.deal_consts,
+        state.hand,
+        state.payoffs,
+        state.lim,
+        state.obs_consts,
+        obs,
+    )
     if result[0] != 0:
         return result
     bankroll, stakes, net = state.seats[0], state.seats[3], state.seats[4]
@@ -253,7 +278,7 @@ def step_state(
 def _decode_state(state):
     """:func:`decode_rows` over all the tables of a :class:`StepState`."""
     return decode_rows(
-        0,
+        np.int64(0),
         state.active.shape[0],
         state.ints,
         state.floats,
@@ -369,13 +394,19 @@ def restart_all(state, bankroll0, obs):
     if shoe.shoe.shape[1] != per_rank * R.N_RANKS:
         return False
     n = shoe.position.shape[0]
+    # the shuffle of pb_gym.engine.init, already compiled when the tables were made: called with its
+    # argument types from there (no literal 0), so that no second specialization is compiled
+    zero = np.int64(0)
+    engine._init_rows(zero, n, shoe, zero, burn)
     for t in range(n):
-        engine.new_shoe(t, shoe, 0, burn)
         shoe.hands_in_shoe[t] = 0
         shoe.shoes_started[t] += 1
         shoe.cut_hands[t] = 0
-    restart_rows(np.arange(n), bankroll0, state.seats, state.records)
-    obs_rows(0, n, state.obs_consts, state.seats, state.records, state.shoe, obs)
+    index = np.empty(n, np.int64)  # (np.arange would compile one more kernel)
+    for t in range(n):
+        index[t] = t
+    restart_rows(index, bankroll0, state.seats, state.records)
+    obs_rows(zero, n, state.obs_consts, state.seats, state.records, state.shoe, obs)
     return True
 
 
