@@ -30,9 +30,11 @@ process may run on; :func:`set_num_threads` changes it at run time.
 
 from __future__ import annotations
 
+import importlib.abc
 import itertools
 import os
 import platform
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -48,6 +50,7 @@ __all__ = [
     "cores",
     "max_threads",
     "environment_problem",
+    "guard_numba_import",
 ]
 
 CHUNKS_PER_THREAD = 4
@@ -75,10 +78,10 @@ def max_threads() -> int:
     return THREADS_PER_CORE * cores()
 
 
-def environment_problem() -> str | None:
-    """What is wrong with ``PB_GYM_NUM_THREADS`` / ``NUMBA_NUM_THREADS`` (a sentence naming the
-    variable and the allowed values), or None."""
-    for name in ENVIRONMENT:
+def environment_problem(names: tuple[str, ...] = ENVIRONMENT) -> str | None:
+    """What is wrong with ``PB_GYM_NUM_THREADS`` / ``NUMBA_NUM_THREADS`` (or only the variables
+    ``names``): a sentence naming the variable and the allowed values, or None."""
+    for name in names:
         text = os.environ.get(name)
         if text is None or (name == "PB_GYM_NUM_THREADS" and not text):
             continue
@@ -92,6 +95,30 @@ def environment_problem() -> str | None:
                 f"({THREADS_PER_CORE} per core of this machine's {cores()})"
             )
     return None
+
+
+class _RefuseNumba(importlib.abc.MetaPathFinder):
+    """Makes ``import numba`` raise the ValueError of a bad ``NUMBA_NUM_THREADS`` (see
+    :func:`guard_numba_import`); it steps aside once the variable is fixed."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "numba" or name.startswith("numba."):
+            problem = environment_problem(("NUMBA_NUM_THREADS",))
+            if problem is not None:
+                raise ValueError(problem)
+        return None
+
+
+def guard_numba_import() -> None:
+    """While ``NUMBA_NUM_THREADS`` is not an integer in 1..:func:`max_threads`, make ``import numba``
+    (which reads it and refuses a bad value with an error that does not name it) raise a ValueError
+    naming the variable and the allowed values instead. :mod:`pb_gym` calls this when it is
+    imported, before any of its modules imports numba; the command line reports the same problem
+    first, as a usage error."""
+    if "numba" in sys.modules or environment_problem(("NUMBA_NUM_THREADS",)) is None:
+        return
+    if not any(isinstance(finder, _RefuseNumba) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _RefuseNumba())
 
 
 def _default_threads() -> int:
