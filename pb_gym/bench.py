@@ -157,7 +157,11 @@ def compile_cost(uses: tuple[str, ...] = tuple(FIRST_USES), cold: bool = True) -
             env = dict(os.environ, NUMBA_CACHE_DIR=cache) if cold else dict(os.environ)
             for run in ("cold", "warm") if cold else ("warm",):
                 done = subprocess.run(
-                    [sys.executable, "-c", _FIRST_USE, use], env=env, capture_output=True, text=True, check=False
+                    [sys.executable, "-c", _FIRST_USE, use],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=False,
                 )
                 if done.returncode != 0:
                     raise RuntimeError(f"compile_cost ({use}, {run}) failed: {done.stderr.strip()}")

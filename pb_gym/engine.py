@@ -101,7 +101,7 @@ def _mix(z: np.uint64) -> np.uint64:
     return z ^ (z >> _U64(31))
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def new_shoe(t, shoe, start, burn):
     """Shuffle the cards below ``start`` of table ``t`` of a :class:`ShoeView` (cards above are a
     stacked top), then burn with ``burn``.
@@ -200,7 +200,7 @@ def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C
             else:
                 reshuffle = True
         if reshuffle:
-            new_shoe(t, shoe, 0, burn)
+            new_shoe(t, shoe, np.int64(0), burn)  # (the signature of _init_rows: one specialization)
             hands_in_shoe[t] = 0
             shoes_started[t] += 1
             cut_hands[t] = 0
@@ -287,7 +287,7 @@ def _init_rows(start, stop, shoe, stack_len, burn):
 def _shuffle_rows(start, stop, tables, shoe, burn):
     for i in range(start, stop):
         t = tables[i]
-        new_shoe(t, shoe, 0, burn)
+        new_shoe(t, shoe, np.int64(0), burn)
         shoe.hands_in_shoe[t] = 0
         shoe.shoes_started[t] += 1
         shoe.cut_hands[t] = 0
@@ -437,8 +437,12 @@ structref.define_proxy(HandView, _HandViewType, list(HAND_VIEW_FIELDS))
 # The views are built by cached kernels: a proxy class called from Python compiles its constructor
 # again in every process (about 0.5 s each, even with a warm cache).
 @numba.njit(cache=True)
-def _new_shoe_view(shoe, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng, cut_position):
-    return ShoeView(shoe, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng, cut_position)
+def _new_shoe_view(
+    shoe, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng, cut_position
+):
+    return ShoeView(
+        shoe, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng, cut_position
+    )
 
 
 @numba.njit(cache=True)
@@ -541,8 +545,8 @@ class CheckedArrays:
     ``version`` counts the arrays replaced in this object, and each counter given to :meth:`watch`
     (a session's) moves with it: code that keeps its arrays (a :attr:`view`,
     :meth:`pb_gym.session.Session.structs`) rebuilds them when it moves. A class with a ``_VIEW`` (a
-    compiled constructor of a structref proxy whose fields are the ``_VIEW_FIELDS``) hands the kernels that one compiled object
-    (:attr:`view`), made on first use and again after a replacement."""
+    compiled constructor of a structref proxy whose fields are the ``_VIEW_FIELDS``) hands the kernels
+    that one compiled object (:attr:`view`), made on first use and again after a replacement."""
 
     __slots__ = ("__dict__", "__weakref__", "_version", "_view", "_watchers")  # (not in vars())
     _version: int

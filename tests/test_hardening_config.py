@@ -104,7 +104,9 @@ def test_a_library_import_with_a_bad_numba_thread_count_names_the_variable(value
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith(f"ValueError: NUMBA_NUM_THREADS={value!r} is not allowed; allowed: an integer from 1 to ")
+    assert last.startswith(
+        f"ValueError: NUMBA_NUM_THREADS={value!r} is not allowed; allowed: an integer from 1 to "
+    )
     assert "per core of this machine's" in last
 
 

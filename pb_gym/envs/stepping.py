@@ -19,7 +19,6 @@ from pb_gym.envs.tables import Tables, check_batch, limits_struct, scratch
 from pb_gym.session import MAX_CARDS, PLAY_MIN_TABLES, deal_constants, play_rows, restart_rows
 from pb_gym.threads import parallel_for, run_rows
 
-
 _play_rows = numba.njit(nogil=True, inline="always")(play_rows.py_func)
 """The session's hand (:func:`pb_gym.session.play_rows`) inlined into the steps below: its kernels are
 compiled once each, but a compiled function calling them is optimized and turned into machine code
