@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pb_gym import threads as _threads
+from pb_gym import thread_count as _thread_count
 
-_threads.guard_numba_import()  # a bad NUMBA_NUM_THREADS: an error that names it (numba's does not)
+_thread_count.guard_numba_import()  # a bad NUMBA_NUM_THREADS: an error that names it (numba's does not)
 
 import pb_gym.envs  # noqa: E402, F401  (registers pb_gym/PuntoBanco-v0 with Gymnasium)
 

@@ -20,9 +20,12 @@ from pb_gym.session import MAX_CARDS, PLAY_MIN_TABLES, deal_constants, play_rows
 from pb_gym.threads import parallel_for, run_rows
 
 _play_rows = numba.njit(nogil=True, inline="always")(play_rows.py_func)
-"""The session's hand (:func:`pb_gym.session.play_rows`) inlined into the steps below: its kernels are
-compiled once each, but a compiled function calling them is optimized and turned into machine code
-with all of them linked in, so each layer of calls costs about what the kernels themselves cost."""
+"""The session's hand (:func:`pb_gym.session.play_rows`, the same Python function) compiled to be
+inlined into the steps below. numba links the code of every kernel a compiled function calls into
+that function, and LLVM optimizes it and emits its machine code again there: each layer of calls
+between a step and the session's kernels cost about as much to compile as the kernels themselves (a
+fresh cache's first step: docs/performance.md, "Compile cost"). The steps call the kernels through
+inlined glue only."""
 
 
 @numba.njit(nogil=True, inline="always")
@@ -161,10 +164,11 @@ STEP_SCALARS: tuple[str, ...] = (
 win, end flags, the hand and the bankroll after it."""
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _step_all(state, obs):
     """:func:`_step_rows` over all the tables of a :class:`StepState`, actions decoded first: one
-    compiled call for the whole step of a batch small enough for one thread."""
+    compiled call for the whole step of a batch small enough for one thread (and inlined into
+    :func:`step_one`: no layer of calls between the single env's step and the kernels)."""
     return _step_rows(
         np.int64(0),
         state.active.shape[0],
@@ -193,26 +197,7 @@ def step_one(state, obs, out, cards):
     table 0's stakes and :data:`STEP_SCALARS` into ``out`` (float64, ``n_bets + 11``) and, if
     ``cards`` (uint8 ``(2, 3)``) is not empty, its player's and banker's cards: a single env's step
     then reads everything it returns from two fresh arrays, with one ``tolist``."""
-    result = _step_rows(
-        np.int64(0),
-        state.active.shape[0],
-        True,
-        state.ints,
-        state.floats,
-        state.dec,
-        state.active,
-        state.requested,
-        state.chosen,
-        state.seats,
-        state.records,
-        state.shoe,
-        state.deal_consts,
-        state.hand,
-        state.payoffs,
-        state.lim,
-        state.obs_consts,
-        obs,
-    )
+    result = _step_all(state, obs)
     if result[0] != 0:
         return result
     bankroll, stakes, net = state.seats[0], state.seats[3], state.seats[4]
@@ -248,10 +233,17 @@ def step_one(state, obs, out, cards):
 
 
 def step_state(
-    cfg: EnvConfig, tables: Tables, ints: np.ndarray, floats: np.ndarray, active: np.ndarray
+    cfg: EnvConfig,
+    tables: Tables,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    active: np.ndarray,
+    max_hands: int | None = None,
 ) -> StepState:
     """The :class:`StepState` of ``tables`` stepped with the action buffers ``ints`` / ``floats`` (see
-    :func:`action_array`; the caller writes each step's actions into them) where ``active``."""
+    :func:`action_array`; the caller writes each step's actions into them) where ``active``: a
+    single env's (:func:`step_one`) or a batch's (:func:`play_state`; ``max_hands`` overriding
+    ``cfg.max_hands``)."""
     session = tables.session
     requested, chosen = scratch(session)
     seats, records, shoe, hand = session.structs()
@@ -268,9 +260,13 @@ def step_state(
         deal_constants(cfg.rules),
         hand,
         session.payoffs,
-        limits_struct(cfg, cfg.max_hands),
+        limits_struct(cfg, cfg.max_hands if max_hands is None else max_hands),
         obs_struct(cfg),
     )
+
+
+batch_state = step_state
+"""The :class:`StepState` of a batch (:func:`step_state`, the same function)."""
 
 
 @numba.njit(cache=True, nogil=True)
@@ -292,7 +288,7 @@ def _decode_state(state):
 @numba.njit(cache=True, nogil=True)
 def _play_state(start, stop, state):
     """:func:`pb_gym.session.play_rows` at the tables ``start..stop-1`` of a :class:`StepState`."""
-    return play_rows(
+    return _play_rows(
         start,
         stop,
         state.active,
@@ -314,38 +310,6 @@ def _play_state(start, stop, state):
 def _obs_state(start, stop, state, obs):
     """:func:`obs_rows` at the tables ``start..stop-1`` of a :class:`StepState`."""
     obs_rows(start, stop, state.obs_consts, state.seats, state.records, state.shoe, obs)
-
-
-def batch_state(
-    cfg: EnvConfig,
-    tables: Tables,
-    ints: np.ndarray,
-    floats: np.ndarray,
-    active: np.ndarray,
-    max_hands: int | None = None,
-) -> StepState:
-    """The :class:`StepState` of a batch of ``tables`` for :func:`play_state` (as :func:`step_state`,
-    ``max_hands`` overriding ``cfg.max_hands``; ``ints`` / ``floats`` / ``active``: the caller's
-    buffers, written before each step)."""
-    session = tables.session
-    requested, chosen = scratch(session)
-    seats, records, shoe, hand = session.structs()
-    return _new_step_state(
-        ints,
-        floats,
-        decode_struct(cfg),
-        active,
-        requested,
-        chosen,
-        seats,
-        records,
-        shoe,
-        deal_constants(cfg.rules),
-        hand,
-        session.payoffs,
-        limits_struct(cfg, cfg.max_hands if max_hands is None else max_hands),
-        obs_struct(cfg),
-    )
 
 
 def decode_state(cfg: EnvConfig, state: StepState, ints: np.ndarray) -> None:
