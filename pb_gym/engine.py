@@ -101,8 +101,9 @@ def _mix(z: np.uint64) -> np.uint64:
     return z ^ (z >> _U64(31))
 
 
-# (new_shoe and deal_rows are called only from compiled code: no Python or C entry point is compiled)
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+# (new_shoe and deal_rows are called only from compiled code: no Python or C entry point is compiled;
+# numba's type stubs omit these flags)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # type: ignore[call-overload]
 def new_shoe(t, shoe, start, burn):
     """Shuffle the cards below ``start`` of table ``t`` of a :class:`ShoeView` (cards above are a
     stacked top), then burn with ``burn``.
@@ -151,7 +152,7 @@ def new_shoe(t, shoe, start, burn):
     shoe.position[t] = pos
 
 
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # type: ignore[call-overload]
 def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C901 - the hand loop of the engine: a call per step costs speed
     """Deal one hand at every table ``t`` of ``start..stop-1`` where ``active[t]``, from a
     :class:`ShoeView` into a :class:`HandView` (tables sitting out get an empty result row and keep
