@@ -439,43 +439,13 @@ structref.define_proxy(HandView, _HandViewType, list(HAND_VIEW_FIELDS))
 # The views are built by cached kernels: a proxy class called from Python compiles its constructor
 # again in every process (about 0.5 s each, even with a warm cache).
 @numba.njit(cache=True)
-def _new_shoe_view(
-    shoe, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng, cut_position
-):
-    return ShoeView(
-        shoe, position, counts, unseen, hands_in_shoe, shoes_started, cut_hands, rng, cut_position
-    )
+def _new_shoe_view(*fields):
+    return ShoeView(*fields)
 
 
 @numba.njit(cache=True)
-def _new_hand_view(
-    player_cards,
-    banker_cards,
-    player_total,
-    banker_total,
-    player_ncards,
-    banker_ncards,
-    outcome,
-    winner,
-    natural,
-    player_pair,
-    banker_pair,
-    shuffled,
-):
-    return HandView(
-        player_cards,
-        banker_cards,
-        player_total,
-        banker_total,
-        player_ncards,
-        banker_ncards,
-        outcome,
-        winner,
-        natural,
-        player_pair,
-        banker_pair,
-        shuffled,
-    )
+def _new_hand_view(*fields):
+    return HandView(*fields)
 
 
 def check_arrays(owner: str, obj: object, fields: tuple, n: int, width: dict[str, int]) -> None:
