@@ -149,11 +149,12 @@ def compile_cost(uses: tuple[str, ...] = tuple(FIRST_USES), cold: bool = True) -
     Also the load average (1 minute) before the first run: a busy machine stretches the wall time."""
     import tempfile
 
+    for use in uses:
+        if use not in FIRST_USES:
+            raise ValueError(f"compile_cost: unknown use {use!r}; allowed: {', '.join(FIRST_USES)}")
     figures: dict = {"load_average": os.getloadavg()[0]}
-    with tempfile.TemporaryDirectory(prefix="pb-gym-numba-cache-") as cache:
-        for use in uses:
-            if use not in FIRST_USES:
-                raise ValueError(f"compile_cost: unknown use {use!r}; allowed: {', '.join(FIRST_USES)}")
+    for use in uses:  # each use its own empty cache: the kernels they share compiled in each
+        with tempfile.TemporaryDirectory(prefix="pb-gym-numba-cache-") as cache:
             env = dict(os.environ, NUMBA_CACHE_DIR=cache) if cold else dict(os.environ)
             for run in ("cold", "warm") if cold else ("warm",):
                 done = subprocess.run(
