@@ -45,6 +45,8 @@ def cmd_bench(args: argparse.Namespace) -> dict:
             raise UsageError(f"--baseline: {error}") from None
     figures = bench.run(quick=args.quick, load=args.load)
     figures["evaluate"] = bench_evaluate.run(quick=args.quick, load=args.load)
+    # the first run's compile (--quick: only the warm start, from the machine's own cache)
+    figures["compile"] = bench.compile_cost(cold=not args.quick)
     if args.rl:  # torch: only the top layer may import it
         rl = importlib.import_module("pb_gym.experiments.bench_rl")
         figures["rl"] = rl.run(quick=args.quick, load=args.load)
@@ -53,6 +55,7 @@ def cmd_bench(args: argparse.Namespace) -> dict:
     if not args.json:
         bench.print_figures(figures, baseline)
         bench_evaluate.print_figures(figures["evaluate"])
+        bench.print_compile_cost(figures["compile"])
         if args.rl:
             rl.print_figures(figures["rl"])
     return figures

@@ -13,7 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import pb_gym.envs  # noqa: F401  (registers pb_gym/PuntoBanco-v0 with Gymnasium)
+from pb_gym import thread_count as _thread_count
+
+_thread_count.guard_numba_import()  # a bad NUMBA_NUM_THREADS: an error that names it (numba's does not)
+
+import pb_gym.envs  # noqa: E402, F401  (registers pb_gym/PuntoBanco-v0 with Gymnasium)
 
 if TYPE_CHECKING:
     from pb_gym.envs.punto_banco import PuntoBancoEnv

@@ -113,6 +113,78 @@ def exact_compositions_per_s(n: int = 20000, seconds: float = 1.0) -> float:
     return _rate(lambda: exact.expected_values(sample), n, seconds)
 
 
+_FIRST_USE = """
+import json, resource, sys, time
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+wall, cpu0 = time.perf_counter(), cpu()
+if sys.argv[1] == "env":
+    import gymnasium
+    import pb_gym
+    env = gymnasium.make("pb_gym/PuntoBanco-v0")
+    env.reset(seed=0)
+    for _ in range(100):
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
+else:
+    from pb_gym import engine
+    from pb_gym.rules import Rules
+    engine.deal(Rules(), engine.init(Rules(), 1, seed=0))
+print(json.dumps({"wall_s": time.perf_counter() - wall, "cpu_s": cpu() - cpu0}))
+"""
+FIRST_USES = {
+    "env": "first gym.make + reset + 100 steps",
+    "deal": "the engine's first init + deal",
+}
+"""What :func:`compile_cost` times, each in a new process, from its imports on."""
+
+
+def compile_cost(uses: tuple[str, ...] = tuple(FIRST_USES), cold: bool = True) -> dict:
+    """Wall and CPU seconds (user + sys of the process) of each of :data:`FIRST_USES` in a new Python
+    process: ``cold`` with an empty numba cache (a temporary ``NUMBA_CACHE_DIR``: every kernel it
+    needs compiled, as on a new machine), then ``warm`` again with the cache that run left (kernels
+    loaded, as on every later run). Without ``cold``, ``warm`` uses the machine's own cache as it is.
+    Also the load average (1 minute) before the first run: a busy machine stretches the wall time."""
+    import tempfile
+
+    for use in uses:
+        if use not in FIRST_USES:
+            raise ValueError(f"compile_cost: unknown use {use!r}; allowed: {', '.join(FIRST_USES)}")
+    figures: dict = {"load_average": os.getloadavg()[0]}
+    for use in uses:  # each use its own empty cache: the kernels they share compiled in each
+        with tempfile.TemporaryDirectory(prefix="pb-gym-numba-cache-") as cache:
+            env = dict(os.environ, NUMBA_CACHE_DIR=cache) if cold else dict(os.environ)
+            for run in ("cold", "warm") if cold else ("warm",):
+                done = subprocess.run(
+                    [sys.executable, "-c", _FIRST_USE, use],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
+                if done.returncode != 0:
+                    raise RuntimeError(f"compile_cost ({use}, {run}) failed: {done.stderr.strip()}")
+                times = json.loads(done.stdout.splitlines()[-1])
+                figures[f"{use}_{run}_wall_s"] = times["wall_s"]
+                figures[f"{use}_{run}_cpu_s"] = times["cpu_s"]
+    return figures
+
+
+def print_compile_cost(figures: dict) -> None:
+    """The figures of :func:`compile_cost`, one line per use and run."""
+    print(f"compile cost (a new process each; load average {figures['load_average']:.1f} before)")
+    for use, text in FIRST_USES.items():
+        for run, cache in (("cold", "empty numba cache"), ("warm", "warm cache")):
+            if f"{use}_{run}_wall_s" in figures:
+                label = f"  {text}, {cache}"
+                print(
+                    f"{label:<60}{figures[f'{use}_{run}_wall_s']:>7.2f} s wall"
+                    f"{figures[f'{use}_{run}_cpu_s']:>7.2f} s CPU"
+                )
+
+
 TASK_TABLES = 512
 """Tables of the task throughput (:func:`task_reward_throughput`): ``configs/train/discover-fast.yaml``'s."""
 

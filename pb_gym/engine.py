@@ -101,7 +101,9 @@ def _mix(z: np.uint64) -> np.uint64:
     return z ^ (z >> _U64(31))
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+# (new_shoe and deal_rows are called only from compiled code: no Python or C entry point is compiled;
+# numba's type stubs omit these flags)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # type: ignore[call-overload]
 def new_shoe(t, shoe, start, burn):
     """Shuffle the cards below ``start`` of table ``t`` of a :class:`ShoeView` (cards above are a
     stacked top), then burn with ``burn``.
@@ -150,7 +152,7 @@ def new_shoe(t, shoe, start, burn):
     shoe.position[t] = pos
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # type: ignore[call-overload]
 def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C901 - the hand loop of the engine: a call per step costs speed
     """Deal one hand at every table ``t`` of ``start..stop-1`` where ``active[t]``, from a
     :class:`ShoeView` into a :class:`HandView` (tables sitting out get an empty result row and keep
@@ -200,7 +202,7 @@ def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C
             else:
                 reshuffle = True
         if reshuffle:
-            new_shoe(t, shoe, 0, burn)
+            new_shoe(t, shoe, np.int64(0), burn)  # (the signature of _init_rows: one specialization)
             hands_in_shoe[t] = 0
             shoes_started[t] += 1
             cut_hands[t] = 0
@@ -287,7 +289,7 @@ def _init_rows(start, stop, shoe, stack_len, burn):
 def _shuffle_rows(start, stop, tables, shoe, burn):
     for i in range(start, stop):
         t = tables[i]
-        new_shoe(t, shoe, 0, burn)
+        new_shoe(t, shoe, np.int64(0), burn)
         shoe.hands_in_shoe[t] = 0
         shoe.shoes_started[t] += 1
         shoe.cut_hands[t] = 0
@@ -434,6 +436,18 @@ structref.define_proxy(ShoeView, _ShoeViewType, list(SHOE_VIEW_FIELDS))
 structref.define_proxy(HandView, _HandViewType, list(HAND_VIEW_FIELDS))
 
 
+# The views are built by cached kernels: a proxy class called from Python compiles its constructor
+# again in every process (about 0.5 s each, even with a warm cache).
+@numba.njit(cache=True)
+def _new_shoe_view(*fields):
+    return ShoeView(*fields)
+
+
+@numba.njit(cache=True)
+def _new_hand_view(*fields):
+    return HandView(*fields)
+
+
 def check_arrays(owner: str, obj: object, fields: tuple, n: int, width: dict[str, int]) -> None:
     """Every array field of ``obj`` has its dtype, ``n`` rows and (2-D ones) the given width;
     ValueError naming ``owner.field`` otherwise."""
@@ -503,8 +517,8 @@ class CheckedArrays:
     ``version`` counts the arrays replaced in this object, and each counter given to :meth:`watch`
     (a session's) moves with it: code that keeps its arrays (a :attr:`view`,
     :meth:`pb_gym.session.Session.structs`) rebuilds them when it moves. A class with a ``_VIEW`` (a
-    structref proxy whose fields are the ``_VIEW_FIELDS``) hands the kernels that one compiled object
-    (:attr:`view`), made on first use and again after a replacement."""
+    compiled constructor of a structref proxy whose fields are the ``_VIEW_FIELDS``) hands the kernels
+    that one compiled object (:attr:`view`), made on first use and again after a replacement."""
 
     __slots__ = ("__dict__", "__weakref__", "_version", "_view", "_watchers")  # (not in vars())
     _version: int
@@ -612,7 +626,7 @@ class ShoeState(CheckedArrays):
     """
 
     _FIELDS = STATE_ARRAYS
-    _VIEW = ShoeView
+    _VIEW = staticmethod(_new_shoe_view)
     _VIEW_FIELDS = SHOE_VIEW_FIELDS
 
     shoe: np.ndarray
@@ -666,7 +680,7 @@ class HandResult(CheckedArrays):
     """
 
     _FIELDS = RESULT_ARRAYS
-    _VIEW = HandView
+    _VIEW = staticmethod(_new_hand_view)
     _VIEW_FIELDS = HAND_VIEW_FIELDS
 
     def _widths(self) -> dict[str, int]:

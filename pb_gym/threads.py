@@ -40,6 +40,15 @@ from typing import Any
 
 import numpy as np
 
+from pb_gym.thread_count import (
+    ENVIRONMENT,
+    THREADS_PER_CORE,
+    cores,
+    environment_problem,
+    guard_numba_import,
+    max_threads,
+)
+
 __all__ = [
     "get_num_threads",
     "set_num_threads",
@@ -48,50 +57,12 @@ __all__ = [
     "cores",
     "max_threads",
     "environment_problem",
+    "guard_numba_import",
 ]
 
 CHUNKS_PER_THREAD = 4
 """Chunks per thread of a parallel call: more chunks than threads, so that a thread the OS has put
 aside (a loaded machine) holds up only its own chunk while the others share out the rest."""
-
-
-THREADS_PER_CORE = 4
-"""The most threads per core a process may ask for (:func:`max_threads`): more only oversubscribes,
-and thousands fail inside the thread libraries (``libgomp: Thread creation failed``, a crash in torch)."""
-ENVIRONMENT = ("PB_GYM_NUM_THREADS", "NUMBA_NUM_THREADS")
-"""The environment variables that set the number of threads (the first one set wins)."""
-
-
-def cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-def max_threads() -> int:
-    """The most threads :func:`set_num_threads` and the environment variables take."""
-    return THREADS_PER_CORE * cores()
-
-
-def environment_problem() -> str | None:
-    """What is wrong with ``PB_GYM_NUM_THREADS`` / ``NUMBA_NUM_THREADS`` (a sentence naming the
-    variable and the allowed values), or None."""
-    for name in ENVIRONMENT:
-        text = os.environ.get(name)
-        if text is None or (name == "PB_GYM_NUM_THREADS" and not text):
-            continue
-        try:
-            value = int(text)
-        except ValueError:
-            value = 0
-        if not 1 <= value <= max_threads():
-            return (
-                f"{name}={text!r} is not allowed; allowed: an integer from 1 to {max_threads()} "
-                f"({THREADS_PER_CORE} per core of this machine's {cores()})"
-            )
-    return None
 
 
 def _default_threads() -> int:

@@ -116,10 +116,33 @@ def test_simulate_partial_last_round_counts_exactly(capsys):
     assert sum(out["wins"].values()) == 1001
 
 
+def test_bench_compile_cost_compiles_with_an_empty_cache_and_loads_with_a_warm_one(capsys):
+    """The compile cost of a first deal in new processes: with an empty numba cache every kernel is
+    compiled (several seconds of CPU here), with the cache that run left they are loaded (under one
+    second idle): the cold run's CPU time is several times the warm one's."""
+    from pb_gym import bench
+
+    figures = bench.compile_cost(("deal",))
+    assert figures["deal_cold_cpu_s"] > 2 * figures["deal_warm_cpu_s"] > 0
+    bench.print_compile_cost(figures)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("compile cost (a new process each; load average ")
+    assert lines[1].startswith("  the engine's first init + deal, empty numba cache") and "s CPU" in lines[1]
+    with pytest.raises(ValueError, match="compile_cost: unknown use 'gpu'; allowed: env, deal"):
+        bench.compile_cost(("gpu",))
+
+
 def test_bench_quick_json(capsys, tmp_path):
     saved = tmp_path / "before.json"
     out = run_json(capsys, "bench", "--quick", "--save-baseline", str(saved))
     assert out["engine_hands_per_s"] > 0
+    assert set(out["compile"]) == {
+        "load_average",
+        "env_warm_wall_s",
+        "env_warm_cpu_s",
+        "deal_warm_wall_s",
+        "deal_warm_cpu_s",
+    }
     for batch, rate in out["engine_hands_per_s_by_batch"].items():  # beside the numpy lockstep dealer
         assert out["engine_vs_lockstep_by_batch"][batch] == pytest.approx(
             rate / out["lockstep_hands_per_s_by_batch"][batch]

@@ -94,6 +94,22 @@ def test_a_bad_thread_count_in_the_environment_is_one_line_exit_2(name, value):
     assert done.stderr.count("\n") == 1 and not done.stdout
 
 
+@pytest.mark.parametrize("value", ["0", "-2", "abc"])
+def test_a_library_import_with_a_bad_numba_thread_count_names_the_variable(value):
+    """numba reads NUMBA_NUM_THREADS when it is imported and refuses 0 with an error that does not name
+    it; importing the core says which variable is wrong and what it takes."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_NUM_THREADS": value}
+    env.pop("PB_GYM_NUM_THREADS", None)
+    code = "import gymnasium, pb_gym; gymnasium.make('pb_gym/PuntoBanco-v0')"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        f"ValueError: NUMBA_NUM_THREADS={value!r} is not allowed; allowed: an integer from 1 to "
+    )
+    assert "per core of this machine's" in last
+
+
 @pytest.mark.parametrize("counts", [[2**62] * 13, [1e300] * 13, [float("inf")] * 13, [10**9 + 1] + [4] * 12])
 def test_exact_odds_refuse_counts_that_overflow_int64(counts):
     import numpy as np

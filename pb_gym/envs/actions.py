@@ -36,7 +36,8 @@ def decode_struct(cfg: EnvConfig) -> tuple:
     )
 
 
-@numba.njit(cache=True, nogil=True)
+# (called only from decode_rows: no Python or C entry point is compiled; numba's stubs omit these flags)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # type: ignore[call-overload]
 def _decode_box_rows(start, stop, action_floats, box_spots, table_max, bankroll, requested, chosen, active):
     """:func:`decode_rows` of the ``box`` mode: each offered spot's entry clipped to [0, 1] (NaN = 0)
     times ``min(bankroll, table_max)``; the chosen column is the largest entry's (the first on ties)."""

@@ -19,8 +19,16 @@ from pb_gym.envs.tables import Tables, check_batch, limits_struct, scratch
 from pb_gym.session import MAX_CARDS, PLAY_MIN_TABLES, deal_constants, play_rows, restart_rows
 from pb_gym.threads import parallel_for, run_rows
 
+_play_rows = numba.njit(nogil=True, inline="always")(play_rows.py_func)
+"""The session's hand (:func:`pb_gym.session.play_rows`, the same Python function) compiled to be
+inlined into the steps below. numba links the code of every kernel a compiled function calls into
+that function, and LLVM optimizes it and emits its machine code again there: each layer of calls
+between a step and the session's kernels cost about as much to compile as the kernels themselves (a
+fresh cache's first step: docs/performance.md, "Compile cost"). The steps call the kernels through
+inlined glue only."""
 
-@numba.njit(cache=True, nogil=True)
+
+@numba.njit(nogil=True, inline="always")
 def _step_rows(
     start,
     stop,
@@ -49,7 +57,7 @@ def _step_rows(
         bad = decode_rows(start, stop, action_ints, action_floats, dec, seats[0], requested, chosen, deal)
         if bad >= 0:
             return 1, bad, 0
-    table, problem = play_rows(
+    table, problem = _play_rows(
         start,
         stop,
         deal,
@@ -156,12 +164,13 @@ STEP_SCALARS: tuple[str, ...] = (
 win, end flags, the hand and the bankroll after it."""
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _step_all(state, obs):
     """:func:`_step_rows` over all the tables of a :class:`StepState`, actions decoded first: one
-    compiled call for the whole step of a batch small enough for one thread."""
+    compiled call for the whole step of a batch small enough for one thread (and inlined into
+    :func:`step_one`: no layer of calls between the single env's step and the kernels)."""
     return _step_rows(
-        0,
+        np.int64(0),
         state.active.shape[0],
         True,
         state.ints,
@@ -224,10 +233,17 @@ def step_one(state, obs, out, cards):
 
 
 def step_state(
-    cfg: EnvConfig, tables: Tables, ints: np.ndarray, floats: np.ndarray, active: np.ndarray
+    cfg: EnvConfig,
+    tables: Tables,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    active: np.ndarray,
+    max_hands: int | None = None,
 ) -> StepState:
     """The :class:`StepState` of ``tables`` stepped with the action buffers ``ints`` / ``floats`` (see
-    :func:`action_array`; the caller writes each step's actions into them) where ``active``."""
+    :func:`action_array`; the caller writes each step's actions into them) where ``active``: a
+    single env's (:func:`step_one`) or a batch's (:func:`play_state`; ``max_hands`` overriding
+    ``cfg.max_hands``)."""
     session = tables.session
     requested, chosen = scratch(session)
     seats, records, shoe, hand = session.structs()
@@ -244,16 +260,20 @@ def step_state(
         deal_constants(cfg.rules),
         hand,
         session.payoffs,
-        limits_struct(cfg, cfg.max_hands),
+        limits_struct(cfg, cfg.max_hands if max_hands is None else max_hands),
         obs_struct(cfg),
     )
+
+
+batch_state = step_state
+"""The :class:`StepState` of a batch (:func:`step_state`, the same function)."""
 
 
 @numba.njit(cache=True, nogil=True)
 def _decode_state(state):
     """:func:`decode_rows` over all the tables of a :class:`StepState`."""
     return decode_rows(
-        0,
+        np.int64(0),
         state.active.shape[0],
         state.ints,
         state.floats,
@@ -268,7 +288,7 @@ def _decode_state(state):
 @numba.njit(cache=True, nogil=True)
 def _play_state(start, stop, state):
     """:func:`pb_gym.session.play_rows` at the tables ``start..stop-1`` of a :class:`StepState`."""
-    return play_rows(
+    return _play_rows(
         start,
         stop,
         state.active,
@@ -290,38 +310,6 @@ def _play_state(start, stop, state):
 def _obs_state(start, stop, state, obs):
     """:func:`obs_rows` at the tables ``start..stop-1`` of a :class:`StepState`."""
     obs_rows(start, stop, state.obs_consts, state.seats, state.records, state.shoe, obs)
-
-
-def batch_state(
-    cfg: EnvConfig,
-    tables: Tables,
-    ints: np.ndarray,
-    floats: np.ndarray,
-    active: np.ndarray,
-    max_hands: int | None = None,
-) -> StepState:
-    """The :class:`StepState` of a batch of ``tables`` for :func:`play_state` (as :func:`step_state`,
-    ``max_hands`` overriding ``cfg.max_hands``; ``ints`` / ``floats`` / ``active``: the caller's
-    buffers, written before each step)."""
-    session = tables.session
-    requested, chosen = scratch(session)
-    seats, records, shoe, hand = session.structs()
-    return _new_step_state(
-        ints,
-        floats,
-        decode_struct(cfg),
-        active,
-        requested,
-        chosen,
-        seats,
-        records,
-        shoe,
-        deal_constants(cfg.rules),
-        hand,
-        session.payoffs,
-        limits_struct(cfg, cfg.max_hands if max_hands is None else max_hands),
-        obs_struct(cfg),
-    )
 
 
 def decode_state(cfg: EnvConfig, state: StepState, ints: np.ndarray) -> None:
@@ -369,13 +357,19 @@ def restart_all(state, bankroll0, obs):
     if shoe.shoe.shape[1] != per_rank * R.N_RANKS:
         return False
     n = shoe.position.shape[0]
+    # the shuffle of pb_gym.engine.init, already compiled when the tables were made: called with its
+    # argument types from there (no literal 0), so that no second specialization is compiled
+    zero = np.int64(0)
+    engine._init_rows(zero, n, shoe, zero, burn)
     for t in range(n):
-        engine.new_shoe(t, shoe, 0, burn)
         shoe.hands_in_shoe[t] = 0
         shoe.shoes_started[t] += 1
         shoe.cut_hands[t] = 0
-    restart_rows(np.arange(n), bankroll0, state.seats, state.records)
-    obs_rows(0, n, state.obs_consts, state.seats, state.records, state.shoe, obs)
+    index = np.empty(n, np.int64)  # (np.arange would compile one more kernel)
+    for t in range(n):
+        index[t] = t
+    restart_rows(index, bankroll0, state.seats, state.records)
+    obs_rows(zero, n, state.obs_consts, state.seats, state.records, state.shoe, obs)
     return True
 
 
