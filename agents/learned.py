@@ -54,6 +54,7 @@ import numpy as np
 
 from pb_gym import exact
 from pb_gym import rules as R
+from pb_gym.agents import roads_features as RF
 from pb_gym.agents import systems as S
 from pb_gym.envs import table as T
 
@@ -65,7 +66,7 @@ ENV_FILE = "env.json"
 NORMALIZE_FILE = "vecnormalize.pkl"
 
 ALGORITHMS: tuple[str, ...] = ("PPO", "A2C", "DQN", "MaskablePPO", "RecurrentPPO")
-OBS_TRANSFORMS: tuple[str, ...] = ("none", "composition", "counts", "shoe_only")
+OBS_TRANSFORMS: tuple[str, ...] = ("none", "composition", "counts", "shoe_only", "roads")
 """The observation transforms (:func:`transform_obs`), the ``obs_transform`` of a train config."""
 SHOE_ONLY_KEYS: tuple[str, ...] = ("shoe", "cards_left")
 """What ``shoe_only`` keeps: the composition of the unseen cards, and how many there are."""
@@ -409,12 +410,19 @@ def transform_obs(kind: str, obs: dict[str, np.ndarray], cfg: T.EnvConfig) -> di
     from the cards seen (effects of removal from the exact calculator, scaled by the cards unseen), the
     feature a human counter would hand the agent. ``shoe_only``: ``composition``'s ``shoe`` and
     ``cards_left``, nothing else (no bankroll, hand counters or bead plate): what a counter sizes a bet
-    from, and nothing that drifts over a session longer than a training episode.
+    from, and nothing that drifts over a session longer than a training episode. ``roads``: the bead
+    plate replaced by the roads drawn from it (``roads``: :func:`agents.roads_features.roads_features`,
+    the entries of :class:`pb_gym.envs.roads_observation.RoadsObservation`; give the env a ``history``
+    as long as a shoe), the other fields unchanged.
     """
-    if kind == "none" or "shoe" not in obs:
-        return obs
     if kind not in OBS_TRANSFORMS:
         raise ValueError(f"obs_transform={kind!r} is not allowed; allowed: {', '.join(OBS_TRANSFORMS)}")
+    if kind == "roads":  # the bead plate becomes the roads (agents.roads_features)
+        out = {key: value for key, value in obs.items() if key != "bead_plate"}
+        out["roads"] = RF.roads_features(obs["bead_plate"], cfg.obs_scale == "scaled")
+        return out
+    if kind == "none" or "shoe" not in obs:
+        return obs
     full = _FULL_FRACTION.get(cfg.rules.decks)
     if full is None:
         f = R.full_shoe(cfg.rules.decks).astype(np.float32)
@@ -437,6 +445,9 @@ def transformed_space(kind: str, space):
     """The observation space after :func:`transform_obs`."""
     from gymnasium import spaces
 
+    if kind == "roads" and isinstance(space, spaces.Dict):
+        boxes = {key: box for key, box in space.spaces.items() if key != "bead_plate"}
+        return spaces.Dict({**boxes, "roads": spaces.Box(-1.0, 1.0, shape=(RF.SIZE,), dtype=np.float32)})
     if kind == "none" or not isinstance(space, spaces.Dict) or "shoe" not in space.spaces:
         return space
     boxes = dict(space.spaces)

@@ -93,6 +93,13 @@ class BenchmarkConfig(Strict):
     bootstrap_reps: int = Field(50_000, ge=100, le=1_000_000, description="stratified bootstrap replicates")
     bootstrap_seed: int = Field(0, ge=0, description="seed of the bootstrap replicates")
     confidence: float = Field(0.95, gt=0, lt=1, description="coverage of the bootstrap intervals")
+    recorded: list[str] = Field(
+        default_factory=list,
+        description="benchmark.csv files of earlier studies (paths from the current folder): a run of "
+        "this config whose algorithm and seed are in one is taken from its row instead of trained "
+        "(that it had this config's settings and held-out deal is the user's to vouch for; a row "
+        "scored against another perfect-bettor profit is refused); such runs have no learning curve",
+    )
 
     @field_validator("task")
     @classmethod
@@ -183,6 +190,89 @@ def plan_runs(config: BenchmarkConfig) -> list[dict]:
             step = "run_" + hashlib.sha256(text.encode()).hexdigest()[:24]
             runs.append({"algorithm": algorithm.name, "seed": seed, "train": train, "step": step})
     return runs
+
+
+RECORDED_FIELDS = (
+    "algorithm",
+    "seed",
+    "timesteps",
+    "training_seconds",
+    "normalized_score",
+    "normalized_score_lo",
+    "normalized_score_hi",
+    "regret_per_hand",
+    "exact_profit_per_hand",
+    "perfect_profit_per_hand",
+    "bet_rate",
+)
+"""The columns a recorded run's row needs (:func:`recorded_runs`); ``realized_profit_per_hand``,
+``training_cpu_seconds`` and ``perfect_bet_rate`` are read where present."""
+
+
+def _number(text: str | None) -> float | None:
+    return None if text is None or text.strip() == "" else float(text)
+
+
+def recorded_runs(paths: list[str]) -> dict[tuple[str, int], dict]:
+    """The runs of the ``benchmark.csv`` files ``paths``, keyed by (algorithm, seed), each shaped as a
+    trained run of :func:`run` (the score's estimates; no learning curve; ``recorded``: its file).
+
+    Raises:
+        ConfigError: a file cannot be read, lacks a column of :data:`RECORDED_FIELDS`, has a value
+            that is not a number, or two rows (in any of the files) are the same algorithm and seed.
+    """
+    out: dict[tuple[str, int], dict] = {}
+    for path in paths:
+        where = f"recorded: {path}"
+        try:
+            with open(path, newline="") as handle:
+                rows = list(csv.DictReader(handle))
+                header = rows[0].keys() if rows else []
+        except OSError as error:
+            raise ConfigError(f"{where}: cannot be read ({error.strerror or error})") from None
+        missing = [f for f in RECORDED_FIELDS if f not in header]
+        if missing:
+            raise ConfigError(f"{where}: has no column {', '.join(missing)} (a benchmark.csv has them)")
+        for line, row in enumerate(rows, start=2):
+            try:
+                key = (row["algorithm"], int(row["seed"]))
+                values = {f: _number(row.get(f)) for f in CSV_FIELDS if f not in ("algorithm", "seed")}
+            except ValueError as error:
+                raise ConfigError(f"{where}: line {line}: {error}") from None
+            if key in out:
+                raise ConfigError(
+                    f"{where}: line {line}: {key[0]} seed {key[1]} is recorded twice "
+                    f"(also in {out[key]['recorded']})"
+                )
+            score: dict[str, Any] = {
+                f: {"estimate": values[f]} for f in FIGURES + RECORDED_EXTRA if values.get(f) is not None
+            }
+            score["normalized_score"]["ci95"] = [values["normalized_score_lo"], values["normalized_score_hi"]]
+            out[key] = {
+                "algorithm": key[0],
+                "seed": key[1],
+                "timesteps": int(values["timesteps"] or 0),
+                "training_seconds": values["training_seconds"],
+                "training_cpu_seconds": values.get("training_cpu_seconds"),
+                "score": score,
+                "curve": [],
+                "recorded": str(path),
+            }
+    return out
+
+
+def _check_same_deal(runs: list[dict]) -> None:
+    """Every run was scored against the same perfect bettor's profit (the same held-out hands)."""
+    first = runs[0]["score"]["perfect_profit_per_hand"]["estimate"]
+    for r in runs:
+        other = r["score"]["perfect_profit_per_hand"]["estimate"]
+        if not math.isclose(other, first, rel_tol=1e-9, abs_tol=1e-15):
+            where = r.get("recorded", "trained here")
+            raise ConfigError(
+                f"recorded: {r['algorithm']} seed {r['seed']} ({where}) was scored where the perfect "
+                f"bettor earns {other!r} per hand, {runs[0]['algorithm']} seed {runs[0]['seed']} where it "
+                f"earns {first!r}: other held-out hands, not allowed in one table"
+            )
 
 
 def train_and_score(
@@ -311,7 +401,12 @@ def run(
     started = time.perf_counter()
     runs = plan_runs(config)
     results: dict[str, dict] = {}
+    recorded = recorded_runs(config.recorded)
     for r in runs:
+        kept_row = recorded.get((r["algorithm"], r["seed"]))
+        if kept_row is not None:
+            results[r["step"]] = {**kept_row, "sb3_algorithm": r["train"]["algorithm"]}
+            continue
         found, kept = store.load_step(r["step"]) if store is not None else (False, None)
         if found and isinstance(kept, dict):
             results[r["step"]] = kept
@@ -343,15 +438,20 @@ def run(
                 if store is not None:
                     store.save_step(r["step"], result)
     ordered = [results[r["step"]] for r in runs]
-    first = ordered[0]["score"]
+    _check_same_deal(ordered)
+    # a trained run has the deal's counts; recorded rows only the estimates
+    first = next((r["score"] for r in ordered if "recorded" not in r), ordered[0]["score"])
     return {
         "task": config.task,
         "seeds": list(config.seeds),
         "held_out": {"tables": config.tables, "hands_per_table": config.hands, "seed": config.seed},
-        "hands": first["hands"],
-        "shoes": first["shoes"],
+        "hands": first.get("hands", config.tables * config.hands),
+        "shoes": first.get("shoes"),
         "perfect_profit_per_hand": first["perfect_profit_per_hand"],
-        "perfect_bet_rate": first["perfect_bet_rate"],
+        "perfect_bet_rate": next(
+            (r["score"]["perfect_bet_rate"] for r in ordered if "perfect_bet_rate" in r["score"]), None
+        ),
+        "recorded": sorted({r["recorded"] for r in ordered if "recorded" in r}),
         "aggregation": {
             "estimate": "interquartile mean over the runs (rliable's IQM)",
             "interval": f"{config.confidence:.0%} stratified bootstrap, percentile (one stratum: the task)",
@@ -360,7 +460,11 @@ def run(
         },
         "algorithms": summarize(config, ordered),
         "runs": ordered,
-        "timings": {"total_s": time.perf_counter() - started, "runs_trained": len(todo)},
+        "timings": {
+            "total_s": time.perf_counter() - started,
+            "runs_trained": len(todo),
+            "runs_recorded": sum("recorded" in r for r in ordered),
+        },
     }
 
 
@@ -372,6 +476,12 @@ def _interval(entry: dict, scale_by: float = 1.0, digits: int = 3) -> str:
 
 def _seconds(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0f} s"
+
+
+def _cpu(entry: dict, runs: int) -> str:
+    """The median CPU time, with how many runs it is of where some (recorded rows) lack theirs."""
+    measured = sum(v is not None for v in entry["values"])
+    return _seconds(entry["median"]) + (f" ({measured} of {runs} runs)" if 0 < measured < runs else "")
 
 
 def table(result: dict) -> str:
@@ -391,17 +501,22 @@ def table(result: dict) -> str:
             f"{', '.join(f'{v:.3f}' for v in a['normalized_score']['values'])} | "
             f"{a['bet_rate']['iqm']:.1%} | "
             f"{seconds['median']:.0f} s [{seconds['min']:.0f}, {seconds['max']:.0f}] | "
-            f"{_seconds(a['training_cpu_seconds']['median'])} | "
+            f"{_cpu(a['training_cpu_seconds'], a['runs'])} | "
             f"{', '.join(f'{t:,}' for t in a['timesteps'])} |"
         )
-    lines.append(
-        f"| perfect bettor (the optimum) | | 1 | 0 | | {result['perfect_bet_rate']['estimate']:.1%} | | | |"
-    )
+    rate = result.get("perfect_bet_rate")
+    shown = f"{rate['estimate']:.1%}" if rate else "n/a"
+    lines.append(f"| perfect bettor (the optimum) | | 1 | 0 | | {shown} | | | |")
     note = (
         f"{result['task']}, scored on {result['hands']:,} held-out hands ({result['held_out']['tables']} "
         f"tables x {result['held_out']['hands_per_table']:,}, seed {result['held_out']['seed']}); the "
         f"perfect bettor earns {perfect * 1000:+.2f} units per 1,000 hands there."
     )
+    taken = sum("recorded" in r for r in result["runs"])
+    if taken:
+        note += (
+            f" {taken} of the {len(result['runs'])} runs are recorded rows ({', '.join(result['recorded'])})."
+        )
     return "\n".join([note, "", *lines])
 
 
@@ -423,18 +538,19 @@ CSV_FIELDS = (
     "perfect_profit_per_hand",
     "realized_profit_per_hand",
     "bet_rate",
+    "training_cpu_seconds",
+    "perfect_bet_rate",
 )
+RECORDED_EXTRA = ("perfect_profit_per_hand", "realized_profit_per_hand", "perfect_bet_rate")
+"""The score's figures a recorded row carries besides :data:`FIGURES`."""
 
 
-def write_outputs(result: dict, folder: Path) -> list[Path]:
-    """The files of :data:`OUTPUT_NAMES` under ``folder``."""
-    (folder / "benchmark.json").write_text(strict_json.dumps(result, indent=1))
-    (folder / "benchmark.md").write_text(table(result) + "\n")
-    (folder / "benchmark.txt").write_text(report(result) + "\n")
-    with open(folder / "benchmark.csv", "w", newline="") as handle:
+def write_csv(runs: list[dict], path: Path) -> Path:
+    """``benchmark.csv``: one row per run (a recorded run's row as it was read)."""
+    with open(path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(CSV_FIELDS))
         writer.writeheader()
-        for r in result["runs"]:
+        for r in runs:
             s = r["score"]
             row = {k: s[k]["estimate"] for k in CSV_FIELDS if k in s and isinstance(s[k], dict)}
             writer.writerow(
@@ -444,10 +560,20 @@ def write_outputs(result: dict, folder: Path) -> list[Path]:
                     "seed": r["seed"],
                     "timesteps": r["timesteps"],
                     "training_seconds": r["training_seconds"],
+                    "training_cpu_seconds": r.get("training_cpu_seconds"),
                     "normalized_score_lo": s["normalized_score"]["ci95"][0],
                     "normalized_score_hi": s["normalized_score"]["ci95"][1],
                 }
             )
+    return path
+
+
+def write_outputs(result: dict, folder: Path) -> list[Path]:
+    """The files of :data:`OUTPUT_NAMES` under ``folder``."""
+    (folder / "benchmark.json").write_text(strict_json.dumps(result, indent=1))
+    (folder / "benchmark.md").write_text(table(result) + "\n")
+    (folder / "benchmark.txt").write_text(report(result) + "\n")
+    write_csv(result["runs"], folder / "benchmark.csv")
     plot_curves(result, folder / "curves.png")
     return [folder / n for n in OUTPUT_NAMES]
 
@@ -508,10 +634,12 @@ __all__ = [
     "aggregate",
     "main",
     "plan_runs",
+    "recorded_runs",
     "run",
     "summarize",
     "table",
     "train_and_score",
     "train_config",
+    "write_csv",
     "write_outputs",
 ]

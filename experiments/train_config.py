@@ -403,6 +403,16 @@ def _check_policy_observation(config: TrainConfig) -> None:
             f"obs_transform {config.obs_transform!r} reads the Dict observation's fields: "
             "set env.observation: dict"
         )
+    if config.obs_transform == "roads":  # the roads are drawn from the bead plate: it must hold the shoe
+        rules = config.env.config().rules
+        longest = (rules.n_cards - rules.cut_card) // 4 + 2  # (and the hand the cut card comes in)
+        if config.env.history < longest:
+            raise ValueError(
+                f"env.history: {config.env.history} is not allowed with obs_transform 'roads' (the roads "
+                f"are drawn from the bead plate, which must hold a whole shoe); allowed: at least "
+                f"{longest} (a shoe of {rules.n_cards} cards cut {rules.cut_card} from the end deals at most "
+                f"{longest} hands)"
+            )
 
 
 def _check_evaluation(config: TrainConfig) -> None:

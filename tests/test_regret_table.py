@@ -203,3 +203,76 @@ def test_a_train_config_for_another_table_is_refused_before_training(tmp_path):
     path.write_text(yaml.safe_dump({"algorithms": [{"name": "PPO", "train": str(tmp_path / "none.yaml")}]}))
     with pytest.raises(ConfigError, match=r"algorithms: PPO: .*none.yaml"):
         RT.main(str(path), as_json=True)
+
+
+# ------------------------------------------------------------------------------- recorded rows
+RECORDED = ROOT / "docs" / "benchmark" / "discover-4-seeds.csv"
+
+
+def _recorded_config(path: Path, seeds: list[int], recorded: list[str]) -> str:
+    full = yaml.safe_load((ROOT / "configs" / "benchmark" / "discover.yaml").read_text())
+    full.update(
+        seeds=seeds,
+        recorded=recorded,
+        algorithms=[dict(a, train=str(ROOT / a["train"])) for a in full["algorithms"]],
+    )
+    path.write_text(yaml.safe_dump(full))
+    return str(path)
+
+
+def test_recorded_rows_are_aggregated_without_training_and_written_back_as_read(tmp_path, monkeypatch):
+    from pb_gym.experiments import regret_table as RT
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a recorded run was trained")
+
+    monkeypatch.setattr(RT, "train_and_score", refused)
+    config = _recorded_config(tmp_path / "r.yaml", [0, 1, 2, 3], [str(RECORDED)])
+    result = RT.main(config, out=str(tmp_path / "out"), as_json=True)
+    with open(RECORDED, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert result["timings"] == {**result["timings"], "runs_trained": 0, "runs_recorded": 20}
+    for name in ("PPO", "A2C", "DQN", "MaskablePPO", "RecurrentPPO"):
+        mine = [float(r["normalized_score"]) for r in rows if r["algorithm"] == name]
+        entry = result["algorithms"][name]["normalized_score"]
+        # four runs: the IQM is the mean of the middle two
+        assert entry["iqm"] == pytest.approx(np.mean(sorted(mine)[1:3]), abs=1e-15)
+        assert entry["ci"] == stats.stratified_bootstrap_ci(np.array(mine), reps=50_000, seed=0)
+    # the recorded PPO row's table entry as the 4-seed table printed it
+    assert "| PPO | 4 | 0.950 [0.948, 0.951] | 0.46 [0.45, 0.48] |" in RT.table(result)
+    assert "20 of the 20 runs are recorded rows" in RT.table(result)
+    assert "| n/a | | | |" in RT.table(result)  # (the old rows lack the perfect bettor's bet rate)
+    with open(tmp_path / "out" / "benchmark.csv", newline="") as handle:
+        written = list(csv.DictReader(handle))
+    keys = [k for k in rows[0] if k != "timesteps"]
+    assert [{k: float(r[k]) if k not in ("algorithm", "seed") else r[k] for k in keys} for r in written] == [
+        {k: float(r[k]) if k not in ("algorithm", "seed") else r[k] for k in keys} for r in rows
+    ]
+    assert all(r["training_cpu_seconds"] == "" for r in written)
+
+
+def test_bad_recorded_files_are_refused_with_the_file_and_the_reason(tmp_path):
+    from pb_gym.experiments import regret_table as RT
+    from pb_gym.experiments.config import ConfigError
+
+    text = RECORDED.read_text().splitlines()
+    (tmp_path / "twice.csv").write_text("\n".join([text[0], text[1], text[1]]) + "\n")
+    with pytest.raises(ConfigError, match=r"twice.csv: line 3: PPO seed 0 is recorded twice"):
+        RT.recorded_runs([str(tmp_path / "twice.csv")])
+    header = text[0].replace("regret_per_hand,", "")
+    body = [",".join(v for i, v in enumerate(line.split(",")) if i != 7) for line in text[1:3]]
+    (tmp_path / "short.csv").write_text("\n".join([header, *body]) + "\n")
+    with pytest.raises(ConfigError, match=r"short.csv: has no column regret_per_hand"):
+        RT.recorded_runs([str(tmp_path / "short.csv")])
+    with pytest.raises(ConfigError, match=r"recorded: .*absent.csv: cannot be read"):
+        RT.recorded_runs([str(tmp_path / "absent.csv")])
+    # a row scored on other held-out hands (another perfect-bettor profit) is not mixed in
+    other = text[2].split(",")
+    other[9] = "0.0123"
+    (tmp_path / "other.csv").write_text("\n".join([text[0], text[1], ",".join(other)]) + "\n")
+    config = _recorded_config(tmp_path / "o.yaml", [0, 1], [str(tmp_path / "other.csv")])
+    data = yaml.safe_load(Path(config).read_text())
+    data["algorithms"] = data["algorithms"][:1]
+    Path(config).write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match=r"PPO seed 1 .*other.csv.* other held-out hands"):
+        RT.main(config, as_json=True)
