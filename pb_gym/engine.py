@@ -124,17 +124,22 @@ def new_shoe(t, shoe, start, burn):
     ``u`` the draw's top 53 bits as a fraction. The draws of a shuffle do not depend on each other,
     so they are computed first in a loop the compiler vectorizes, then the swaps run."""
     cards = shoe.shoe
+    suits = shoe.suits
     counts = shoe.counts
     unseen = shoe.unseen
     rng = shoe.rng
     n_cards = cards.shape[1]
     per_rank = n_cards // _N_RANKS
+    suited = suits.shape[1] > 0  # the state tracks suits (init's suited=True)
     if start == 0:
         k = 0
         for r in range(_N_RANKS):
             for _ in range(per_rank):
                 cards[t, k] = r + 1
                 k += 1
+        if suited:  # the canonical shoe: by rank, copy j of a rank in suit j % 4
+            for k in range(n_cards):
+                suits[t, k] = (k % per_rank) & 3
     n_draws = max(n_cards - 1 - start, 0)
     draws = np.empty(n_draws, dtype=np.int32)
     seed = rng[t]
@@ -148,6 +153,13 @@ def new_shoe(t, shoe, start, burn):
         tmp = cards[t, i]
         cards[t, i] = cards[t, j]
         cards[t, j] = tmp
+    if suited:  # the same swaps: each card's suit moves with its rank
+        for k in range(n_draws):
+            i = n_cards - 1 - k
+            j = draws[k]
+            tmp = suits[t, i]
+            suits[t, i] = suits[t, j]
+            suits[t, j] = tmp
     for r in range(_N_RANKS):
         counts[t, r] = per_rank
         unseen[t, r] = per_rank
@@ -189,11 +201,15 @@ def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C
     player_pair = hand.player_pair
     banker_pair = hand.banker_pair
     shuffled = hand.shuffled
+    suits, player_suits, banker_suits = shoe.suits, hand.player_suits, hand.banker_suits
+    suited = suits.shape[1] > 0
     for t in range(start, stop):
         if not active[t]:  # a table sitting this hand out: untouched state, an empty result row
             for k in range(_MAX_CARDS):
                 player_cards[t, k] = 0
                 banker_cards[t, k] = 0
+                player_suits[t, k] = 0
+                banker_suits[t, k] = 0
             player_total[t] = 0
             banker_total[t] = 0
             player_ncards[t] = 0
@@ -241,6 +257,13 @@ def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C
         banker_cards[t, 0] = b1
         banker_cards[t, 1] = b2
         banker_cards[t, 2] = cb if bd else 0
+        if suited:
+            player_suits[t, 0] = suits[t, pos]
+            player_suits[t, 1] = suits[t, pos + 2]
+            player_suits[t, 2] = suits[t, pos + 4] if pd else 0
+            banker_suits[t, 0] = suits[t, pos + 1]
+            banker_suits[t, 1] = suits[t, pos + 3]
+            banker_suits[t, 2] = suits[t, pos + 4 + pd] if bd else 0
         counts[t, p1 - 1] -= 1
         unseen[t, p1 - 1] -= 1
         counts[t, p2 - 1] -= 1
@@ -480,18 +503,39 @@ def _parse_stack(stack: Sequence | np.ndarray, rules: Rules, n_tables: int) -> n
     return np.broadcast_to(codes, (n_tables, codes.shape[1]))
 
 
-def table_bytes(rules: Rules) -> int:
-    """Bytes of one table's state (:class:`ShoeState`: the shoe, counts, counters) and of its row of a
-    :class:`HandResult`: what :func:`init` and a :func:`deal` allocate per table."""
+def _stacked_shoe(codes: np.ndarray, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
+    """One table's shoe and suits for a stacked top ``codes``: the canonical shoe's copies of each rank
+    (copy ``j`` in suit ``j % 4``), the stack taking them in order, then the unused ones."""
+    per_rank = _per_rank(rules)
+    copy = np.arange(rules.n_cards) % per_rank  # the canonical shoe, by rank
+    rank = np.arange(rules.n_cards) // per_rank
+    ranks = codes.astype(np.intp) - 1
+    seen = np.zeros(R.N_RANKS, dtype=np.intp)
+    taken = np.empty(ranks.size, dtype=np.intp)  # which canonical card each stacked one is
+    for k, r in enumerate(ranks):
+        taken[k] = r * per_rank + seen[r]
+        seen[r] += 1
+    order = np.concatenate([taken, np.setdiff1d(np.arange(rules.n_cards), taken)])
+    return (rank[order] + 1).astype(np.uint8), (copy[order] % R.CARDS_PER_RANK_PER_DECK).astype(np.uint8)
+
+
+def table_bytes(rules: Rules, suited: bool = False) -> int:
+    """Bytes of one table's state (:class:`ShoeState`: the shoe, its suits if ``suited``, counts,
+    counters) and of its row of a :class:`HandResult`: what :func:`init` and a :func:`deal` allocate
+    per table."""
+    widths = {"shoe": rules.n_cards, "suits": rules.n_cards if suited else 0}
     state = sum(
-        dtype.itemsize * (rules.n_cards if name == "shoe" else R.N_RANKS if ndim == 2 else 1)
-        for name, dtype, ndim in STATE_ARRAYS
+        dtype.itemsize * widths.get(name, R.N_RANKS if ndim == 2 else 1) for name, dtype, ndim in STATE_ARRAYS
     )
     return state + sum(dtype.itemsize * (3 if ndim == 2 else 1) for _, dtype, ndim in RESULT_ARRAYS)
 
 
 def init(
-    rules: Rules, n_tables: int, seed: Seed = None, stack: Sequence | np.ndarray | None = None
+    rules: Rules,
+    n_tables: int,
+    seed: Seed = None,
+    stack: Sequence | np.ndarray | None = None,
+    suited: bool = False,
 ) -> ShoeState:
     """Shuffle a fresh shoe at each of ``n_tables`` tables and apply the burn rule.
 
@@ -505,7 +549,13 @@ def init(
             cards, shuffled. The stack is the shoe from its top card, so with ``rules.burn`` its first
             card is the one turned for the burn; use ``burn=False`` to deal the stack from the first
             hand. A stack with more cards of a rank than the decks hold is rejected.
+        suited: track each card's suit too (:attr:`ShoeState.suits`, the hands'
+            ``player_suits`` / ``banker_suits``, :func:`unseen_by_suit`), for the suited bets. The ranks
+            dealt are the same bits either way (the suits follow the same swaps); tracking them costs
+            the shuffle a second pass (``pb-gym bench``).
     """
+    if not isinstance(suited, (bool, np.bool_)):
+        raise ValueError(f"suited={suited!r} is not allowed; allowed: True, False")
     if not isinstance(rules, Rules):
         raise TypeError(f"rules must be a pb_gym.Rules, got {type(rules).__name__}")
     if isinstance(n_tables, bool) or not isinstance(n_tables, (int, np.integer)) or n_tables < 1:
@@ -513,25 +563,29 @@ def init(
     n_tables = int(n_tables)
     progress.note_compiling(sys.modules[__name__])  # the first run on a machine compiles the deal
     memory.require(
-        n_tables * table_bytes(rules), f"a shoe state of {n_tables:,} tables", "deal fewer tables at once"
+        n_tables * table_bytes(rules, bool(suited)),
+        f"a shoe state of {n_tables:,} tables",
+        "deal fewer tables at once",
     )
     n_cards = rules.n_cards
     shoe = np.zeros((n_tables, n_cards), dtype=np.uint8)
-    full = R.full_shoe(rules.decks)
+    suits = np.zeros((n_tables, n_cards if suited else 0), dtype=np.uint8)
     stack_len = 0
     if stack is not None:
         codes = _parse_stack(stack, rules, n_tables)
         stack_len = codes.shape[1]
         if stack_len:
-            shoe[:, :stack_len] = codes
-            # the rest of each shoe: the cards the stack did not use, in rank order, shuffled below
+            # each stacked card is the next unused copy of its rank; the rest of each shoe, the copies
+            # the stack did not use, in rank order, is shuffled below
             for t in range(codes.shape[0] if codes.strides[0] else 1):
-                rest = full - np.bincount(codes[t].astype(np.intp) - 1, minlength=R.N_RANKS)
-                shoe[t, stack_len:] = np.repeat(np.arange(1, R.N_RANKS + 1, dtype=np.uint8), rest)
+                shoe[t], suit_row = _stacked_shoe(codes[t], rules)
+                if suited:
+                    suits[t] = suit_row
             if not codes.strides[0]:
-                shoe[1:, stack_len:] = shoe[0, stack_len:]
+                shoe[1:], suits[1:] = shoe[0], suits[0]
     state = ShoeState(
         shoe=shoe,
+        suits=suits,
         position=np.zeros(n_tables, dtype=np.int32),
         counts=np.zeros((n_tables, R.N_RANKS), dtype=np.int16),
         unseen=np.zeros((n_tables, R.N_RANKS), dtype=np.int16),
@@ -639,6 +693,47 @@ def next_hand_composition(rules: Rules, state: ShoeState) -> np.ndarray:
     return np.where(shoe_over(rules, state)[:, None], R.full_shoe(rules.decks), state.unseen)
 
 
+@numba.njit(cache=True, nogil=True)
+def _unseen_by_suit_rows(start, stop, shoe, burn, out):
+    """``out[t]``: the cards of table ``t`` the players have not seen, by rank and suit: the shoe behind
+    its position, and with ``burn`` the cards burned face down after the turned one."""
+    cards, suits, position = shoe.shoe, shoe.suits, shoe.position
+    for t in range(start, stop):
+        out[t] = 0
+        for k in range(position[t], cards.shape[1]):
+            out[t, cards[t, k] - 1, suits[t, k]] += 1
+        if burn:
+            for k in range(1, 1 + R.BURN_COUNTS[cards[t, 0] - 1]):
+                out[t, cards[t, k] - 1, suits[t, k]] += 1
+
+
+def unseen_by_suit(rules: Rules, state: ShoeState) -> np.ndarray:
+    """The cards the players have not seen, by rank and suit, ``(n, 13, 4)`` int64 (ranks A..K by
+    :data:`pb_gym.suited.SUITS`): summed over suits, ``state.unseen``. Computed from the shoe's cards
+    when asked (the deal keeps counts by rank only)."""
+    check_state(rules, state)
+    n_suits = R.CARDS_PER_RANK_PER_DECK
+    if state.suits.shape[1] == 0:
+        raise ValueError("this state does not track suits: make it with engine.init(..., suited=True)")
+    if state.suits.max(initial=0) >= n_suits:
+        raise ValueError(f"the state's suits must be 0..{n_suits - 1} (was it changed by hand?)")
+    out = np.zeros((state.n_tables, R.N_RANKS, n_suits), dtype=np.int64)
+    _unseen_by_suit_rows(0, state.n_tables, state.view, bool(rules.burn), out)
+    if not np.array_equal(out.sum(axis=2), state.unseen):
+        raise ValueError(
+            "the state's cards by suit do not add up to its unseen counts by rank (was it changed by hand?)"
+        )
+    return out
+
+
+def next_hand_suited_composition(rules: Rules, state: ShoeState) -> np.ndarray:
+    """:func:`next_hand_composition` by rank and suit, ``(n, 13, 4)``: :func:`unseen_by_suit`, or a full
+    shoe (``decks`` of each card) at tables whose next :func:`deal` reshuffles first. The composition
+    :mod:`pb_gym.suited` prices the suited bets of the next hand from."""
+    full = np.full((R.N_RANKS, R.CARDS_PER_RANK_PER_DECK), rules.decks, dtype=np.int64)
+    return np.where(shoe_over(rules, state)[:, None, None], full, unseen_by_suit(rules, state))
+
+
 def validate_stakes(rules: Rules, stakes: np.ndarray | dict, n: int) -> np.ndarray:
     """Check stakes and return them as a float ``(n, 7)`` array in :data:`pb_gym.rules.BETS` order.
 
@@ -709,11 +804,13 @@ __all__ = [
     "init",
     "new_shoe",
     "next_hand_composition",
+    "next_hand_suited_composition",
     "raise_table_problem",
     "settle",
     "shoe_over",
     "shuffle",
     "table_bytes",
     "table_seeds",
+    "unseen_by_suit",
     "validate_stakes",
 ]

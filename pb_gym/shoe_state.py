@@ -37,6 +37,7 @@ def array_fields(*fields: tuple[str, type, int]) -> tuple[tuple[str, np.dtype, i
 
 STATE_ARRAYS = array_fields(
     ("shoe", np.uint8, 2),
+    ("suits", np.uint8, 2),
     ("position", np.int32, 1),
     ("counts", np.int16, 2),
     ("unseen", np.int16, 2),
@@ -59,6 +60,8 @@ RESULT_ARRAYS = array_fields(
     ("player_pair", np.bool_, 1),
     ("banker_pair", np.bool_, 1),
     ("shuffled", np.bool_, 1),
+    ("player_suits", np.uint8, 2),
+    ("banker_suits", np.uint8, 2),
 )
 """(name, dtype, dimensions) of each array of a :class:`HandResult`, as :meth:`HandResult.empty`."""
 
@@ -214,6 +217,12 @@ class ShoeState(CheckedArrays):
 
     Attributes:
         shoe: ``(n, cards)`` uint8 card codes (1..13 = A..K) in deal order.
+        suits: ``(n, cards)`` uint8 suit of each card of ``shoe`` (an index in
+            :data:`pb_gym.suited.SUITS`), or ``(n, 0)`` for a state that does not track suits (the
+            default of :func:`pb_gym.engine.init`: the suits cost the shuffle a second pass of swaps). A
+            fresh shoe lists its cards by rank, copy ``j`` of a rank in suit ``j % 4``; the shuffle
+            moves each card's suit with its rank (the same swaps), so the ranks dealt are the same
+            bits with suits or without.
         position: ``(n,)`` index of the next card to be dealt.
         counts: ``(n, 13)`` cards of each rank really left in the shoe (not dealt, not burned).
         unseen: ``(n, 13)`` cards of each rank the players have not seen: the shoe plus the face-down
@@ -234,6 +243,7 @@ class ShoeState(CheckedArrays):
     _VIEW_FIELDS = SHOE_VIEW_FIELDS
 
     shoe: np.ndarray
+    suits: np.ndarray
     position: np.ndarray
     counts: np.ndarray
     unseen: np.ndarray
@@ -244,7 +254,9 @@ class ShoeState(CheckedArrays):
     cut_position: int
 
     def _widths(self) -> dict[str, int]:
-        return {"shoe": self.shoe.shape[1], "counts": R.N_RANKS, "unseen": R.N_RANKS}
+        width = self.shoe.shape[1]
+        suits = 0 if self.suits.ndim == 2 and self.suits.shape[1] == 0 else width  # (n, 0): untracked
+        return {"shoe": width, "suits": suits, "counts": R.N_RANKS, "unseen": R.N_RANKS}
 
     @property
     def n_tables(self) -> int:
@@ -278,6 +290,9 @@ class HandResult(CheckedArrays):
         natural: either hand had a natural (8 or 9 on two cards).
         player_pair, banker_pair: the first two cards of that hand have the same rank.
         shuffled: the shoe was (re)shuffled and burned just before this hand.
+        player_suits, banker_suits: ``(n, 3)`` the suit of each card of ``player_cards`` /
+            ``banker_cards`` (an index in :data:`pb_gym.suited.SUITS`; 0 where there is no card), from
+            a state that tracks suits (``engine.init(..., suited=True)``); all 0 otherwise.
 
     The arrays' dtypes and shapes (those of :meth:`empty`) are checked when a result is built and
     when an array is replaced, so that :func:`deal` can write into it (``out=``).
@@ -288,7 +303,7 @@ class HandResult(CheckedArrays):
     _VIEW_FIELDS = HAND_VIEW_FIELDS
 
     def _widths(self) -> dict[str, int]:
-        return {"player_cards": 3, "banker_cards": 3}
+        return {"player_cards": 3, "banker_cards": 3, "player_suits": 3, "banker_suits": 3}
 
     player_cards: np.ndarray
     banker_cards: np.ndarray
@@ -302,6 +317,8 @@ class HandResult(CheckedArrays):
     player_pair: np.ndarray
     banker_pair: np.ndarray
     shuffled: np.ndarray
+    player_suits: np.ndarray
+    banker_suits: np.ndarray
 
     @classmethod
     def empty(cls, n: int) -> HandResult:
@@ -320,6 +337,8 @@ class HandResult(CheckedArrays):
             np.zeros(n, np.bool_),
             np.zeros(n, np.bool_),
             np.zeros(n, np.bool_),
+            np.zeros((n, 3), u8),
+            np.zeros((n, 3), u8),
         )
 
     def __len__(self) -> int:
@@ -328,3 +347,10 @@ class HandResult(CheckedArrays):
     def payoffs(self, rules: Rules) -> np.ndarray:
         """Net win per unit staked on each of the 7 bet spots (:data:`pb_gym.rules.BETS`), ``(n, 7)``."""
         return R.payoffs(rules, self.outcome, self.player_pair, self.banker_pair)
+
+    def perfect_pairs(self) -> np.ndarray:
+        """``(n, 2)`` bool: the player's / the banker's first two cards are identical in rank and suit
+        (a hand dealt from a state that tracks suits)."""
+        player = self.player_pair & (self.player_suits[:, 0] == self.player_suits[:, 1])
+        banker = self.banker_pair & (self.banker_suits[:, 0] == self.banker_suits[:, 1])
+        return np.stack([player, banker], axis=1)
