@@ -519,12 +519,18 @@ def resolve(bets: Iterable[str | Bet] | str | None = None, rules: Rules | None =
 
 def pay_matrix(bets: Iterable[str | Bet] | str | None = None, rules: Rules | None = None) -> np.ndarray:
     """Net win per unit staked, ``(1600, k)``: row = hand class, column = bet (``None``: every catalog
-    bet in catalog order). ``pay_matrix(rules.BETS, r)`` equals ``r.payoff_matrix()``. With a suited
-    bet among them, ``(6400, k)``: row = suited hand class (:meth:`Bet.suited_column`)."""
-    chosen = resolve(bets, rules)
+    bet settled by rank, in catalog order: :func:`rank_bets`). ``pay_matrix(rules.BETS, r)`` equals
+    ``r.payoff_matrix()``. With a suited bet among them, ``(6400, k)``: row = suited hand class
+    (:meth:`Bet.suited_column`)."""
+    chosen = rank_bets(rules) if bets is None else resolve(bets, rules)
     if any(bet.suited for bet in chosen):
         return np.stack([bet.suited_column() for bet in chosen], axis=1)
     return np.stack([bet.column() for bet in chosen], axis=1)
+
+
+def rank_bets(rules: Rules | None = None) -> tuple[Bet, ...]:
+    """The catalog's bets settled by rank (every bet but the suited ones), in catalog order."""
+    return tuple(bet for bet in _catalog(rules or Rules()).values() if not bet.suited)
 
 
 def split_composition(composition: np.ndarray | Sequence) -> tuple[np.ndarray, np.ndarray | None]:
@@ -556,19 +562,23 @@ def expected_values(
     rank on the last axis, or counts by rank and suit ``(..., 13, 4)``; any leading axes), shape
     ``(..., k)``. One walk per composition prices every bet
     (:func:`pb_gym.exact.hand_class_expectations`); the suited bets (which need the composition by
-    suit) by :mod:`pb_gym.suited`'s closed form."""
+    suit) by :mod:`pb_gym.suited`'s closed form. ``bets=None``: every catalog bet for a composition by
+    rank and suit, every bet settled by rank (:func:`rank_bets`) for one by rank."""
     from pb_gym import exact  # exact imports nothing from here; the late import keeps the core light
 
-    chosen = resolve(bets, rules)
     by_rank, by_suit = split_composition(composition)
+    if bets is None:
+        chosen = resolve(None, rules) if by_suit is not None else rank_bets(rules)
+    else:
+        chosen = resolve(bets, rules)
     if not any(bet.suited for bet in chosen):
         return exact.hand_class_expectations(by_rank, pay_matrix(chosen, rules))
-    rank_bets = [bet for bet in chosen if not bet.suited]
+    by_rank_bets = [bet for bet in chosen if not bet.suited]
     suited_bets = [bet for bet in chosen if bet.suited]
     suited_ev = _suited_only(suited_bets, by_suit)
     out = np.empty(suited_ev.shape[:-1] + (len(chosen),))
-    if rank_bets:
-        rank_ev = exact.hand_class_expectations(by_rank, pay_matrix(rank_bets, rules))
+    if by_rank_bets:
+        rank_ev = exact.hand_class_expectations(by_rank, pay_matrix(by_rank_bets, rules))
         out[..., [i for i, bet in enumerate(chosen) if not bet.suited]] = rank_ev
     out[..., [i for i, bet in enumerate(chosen) if bet.suited]] = suited_ev
     return out
