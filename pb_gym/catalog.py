@@ -597,7 +597,8 @@ def combination_counts(
     by_rank, by_suit = split_composition(composition)
     if bet.suited:
         _suited_only([bet], by_suit)  # (the error for a composition by rank alone)
-        counts = np.array(S.suit_class_counts(by_suit), dtype=object)
+        assert by_suit is not None
+        counts = np.array(S.suit_class_counts(by_suit), dtype=np.int64)
     else:
         counts = exact.hand_class_counts(by_rank)
     out: dict[str, int] = {}
