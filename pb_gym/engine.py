@@ -114,6 +114,19 @@ def _mix(z: np.uint64) -> np.uint64:
     return z ^ (z >> _U64(31))
 
 
+@numba.njit(inline="always")
+def _swap(row, t, draws):
+    """The Fisher-Yates swaps of a shuffle on ``row[t]``: draw ``k`` swaps the position ``n - 1 - k``
+    with ``draws[k]``."""
+    last = row.shape[1] - 1
+    for k in range(draws.shape[0]):
+        i = last - k
+        j = draws[k]
+        tmp = row[t, i]
+        row[t, i] = row[t, j]
+        row[t, j] = tmp
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def new_shoe(t, shoe, start, burn):
     """Shuffle the cards below ``start`` of table ``t`` of a :class:`ShoeView` (cards above are a
@@ -147,19 +160,9 @@ def new_shoe(t, shoe, start, burn):
         z = _mix(seed + _U64(k + 1) * _GOLDEN)
         draws[k] = start + np.int32(float(z >> _U64(11)) * _TO_UNIT * (n_cards - start - k))
     rng[t] = seed + _U64(n_draws) * _GOLDEN
-    for k in range(n_draws):
-        i = n_cards - 1 - k
-        j = draws[k]
-        tmp = cards[t, i]
-        cards[t, i] = cards[t, j]
-        cards[t, j] = tmp
+    _swap(cards, t, draws)
     if suited:  # the same swaps: each card's suit moves with its rank
-        for k in range(n_draws):
-            i = n_cards - 1 - k
-            j = draws[k]
-            tmp = suits[t, i]
-            suits[t, i] = suits[t, j]
-            suits[t, j] = tmp
+        _swap(suits, t, draws)
     for r in range(_N_RANKS):
         counts[t, r] = per_rank
         unseen[t, r] = per_rank
