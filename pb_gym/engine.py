@@ -40,12 +40,16 @@ from pb_gym.shoe_state import (
     CheckedArrays,
     HandResult,
     HandView,
+    Seed,
     ShoeState,
     ShoeView,
     array_fields,
     check_arrays,
     check_result,
+    parse_stack,
     raise_table_problem,
+    stacked_shoe,
+    table_seeds,
 )
 from pb_gym.threads import parallel_for, run_rows
 
@@ -438,90 +442,6 @@ def check_state(rules: Rules, state: ShoeState, deals: bool = True) -> None:
         raise_table_problem(table, problem)
 
 
-Seed = int | np.random.SeedSequence | Sequence[int] | np.ndarray | None
-
-
-def table_seeds(seed: Seed, n_tables: int) -> np.ndarray:
-    """The initial random state of each table.
-
-    An int (or ``SeedSequence``, or None for fresh entropy) is a root seed: the tables' states are drawn
-    from ``SeedSequence(seed)``. A sequence of ``n_tables`` ints seeds table ``t`` alone with
-    ``seed[t]``, exactly as a single table seeded with that int, so that N one-table states and one
-    N-table state deal the same hands (the Gymnasium convention ``seed + i`` for sub-environments).
-    """
-    if isinstance(seed, (list, tuple, np.ndarray)):
-        seeds = np.asarray(seed)
-        if seeds.shape != (n_tables,) or seeds.dtype.kind not in "iu":
-            raise ValueError(
-                f"seed must be an int or {n_tables} ints (one per table); got {seeds.shape} of {seeds.dtype}"
-            )
-        if seeds.size and seeds.min() < 0:
-            raise ValueError(
-                f"seed={int(seeds.min())} (table {int(np.argmin(seeds))}) is not "
-                "allowed; allowed: ints >= 0, one per table"
-            )
-        return np.array(
-            [np.random.SeedSequence(int(s)).generate_state(1, dtype=np.uint64)[0] for s in seeds],
-            dtype=np.uint64,
-        )
-    if isinstance(seed, (bool, np.bool_)) or not (
-        seed is None or isinstance(seed, (int, np.integer, np.random.SeedSequence))
-    ):
-        raise ValueError(
-            f"seed={seed!r} is not allowed; allowed: an int >= 0, a SeedSequence, None, or one int per table"
-        )
-    if isinstance(seed, (int, np.integer)) and seed < 0:
-        raise ValueError(
-            f"seed={int(seed)} is not allowed; allowed: an int >= 0, a SeedSequence, "
-            "None, or one int per table"
-        )
-    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    return seq.generate_state(n_tables, dtype=np.uint64)
-
-
-def _parse_stack(stack: Sequence | np.ndarray, rules: Rules, n_tables: int) -> np.ndarray:
-    """Validate a stacked shoe top: card names or codes, one row per table or one row for all."""
-    arr = np.asarray(stack, dtype=object)
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2 or arr.shape[0] not in (1, n_tables):
-        raise ValueError(
-            f"stack must be a list of cards or one list per table ({n_tables} tables); got shape {arr.shape}"
-        )
-    codes = np.vectorize(R.card_code, otypes=[np.uint8])(arr) if arr.size else arr.astype(np.uint8)
-    if codes.shape[1] > rules.n_cards:
-        raise ValueError(
-            f"stack has {codes.shape[1]} cards but a {rules.decks}-deck shoe holds {rules.n_cards}"
-        )
-    per_rank = R.CARDS_PER_RANK_PER_DECK * rules.decks
-    for row_index, row in enumerate(codes):
-        used = np.bincount(row.astype(np.intp) - 1, minlength=R.N_RANKS)
-        over = np.flatnonzero(used > per_rank)
-        if over.size:
-            r = over[0]
-            raise ValueError(
-                f"impossible stack (table {row_index}): {used[r]} cards of rank "
-                f"{R.RANKS[r]} but a {rules.decks}-deck shoe holds only {per_rank}"
-            )
-    return np.broadcast_to(codes, (n_tables, codes.shape[1]))
-
-
-def _stacked_shoe(codes: np.ndarray, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
-    """One table's shoe and suits for a stacked top ``codes``: the canonical shoe's copies of each rank
-    (copy ``j`` in suit ``j % 4``), the stack taking them in order, then the unused ones."""
-    per_rank = _per_rank(rules)
-    copy = np.arange(rules.n_cards) % per_rank  # the canonical shoe, by rank
-    rank = np.arange(rules.n_cards) // per_rank
-    ranks = codes.astype(np.intp) - 1
-    seen = np.zeros(R.N_RANKS, dtype=np.intp)
-    taken = np.empty(ranks.size, dtype=np.intp)  # which canonical card each stacked one is
-    for k, r in enumerate(ranks):
-        taken[k] = r * per_rank + seen[r]
-        seen[r] += 1
-    order = np.concatenate([taken, np.setdiff1d(np.arange(rules.n_cards), taken)])
-    return (rank[order] + 1).astype(np.uint8), (copy[order] % R.CARDS_PER_RANK_PER_DECK).astype(np.uint8)
-
-
 def table_bytes(rules: Rules, suited: bool = False) -> int:
     """Bytes of one table's state (:class:`ShoeState`: the shoe, its suits if ``suited``, counts,
     counters) and of its row of a :class:`HandResult`: what :func:`init` and a :func:`deal` allocate
@@ -575,13 +495,13 @@ def init(
     suits = np.zeros((n_tables, n_cards if suited else 0), dtype=np.uint8)
     stack_len = 0
     if stack is not None:
-        codes = _parse_stack(stack, rules, n_tables)
+        codes = parse_stack(stack, rules, n_tables)
         stack_len = codes.shape[1]
         if stack_len:
             # each stacked card is the next unused copy of its rank; the rest of each shoe, the copies
             # the stack did not use, in rank order, is shuffled below
             for t in range(codes.shape[0] if codes.strides[0] else 1):
-                shoe[t], suit_row = _stacked_shoe(codes[t], rules)
+                shoe[t], suit_row = stacked_shoe(codes[t], rules)
                 if suited:
                     suits[t] = suit_row
             if not codes.strides[0]:

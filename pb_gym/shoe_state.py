@@ -2,12 +2,14 @@
 kernels take them by (fields read by name), and the checks that let the kernels trust them.
 
 :mod:`pb_gym.engine` deals from these (its kernels take a :class:`ShoeView` and a :class:`HandView`) and
-exports every public name here; this module holds the data and its validation, the engine the dealing.
+exports every public name here; this module holds the data and its validation (and the inputs of a new
+state: the tables' seeds, a stacked shoe top), the engine the dealing.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -354,3 +356,87 @@ class HandResult(CheckedArrays):
         player = self.player_pair & (self.player_suits[:, 0] == self.player_suits[:, 1])
         banker = self.banker_pair & (self.banker_suits[:, 0] == self.banker_suits[:, 1])
         return np.stack([player, banker], axis=1)
+
+
+Seed = int | np.random.SeedSequence | Sequence[int] | np.ndarray | None
+
+
+def table_seeds(seed: Seed, n_tables: int) -> np.ndarray:
+    """The initial random state of each table.
+
+    An int (or ``SeedSequence``, or None for fresh entropy) is a root seed: the tables' states are drawn
+    from ``SeedSequence(seed)``. A sequence of ``n_tables`` ints seeds table ``t`` alone with
+    ``seed[t]``, exactly as a single table seeded with that int, so that N one-table states and one
+    N-table state deal the same hands (the Gymnasium convention ``seed + i`` for sub-environments).
+    """
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        seeds = np.asarray(seed)
+        if seeds.shape != (n_tables,) or seeds.dtype.kind not in "iu":
+            raise ValueError(
+                f"seed must be an int or {n_tables} ints (one per table); got {seeds.shape} of {seeds.dtype}"
+            )
+        if seeds.size and seeds.min() < 0:
+            raise ValueError(
+                f"seed={int(seeds.min())} (table {int(np.argmin(seeds))}) is not "
+                "allowed; allowed: ints >= 0, one per table"
+            )
+        return np.array(
+            [np.random.SeedSequence(int(s)).generate_state(1, dtype=np.uint64)[0] for s in seeds],
+            dtype=np.uint64,
+        )
+    if isinstance(seed, (bool, np.bool_)) or not (
+        seed is None or isinstance(seed, (int, np.integer, np.random.SeedSequence))
+    ):
+        raise ValueError(
+            f"seed={seed!r} is not allowed; allowed: an int >= 0, a SeedSequence, None, or one int per table"
+        )
+    if isinstance(seed, (int, np.integer)) and seed < 0:
+        raise ValueError(
+            f"seed={int(seed)} is not allowed; allowed: an int >= 0, a SeedSequence, "
+            "None, or one int per table"
+        )
+    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    return seq.generate_state(n_tables, dtype=np.uint64)
+
+
+def parse_stack(stack: Sequence | np.ndarray, rules: Rules, n_tables: int) -> np.ndarray:
+    """Validate a stacked shoe top: card names or codes, one row per table or one row for all."""
+    arr = np.asarray(stack, dtype=object)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[0] not in (1, n_tables):
+        raise ValueError(
+            f"stack must be a list of cards or one list per table ({n_tables} tables); got shape {arr.shape}"
+        )
+    codes = np.vectorize(R.card_code, otypes=[np.uint8])(arr) if arr.size else arr.astype(np.uint8)
+    if codes.shape[1] > rules.n_cards:
+        raise ValueError(
+            f"stack has {codes.shape[1]} cards but a {rules.decks}-deck shoe holds {rules.n_cards}"
+        )
+    per_rank = R.CARDS_PER_RANK_PER_DECK * rules.decks
+    for row_index, row in enumerate(codes):
+        used = np.bincount(row.astype(np.intp) - 1, minlength=R.N_RANKS)
+        over = np.flatnonzero(used > per_rank)
+        if over.size:
+            r = over[0]
+            raise ValueError(
+                f"impossible stack (table {row_index}): {used[r]} cards of rank "
+                f"{R.RANKS[r]} but a {rules.decks}-deck shoe holds only {per_rank}"
+            )
+    return np.broadcast_to(codes, (n_tables, codes.shape[1]))
+
+
+def stacked_shoe(codes: np.ndarray, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
+    """One table's shoe and suits for a stacked top ``codes``: the canonical shoe's copies of each rank
+    (copy ``j`` in suit ``j % 4``), the stack taking them in order, then the unused ones."""
+    per_rank = R.CARDS_PER_RANK_PER_DECK * rules.decks
+    copy = np.arange(rules.n_cards) % per_rank  # the canonical shoe, by rank
+    rank = np.arange(rules.n_cards) // per_rank
+    ranks = codes.astype(np.intp) - 1
+    seen = np.zeros(R.N_RANKS, dtype=np.intp)
+    taken = np.empty(ranks.size, dtype=np.intp)  # which canonical card each stacked one is
+    for k, r in enumerate(ranks):
+        taken[k] = r * per_rank + seen[r]
+        seen[r] += 1
+    order = np.concatenate([taken, np.setdiff1d(np.arange(rules.n_cards), taken)])
+    return (rank[order] + 1).astype(np.uint8), (copy[order] % R.CARDS_PER_RANK_PER_DECK).astype(np.uint8)
