@@ -76,12 +76,20 @@ class BetBook:
     Attributes:
         names: the bets, in column order.
         pay: ``(N_HAND_CLASSES, k)`` net win per unit staked, row = :func:`pb_gym.rules.hand_class`.
-        expected_values: compositions ``(n, 13)`` -> exact EV of every bet ``(n, k)``.
+        expected_values: compositions ``(n, 13)`` -> exact EV of every bet ``(n, k)``; a suited book's
+            takes compositions by rank and suit ``(n, 13, 4)``.
+        suited: a bet of the book is settled on suits (:attr:`pb_gym.catalog.Bet.suited`): ``pay`` is
+            by suited hand class (:data:`pb_gym.rules.N_SUITED_CLASSES` rows), the deal tracks suits and
+            prices every hand from the unseen cards by rank and suit (the perfect-information bettor
+            knows the suits), while the counts stay counts by rank. A perfect pair is as likely for
+            every rank, so its effects of removal by rank vanish and no rank count can see it (as for
+            the rank pairs): its counts never bet.
     """
 
     names: tuple[str, ...]
     pay: np.ndarray
     expected_values: Callable[[np.ndarray], np.ndarray]
+    suited: bool = False
 
 
 def _book_evs(compositions: np.ndarray, pay: np.ndarray) -> np.ndarray:
@@ -97,16 +105,35 @@ def available_bets(rules: R.Rules, custom: tuple[dict, ...] = ()) -> tuple[str, 
     return catalog.bet_names(rules) + tuple(d["name"] for d in custom)
 
 
+def default_bets(rules: R.Rules, custom: tuple[dict, ...] = ()) -> tuple[str, ...]:
+    """``bets: all``: the catalog's bets settled by rank (:func:`pb_gym.catalog.rank_bets`) and the
+    user's bets; the suited bets are studied when named (their deal tracks suits)."""
+    return tuple(bet.name for bet in catalog.rank_bets(rules)) + tuple(d["name"] for d in custom)
+
+
 def bet_book(rules: R.Rules, names: tuple[str, ...] | None = None, custom: tuple[dict, ...] = ()) -> BetBook:
-    """The book of the bets ``names`` (default: the whole catalog and the user's bets ``custom``)."""
+    """The book of the bets ``names`` (default: :func:`default_bets`)."""
     available = available_bets(rules, custom)
-    names = tuple(names) if names else available
+    names = tuple(names) if names else default_bets(rules, custom)
     unknown = [n for n in names if n not in available]
     if unknown:
         raise ValueError(f"unknown bet(s) {', '.join(unknown)}; allowed: {', '.join(available)}")
     user = {d["name"]: catalog.bet_from_dict(d) for d in custom}
-    pay = np.ascontiguousarray(catalog.pay_matrix([user.get(n, n) for n in names], rules))
+    bets = catalog.resolve([user.get(n, n) for n in names], rules)
+    pay = np.ascontiguousarray(catalog.pay_matrix(bets, rules))
+    if any(bet.suited for bet in bets):
+        return BetBook(names, pay, functools.partial(catalog.expected_values, bets=bets, rules=rules), True)
     return BetBook(names, pay, functools.partial(_book_evs, pay=pay))
+
+
+def _by_suit_of_removal(compositions: np.ndarray, decks: int) -> np.ndarray:
+    """Compositions by rank ``(n, 13)`` of a full shoe less at most ``decks`` cards of a rank, by rank
+    and suit ``(n, 13, 4)``: the cards taken from the first suit. Exact for the effects of removal (a
+    full shoe's suits are alike: which suit a removed card has changes no EV)."""
+    full = np.full((R.N_RANKS, R.CARDS_PER_RANK_PER_DECK), decks, dtype=np.int64)
+    out = np.broadcast_to(full, compositions.shape + (R.CARDS_PER_RANK_PER_DECK,)).copy()
+    out[..., 0] -= decks * R.CARDS_PER_RANK_PER_DECK - compositions
+    return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -122,7 +149,9 @@ class AtlasConfig(Strict):
         "as pb_gym.catalog.bet_from_dict reads them",
     )
     bets: Literal["all"] | tuple[str, ...] = Field(
-        "all", description="the bets studied: all (the whole catalog and the custom bets) or a list of names"
+        "all",
+        description="the bets studied: all (the catalog's bets settled by rank and the custom bets) or a "
+        "list of names (the suited bets too: perfect_pair, perfect_pair_v1)",
     )
     shoes: int = Field(10_000, ge=2, description="shoes dealt (one engine table each, first shoe only)")
     seed: int = Field(1, ge=0)
@@ -188,9 +217,10 @@ def deal_hands(rules: R.Rules, book: BetBook, n_shoes: int, seed: int | np.rando
     """Deal the first shoe of ``n_shoes`` tables; yield, hand by hand, ``(tables, unseen, ev, payoff)``:
     the live tables' indexes, their unseen compositions before the hand, the exact EV of every bet
     before the hand ``(m, k)``, and the dealt hand's net win per unit on every bet ``(m, k)``.
-    ``state``: the engine state to deal (``engine.init(rules, n_shoes, seed)`` if None), for a caller
-    that reads more of it before each hand (the cards left in the shoe, the burned card)."""
-    state = engine.init(rules, n_shoes, seed=seed) if state is None else state
+    ``state``: the engine state to deal (``engine.init(rules, n_shoes, seed)``, tracking suits when
+    the book has suited bets, if None), for a caller that reads more of it before each hand (the
+    cards left in the shoe, the burned card)."""
+    state = engine.init(rules, n_shoes, seed=seed, suited=book.suited) if state is None else state
     hand = engine.HandResult.empty(n_shoes)
     while True:
         live = counts.live_tables(rules, state)
@@ -198,7 +228,7 @@ def deal_hands(rules: R.Rules, book: BetBook, n_shoes: int, seed: int | np.rando
             return
         tables = np.flatnonzero(live)
         unseen = state.unseen[tables].astype(np.int64)
-        ev = book.expected_values(unseen)
+        ev = book.expected_values(engine.unseen_by_suit(rules, state)[tables] if book.suited else unseen)
         engine.deal(rules, state, hand)
         if hand.shuffled[tables].any():
             raise AssertionError("a live table reshuffled: the first-shoe bookkeeping is wrong")
@@ -210,6 +240,9 @@ def deal_hands(rules: R.Rules, book: BetBook, n_shoes: int, seed: int | np.rando
             hand.player_pair[tables],
             hand.banker_pair[tables],
         )
+        if book.suited:  # the suited hand class: + N_HAND_CLASSES x the suit class
+            perfect = hand.perfect_pairs()[tables].astype(np.int64)
+            classes = classes + R.N_HAND_CLASSES * (perfect[:, 0] + 2 * perfect[:, 1])
         yield tables, unseen, ev, book.pay[classes]
 
 
@@ -398,7 +431,10 @@ def run(
 
     # 2. effects of removal, full-shoe EVs
     t0 = time.perf_counter()
-    removal = counts.effects_of_removal(full, book.expected_values)
+    evs = book.expected_values
+    if book.suited:
+        evs = lambda by_rank: book.expected_values(_by_suit_of_removal(by_rank, rules.decks))  # noqa: E731
+    removal = counts.effects_of_removal(full, evs)
     ev_full, eor = removal["ev"], removal["eor"]
     exchangeability = float(np.max(np.abs(full @ removal["ev_removed"] / full.sum() - ev_full)))
     timings["effects_of_removal_s"] = time.perf_counter() - t0

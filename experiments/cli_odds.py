@@ -104,6 +104,7 @@ def cmd_odds(args: argparse.Namespace) -> dict:
     """Exact probabilities and EV of every bet of the catalog for a full shoe or a given composition."""
     from pb_gym import catalog, exact
     from pb_gym import rules as R
+    from pb_gym import suited as S
 
     if args.ranks is not None:
         composition = _parse_ranks(args.ranks)
@@ -112,6 +113,14 @@ def cmd_odds(args: argparse.Namespace) -> dict:
         rules = _rules(args, decks=8 if args.decks is None else args.decks)
         composition = R.full_shoe(rules.decks)
     names = _parse_bets(args.bets, rules)
+    suited_bets = {name for name in names if catalog.get_bet(name, rules).suited}
+    if suited_bets and (args.ranks is not None or args.known is not None):
+        if args.bets is not None and args.bets.strip() != "all":  # named: they need the suits
+            raise UsageError(
+                f"--bets: {', '.join(sorted(suited_bets))} are settled on suits: priced for a full shoe "
+                "(--decks), not for a composition by rank (--ranks) or known ranks (--known)"
+            )
+        names = tuple(name for name in names if name not in suited_bets)  # all: those by rank
     try:
         result = exact.odds(composition, rules)
     except ValueError as error:
@@ -120,8 +129,9 @@ def cmd_odds(args: argparse.Namespace) -> dict:
         return _odds_known(args, composition, rules, names, result)
     side = [name for name in names if name not in R.BETS]  # the seven spots are priced already
     side_ev = {}
-    if side:
-        side_ev = dict(zip(side, catalog.expected_values(composition, side, rules), strict=True))
+    if side:  # a full shoe's suits are known: decks of each card (the suited bets are priced on them)
+        priced = S.suited_shoe(rules.decks) if suited_bets else composition
+        side_ev = dict(zip(side, catalog.expected_values(priced, side, rules), strict=True))
     result["ev"] = {
         name: float(result["ev"][name]) if name in R.BETS else float(side_ev[name]) for name in names
     }

@@ -31,9 +31,17 @@ margin             0..9                  winning total minus losing total (0 on 
 player_pair        true, false           the player's first two cards are of one rank
 banker_pair        true, false           the banker's first two cards are of one rank
 pairs              0, 1, 2               how many of the two hands hold such a pair
+player_perfect     true, false           the player's first two cards are identical in rank and suit
+banker_perfect     true, false           the banker's first two cards are identical in rank and suit
+perfect_pairs      0, 1, 2               how many of the two hands hold such a perfect pair
 =================  ====================  ==========================================================
 
-Suits are not tracked, so bets on suits (Perfect Pair, Royal Match, suited Tiger Pair) are out of scope.
+The last three are the *suit fields*: a bet that reads them is a suited bet (:attr:`Bet.suited`), its
+rows read suit fields only, and it is one column over the :data:`pb_gym.rules.N_SUIT_CLASSES` suit
+classes (tiled over the hand classes: :data:`pb_gym.rules.N_SUITED_CLASSES` rows), settled by a table
+whose shoe tracks suits and priced exactly for a composition by rank and suit (``(..., 13, 4)``) by
+:mod:`pb_gym.suited`. Bets on suits beyond the perfect pairs (Royal Match, colour pairs) are not in
+the catalog: their paytables are not among the sources the project cites.
 
 The catalog (:func:`catalog`) holds the seven spots of :data:`pb_gym.rules.BETS`, built from a
 :class:`~pb_gym.rules.Rules` (banker variant, commission, tie and side-bet pays), then the published side
@@ -51,6 +59,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from pb_gym import rules as R
+from pb_gym import suited as S
 from pb_gym.catalog_entries import SIDE_BET_DEFINITIONS
 from pb_gym.rules import Rules
 
@@ -76,8 +85,26 @@ FIELDS: dict[str, tuple] = {
     "player_pair": _BOOL,
     "banker_pair": _BOOL,
     "pairs": (0, 1, 2),
+    "player_perfect": _BOOL,
+    "banker_perfect": _BOOL,
+    "perfect_pairs": (0, 1, 2),
 }
 """Every outcome field a paytable row may test, with its allowed values."""
+SUIT_FIELDS = ("player_perfect", "banker_perfect", "perfect_pairs")
+"""The fields of the suit classes (:data:`pb_gym.rules.N_SUIT_CLASSES`): bit 0 the player's perfect
+pair, bit 1 the banker's."""
+
+
+@functools.lru_cache(maxsize=1)
+def suit_field_values() -> dict[str, np.ndarray]:
+    """Each suit field's value on each suit class, ``(4,)`` int arrays (booleans as 0/1)."""
+    suit_class = np.arange(R.N_SUIT_CLASSES)
+    player, banker = suit_class & 1, suit_class >> 1
+    out = {"player_perfect": player, "banker_perfect": banker, "perfect_pairs": player + banker}
+    for array in out.values():
+        array.setflags(write=False)
+    return out
+
 
 NO_VALUE = -1
 """A field's code on hand classes where it has no value (the winner's cards on a tie)."""
@@ -139,10 +166,17 @@ class PayRow:
     pays: float
     label: str
 
+    @property
+    def suited(self) -> bool:
+        """Whether the row reads the suit fields (:data:`SUIT_FIELDS`)."""
+        return any(field in SUIT_FIELDS for field, _ in self.when)
+
     def mask(self) -> np.ndarray:
-        """Boolean ``(1600,)``: the hand classes this row matches."""
-        match = np.ones(R.N_HAND_CLASSES, dtype=bool)
-        values = field_values()
+        """Boolean ``(1600,)``: the hand classes this row matches (a suited row: ``(4,)``, the suit
+        classes)."""
+        suited = self.suited
+        match = np.ones(R.N_SUIT_CLASSES if suited else R.N_HAND_CLASSES, dtype=bool)
+        values = suit_field_values() if suited else field_values()
         for field, allowed in self.when:
             match &= np.isin(values[field], [_code(field, v) for v in allowed])
         return match
@@ -165,8 +199,22 @@ class Bet:
         return np.stack([row.mask() for row in self.rows])
 
     def column(self) -> np.ndarray:
-        """Net win per unit staked on each hand class, ``(1600,)`` float64 (-1 where no row matches)."""
+        """Net win per unit staked on each hand class, ``(1600,)`` float64 (-1 where no row matches); a
+        suited bet's on each suit class, ``(4,)``."""
         return _column(self)
+
+    @property
+    def suited(self) -> bool:
+        """Whether the bet is settled on suits (its rows read :data:`SUIT_FIELDS`)."""
+        return any(row.suited for row in self.rows)
+
+    def suited_column(self) -> np.ndarray:
+        """Net win per unit on each suited hand class (:data:`pb_gym.rules.N_SUITED_CLASSES`, row
+        ``hand_class + 1600 * suit_class``): the rank-level column repeated for every suit class, or a
+        suited bet's value on each suit class repeated over the hand classes."""
+        if self.suited:
+            return np.repeat(self.column(), R.N_HAND_CLASSES)
+        return np.tile(self.column(), R.N_SUIT_CLASSES)
 
     @property
     def uses_pairs(self) -> bool:
@@ -187,7 +235,7 @@ class Bet:
 
 @functools.lru_cache(maxsize=512)
 def _column(bet: Bet) -> np.ndarray:
-    column = np.full(R.N_HAND_CLASSES, -1.0)
+    column = np.full(R.N_SUIT_CLASSES if bet.suited else R.N_HAND_CLASSES, -1.0)
     for row in bet.rows:
         column[row.mask()] = row.pays
     column.setflags(write=False)
@@ -255,7 +303,9 @@ def _parse_condition(field: object, value: object, where: str) -> tuple[str, tup
     return field, tuple(a for a in allowed if a in values)
 
 
-def _describe(index: int) -> str:
+def _describe(index: int, suited: bool = False) -> str:
+    if suited:
+        return ", ".join(f"{name}={int(v[index])}" for name, v in suit_field_values().items())
     values = field_values()
     pt, bt = int(values["player_total"][index]), int(values["banker_total"][index])
     pn, bn = int(values["player_cards"][index]), int(values["banker_cards"][index])
@@ -338,6 +388,11 @@ def _read_row(row: object, where: str) -> PayRow:
 
 def _check_rows_partition(bet: Bet) -> None:
     """Every row of ``bet`` matches some hand, and no hand matches two rows."""
+    if bet.suited and not all(row.suited and all(f in SUIT_FIELDS for f, _ in row.when) for row in bet.rows):
+        raise ValueError(
+            f"bet {bet.name!r}: a bet on suits reads only the suit fields ({', '.join(SUIT_FIELDS)}) "
+            "in every row"
+        )
     masks = bet.row_masks()
     for number, mask in enumerate(masks, start=1):
         if not mask.any():
@@ -348,7 +403,7 @@ def _check_rows_partition(bet: Bet) -> None:
             if both.any():
                 raise ValueError(
                     f"bet {bet.name!r}: rows {first + 1} and {second + 1} overlap (both match "
-                    f"{_describe(int(np.argmax(both)))}); a hand may match one row only"
+                    f"{_describe(int(np.argmax(both)), bet.suited)}); a hand may match one row only"
                 )
 
 
@@ -433,7 +488,7 @@ def rules_bets(rules: Rules | None = None) -> tuple[Bet, ...]:
 
 @functools.lru_cache(maxsize=1)
 def _side_bets() -> tuple[Bet, ...]:
-    return tuple(bet_from_dict(definition) for definition in SIDE_BET_DEFINITIONS)
+    return tuple(bet_from_dict(definition) for definition in SIDE_BET_DEFINITIONS + S.catalog_definitions())
 
 
 @functools.lru_cache(maxsize=64)
@@ -474,8 +529,38 @@ def resolve(bets: Iterable[str | Bet] | str | None = None, rules: Rules | None =
 
 def pay_matrix(bets: Iterable[str | Bet] | str | None = None, rules: Rules | None = None) -> np.ndarray:
     """Net win per unit staked, ``(1600, k)``: row = hand class, column = bet (``None``: every catalog
-    bet in catalog order). ``pay_matrix(rules.BETS, r)`` equals ``r.payoff_matrix()``."""
-    return np.stack([bet.column() for bet in resolve(bets, rules)], axis=1)
+    bet settled by rank, in catalog order: :func:`rank_bets`). ``pay_matrix(rules.BETS, r)`` equals
+    ``r.payoff_matrix()``. With a suited bet among them, ``(6400, k)``: row = suited hand class
+    (:meth:`Bet.suited_column`)."""
+    chosen = rank_bets(rules) if bets is None else resolve(bets, rules)
+    if any(bet.suited for bet in chosen):
+        return np.stack([bet.suited_column() for bet in chosen], axis=1)
+    return np.stack([bet.column() for bet in chosen], axis=1)
+
+
+def rank_bets(rules: Rules | None = None) -> tuple[Bet, ...]:
+    """The catalog's bets settled by rank (every bet but the suited ones), in catalog order."""
+    return tuple(bet for bet in _catalog(rules or Rules()).values() if not bet.suited)
+
+
+def split_composition(composition: np.ndarray | Sequence) -> tuple[np.ndarray, np.ndarray | None]:
+    """A composition by rank ``(..., 13)`` as ``(it, None)``, or one by rank and suit ``(..., 13, 4)`` as
+    ``(its counts by rank, it)``."""
+    array = np.asarray(composition)
+    if array.ndim >= 2 and array.shape[-2:] == (R.N_RANKS, S.N_SUITS):
+        return array.sum(axis=-1), array
+    return array, None
+
+
+def _suited_only(bets: Sequence[Bet], suited: np.ndarray | None) -> np.ndarray:
+    """``(..., k)`` exact EVs of suited bets from a suited composition."""
+    if suited is None:
+        names = ", ".join(bet.name for bet in bets)
+        raise ValueError(
+            f"{names}: a bet on suits is priced from a composition by rank and suit, shape (..., "
+            f"{R.N_RANKS}, {S.N_SUITS}) (pb_gym.suited.suited_shoe, engine.unseen_by_suit)"
+        )
+    return S.suit_class_probabilities(suited) @ np.stack([bet.column() for bet in bets], axis=1)
 
 
 def expected_values(
@@ -484,24 +569,50 @@ def expected_values(
     rules: Rules | None = None,
 ) -> np.ndarray:
     """Exact EV per unit staked of each bet for the next hand dealt from ``composition`` (13 counts by
-    rank on the last axis; any leading axes), shape ``(..., k)``. One walk per composition prices
-    every bet (:func:`pb_gym.exact.hand_class_expectations`)."""
+    rank on the last axis, or counts by rank and suit ``(..., 13, 4)``; any leading axes), shape
+    ``(..., k)``. One walk per composition prices every bet
+    (:func:`pb_gym.exact.hand_class_expectations`); the suited bets (which need the composition by
+    suit) by :mod:`pb_gym.suited`'s closed form. ``bets=None``: every catalog bet for a composition by
+    rank and suit, every bet settled by rank (:func:`rank_bets`) for one by rank."""
     from pb_gym import exact  # exact imports nothing from here; the late import keeps the core light
 
-    return exact.hand_class_expectations(np.asarray(composition), pay_matrix(bets, rules))
+    by_rank, by_suit = split_composition(composition)
+    if bets is None:
+        chosen = resolve(None, rules) if by_suit is not None else rank_bets(rules)
+    else:
+        chosen = resolve(bets, rules)
+    if not any(bet.suited for bet in chosen):
+        return exact.hand_class_expectations(by_rank, pay_matrix(chosen, rules))
+    by_rank_bets = [bet for bet in chosen if not bet.suited]
+    suited_bets = [bet for bet in chosen if bet.suited]
+    suited_ev = _suited_only(suited_bets, by_suit)
+    out = np.empty(suited_ev.shape[:-1] + (len(chosen),))
+    if by_rank_bets:
+        rank_ev = exact.hand_class_expectations(by_rank, pay_matrix(by_rank_bets, rules))
+        out[..., [i for i, bet in enumerate(chosen) if not bet.suited]] = rank_ev
+    out[..., [i for i, bet in enumerate(chosen) if bet.suited]] = suited_ev
+    return out
 
 
 def combination_counts(
     bet: str | Bet, composition: np.ndarray | Sequence, rules: Rules | None = None
 ) -> dict[str, int]:
     """Exact counts of ordered 6-card deals (the published combination convention) matching each row
-    of ``bet``'s paytable, by row label, plus ``"loss"`` for the hands no row matches and ``"total"``."""
+    of ``bet``'s paytable, by row label, plus ``"loss"`` for the hands no row matches and ``"total"``.
+    A suited bet's, for a composition by rank and suit ``(13, 4)``: of the first four cards, unordered
+    within each hand (the published perfect-pair convention, :func:`pb_gym.suited.perfect_pair_counts`)."""
     from pb_gym import exact
 
     bet = get_bet(bet, rules)
-    counts = exact.hand_class_counts(np.asarray(composition))
+    by_rank, by_suit = split_composition(composition)
+    if bet.suited:
+        _suited_only([bet], by_suit)  # (the error for a composition by rank alone)
+        assert by_suit is not None
+        counts = np.array(S.suit_class_counts(by_suit), dtype=np.int64)
+    else:
+        counts = exact.hand_class_counts(by_rank)
     out: dict[str, int] = {}
-    matched = np.zeros(R.N_HAND_CLASSES, dtype=bool)
+    matched = np.zeros(counts.shape[0], dtype=bool)
     for row, mask in zip(bet.rows, bet.row_masks(), strict=True):
         out[row.label] = int(counts[mask].sum())
         matched |= mask
@@ -557,15 +668,25 @@ class TableBets:
         base = self.rules.payoff_matrix()
         if not self.extra:
             return base
-        return np.concatenate([base, pay_matrix(self.extra, self.rules)], axis=1)
+        extra = pay_matrix(self.extra, self.rules)
+        if self.suited:  # (6400, n_columns): by suited hand class
+            base = np.tile(base, (R.N_SUIT_CLASSES, 1))
+        return np.concatenate([base, extra], axis=1)
+
+    @property
+    def suited(self) -> bool:
+        """Whether a bet of this table is settled on suits (its shoes must track them, its payoff matrix
+        is by suited hand class: :data:`pb_gym.rules.N_SUITED_CLASSES` rows)."""
+        return any(bet.suited for bet in self.extra)
 
     def expected_values(self, composition: np.ndarray) -> np.ndarray:
-        """Exact EV per unit of every column for the next hand from ``composition`` ``(n, 13)``:
-        ``(n, n_columns)``; the seven spots by :func:`pb_gym.exact.expected_values` (the same bits as
-        a table without extra bets), the extra bets by :func:`expected_values`."""
+        """Exact EV per unit of every column for the next hand from ``composition`` ``(n, 13)`` (or
+        ``(n, 13, 4)`` by rank and suit, which a suited bet needs): ``(n, n_columns)``; the seven spots
+        by :func:`pb_gym.exact.expected_values` (the same bits as a table without extra bets), the extra
+        bets by :func:`expected_values`."""
         from pb_gym import exact
 
-        base = exact.expected_values(composition, self.rules)
+        base = exact.expected_values(split_composition(composition)[0], self.rules)
         if not self.extra:
             return base
         return np.concatenate([base, expected_values(composition, self.extra, self.rules)], axis=-1)

@@ -20,20 +20,37 @@ face-down burned cards), which is what a card counter can know.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 import numba
 import numpy as np
-from numba.core import types
-from numba.experimental import structref
 
 from pb_gym import memory, progress
 from pb_gym import rules as R
 from pb_gym.rules import Rules
+from pb_gym.shoe_state import (
+    HAND_VIEW_FIELDS,
+    RESULT_ARRAYS,
+    SHOE_MISMATCH,
+    SHOE_VIEW_FIELDS,
+    STATE_ARRAYS,
+    TABLE_PROBLEMS,
+    CheckedArrays,
+    HandResult,
+    HandView,
+    Seed,
+    ShoeState,
+    ShoeView,
+    array_fields,
+    check_arrays,
+    check_result,
+    parse_stack,
+    raise_table_problem,
+    stacked_shoe,
+    table_seeds,
+)
 from pb_gym.threads import parallel_for, run_rows
 
 _U64 = np.uint64
@@ -101,6 +118,19 @@ def _mix(z: np.uint64) -> np.uint64:
     return z ^ (z >> _U64(31))
 
 
+@numba.njit(inline="always")
+def _swap(row, t, draws):
+    """The Fisher-Yates swaps of a shuffle on ``row[t]``: draw ``k`` swaps the position ``n - 1 - k``
+    with ``draws[k]``."""
+    last = row.shape[1] - 1
+    for k in range(draws.shape[0]):
+        i = last - k
+        j = draws[k]
+        tmp = row[t, i]
+        row[t, i] = row[t, j]
+        row[t, j] = tmp
+
+
 # (new_shoe and deal_rows are called only from compiled code: no Python or C entry point is compiled;
 # numba's type stubs omit these flags)
 @numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # type: ignore[call-overload]
@@ -113,17 +143,22 @@ def new_shoe(t, shoe, start, burn):
     ``u`` the draw's top 53 bits as a fraction. The draws of a shuffle do not depend on each other,
     so they are computed first in a loop the compiler vectorizes, then the swaps run."""
     cards = shoe.shoe
+    suits = shoe.suits
     counts = shoe.counts
     unseen = shoe.unseen
     rng = shoe.rng
     n_cards = cards.shape[1]
     per_rank = n_cards // _N_RANKS
+    suited = suits.shape[1] > 0  # the state tracks suits (init's suited=True)
     if start == 0:
         k = 0
         for r in range(_N_RANKS):
             for _ in range(per_rank):
                 cards[t, k] = r + 1
                 k += 1
+        if suited:  # the canonical shoe: by rank, copy j of a rank in suit j % 4
+            for k in range(n_cards):
+                suits[t, k] = (k % per_rank) & 3
     n_draws = max(n_cards - 1 - start, 0)
     draws = np.empty(n_draws, dtype=np.int32)
     seed = rng[t]
@@ -131,12 +166,9 @@ def new_shoe(t, shoe, start, burn):
         z = _mix(seed + _U64(k + 1) * _GOLDEN)
         draws[k] = start + np.int32(float(z >> _U64(11)) * _TO_UNIT * (n_cards - start - k))
     rng[t] = seed + _U64(n_draws) * _GOLDEN
-    for k in range(n_draws):
-        i = n_cards - 1 - k
-        j = draws[k]
-        tmp = cards[t, i]
-        cards[t, i] = cards[t, j]
-        cards[t, j] = tmp
+    _swap(cards, t, draws)
+    if suited:  # the same swaps: each card's suit moves with its rank
+        _swap(suits, t, draws)
     for r in range(_N_RANKS):
         counts[t, r] = per_rank
         unseen[t, r] = per_rank
@@ -178,11 +210,15 @@ def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C
     player_pair = hand.player_pair
     banker_pair = hand.banker_pair
     shuffled = hand.shuffled
+    suits, player_suits, banker_suits = shoe.suits, hand.player_suits, hand.banker_suits
+    suited = suits.shape[1] > 0
     for t in range(start, stop):
         if not active[t]:  # a table sitting this hand out: untouched state, an empty result row
             for k in range(_MAX_CARDS):
                 player_cards[t, k] = 0
                 banker_cards[t, k] = 0
+                player_suits[t, k] = 0
+                banker_suits[t, k] = 0
             player_total[t] = 0
             banker_total[t] = 0
             player_ncards[t] = 0
@@ -230,6 +266,13 @@ def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C
         banker_cards[t, 0] = b1
         banker_cards[t, 1] = b2
         banker_cards[t, 2] = cb if bd else 0
+        if suited:
+            player_suits[t, 0] = suits[t, pos]
+            player_suits[t, 1] = suits[t, pos + 2]
+            player_suits[t, 2] = suits[t, pos + 4] if pd else 0
+            banker_suits[t, 0] = suits[t, pos + 1]
+            banker_suits[t, 1] = suits[t, pos + 3]
+            banker_suits[t, 2] = suits[t, pos + 4 + pd] if bd else 0
         counts[t, p1 - 1] -= 1
         unseen[t, p1 - 1] -= 1
         counts[t, p2 - 1] -= 1
@@ -361,107 +404,8 @@ def check_rows(start, stop, shoe, hand_after_cut, per_rank):  # noqa: C901 - one
     return -1, 0
 
 
-TABLE_PROBLEMS = {
-    1: "its position is outside the shoe",
-    2: "its counts by rank are negative, above the unseen counts or above a full shoe",
-    3: "its counts by rank do not add up to the cards left behind its position",
-    4: "it would deal past the end of the shoe (position beyond the cut card)",
-    5: "a card code of the next hand is outside 1..13",
-    6: "its shoe does not hold the cards of these rules",
-}
-SHOE_MISMATCH = 6
-"""Problem code of a shoe array whose length is not the rules' (kernels that skip
-:func:`check_state` per call test it themselves: :func:`pb_gym.session.play_rows`)."""
-
-
-def array_fields(*fields: tuple[str, type, int]) -> tuple[tuple[str, np.dtype, int], ...]:
-    """``(name, dtype, dimensions)`` of each array field of a :class:`CheckedArrays` class."""
-    return tuple((name, np.dtype(dtype), ndim) for name, dtype, ndim in fields)
-
-
-STATE_ARRAYS = array_fields(
-    ("shoe", np.uint8, 2),
-    ("position", np.int32, 1),
-    ("counts", np.int16, 2),
-    ("unseen", np.int16, 2),
-    ("hands_in_shoe", np.int32, 1),
-    ("shoes_started", np.int64, 1),
-    ("cut_hands", np.int8, 1),
-    ("rng", np.uint64, 1),
-)
-"""(name, dtype, dimensions) of each array of a :class:`ShoeState`, as :func:`init` makes them."""
-RESULT_ARRAYS = array_fields(
-    ("player_cards", np.uint8, 2),
-    ("banker_cards", np.uint8, 2),
-    ("player_total", np.uint8, 1),
-    ("banker_total", np.uint8, 1),
-    ("player_ncards", np.uint8, 1),
-    ("banker_ncards", np.uint8, 1),
-    ("outcome", np.uint8, 1),
-    ("winner", np.uint8, 1),
-    ("natural", np.bool_, 1),
-    ("player_pair", np.bool_, 1),
-    ("banker_pair", np.bool_, 1),
-    ("shuffled", np.bool_, 1),
-)
-"""(name, dtype, dimensions) of each array of a :class:`HandResult`, as :meth:`HandResult.empty`."""
-
-
-@structref.register
-class _ShoeViewType(types.StructRef):
-    def preprocess_fields(self, fields: Any) -> tuple:
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
-
-
-class ShoeView(structref.StructRefProxy):
-    """A :class:`ShoeState`'s arrays (and ``cut_position``) as the kernels take them: one compiled
-    object whose fields are read by name (``shoe.position``), never by place. Made by
-    :attr:`ShoeState.view`."""
-
-
-@structref.register
-class _HandViewType(types.StructRef):
-    def preprocess_fields(self, fields: Any) -> tuple:
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
-
-
-class HandView(structref.StructRefProxy):
-    """A :class:`HandResult`'s arrays as the kernels take them (fields read by name). Made by
-    :attr:`HandResult.view`."""
-
-
-SHOE_VIEW_FIELDS = tuple(name for name, _, _ in STATE_ARRAYS) + ("cut_position",)
-HAND_VIEW_FIELDS = tuple(name for name, _, _ in RESULT_ARRAYS)
-structref.define_proxy(ShoeView, _ShoeViewType, list(SHOE_VIEW_FIELDS))
-structref.define_proxy(HandView, _HandViewType, list(HAND_VIEW_FIELDS))
-
-
-# The views are built by cached kernels: a proxy class called from Python compiles its constructor
-# again in every process (about 0.5 s each, even with a warm cache).
-@numba.njit(cache=True)
-def _new_shoe_view(*fields):
-    return ShoeView(*fields)
-
-
-@numba.njit(cache=True)
-def _new_hand_view(*fields):
-    return HandView(*fields)
-
-
-def check_arrays(owner: str, obj: object, fields: tuple, n: int, width: dict[str, int]) -> None:
-    """Every array field of ``obj`` has its dtype, ``n`` rows and (2-D ones) the given width;
-    ValueError naming ``owner.field`` otherwise."""
-    for name, dtype, ndim in fields:
-        array = getattr(obj, name)
-        shape = (n, width[name]) if ndim == 2 else (n,)
-        if (
-            type(array) is np.ndarray
-            and (array.dtype is dtype or array.dtype == dtype)
-            and (array.shape == shape)
-        ):
-            continue
-        got = f"{array.shape} of {array.dtype}" if isinstance(array, np.ndarray) else type(array).__name__
-        raise ValueError(f"{owner}.{name} must be a {dtype.name} array of shape {shape}; got {got}")
+def _per_rank(rules: Rules) -> int:
+    return R.CARDS_PER_RANK_PER_DECK * rules.decks
 
 
 def check_state(rules: Rules, state: ShoeState, deals: bool = True) -> None:
@@ -500,312 +444,23 @@ def check_state(rules: Rules, state: ShoeState, deals: bool = True) -> None:
         raise_table_problem(table, problem)
 
 
-def raise_table_problem(table: int, problem: int) -> None:
-    """Raise the ValueError of :func:`check_rows`'s ``(table, problem)`` (nothing for ``table < 0``)."""
-    if table >= 0:
-        raise ValueError(
-            f"the state of table {table} is inconsistent: {TABLE_PROBLEMS[problem]} "
-            "(was it changed by hand, or made for other Rules?)"
-        )
-
-
-class CheckedArrays:
-    """Base of the array dataclasses the kernels take (the engine's, the session's): the dtypes and
-    shapes of their arrays are checked when one is built and whenever an array is replaced, so that
-    the kernels can trust them.
-
-    ``version`` counts the arrays replaced in this object, and each counter given to :meth:`watch`
-    (a session's) moves with it: code that keeps its arrays (a :attr:`view`,
-    :meth:`pb_gym.session.Session.structs`) rebuilds them when it moves. A class with a ``_VIEW`` (a
-    compiled constructor of a structref proxy whose fields are the ``_VIEW_FIELDS``) hands the kernels
-    that one compiled object (:attr:`view`), made on first use and again after a replacement."""
-
-    __slots__ = ("__dict__", "__weakref__", "_version", "_view", "_watchers")  # (not in vars())
-    _version: int
-    _view: Any
-    _watchers: tuple[list[int], ...]
-    _FIELDS: tuple = ()  # (name, dtype, ndim) of each array field, the first one giving n
-    _VIEW: Any = None
-    _VIEW_FIELDS: tuple[str, ...] = ()
-
-    def _widths(self) -> dict[str, int]:
-        raise NotImplementedError
-
-    def _check(self) -> None:
-        first = getattr(self, self._FIELDS[0][0])
-        if type(first) is not np.ndarray or first.ndim != self._FIELDS[0][2] or first.shape[0] < 1:
-            raise ValueError(
-                f"{type(self).__name__}.{self._FIELDS[0][0]} must be a "
-                f"{self._FIELDS[0][2]}-D array with one row per table"
-            )
-        check_arrays(type(self).__name__, self, self._FIELDS, first.shape[0], self._widths())
-        for name, _, _ in self._FIELDS:  # (the kernels read some arrays as one flat run)
-            if not getattr(self, name).flags.c_contiguous:
-                raise ValueError(f"{type(self).__name__}.{name} must be C-contiguous (np.ascontiguousarray)")
-
-    def __post_init__(self) -> None:
-        self._check()
-        object.__setattr__(self, "_version", 0)
-        object.__setattr__(self, "_view", None)
-        object.__setattr__(self, "_watchers", ())
-
-    def watch(self, counter: list[int]) -> None:
-        """Add one to ``counter[0]`` too whenever an array of this object is replaced."""
-        object.__setattr__(self, "_watchers", (*self._watchers, counter))
-
-    @property
-    def version(self) -> int:
-        """Arrays replaced in this object since it was built."""
-        return self._version
-
-    @property
-    def view(self) -> Any:
-        """The arrays as the kernels take them (one compiled object, fields by name)."""
-        view = self._view
-        if view is None:
-            view = self._VIEW(*(getattr(self, name) for name in self._VIEW_FIELDS))
-            object.__setattr__(self, "_view", view)
-        return view
-
-    def __setattr__(self, name: str, value: object) -> None:
-        fields = self.__dataclass_fields__  # type: ignore[attr-defined]
-        built = next(reversed(fields)) in self.__dict__  # __init__ sets the fields in order
-        object.__setattr__(self, name, value)
-        if built and name in fields:
-            object.__setattr__(self, "_view", None)
-            object.__setattr__(self, "_version", self._version + 1)
-            for counter in self._watchers:
-                counter[0] += 1
-            self._check()
-
-    def __getstate__(self) -> dict:
-        # the view is compiled code's: made again on first use (a session's counter in the watchers is
-        # the same list again when the session is in the same pickle or deep copy)
-        return {"fields": dict(self.__dict__), "watchers": self._watchers}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state["fields"])
-        object.__setattr__(self, "_version", 0)
-        object.__setattr__(self, "_view", None)
-        object.__setattr__(self, "_watchers", state["watchers"])
-
-
-def _per_rank(rules: Rules) -> int:
-    return R.CARDS_PER_RANK_PER_DECK * rules.decks
-
-
-def check_result(result: HandResult, n: int) -> None:
-    """Check that ``result`` can receive a hand at each of ``n`` tables (``out=`` of :func:`deal`)."""
-    if not isinstance(result, HandResult):
-        raise TypeError(
-            f"out must be a pb_gym.engine.HandResult (HandResult.empty(n)), got {type(result).__name__}"
-        )
-    if len(result) != n:
-        raise ValueError(f"out holds {len(result)} tables but the state has {n}")
-
-
-@dataclasses.dataclass
-class ShoeState(CheckedArrays):
-    """The explicit state of N tables (row ``t`` of every array is table ``t``).
-
-    Attributes:
-        shoe: ``(n, cards)`` uint8 card codes (1..13 = A..K) in deal order.
-        position: ``(n,)`` index of the next card to be dealt.
-        counts: ``(n, 13)`` cards of each rank really left in the shoe (not dealt, not burned).
-        unseen: ``(n, 13)`` cards of each rank the players have not seen: the shoe plus the face-down
-            burned cards. This is the composition a counter knows; exact odds computed from it are the
-            true odds of the next hand given what has been seen.
-        hands_in_shoe: ``(n,)`` hands dealt from the current shoe.
-        shoes_started: ``(n,)`` shoes shuffled so far (1 after :func:`init`).
-        cut_hands: ``(n,)`` hands begun after the cut card came out (for ``hand_after_cut``).
-        rng: ``(n,)`` uint64 state of each table's random stream.
-        cut_position: index in the shoe of the cut card (``cards - cards_behind_cut``).
-
-    The arrays' dtypes and shapes are checked when the state is built and when an array is replaced
-    (ValueError naming the array); :func:`deal` checks the state against its rules.
-    """
-
-    _FIELDS = STATE_ARRAYS
-    _VIEW = staticmethod(_new_shoe_view)
-    _VIEW_FIELDS = SHOE_VIEW_FIELDS
-
-    shoe: np.ndarray
-    position: np.ndarray
-    counts: np.ndarray
-    unseen: np.ndarray
-    hands_in_shoe: np.ndarray
-    shoes_started: np.ndarray
-    cut_hands: np.ndarray
-    rng: np.ndarray
-    cut_position: int
-
-    def _widths(self) -> dict[str, int]:
-        return {"shoe": self.shoe.shape[1], "counts": R.N_RANKS, "unseen": R.N_RANKS}
-
-    @property
-    def n_tables(self) -> int:
-        """Number of tables."""
-        return self.shoe.shape[0]
-
-    @property
-    def cards_left(self) -> np.ndarray:
-        """Cards not yet dealt or burned, per table."""
-        return self.shoe.shape[1] - self.position
-
-    def copy(self) -> ShoeState:
-        """A deep copy (the engine updates states in place)."""
-        fields: dict[str, Any] = {
-            f.name: (np.copy(getattr(self, f.name)) if f.name != "cut_position" else self.cut_position)
-            for f in dataclasses.fields(self)
-        }
-        return ShoeState(**fields)
-
-
-@dataclasses.dataclass
-class HandResult(CheckedArrays):
-    """One hand at each of N tables. Card codes 1..13 (A..K), 0 = no third card.
-
-    Attributes:
-        player_cards, banker_cards: ``(n, 3)`` cards in the order dealt to each hand.
-        player_total, banker_total: final totals 0..9.
-        player_ncards, banker_ncards: 2 or 3.
-        outcome: settlement class, an index into :data:`pb_gym.rules.OUTCOMES`.
-        winner: 0 banker, 1 player, 2 tie (:data:`pb_gym.rules.WINNERS`).
-        natural: either hand had a natural (8 or 9 on two cards).
-        player_pair, banker_pair: the first two cards of that hand have the same rank.
-        shuffled: the shoe was (re)shuffled and burned just before this hand.
-
-    The arrays' dtypes and shapes (those of :meth:`empty`) are checked when a result is built and
-    when an array is replaced, so that :func:`deal` can write into it (``out=``).
-    """
-
-    _FIELDS = RESULT_ARRAYS
-    _VIEW = staticmethod(_new_hand_view)
-    _VIEW_FIELDS = HAND_VIEW_FIELDS
-
-    def _widths(self) -> dict[str, int]:
-        return {"player_cards": 3, "banker_cards": 3}
-
-    player_cards: np.ndarray
-    banker_cards: np.ndarray
-    player_total: np.ndarray
-    banker_total: np.ndarray
-    player_ncards: np.ndarray
-    banker_ncards: np.ndarray
-    outcome: np.ndarray
-    winner: np.ndarray
-    natural: np.ndarray
-    player_pair: np.ndarray
-    banker_pair: np.ndarray
-    shuffled: np.ndarray
-
-    @classmethod
-    def empty(cls, n: int) -> HandResult:
-        """Preallocated result arrays for ``n`` tables (pass as ``out=`` to reuse memory)."""
-        u8 = np.uint8
-        return cls(
-            np.zeros((n, 3), u8),
-            np.zeros((n, 3), u8),
-            np.zeros(n, u8),
-            np.zeros(n, u8),
-            np.zeros(n, u8),
-            np.zeros(n, u8),
-            np.zeros(n, u8),
-            np.zeros(n, u8),
-            np.zeros(n, np.bool_),
-            np.zeros(n, np.bool_),
-            np.zeros(n, np.bool_),
-            np.zeros(n, np.bool_),
-        )
-
-    def __len__(self) -> int:
-        return self.outcome.shape[0]
-
-    def payoffs(self, rules: Rules) -> np.ndarray:
-        """Net win per unit staked on each of the 7 bet spots (:data:`pb_gym.rules.BETS`), ``(n, 7)``."""
-        return R.payoffs(rules, self.outcome, self.player_pair, self.banker_pair)
-
-
-Seed = int | np.random.SeedSequence | Sequence[int] | np.ndarray | None
-
-
-def table_seeds(seed: Seed, n_tables: int) -> np.ndarray:
-    """The initial random state of each table.
-
-    An int (or ``SeedSequence``, or None for fresh entropy) is a root seed: the tables' states are drawn
-    from ``SeedSequence(seed)``. A sequence of ``n_tables`` ints seeds table ``t`` alone with
-    ``seed[t]``, exactly as a single table seeded with that int, so that N one-table states and one
-    N-table state deal the same hands (the Gymnasium convention ``seed + i`` for sub-environments).
-    """
-    if isinstance(seed, (list, tuple, np.ndarray)):
-        seeds = np.asarray(seed)
-        if seeds.shape != (n_tables,) or seeds.dtype.kind not in "iu":
-            raise ValueError(
-                f"seed must be an int or {n_tables} ints (one per table); got {seeds.shape} of {seeds.dtype}"
-            )
-        if seeds.size and seeds.min() < 0:
-            raise ValueError(
-                f"seed={int(seeds.min())} (table {int(np.argmin(seeds))}) is not "
-                "allowed; allowed: ints >= 0, one per table"
-            )
-        return np.array(
-            [np.random.SeedSequence(int(s)).generate_state(1, dtype=np.uint64)[0] for s in seeds],
-            dtype=np.uint64,
-        )
-    if isinstance(seed, (bool, np.bool_)) or not (
-        seed is None or isinstance(seed, (int, np.integer, np.random.SeedSequence))
-    ):
-        raise ValueError(
-            f"seed={seed!r} is not allowed; allowed: an int >= 0, a SeedSequence, None, or one int per table"
-        )
-    if isinstance(seed, (int, np.integer)) and seed < 0:
-        raise ValueError(
-            f"seed={int(seed)} is not allowed; allowed: an int >= 0, a SeedSequence, "
-            "None, or one int per table"
-        )
-    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    return seq.generate_state(n_tables, dtype=np.uint64)
-
-
-def _parse_stack(stack: Sequence | np.ndarray, rules: Rules, n_tables: int) -> np.ndarray:
-    """Validate a stacked shoe top: card names or codes, one row per table or one row for all."""
-    arr = np.asarray(stack, dtype=object)
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2 or arr.shape[0] not in (1, n_tables):
-        raise ValueError(
-            f"stack must be a list of cards or one list per table ({n_tables} tables); got shape {arr.shape}"
-        )
-    codes = np.vectorize(R.card_code, otypes=[np.uint8])(arr) if arr.size else arr.astype(np.uint8)
-    if codes.shape[1] > rules.n_cards:
-        raise ValueError(
-            f"stack has {codes.shape[1]} cards but a {rules.decks}-deck shoe holds {rules.n_cards}"
-        )
-    per_rank = R.CARDS_PER_RANK_PER_DECK * rules.decks
-    for row_index, row in enumerate(codes):
-        used = np.bincount(row.astype(np.intp) - 1, minlength=R.N_RANKS)
-        over = np.flatnonzero(used > per_rank)
-        if over.size:
-            r = over[0]
-            raise ValueError(
-                f"impossible stack (table {row_index}): {used[r]} cards of rank "
-                f"{R.RANKS[r]} but a {rules.decks}-deck shoe holds only {per_rank}"
-            )
-    return np.broadcast_to(codes, (n_tables, codes.shape[1]))
-
-
-def table_bytes(rules: Rules) -> int:
-    """Bytes of one table's state (:class:`ShoeState`: the shoe, counts, counters) and of its row of a
-    :class:`HandResult`: what :func:`init` and a :func:`deal` allocate per table."""
+def table_bytes(rules: Rules, suited: bool = False) -> int:
+    """Bytes of one table's state (:class:`ShoeState`: the shoe, its suits if ``suited``, counts,
+    counters) and of its row of a :class:`HandResult`: what :func:`init` and a :func:`deal` allocate
+    per table."""
+    widths = {"shoe": rules.n_cards, "suits": rules.n_cards if suited else 0}
     state = sum(
-        dtype.itemsize * (rules.n_cards if name == "shoe" else R.N_RANKS if ndim == 2 else 1)
-        for name, dtype, ndim in STATE_ARRAYS
+        dtype.itemsize * widths.get(name, R.N_RANKS if ndim == 2 else 1) for name, dtype, ndim in STATE_ARRAYS
     )
     return state + sum(dtype.itemsize * (3 if ndim == 2 else 1) for _, dtype, ndim in RESULT_ARRAYS)
 
 
 def init(
-    rules: Rules, n_tables: int, seed: Seed = None, stack: Sequence | np.ndarray | None = None
+    rules: Rules,
+    n_tables: int,
+    seed: Seed = None,
+    stack: Sequence | np.ndarray | None = None,
+    suited: bool = False,
 ) -> ShoeState:
     """Shuffle a fresh shoe at each of ``n_tables`` tables and apply the burn rule.
 
@@ -819,7 +474,13 @@ def init(
             cards, shuffled. The stack is the shoe from its top card, so with ``rules.burn`` its first
             card is the one turned for the burn; use ``burn=False`` to deal the stack from the first
             hand. A stack with more cards of a rank than the decks hold is rejected.
+        suited: track each card's suit too (:attr:`ShoeState.suits`, the hands'
+            ``player_suits`` / ``banker_suits``, :func:`unseen_by_suit`), for the suited bets. The ranks
+            dealt are the same bits either way (the suits follow the same swaps); tracking them costs
+            the shuffle a second pass (``pb-gym bench``).
     """
+    if not isinstance(suited, (bool, np.bool_)):
+        raise ValueError(f"suited={suited!r} is not allowed; allowed: True, False")
     if not isinstance(rules, Rules):
         raise TypeError(f"rules must be a pb_gym.Rules, got {type(rules).__name__}")
     if isinstance(n_tables, bool) or not isinstance(n_tables, (int, np.integer)) or n_tables < 1:
@@ -827,25 +488,29 @@ def init(
     n_tables = int(n_tables)
     progress.note_compiling(sys.modules[__name__])  # the first run on a machine compiles the deal
     memory.require(
-        n_tables * table_bytes(rules), f"a shoe state of {n_tables:,} tables", "deal fewer tables at once"
+        n_tables * table_bytes(rules, bool(suited)),
+        f"a shoe state of {n_tables:,} tables",
+        "deal fewer tables at once",
     )
     n_cards = rules.n_cards
     shoe = np.zeros((n_tables, n_cards), dtype=np.uint8)
-    full = R.full_shoe(rules.decks)
+    suits = np.zeros((n_tables, n_cards if suited else 0), dtype=np.uint8)
     stack_len = 0
     if stack is not None:
-        codes = _parse_stack(stack, rules, n_tables)
+        codes = parse_stack(stack, rules, n_tables)
         stack_len = codes.shape[1]
         if stack_len:
-            shoe[:, :stack_len] = codes
-            # the rest of each shoe: the cards the stack did not use, in rank order, shuffled below
+            # each stacked card is the next unused copy of its rank; the rest of each shoe, the copies
+            # the stack did not use, in rank order, is shuffled below
             for t in range(codes.shape[0] if codes.strides[0] else 1):
-                rest = full - np.bincount(codes[t].astype(np.intp) - 1, minlength=R.N_RANKS)
-                shoe[t, stack_len:] = np.repeat(np.arange(1, R.N_RANKS + 1, dtype=np.uint8), rest)
+                shoe[t], suit_row = stacked_shoe(codes[t], rules)
+                if suited:
+                    suits[t] = suit_row
             if not codes.strides[0]:
-                shoe[1:, stack_len:] = shoe[0, stack_len:]
+                shoe[1:], suits[1:] = shoe[0], suits[0]
     state = ShoeState(
         shoe=shoe,
+        suits=suits,
         position=np.zeros(n_tables, dtype=np.int32),
         counts=np.zeros((n_tables, R.N_RANKS), dtype=np.int16),
         unseen=np.zeros((n_tables, R.N_RANKS), dtype=np.int16),
@@ -953,6 +618,47 @@ def next_hand_composition(rules: Rules, state: ShoeState) -> np.ndarray:
     return np.where(shoe_over(rules, state)[:, None], R.full_shoe(rules.decks), state.unseen)
 
 
+@numba.njit(cache=True, nogil=True)
+def _unseen_by_suit_rows(start, stop, shoe, burn, out):
+    """``out[t]``: the cards of table ``t`` the players have not seen, by rank and suit: the shoe behind
+    its position, and with ``burn`` the cards burned face down after the turned one."""
+    cards, suits, position = shoe.shoe, shoe.suits, shoe.position
+    for t in range(start, stop):
+        out[t] = 0
+        for k in range(position[t], cards.shape[1]):
+            out[t, cards[t, k] - 1, suits[t, k]] += 1
+        if burn:
+            for k in range(1, 1 + R.BURN_COUNTS[cards[t, 0] - 1]):
+                out[t, cards[t, k] - 1, suits[t, k]] += 1
+
+
+def unseen_by_suit(rules: Rules, state: ShoeState) -> np.ndarray:
+    """The cards the players have not seen, by rank and suit, ``(n, 13, 4)`` int64 (ranks A..K by
+    :data:`pb_gym.suited.SUITS`): summed over suits, ``state.unseen``. Computed from the shoe's cards
+    when asked (the deal keeps counts by rank only)."""
+    check_state(rules, state)
+    n_suits = R.CARDS_PER_RANK_PER_DECK
+    if state.suits.shape[1] == 0:
+        raise ValueError("this state does not track suits: make it with engine.init(..., suited=True)")
+    if state.suits.max(initial=0) >= n_suits:
+        raise ValueError(f"the state's suits must be 0..{n_suits - 1} (was it changed by hand?)")
+    out = np.zeros((state.n_tables, R.N_RANKS, n_suits), dtype=np.int64)
+    _unseen_by_suit_rows(0, state.n_tables, state.view, bool(rules.burn), out)
+    if not np.array_equal(out.sum(axis=2), state.unseen):
+        raise ValueError(
+            "the state's cards by suit do not add up to its unseen counts by rank (was it changed by hand?)"
+        )
+    return out
+
+
+def next_hand_suited_composition(rules: Rules, state: ShoeState) -> np.ndarray:
+    """:func:`next_hand_composition` by rank and suit, ``(n, 13, 4)``: :func:`unseen_by_suit`, or a full
+    shoe (``decks`` of each card) at tables whose next :func:`deal` reshuffles first. The composition
+    :mod:`pb_gym.suited` prices the suited bets of the next hand from."""
+    full = np.full((R.N_RANKS, R.CARDS_PER_RANK_PER_DECK), rules.decks, dtype=np.int64)
+    return np.where(shoe_over(rules, state)[:, None, None], full, unseen_by_suit(rules, state))
+
+
 def validate_stakes(rules: Rules, stakes: np.ndarray | dict, n: int) -> np.ndarray:
     """Check stakes and return them as a float ``(n, 7)`` array in :data:`pb_gym.rules.BETS` order.
 
@@ -993,3 +699,43 @@ def settle(rules: Rules, result: HandResult, stakes: np.ndarray | dict) -> np.nd
     """
     array = validate_stakes(rules, stakes, len(result))
     return np.einsum("ij,ij->i", array, result.payoffs(rules))
+
+
+__all__ = [
+    "DEAL_BLOCK",
+    "DEAL_MIN_TABLES",
+    "HAND_TABLE",
+    "HAND_VIEW_FIELDS",
+    "RESULT_ARRAYS",
+    "SHOE_MISMATCH",
+    "SHOE_VIEW_FIELDS",
+    "SHUFFLE_MIN_TABLES",
+    "STATE_ARRAYS",
+    "TABLE_PROBLEMS",
+    "CheckedArrays",
+    "HandResult",
+    "HandView",
+    "Seed",
+    "ShoeState",
+    "ShoeView",
+    "array_fields",
+    "check_arrays",
+    "check_result",
+    "check_rows",
+    "check_state",
+    "deal",
+    "deal_checked_rows",
+    "deal_rows",
+    "init",
+    "new_shoe",
+    "next_hand_composition",
+    "next_hand_suited_composition",
+    "raise_table_problem",
+    "settle",
+    "shoe_over",
+    "shuffle",
+    "table_bytes",
+    "table_seeds",
+    "unseen_by_suit",
+    "validate_stakes",
+]

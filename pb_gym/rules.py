@@ -175,6 +175,12 @@ HAND_CLASS_SHAPE: tuple[int, ...] = (10, 10, 2, 2, 2, 2)
 pair, banker pair. Naturals, margins, ties on a total, three-card wins, card counts and the pair bets
 all follow from these six, so one payoff row per class settles every bet (suits are not tracked)."""
 N_HAND_CLASSES = int(np.prod(HAND_CLASS_SHAPE))
+N_SUIT_CLASSES = 4
+"""Suit classes of a hand: bit 0 set when the player's first two cards are identical in rank and suit (a
+perfect pair), bit 1 the same for the banker's. The suited bets are settled on these."""
+N_SUITED_CLASSES = N_HAND_CLASSES * N_SUIT_CLASSES
+"""Suited hand classes, ``hand_class + N_HAND_CLASSES * suit_class``: the rows of the payoff matrix of a
+table that offers a suited bet (from a shoe that tracks suits)."""
 
 
 N_VALUE_CLASSES = N_HAND_CLASSES // 4

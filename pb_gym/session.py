@@ -291,7 +291,9 @@ class TableRecords(engine.CheckedArrays):
             (cleared at each new shoe).
         last_hand: ``(N, 10)`` float32 :data:`LAST_HAND_FIELDS` of the last hand (0s before the first).
         player_cards, banker_cards: ``(N, 3)`` uint8 cards of the last hand (0 = none).
-        hand_class: ``(N,)`` int16 :func:`pb_gym.rules.hand_class` of the last hand dealt.
+        hand_class: ``(N,)`` int16 :func:`pb_gym.rules.hand_class` of the last hand dealt (at a table
+            offering suited bets, plus ``N_HAND_CLASSES`` x its suit class:
+            :data:`pb_gym.rules.N_SUITED_CLASSES`).
     """
 
     _FIELDS = _fields(
@@ -480,14 +482,17 @@ def place_rows(start, stop, deal, requested, chosen, sticky, seats, limits, sing
 
 
 @numba.njit(cache=True, nogil=True)
-def record_rows(start, stop, deal, hand, records):
+def record_rows(start, stop, deal, hand, records, suited=False):
     """Fold the hand just dealt at every table of ``start..stop-1`` that dealt into the table's
-    records (bead plate, last hand, cards, hand class)."""
+    records (bead plate, last hand, cards, hand class). ``suited``: the hand class is the suited one
+    (:data:`pb_gym.rules.N_SUITED_CLASSES`, the hand's cards' suits read), for a table offering
+    suited bets."""
     player_cards, banker_cards = hand.player_cards, hand.banker_cards
     player_total, banker_total = hand.player_total, hand.banker_total
     player_ncards, banker_ncards = hand.player_ncards, hand.banker_ncards
     winner, natural, shuffled = hand.winner, hand.natural, hand.shuffled
     player_pair, banker_pair = hand.player_pair, hand.banker_pair
+    player_suits, banker_suits = hand.player_suits, hand.banker_suits
     bead, last_hand, last_player, last_banker, hand_class = records
     history = bead.shape[1]
     for t in range(start, stop):
@@ -517,7 +522,12 @@ def record_rows(start, stop, deal, hand, records):
         c = c * _CARD_AXIS + player_ncards[t] - TWO_CARDS
         c = c * _CARD_AXIS + banker_ncards[t] - TWO_CARDS
         c = c * _PAIR_AXIS + (1 if player_pair[t] else 0)
-        hand_class[t] = c * _PAIR_AXIS + (1 if banker_pair[t] else 0)
+        c = c * _PAIR_AXIS + (1 if banker_pair[t] else 0)
+        if suited:  # + N_HAND_CLASSES * the suit class (pb_gym.rules.N_SUIT_CLASSES)
+            player_perfect = player_pair[t] and player_suits[t, 0] == player_suits[t, 1]
+            banker_perfect = banker_pair[t] and banker_suits[t, 0] == banker_suits[t, 1]
+            c += R.N_HAND_CLASSES * ((1 if player_perfect else 0) + (2 if banker_perfect else 0))
+        hand_class[t] = c
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -677,7 +687,7 @@ def play_rows(
     if table >= 0:
         return table, problem
     engine.deal_rows(start, stop, deal, shoe, hand, hand_after_cut, burn)
-    record_rows(start, stop, deal, hand, records)
+    record_rows(start, stop, deal, hand, records, payoffs.shape[0] == R.N_SUITED_CLASSES)
     settle_rows(
         start,
         stop,
@@ -753,10 +763,12 @@ class Session:
         if payoffs is None:
             payoffs = payoff_matrix(rules)
         payoffs = np.ascontiguousarray(payoffs, dtype=np.float64)
-        if payoffs.ndim != 2 or payoffs.shape[0] != R.N_HAND_CLASSES or payoffs.shape[1] < 1:
+        classes = (R.N_HAND_CLASSES, R.N_SUITED_CLASSES)
+        if payoffs.ndim != 2 or payoffs.shape[0] not in classes or payoffs.shape[1] < 1:
             raise ValueError(
-                f"payoffs must have shape ({R.N_HAND_CLASSES}, n_bets) (one row per "
-                f"hand class); got {payoffs.shape}"
+                f"payoffs must have shape ({R.N_HAND_CLASSES}, n_bets) (one row per hand class) or "
+                f"({R.N_SUITED_CLASSES}, n_bets) (per suited hand class, for suited bets); "
+                f"got {payoffs.shape}"
             )
         self.rules = rules
         self.limits = limits
@@ -764,7 +776,7 @@ class Session:
         self.payoffs = payoffs
         n, k = int(n_tables), int(n_seats)
         self._changes = [0]  # arrays replaced in this session's state (see version)
-        self.shoe = engine.init(rules, n, seed)
+        self.shoe = engine.init(rules, n, seed, suited=self.suited)
         self._hand = engine.HandResult.empty(n)
         self._records = TableRecords.empty(n, int(history))
         self._seats = Seats.empty(k, n, payoffs.shape[1])
@@ -838,6 +850,12 @@ class Session:
         return self._structs
 
     @property
+    def suited(self) -> bool:
+        """Whether the tables settle suited bets (a payoff matrix by suited hand class): their shoes
+        track suits."""
+        return self.payoffs.shape[0] == R.N_SUITED_CLASSES
+
+    @property
     def shoe(self) -> engine.ShoeState:
         return self._shoe
 
@@ -845,6 +863,11 @@ class Session:
     def shoe(self, state: engine.ShoeState) -> None:
         """Replace the tables' shoe state (checked against the rules and the number of tables)."""
         engine.check_state(self.rules, state, deals=False)
+        if self.suited and state.suits.shape[1] == 0:
+            raise ValueError(
+                "this session settles suited bets: its shoe state must track suits "
+                "(engine.init(..., suited=True))"
+            )
         if hasattr(self, "_shoe") and state.n_tables != self._shoe.n_tables:
             raise ValueError(
                 f"the shoe state holds {state.n_tables} tables but the session has {self._shoe.n_tables}"
@@ -973,4 +996,12 @@ class Session:
         """Fold a hand dealt elsewhere (``(N,)`` rows) into the tables' records, as :meth:`play`
         would; the seats are left alone."""
         engine.check_result(hand, self.n_tables)
-        run_rows(record_rows, self.n_tables, PLAY_MIN_TABLES, self._all, hand_struct(hand), self.structs()[1])
+        run_rows(
+            record_rows,
+            self.n_tables,
+            PLAY_MIN_TABLES,
+            self._all,
+            hand_struct(hand),
+            self.structs()[1],
+            self.suited,
+        )

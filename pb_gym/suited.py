@@ -117,6 +117,37 @@ def perfect_pair_probabilities(composition: np.ndarray | Sequence) -> np.ndarray
     return np.stack([1 - one - two, one, two], axis=-1)
 
 
+def suit_class_probabilities(composition: np.ndarray | Sequence) -> np.ndarray:
+    """P(each suit class) ``(..., 4)`` (:data:`pb_gym.rules.N_SUIT_CLASSES`: no perfect pair, the
+    player's only, the banker's only, both): the player's and the banker's first two cards are
+    exchangeable, so each hand alone holds half of the one-pair deals."""
+    p = perfect_pair_probabilities(composition)
+    return np.stack([p[..., 0], p[..., 1] / 2, p[..., 1] / 2, p[..., 2]], axis=-1)
+
+
+def suit_class_counts(composition: np.ndarray | Sequence) -> list[int]:
+    """Counts of first-four-card deals (unordered within each hand, the published convention) in each
+    suit class, for one suited composition: ``[none, player's only, banker's only, both]``."""
+    counts = perfect_pair_counts(composition)
+    return [counts["none"], counts["one"] // 2, counts["one"] // 2, counts["two"]]
+
+
+def catalog_definitions() -> tuple[dict, ...]:
+    """The perfect-pair bets of :data:`PERFECT_PAIR_BETS` as catalog definitions (rows over the
+    ``perfect_pairs`` field, for :func:`pb_gym.catalog.bet_from_dict`)."""
+    out = []
+    for bet in PERFECT_PAIR_BETS.values():
+        if bet.pays_one == bet.pays_both:
+            rows = [{"when": {"perfect_pairs": [1, 2]}, "pays": bet.pays_one, "label": "a perfect pair"}]
+        else:
+            rows = [
+                {"when": {"perfect_pairs": 1}, "pays": bet.pays_one, "label": "one perfect pair"},
+                {"when": {"perfect_pairs": 2}, "pays": bet.pays_both, "label": "two perfect pairs"},
+            ]
+        out.append({"name": bet.name, "title": bet.title, "source": bet.source, "rows": rows})
+    return tuple(out)
+
+
 def expected_values(composition: np.ndarray | Sequence, bets: Sequence[str] | None = None) -> np.ndarray:
     """Exact EV per unit of each suited bet (default: all of :data:`PERFECT_PAIR_BETS`), ``(..., k)``."""
     names = list(PERFECT_PAIR_BETS) if bets is None else list(bets)
@@ -138,9 +169,12 @@ __all__ = [
     "PERFECT_PAIR_BETS",
     "SUITS",
     "PerfectPairBet",
+    "catalog_definitions",
     "expected_values",
     "perfect_pair_counts",
     "perfect_pair_probabilities",
+    "suit_class_counts",
+    "suit_class_probabilities",
     "suited_shoe",
     "validate_suited",
 ]

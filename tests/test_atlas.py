@@ -58,9 +58,10 @@ CATALOG_FIGURES = json.loads((ROOT / "tests" / "data" / "catalog_figures.json").
 
 
 def test_book_evs_are_the_exact_calculators(book):
-    """The book covers the whole catalog; its EVs equal the seven-spot calculator (a separate code path)
-    on the seven spots, the integer-exact counts on a full shoe, and every published 8-deck return."""
-    assert book.names == catalog.bet_names(R.Rules()) and len(book.names) >= 50
+    """The book covers the catalog's bets settled by rank (the suited ones are studied when named: the
+    test below); its EVs equal the seven-spot calculator (a separate code path) on the seven spots, the
+    integer-exact counts on a full shoe, and every published 8-deck return."""
+    assert book.names == tuple(b.name for b in catalog.rank_bets(R.Rules())) and len(book.names) >= 50
     comps = _compositions()
     ev = book.expected_values(comps)
     np.testing.assert_allclose(ev[:, :7], exact.expected_values(comps, R.Rules()), rtol=0, atol=1e-13)
@@ -498,3 +499,39 @@ def test_custom_bets_are_studied_like_catalog_bets(tmp_path):
         validate({"custom_bets": [{**TIE_ON_7, "name": "lucky6"}]}, atlas.AtlasConfig)
     with pytest.raises(ConfigError, match=r"bets: unknown bet\(s\) my_tie_on_8"):
         validate({"custom_bets": [TIE_ON_7], "bets": ["my_tie_on_8"]}, atlas.AtlasConfig)
+
+
+def test_smoke_run_covers_the_suited_bets(tmp_path):
+    """The suited bets, named: the perfect-information bettor knows the unseen cards by rank and suit
+    (and finds positive hands late in the shoe); a count by rank cannot see a perfect pair (every
+    effect of removal is zero, as for the rank pairs), so its counts never bet."""
+    config = tmp_path / "suited.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                **TINY,
+                "shoes": 200,
+                "chunk_shoes": 100,
+                "bets": ["perfect_pair", "perfect_pair_v1", "player_pair"],
+            }
+        )
+    )
+    result = atlas.main(str(config), None, as_json=True)
+    assert sorted(result["ranking"]) == ["perfect_pair", "perfect_pair_v1", "player_pair"]
+    published = json.loads((ROOT / "tests" / "data" / "known_cards_figures.json").read_text())
+    edges = {
+        "perfect_pair": published["perfect_pair_v2"]["house_edge_pct"],
+        "perfect_pair_v1": published["perfect_pair_v1"]["8_decks_25"]["house_edge_pct"],
+    }
+    z = z_value(1 - (1 - FAMILY_CONFIDENCE) / 2)
+    for name, edge in edges.items():
+        b = result["bets"][name]
+        assert round(100 * b["house_edge"], 4) == edge
+        assert all(abs(v) < 1e-12 for v in b["eor"].values())
+        for kind in ("eor", "integer"):
+            assert b["counts"][kind]["threshold"] is None
+            assert b["counts"][kind]["bet_frequency"]["estimate"] == 0
+        perfect = b["perfect_information"]
+        assert perfect["bet_frequency"]["estimate"] > 0 and perfect["units_per_100_hands"]["estimate"] > 0
+        calibration = b["realized_minus_predicted_per_hand"]
+        assert abs(calibration["estimate"]) < z * calibration["se"]

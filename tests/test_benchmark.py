@@ -44,8 +44,10 @@ def test_every_task_is_registered_with_its_frozen_settings():
 
 
 def test_discover_all_offers_every_catalog_bet():
-    # frozen in the task; a bet added to the catalog needs a new version of the task
-    assert tasks.ALL_SIDE_BETS == tuple(n for n in catalog.bet_names() if n not in R.MAIN_BETS)
+    # frozen in the task; a bet added to the catalog needs a new version of the task (the suited bets,
+    # priced from the cards by suit, are not in this one: its perfect bettor knows the ranks)
+    settled_by_rank = tuple(bet.name for bet in catalog.rank_bets())
+    assert tasks.ALL_SIDE_BETS == tuple(n for n in settled_by_rank if n not in R.MAIN_BETS)
     assert len(tasks.get_task("DiscoverAll-v0").bets) == 58
 
 

@@ -51,7 +51,10 @@ def test_odds_variants_and_ranks(capsys):
     out = run_json(capsys, "odds", "--ranks", "0,0,0,0,0,0,0,0,0,10,10,10,10")
     assert out["cards"] == 40 and out["probabilities"]["tie"] == 1.0 and out["ev"]["tie"] == 8.0
     full = ",".join(["32"] * 13)
-    assert run_json(capsys, "odds", "--ranks", full)["ev"] == run_json(capsys, "odds")["ev"]
+    by_rank, shoe = run_json(capsys, "odds", "--ranks", full)["ev"], run_json(capsys, "odds")["ev"]
+    # a composition by rank prices every bet but the suited ones (a full shoe's suits are known)
+    assert by_rank == {name: ev for name, ev in shoe.items() if name in by_rank}
+    assert set(shoe) - set(by_rank) == {"perfect_pair", "perfect_pair_v1"}
 
 
 def test_odds_bets_selects_catalog_bets_and_a_bad_name_lists_the_allowed_ones(capsys):

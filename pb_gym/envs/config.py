@@ -251,6 +251,13 @@ class EnvConfig:
             raise bad("history", self.history, "an integer from 1 to 1000")
         set_("history", int(self.history))
         set_("stake_levels", _check_levels(self.stake_levels, self.stake_unit))
+        if self.reward == "log_growth" and self.bets.suited:
+            raise bad(
+                "reward",
+                self.reward,
+                "realized or expected with a bet on suits (the log growth is summed over the rank-level "
+                "hand classes)",
+            )
 
     # ---- records ------------------------------------------------------------------------------
     def record(self) -> dict[str, Any]:

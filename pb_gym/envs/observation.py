@@ -143,6 +143,8 @@ def ev_before_hand(cfg: EnvConfig, tables: Tables, rows: np.ndarray | None = Non
     """Exact EV per unit of every bet spot ``(n, 7)`` of the hand just dealt, given the cards the
     players had seen before it (the unseen counts plus the hand's own cards; after a reshuffle that is
     the new shoe, burn card turned). ``rows``: only these tables (``(len(rows), 7)``)."""
+    if cfg.bets.suited:  # the suited bets are priced from the cards by rank and suit
+        return cfg.bets.expected_values(suited_composition_before_hand(cfg, tables, rows))
     return cfg.bets.expected_values(composition_before_hand(tables, rows))
 
 
@@ -179,6 +181,25 @@ def composition_before_hand(tables: Tables, rows: np.ndarray | None = None) -> n
     return comp
 
 
+def suited_composition_before_hand(
+    cfg: EnvConfig, tables: Tables, rows: np.ndarray | None = None
+) -> np.ndarray:
+    """:func:`composition_before_hand` by rank and suit, ``(n, 13, 4)`` (a shoe that tracks suits: a
+    table offering a suited bet): the unseen cards by rank and suit plus the hand's own cards."""
+    from pb_gym import engine
+
+    res = tables.result
+    select = slice(None) if rows is None else rows
+    comp = engine.unseen_by_suit(cfg.rules, tables.shoe)[select]
+    cards = np.concatenate([res.player_cards[select], res.banker_cards[select]], axis=1).astype(np.intp)
+    suits = np.concatenate([res.player_suits[select], res.banker_suits[select]], axis=1).astype(np.intp)
+    for c in range(cards.shape[1]):
+        code = cards[:, c]
+        dealt = np.flatnonzero(code > 0)
+        comp[dealt, code[dealt] - 1, suits[dealt, c]] += 1
+    return comp
+
+
 def hand_info(cfg: EnvConfig, tables: Tables) -> dict[str, np.ndarray]:
     """Batched info of the hand just played (new arrays): cards, totals, winner (0 banker, 1 player,
     2 tie), natural, pairs, shuffled, stakes (units, BETS order), bankroll after the hand (units) and,
@@ -199,6 +220,9 @@ def hand_info(cfg: EnvConfig, tables: Tables) -> dict[str, np.ndarray]:
             "stakes": tables.stakes.copy(),
             "bankroll": tables.bankroll.copy(),
         }
+        if cfg.bets.suited:  # the cards' suits settle the suited bets
+            info["player_suits"] = res.player_suits.copy()
+            info["banker_suits"] = res.banker_suits.copy()
     if cfg.info_ev:
         info["ev"] = ev_before_hand(cfg, tables)
     return info

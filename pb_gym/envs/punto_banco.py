@@ -432,6 +432,10 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
                 stakes=out[:n_columns],
                 bankroll=bankroll,
             )
+            if self.config.bets.suited:  # the cards' suits settle the suited bets
+                dealt = self.tables.result
+                info["player_suits"] = dealt.player_suits[0].copy()
+                info["banker_suits"] = dealt.banker_suits[0].copy()
         if self._info_ev:
             ev = T.ev_before_hand(self.config, self.tables)
             ev.setflags(write=False)

@@ -22,7 +22,7 @@ Discover-v0               banker, player, tie, Dragon 7 (40:1), Panda 8 (25:1)  
 DiscoverCatalog-v0        banker, player, tie, 3 Giving 8, Egalite 7, Egalite 0         7     expected
                           (the atlas's best counting targets, docs/atlas/)
 DiscoverAll-v0            the seven spots and every published side bet of the          59     expected
-                          catalog (58 bets, :data:`ALL_SIDE_BETS`)
+                          catalog settled by rank (58 bets, :data:`ALL_SIDE_BETS`)
 Sizing-v0                 as Discover-v0, each bet at 0.1, 0.2, 0.4, 0.8 or 1.6% of    26     log growth
                           the bankroll (``stake_unit="fraction"``)
 DiscoverHidden-v0         banker, player, tie, player pair, banker pair, Dragon 7,      8     expected
