@@ -181,20 +181,32 @@ N_VALUE_CLASSES = N_HAND_CLASSES // 4
 """Value classes: the hand classes without the two pair flags (``hand class // 4``)."""
 
 
+def class_index(player_total, banker_total, player_ncards, banker_ncards, player_pair, banker_pair):
+    """THE hand-class encoding, in plain arithmetic (the axes of :data:`HAND_CLASS_SHAPE` in order), so
+    that numpy arrays (:func:`hand_class`) and the compiled kernels (which compile this very function:
+    :mod:`pb_gym.session.kernels`) share it. The arguments must be integers wide enough for the result
+    (int64 arrays or scalars); :func:`hand_class` casts them."""
+    value = ((player_total * 10 + banker_total) * 2 + player_ncards - 2) * 2 + banker_ncards - 2
+    return value * 4 + player_pair * 2 + banker_pair
+
+
 def value_class(player_total, banker_total, player_ncards, banker_ncards):
     """The value class (an index in ``range(N_VALUE_CLASSES)``) of finished hands, scalars or arrays:
-    ``((pt * 10 + bt) * 2 + pn - 2) * 2 + bn - 2``, the first four axes of :data:`HAND_CLASS_SHAPE`."""
+    ``((pt * 10 + bt) * 2 + pn - 2) * 2 + bn - 2``, the first four axes of :data:`HAND_CLASS_SHAPE`
+    (:func:`class_index` without the pair flags)."""
     pt, bt = np.asarray(player_total, np.int64), np.asarray(banker_total, np.int64)
     pn, bn = np.asarray(player_ncards, np.int64), np.asarray(banker_ncards, np.int64)
-    return ((pt * 10 + bt) * 2 + pn - 2) * 2 + bn - 2
+    return class_index(pt, bt, pn, bn, 0, 0) // 4
 
 
 def hand_class(player_total, banker_total, player_ncards, banker_ncards, player_pair, banker_pair):
     """The hand class (an index in ``range(N_HAND_CLASSES)``) of finished hands, scalars or arrays:
-    ``value_class * 4 + player_pair * 2 + banker_pair`` (:func:`value_class`), the axes of
+    ``value_class * 4 + player_pair * 2 + banker_pair`` (:func:`class_index`), the axes of
     :data:`HAND_CLASS_SHAPE` in order."""
+    pt, bt = np.asarray(player_total, np.int64), np.asarray(banker_total, np.int64)
+    pn, bn = np.asarray(player_ncards, np.int64), np.asarray(banker_ncards, np.int64)
     pp, bp = np.asarray(player_pair, np.int64), np.asarray(banker_pair, np.int64)
-    return value_class(player_total, banker_total, player_ncards, banker_ncards) * 4 + pp * 2 + bp
+    return class_index(pt, bt, pn, bn, pp, bp)
 
 
 def hand_class_fields(index):
