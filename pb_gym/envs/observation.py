@@ -54,8 +54,8 @@ def obs_rows(start, stop, consts, seats, records, shoe, out, rows=None):
     and of anything that plays a policy on a session (written out in the loop: a row function taking
     a dozen arrays would cost more per row than the row)."""
     o_bankroll, o_bead, o_cards, o_hands, o_last, o_shoe, history, factors, seat, per_unit = consts
-    bankroll, hands = seats[0], seats[1]
-    bead, last_hand = records[0], records[1]
+    bankroll, hands = seats.bankroll, seats.hands
+    bead, last_hand = records.bead, records.last_hand
     shoe_cards, position, unseen, hands_in_shoe = shoe.shoe, shoe.position, shoe.unseen, shoe.hands_in_shoe
     n_cards = shoe_cards.shape[1]
     size = factors.shape[0]

@@ -37,7 +37,7 @@ rounding (0 = exact, the environments).
 
 Design (after EnvPool / pgx): the state is arrays (:class:`Seats` ``(K, N, ...)``, :class:`TableRecords`
 ``(N, ...)``, the engine's :class:`~pb_gym.engine.ShoeState` and :class:`~pb_gym.engine.HandResult`);
-the compiled kernels are pure functions of them that take *structs* (tuples of the state's arrays:
+the compiled kernels are pure functions of them that take *structs* (named tuples of the state's arrays:
 :func:`seat_struct`, :func:`record_struct`, ...) rather than long argument lists; each works on a
 ``[start, stop)`` range of tables, run serially below a batch size and on several threads above it by
 :func:`pb_gym.threads.run_rows` (nogil kernels; numba's own threading layer never starts).
@@ -79,7 +79,11 @@ from pb_gym.session.state import SHOE_END as SHOE_END
 from pb_gym.session.state import SHOE_MISMATCH as SHOE_MISMATCH
 from pb_gym.session.state import STOP_LOSS as STOP_LOSS
 from pb_gym.session.state import TARGET as TARGET
+from pb_gym.session.state import DealConstants as DealConstants
 from pb_gym.session.state import Limits as Limits
+from pb_gym.session.state import LimitsStruct as LimitsStruct
+from pb_gym.session.state import RecordArrays as RecordArrays
+from pb_gym.session.state import SeatArrays as SeatArrays
 from pb_gym.session.state import Seats as Seats
 from pb_gym.session.state import TableRecords as TableRecords
 from pb_gym.session.state import deal_constants as deal_constants
@@ -177,6 +181,7 @@ class Session:
             part.watch(self._changes)
         self._structs: tuple = ()
         self._structs_version = -1
+        self._play_state: kernels.PlayState | None = None  # made from the structs on first play
         self._limits = limits.struct()
         self._deal_consts = deal_constants(rules)
         self._all = np.ones(n, dtype=np.bool_)
@@ -185,7 +190,7 @@ class Session:
     def __getstate__(self) -> dict:
         """Copies and pickles leave the kernels' structs behind (compiled objects: rebuilt on use)."""
         state = self.__dict__.copy()
-        state["_structs"], state["_structs_version"] = (), -1
+        state["_structs"], state["_structs_version"], state["_play_state"] = (), -1, None
         return state
 
     # ---- shape -------------------------------------------------------------------------------
@@ -227,9 +232,9 @@ class Session:
         env's compiled step state) is built again when it moves."""
         return self._changes[0]
 
-    def structs(self) -> tuple[tuple, tuple, engine.ShoeView, engine.HandView]:
-        """``(seats, records, shoe, hand)`` as the kernels take them (tuples of the seats' and records'
-        arrays, :func:`seat_struct` and :func:`record_struct`; the shoe state's and hand's views),
+    def structs(self) -> tuple[SeatArrays, RecordArrays, engine.ShoeView, engine.HandView]:
+        """``(seats, records, shoe, hand)`` as the kernels take them (the seats' and records' arrays by
+        name, :func:`seat_struct` and :func:`record_struct`; the shoe state's and hand's views),
         rebuilt only when an array has been replaced since the last call (:attr:`version`)."""
         if self._structs_version != self._changes[0]:
             self._structs = (
@@ -239,6 +244,7 @@ class Session:
                 hand_struct(self._hand),
             )
             self._structs_version = self._changes[0]
+            self._play_state = None
         return self._structs
 
     @property
@@ -325,23 +331,14 @@ class Session:
         engine.check_state(self.rules, self.shoe, deals=False)
         problems: list[tuple[int, int]] = []
         seats, records, shoe, hand = self.structs()
+        if self._play_state is None:
+            self._play_state = kernels.PlayState(
+                seats, records, shoe, hand, self._deal_consts, self.payoffs, self._limits
+            )
+        state, sticky = self._play_state, self.sticky_ends
 
         def rows(start: int, stop: int) -> None:
-            found = play_rows(
-                start,
-                stop,
-                deal,
-                requested,
-                chosen,
-                self.sticky_ends,
-                seats,
-                records,
-                shoe,
-                self._deal_consts,
-                hand,
-                self.payoffs,
-                self._limits,
-            )
+            found = kernels.play_state_rows(start, stop, deal, requested, chosen, sticky, state)
             if found[0] >= 0:
                 problems.append(found)
 

@@ -4,8 +4,12 @@ runs them; the environments' stepper calls :func:`play_rows` and :func:`restart_
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
+from numba.core import types
+from numba.experimental import structref
 
 from pb_gym import engine
 from pb_gym import rules as R
@@ -144,8 +148,9 @@ def place_rows(start, stop, deal, requested, chosen, sticky, seats, limits, sing
     largest request (the first on ties). ``single``: the caller guarantees that each seat requests
     nothing outside its chosen column (an env's discrete action), so the other columns are not read:
     the same rules on one column (steps 2 and 4; step 3 cannot apply)."""
-    bankroll, _, ended, stakes, _, placed, table_capped, bankroll_capped, _, _ = seats
-    table_min, table_max, _, _, _, _, forced, tol = limits
+    bankroll, ended, stakes, placed = seats.bankroll, seats.ended, seats.stakes, seats.placed
+    table_capped, bankroll_capped = seats.table_capped, seats.bankroll_capped
+    table_min, table_max, forced, tol = limits.table_min, limits.table_max, limits.forced, limits.tolerance
     for k in range(ended.shape[0]):  # seat by seat: every array's row of a seat is contiguous
         for t in range(start, stop):
             if not deal[t] or (sticky and ended[k, t] != PLAYING):
@@ -164,7 +169,8 @@ def record_rows(start, stop, deal, hand, records):
     player_ncards, banker_ncards = hand.player_ncards, hand.banker_ncards
     winner, natural, shuffled = hand.winner, hand.natural, hand.shuffled
     player_pair, banker_pair = hand.player_pair, hand.banker_pair
-    bead, last_hand, last_player, last_banker, hand_class = records
+    bead, last_hand, hand_class = records.bead, records.last_hand, records.hand_class
+    last_player, last_banker = records.player_cards, records.banker_cards
     history = bead.shape[1]
     for t in range(start, stop):
         if not deal[t]:
@@ -253,10 +259,11 @@ def settle_rows(
     placed here, after the deal, in the same pass as settlement (they depend only on the bankroll
     before the hand and the request, never on the cards): one pass over each seat's rows, seat by
     seat (each row of a seat is contiguous). ``single``: see :func:`place_rows`."""
-    (bankroll, hands, ended, stakes, net, placed, table_capped, bankroll_capped, terminated, truncated) = (
-        seats
-    )
-    table_min, table_max, target, floor, max_hands, one_shoe, forced, tol = limits
+    bankroll, hands, ended, stakes, net = seats.bankroll, seats.hands, seats.ended, seats.stakes, seats.net
+    placed, table_capped, bankroll_capped = seats.placed, seats.table_capped, seats.bankroll_capped
+    terminated, truncated = seats.terminated, seats.truncated
+    table_min, table_max, target, floor = limits.table_min, limits.table_max, limits.target, limits.floor
+    max_hands, one_shoe, forced, tol = limits.max_hands, limits.one_shoe, limits.forced, limits.tolerance
     position, cut_hands, cut_position = shoe.position, shoe.cut_hands, shoe.cut_position
     n_bets = stakes.shape[2]
     for k in range(ended.shape[0]):
@@ -302,10 +309,11 @@ def settle_rows(
 def restart_rows(index, bankroll0, seats, records):
     """The tables ``index`` start afresh: empty records, every seat there at ``bankroll0``, playing,
     no hands, nothing staked."""
-    bead, last_hand, last_player, last_banker, hand_class = records
-    (bankroll, hands, ended, stakes, net, placed, table_capped, bankroll_capped, terminated, truncated) = (
-        seats
-    )
+    bead, last_hand, hand_class = records.bead, records.last_hand, records.hand_class
+    last_player, last_banker = records.player_cards, records.banker_cards
+    bankroll, hands, ended, stakes, net = seats.bankroll, seats.hands, seats.ended, seats.stakes, seats.net
+    placed, table_capped, bankroll_capped = seats.placed, seats.table_capped, seats.bankroll_capped
+    terminated, truncated = seats.terminated, seats.truncated
     for i in range(index.shape[0]):
         t = index[i]
         bead[t, :] = 0
@@ -349,7 +357,7 @@ def play_rows(
     first table whose shoe state is unusable (nothing is dealt then), or ``(-1, 0)``. ``sticky``:
     a seat that has ended sits out until reset (else it plays on). ``single``: see
     :func:`place_rows`."""
-    hand_after_cut, burn, per_rank = deal_consts
+    hand_after_cut, burn, per_rank = deal_consts.hand_after_cut, deal_consts.burn, deal_consts.per_rank
     if shoe.shoe.shape[1] != per_rank * R.N_RANKS:  # the kernels would write past it
         return start, SHOE_MISMATCH
     table, problem = engine.check_rows(start, stop, shoe, hand_after_cut, per_rank)
@@ -365,7 +373,7 @@ def play_rows(
         chosen,
         sticky,
         payoffs,
-        records[4],
+        records.hand_class,
         shoe,
         hand_after_cut,
         seats,
@@ -373,3 +381,40 @@ def play_rows(
         single,
     )
     return -1, 0
+
+
+@structref.register
+class _PlayStateType(types.StructRef):
+    def preprocess_fields(self, fields: Any) -> tuple:
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class PlayState(structref.StructRefProxy):
+    """A session's structs, deal constants, payoffs and limits as one compiled object, the argument of
+    :func:`play_state_rows`: a call from Python then types one object, not seven (each struct costs
+    microseconds to type at every call). Made by :class:`pb_gym.session.Session`, again whenever its
+    structs are rebuilt."""
+
+
+PLAY_STATE_FIELDS = ("seats", "records", "shoe", "hand", "deal_consts", "payoffs", "limits")
+structref.define_proxy(PlayState, _PlayStateType, list(PLAY_STATE_FIELDS))
+
+
+@numba.njit(cache=True, nogil=True)
+def play_state_rows(start, stop, deal, requested, chosen, sticky, state):
+    """:func:`play_rows` over the state of a :class:`PlayState`."""
+    return play_rows(
+        start,
+        stop,
+        deal,
+        requested,
+        chosen,
+        sticky,
+        state.seats,
+        state.records,
+        state.shoe,
+        state.deal_consts,
+        state.hand,
+        state.payoffs,
+        state.limits,
+    )

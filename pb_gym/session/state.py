@@ -8,6 +8,7 @@ import dataclasses
 import functools
 import math
 import operator
+from typing import NamedTuple
 
 import numpy as np
 
@@ -72,6 +73,62 @@ def _is_number(value: object) -> bool:
 
 
 # --------------------------------------------------------------------------------------------------
+# Structs: the named tuples the kernels take, fields read by name (compiled, a named tuple is a tuple:
+# reading a field costs nothing; a call from Python types it in a few microseconds more than a tuple)
+# --------------------------------------------------------------------------------------------------
+class LimitsStruct(NamedTuple):
+    """:class:`Limits` as the kernels read them (:meth:`Limits.struct`)."""
+
+    table_min: float
+    table_max: float
+    target: float
+    """The win target (inf = none)."""
+    floor: float
+    """The stop-loss floor (-inf = none)."""
+    max_hands: int
+    """The seat's hand limit (0 = none)."""
+    one_shoe: bool
+    forced: bool
+    """A bet is forced every hand (``not Limits.allow_no_bet``)."""
+    tolerance: float
+
+
+class DealConstants(NamedTuple):
+    """The per-rules constants of the deal (:func:`deal_constants`)."""
+
+    hand_after_cut: bool
+    burn: bool
+    per_rank: int
+    """Cards of each rank in a full shoe."""
+
+
+class SeatArrays(NamedTuple):
+    """A :class:`Seats`'s arrays as the kernels take them (:func:`seat_struct`; the fields of
+    :class:`Seats`, in its order)."""
+
+    bankroll: np.ndarray
+    hands: np.ndarray
+    ended: np.ndarray
+    stakes: np.ndarray
+    net: np.ndarray
+    placed: np.ndarray
+    table_capped: np.ndarray
+    bankroll_capped: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+
+
+class RecordArrays(NamedTuple):
+    """A :class:`TableRecords`'s arrays as the kernels take them (:func:`record_struct`)."""
+
+    bead: np.ndarray
+    last_hand: np.ndarray
+    player_cards: np.ndarray
+    banker_cards: np.ndarray
+    hand_class: np.ndarray
+
+
+# --------------------------------------------------------------------------------------------------
 # Limits: the table's money rules and the seats' end conditions
 # --------------------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
@@ -123,10 +180,10 @@ class Limits:
         if not _is_number(self.tolerance) or self.tolerance < 0:
             raise _bad("Limits.tolerance", self.tolerance, "a number >= 0")
 
-    def struct(self) -> tuple:
-        """The limits as the kernels read them: ``(table_min, table_max, target (inf = none), floor
-        (-inf = none), max_hands (0 = none), one_shoe, forced, tolerance)``."""
-        return (
+    def struct(self) -> LimitsStruct:
+        """The limits as the kernels read them (:class:`LimitsStruct`: no target = inf, no floor =
+        -inf, no hand limit = 0)."""
+        return LimitsStruct(
             float(self.table_min),
             float(self.table_max),
             math.inf if self.win_target is None else float(self.win_target),
@@ -265,12 +322,23 @@ class TableRecords(engine.CheckedArrays):
         )
 
 
-# ---- structs: the tuples of arrays the kernels take ----------------------------------------------
+# ---- structs of the state --------------------------------------------------------------------------
 _SEAT_NAMES = tuple(name for name, _, _ in Seats._FIELDS)
 _RECORD_NAMES = tuple(name for name, _, _ in TableRecords._FIELDS)
-seat_struct = operator.attrgetter(*_SEAT_NAMES)
-"""``seat_struct(seats)``: the tuple of :class:`Seats` arrays the kernels take."""
-record_struct = operator.attrgetter(*_RECORD_NAMES)
+_seat_arrays = operator.attrgetter(*_SEAT_NAMES)
+_record_arrays = operator.attrgetter(*_RECORD_NAMES)
+
+
+def seat_struct(seats: Seats) -> SeatArrays:
+    """The :class:`SeatArrays` of a :class:`Seats` (the arrays the kernels take, by name)."""
+    return SeatArrays._make(_seat_arrays(seats))
+
+
+def record_struct(records: TableRecords) -> RecordArrays:
+    """The :class:`RecordArrays` of a :class:`TableRecords` (the arrays the kernels take, by name)."""
+    return RecordArrays._make(_record_arrays(records))
+
+
 shoe_struct = operator.attrgetter("view")
 """``shoe_struct(state)``: the :class:`pb_gym.engine.ShoeView` of a shoe state (fields by name)."""
 hand_struct = operator.attrgetter("view")
@@ -278,8 +346,9 @@ hand_struct = operator.attrgetter("view")
 
 
 @functools.lru_cache(maxsize=32)
-def deal_constants(rules: Rules) -> tuple:
-    """The per-rules constants of the deal, as one struct: ``(hand_after_cut, burn, cards per rank
-    of a full shoe)`` (the drawing rules, card values and outcome classes are module constants of
-    :mod:`pb_gym.rules`, compiled into the kernels)."""
-    return (bool(rules.hand_after_cut), bool(rules.burn), R.CARDS_PER_RANK_PER_DECK * rules.decks)
+def deal_constants(rules: Rules) -> DealConstants:
+    """The per-rules constants of the deal (:class:`DealConstants`; the drawing rules, card values and
+    outcome classes are module constants of :mod:`pb_gym.rules`, compiled into the kernels)."""
+    return DealConstants(
+        bool(rules.hand_after_cut), bool(rules.burn), R.CARDS_PER_RANK_PER_DECK * rules.decks
+    )
