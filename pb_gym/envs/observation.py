@@ -6,6 +6,7 @@ the hand just dealt (EVs, log growth, the ``expected`` / ``log_growth`` rewards)
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numba
 import numpy as np
@@ -179,26 +180,79 @@ def composition_before_hand(tables: Tables, rows: np.ndarray | None = None) -> n
     return comp
 
 
+HAND_INFO_KEYS: tuple[str, ...] = (
+    "player_cards",
+    "banker_cards",
+    "player_total",
+    "banker_total",
+    "winner",
+    "natural",
+    "player_pair",
+    "banker_pair",
+    "shuffled",
+    "stakes",
+    "bankroll",
+)
+"""The keys of the per-hand info (``hand_info=True``), in the order :func:`info_dict` takes their values:
+the cards (1..13, 0 = no third card), the totals, the winner (:class:`pb_gym.rules.Outcome`), the
+natural, pair and new-shoe flags, the stakes (units, BETS order) and the bankroll after the hand (units);
+``ev`` follows with ``info_ev=True``."""
+
+
+def info_dict(
+    container: type[dict],
+    player_cards: Any,
+    banker_cards: Any,
+    player_total: Any,
+    banker_total: Any,
+    winner: Any,
+    natural: Any,
+    player_pair: Any,
+    banker_pair: Any,
+    shuffled: Any,
+    stakes: Any,
+    bankroll: Any,
+) -> dict[str, Any]:
+    """THE per-hand info of the environments (the keys of :data:`HAND_INFO_KEYS`, in order) in a new
+    ``container``; the caller adds ``ev`` (``info_ev=True``). The single env passes one table's
+    values (Python scalars and read-only arrays), the vector env batched numpy arrays
+    (:func:`hand_info`). (Keywords, not a zip of the keys: the single env's step builds one.)"""
+    return container(
+        player_cards=player_cards,
+        banker_cards=banker_cards,
+        player_total=player_total,
+        banker_total=banker_total,
+        winner=winner,
+        natural=natural,
+        player_pair=player_pair,
+        banker_pair=banker_pair,
+        shuffled=shuffled,
+        stakes=stakes,
+        bankroll=bankroll,
+    )
+
+
 def hand_info(cfg: EnvConfig, tables: Tables) -> dict[str, np.ndarray]:
-    """Batched info of the hand just played (new arrays): cards, totals, winner (0 banker, 1 player,
-    2 tie), natural, pairs, shuffled, stakes (units, BETS order), bankroll after the hand (units) and,
-    with ``info_ev``, the exact EV per unit of each bet before the hand."""
+    """Batched info of the hand just played (:func:`info_dict`, new numpy arrays with the engine's
+    dtypes, one row per table) and, with ``info_ev``, the exact EV per unit of each bet before the
+    hand."""
     info: dict[str, np.ndarray] = {}
     if cfg.hand_info:
         res = tables.result
-        info = {
-            "player_cards": res.player_cards.copy(),
-            "banker_cards": res.banker_cards.copy(),
-            "player_total": res.player_total.copy(),
-            "banker_total": res.banker_total.copy(),
-            "winner": res.winner.copy(),
-            "natural": res.natural.copy(),
-            "player_pair": res.player_pair.copy(),
-            "banker_pair": res.banker_pair.copy(),
-            "shuffled": res.shuffled.copy(),
-            "stakes": tables.stakes.copy(),
-            "bankroll": tables.bankroll.copy(),
-        }
+        info = info_dict(
+            dict,
+            res.player_cards.copy(),
+            res.banker_cards.copy(),
+            res.player_total.copy(),
+            res.banker_total.copy(),
+            res.winner.copy(),
+            res.natural.copy(),
+            res.player_pair.copy(),
+            res.banker_pair.copy(),
+            res.shuffled.copy(),
+            tables.stakes.copy(),
+            tables.bankroll.copy(),
+        )
     if cfg.info_ev:
         info["ev"] = ev_before_hand(cfg, tables)
     return info

@@ -419,18 +419,19 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         if hand_info:  # the info's arrays are views of these, read-only: HandInfo's copies share them
             out.setflags(write=False)
             cards.setflags(write=False)
-            info = HandInfo(
-                player_cards=cards[0],
-                banker_cards=cards[1],
-                player_total=int(pt),
-                banker_total=int(bt),
-                winner=int(winner),
-                natural=natural != 0.0,
-                player_pair=pp != 0.0,
-                banker_pair=bp != 0.0,
-                shuffled=shuffled != 0.0,
-                stakes=out[:n_columns],
-                bankroll=bankroll,
+            info = T.info_dict(
+                HandInfo,
+                cards[0],
+                cards[1],
+                int(pt),
+                int(bt),
+                int(winner),
+                natural != 0.0,
+                pp != 0.0,
+                bp != 0.0,
+                shuffled != 0.0,
+                out[:n_columns],
+                bankroll,
             )
         if self._info_ev:
             ev = T.ev_before_hand(self.config, self.tables)
