@@ -24,6 +24,7 @@ Cards are coded ``1..13`` for A, 2, ..., 10, J, Q, K and ``0`` for "no card"; ra
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 from typing import Any, Literal
 
@@ -123,10 +124,38 @@ def banker_draws(banker_total: int, player_third_value: int | None) -> bool:
 # --------------------------------------------------------------------------------------------------
 # Outcome classes: everything the main bets, Dragon 7 and Panda 8 need to be settled.
 # --------------------------------------------------------------------------------------------------
-BANKER = 0
-PLAYER = 1
-TIE = 2
-WINNERS: tuple[str, ...] = ("banker", "player", "tie")
+class Outcome(enum.IntEnum):
+    """Who won a hand: THE outcome code everywhere (``HandResult.winner``, ``info["winner"]``, the
+    order of the first three :data:`BETS` and of the ``last_hand`` one-hot). The bead plate stores
+    :func:`bead_code` of it (0 = an empty cell); the ``multidiscrete`` action's first entry is a *bet*
+    index (:attr:`pb_gym.envs.config.EnvConfig.bet_choices`), not an outcome."""
+
+    BANKER = 0
+    PLAYER = 1
+    TIE = 2
+
+
+BANKER, PLAYER, TIE = int(Outcome.BANKER), int(Outcome.PLAYER), int(Outcome.TIE)
+"""The :class:`Outcome` codes as plain ints (what the compiled kernels compare with)."""
+WINNERS: tuple[str, ...] = tuple(outcome.name.lower() for outcome in Outcome)
+"""The outcomes' names, by code: ``("banker", "player", "tie")``."""
+OUTCOME_LETTERS: tuple[str, ...] = tuple(outcome.name[0] for outcome in Outcome)
+"""The outcomes' letters, by code (the roads' and the bead plate's): ``("B", "P", "T")``."""
+
+BEAD_EMPTY = 0
+"""A bead-plate cell with no hand in it yet."""
+
+
+def bead_code(outcome):
+    """The bead plate's code of an :class:`Outcome` (scalars or arrays): ``outcome + 1``, so that 0
+    stays :data:`BEAD_EMPTY`. The compiled kernels compile this function."""
+    return outcome + 1
+
+
+def bead_outcome(code):
+    """The :class:`Outcome` of a non-empty bead-plate code (the inverse of :func:`bead_code`)."""
+    return code - 1
+
 
 OUTCOMES: tuple[str, ...] = (
     "banker",  # banker wins, any other way

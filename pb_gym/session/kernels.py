@@ -26,6 +26,8 @@ from pb_gym.session.state import (
 
 _class_index = numba.njit(cache=True, nogil=True, inline="always")(R.class_index)
 """The hand class of a finished hand (:func:`pb_gym.rules.class_index` compiled; int64 arguments)."""
+_bead_code = numba.njit(cache=True, nogil=True, inline="always")(R.bead_code)
+"""The bead plate's code of an outcome (:func:`pb_gym.rules.bead_code` compiled)."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -177,11 +179,11 @@ def record_rows(start, stop, deal, hand, records):
             continue
         if shuffled[t]:
             for i in range(history):
-                bead[t, i] = 0
+                bead[t, i] = R.BEAD_EMPTY
         for i in range(history - 1, 0, -1):
             bead[t, i] = bead[t, i - 1]
         w = winner[t]
-        bead[t, 0] = w + 1
+        bead[t, 0] = _bead_code(w)
         last_hand[t, 0] = 1.0 if w == R.BANKER else 0.0
         last_hand[t, 1] = 1.0 if w == R.PLAYER else 0.0
         last_hand[t, 2] = 1.0 if w == R.TIE else 0.0
@@ -316,7 +318,7 @@ def restart_rows(index, bankroll0, seats, records):
     terminated, truncated = seats.terminated, seats.truncated
     for i in range(index.shape[0]):
         t = index[i]
-        bead[t, :] = 0
+        bead[t, :] = R.BEAD_EMPTY
         last_hand[t, :] = 0.0
         last_player[t, :] = 0
         last_banker[t, :] = 0

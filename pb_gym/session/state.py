@@ -37,8 +37,9 @@ LAST_HAND_FIELDS: tuple[str, ...] = (
 )
 """Entries of a table's ``last_hand`` record (all 0 before the first hand)."""
 N_LAST_HAND = len(LAST_HAND_FIELDS)
-BEAD_CODES: tuple[str, ...] = ("", "B", "P", "T")
-"""Bead plate codes: 0 = empty, 1 = banker win, 2 = player win, 3 = tie (``winner + 1``)."""
+BEAD_CODES: tuple[str, ...] = ("",) + R.OUTCOME_LETTERS
+"""Letters of the bead plate's codes: ``""`` for :data:`pb_gym.rules.BEAD_EMPTY`, then B, P, T at
+:func:`pb_gym.rules.bead_code` of each :class:`pb_gym.rules.Outcome`."""
 MAX_CARDS = 3
 """Cards a hand can hold (the third card: 0 when not drawn)."""
 
