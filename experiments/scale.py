@@ -315,7 +315,7 @@ def _run_serial(task, chunks, finished):
             try:
                 result = task(chunk)
             except Exception as error:  # noqa: BLE001
-                raise _failure(chunk, error) from error
+                raise _failure(chunk, failure) from failure
         finished(chunk, result)
 
 
@@ -397,7 +397,7 @@ def _run_processes(task, chunks, workers, finished):
                     else:
                         failures[chunk.index] += 1
                         if failures[chunk.index] == 2:
-                            raise _failure(chunk, error) from error
+                            raise _failure(chunk, failure) from failure
                         queue.appendleft(chunk)
             if not (lost or broken):
                 continue
@@ -471,10 +471,11 @@ def _run_dask(task, chunks, scheduler, workers, finished):
             if future.status == "finished":
                 finished(chunk, future.result())
                 continue
+            failure: BaseException | None
             try:
-                error = future.exception()
+                failure = future.exception()
             except BaseException as raised:  # noqa: BLE001 - a cancelled or lost future
-                error = raised
+                failure = raised
             if attempt == 1:
                 retry = client.submit(task, chunk, pure=False)
                 submitted[retry] = (chunk, 2)
@@ -482,7 +483,7 @@ def _run_dask(task, chunks, scheduler, workers, finished):
             else:
                 for other in submitted:
                     other.cancel()
-                raise _failure(chunk, error) from error
+                raise _failure(chunk, failure) from failure
     finally:
         client.close()
         if cluster is not None:
