@@ -139,7 +139,11 @@ def system_config_model(key: str, cls: type[S.BettingSystem]) -> type[SystemSect
         if kind == key
     }
     model = create_model(
-        f"{cls.__name__}Config", __base__=SystemSection, __module__=__name__, __validators__=validators, **fields
+        f"{cls.__name__}Config",
+        __base__=SystemSection,
+        __module__=__name__,
+        __validators__=validators,
+        **fields,
     )
     model.__doc__ = f"``type: {key}``: {(cls.__doc__ or '').strip().splitlines()[0]}"
     return model

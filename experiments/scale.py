@@ -315,7 +315,7 @@ def _run_serial(task, chunks, finished):
             try:
                 result = task(chunk)
             except Exception as error:  # noqa: BLE001
-                raise _failure(chunk, failure) from failure
+                raise _failure(chunk, error) from error
         finished(chunk, result)
 
 
@@ -397,7 +397,7 @@ def _run_processes(task, chunks, workers, finished):
                     else:
                         failures[chunk.index] += 1
                         if failures[chunk.index] == 2:
-                            raise _failure(chunk, failure) from failure
+                            raise _failure(chunk, error) from error
                         queue.appendleft(chunk)
             if not (lost or broken):
                 continue
@@ -471,7 +471,6 @@ def _run_dask(task, chunks, scheduler, workers, finished):
             if future.status == "finished":
                 finished(chunk, future.result())
                 continue
-            failure: BaseException | None
             try:
                 failure = future.exception()
             except BaseException as raised:  # noqa: BLE001 - a cancelled or lost future

@@ -52,12 +52,12 @@ from pb_gym.agents import learned as L
 from pb_gym.envs import table as T
 from pb_gym.experiments import chunk_store, outputs
 from pb_gym.experiments import train_checkpoint as CK
-from pb_gym.experiments.discovery import DiscoveryConfig
 from pb_gym.experiments.config import (
     ConfigError,
     load,
     validate,
 )
+from pb_gym.experiments.discovery import DiscoveryConfig
 from pb_gym.experiments.evaluate import run_study
 from pb_gym.experiments.evaluate_config import StudyConfig
 from pb_gym.experiments.evaluate_report import json_report, print_report, write_outputs
