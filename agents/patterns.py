@@ -110,8 +110,8 @@ def decide(
     after: int = 3,
     rules: Sequence[tuple[Mapping[str, tuple[int, ...]], str]] = (),
 ) -> np.ndarray:
-    """The side each table's ``pattern`` bets next: 0 banker, 1 player, -1 no bet (see the module
-    docstring; ``rules`` coded by :func:`check_rules`)."""
+    """The side each table's ``pattern`` bets next (:data:`pb_gym.rules.BANKER` or ``PLAYER``), -1 no
+    bet (see the module docstring; ``rules`` coded by :func:`check_rules`)."""
     n = tracker.n
     last = tracker.last
     other = np.where(last >= 0, 1 - last, -1)

@@ -95,7 +95,7 @@ class TableView:
         rules: the table's rules (payouts).
         composition: ``(n, 13)`` cards the players have not seen, for systems that count
             (``needs_composition``); None otherwise.
-        last_winner: winner of the previous hand (0 banker, 1 player, 2 tie; -1 before the first).
+        last_winner: winner of the previous hand (a :class:`pb_gym.rules.Outcome`; -1 before the first).
         last_decision: winner of the last hand that was not a tie (-1 before the first).
         min_units: the table minimum in units.
         hands_played: hands dealt so far in the session (0 before the first).

@@ -433,6 +433,8 @@ def merge(chunks: list[dict]) -> list[dict]:
     merged = None
     for chunk in chunks:
         merged = merge_into(merged, chunk)
+    if merged is None:
+        raise ValueError("merge needs at least one chunk")
     for total in merged:
         if "final_bankrolls" in total:
             total["final_bankrolls"] = np.concatenate(total["final_bankrolls"])
@@ -550,6 +552,8 @@ def run_study(
                 task, chunks, backend, scheduler, workers, progress=tracker if progress else None, store=store
             ):
                 merged = merge_into(merged, result, final_bankrolls)
+    if merged is None:
+        raise ValueError(f"the study {config.name!r} ran no chunk")
     systems = merged
     for stats in systems:
         if "final_bankrolls" in stats:

@@ -20,7 +20,7 @@ import typing
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, Union
 
 from pydantic import Field, ValidationError, create_model, field_validator, model_validator
 
@@ -103,8 +103,9 @@ def constructor_parameters(cls: type[S.BettingSystem]) -> dict[str, tuple[Any, A
     for klass in cls.__mro__:
         if "__init__" not in vars(klass):
             continue
-        hints = typing.get_type_hints(klass.__init__, include_extras=True)
-        parameters = list(inspect.signature(klass.__init__).parameters.values())[1:]  # not self
+        init = vars(klass)["__init__"]
+        hints = typing.get_type_hints(init, include_extras=True)
+        parameters = list(inspect.signature(init).parameters.values())[1:]  # not self
         levels.append(
             {
                 p.name: (hints.get(p.name, Any), ... if p.default is inspect.Parameter.empty else p.default)
@@ -120,7 +121,15 @@ def constructor_parameters(cls: type[S.BettingSystem]) -> dict[str, tuple[Any, A
     return {name: spec for name, spec in fields.items() if name not in cls.not_configurable}
 
 
-def system_config_model(key: str, cls: type[S.BettingSystem]) -> type[Strict]:
+class SystemSection(Strict):
+    """Base of every system's config model (:func:`system_config_model`)."""
+
+    if TYPE_CHECKING:  # the fields are made at run time (create_model): to a type checker, any name
+
+        def __getattr__(self, name: str) -> Any: ...
+
+
+def system_config_model(key: str, cls: type[S.BettingSystem]) -> type[SystemSection]:
     """The config model of one system type, derived from its constructor (see the module docstring)."""
     fields: dict[str, Any] = dict(constructor_parameters(cls))
     fields["type"] = (Literal[key], ...)  # the tag of the systems list
@@ -130,21 +139,28 @@ def system_config_model(key: str, cls: type[S.BettingSystem]) -> type[Strict]:
         if kind == key
     }
     model = create_model(
-        f"{cls.__name__}Config", __base__=Strict, __module__=__name__, __validators__=validators, **fields
+        f"{cls.__name__}Config",
+        __base__=SystemSection,
+        __module__=__name__,
+        __validators__=validators,
+        **fields,
     )
     model.__doc__ = f"``type: {key}``: {(cls.__doc__ or '').strip().splitlines()[0]}"
     return model
 
 
-SYSTEM_CONFIGS: dict[str, type[Strict]] = {
+SYSTEM_CONFIGS: dict[str, type[SystemSection]] = {
     key: system_config_model(key, cls) for key, cls in SYSTEM_CLASSES.items()
 }
 """The config model of every system type."""
 
-AnySystem = Annotated[
-    Union[tuple(SYSTEM_CONFIGS.values())],  # noqa: UP007 (a Union built at run time)
-    Field(discriminator="type"),
-]
+if TYPE_CHECKING:  # a union built at run time: to a type checker, any system's config
+    AnySystem: TypeAlias = SystemSection
+else:
+    AnySystem = Annotated[
+        Union[tuple(SYSTEM_CONFIGS.values())],  # noqa: UP007 (a Union built at run time)
+        Field(discriminator="type"),
+    ]
 
 
 def _warn_longer_sessions(model: str, index: int, hands: int, one_shoe: bool) -> None:
@@ -170,7 +186,7 @@ class StudyConfig(Strict):
     """A study: rules, table, sessions and the systems to compare."""
 
     name: str = "study"
-    rules: RulesConfig = RulesConfig()  # type: ignore[valid-type]
+    rules: RulesConfig = RulesConfig()
     table: TableLimits = TableLimits()
     bankroll: float = Field(1000.0, gt=0, description="starting bankroll, in money")
     sessions: int = Field(10_000, ge=1)
@@ -201,7 +217,7 @@ class StudyConfig(Strict):
         "chain, its exact outcome under independent hands at the full shoe's odds "
         "(pb_gym.experiments.exact_systems)",
     )
-    systems: list[AnySystem] = Field(min_length=1)  # type: ignore[valid-type]
+    systems: list[AnySystem] = Field(min_length=1)
     custom_bets: CustomBets = Field(
         (), description=CUSTOM_BETS_HELP + "; offer one by naming it in rules.side_bets"
     )
@@ -258,7 +274,7 @@ class StudyConfig(Strict):
         return self
 
 
-def default_name(system: Strict) -> str:
+def default_name(system: SystemSection) -> str:
     """A display name: the type, and the bet when it is not banker."""
     if system.type == "road_pattern":
         return f"road_pattern ({system.pattern})"
@@ -267,7 +283,7 @@ def default_name(system: Strict) -> str:
     return f"{system.type}{suffix}"
 
 
-def make_system(config: Strict) -> S.BettingSystem:
+def make_system(config: SystemSection) -> S.BettingSystem:
     """The betting system a config entry describes (its keys are its constructor's keywords)."""
     params = config.model_dump(exclude={"type"})
     params["name"] = config.name or default_name(config)

@@ -68,7 +68,8 @@ def account_rows(seats, columns, slot_of, proposed_capped, ledgers):
     ``columns[k, t]`` (the session's slot ``slot_of[column]``), the net, the counts of bets and caps
     (``proposed_capped``: the system's own account of the table maximum), the largest stake, the
     bankroll's peak and drawdown."""
-    bankroll, _, _, stakes, net, placed, _, bankroll_capped, _, _ = seats
+    bankroll, stakes, net = seats.bankroll, seats.stakes, seats.net
+    placed, bankroll_capped = seats.placed, seats.bankroll_capped
     peak, max_drawdown, wagered, total, bets, by_column, counts, max_stake, last_stake, capped = ledgers
     for k in range(net.shape[0]):
         for t in range(net.shape[1]):

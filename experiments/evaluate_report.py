@@ -38,16 +38,17 @@ def system_summary(stats: dict, config: StudyConfig, full_ev: np.ndarray) -> dic
     ev, lo, hi = ratio_ci(
         stats["sum_net"], wagered, stats["sum_net2"], stats["sum_wagered2"], stats["sum_net_wagered"], n
     )
-    conditional = (
+    conditional: float | None = (
         (stats["exact_ev_wagered"] / wagered if wagered > 0 else math.nan) if stats["conditional"] else None
     )
+    exact_edge: float | None
     if stats["counting"]:
         exact_edge = conditional
     else:
         exact_edge = float(stats["wagered_by_spot"] @ full_ev / wagered) if wagered > 0 else math.nan
     # the CI is checked against the exact EV of the shoes the bets were really placed on, when known
     reference = conditional if conditional is not None else exact_edge
-    within = bool(lo <= reference <= hi) if wagered > 0 else None
+    within = bool(lo <= reference <= hi) if wagered > 0 and reference is not None else None
     note = None
     if wagered <= 0:
         note = "no bet placed"
@@ -217,7 +218,9 @@ def _note_misses(systems: list[dict], alpha: float = 0.05) -> None:
     misses = [s for s in tested if s["edge_within_ci"] is False]
     if not misses:
         return
-    p_values = [two_sided_p(s["ev_per_unit_wagered"], *s["ci95"], _reference(s)) for s in tested]
+    p_values = [
+        two_sided_p(s["ev_per_unit_wagered"], s["ci95"][0], s["ci95"][1], _reference(s)) for s in tested
+    ]
     rejected = holm(p_values, alpha)
     names = ", ".join(f"{s['name']} (p = {p_values[tested.index(s)]:.3f})" for s in misses)
     print(
@@ -285,11 +288,12 @@ def write_outputs(report: dict, out: Path) -> list[Path]:
         from pb_gym.experiments import exact_systems
 
         figure = EXACT_OUTPUT_NAMES[0]
-        written += plotting.drawn_or_noted(
-            lambda: [exact_systems.plot_goal_against_final(report, out / figure) or out / figure],
-            out,
-            [figure],
-        )
+
+        def goal_against_final() -> list[Path]:
+            exact_systems.plot_goal_against_final(report, out / figure)
+            return [out / figure]
+
+        written += plotting.drawn_or_noted(goal_against_final, out, [figure])
     return written
 
 

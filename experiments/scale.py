@@ -472,9 +472,9 @@ def _run_dask(task, chunks, scheduler, workers, finished):
                 finished(chunk, future.result())
                 continue
             try:
-                error = future.exception()
+                failure = future.exception()
             except BaseException as raised:  # noqa: BLE001 - a cancelled or lost future
-                error = raised
+                failure = raised
             if attempt == 1:
                 retry = client.submit(task, chunk, pure=False)
                 submitted[retry] = (chunk, 2)
@@ -482,7 +482,7 @@ def _run_dask(task, chunks, scheduler, workers, finished):
             else:
                 for other in submitted:
                     other.cancel()
-                raise _failure(chunk, error) from error
+                raise _failure(chunk, failure) from failure
     finally:
         client.close()
         if cluster is not None:

@@ -57,6 +57,7 @@ from pb_gym.experiments.config import (
     load,
     validate,
 )
+from pb_gym.experiments.discovery import DiscoveryConfig
 from pb_gym.experiments.evaluate import run_study
 from pb_gym.experiments.evaluate_config import StudyConfig
 from pb_gym.experiments.evaluate_report import json_report, print_report, write_outputs
@@ -86,12 +87,12 @@ from pb_gym.experiments.train_curve import (  # noqa: F401
 # ------------------------------------------------------------------------------------- environment
 def make_env(config: TrainConfig):
     """The training VecEnv: native vector env -> VecMonitor -> obs transform -> VecNormalize."""
-    from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
+    from stable_baselines3.common.vec_env import VecEnv, VecMonitor, VecNormalize
 
     from pb_gym.agents.sb3_vec_env import PuntoBancoSB3VecEnv
 
     kwargs = config.env.kwargs()
-    env = VecMonitor(PuntoBancoSB3VecEnv(num_envs=config.n_envs, **kwargs))
+    env: VecEnv = VecMonitor(PuntoBancoSB3VecEnv(num_envs=config.n_envs, **kwargs))
     env = L.obs_transform_wrapper(env, config.obs_transform, config.env.config())
     norm = config.normalize
     if norm.observations or norm.rewards:
@@ -316,6 +317,13 @@ def make_policy(config: TrainConfig, model, normalizer):
     return D.Policy(model, config.algorithm, config.env.config(), config.obs_transform, normalizer)
 
 
+def _discovery(config: TrainConfig) -> DiscoveryConfig:
+    """The ``discovery:`` section of a config whose discovery step runs."""
+    if config.discovery is None:
+        raise ValueError("the discovery step needs the config's discovery: section")
+    return config.discovery
+
+
 def make_exact_curve_callback(config: TrainConfig, normalizer):
     """Every ``timesteps / discovery.curve_points`` timesteps, score the current greedy policy on the
     same held-out hands (``discovery.curve_*``): exact conditional profit per hand dealt."""
@@ -323,7 +331,7 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
 
     from pb_gym.experiments import discovery as D
 
-    spec = config.discovery
+    spec = _discovery(config)
     every = max(1, config.total_timesteps // spec.curve_points)
 
     class ExactCurve(BaseCallback):
@@ -398,7 +406,7 @@ def run_discovery(
     curve plots)."""
     from pb_gym.experiments import discovery as D
 
-    spec = config.discovery
+    spec = _discovery(config)
     started = time.perf_counter()
     cfg = config.env.config()
     count = D.linear_count(
@@ -663,6 +671,7 @@ def main(
     store = outputs.chunk_store(
         destination, {"study": "train", "config": config.model_dump(mode="json")}, resume
     )
+    assert destination is not None and store is not None  # (train always writes to a folder)
     progress = not as_json and sys.stderr.isatty()
     trained = trained_step(config, store, progress, quiet=as_json, checkpoint_minutes=checkpoint_minutes)
     discovery = discovery_step(config, store, trained) if config.discovery is not None else None

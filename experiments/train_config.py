@@ -8,8 +8,9 @@ import dataclasses
 import inspect
 import math
 import re
+import typing
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, create_model, field_validator, model_validator
 
@@ -40,6 +41,10 @@ ALGORITHM_MODES = {
 # ---------------------------------------------------------------------------------------- config
 class _EnvSection(Strict):
     """Base of :data:`EnvConfig`: the values are checked by :class:`pb_gym.envs.config.EnvConfig`."""
+
+    if TYPE_CHECKING:  # the fields are made at run time (create_model): to a type checker, any name
+
+        def __getattr__(self, name: str) -> Any: ...
 
     @model_validator(mode="after")
     def _env_accepts_it(self) -> _EnvSection:
@@ -72,7 +77,7 @@ def _env_fields() -> dict[str, Any]:
         "win_target": float | None,
         "max_hands": int | None,
         "history": int,
-        **{name: Literal[choices] for name, choices in C._CHOICES.items()},  # type: ignore[valid-type]
+        **{name: Literal[choices] for name, choices in C._CHOICES.items()},
     }
     docs = C.field_docs()
     out: dict[str, Any] = {}
@@ -216,7 +221,8 @@ def _check_hyperparameter_types(cls: type, params: dict) -> None:
     or False) must be true or false (``"no"`` is refused, not read as truthy), an integer an integer,
     a number a finite number, a ``*_kwargs`` a mapping (or null), a class-valued one (default None,
     e.g. ``rollout_buffer_class``) null; then the ranges (:data:`HYPERPARAMETER_RANGES`)."""
-    defaults = {n: p.default for n, p in inspect.signature(cls.__init__).parameters.items()}
+    init = typing.cast(Any, cls).__init__  # (the algorithm class's own constructor, or its base's)
+    defaults = {n: p.default for n, p in inspect.signature(init).parameters.items()}
     for name, value in params.items():
         default = defaults.get(name)
         where = f"hyperparameters.{name}: {str(value)[:40]} is not allowed; allowed: "

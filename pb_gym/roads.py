@@ -32,7 +32,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-OUTCOME_LETTERS = ("B", "P", "T")
+from pb_gym import rules as R
+
+OUTCOME_LETTERS = R.OUTCOME_LETTERS
 """Banker, player, tie: the letters of a result (index = :data:`pb_gym.rules.BANKER` / ``PLAYER`` /
 ``TIE``)."""
 ROWS = 6
@@ -297,7 +299,7 @@ def scoreboard_text(roads: Roads, width: int | None = None) -> str:
 class RoadTracker:
     """The roads of ``n`` tables at once, one decision at a time (numpy arrays over tables).
 
-    After each hand (:meth:`record`, with each table's winner: 0 banker, 1 player, 2 tie, -1 no
+    After each hand (:meth:`record`, with each table's winner: a :class:`pb_gym.rules.Outcome`, -1 no
     hand) it holds, per table: the Big Road's current column length and the lengths of the previous
     ones (``lengths[:, 0]`` is the current column, ``lengths[:, j]`` the ``j``-th before it), the number
     of columns, the last decision, the mark each derived road made on this hand (``made``: +1 red, -1
@@ -344,12 +346,12 @@ class RoadTracker:
     def ask(self) -> np.ndarray:
         """``(n, 2, 3)``: the mark (+1 red, -1 blue, 0 none) each derived road would make next, after
         a banker ([:, 0]) and after a player ([:, 1])."""
-        return np.stack([self._marks(self.last == side) for side in (0, 1)], axis=1)
+        return np.stack([self._marks(self.last == side) for side in (R.BANKER, R.PLAYER)], axis=1)
 
     def record(self, winner: np.ndarray) -> None:
-        """Add each table's result (0 banker, 1 player, 2 tie, -1 nothing dealt)."""
+        """Add each table's result (a :class:`pb_gym.rules.Outcome`, -1 = nothing dealt)."""
         winner = np.asarray(winner)
-        decided = (winner == 0) | (winner == 1)
+        decided = (winner == R.BANKER) | (winner == R.PLAYER)
         same = decided & (winner == self.last)
         marks = np.where(decided[:, None], self._marks(same), 0)
         new = decided & ~same
@@ -359,7 +361,7 @@ class RoadTracker:
         self.lengths[decided, 0] += 1
         self.last[decided] = winner[decided]
         self.made = marks
-        entry = np.concatenate([np.where(winner == 0, 1, -1)[:, None], marks], axis=1)
+        entry = np.concatenate([np.where(winner == R.BANKER, 1, -1)[:, None], marks], axis=1)
         for road in range(4):
             push = decided & (entry[:, road] != 0)
             self.history[push, road] = np.roll(self.history[push, road], -1, axis=1)

@@ -24,6 +24,7 @@ Cards are coded ``1..13`` for A, 2, ..., 10, J, Q, K and ``0`` for "no card"; ra
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 from typing import Any, Literal
 
@@ -123,10 +124,38 @@ def banker_draws(banker_total: int, player_third_value: int | None) -> bool:
 # --------------------------------------------------------------------------------------------------
 # Outcome classes: everything the main bets, Dragon 7 and Panda 8 need to be settled.
 # --------------------------------------------------------------------------------------------------
-BANKER = 0
-PLAYER = 1
-TIE = 2
-WINNERS: tuple[str, ...] = ("banker", "player", "tie")
+class Outcome(enum.IntEnum):
+    """Who won a hand: THE outcome code everywhere (``HandResult.winner``, ``info["winner"]``, the
+    order of the first three :data:`BETS` and of the ``last_hand`` one-hot). The bead plate stores
+    :func:`bead_code` of it (0 = an empty cell); the ``multidiscrete`` action's first entry is a *bet*
+    index (:attr:`pb_gym.envs.config.EnvConfig.bet_choices`), not an outcome."""
+
+    BANKER = 0
+    PLAYER = 1
+    TIE = 2
+
+
+BANKER, PLAYER, TIE = int(Outcome.BANKER), int(Outcome.PLAYER), int(Outcome.TIE)
+"""The :class:`Outcome` codes as plain ints (what the compiled kernels compare with)."""
+WINNERS: tuple[str, ...] = tuple(outcome.name.lower() for outcome in Outcome)
+"""The outcomes' names, by code: ``("banker", "player", "tie")``."""
+OUTCOME_LETTERS: tuple[str, ...] = tuple(outcome.name[0] for outcome in Outcome)
+"""The outcomes' letters, by code (the roads' and the bead plate's): ``("B", "P", "T")``."""
+
+BEAD_EMPTY = 0
+"""A bead-plate cell with no hand in it yet."""
+
+
+def bead_code(outcome):
+    """The bead plate's code of an :class:`Outcome` (scalars or arrays): ``outcome + 1``, so that 0
+    stays :data:`BEAD_EMPTY`. The compiled kernels compile this function."""
+    return outcome + 1
+
+
+def bead_outcome(code):
+    """The :class:`Outcome` of a non-empty bead-plate code (the inverse of :func:`bead_code`)."""
+    return code - 1
+
 
 OUTCOMES: tuple[str, ...] = (
     "banker",  # banker wins, any other way
@@ -187,20 +216,32 @@ N_VALUE_CLASSES = N_HAND_CLASSES // 4
 """Value classes: the hand classes without the two pair flags (``hand class // 4``)."""
 
 
+def class_index(player_total, banker_total, player_ncards, banker_ncards, player_pair, banker_pair):
+    """THE hand-class encoding, in plain arithmetic (the axes of :data:`HAND_CLASS_SHAPE` in order), so
+    that numpy arrays (:func:`hand_class`) and the compiled kernels (which compile this very function:
+    :mod:`pb_gym.session.kernels`) share it. The arguments must be integers wide enough for the result
+    (int64 arrays or scalars); :func:`hand_class` casts them."""
+    value = ((player_total * 10 + banker_total) * 2 + player_ncards - 2) * 2 + banker_ncards - 2
+    return value * 4 + player_pair * 2 + banker_pair
+
+
 def value_class(player_total, banker_total, player_ncards, banker_ncards):
     """The value class (an index in ``range(N_VALUE_CLASSES)``) of finished hands, scalars or arrays:
-    ``((pt * 10 + bt) * 2 + pn - 2) * 2 + bn - 2``, the first four axes of :data:`HAND_CLASS_SHAPE`."""
+    ``((pt * 10 + bt) * 2 + pn - 2) * 2 + bn - 2``, the first four axes of :data:`HAND_CLASS_SHAPE`
+    (:func:`class_index` without the pair flags)."""
     pt, bt = np.asarray(player_total, np.int64), np.asarray(banker_total, np.int64)
     pn, bn = np.asarray(player_ncards, np.int64), np.asarray(banker_ncards, np.int64)
-    return ((pt * 10 + bt) * 2 + pn - 2) * 2 + bn - 2
+    return class_index(pt, bt, pn, bn, 0, 0) // 4
 
 
 def hand_class(player_total, banker_total, player_ncards, banker_ncards, player_pair, banker_pair):
     """The hand class (an index in ``range(N_HAND_CLASSES)``) of finished hands, scalars or arrays:
-    ``value_class * 4 + player_pair * 2 + banker_pair`` (:func:`value_class`), the axes of
+    ``value_class * 4 + player_pair * 2 + banker_pair`` (:func:`class_index`), the axes of
     :data:`HAND_CLASS_SHAPE` in order."""
+    pt, bt = np.asarray(player_total, np.int64), np.asarray(banker_total, np.int64)
+    pn, bn = np.asarray(player_ncards, np.int64), np.asarray(banker_ncards, np.int64)
     pp, bp = np.asarray(player_pair, np.int64), np.asarray(banker_pair, np.int64)
-    return value_class(player_total, banker_total, player_ncards, banker_ncards) * 4 + pp * 2 + bp
+    return class_index(pt, bt, pn, bn, pp, bp)
 
 
 def hand_class_fields(index):

@@ -192,3 +192,37 @@ def test_the_single_column_path_applies_the_same_rules(forced):
     for general, single in zip(results[0][1:], results[1][1:], strict=True):
         np.testing.assert_array_equal(general, single)
     assert results[0][2].any() and not results[0][2].all()
+
+
+def test_the_kernels_structs_hold_each_array_under_its_own_name():
+    """The kernels read the state's arrays by name: every field of a struct is the array of that name
+    (a struct listing two same-dtype arrays in swapped order would deal into the wrong one)."""
+    session = S.Session(Rules(), S.Limits(bankroll=100.0, table_min=5.0, table_max=50.0), 3, 2, seed=0)
+    seats, records, shoe, hand = session.structs()
+    assert seats._fields == tuple(name for name, _, _ in S.Seats._FIELDS)
+    assert records._fields == tuple(name for name, _, _ in S.TableRecords._FIELDS)
+    for struct, owner in ((seats, session.seats), (records, session.records)):
+        for name in struct._fields:
+            assert getattr(struct, name) is getattr(owner, name), name
+    limits = session.limits.struct()
+    assert (limits.table_min, limits.table_max, limits.target, limits.floor) == (5.0, 50.0, np.inf, -np.inf)
+    assert S.deal_constants(Rules(decks=6)).per_rank == 24
+
+
+def test_one_outcome_code_and_the_bead_plate_stores_it_plus_one():
+    """info["winner"], HandResult.winner and the last_hand one-hot use Outcome; the bead plate stores
+    bead_code(outcome) = outcome + 1 (0 = an empty cell) and BEAD_CODES letters it."""
+    from pb_gym.rules import BEAD_EMPTY, Outcome, bead_code, bead_outcome
+
+    assert [int(o) for o in Outcome] == [0, 1, 2] and S.BEAD_CODES == ("", "B", "P", "T")
+    session = S.Session(
+        Rules(), S.Limits(bankroll=100.0, table_min=1.0, table_max=10.0), 50, history=3, seed=4
+    )
+    session.play(np.zeros((50, len(BETS))))
+    winner = session.hand.winner
+    np.testing.assert_array_equal(session.records.bead[:, 0], bead_code(winner))
+    np.testing.assert_array_equal(bead_outcome(session.records.bead[:, 0]), winner)
+    assert (session.records.bead[:, 1:] == BEAD_EMPTY).all()
+    np.testing.assert_array_equal(session.records.last_hand[:, :3].argmax(axis=1), winner)
+    assert set(winner.tolist()) == {Outcome.BANKER, Outcome.PLAYER, Outcome.TIE}
+    assert [S.BEAD_CODES[c] for c in bead_code(np.array(list(Outcome)))] == ["B", "P", "T"]

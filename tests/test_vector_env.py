@@ -281,3 +281,24 @@ def test_infos_are_numpy_values_with_dtypes(mode):
             seen.add(key)
     assert {"winner", "bankroll", "stakes", "ev", "_winner"} <= seen
     assert mode == "NextStep" or {"final_obs", "final_info"} <= seen
+
+
+def test_single_and_vector_infos_hold_the_same_keys_one_row_per_table():
+    """One info builder: the single env's info and the vector env's batched info have the keys of
+    HAND_INFO_KEYS in that order (then ev), the vector env's with the engine's dtypes, and table 0 of
+    the vector env reset with seed s is the single env reset with seed s."""
+    from pb_gym.envs.table import HAND_INFO_KEYS
+
+    env = PuntoBancoEnv(info_ev=True)
+    venv = PuntoBancoVectorEnv(2, hand_info=True, info_ev=True)
+    env.reset(seed=5)
+    venv.reset(seed=5)
+    one = env.step(1)[4]
+    many = venv.step(np.array([1, 1]))[4]
+    assert tuple(one) == (*HAND_INFO_KEYS, "ev")
+    assert tuple(k for k in many if not k.startswith("_")) == (*HAND_INFO_KEYS, "ev")
+    assert many["winner"].dtype == np.uint8 and many["natural"].dtype == np.bool_
+    assert many["stakes"].dtype == many["bankroll"].dtype == np.float64
+    assert type(one["winner"]) is int and type(one["natural"]) is bool and type(one["bankroll"]) is float
+    for key in (*HAND_INFO_KEYS, "ev"):
+        np.testing.assert_array_equal(np.asarray(one[key]), many[key][0], err_msg=key)

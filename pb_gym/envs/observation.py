@@ -6,6 +6,7 @@ the hand just dealt (EVs, log growth, the ``expected`` / ``log_growth`` rewards)
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numba
 import numpy as np
@@ -54,8 +55,8 @@ def obs_rows(start, stop, consts, seats, records, shoe, out, rows=None):
     and of anything that plays a policy on a session (written out in the loop: a row function taking
     a dozen arrays would cost more per row than the row)."""
     o_bankroll, o_bead, o_cards, o_hands, o_last, o_shoe, history, factors, seat, per_unit = consts
-    bankroll, hands = seats[0], seats[1]
-    bead, last_hand = records[0], records[1]
+    bankroll, hands = seats.bankroll, seats.hands
+    bead, last_hand = records.bead, records.last_hand
     shoe_cards, position, unseen, hands_in_shoe = shoe.shoe, shoe.position, shoe.unseen, shoe.hands_in_shoe
     n_cards = shoe_cards.shape[1]
     size = factors.shape[0]
@@ -181,6 +182,58 @@ def composition_before_hand(tables: Tables, rows: np.ndarray | None = None) -> n
     return comp
 
 
+HAND_INFO_KEYS: tuple[str, ...] = (
+    "player_cards",
+    "banker_cards",
+    "player_total",
+    "banker_total",
+    "winner",
+    "natural",
+    "player_pair",
+    "banker_pair",
+    "shuffled",
+    "stakes",
+    "bankroll",
+)
+"""The keys of the per-hand info (``hand_info=True``), in the order :func:`info_dict` takes their values:
+the cards (1..13, 0 = no third card), the totals, the winner (:class:`pb_gym.rules.Outcome`), the
+natural, pair and new-shoe flags, the stakes (units, BETS order) and the bankroll after the hand (units);
+``ev`` follows with ``info_ev=True``."""
+
+
+def info_dict(
+    container: type[dict],
+    player_cards: Any,
+    banker_cards: Any,
+    player_total: Any,
+    banker_total: Any,
+    winner: Any,
+    natural: Any,
+    player_pair: Any,
+    banker_pair: Any,
+    shuffled: Any,
+    stakes: Any,
+    bankroll: Any,
+) -> dict[str, Any]:
+    """THE per-hand info of the environments (the keys of :data:`HAND_INFO_KEYS`, in order) in a new
+    ``container``; the caller adds ``ev`` (``info_ev=True``). The single env passes one table's
+    values (Python scalars and read-only arrays), the vector env batched numpy arrays
+    (:func:`hand_info`). (Keywords, not a zip of the keys: the single env's step builds one.)"""
+    return container(
+        player_cards=player_cards,
+        banker_cards=banker_cards,
+        player_total=player_total,
+        banker_total=banker_total,
+        winner=winner,
+        natural=natural,
+        player_pair=player_pair,
+        banker_pair=banker_pair,
+        shuffled=shuffled,
+        stakes=stakes,
+        bankroll=bankroll,
+    )
+
+
 def suited_composition_before_hand(
     cfg: EnvConfig, tables: Tables, rows: np.ndarray | None = None
 ) -> np.ndarray:
@@ -201,25 +254,26 @@ def suited_composition_before_hand(
 
 
 def hand_info(cfg: EnvConfig, tables: Tables) -> dict[str, np.ndarray]:
-    """Batched info of the hand just played (new arrays): cards, totals, winner (0 banker, 1 player,
-    2 tie), natural, pairs, shuffled, stakes (units, BETS order), bankroll after the hand (units) and,
-    with ``info_ev``, the exact EV per unit of each bet before the hand."""
+    """Batched info of the hand just played (:func:`info_dict`, new numpy arrays with the engine's
+    dtypes, one row per table) and, with ``info_ev``, the exact EV per unit of each bet before the
+    hand."""
     info: dict[str, np.ndarray] = {}
     if cfg.hand_info:
         res = tables.result
-        info = {
-            "player_cards": res.player_cards.copy(),
-            "banker_cards": res.banker_cards.copy(),
-            "player_total": res.player_total.copy(),
-            "banker_total": res.banker_total.copy(),
-            "winner": res.winner.copy(),
-            "natural": res.natural.copy(),
-            "player_pair": res.player_pair.copy(),
-            "banker_pair": res.banker_pair.copy(),
-            "shuffled": res.shuffled.copy(),
-            "stakes": tables.stakes.copy(),
-            "bankroll": tables.bankroll.copy(),
-        }
+        info = info_dict(
+            dict,
+            res.player_cards.copy(),
+            res.banker_cards.copy(),
+            res.player_total.copy(),
+            res.banker_total.copy(),
+            res.winner.copy(),
+            res.natural.copy(),
+            res.player_pair.copy(),
+            res.banker_pair.copy(),
+            res.shuffled.copy(),
+            tables.stakes.copy(),
+            tables.bankroll.copy(),
+        )
         if cfg.bets.suited:  # the cards' suits settle the suited bets
             info["player_suits"] = res.player_suits.copy()
             info["banker_suits"] = res.banker_suits.copy()

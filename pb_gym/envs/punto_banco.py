@@ -53,9 +53,9 @@ key            offset    shape       raw                                        
 =============  ========  ==========  ===========================================  ===================
 ``bankroll``   0         (1,)        current bankroll, in units                   starting bankroll
 ``bead_plate`` 1         (history,)  outcomes of the last ``history`` hands of    3
-                                     this shoe, most recent first: 0 = none yet,
-                                     1 banker, 2 player, 3 tie (cleared at each
-                                     new shoe)
+                                     this shoe, most recent first, as bead codes
+                                     (0 = none yet, else outcome + 1: see
+                                     below; cleared at each new shoe)
 ``cards_left`` 21        (1,)        cards left in the shoe (not dealt/burned)    cards of a full shoe
 ``hands``      22        (2,)        hands dealt in this episode, hands dealt     ``max_hands`` (100
                                      from the current shoe                        when None), and
@@ -90,7 +90,7 @@ seed ``s - i``. A ``step`` after the episode ended (terminated or truncated) rai
 ``gymnasium.error.ResetNeeded``: call ``reset()`` first.
 
 ``info`` (``hand_info=True``, the default): ``player_cards``/``banker_cards`` (card codes 1..13 = A..K,
-0 = no third card), ``player_total``, ``banker_total``, ``winner`` (0 banker, 1 player, 2 tie),
+0 = no third card), ``player_total``, ``banker_total``, ``winner`` (:class:`pb_gym.rules.Outcome`),
 ``natural``, ``player_pair``, ``banker_pair``, ``shuffled`` (a new shoe was started for this hand),
 ``stakes`` (units per spot, BETS order), ``bankroll`` (units, after the hand); with ``info_ev=True``
 ``ev``: exact EV per unit of each of the 7 bet spots before the hand, given the cards seen. The
@@ -104,9 +104,9 @@ and the ask road, drawn by :func:`pb_gym.roads.scoreboard_text` as ``pb-gym road
 ``"human"`` prints that text to stdout at each hand (RL Zoo's ``enjoy`` uses it); ``"rgb_array"`` a
 small ``(150, W, 3)`` uint8 picture of the table (``RecordVideo``, RL Zoo's ``record_video``).
 
-Outcome codes: ``info["winner"]`` is 0 banker, 1 player, 2 tie (the first three :data:`pb_gym.rules.BETS`
-and the ``last_hand`` one-hot); the bead plate and the multidiscrete bet choice show the same outcome
-as that code + 1 (0 = none yet / no bet). The golden digests of the dealt hands cover these bits.
+Outcome codes: :class:`pb_gym.rules.Outcome` (``info["winner"]``); the bead plate stores
+:func:`pb_gym.rules.bead_code` of it; the multidiscrete action's first entry is a bet index
+(``docs/env.md``, *Outcome codes*).
 
 Arguments
 ---------
@@ -419,18 +419,19 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         if hand_info:  # the info's arrays are views of these, read-only: HandInfo's copies share them
             out.setflags(write=False)
             cards.setflags(write=False)
-            info = HandInfo(
-                player_cards=cards[0],
-                banker_cards=cards[1],
-                player_total=int(pt),
-                banker_total=int(bt),
-                winner=int(winner),
-                natural=natural != 0.0,
-                player_pair=pp != 0.0,
-                banker_pair=bp != 0.0,
-                shuffled=shuffled != 0.0,
-                stakes=out[:n_columns],
-                bankroll=bankroll,
+            info = T.info_dict(
+                HandInfo,
+                cards[0],
+                cards[1],
+                int(pt),
+                int(bt),
+                int(winner),
+                natural != 0.0,
+                pp != 0.0,
+                bp != 0.0,
+                shuffled != 0.0,
+                out[:n_columns],
+                bankroll,
             )
             if self.config.bets.suited:  # the cards' suits settle the suited bets
                 dealt = self.tables.result

@@ -11,8 +11,8 @@ from pb_gym.roads import Roads, scoreboard_text
 from pb_gym.session import BEAD_CODES
 
 _BEAD_ROWS = 6  # a bead plate fills columns of six, top to bottom, oldest first
-OUTCOME_LETTERS = "BPT"
-"""The letter of each outcome code (0 banker, 1 player, 2 tie), as the roads write them."""
+OUTCOME_LETTERS = R.OUTCOME_LETTERS
+"""The letter of each :class:`pb_gym.rules.Outcome`, as the roads write them."""
 ROAD_COLUMNS = 24
 """Display columns of each road in the text picture (the latest ones)."""
 
@@ -59,7 +59,7 @@ def render_ansi(cfg: EnvConfig, tables: Tables, t: int, roads: Roads | None = No
             for n, flag in (("natural", last[7]), ("player pair", last[8]), ("banker pair", last[9]))
             if flag
         ]
-        verdict = "Tie" if winner == 2 else f"{R.WINNERS[winner].capitalize()} wins"
+        verdict = "Tie" if winner == R.TIE else f"{R.WINNERS[winner].capitalize()} wins"
         lines.append(verdict + (f" ({', '.join(notes)})" if notes else ""))
         placed = [f"{bet} {s:g}" for bet, s in zip(cfg.bets.columns, tables.stakes[t], strict=True) if s > 0]
         lines.append(
@@ -123,8 +123,8 @@ def render_rgb(cfg: EnvConfig, tables: Tables, t: int) -> np.ndarray:
     winner = int(np.argmax(last[:3])) if dealt else -1
     for row, (label, cards, total, win) in enumerate(
         (
-            ("P", tables.player_cards[t], last[3], winner in (1, 2)),
-            ("B", tables.banker_cards[t], last[4], winner in (0, 2)),
+            ("P", tables.player_cards[t], last[3], winner in (R.PLAYER, R.TIE)),
+            ("B", tables.banker_cards[t], last[4], winner in (R.BANKER, R.TIE)),
         )
     ):
         y = 6 + row * 32

@@ -77,11 +77,13 @@ from pb_gym.envs.config import (
     upgrade_record,
 )
 from pb_gym.envs.observation import (
+    HAND_INFO_KEYS,
     OBS_MIN_TABLES,
     composition_before_hand,
     ev_before_hand,
     exact_reward,
     hand_info,
+    info_dict,
     log_growth_before_hand,
     obs_rows,
     obs_struct,
@@ -115,21 +117,6 @@ from pb_gym.envs.tables import (
     reset_tables,
     table_bytes,
 )
-
-HAND_INFO_KEYS: tuple[str, ...] = (
-    "player_cards",
-    "banker_cards",
-    "player_total",
-    "banker_total",
-    "winner",
-    "natural",
-    "player_pair",
-    "banker_pair",
-    "shuffled",
-    "stakes",
-    "bankroll",
-)
-"""Keys of the per-hand ``info`` (``hand_info=True``); ``ev`` is added with ``info_ev=True``."""
 
 __all__ = [
     "ACTION_MODES",
@@ -170,6 +157,7 @@ __all__ = [
     "ev_before_hand",
     "exact_reward",
     "hand_info",
+    "info_dict",
     "hand_outcome",
     "is_number",
     "limits",
