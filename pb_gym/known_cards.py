@@ -29,13 +29,11 @@ import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 
-import numba
 import numpy as np
 
 from pb_gym import exact
 from pb_gym import rules as R
 from pb_gym.rules import Rules
-from pb_gym.threads import run_rows
 
 POSITIONS = (1, 2, 3, 4, 5, 6)
 """Dealing positions: player, banker, player, banker, then the next two cards out of the shoe."""
@@ -316,71 +314,6 @@ def best_split(table: np.ndarray, positions: Sequence[int] = (1, 2, 3, 4)) -> tu
 # --------------------------------------------------------------------------------------------------
 # The first card's class, vectorized: the exact EVs an edge-sorting environment prices
 # --------------------------------------------------------------------------------------------------
-@numba.njit(cache=True, nogil=True)
-def _first_class_outcomes(start, stop, values, high, player_draws, tableau, outcome_table, out):  # noqa: C901 - a compiled kernel: the nested loops over the values are the enumeration itself
-    """``out[i, o]`` = P(the first card's value is in ``high`` and the hand ends in outcome ``o``) for
-    the value counts ``values[i]``: every value sequence of the hand, the first card's value in
-    ``high``, weighted by its falling counts (the banker's two cards taken in one order, counted
-    twice when they differ); a card a hand does not take is not enumerated."""
-    for i in range(start, stop):
-        vc = values[i].copy()
-        n = vc.sum()
-        for o in range(out.shape[1]):
-            out[i, o] = 0.0
-        for v1 in range(10):
-            if not high[v1] or vc[v1] <= 0:
-                continue
-            p1 = vc[v1] / n
-            vc[v1] -= 1
-            for v2 in range(10):
-                if vc[v2] <= 0:
-                    continue
-                p2 = p1 * vc[v2] / (n - 1)
-                vc[v2] -= 1
-                # the banker's two cards in either order: the same total and chance (v4 >= v2, twice)
-                for v4 in range(v2, 10):
-                    if vc[v4] <= 0:
-                        continue
-                    p3 = p2 * vc[v4] / (n - 2) * (1.0 if v4 == v2 else 2.0)
-                    vc[v4] -= 1
-                    for v3 in range(10):
-                        if vc[v3] <= 0:
-                            continue
-                        p4 = p3 * vc[v3] / (n - 3)
-                        vc[v3] -= 1
-                        pt = (v1 + v3) % 10
-                        bt = (v2 + v4) % 10
-                        if pt >= 8 or bt >= 8:  # a natural: both stand
-                            out[i, outcome_table[pt, bt, 0, 0]] += p4
-                        elif not player_draws[pt]:  # the player stands; the banker on 0-5
-                            if not tableau[bt, 10]:
-                                out[i, outcome_table[pt, bt, 0, 0]] += p4
-                            else:
-                                for v5 in range(10):
-                                    if vc[v5] > 0:
-                                        o = outcome_table[pt, (bt + v5) % 10, 0, 1]
-                                        out[i, o] += p4 * vc[v5] / (n - 4)
-                        else:
-                            for v5 in range(10):
-                                if vc[v5] <= 0:
-                                    continue
-                                p5 = p4 * vc[v5] / (n - 4)
-                                pf = (pt + v5) % 10
-                                if not tableau[bt, v5]:
-                                    out[i, outcome_table[pf, bt, 1, 0]] += p5
-                                    continue
-                                vc[v5] -= 1
-                                for v6 in range(10):
-                                    if vc[v6] > 0:
-                                        o = outcome_table[pf, (bt + v6) % 10, 1, 1]
-                                        out[i, o] += p5 * vc[v6] / (n - 5)
-                                vc[v5] += 1
-                        vc[v3] += 1
-                    vc[v4] += 1
-                vc[v2] += 1
-            vc[v1] += 1
-
-
 FIRST_CARD_HIGH_RANKS = (5, 6, 7, 8)
 """The edge sorter's "high" ranks (indices of 6, 7, 8, 9): the sorted class of ``first_card_class``."""
 
@@ -395,9 +328,10 @@ def first_card_class_values(
 
     Returns ``(probability, ev)``: P(high) ``(...,)`` and the EVs ``(..., 2, 7)`` (index 0 low, 1
     high; NaN for a class that cannot occur). ``high_ranks`` must hold whole values (the four ten
-    ranks together or none of them): the outcome classes are enumerated by value in one compiled
-    pass per composition (the high class; the low one is the full law minus it), the pair bets from
-    the counts (the player pair needs card 3 of card 1's rank; the banker pair is card 1 removed).
+    ranks together or none of them): the outcome classes by the walk of :mod:`pb_gym.exact` over the
+    value multisets, each weighted by its orderings whose first card is high
+    (:func:`pb_gym.exact.first_value_weights`; the low class is the full law minus it), the pair bets
+    from the counts (the player pair needs card 3 of card 1's rank; the banker pair is card 1 removed).
     The same figures as :func:`expected_values` with ``{1: high_ranks}`` and its complement (tested),
     thousands of times faster.
     """
@@ -411,11 +345,9 @@ def first_card_class_values(
             f"high_ranks={tuple(high_ranks)!r}: allowed: whole values (all of 10, J, Q, K or none)"
         )
     flat = comp.reshape(-1, R.N_RANKS).astype(np.float64)
-    values = exact.value_counts(flat)
-    joint = np.zeros((flat.shape[0], R.N_OUTCOMES))
-    tables = (R.PLAYER_DRAWS, R.BANKER_TABLEAU, R.OUTCOME_TABLE)
-    run_rows(_first_class_outcomes, flat.shape[0], 16, values, high_values, *tables, joint)
-    law = exact.outcome_probabilities(flat)
+    weights = exact.first_value_weights(tuple(int(v) for v in np.flatnonzero(high_values)))
+    both = exact.multiset_expectations(flat, np.concatenate([weights, exact.multiset_weights()], axis=1))
+    joint, law = both[:, : R.N_OUTCOMES], both[:, R.N_OUTCOMES :]  # one walk: the high class, all
     n = flat.sum(axis=1)
     in_high = np.zeros(R.N_RANKS, dtype=bool)
     in_high[ranks] = True
