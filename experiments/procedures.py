@@ -21,7 +21,6 @@ independent: :func:`pb_gym.ci.ratio_ci`).
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 import sys
@@ -31,7 +30,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from pb_gym import procedures, strict_json
+from pb_gym import procedures
 from pb_gym import rules as R
 from pb_gym.ci import ratio_ci
 from pb_gym.experiments import atlas, counts, study
@@ -223,23 +222,14 @@ OUTPUT_NAMES = ("procedures.json", "procedures.csv", "procedures.md")
 
 def write_outputs(result: dict, folder: Path) -> list[Path]:
     """``procedures.json``, ``procedures.csv`` (a row per procedure and bet) and ``procedures.md``."""
-    (folder / "procedures.json").write_text(strict_json.dumps(result, indent=1))
-    fields = [
-        "procedure",
-        "bet",
-        "perfect_gain_per_hand",
-        "perfect_bet_rate",
-        "count_gain_per_hand",
-        "count_bet_rate",
+    figures = ["perfect_gain_per_hand", "perfect_bet_rate", "count_gain_per_hand", "count_bet_rate"]
+    rows = [
+        {"procedure": proc["name"], "bet": bet, **{f: entry[f]["estimate"] for f in figures}}
+        for proc in result["procedures"]
+        for bet, entry in proc["bets"].items()
     ]
-    with open(folder / "procedures.csv", "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(fields)
-        for proc in result["procedures"]:
-            for bet, entry in proc["bets"].items():
-                writer.writerow([proc["name"], bet] + [entry[f]["estimate"] for f in fields[2:]])
-    (folder / "procedures.md").write_text(markdown(result) + "\n")
-    return [folder / n for n in OUTPUT_NAMES]
+    fields = ["procedure", "bet", *figures]
+    return study.write_table_files("procedures", result, folder, fields, rows, markdown(result))
 
 
 main = study.command("procedures", ProceduresConfig, OUTPUT_NAMES, run, write_outputs, report)
