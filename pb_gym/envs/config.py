@@ -211,8 +211,9 @@ class EnvConfig:
     (any of :data:`LEAKS`): ``first_card_class``: edge sorting, whether the first card of the hand
     (the player's first) is high (6, 7, 8, 9) or low; ``burn_card``: the cards the burn rule discarded
     face down are shown (the true shoe is known); ``bottom_card``: the bottom card of the shoe is known
-    (a ribbon-spread cut; it lies behind the cut card and is never dealt). A leak shows nothing for
-    the first hand of a shoe (the shoe is shuffled as that hand is dealt). The exact EVs (``expected``
+    (a ribbon-spread cut; it lies behind the cut card and is never dealt). A leak shows nothing before
+    a hand dealt from a shoe shuffled as the hand is dealt (the cut card had come out: the first hand
+    of every shoe but an episode's first, when episodes run across reshuffles). The exact EVs (``expected``
     rewards, ``info_ev``, the benchmark's perfect bettor) are conditional on the leak
     (:mod:`pb_gym.envs.leaks`). ``first_card_class`` prices the seven spots only: no extra catalog bets
     and no ``log_growth`` reward with it. Default: no leak."""
