@@ -165,7 +165,7 @@ def cmd_train(args: argparse.Namespace) -> dict:
 
 def cmd_experiment(args: argparse.Namespace) -> dict:
     """Run a study: ``counting``, ``atlas`` (every bet: how far a count beats it), ``ruin``, ``roads``,
-    ``leaks`` or ``benchmark`` (RL algorithms over seeds against the known optimum)."""
+    ``leaks``, ``procedures`` or ``benchmark`` (RL algorithms over seeds against the known optimum)."""
     return _study(f"pb_gym.experiments.{STUDY_MODULES.get(args.study, args.study)}", args)
 
 
@@ -290,6 +290,10 @@ STUDIES = {
     "when positive beside the published figure, a simulation on the engine's deal with its "
     "95% CI, the leak's frequency and the edge per 100 hands. configs/experiments/leaks.yaml. "
     "--out DIR: leaks.json, leaks.csv, leaks.md.",
+    "procedures": "Dealing procedures: every bet's perfect-information gain and its EoR count's gain "
+    "under a hand-shuffled shoe, a continuous shuffler keeping the last 0, 1 or 5 hands out, and the "
+    "cut card 7 to 104 cards from the end. configs/experiments/procedures.yaml. --out DIR: "
+    "procedures.json, procedures.csv, procedures.md.",
 }
 """The studies of ``pb-gym experiment``, described in its ``--help``."""
 

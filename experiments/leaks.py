@@ -20,7 +20,6 @@ the burn, the bottom card is simulated without one, matching its exact figure.
 
 from __future__ import annotations
 
-import csv
 import os
 import sys
 import typing
@@ -30,7 +29,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from pb_gym import engine, exact, known_cards, strict_json
+from pb_gym import engine, exact, known_cards
 from pb_gym import rules as R
 from pb_gym.experiments import stats, study
 from pb_gym.experiments.config import Strict
@@ -343,7 +342,6 @@ OUTPUT_NAMES = ("leaks.json", "leaks.csv", "leaks.md")
 
 def write_outputs(result: dict, folder: Path) -> list[Path]:
     """``leaks.json``, ``leaks.csv`` (one row per leak) and ``leaks.md`` under ``folder``."""
-    (folder / "leaks.json").write_text(strict_json.dumps(result, indent=1))
     fields = [
         "leak",
         "frequency_per_hand",
@@ -358,16 +356,13 @@ def write_outputs(result: dict, folder: Path) -> list[Path]:
         "units_per_100_hands",
         "split_high",
     ]
-    with open(folder / "leaks.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fields)
-        writer.writeheader()
-        for row in result["leaks"]:
-            flat = {k: v for k, v in row.items() if k != "simulated_ci95"}
-            flat["simulated_ci95_low"], flat["simulated_ci95_high"] = row["simulated_ci95"]
-            flat["split_high"] = "" if row["split_high"] is None else "".join(map(str, row["split_high"]))
-            writer.writerow(flat)
-    (folder / "leaks.md").write_text(markdown(result) + "\n")
-    return [folder / n for n in OUTPUT_NAMES]
+    rows = []
+    for row in result["leaks"]:
+        flat = {k: v for k, v in row.items() if k != "simulated_ci95"}
+        flat["simulated_ci95_low"], flat["simulated_ci95_high"] = row["simulated_ci95"]
+        flat["split_high"] = "" if row["split_high"] is None else "".join(map(str, row["split_high"]))
+        rows.append(flat)
+    return study.write_table_files("leaks", result, folder, fields, rows, markdown(result))
 
 
 main = study.command("leaks", LeaksConfig, OUTPUT_NAMES, run, write_outputs, report)

@@ -146,3 +146,21 @@ def command(
 
 
 __all__ = ["StudyMain", "command", "main"]
+
+
+def write_table_files(
+    name: str, result: dict, folder: Path, fields: Sequence[str], rows: Iterable[dict], markdown: str
+) -> list[Path]:
+    """The three files of a one-table study under ``folder``: ``NAME.json`` (the result), ``NAME.csv``
+    (``rows``, the columns ``fields``) and ``NAME.md`` (``markdown``); their paths."""
+    import csv
+
+    from pb_gym import strict_json
+
+    (folder / f"{name}.json").write_text(strict_json.dumps(result, indent=1))
+    with open(folder / f"{name}.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, list(fields))
+        writer.writeheader()
+        writer.writerows(rows)
+    (folder / f"{name}.md").write_text(markdown + "\n")
+    return [folder / f"{name}.{ext}" for ext in ("json", "csv", "md")]

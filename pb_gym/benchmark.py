@@ -195,10 +195,21 @@ class Deal:
         self.next_id = tables
 
     def before(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The composition of the cards unseen before the next hand ``(tables, 10)``, every column's
-        exact EV for them ``(tables, n_columns)`` and the bankrolls (a copy)."""
-        composition = engine.next_hand_composition(self.cfg.rules, self.env.tables.shoe)
-        return composition, self.cfg.bets.expected_values(composition), self.env.tables.bankroll.copy()
+        """The composition of the cards unseen before the next hand ``(tables, 13)``, every column's
+        exact EV for them ``(tables, n_columns)`` and the bankrolls (a copy). Where the env leaks
+        (:attr:`~pb_gym.envs.config.EnvConfig.leaks`), the composition is less the cards shown and
+        the EVs are given the leak (:func:`pb_gym.envs.leaks.expected_values`): the perfect bettor
+        knows what the policy is shown, and both are priced on it."""
+        shoe = self.env.tables.shoe
+        composition = engine.next_hand_composition(self.cfg.rules, shoe)
+        bankroll = self.env.tables.bankroll.copy()
+        if self.cfg.leaks:
+            from pb_gym.envs import leaks
+
+            leak = leaks.before_hand(self.cfg, shoe)
+            ev = leaks.expected_values(self.cfg, composition, leak)
+            return leaks.composition(leak, composition), ev, bankroll
+        return composition, self.cfg.bets.expected_values(composition), bankroll
 
     def _new_shoes(self, mask: np.ndarray) -> None:
         count = int(mask.sum())
@@ -418,7 +429,14 @@ def perfect_policy(task: str | Task = "pb_gym/Discover-v0") -> Policy:
     def act(obs: np.ndarray) -> np.ndarray:
         obs = np.asarray(obs, dtype=np.float64)
         composition = np.rint(obs[:, start:stop] * per_rank).astype(np.int64)
-        side_ev = cfg.bets.expected_values(composition)[:, spots]
+        if cfg.leaks:  # what the leaks show, read from the observation as the policy reads it
+            from pb_gym.envs import leaks
+
+            leak = leaks.from_obs(cfg, obs)
+            side_ev = leaks.expected_values(cfg, composition, leak)[:, spots]
+            composition = leaks.composition(leak, composition)
+        else:
+            side_ev = cfg.bets.expected_values(composition)[:, spots]
         if growth is None:
             best, positive = exact.best_positive(side_ev)
             return np.where(positive, unit_action[best], 0)

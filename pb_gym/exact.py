@@ -105,6 +105,17 @@ def _sequence_table() -> dict:
     }
 
 
+@functools.lru_cache(maxsize=4)
+def first_value_weights(high_values: tuple[int, ...]) -> np.ndarray:
+    """``W[m, o]`` of :func:`multiset_weights` counting only the orderings whose first card (the
+    player's first) has a value in ``high_values``: for :func:`multiset_expectations`."""
+    table = _sequence_table()
+    n = table["n_multisets"]
+    first = np.isin(_value_sequences()[0], high_values)
+    cells = table["index"][first].astype(np.int64) * R.N_OUTCOMES + table["outcome"][first]
+    return np.bincount(cells, minlength=n * R.N_OUTCOMES).reshape(n, R.N_OUTCOMES).astype(np.float64)
+
+
 @functools.lru_cache(maxsize=1)
 def multiset_weights() -> np.ndarray:
     """``W[m, o]``: orderings of value multiset ``m`` (nondecreasing-sequence order) ending in ``o``."""
@@ -328,18 +339,27 @@ def expectations(composition: np.ndarray | list, columns: np.ndarray) -> np.ndar
     columns into the multiset weights first costs one multiply-add per multiset and column, so asking
     for fewer columns is proportionally faster (a Kelly bettor needs two, not six).
     """
-    progress.note_compiling(sys.modules[__name__])  # the first run compiles the walk
-    comp = validate_composition(composition)
     columns = np.asarray(columns, dtype=np.float64)
     if columns.ndim != 2 or columns.shape[0] != R.N_OUTCOMES:
         raise ValueError(f"columns must have shape ({R.N_OUTCOMES}, k); got {columns.shape}")
+    return multiset_expectations(composition, _float_weights() @ columns)
+
+
+def multiset_expectations(composition: np.ndarray | list, weights: np.ndarray) -> np.ndarray:
+    """``sum_m weights[m, :] P(m)`` over the value multisets ``m`` of six cards (the rows of
+    :func:`multiset_weights`, in its order), ``P(m)`` the chance of one ordering of ``m``: with the
+    orderings of each multiset counted by some event (:func:`multiset_weights` counts them by
+    outcome), the probability of that event. ``(..., k)`` for ``weights`` ``(n_multisets, k)``."""
+    progress.note_compiling(sys.modules[__name__])  # the first run compiles the walk
+    comp = validate_composition(composition)
+    columns = np.asarray(weights, dtype=np.float64)
     flat = value_counts(comp).reshape(-1, 10).astype(np.float64)
     n = flat.shape[0]
     width = block_width(n)
     blocks = _blocks(_padded(flat, width), width)
     n_blocks = blocks.shape[0]
     out = np.empty((n_blocks, columns.shape[1], width))
-    run_rows(_expectation_kernel, n_blocks, 2, blocks, _float_weights() @ columns, out)
+    run_rows(_expectation_kernel, n_blocks, 2, blocks, columns, out)
     # a fresh C-contiguous array whatever the block width, so that products taken of it (the EVs: a
     # matrix product) take the same path, and give the same bits, for a batch of any size
     result = np.ascontiguousarray(out.transpose(0, 2, 1).reshape(n_blocks * width, columns.shape[1])[:n])

@@ -311,13 +311,78 @@ def best_split(table: np.ndarray, positions: Sequence[int] = (1, 2, 3, 4)) -> tu
     return best, sorted_cards_edge(table, best, positions)
 
 
+# --------------------------------------------------------------------------------------------------
+# The first card's class, vectorized: the exact EVs an edge-sorting environment prices
+# --------------------------------------------------------------------------------------------------
+FIRST_CARD_HIGH_RANKS = (5, 6, 7, 8)
+"""The edge sorter's "high" ranks (indices of 6, 7, 8, 9): the sorted class of ``first_card_class``."""
+
+
+def first_card_class_values(
+    composition: np.ndarray | Sequence,
+    high_ranks: Sequence[int] = FIRST_CARD_HIGH_RANKS,
+    rules: Rules | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact EV of each of the seven spots (:data:`pb_gym.rules.BETS`) given that the first card of
+    the hand is in ``high_ranks`` and given that it is not, for many compositions at once.
+
+    Returns ``(probability, ev)``: P(high) ``(...,)`` and the EVs ``(..., 2, 7)`` (index 0 low, 1
+    high; NaN for a class that cannot occur). ``high_ranks`` must hold whole values (the four ten
+    ranks together or none of them): the outcome classes by the walk of :mod:`pb_gym.exact` over the
+    value multisets, each weighted by its orderings whose first card is high
+    (:func:`pb_gym.exact.first_value_weights`; the low class is the full law minus it), the pair bets
+    from the counts (the player pair needs card 3 of card 1's rank; the banker pair is card 1 removed).
+    The same figures as :func:`expected_values` with ``{1: high_ranks}`` and its complement (tested),
+    thousands of times faster.
+    """
+    rules = rules or Rules()
+    comp = _validated(composition)
+    ranks = sorted({int(r) for r in high_ranks})
+    high_values = np.zeros(10, dtype=np.bool_)
+    high_values[R.RANK_VALUES[ranks]] = True
+    if sorted(int(r) for r in np.flatnonzero(high_values[R.RANK_VALUES])) != ranks:
+        raise ValueError(
+            f"high_ranks={tuple(high_ranks)!r}: allowed: whole values (all of 10, J, Q, K or none)"
+        )
+    flat = comp.reshape(-1, R.N_RANKS).astype(np.float64)
+    weights = exact.first_value_weights(tuple(int(v) for v in np.flatnonzero(high_values)))
+    both = exact.multiset_expectations(flat, np.concatenate([weights, exact.multiset_weights()], axis=1))
+    joint, law = both[:, : R.N_OUTCOMES], both[:, R.N_OUTCOMES :]  # one walk: the high class, all
+    n = flat.sum(axis=1)
+    in_high = np.zeros(R.N_RANKS, dtype=bool)
+    in_high[ranks] = True
+    c = flat
+    pairs_all = (c * (c - 1)).sum(axis=1)
+    player_high = (c * (c - 1) * in_high).sum(axis=1) / (n * (n - 1))
+    banker_high = (c * in_high * (pairs_all[:, None] - 2 * (c - 1))).sum(axis=1) / (n * (n - 1) * (n - 2))
+    pair_all = pairs_all / (n * (n - 1))
+    probability = (c * in_high).sum(axis=1) / n
+    by_class = np.stack([law - joint, joint], axis=1)  # (n, 2, outcomes): P(class and outcome)
+    chance = np.stack([1.0 - probability, probability], axis=1)
+    pairs = np.stack(
+        [
+            np.stack([pair_all - player_high, player_high], 1),
+            np.stack([pair_all - banker_high, banker_high], 1),
+        ],
+        axis=2,
+    )  # (n, class, player/banker pair): P(class and pair)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ev = (by_class @ rules.paytable()) / chance[:, :, None]
+        pair_p = pairs / chance[:, :, None]
+    for k, bet in enumerate(("player_pair", "banker_pair")):
+        ev[:, :, R.BETS.index(bet)] = exact.pair_expected_value(pair_p[:, :, k], rules.pair_pays)
+    return probability.reshape(comp.shape[:-1]), ev.reshape(comp.shape[:-1] + (2, R.N_BETS))
+
+
 __all__ = [
+    "FIRST_CARD_HIGH_RANKS",
     "MAIN_BET_NAMES",
     "POSITIONS",
     "RANK_LETTERS",
     "best_bet_edge",
     "best_split",
     "expected_values",
+    "first_card_class_values",
     "hand_class_probabilities",
     "known_card_edge",
     "known_probability",

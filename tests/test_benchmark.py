@@ -22,6 +22,7 @@ def test_every_task_is_registered_with_its_frozen_settings():
         "pb_gym/Sizing-v0",
         "pb_gym/DiscoverHidden-v0",
         "pb_gym/DiscoverMainBets-v0",
+        "pb_gym/DiscoverEdgeSort-v0",
     ]
     for task in tasks.TASKS.values():
         spec = gymnasium.spec(task.id)
@@ -41,6 +42,9 @@ def test_every_task_is_registered_with_its_frozen_settings():
     assert sizing["reward"] == "log_growth" and sizing["stake_unit"] == "fraction"
     assert tasks.get_task("DiscoverHidden-v0").kwargs["visible_discards"] is False
     assert tasks.get_task("DiscoverMainBets-v0").bets == ("banker", "player", "tie")
+    edge_sort = tasks.get_task("DiscoverEdgeSort-v0")
+    assert edge_sort.bets == ("banker", "player", "tie")
+    assert edge_sort.kwargs["leaks"] == ("first_card_class",)
 
 
 def test_discover_all_offers_every_catalog_bet():
@@ -90,7 +94,8 @@ def test_action_index_names_the_bad_input():
 
 @pytest.mark.parametrize(
     "task_id,seed",
-    [("Discover-v0", 11), ("Discover-v0", 2_000_003), ("DiscoverCatalog-v0", 7), ("DiscoverMainBets-v0", 3)],
+    [("Discover-v0", 11), ("Discover-v0", 2_000_003), ("DiscoverCatalog-v0", 7), ("DiscoverMainBets-v0", 3)]
+    + [("DiscoverEdgeSort-v0", 5)],
 )
 def test_never_betting_scores_exactly_0_and_the_perfect_bettor_exactly_1(task_id, seed):
     never = B.score(B.never_bet, task_id, tables=8, hands=200, seed=seed)

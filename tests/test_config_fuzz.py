@@ -76,6 +76,10 @@ def _model(path: Path):
         from pb_gym.experiments.leaks import LeaksConfig
 
         return LeaksConfig
+    if name == "procedures":
+        from pb_gym.experiments.procedures import ProceduresConfig
+
+        return ProceduresConfig
     if name != "ruin":
         raise AssertionError(f"{path}: which study reads this config? (add it here)")
     from pb_gym.experiments.ruin import RuinConfig

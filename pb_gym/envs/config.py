@@ -68,8 +68,21 @@ LEGACY_DEFAULTS: dict[str, Any] = {
 """The environment defaults before the flat, scaled observation and the discrete actions became the
 defaults: a saved ``env.json`` that does not name these keys was trained with these values."""
 
-OBS_KEYS: tuple[str, ...] = ("bankroll", "bead_plate", "cards_left", "hands", "last_hand", "shoe")
-"""Observation keys in the (sorted) order of the Dict space and of the flattened observation."""
+OBS_KEYS: tuple[str, ...] = ("bankroll", "bead_plate", "cards_left", "hands", "last_hand", "leak", "shoe")
+"""Observation keys in the (sorted) order of the Dict space and of the flattened observation
+(``leak`` only with ``leaks``)."""
+LEAKS: tuple[str, ...] = ("first_card_class", "burn_card", "bottom_card")
+"""``leaks`` options, in the order of their features in the ``leak`` observation field."""
+LEAK_SIZES: dict[str, int] = {"first_card_class": 2, "burn_card": R.N_RANKS, "bottom_card": R.N_RANKS}
+"""Features of each leak in the ``leak`` field: ``[high, low]``; the face-down burned cards by rank; the
+bottom card's rank, one-hot."""
+LEAK_HIGH: dict[str, float] = {
+    "first_card_class": 1.0,
+    "burn_card": float(R.BURN_COUNTS.max()),
+    "bottom_card": 1.0,
+}
+"""The bound of each leak's features (the scaled observation divides by it): flags of 1; at most 10
+cards of a rank burned face down."""
 LAST_HAND_HIGH = np.array([1, 1, 1, 9, 9, 3, 3, 1, 1, 1], dtype=np.float32)
 """The largest value of each field of the ``last_hand`` observation
 (:data:`~pb_gym.session.LAST_HAND_FIELDS`)."""
@@ -193,6 +206,17 @@ class EnvConfig:
     """Add ``ev`` (the exact EV per unit of each stake column before the hand) to ``info``."""
     hand_info: bool = True
     """Cards, totals, winner, stakes and bankroll in ``info`` (the vector env's default is False)."""
+    leaks: tuple[str, ...] = ()
+    """Information a casino procedure leaks before each hand, shown in the ``leak`` observation field
+    (any of :data:`LEAKS`): ``first_card_class``: edge sorting, whether the first card of the hand
+    (the player's first) is high (6, 7, 8, 9) or low; ``burn_card``: the cards the burn rule discarded
+    face down are shown (the true shoe is known); ``bottom_card``: the bottom card of the shoe is known
+    (a ribbon-spread cut; it lies behind the cut card and is never dealt). A leak shows nothing before
+    a hand dealt from a shoe shuffled as the hand is dealt (the cut card had come out: the first hand
+    of every shoe but an episode's first, when episodes run across reshuffles). The exact EVs (``expected``
+    rewards, ``info_ev``, the benchmark's perfect bettor) are conditional on the leak
+    (:mod:`pb_gym.envs.leaks`). ``first_card_class`` prices the seven spots only: no extra catalog bets
+    and no ``log_growth`` reward with it. Default: no leak."""
     reward: str = "realized"
     """``realized``: the hand's net win; ``expected``: the exact EV of the stakes placed given the
     cards unseen before the hand (an unbiased, noise-free estimate of the realized reward);
@@ -258,6 +282,7 @@ class EnvConfig:
                 "realized or expected with a bet on suits (the log growth is summed over the rank-level "
                 "hand classes)",
             )
+        set_("leaks", _check_leaks(self))
 
     # ---- records ------------------------------------------------------------------------------
     def record(self) -> dict[str, Any]:
@@ -354,7 +379,18 @@ class EnvConfig:
 
     @functools.cached_property
     def obs_keys(self) -> tuple[str, ...]:
-        return tuple(k for k in OBS_KEYS if k != "shoe" or self.visible_discards)
+        return tuple(
+            k for k in OBS_KEYS if (k != "shoe" or self.visible_discards) and (k != "leak" or self.leaks)
+        )
+
+    @functools.cached_property
+    def leak_offsets(self) -> dict[str, int]:
+        """``leak -> start`` of each leak's features inside the ``leak`` field (:data:`LEAK_SIZES`)."""
+        out, start = {}, 0
+        for leak in self.leaks:
+            out[leak] = start
+            start += LEAK_SIZES[leak]
+        return out
 
     @functools.cached_property
     def obs_sizes(self) -> dict[str, int]:
@@ -364,6 +400,7 @@ class EnvConfig:
             "cards_left": 1,
             "hands": 2,
             "last_hand": len(LAST_HAND_FIELDS),
+            "leak": sum(LEAK_SIZES[leak] for leak in self.leaks),
             "shoe": R.N_RANKS,
         }
         return {k: sizes[k] for k in self.obs_keys}
@@ -389,7 +426,8 @@ class EnvConfig:
         by the cards of a full shoe, episode hands by ``max_hands`` (or :data:`HANDS_SCALE` = 100 when
         ``max_hands`` is None: then the feature passes 1 after 100 hands), hands of this shoe by the
         most a shoe can deal (``n_cards / 4``: a hand takes at least 4 cards), the last hand by its
-        maxima (totals 9, cards 3), the unseen counts of each rank by ``4 x decks``."""
+        maxima (totals 9, cards 3), the leaks' features by :data:`LEAK_HIGH` (flags by 1, burned cards
+        by 10), the unseen counts of each rank by ``4 x decks``."""
         if self.obs_scale == "raw":
             return None
         n_cards = float(self.rules.n_cards)
@@ -399,6 +437,7 @@ class EnvConfig:
             "cards_left": [n_cards],
             "hands": [float(self.max_hands or HANDS_SCALE), n_cards / 4.0],
             "last_hand": list(LAST_HAND_HIGH),
+            "leak": leak_bounds(self),
             "shoe": [float(R.CARDS_PER_RANK_PER_DECK * self.rules.decks)] * R.N_RANKS,
         }
         return (1.0 / np.concatenate([np.asarray(bound[k], dtype=np.float64) for k in self.obs_keys])).astype(
@@ -494,6 +533,36 @@ def _check_money(cfg: EnvConfig) -> dict[str, float | None]:
     return dict(bankroll=bankroll, unit=float(cfg.unit), table_min=tmin, table_max=tmax, win_target=target)
 
 
+def leak_bounds(cfg: EnvConfig) -> list[float]:
+    """The raw-unit bound of every feature of the ``leak`` field (:data:`LEAK_HIGH`)."""
+    return [LEAK_HIGH[leak] for leak in cfg.leaks for _ in range(LEAK_SIZES[leak])]
+
+
+def _check_leaks(cfg: EnvConfig) -> tuple[str, ...]:
+    """``leaks`` as a tuple in :data:`LEAKS` order, checked (known names, each once, and what
+    ``first_card_class`` can price)."""
+    given = cfg.leaks
+    leaks = (given,) if isinstance(given, str) else given
+    allowed = f"a list drawn from {', '.join(LEAKS)} (each at most once), or [] for no leak"
+    if not isinstance(leaks, (list, tuple)) or any(leak not in LEAKS for leak in leaks):
+        raise bad("leaks", given, allowed)
+    if len(set(leaks)) != len(leaks):
+        raise bad("leaks", given, allowed)
+    if leaks and cfg.bets.suited:
+        raise bad("leaks", given, "[] with a bet on suits (the leaked cards' EVs are priced by rank)")
+    if "first_card_class" in leaks:
+        if cfg.extra_bets:
+            raise bad(
+                "leaks",
+                given,
+                "first_card_class only with the seven spots of pb_gym.rules.BETS (its exact EVs "
+                f"price those); the table also offers {cfg.extra_bets[0].name!r}",
+            )
+        if cfg.reward == "log_growth":
+            raise bad("leaks", given, "first_card_class with reward realized or expected, not log_growth")
+    return tuple(leak for leak in LEAKS if leak in leaks)
+
+
 def _check_levels(levels: object, stake_unit: str) -> tuple[float, ...]:
     """``stake_levels`` as a tuple of floats (None: :data:`DEFAULT_STAKE_LEVELS`), checked."""
     if levels is None:
@@ -580,7 +649,7 @@ def upgrade_record(data: Mapping[str, Any]) -> dict[str, Any]:
             side = rules.side_bets if isinstance(rules, Rules) else R.SIDE_BETS
         side = [side] if isinstance(side, str) else list(side)
         out["side_bets"] = tuple(custom.get(b, b) if isinstance(b, str) else b for b in side + extra)
-    for key in ("side_bets", "stake_levels"):
+    for key in ("side_bets", "stake_levels", "leaks"):
         if isinstance(out.get(key), list):
             out[key] = tuple(out[key])
     return out

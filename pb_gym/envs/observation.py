@@ -31,9 +31,12 @@ OBS_MIN_TABLES = 16384
 def obs_struct(cfg: EnvConfig, seat: int = 0, per_unit: float = 1.0) -> tuple:
     """The observation layout of a config as the kernels read it: ``(offsets of bankroll, bead plate,
     cards left, hands, last hand, shoe (-1 = hidden), history, factors (float32; 1s = raw), seat,
-    per_unit)``."""
+    per_unit, leak offsets (the first card's class, the burned cards, the bottom card; -1 = not
+    leaked), hand_after_cut)``."""
     off = cfg.obs_offsets
     factors = cfg.obs_factors
+    leak_start = off["leak"][0] if "leak" in off else 0
+    leak = {name: leak_start + start for name, start in cfg.leak_offsets.items()}
     return (
         off["bankroll"][0],
         off["bead_plate"][0],
@@ -45,6 +48,10 @@ def obs_struct(cfg: EnvConfig, seat: int = 0, per_unit: float = 1.0) -> tuple:
         _read_only(np.ones(cfg.obs_size, np.float32) if factors is None else factors),
         int(seat),
         float(per_unit),
+        leak.get("first_card_class", -1),
+        leak.get("burn_card", -1),
+        leak.get("bottom_card", -1),
+        bool(cfg.rules.hand_after_cut),
     )
 
 
@@ -54,7 +61,8 @@ def obs_rows(start, stop, consts, seats, records, shoe, out, rows=None):
     session state is now (after the last hand): the one observation function of the environments
     and of anything that plays a policy on a session (written out in the loop: a row function taking
     a dozen arrays would cost more per row than the row)."""
-    o_bankroll, o_bead, o_cards, o_hands, o_last, o_shoe, history, factors, seat, per_unit = consts
+    o_bankroll, o_bead, o_cards, o_hands, o_last, o_shoe, history, factors, seat, per_unit = consts[:10]
+    o_first, o_burn, o_bottom, hand_after_cut = consts[10:]
     bankroll, hands = seats.bankroll, seats.hands
     bead, last_hand = records.bead, records.last_hand
     shoe_cards, position, unseen, hands_in_shoe = shoe.shoe, shoe.position, shoe.unseen, shoe.hands_in_shoe
@@ -74,8 +82,31 @@ def obs_rows(start, stop, consts, seats, records, shoe, out, rows=None):
         if o_shoe >= 0:
             for r in range(unseen.shape[1]):
                 row[o_shoe + r] = unseen[t, r]
+        if o_first >= 0 or o_burn >= 0 or o_bottom >= 0:
+            leak_rows(row, t, o_first, o_burn, o_bottom, hand_after_cut, shoe)
         for k in range(size):  # the scaling (factors of 1 in raw units: x * 1 is x)
             row[k] *= factors[k]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def leak_rows(row, t, o_first, o_burn, o_bottom, hand_after_cut, shoe):
+    """The ``leak`` features of table ``t`` before its next hand (:attr:`EnvConfig.leaks`), zeros where
+    the next hand comes from a shoe not yet shuffled (the cut card is out)."""
+    shoe_cards, position, counts, unseen = shoe.shoe, shoe.position, shoe.counts, shoe.unseen
+    pos = position[t]
+    visible = pos < shoe.cut_position or (hand_after_cut and shoe.cut_hands[t] == 0)
+    if o_first >= 0:
+        code = shoe_cards[t, min(pos, shoe_cards.shape[1] - 1)]
+        high = visible and 6 <= code <= 9  # ranks 6, 7, 8, 9: values 6-9
+        row[o_first] = 1.0 if high else 0.0
+        row[o_first + 1] = 1.0 if visible and not high else 0.0
+    if o_burn >= 0:
+        for r in range(unseen.shape[1]):  # the burned face-down cards: unseen, but not in the shoe
+            row[o_burn + r] = unseen[t, r] - counts[t, r] if visible else 0.0
+    if o_bottom >= 0:
+        bottom = shoe_cards[t, shoe_cards.shape[1] - 1] - 1
+        for r in range(unseen.shape[1]):
+            row[o_bottom + r] = 1.0 if visible and r == bottom else 0.0
 
 
 def observe(
@@ -143,7 +174,13 @@ def split_obs(cfg: EnvConfig, flat: np.ndarray) -> dict[str, np.ndarray] | np.nd
 def ev_before_hand(cfg: EnvConfig, tables: Tables, rows: np.ndarray | None = None) -> np.ndarray:
     """Exact EV per unit of every bet spot ``(n, 7)`` of the hand just dealt, given the cards the
     players had seen before it (the unseen counts plus the hand's own cards; after a reshuffle that is
-    the new shoe, burn card turned). ``rows``: only these tables (``(len(rows), 7)``)."""
+    the new shoe, burn card turned) and what the config's leaks showed (:mod:`pb_gym.envs.leaks`).
+    ``rows``: only these tables (``(len(rows), 7)``)."""
+    if cfg.leaks:
+        from pb_gym.envs import leaks
+
+        leak = leaks.of_hand_dealt(cfg, tables.shoe, tables.result, rows)
+        return leaks.expected_values(cfg, composition_before_hand(tables, rows), leak)
     if cfg.bets.suited:  # the suited bets are priced from the cards by rank and suit
         return cfg.bets.expected_values(suited_composition_before_hand(cfg, tables, rows))
     return cfg.bets.expected_values(composition_before_hand(tables, rows))
@@ -164,7 +201,14 @@ def log_growth_before_hand(cfg: EnvConfig, tables: Tables, rows: np.ndarray) -> 
     net = exact.row_products(stakes, session.payoffs.T)
     floor = LOG_GROWTH_FLOOR * cfg.min_units
     growth = np.log(np.maximum(before[:, None] + net, floor) / before[:, None])
-    probabilities = exact.hand_class_probabilities(composition_before_hand(tables, rows))
+    composition = composition_before_hand(tables, rows)
+    if cfg.leaks:  # the burned or bottom card shown (the first card's class is refused with log growth)
+        from pb_gym.envs import leaks
+
+        composition = leaks.composition(
+            leaks.of_hand_dealt(cfg, tables.shoe, tables.result, rows), composition
+        )
+    probabilities = exact.hand_class_probabilities(composition)
     return (probabilities * growth).sum(axis=1)
 
 

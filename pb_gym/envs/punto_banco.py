@@ -237,6 +237,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         obs_scale: str = "scaled",
         info_ev: bool = False,
         hand_info: bool = True,
+        leaks: Sequence[str] = (),
         reward: str = "realized",
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -271,6 +272,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
             obs_scale=obs_scale,
             info_ev=info_ev,
             hand_info=hand_info,
+            leaks=cast(Any, leaks),
             reward=reward,
         )
         self.render_mode = render_mode

@@ -6,7 +6,7 @@ import numpy as np
 from gymnasium import spaces
 
 from pb_gym import rules as R
-from pb_gym.envs.config import LAST_HAND_HIGH, EnvConfig
+from pb_gym.envs.config import LAST_HAND_HIGH, EnvConfig, leak_bounds
 
 
 def _field_bounds(cfg: EnvConfig, key: str) -> tuple[np.ndarray, np.ndarray]:
@@ -21,6 +21,7 @@ def _field_bounds(cfg: EnvConfig, key: str) -> tuple[np.ndarray, np.ndarray]:
             [np.inf if cfg.max_hands is None else float(cfg.max_hands), cfg.rules.n_cards / 4.0]
         ),
         "last_hand": LAST_HAND_HIGH,
+        "leak": np.array(leak_bounds(cfg)),
         "shoe": np.full(R.N_RANKS, float(R.CARDS_PER_RANK_PER_DECK * cfg.rules.decks)),
     }[key]
     return np.zeros(size, dtype=np.float32), high.astype(np.float32)

@@ -54,7 +54,9 @@ def _step_rows(
     Returns ``(kind, table, code)``: kind 0 = done, 1 = an out-of-range action at ``table`` (nothing
     played), 2 = an unusable shoe state at ``table`` (problem ``code``; nothing dealt there)."""
     if decode:
-        bad = decode_rows(start, stop, action_ints, action_floats, dec, seats[0], requested, chosen, deal)
+        bad = decode_rows(
+            start, stop, action_ints, action_floats, dec, seats.bankroll, requested, chosen, deal
+        )
         if bad >= 0:
             return 1, bad, 0
     table, problem = _play_rows(
@@ -200,8 +202,8 @@ def step_one(state, obs, out, cards):
     result = _step_all(state, obs)
     if result[0] != 0:
         return result
-    bankroll, stakes, net = state.seats[0], state.seats[3], state.seats[4]
-    terminated, truncated = state.seats[8], state.seats[9]
+    bankroll, stakes, net = state.seats.bankroll, state.seats.stakes, state.seats.net
+    terminated, truncated = state.seats.terminated, state.seats.truncated
     hand = state.hand
     player_cards, banker_cards = hand.player_cards, hand.banker_cards
     player_total, banker_total, winner = hand.player_total, hand.banker_total, hand.winner
@@ -278,7 +280,7 @@ def _decode_state(state):
         state.ints,
         state.floats,
         state.dec,
-        state.seats[0],
+        state.seats.bankroll,
         state.requested,
         state.chosen,
         state.active,

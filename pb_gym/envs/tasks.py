@@ -29,6 +29,8 @@ DiscoverHidden-v0         banker, player, tie, player pair, banker pair, Dragon 
                           Panda 8; discards hidden, the last 20 outcomes shown
                           (control: no edge can be seen)
 DiscoverMainBets-v0       banker, player, tie (control: no practical edge exists)       4     expected
+DiscoverEdgeSort-v0       banker, player, tie; the first card's sorted class (high      4     expected
+                          6-9 or low) shown before each hand (``leaks``: edge sorting)
 ========================  =========================================================  =======  ========
 
 Importing this module registers the ids and needs only Gymnasium (the env classes load on first use).
@@ -222,6 +224,13 @@ TASKS: dict[str, Task] = {
             "0.1% of hands by about +0.3%, so the optimum is barely above never betting",
             (),
             edge=False,
+        ),
+        _task(
+            "DiscoverEdgeSort-v0",
+            "find an edge sorter's edge: banker, player and tie, the first card's sorted class "
+            "(high 6-9 or low) shown before each hand",
+            (),
+            leaks=("first_card_class",),
         ),
     )
 }

@@ -129,6 +129,7 @@ class PuntoBancoVectorEnv(VectorEnv):
         obs_scale: str = "scaled",
         info_ev: bool = False,
         hand_info: bool = False,
+        leaks: Sequence[str] = (),
         reward: str = "realized",
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
@@ -175,6 +176,7 @@ class PuntoBancoVectorEnv(VectorEnv):
             obs_scale=obs_scale,
             info_ev=info_ev,
             hand_info=hand_info,
+            leaks=cast(Any, leaks),
             reward=reward,
         )
         memory.require(

@@ -1,0 +1,38 @@
+"""The dealing-procedures study on its smoke config: a CSM with no delay leaves nothing to count."""
+
+from pathlib import Path
+
+import pytest
+
+from pb_gym.experiments import procedures as study
+
+CONFIG = Path(__file__).resolve().parent.parent / "configs" / "experiments" / "procedures-smoke.yaml"
+
+
+@pytest.fixture(scope="module")
+def result():
+    return study.run(study.ProceduresConfig.model_validate(__import__("yaml").safe_load(CONFIG.read_text())))
+
+
+def test_a_csm_without_delay_deals_every_hand_from_the_full_shoe(result):
+    by_name = {p["name"]: p for p in result["procedures"]}
+    csm = by_name["csm-delay-0"]
+    assert csm["hands"] == 20 * 40
+    for bet, entry in csm["bets"].items():
+        # every composition is the full shoe, where no bet of the book is positive: exactly 0
+        assert entry["perfect_gain_per_hand"]["estimate"] == 0.0, bet
+        assert entry["count_bet_rate"]["estimate"] == 0.0, bet
+
+
+def test_the_hand_shuffled_shoe_gives_dragon7_a_perfect_information_gain(result):
+    shoe = {p["name"]: p for p in result["procedures"]}["hand-shuffled"]
+    assert shoe["bets"]["dragon7"]["perfect_gain_per_hand"]["ci95"][0] > 0
+    # the count never gains more than perfect information on the same hands
+    for entry in shoe["bets"].values():
+        assert entry["count_gain_per_hand"]["estimate"] <= entry["perfect_gain_per_hand"]["estimate"] + 1e-12
+    assert "csm-delay-5" in study.markdown(result)
+
+
+def test_a_bad_procedure_is_named():
+    with pytest.raises(ValueError, match="shuffle"):
+        study.ProceduresConfig(procedures=[{"name": "x", "shuffle": "machine"}])
