@@ -301,7 +301,7 @@ class HandResult(CheckedArrays):
         player_total, banker_total: final totals 0..9.
         player_ncards, banker_ncards: 2 or 3.
         outcome: settlement class, an index into :data:`pb_gym.rules.OUTCOMES`.
-        winner: 0 banker, 1 player, 2 tie (:data:`pb_gym.rules.WINNERS`).
+        winner: the :class:`pb_gym.rules.Outcome` code (0 banker, 1 player, 2 tie).
         natural: either hand had a natural (8 or 9 on two cards).
         player_pair, banker_pair: the first two cards of that hand have the same rank.
         shuffled: the shoe was (re)shuffled and burned just before this hand.
