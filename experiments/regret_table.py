@@ -586,7 +586,8 @@ def plot_curves(result: dict, path: Path) -> Path:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.8), sharey=True, gridspec_kw={"width_ratios": [3, 2]})
     perfect = math.nan
     for k, name in enumerate(result["algorithms"]):
-        for i, r in enumerate(x for x in result["runs"] if x["algorithm"] == name):
+        labelled = False  # (a recorded run has no curve: the label goes on the first drawn line)
+        for r in (x for x in result["runs"] if x["algorithm"] == name):
             rows = [p for p in r["curve"] if p.get("training_seconds") is not None]
             if not rows:
                 continue
@@ -594,8 +595,9 @@ def plot_curves(result: dict, path: Path) -> Path:
             y = [1000 * p["learned_exact"] for p in rows]
             style = {"color": f"C{k}", "lw": 1.2, "ms": 3, "alpha": 0.75}
             axes[0].plot(
-                [p["training_seconds"] for p in rows], y, "o-", label=name if i == 0 else None, **style
+                [p["training_seconds"] for p in rows], y, "o-", label=None if labelled else name, **style
             )
+            labelled = True
             axes[1].plot([p["timesteps"] / 1e6 for p in rows], y, "o-", **style)
     for ax in axes:
         if math.isfinite(perfect):

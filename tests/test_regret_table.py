@@ -276,3 +276,24 @@ def test_bad_recorded_files_are_refused_with_the_file_and_the_reason(tmp_path):
     Path(config).write_text(yaml.safe_dump(data))
     with pytest.raises(ConfigError, match=r"PPO seed 1 .*other.csv.* other held-out hands"):
         RT.main(config, as_json=True)
+
+
+def test_the_curves_legend_names_each_algorithm_even_when_its_first_run_is_recorded(monkeypatch, tmp_path):
+    """A recorded run carries no curve; the algorithm's label goes on its first drawn line instead."""
+    from pb_gym.experiments import plotting, regret_table
+
+    drawn = {}
+
+    def keep(fig, path):
+        drawn["labels"] = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        return path
+
+    monkeypatch.setattr(plotting, "save", keep)
+    point = {"training_seconds": 1.0, "timesteps": 1000, "learned_exact": 0.01, "perfect_exact": 0.02}
+    runs = [
+        {"algorithm": "PPO", "curve": []},  # recorded
+        {"algorithm": "PPO", "curve": [point]},
+        {"algorithm": "DQN", "curve": [point]},
+    ]
+    regret_table.plot_curves({"algorithms": ["PPO", "DQN"], "runs": runs, "task": "t"}, tmp_path / "c.png")
+    assert drawn["labels"][:2] == ["PPO", "DQN"]
