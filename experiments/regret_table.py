@@ -192,23 +192,6 @@ def plan_runs(config: BenchmarkConfig) -> list[dict]:
     return runs
 
 
-RECORDED_FIELDS = (
-    "algorithm",
-    "seed",
-    "timesteps",
-    "training_seconds",
-    "normalized_score",
-    "normalized_score_lo",
-    "normalized_score_hi",
-    "regret_per_hand",
-    "exact_profit_per_hand",
-    "perfect_profit_per_hand",
-    "bet_rate",
-)
-"""The columns a recorded run's row needs (:func:`recorded_runs`); ``realized_profit_per_hand``,
-``training_cpu_seconds`` and ``perfect_bet_rate`` are read where present."""
-
-
 def _number(text: str | None) -> float | None:
     return None if text is None or text.strip() == "" else float(text)
 
@@ -541,6 +524,10 @@ CSV_FIELDS = (
     "training_cpu_seconds",
     "perfect_bet_rate",
 )
+OPTIONAL_RECORDED = ("realized_profit_per_hand", "training_cpu_seconds", "perfect_bet_rate")
+RECORDED_FIELDS = tuple(f for f in CSV_FIELDS if f not in OPTIONAL_RECORDED)
+"""The columns a recorded run's row needs (:func:`recorded_runs`); ``realized_profit_per_hand``,
+``training_cpu_seconds`` and ``perfect_bet_rate`` are read where present."""
 RECORDED_EXTRA = ("perfect_profit_per_hand", "realized_profit_per_hand", "perfect_bet_rate")
 """The score's figures a recorded row carries besides :data:`FIGURES`."""
 
