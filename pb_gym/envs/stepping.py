@@ -115,38 +115,11 @@ structref.define_proxy(StepState, _StepStateType, list(_STEP_FIELDS))
 
 
 @numba.njit(cache=True)
-def _new_step_state(
-    ints,
-    floats,
-    dec,
-    active,
-    requested,
-    chosen,
-    seats,
-    records,
-    shoe,
-    deal_consts,
-    hand,
-    payoffs,
-    lim,
-    obs_consts,
-):
-    return StepState(
-        ints,
-        floats,
-        dec,
-        active,
-        requested,
-        chosen,
-        seats,
-        records,
-        shoe,
-        deal_consts,
-        hand,
-        payoffs,
-        lim,
-        obs_consts,
-    )
+def _new_step_state(*fields):
+    """A :class:`StepState` of ``fields`` (the :data:`_STEP_FIELDS`, in order), built by a cached
+    kernel (as :func:`pb_gym.shoe_state._new_shoe_view`: a proxy class called from Python would
+    compile its constructor again in every process)."""
+    return StepState(*fields)
 
 
 STEP_SCALARS: tuple[str, ...] = (
