@@ -53,8 +53,6 @@ hands."""
 READS_LAST_DECISION = (S.FollowTheWinner, S.Chop)
 """Systems whose bet depends on the last non-tie winner (a part of their chain's state)."""
 NOT_FINITE = {
-    "labouchere": "its line grows by one number with each loss and is crossed off two at a time: "
-    "the lines reachable within the hand limit are too many to enumerate",
     "random": "it draws its bets from its own random stream (not a function of the session's state)",
     "kelly": "it stakes on the composition of the shoe, which independent hands do not have",
     "sb3": "a learned policy reads the shoe and its own hidden state",
@@ -119,6 +117,10 @@ class _Chain:
         self.reads_decision = isinstance(system, READS_LAST_DECISION)
         system.reset(1, np.random.default_rng(0))
         self.names = _state_names(system, 1)
+        self.line = isinstance(system, S.Labouchere)
+        """Labouchere: the live part of its line (``lines[counter:tail]``, moved to the start of its
+        row: ``counter`` 0, ``tail`` its length) is part of the state, as the ``line`` rows."""
+        self.longest_line = 0
         self.all_in = False
         self.off_lattice = False
 
@@ -132,6 +134,8 @@ class _Chain:
         arrays = _state(system)
         for name in self.names:
             arrays[name][:] = np.tile(state[name], g)
+        if self.line:
+            self._set_lines(system, np.tile(state["line"], (g, 1)))
         b = np.tile(bankroll, g)
         last_decision = np.tile(decision, g)
         unit = self.unit
@@ -188,28 +192,84 @@ class _Chain:
             new_decision[:] = -1
         arrays = _state(system)
         new_state = {name: arrays[name].copy() for name in self.names}
+        if self.line:
+            new_state["counter"][:], new_state["tail"][:], new_state["line"] = self._live_lines(system)
         self.all_in |= bool((placed & seats.bankroll_capped[0]).any())
         whole = stake / (system.base * unit)
         self.off_lattice |= bool((placed & (np.abs(whole - np.round(whole)) > 1e-9)).any())
         return seats.bankroll[0].copy(), new_decision, new_state, seats.ended[0].copy()
 
+    @staticmethod
+    def _set_lines(system: S.BettingSystem, lines: np.ndarray) -> None:
+        """Write each table's live Labouchere line (``lines``: one row a table, zero-padded; the
+        state's ``counter`` 0 and ``tail`` its length are set with the other arrays)."""
+        programs = system.programs  # type: ignore[attr-defined]
+        state = programs.state
+        width = max(state.lines.shape[2], lines.shape[1] + 2)
+        buffer = np.zeros((1, lines.shape[0], width))
+        buffer[0, :, : lines.shape[1]] = lines
+        programs.state = state._replace(lines=buffer)
+
+    def _live_lines(self, system: S.BettingSystem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each table's live Labouchere line after the hand, moved to the start of its row:
+        ``(counter, tail, lines)`` = ``(0, length, (n, longest) zero-padded)``."""
+        state = system.programs.state  # type: ignore[attr-defined]
+        head, tail, lines = state.counter[0], state.tail[0], state.lines[0]
+        length = tail - head
+        longest = int(length.max())
+        self.longest_line = max(self.longest_line, longest)
+        at = np.arange(longest)
+        index = np.minimum(head[:, None] + at[None, :], lines.shape[1] - 1)
+        live = np.where(at[None, :] < length[:, None], np.take_along_axis(lines, index, axis=1), 0.0)
+        return np.zeros_like(head), length, live
+
     def _key_rows(self, bankroll, decision, state) -> np.ndarray:
         columns = [np.round(bankroll, KEY_DIGITS), decision.astype(np.float64)]
         columns += [np.round(state[name].astype(np.float64), KEY_DIGITS) for name in self.names]
+        if self.line:  # last: its zero padding is stripped from the key (every number is > 0)
+            columns.append(np.round(state["line"], KEY_DIGITS))
         rows = np.ascontiguousarray(np.column_stack(columns)) + 0.0  # -0.0 and 0.0: one state
+        if self.line:  # bytes without their trailing zeros: one key whatever the padding
+            return rows.view(np.dtype(("S", rows.dtype.itemsize * rows.shape[1]))).ravel()
         return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
 
     def _too_many(self) -> str:
         why = (
-            ": all-in stakes (the bankroll below the wanted stake) put the bankroll on ever finer lattices"
+            ": all-in stakes (the bankroll below the wanted stake) put the bankroll on ever finer lattices "
+            "(none is all-in when the stop-loss floor, bankroll - stop_loss, is at least the table maximum)"
             if self.all_in
             else ": stakes that are not whole multiples of the base (such as (base - series profit) / 0.95) "
             "put the bankroll on ever finer lattices"
             if self.off_lattice
+            else self._line_reason()
+            if self.line
             else ""
         )
         held = f" holding {PRUNE_BELOW:g} or more" if PRUNE_BELOW > 0 else ""
-        return f"more than {MAX_STATES:,} states{held} within the hand limit{why}"
+        what = " (bankroll, line)" if self.line else ""
+        return f"more than {MAX_STATES:,}{what} states{held} within the hand limit{why}"
+
+    def _line_reason(self) -> str:
+        """Why a Labouchere chain without all-in stakes is too large: its line's sum is bounded only
+        with a win goal (and a bet paying at most even money), and then by many lines."""
+        config = self.config
+        pays = self.system.win_pays(self.rules)
+        seen = f"lines of up to {self.longest_line} numbers reached"
+        if not config.win_goal or pays > 1.0:
+            cause = "without a win_goal" if not config.win_goal else f"on a bet paying {pays:g} to 1"
+            return f": {cause} its line's sum is bounded only by the hand limit ({seen})"
+        bound = f"sum at most {self._line_bound():g} base units"
+        return f": its line stays bounded ({bound}) but the {seen} are too many"
+
+    def _line_bound(self) -> float:
+        """A bound on a Labouchere line's sum (units of ``base``), with a win goal and a bet paying at
+        most even money: a series' line grows by what the series lost, so its sum is at most the first
+        line's plus (series-start bankroll - bankroll) / base, where a series starts below the goal
+        and the bankroll stays above the stop-loss floor (or 0)."""
+        config = self.config
+        floor = config.bankroll - config.stop_loss if config.stop_loss else 0.0
+        top = config.bankroll + config.win_goal
+        return float(self.system.line.sum()) + (top - floor) / (self.system.base * self.unit)  # type: ignore[attr-defined]
 
     def solve(self, hands: int) -> dict:
         """The start state's probability carried forward hand by hand. Each state is stepped once,
@@ -219,8 +279,10 @@ class _Chain:
         system = self.system
         system.reset(1, np.random.default_rng(0))
         g = self.probability.size
-        table = _States(self.names, self._key_rows)
+        table = _States(self.names + (["line"] if self.line else []), self._key_rows)
         start = {name: _state(system)[name].copy() for name in self.names}
+        if self.line:
+            start["counter"][:], start["tail"][:], start["line"] = self._live_lines(system)
         table.playing(np.array([float(self.config.bankroll)]), np.array([-1], dtype=np.int8), start)
         # the transitions of the states stepped so far: to states (source, target, probability) and to
         # ends (the same), in buffers that grow by doubling
@@ -344,9 +406,14 @@ class _States:
             self.bankroll[self.size : top] = bankroll[rows]
             self.decision[self.size : top] = decision[rows]
             for name in self.names:
-                column = self.state.get(name, np.zeros(16, dtype=state[name].dtype))
+                values = state[name]
+                column = self.state.get(name, np.zeros((16,) + values.shape[1:], dtype=values.dtype))
+                if values.ndim == 2 and values.shape[1] != column.shape[1]:  # a line: one width
+                    width = max(values.shape[1], column.shape[1])
+                    column = np.pad(column, ((0, 0), (0, width - column.shape[1])))
+                    values = np.pad(values, ((0, 0), (0, width - values.shape[1])))
                 self.state[name] = _grown(column, top)
-                self.state[name][self.size : top] = state[name][rows]
+                self.state[name][self.size : top] = values[rows]
             self.size = top
         return ids
 
