@@ -53,7 +53,6 @@ hands."""
 READS_LAST_DECISION = (S.FollowTheWinner, S.Chop)
 """Systems whose bet depends on the last non-tie winner (a part of their chain's state)."""
 NOT_FINITE = {
-    "random": "it draws its bets from its own random stream (not a function of the session's state)",
     "kelly": "it stakes on the composition of the shoe, which independent hands do not have",
     "sb3": "a learned policy reads the shoe and its own hidden state",
     "road_pattern": "it reads the roads: the shoe's whole sequence of results so far, which the chain's "
@@ -115,6 +114,19 @@ class _Chain:
         self.probability, self.hand_class, self.winner = outcome_groups(rules, payoffs)
         self.shoe = session_.shoe_struct(engine.init(rules, 1, 0))
         self.reads_decision = isinstance(system, READS_LAST_DECISION)
+        self.draw_column = None
+        if isinstance(system, S.RandomBettor):
+            # its draw is independent of everything else: each hand's branches are (draw, outcome)
+            # pairs, the draw's probability times the outcome's (the chain averages over its stream)
+            draws = [int(c) for c in system.columns]
+            weights = [system.p_bet / len(draws)] * len(draws)
+            if system.p_bet < 1.0:
+                draws, weights = draws + [S.NO_BET], weights + [1.0 - system.p_bet]
+            outcomes = self.probability.size
+            self.probability = (np.array(weights)[:, None] * self.probability[None, :]).ravel()
+            self.hand_class = np.tile(self.hand_class, len(draws))
+            self.winner = np.tile(self.winner, len(draws))
+            self.draw_column = np.repeat(np.array(draws, dtype=np.int64), outcomes)
         system.reset(1, np.random.default_rng(0))
         self.names = _state_names(system, 1)
         self.line = isinstance(system, S.Labouchere)
@@ -136,6 +148,9 @@ class _Chain:
             arrays[name][:] = np.tile(state[name], g)
         if self.line:
             self._set_lines(system, np.tile(state["line"], (g, 1)))
+        if self.draw_column is not None:
+            drawn = np.repeat(self.draw_column, m)
+            system.draw = lambda: drawn  # type: ignore[method-assign]
         b = np.tile(bankroll, g)
         last_decision = np.tile(decision, g)
         unit = self.unit
