@@ -150,7 +150,7 @@ class _Chain:
             self._set_lines(system, np.tile(state["line"], (g, 1)))
         if self.draw_column is not None:
             drawn = np.repeat(self.draw_column, m)
-            system.draw = lambda: drawn  # type: ignore[method-assign]
+            system.draw = lambda: drawn  # type: ignore[attr-defined]
         b = np.tile(bankroll, g)
         last_decision = np.tile(decision, g)
         unit = self.unit
