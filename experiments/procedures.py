@@ -44,6 +44,9 @@ class ProcedureConfig(Strict):
     shuffle: Literal["hand", "csm"] = "hand"
     csm_delay: int = Field(0, ge=0, le=procedures.MAX_CSM_DELAY)
     cut_card: int = Field(14, ge=6, description="cards behind the cut card (hand shuffle)")
+    cut_range: tuple[int, int] | None = Field(
+        None, description="(low, high): cards behind the cut drawn per shoe (hand shuffle); None: cut_card"
+    )
     burn: Literal["rules", "value", "one_down", "one_up", "none"] = "rules"
 
     @model_validator(mode="after")
@@ -53,7 +56,9 @@ class ProcedureConfig(Strict):
 
     def dealing(self) -> procedures.Dealing:
         """The :class:`pb_gym.procedures.Dealing` of this procedure."""
-        return procedures.Dealing(shuffle=self.shuffle, csm_delay=self.csm_delay, burn=self.burn)
+        return procedures.Dealing(
+            shuffle=self.shuffle, csm_delay=self.csm_delay, cut_range=self.cut_range, burn=self.burn
+        )
 
 
 class ProceduresConfig(Strict):
@@ -140,6 +145,7 @@ def run_procedure(
             "shuffle": proc.shuffle,
             "csm_delay": proc.csm_delay,
             "cut_card": proc.cut_card,
+            "cut_range": None if proc.cut_range is None else list(proc.cut_range),
             "burn": proc.burn,
         },
         "tables": n,

@@ -121,8 +121,9 @@ class ProcedureDealer:
     State (one row per table): ``shoe`` (the cards in dealing order, hand shuffle) with ``position`` and
     ``cut`` (the position of the cut card in this shoe), or ``machine`` (the cards in the CSM by rank)
     with ``out`` (the cards of the last ``csm_delay`` hands, oldest first); and ``unseen`` (the cards
-    a player has not seen, by rank) and ``shoes`` (shoes started, hand shuffle). A shoe is shuffled
-    again as soon as the cut card is out (``Rules.hand_after_cut`` is not applied here).
+    a player has not seen, by rank), ``shoes`` (shoes started, hand shuffle) and ``cut_hands`` (the hand
+    after the cut card has been dealt). A shoe is shuffled again once the cut card is out, after one
+    more hand with ``Rules.hand_after_cut`` (as the engine does).
     """
 
     def __init__(
@@ -147,6 +148,7 @@ class ProcedureDealer:
             self.cut = np.zeros(n, dtype=np.int64)
             self.unseen_hand = np.zeros((n, R.N_RANKS), dtype=np.int64)
             self.shoes = np.zeros(n, dtype=np.int64)
+            self.cut_hands = np.zeros(n, dtype=bool)
             self._new_shoes(np.ones(n, dtype=bool))
 
     # ---- the hand shuffle -------------------------------------------------------------------------
@@ -173,12 +175,17 @@ class ProcedureDealer:
         else:
             self.position[rows] = 0
         self.shoes[rows] += 1
+        self.cut_hands[rows] = False
 
     def shoe_over(self) -> np.ndarray:
-        """``(n,)``: the tables whose cut card has come out (hand shuffle; never under a CSM)."""
+        """``(n,)``: the tables whose shoe is finished: the cut card has come out (and, with
+        ``Rules.hand_after_cut``, the hand after it has been dealt); never under a CSM."""
         if self.dealing.shuffle == "csm":
             return np.zeros(self.n, dtype=bool)
-        return self.position >= self.cut
+        over = self.position >= self.cut
+        if self.rules.hand_after_cut:
+            over &= self.cut_hands
+        return over
 
     def unseen(self) -> np.ndarray:
         """The cards unseen before the next hand ``(n, 13)`` (a new shoe, burned, where the cut card is
@@ -216,6 +223,7 @@ class ProcedureDealer:
             cards, shuffled = self._draw_six(), np.zeros(self.n, dtype=bool)
         else:
             shuffled = self.start_shoes()
+            self.cut_hands |= self.position >= self.cut  # (with hand_after_cut: this is that hand)
             take = self.position[:, None] + np.arange(6)[None, :]
             cards = np.take_along_axis(self.shoe, take, axis=1)
         hand = exact.deal_value_sequences(R.RANK_VALUES[cards].T)

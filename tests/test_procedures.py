@@ -96,3 +96,22 @@ def test_the_hand_shuffled_shoe_deals_to_the_cut_card_and_shuffles_again():
     assert hands > 60
     hand = dealer.deal()
     assert hand["shuffled"].any() and (dealer.shoes[hand["shuffled"]] >= 2).all()
+
+
+@pytest.mark.parametrize("after", [False, True])
+def test_hand_after_cut_deals_exactly_one_more_hand(after):
+    """With Rules.hand_after_cut, every shoe deals exactly one hand begun behind the cut card; without
+    it, none (the shoe is shuffled as soon as the cut card is out), as the engine does."""
+    rules = R.Rules(decks=1, cut_card=14, hand_after_cut=after)
+    dealer = P.ProcedureDealer(rules, P.Dealing(), 50, seed=7)
+    behind = np.zeros(50, dtype=np.int64)
+    shoes_done = np.zeros(50, dtype=np.int64)
+    for _ in range(200):
+        began_behind = dealer.position >= dealer.cut
+        hand = dealer.deal()
+        shoes_done += hand["shuffled"]
+        behind += began_behind & ~hand["shuffled"]
+    assert shoes_done.min() >= 5
+    # each finished shoe (the one in play may or may not have dealt its hand behind the cut yet)
+    assert np.all(behind - int(after) * shoes_done >= 0)
+    assert np.all(behind - int(after) * shoes_done <= int(after))

@@ -36,3 +36,17 @@ def test_the_hand_shuffled_shoe_gives_dragon7_a_perfect_information_gain(result)
 def test_a_bad_procedure_is_named():
     with pytest.raises(ValueError, match="shuffle"):
         study.ProceduresConfig(procedures=[{"name": "x", "shuffle": "machine"}])
+
+
+def test_the_random_cut_and_burn_rows_are_dealt(result):
+    by_name = {p["name"]: p for p in result["procedures"]}
+    assert by_name["cut-random"]["dealing"]["cut_range"] == [7, 104]
+    assert by_name["burn-one-up"]["dealing"]["burn"] == "one_up"
+    # a random cut 7..104 deals fewer hands a shoe than the fixed cut of 14, more than a cut of 104
+    assert by_name["cut-random"]["hands"] < by_name["hand-shuffled"]["hands"]
+    assert by_name["cut-random"]["hands"] > by_name["cut-104"]["hands"]
+
+
+def test_a_bad_cut_range_is_named():
+    with pytest.raises(ValueError, match="cut_range"):
+        study.ProceduresConfig(procedures=[{"name": "x", "cut_range": [3, 10]}])
