@@ -33,6 +33,7 @@ import numpy as np
 from annotated_types import Ge, Le
 
 from pb_gym import roads
+from pb_gym import rules as R
 from pb_gym.agents import systems as S
 
 PATTERNS = ("streak", "chop", "copy_column", "double", "ask_majority", "ask_unanimous", "rules")
@@ -114,7 +115,8 @@ def decide(
     bet (see the module docstring; ``rules`` coded by :func:`check_rules`)."""
     n = tracker.n
     last = tracker.last
-    other = np.where(last >= 0, 1 - last, -1)
+    # the other side of the last decision (-1 before the first)
+    other = np.select([last == R.BANKER, last == R.PLAYER], [R.PLAYER, R.BANKER], -1)
     current, previous = tracker.lengths[:, 0], tracker.lengths[:, 1]
     none = np.full(n, -1, dtype=np.int64)
     if pattern == "streak":

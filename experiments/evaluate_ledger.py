@@ -49,16 +49,16 @@ class Ledgers(NamedTuple):
         """Fresh statistics for seats whose bankrolls are ``bankroll`` ``(K, N)``."""
         k, n = bankroll.shape
         return cls(
-            bankroll.copy(),
-            np.zeros((k, n)),
-            np.zeros((k, n)),
-            np.zeros((k, n)),
-            np.zeros((k, n), dtype=np.int64),
-            np.zeros((k, n_columns)),
-            np.zeros((k, 2), dtype=np.int64),
-            np.zeros(k),
-            np.zeros((k, n)),
-            np.zeros((k, n), dtype=np.bool_),
+            peak=bankroll.copy(),
+            max_drawdown=np.zeros((k, n)),
+            wagered=np.zeros((k, n)),
+            net=np.zeros((k, n)),
+            bets=np.zeros((k, n), dtype=np.int64),
+            wagered_by_column=np.zeros((k, n_columns)),
+            counts=np.zeros((k, 2), dtype=np.int64),
+            max_stake=np.zeros(k),
+            stake=np.zeros((k, n)),
+            capped=np.zeros((k, n), dtype=np.bool_),
         )
 
 
@@ -70,7 +70,9 @@ def account_rows(seats, columns, slot_of, proposed_capped, ledgers):
     bankroll's peak and drawdown."""
     bankroll, stakes, net = seats.bankroll, seats.stakes, seats.net
     placed, bankroll_capped = seats.placed, seats.bankroll_capped
-    peak, max_drawdown, wagered, total, bets, by_column, counts, max_stake, last_stake, capped = ledgers
+    peak, max_drawdown, wagered, total = ledgers.peak, ledgers.max_drawdown, ledgers.wagered, ledgers.net
+    bets, by_column, counts = ledgers.bets, ledgers.wagered_by_column, ledgers.counts
+    max_stake, last_stake, capped = ledgers.max_stake, ledgers.stake, ledgers.capped
     for k in range(net.shape[0]):
         for t in range(net.shape[1]):
             stake = 0.0

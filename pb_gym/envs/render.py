@@ -9,12 +9,23 @@ from pb_gym import rules as R
 from pb_gym.envs.table import EnvConfig, Tables
 from pb_gym.roads import Roads, scoreboard_text
 from pb_gym.session import BEAD_CODES
+from pb_gym.session import state as hand_record
 
 _BEAD_ROWS = 6  # a bead plate fills columns of six, top to bottom, oldest first
 OUTCOME_LETTERS = R.OUTCOME_LETTERS
 """The letter of each :class:`pb_gym.rules.Outcome`, as the roads write them."""
 ROAD_COLUMNS = 24
 """Display columns of each road in the text picture (the latest ones)."""
+
+
+def _winner(last: np.ndarray) -> int:
+    """The outcome (:data:`pb_gym.rules.BANKER`, ``PLAYER`` or ``TIE``) a ``last_hand`` record holds."""
+    won = {
+        R.BANKER: last[hand_record.LAST_BANKER_WON],
+        R.PLAYER: last[hand_record.LAST_PLAYER_WON],
+        R.TIE: last[hand_record.LAST_TIE],
+    }
+    return max(won, key=won.__getitem__)
 
 
 def _card(code: int) -> str:
@@ -48,15 +59,19 @@ def render_ansi(cfg: EnvConfig, tables: Tables, t: int, roads: Roads | None = No
         lines.append("no hand dealt yet")
     else:
         for name, cards, total in (
-            ("Player", tables.player_cards[t], last[3]),
-            ("Banker", tables.banker_cards[t], last[4]),
+            ("Player", tables.player_cards[t], last[hand_record.LAST_PLAYER_TOTAL]),
+            ("Banker", tables.banker_cards[t], last[hand_record.LAST_BANKER_TOTAL]),
         ):
             shown = " ".join(f"{_card(c):>2}" for c in cards if c)
             lines.append(f"{name}: {shown:<9} = {int(total)}")
-        winner = int(np.argmax(last[:3]))
+        winner = _winner(last)
         notes = [
             n
-            for n, flag in (("natural", last[7]), ("player pair", last[8]), ("banker pair", last[9]))
+            for n, flag in (
+                ("natural", last[hand_record.LAST_NATURAL]),
+                ("player pair", last[hand_record.LAST_PLAYER_PAIR]),
+                ("banker pair", last[hand_record.LAST_BANKER_PAIR]),
+            )
             if flag
         ]
         verdict = "Tie" if winner == R.TIE else f"{R.WINNERS[winner].capitalize()} wins"
@@ -120,11 +135,11 @@ def render_rgb(cfg: EnvConfig, tables: Tables, t: int) -> np.ndarray:
     img[:] = _FELT
     last = tables.last_hand[t]
     dealt = tables.episode_hands[t] > 0
-    winner = int(np.argmax(last[:3])) if dealt else -1
+    winner = _winner(last) if dealt else -1
     for row, (label, cards, total, win) in enumerate(
         (
-            ("P", tables.player_cards[t], last[3], winner in (R.PLAYER, R.TIE)),
-            ("B", tables.banker_cards[t], last[4], winner in (R.BANKER, R.TIE)),
+            ("P", tables.player_cards[t], last[hand_record.LAST_PLAYER_TOTAL], winner in (R.PLAYER, R.TIE)),
+            ("B", tables.banker_cards[t], last[hand_record.LAST_BANKER_TOTAL], winner in (R.BANKER, R.TIE)),
         )
     ):
         y = 6 + row * 32

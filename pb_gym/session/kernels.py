@@ -14,6 +14,16 @@ from numba.experimental import structref
 from pb_gym import engine
 from pb_gym import rules as R
 from pb_gym.session.state import (
+    LAST_BANKER_NCARDS,
+    LAST_BANKER_PAIR,
+    LAST_BANKER_TOTAL,
+    LAST_BANKER_WON,
+    LAST_NATURAL,
+    LAST_PLAYER_NCARDS,
+    LAST_PLAYER_PAIR,
+    LAST_PLAYER_TOTAL,
+    LAST_PLAYER_WON,
+    LAST_TIE,
     MAX_CARDS,
     MAX_HANDS,
     PLAYING,
@@ -187,16 +197,16 @@ def record_rows(start, stop, deal, hand, records, suited=False):
             bead[t, i] = bead[t, i - 1]
         w = winner[t]
         bead[t, 0] = _bead_code(w)
-        last_hand[t, 0] = 1.0 if w == R.BANKER else 0.0
-        last_hand[t, 1] = 1.0 if w == R.PLAYER else 0.0
-        last_hand[t, 2] = 1.0 if w == R.TIE else 0.0
-        last_hand[t, 3] = player_total[t]
-        last_hand[t, 4] = banker_total[t]
-        last_hand[t, 5] = player_ncards[t]
-        last_hand[t, 6] = banker_ncards[t]
-        last_hand[t, 7] = 1.0 if natural[t] else 0.0
-        last_hand[t, 8] = 1.0 if player_pair[t] else 0.0
-        last_hand[t, 9] = 1.0 if banker_pair[t] else 0.0
+        last_hand[t, LAST_BANKER_WON] = 1.0 if w == R.BANKER else 0.0
+        last_hand[t, LAST_PLAYER_WON] = 1.0 if w == R.PLAYER else 0.0
+        last_hand[t, LAST_TIE] = 1.0 if w == R.TIE else 0.0
+        last_hand[t, LAST_PLAYER_TOTAL] = player_total[t]
+        last_hand[t, LAST_BANKER_TOTAL] = banker_total[t]
+        last_hand[t, LAST_PLAYER_NCARDS] = player_ncards[t]
+        last_hand[t, LAST_BANKER_NCARDS] = banker_ncards[t]
+        last_hand[t, LAST_NATURAL] = 1.0 if natural[t] else 0.0
+        last_hand[t, LAST_PLAYER_PAIR] = 1.0 if player_pair[t] else 0.0
+        last_hand[t, LAST_BANKER_PAIR] = 1.0 if banker_pair[t] else 0.0
         for i in range(MAX_CARDS):
             last_player[t, i] = player_cards[t, i]
             last_banker[t, i] = banker_cards[t, i]

@@ -37,6 +37,19 @@ LAST_HAND_FIELDS: tuple[str, ...] = (
 )
 """Entries of a table's ``last_hand`` record (all 0 before the first hand)."""
 N_LAST_HAND = len(LAST_HAND_FIELDS)
+(
+    LAST_BANKER_WON,
+    LAST_PLAYER_WON,
+    LAST_TIE,
+    LAST_PLAYER_TOTAL,
+    LAST_BANKER_TOTAL,
+    LAST_PLAYER_NCARDS,
+    LAST_BANKER_NCARDS,
+    LAST_NATURAL,
+    LAST_PLAYER_PAIR,
+    LAST_BANKER_PAIR,
+) = range(N_LAST_HAND)
+"""Column of each :data:`LAST_HAND_FIELDS` entry in a ``last_hand`` record (the kernels write by name)."""
 BEAD_CODES: tuple[str, ...] = ("",) + R.OUTCOME_LETTERS
 """Letters of the bead plate's codes: ``""`` for :data:`pb_gym.rules.BEAD_EMPTY`, then B, P, T at
 :func:`pb_gym.rules.bead_code` of each :class:`pb_gym.rules.Outcome`."""
