@@ -84,12 +84,15 @@ class BetBook:
             knows the suits), while the counts stay counts by rank. A perfect pair is as likely for
             every rank, so its effects of removal by rank vanish and no rank count can see it (as for
             the rank pairs): its counts never bet.
+        suited_bets: which of ``names`` are suited bets (each also gets a pair count, by
+            :func:`pair_share`).
     """
 
     names: tuple[str, ...]
     pay: np.ndarray
     expected_values: Callable[[np.ndarray], np.ndarray]
     suited: bool = False
+    suited_bets: tuple[bool, ...] = ()
 
 
 def _book_evs(compositions: np.ndarray, pay: np.ndarray) -> np.ndarray:
@@ -122,7 +125,8 @@ def bet_book(rules: R.Rules, names: tuple[str, ...] | None = None, custom: tuple
     bets = catalog.resolve([user.get(n, n) for n in names], rules)
     pay = np.ascontiguousarray(catalog.pay_matrix(bets, rules))
     if any(bet.suited for bet in bets):
-        return BetBook(names, pay, functools.partial(catalog.expected_values, bets=bets, rules=rules), True)
+        evs = functools.partial(catalog.expected_values, bets=bets, rules=rules)
+        return BetBook(names, pay, evs, True, tuple(bool(bet.suited) for bet in bets))
     return BetBook(names, pay, functools.partial(_book_evs, pay=pay))
 
 
@@ -246,13 +250,40 @@ def deal_hands(rules: R.Rules, book: BetBook, n_shoes: int, seed: int | np.rando
         yield tables, unseen, ev, book.pay[classes]
 
 
+def pair_share(by_suit: np.ndarray) -> np.ndarray:
+    """The chance that two cards drawn from each composition ``(n, 13, 4)`` by rank and suit are the
+    same card (rank and suit): ``sum n_i (n_i - 1) / (N (N - 1))`` over the 52 cards ``i``. The suited
+    bets' statistic: every card is alike for a perfect pair, so each card's effect of removal is the
+    same and no linear count moves; what moves their EV is how unevenly the cards are left."""
+    n = by_suit.reshape(by_suit.shape[0], -1).astype(np.float64)
+    total = n.sum(axis=1)
+    return (n * (n - 1.0)).sum(axis=1) / np.maximum(total * (total - 1.0), 1.0)
+
+
+def deal_hands_with_pair_share(rules: R.Rules, book: BetBook, n_shoes: int, seed):
+    """:func:`deal_hands` with a fifth item: the live tables' :func:`pair_share` before the hand (None
+    for a book without suited bets)."""
+    state = engine.init(rules, n_shoes, seed=seed, suited=book.suited)
+    share = pair_share(engine.unseen_by_suit(rules, state)) if book.suited else None
+    for tables, unseen, ev, payoff in deal_hands(rules, book, n_shoes, seed, state=state):
+        yield tables, unseen, ev, payoff, None if share is None else share[tables]
+        if share is not None:  # the state is now after the hand: the share before the next one
+            share = pair_share(engine.unseen_by_suit(rules, state))
+
+
 def training_deal(rules: R.Rules, book: BetBook, n_shoes: int, seed: int) -> dict[str, np.ndarray]:
-    """Every hand of the training deal: ``unseen`` (hands, 13) and ``ev`` (hands, k)."""
-    unseen, ev = [], []
-    for _, u, e, _ in deal_hands(rules, book, n_shoes, seed):
+    """Every hand of the training deal: ``unseen`` (hands, 13) and ``ev`` (hands, k), and for a book
+    with suited bets ``pair_share`` (hands,)."""
+    unseen, ev, shares = [], [], []
+    for _, u, e, _, share in deal_hands_with_pair_share(rules, book, n_shoes, seed):
         unseen.append(u.astype(np.int16))
         ev.append(e)
-    return {"unseen": np.concatenate(unseen), "ev": np.concatenate(ev)}
+        if share is not None:
+            shares.append(share)
+    deal = {"unseen": np.concatenate(unseen), "ev": np.concatenate(ev)}
+    if shares:
+        deal["pair_share"] = np.concatenate(shares)
+    return deal
 
 
 PER_SHOE = (
@@ -283,6 +314,7 @@ def deal_chunk(
     thresholds: np.ndarray,
     count_bet: np.ndarray,
     custom: tuple[dict, ...] = (),
+    pair: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """The task of one chunk: deal its shoes and return per-shoe sums.
 
@@ -292,7 +324,9 @@ def deal_chunk(
     on those hands (and its square, and the running win's lowest and highest point); per count (rows
     of ``tags``, betting on bet ``count_bet[j]`` when the true count is at least ``thresholds[j]``)
     the hands bet, the sums of the EV and of the dealt payoff on them, its square and the running
-    win's extremes (what :func:`experiments.advantage.bettor_report` reads).
+    win's extremes (what :func:`experiments.advantage.bettor_report` reads). A count where
+    ``pair[j]`` compares the :func:`pair_share` of the unseen cards with its threshold instead of a
+    true count (a suited bet's pair count).
     Module level with plain arguments, so processes and Dask workers can run it.
     """
     book = bet_book(rules, bets, custom)
@@ -303,7 +337,8 @@ def deal_chunk(
     sums.update({key: np.zeros((n, c)) for key in ("count_bets", "count_ev", "count_payoff")})
     sums.update({key: np.zeros((n, c)) for key in ("count_payoff_sq", "count_low", "count_high")})
     perfect_win, count_win = np.zeros((n, k)), np.zeros((n, c))  # the running wins of this shoe
-    for tables, unseen, ev, payoff in deal_hands(rules, book, n, chunk.seed):
+    pair = np.zeros(c, dtype=np.bool_) if pair is None else pair
+    for tables, unseen, ev, payoff, share in deal_hands_with_pair_share(rules, book, n, chunk.seed):
         positive, gain, realized = counts.perfect_bettor(ev, payoff)
         sums["hands"][tables] += 1
         sums["ev"][tables] += ev
@@ -314,7 +349,10 @@ def deal_chunk(
         _track(sums, "perfect", perfect_win, tables, realized)
         sums["realized_sq"][tables] += realized * realized
         if c:
-            bet = true_counts(unseen, tags, rules.decks) >= thresholds[None, :]
+            statistic = true_counts(unseen, tags, rules.decks)
+            if share is not None and pair.any():
+                statistic[:, pair] = share[:, None]
+            bet = statistic >= thresholds[None, :]
             won = np.where(bet, payoff[:, count_bet], 0.0)
             sums["count_bets"][tables] += bet
             sums["count_ev"][tables] += np.where(bet, ev[:, count_bet], 0.0)
@@ -393,6 +431,41 @@ def _fit_integer_count(
     return best
 
 
+def _count_rule(count: dict, full: np.ndarray) -> dict:
+    """What a fitted count bets on: its tags (with their sum over a full shoe) or, for a pair count,
+    its statistic; and its threshold (None: it never bets)."""
+    threshold = None if math.isinf(count["threshold"]) else count["threshold"]
+    if count["kind"] == "pair":
+        statistic = "the pair share of the unseen cards by rank and suit (atlas.pair_share)"
+        return {"statistic": statistic, "threshold": threshold}
+    rule: dict = {
+        "tags": {rank: float(v) for rank, v in zip(R.RANKS, count["tags"], strict=True)},
+        "balance": float(full @ count["tags"]),
+        "threshold": threshold,
+    }
+    if not np.any(count["tags"]):
+        rule["note"] = (
+            "no linear count: every effect of removal is zero (e.g. the pair bets: "
+            "all ranks are equally common in a full shoe)"
+        )
+    return rule
+
+
+def _fit_pair_counts(book: BetBook, training: dict[str, np.ndarray]) -> list[dict]:
+    """A pair count for each suited bet of ``book``: its threshold on the :func:`pair_share`, the one
+    that maximizes the exact EV summed over the training deal's hands it bets."""
+    return [
+        {
+            "kind": "pair",
+            "bet": j,
+            "tags": np.zeros(R.N_RANKS),
+            "threshold": best_threshold(training["pair_share"], training["ev"][:, j])[0],
+        }
+        for j, suited in enumerate(book.suited_bets)
+        if suited
+    ]
+
+
 def run(
     config: AtlasConfig,
     backend: str = "serial",
@@ -463,6 +536,7 @@ def run(
             eor[:, j], training, j, rules.decks, config.integer_max_tag
         )
         fitted.append({"kind": "integer", "bet": j, "tags": tags, "threshold": threshold, "largest_tag": m})
+    fitted += _fit_pair_counts(book, training)
     published = [p for p in PUBLISHED if p.bet in names] if config.published else []
     for p in published:
         if p.tags is not None and p.trigger is not None:
@@ -493,6 +567,7 @@ def run(
         thresholds=thresholds,
         count_bet=count_bet,
         custom=config.custom_bets,
+        pair=np.array([c["kind"] == "pair" for c in fitted], dtype=np.bool_),
     )
     with scale.progress_printer("atlas: main deal", progress, len(chunks)) as printer:
         main = merge(scale.run(task, chunks, backend, scheduler, workers, printer, store=store))
@@ -538,16 +613,7 @@ def run(
         per_bet[name] = entry
     for c, count in enumerate(fitted):
         name = names[count["bet"]]
-        figures: dict = {
-            "tags": {rank: float(v) for rank, v in zip(R.RANKS, count["tags"], strict=True)},
-            "balance": float(full @ count["tags"]),
-            "threshold": None if math.isinf(count["threshold"]) else count["threshold"],
-        }
-        if not np.any(count["tags"]):
-            figures["note"] = (
-                "no linear count: every effect of removal is zero (e.g. the pair bets: "
-                "all ranks are equally common in a full shoe)"
-            )
+        figures = _count_rule(count, full)
         figures.update(
             bettor_figures(main["count_bets"][:, c], main["count_ev"][:, c], main["count_payoff"][:, c], n)
         )
@@ -629,7 +695,9 @@ __all__ = [
     "compare_published",
     "deal_chunk",
     "deal_hands",
+    "deal_hands_with_pair_share",
     "main",
+    "pair_share",
     "merge",
     "report",
     "run",

@@ -165,6 +165,27 @@ def counts_markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def pair_counts_markdown(result: dict) -> str:
+    """The suited bets' pair counts (bet when the :func:`experiments.atlas.pair_share` of the unseen
+    cards is at least the threshold), in rank order; empty without a suited bet."""
+    lines = [
+        "| bet | bet at pair share >= | hands bet | units/100 hands [95% CI] | share of perfect |",
+        "|---|---|---|---|---|",
+    ]
+    for name in result["ranking"]:
+        count = result["bets"][name]["counts"].get("pair")
+        if count is None:
+            continue
+        gain, share = count["units_per_100_hands"], count["share_of_perfect_information_gain"]
+        threshold = "never" if count["threshold"] is None else f"{count['threshold']:.6f}"
+        lines.append(
+            f"| `{name}` | {threshold} | {100 * count['bet_frequency']['estimate']:.2f}% | "
+            f"{_cell(gain['estimate'], gain['ci95'], 3)} | "
+            f"{'n/a' if share is None else f'{100 * share:.0f}%'} |"
+        )
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
 def published_markdown(result: dict) -> str:
     """The published figures beside ours (Markdown), one row per figure."""
     lines = [
@@ -215,9 +236,11 @@ def advantage_markdown(result: dict) -> str:
     rows = []
     for name in result["ranking"]:
         entry = result["bets"][name]["counts"]
-        for kind, count in [("EoR", entry["eor"]), ("integer", entry["integer"])] + [
-            ("published", c) for c in entry.get("published", [])
-        ]:
+        for kind, count in (
+            [("EoR", entry["eor"]), ("integer", entry["integer"])]
+            + [("pair", c) for c in [entry.get("pair")] if c is not None]
+            + [("published", c) for c in entry.get("published", [])]
+        ):
             if "note" not in count.get("advantage", {"note": ""}):
                 rows.append((f"`{name}` {kind} count", count["advantage"]))
     return advantage_table(rows, result["advantage"]) if rows else "(no count bets)"
@@ -248,6 +271,14 @@ def report(result: dict) -> str:
         "",
         counts_markdown(result),
     ]
+    pairs = pair_counts_markdown(result)
+    if pairs:
+        lines += [
+            "",
+            "The suited bets' pair counts (the pair share of the unseen cards by rank and suit):",
+            "",
+            pairs,
+        ]
     lines += [
         "",
         "The advantage player's figures of every count that bets, in rank order (one unit a bet; win "
@@ -358,6 +389,8 @@ def write_outputs(result: dict, folder: Path) -> list[Path]:
         + published_markdown(result)
         + "\n\n## The integer counts\n\n"
         + counts_markdown(result)
+        + ("\n\n## The suited bets' pair counts\n\n" + pair_counts_markdown(result))
+        * bool(pair_counts_markdown(result))
         + "\n\n## The advantage player's figures\n\n"
         + advantage_markdown(result)
         + "\n"
@@ -372,6 +405,7 @@ __all__ = [
     "TABLE_COLUMNS",
     "advantage_markdown",
     "counts_markdown",
+    "pair_counts_markdown",
     "plot",
     "published_markdown",
     "report",

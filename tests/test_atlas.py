@@ -535,3 +535,19 @@ def test_smoke_run_covers_the_suited_bets(tmp_path):
         assert perfect["bet_frequency"]["estimate"] > 0 and perfect["units_per_100_hands"]["estimate"] > 0
         calibration = b["realized_minus_predicted_per_hand"]
         assert abs(calibration["estimate"]) < z * calibration["se"]
+        # the pair count sees what the rank counts cannot: most of the perfect-information gain, never
+        # more than it (it bets a subset of hands at their exact EV), and not on the rank pair bet
+        pair, bound = b["counts"]["pair"], perfect["units_per_100_hands"]["estimate"]
+        assert 0.9 * bound <= pair["units_per_100_hands"]["estimate"] <= bound + 1e-12
+    assert "pair" not in result["bets"]["player_pair"]["counts"]
+
+
+def test_the_pair_share_is_the_chance_that_two_cards_are_the_same_card():
+    rng = np.random.default_rng(5)
+    by_suit = rng.integers(0, 4, size=(6, 13, 4))
+    by_suit[0] = 8  # a full 8-deck shoe: 52 x 8 x 7 of 416 x 415 ordered pairs
+    cards = [np.repeat(np.arange(52), composition.ravel()) for composition in by_suit]
+    brute = [np.mean([a == b for i, a in enumerate(c) for j, b in enumerate(c) if i != j]) for c in cards]
+    np.testing.assert_allclose(atlas.pair_share(by_suit), brute, rtol=1e-12)
+    assert atlas.pair_share(by_suit[:1])[0] == 52 * 8 * 7 / (416 * 415)
+
