@@ -550,4 +550,3 @@ def test_the_pair_share_is_the_chance_that_two_cards_are_the_same_card():
     brute = [np.mean([a == b for i, a in enumerate(c) for j, b in enumerate(c) if i != j]) for c in cards]
     np.testing.assert_allclose(atlas.pair_share(by_suit), brute, rtol=1e-12)
     assert atlas.pair_share(by_suit[:1])[0] == 52 * 8 * 7 / (416 * 415)
-
