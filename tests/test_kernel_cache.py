@@ -1,0 +1,42 @@
+"""pb-gym's cached kernels are stamped with the content of the whole package (pb_gym.kernel_cache), so
+that an edit anywhere in it, not only in a kernel's own file, makes them compile afresh."""
+
+import numba
+import pytest
+
+import pb_gym  # noqa: F401  (installs the stamp)
+from pb_gym import kernel_cache
+from pb_gym.agents import staking
+from pb_gym.envs import observation
+
+
+@pytest.mark.parametrize("kernel", [observation.obs_rows, staking.propose_rows])
+def test_the_package_kernels_carry_the_package_stamp(kernel):
+    locator = kernel._cache._impl._locator
+    assert type(locator).__name__.startswith("PbGym")
+    own, package = locator.get_source_stamp()
+    assert package == kernel_cache.package_stamp() and own is not None
+
+
+def test_other_kernels_are_cached_as_numba_does():
+    @numba.njit(cache=True)
+    def plus_one(x):
+        return x + 1
+
+    assert not type(plus_one._cache._impl._locator).__name__.startswith("PbGym")
+
+
+def test_the_stamp_changes_with_any_source_file(tmp_path, monkeypatch):
+    (tmp_path / "engine.py").write_text("X = 1\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "rules.py").write_text("BURN = 10\n")
+    (tmp_path / "notes.txt").write_text("not a source")
+    monkeypatch.setattr(kernel_cache, "PACKAGE_ROOT", str(tmp_path))
+    stamps = []
+    for edit in (None, ("notes.txt", "still not a source"), ("sub/rules.py", "BURN = 9\n")):
+        if edit is not None:
+            (tmp_path / edit[0]).write_text(edit[1])
+        kernel_cache.package_stamp.cache_clear()
+        stamps.append(kernel_cache.package_stamp())
+    kernel_cache.package_stamp.cache_clear()
+    assert stamps[0] == stamps[1] != stamps[2]
