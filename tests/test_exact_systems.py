@@ -11,8 +11,9 @@ import pytest
 
 from pb_gym import exact
 from pb_gym import rules as R
+from pb_gym.agents import staking
+from pb_gym.experiments import evaluate, ruin_model, scale
 from pb_gym.experiments import exact_systems as X
-from pb_gym.experiments import ruin_model
 from pb_gym.experiments.evaluate import run_study
 from pb_gym.experiments.evaluate_config import StudyConfig
 
@@ -103,12 +104,14 @@ SMALL_SYSTEMS = [
     {"type": "martingale", "bet": "banker", "on_cap": "reset", "name": "m reset"},
     {"type": "martingale", "bet": "banker", "recovering": True, "name": "m recovering"},
     {"type": "grand_martingale", "bet": "player"},
+    {"type": "grand_martingale", "bet": "banker", "on_cap": "reset", "recovering": True, "name": "gm reset"},
     {"type": "reverse_martingale", "bet": "banker"},
     {"type": "paroli", "bet": "banker"},
     {"type": "dalembert", "bet": "banker"},
     {"type": "fibonacci", "bet": "banker"},
     {"type": "one_three_two_six", "bet": "banker"},
     {"type": "oscars_grind", "bet": "player"},
+    {"type": "labouchere", "bet": "banker"},
     {"type": "follow_winner"},
     {"type": "chop"},
     {"type": "random"},
@@ -322,3 +325,95 @@ def test_labouchere_too_many_lines_says_why():
     )
     reason = X.exact_system(config.systems[0], config)["reason"]
     assert "(bankroll, line) states" in reason and "sum at most 110 base units" in reason
+
+
+LINE = [1.0, 2.0, 3.0, 4.0]
+
+
+def _labouchere_rules(
+    winners, bet: str, bankroll: float, goal: float | None, floor: float | None, on_cap: str
+):
+    """One session of Labouchere (line 1, 2, 3, 4, base 1 unit, table 1..10 units) on ``bet``
+    (banker: a banker win pays 0.95, a tie pushes; tie: a tie pays 8, anything else loses) over the
+    results ``winners`` (rules.BANKER / PLAYER / TIE), with the rules written out here: stake the
+    first plus the last number (the only one when one is left); above the table maximum the stake is
+    cut to 10 (``cap``) or a new line starts (``reset``), and to the bankroll (all-in); a win crosses
+    both numbers off (a new line when none is left), a loss appends the stake, a push changes nothing;
+    the session ends at the ``goal``, at the stop-loss ``floor`` or (``floor`` None) at ruin, below one
+    unit. Returns the final bankroll, the most numbers a line held, the stakes above the table maximum
+    and the all-in ones."""
+    line, longest, capped, all_in = list(LINE), len(LINE), 0, 0
+    for winner in winners:
+        wanted = line[0] + line[-1] if len(line) > 1 else line[0]
+        over = wanted > 10.0  # cut to the table maximum, or (reset) a new line
+        if over and on_cap == "reset":
+            line, wanted = list(LINE), LINE[0] + LINE[-1]
+        stake = min(wanted, 10.0, bankroll)
+        capped += over
+        all_in += bankroll < min(wanted, 10.0)
+        if bet == "banker":
+            won = {R.BANKER: 0.95 * stake, R.PLAYER: -stake, R.TIE: 0.0}[int(winner)]
+        else:
+            won = 8.0 * stake if winner == R.TIE else -stake
+        bankroll += won
+        if won > 0:
+            line = line[1:-1] or list(LINE)
+        elif won < 0:
+            line.append(stake)
+            longest = max(longest, len(line))
+        if goal is not None and bankroll >= goal - 1e-9:
+            break
+        if bankroll <= floor + 1e-9 if floor is not None else bankroll < 1.0 - 1e-9:
+            break
+    return bankroll, longest, capped, all_in
+
+
+@pytest.mark.parametrize(
+    ("bet", "on_cap", "bankroll", "win_goal", "stop_loss", "hands", "sessions"),
+    [
+        ("banker", "cap", 1000, 100, 200, 200, 4000),
+        ("banker", "reset", 1000, 100, 200, 200, 4000),
+        ("banker", "cap", 300, 300, None, 400, 2000),
+        ("banker", "reset", 300, 300, None, 400, 2000),
+        ("tie", "cap", 100_000, None, None, 300, 200),
+    ],
+)
+def test_the_evaluators_labouchere_on_real_shoes_is_its_rules_on_the_same_hands(
+    bet, on_cap, bankroll, win_goal, stop_loss, hands, sessions
+):
+    # the evaluator's Labouchere (the compiled staking programs, stacked as a study stacks them) on
+    # real shoes, every hand's result recorded and replayed by the rules written out above: every
+    # session's final bankroll agrees to 1e-9. The first two are the exact Labouchere config at seed
+    # 5, whose P(goal) misses the exact one by 4.2 SE: the evaluator played the rules, the miss is in
+    # the hands dealt. From 30 units without a stop-loss the table maximum cuts stakes (the line
+    # appends the 10 staked) and near ruin stakes go all-in. On the tie (losing 9 hands in 10) the
+    # lines outgrow the kernel's first buffer of 64 numbers: it shifts a line back to its start and
+    # doubles the buffer
+    config = study(
+        [{"type": "labouchere", "bet": bet, "on_cap": on_cap}],
+        table={"unit": 10, "minimum": 10, "maximum": 100},
+        bankroll=bankroll,
+        win_goal=win_goal,
+        stop_loss=stop_loss,
+        hands=hands,
+        sessions=sessions,
+        seed=5,
+    )
+    chunk = scale.plan(config.sessions, config.chunk_sessions, config.seed, range(1))[0]
+    play = evaluate.ChunkPlay(config, chunk)
+    winners = np.zeros((hands, sessions), dtype=np.int8)
+    for hand in range(hands):
+        play.play(hand)
+        winners[hand] = play.session.hand.winner
+    start = bankroll / 10.0
+    goal = start + win_goal / 10.0 if win_goal else None
+    floor = start - stop_loss / 10.0 if stop_loss else None
+    replayed = [_labouchere_rules(winners[:, t], bet, start, goal, floor, on_cap) for t in range(sessions)]
+    final, longest, capped, all_in = (np.array(column) for column in zip(*replayed, strict=True))
+    np.testing.assert_allclose(play.seats.bankroll[0] / 10.0, final, rtol=0, atol=1e-9)
+    if bet == "tie":
+        assert longest.max() > 2 * staking.LINE_WIDTH
+    elif stop_loss is None:
+        assert capped.sum() > 100 and all_in.sum() > 100
+    elif on_cap == "cap":
+        assert int((final >= 110.0 - 1e-9).sum()) == 2409  # P(goal) 0.60225 against the exact 0.63422
