@@ -119,6 +119,15 @@ def _mix(z: np.uint64) -> np.uint64:
 
 
 @numba.njit(inline="always")
+def stream_index(rng, t, low, high):
+    """A uniform integer in ``low..high-1`` from table ``t``'s random stream, advanced by one draw
+    (the shuffle's draw: splitmix64 of the counter, its top 53 bits as a fraction)."""
+    seed = rng[t] + _GOLDEN
+    rng[t] = seed
+    return low + np.int64(float(_mix(seed) >> _U64(11)) * _TO_UNIT * (high - low))
+
+
+@numba.njit(inline="always")
 def _swap(row, t, draws):
     """The Fisher-Yates swaps of a shuffle on ``row[t]``: draw ``k`` swaps the position ``n - 1 - k``
     with ``draws[k]``."""
@@ -707,6 +716,7 @@ __all__ = [
     "HAND_TABLE",
     "HAND_VIEW_FIELDS",
     "RESULT_ARRAYS",
+    "stream_index",
     "SHOE_MISMATCH",
     "SHOE_VIEW_FIELDS",
     "SHUFFLE_MIN_TABLES",

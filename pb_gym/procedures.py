@@ -13,7 +13,12 @@ own procedure for the rules given.
 (one row per table), and keeps what a player who has watched every card knows: the composition of the
 unseen cards before each hand (:meth:`ProcedureDealer.unseen`). Under a CSM that is the machine's
 content: the cards of the last ``csm_delay`` hands are out of it and were all seen. The engine
-(:mod:`pb_gym.engine`) and its golden digests are untouched: the procedures are dealt here.
+(:mod:`pb_gym.engine`) and its golden digests are untouched: the studies' procedures are dealt here.
+
+:func:`csm_rows` runs a continuous shuffler on the engine's own shoe instead, for the environments'
+``shuffle="csm"``: after each hand the tray (:class:`CsmTray`) takes the hand, gives back the hands
+beyond the delay, and the machine's next six cards are drawn at random from it, so that the engine's
+deal takes a random hand of the machine's cards.
 
 Method. A hand-shuffled shoe is a uniform permutation per table (``numpy.random.Generator.permuted``);
 a CSM hand draws its six candidate cards without replacement from the machine's counts, one card at a
@@ -25,13 +30,16 @@ tables (:func:`pb_gym.exact.deal_value_sequences`) into its hand class (:func:`p
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal
+from typing import Literal, NamedTuple
 
+import numba
 import numpy as np
 
-from pb_gym import exact
+from pb_gym import engine, exact
 from pb_gym import rules as R
 from pb_gym.rules import Rules
+from pb_gym.shoe_state import ShoeState
+from pb_gym.threads import run_rows
 
 SHUFFLES: tuple[str, ...] = ("hand", "csm")
 """``Dealing.shuffle`` options: a hand-shuffled shoe dealt to the cut card, or a continuous shuffler."""
@@ -253,4 +261,105 @@ class ProcedureDealer:
         return {"cards": cards, "used": used, "hand_class": classes, "shuffled": shuffled, "dealt": dealt}
 
 
-__all__ = ["BURNS", "MAX_CSM_DELAY", "SHUFFLES", "Dealing", "ProcedureDealer"]
+# ------------------------------------------------------------------------------------------------
+# A continuous shuffler on the engine's shoe (the environments' ``shuffle="csm"``)
+# ------------------------------------------------------------------------------------------------
+class CsmTray(NamedTuple):
+    """What a continuous shuffler keeps out of the machine at each table, for :func:`csm_rows`:
+    ``sizes`` ``(n, csm_delay + 1)`` int64, the cards of each hand held out, oldest first; ``held``
+    ``(n,)`` int64, the hands held out; ``last`` ``(n,)`` int64, the shoe position after the last pass
+    (where the hand dealt since then began)."""
+
+    sizes: np.ndarray
+    held: np.ndarray
+    last: np.ndarray
+
+    @classmethod
+    def empty(cls, n_tables: int, csm_delay: int) -> CsmTray:
+        """A tray holding nothing at ``n_tables`` tables whose shoes are at position 0."""
+        zeros = np.zeros(n_tables, dtype=np.int64)
+        return cls(np.zeros((n_tables, csm_delay + 1), dtype=np.int64), zeros, zeros.copy())
+
+    def restart(self, state: ShoeState, rows: np.ndarray | None = None) -> None:
+        """Empty the tray at ``rows`` (all if None), whose shoes were just shuffled afresh."""
+        select = slice(None) if rows is None else rows
+        self.held[select] = 0
+        self.last[select] = state.position[select]
+
+
+@numba.njit(cache=True, nogil=True)
+def csm_rows(start, stop, active, shoe, tray, delay):  # noqa: C901 - one pass a hand: a call per table costs
+    """Before a hand at every active table ``t`` of ``start..stop-1`` of a :class:`ShoeView` dealt as
+    a continuous shuffler with ``delay``: the hand dealt since the last pass goes into the tray, the
+    oldest hands beyond ``delay`` go back into the machine, and the machine's next six cards are
+    drawn at random from all the cards in it, so that the engine's deal takes a random hand of them.
+
+    The shoe's cards are kept as ``[tray | machine]``: the tray's hands at positions ``0..pos-1`` in
+    the order they were dealt, the machine from ``pos`` on (its counts are the shoe's ``counts`` and
+    ``unseen``: every card out of it was seen). A hand going back is moved to the end of the tray
+    and the position is moved back over it. The shoe's hand counter stays 0: a machine has no shoe."""
+    cards, suits = shoe.shoe, shoe.suits
+    suited = suits.shape[1] > 0
+    position, counts, unseen, rng = shoe.position, shoe.counts, shoe.unseen, shoe.rng
+    sizes, held, last = tray.sizes, tray.held, tray.last
+    n_cards = cards.shape[1]
+    back = np.empty(6, dtype=np.uint8)
+    back_suits = np.empty(6, dtype=np.uint8)
+    for t in range(start, stop):
+        if not active[t]:
+            continue
+        pos = position[t]
+        if pos > last[t]:  # a hand was dealt since the last pass: into the tray
+            sizes[t, held[t]] = pos - last[t]
+            held[t] += 1
+        while held[t] > delay:  # the oldest hand goes back into the machine
+            k = sizes[t, 0]
+            for i in range(k):
+                back[i] = cards[t, i]
+                back_suits[i] = suits[t, i] if suited else 0
+            for i in range(pos - k):
+                cards[t, i] = cards[t, i + k]
+                if suited:
+                    suits[t, i] = suits[t, i + k]
+            for i in range(k):
+                cards[t, pos - k + i] = back[i]
+                if suited:
+                    suits[t, pos - k + i] = back_suits[i]
+                counts[t, back[i] - 1] += 1
+                unseen[t, back[i] - 1] += 1
+            pos -= k
+            for h in range(held[t] - 1):
+                sizes[t, h] = sizes[t, h + 1]
+            held[t] -= 1
+        for i in range(pos, min(pos + 6, n_cards - 1)):  # the next six: a uniform draw from the machine
+            j = engine.stream_index(rng, t, i, n_cards)
+            tmp = cards[t, i]
+            cards[t, i] = cards[t, j]
+            cards[t, j] = tmp
+            if suited:
+                tmp = suits[t, i]
+                suits[t, i] = suits[t, j]
+                suits[t, j] = tmp
+        position[t] = pos
+        last[t] = pos
+        shoe.hands_in_shoe[t] = 0  # a machine has no shoe (the observations' "hands of this shoe")
+
+
+def csm_prepare(state: ShoeState, tray: CsmTray, csm_delay: int, active: np.ndarray) -> None:
+    """:func:`csm_rows` at every table of ``state`` where ``active`` (before the engine deals them a
+    hand; the tray at a table that sits the hand out is left as it is)."""
+    run_rows(
+        csm_rows, state.n_tables, engine.SHUFFLE_MIN_TABLES, active, state.view, tray, np.int64(csm_delay)
+    )
+
+
+__all__ = [
+    "BURNS",
+    "MAX_CSM_DELAY",
+    "SHUFFLES",
+    "CsmTray",
+    "Dealing",
+    "ProcedureDealer",
+    "csm_prepare",
+    "csm_rows",
+]

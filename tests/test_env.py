@@ -554,7 +554,7 @@ def test_signatures_are_the_config_fields():
     assert [(n, p.default) for n, p in vector.items()][4:] == [
         (n, False if n == "hand_info" else d) for n, d in expected
     ]
-    assert len(expected) == 31 and "flatten_obs" not in config and "extra_bets" not in config
+    assert len(expected) == 33 and "flatten_obs" not in config and "extra_bets" not in config
 
 
 @pytest.mark.parametrize("cls", [PuntoBancoEnv, PuntoBancoVectorEnv, EnvConfig])

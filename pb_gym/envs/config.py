@@ -181,6 +181,16 @@ class EnvConfig:
     one_shoe: bool = False
     """An episode is one shoe: truncated when the cut card has come out. False: episodes run across
     reshuffles."""
+    shuffle: str = "hand"
+    """``hand``: a shoe shuffled by hand, dealt to the cut card, then shuffled again; ``csm``: a
+    continuous shuffling machine (:mod:`pb_gym.procedures`): every hand is drawn at random from the
+    cards in the machine, and a hand's cards go back into it ``csm_delay`` hands after it was dealt
+    (so the ``shoe`` feature, the cards unseen, is the machine's content, and the hands of the shoe
+    stay 0). A machine burns no card (give ``burn=False``) and has no cut card, so ``one_shoe`` and
+    ``leaks`` do not apply to it."""
+    csm_delay: int = 0
+    """With ``shuffle="csm"``: the hands a hand's cards stay out of the machine (0: they go back
+    straight after it), 0 to :data:`pb_gym.procedures.MAX_CSM_DELAY`."""
     visible_discards: bool = True
     """Observe the 13 unseen-card counts (the ``shoe`` field)."""
     history: int = 20
@@ -283,6 +293,7 @@ class EnvConfig:
                 "hand classes)",
             )
         set_("leaks", _check_leaks(self))
+        set_("csm_delay", _check_shuffle(self))
 
     # ---- records ------------------------------------------------------------------------------
     def record(self) -> dict[str, Any]:
@@ -561,6 +572,37 @@ def _check_leaks(cfg: EnvConfig) -> tuple[str, ...]:
         if cfg.reward == "log_growth":
             raise bad("leaks", given, "first_card_class with reward realized or expected, not log_growth")
     return tuple(leak for leak in LEAKS if leak in leaks)
+
+
+def _check_shuffle(cfg: EnvConfig) -> int:
+    """``csm_delay`` as an int, with ``shuffle`` checked against it and the rest of the config."""
+    from pb_gym import procedures  # (numba: not at the package's import)
+
+    if cfg.shuffle not in procedures.SHUFFLES:
+        raise bad("shuffle", cfg.shuffle, ", ".join(procedures.SHUFFLES))
+    delay, most = cfg.csm_delay, procedures.MAX_CSM_DELAY
+    if not is_int(delay) or not 0 <= delay <= most:
+        raise bad("csm_delay", delay, f"an integer from 0 to {most}")
+    if cfg.shuffle == "hand":
+        if delay:
+            raise bad("csm_delay", delay, "0 with shuffle='hand' (a delay is a continuous shuffler's)")
+        return 0
+    why = {
+        "one_shoe": (cfg.one_shoe, "False with shuffle='csm' (a continuous shuffler has no end of shoe)"),
+        "leaks": (cfg.leaks, "[] with shuffle='csm' (no burn card, no cut, no first card set apart)"),
+        "burn": (cfg.rules.burn, "False with shuffle='csm' (a continuous shuffler burns no card)"),
+    }
+    for name, (value, allowed) in why.items():
+        if value:
+            raise bad(name, value, allowed)
+    # the cards out of the machine (the last csm_delay hands and the next one) stay before the cut card,
+    # so that the engine never reshuffles
+    room = cfg.rules.n_cards - cfg.rules.cards_behind_cut
+    if 6 * (delay + 1) > room:
+        raise bad(
+            "csm_delay", delay, f"at most {room // 6 - 1} with {cfg.rules.decks} deck(s) and this cut card"
+        )
+    return int(delay)
 
 
 def _check_levels(levels: object, stake_unit: str) -> tuple[float, ...]:

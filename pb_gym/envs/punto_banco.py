@@ -186,6 +186,8 @@ class HandInfo(dict):
 _N_SCALARS = len(T.STEP_SCALARS)
 _INTS = (int, np.int64, np.int32, np.intp)
 _NO_CARDS = np.zeros((0, 3), dtype=np.uint8)
+_ONE_TABLE = np.ones(1, dtype=np.bool_)  # the single env's table, as an active mask and as rows
+_FIRST_TABLE = np.zeros(1, dtype=np.int64)
 
 
 class PuntoBancoEnv(gym.Env[ObsType, ActType]):
@@ -227,6 +229,8 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         win_target: float | None = None,
         max_hands: int | None = 100,
         one_shoe: bool = False,
+        shuffle: str = "hand",
+        csm_delay: int = 0,
         visible_discards: bool = True,
         history: int = 20,
         action_mode: str = "discrete",
@@ -262,6 +266,8 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
             win_target=win_target,
             max_hands=max_hands,
             one_shoe=one_shoe,
+            shuffle=shuffle,
+            csm_delay=csm_delay,
             visible_discards=visible_discards,
             history=history,
             action_mode=action_mode,
@@ -344,6 +350,8 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         obs = np.empty((1, cfg.obs_size), dtype=np.float32)
         if not T.restart_all(self._state(), cfg.bankroll_units, obs):  # an unusable shoe: say why
             T.reset_tables(cfg, self.tables, np.zeros(1, dtype=np.int64))
+        elif self.tables.csm is not None:  # (reset_tables restarts it; restart_all does not)
+            self.tables.csm.restart(self.session.shoe)
         if self.render_mode is not None:
             self._keep_shoe_hands()
             self._show()
@@ -443,6 +451,9 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
             ev = T.ev_before_hand(self.config, self.tables)
             ev.setflags(write=False)
             info["ev"] = ev[0]
+        if self.tables.csm is not None:  # a continuous shuffler takes cards back: observe again
+            T.after_hand(self.config, self.tables, _ONE_TABLE)
+            T.observe(self.config, self.session, out=obs, rows=_FIRST_TABLE)
         if self.render_mode is not None:
             self._shoe_hands.append((_render.OUTCOME_LETTERS[int(winner)], bp != 0.0, pp != 0.0))
             self._keep_shoe_hands()

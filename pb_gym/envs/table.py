@@ -109,6 +109,7 @@ from pb_gym.envs.stepping import (
 )
 from pb_gym.envs.tables import (
     Tables,
+    after_hand,
     check_batch,
     limits,
     limits_struct,
@@ -142,6 +143,7 @@ __all__ = [
     "STEP_SCALARS",
     "StepState",
     "Tables",
+    "after_hand",
     "action_array",
     "action_masks",
     "action_space",

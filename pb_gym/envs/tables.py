@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from pb_gym import engine
 from pb_gym.envs.config import EnvConfig
 from pb_gym.session import LAST_HAND_FIELDS, Limits, Session
+
+if TYPE_CHECKING:
+    from pb_gym.procedures import CsmTray
 
 _VIEWS: dict[str, tuple[str, str, bool]] = {
     # Tables field -> (session part, array, per seat: take seat 0)
@@ -38,12 +41,15 @@ class Tables:
     ``(n, 3)`` uint8 (the last hand's cards, 0 = none), ``stakes`` ``(n, 7)`` float64 (stakes of the last
     hand, BETS order), ``reward`` ``(n,)`` float64 (net win of the last hand), ``shoe`` (the engine's
     state) and ``result`` (the last hand dealt). Assigning a field copies the new values in, after
-    checking their dtype and shape."""
+    checking their dtype and shape. ``csm``: the continuous shuffler's tray (``shuffle="csm"``), or
+    None."""
 
     session: Session
+    csm: CsmTray | None
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, csm: CsmTray | None = None) -> None:
         object.__setattr__(self, "session", session)
+        object.__setattr__(self, "csm", csm)
 
     @property
     def n(self) -> int:
@@ -132,18 +138,23 @@ def limits(cfg: EnvConfig, max_hands: int | None = None) -> Limits:
 def new_tables(cfg: EnvConfig, n: int, seed: engine.Seed = None, max_hands: int | None = None) -> Tables:
     """N tables with a fresh shoe each (``seed``: see :func:`pb_gym.engine.table_seeds`): a one-seat
     session whose seats play on after their episode ends (the env's caller resets them)."""
-    return Tables(
-        Session(
-            cfg.rules,
-            limits(cfg, max_hands),
-            n,
-            1,
-            seed=seed,
-            history=cfg.history,
-            sticky_ends=False,
-            payoffs=_extra_payoffs(cfg),
-        )
+    session = Session(
+        cfg.rules,
+        limits(cfg, max_hands),
+        n,
+        1,
+        seed=seed,
+        history=cfg.history,
+        sticky_ends=False,
+        payoffs=_extra_payoffs(cfg),
     )
+    if cfg.shuffle != "csm":
+        return Tables(session)
+    from pb_gym import procedures
+
+    tray = procedures.CsmTray.empty(n, cfg.csm_delay)
+    tray.restart(session.shoe)
+    return Tables(session, tray)
 
 
 def _extra_payoffs(cfg: EnvConfig) -> np.ndarray | None:
@@ -162,6 +173,22 @@ def reset_tables(
     table if ``seeds`` is given, else continuing each table's random stream) and the starting bankroll."""
     check_batch(cfg, tables)
     tables.session.reset(index, seeds)
+    if tables.csm is not None:
+        tables.csm.restart(tables.shoe, None if index is None else np.asarray(index, dtype=np.int64))
+
+
+def after_hand(cfg: EnvConfig, tables: Tables, active: np.ndarray) -> bool:
+    """With ``shuffle="csm"``, after a hand at the ``active`` tables (and after its exact rewards and
+    EVs, which price the cards as they were before it): the continuous shuffler's pass
+    (:func:`pb_gym.procedures.csm_rows`: the hand into the tray, the hands beyond ``csm_delay`` back
+    into the machine, the next hand drawn from it). True if it ran: the observations must then be
+    made again. False (nothing done) for a hand-shuffled shoe."""
+    if tables.csm is None:
+        return False
+    from pb_gym import procedures
+
+    procedures.csm_prepare(tables.shoe, tables.csm, cfg.csm_delay, active)
+    return True
 
 
 @functools.lru_cache(maxsize=64)

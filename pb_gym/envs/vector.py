@@ -119,6 +119,8 @@ class PuntoBancoVectorEnv(VectorEnv):
         win_target: float | None = None,
         max_hands: int | None = 100,
         one_shoe: bool = False,
+        shuffle: str = "hand",
+        csm_delay: int = 0,
         visible_discards: bool = True,
         history: int = 20,
         action_mode: str = "discrete",
@@ -166,6 +168,8 @@ class PuntoBancoVectorEnv(VectorEnv):
             win_target=win_target,
             max_hands=max_hands,
             one_shoe=one_shoe,
+            shuffle=shuffle,
+            csm_delay=csm_delay,
             visible_discards=visible_discards,
             history=history,
             action_mode=action_mode,
@@ -351,6 +355,8 @@ class PuntoBancoVectorEnv(VectorEnv):
         cfg, tables, mode = self.config, self.tables, self.autoreset_mode
         restarted = None
         info: dict[str, Any] = T.hand_info(cfg, tables)
+        if T.after_hand(cfg, tables, active):  # a continuous shuffler took cards back: observe again
+            T.observe(cfg, tables.session, out=flat, rows=np.flatnonzero(active))
         done = terminated | truncated
         same_step = mode == AutoresetMode.SAME_STEP and done.any()
         if info:
