@@ -357,6 +357,7 @@ class TrainConfig(Strict):
                 f"policy {self.policy!r} is not allowed for {self.algorithm}; allowed: {', '.join(policies)}"
             )
         _check_policy_observation(self)
+        _check_shuffle(self)
         modes = ALGORITHM_MODES[self.algorithm]
         if self.env.action_mode not in modes:
             raise ValueError(
@@ -419,6 +420,17 @@ def _check_policy_observation(config: TrainConfig) -> None:
                 f"{longest} (a shoe of {rules.n_cards} cards cut {rules.cut_card} from the end deals at most "
                 f"{longest} hands)"
             )
+
+
+def _check_shuffle(config: TrainConfig) -> None:
+    """A continuous shuffler is the env's only: the held-out evaluation (experiments/evaluate.py) and
+    the discovery scoring deal hand-shuffled shoes, so training under one would be judged on others."""
+    if config.env.shuffle != "hand":
+        raise ValueError(
+            f"env.shuffle={config.env.shuffle!r} is not allowed; allowed: 'hand' (pb-gym train's "
+            "evaluation and discovery scoring deal hand-shuffled shoes; train under a continuous "
+            "shuffler with the env itself: gymnasium.make('pb_gym/PuntoBanco-v0', shuffle='csm', ...))"
+        )
 
 
 def _check_evaluation(config: TrainConfig) -> None:

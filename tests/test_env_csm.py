@@ -105,3 +105,36 @@ def test_a_new_episode_starts_a_full_machine():
         done = terminated | truncated
         resets += int(done.sum())
     assert resets == 8 * 10  # an episode ends every fourth step (three hands, then the reset)
+
+
+def test_the_sb3_adapter_deals_from_the_machine():
+    """SB3's VecEnv over the vector env (same-step resets): the machine's bookkeeping holds there too."""
+    pytest.importorskip("stable_baselines3")
+    from pb_gym.agents.sb3_vec_env import PuntoBancoSB3VecEnv
+
+    venv = PuntoBancoSB3VecEnv(4, **CSM, csm_delay=1, max_hands=5, hand_info=True)
+    venv.reset()
+    resets = 0
+    for _ in range(30):
+        _, _, dones, infos = venv.step(np.zeros(4, dtype=np.int64))
+        for t in range(4):
+            dealt = np.bincount(
+                np.concatenate([infos[t]["player_cards"], infos[t]["banker_cards"]]), minlength=14
+            )[1:]
+            # after a same-step reset the machine is full; else it lacks the hand just dealt
+            want = FULL if dones[t] else FULL - dealt
+            np.testing.assert_array_equal(venv.venv.tables.shoe.unseen[t], want)
+        resets += int(dones.sum())
+    assert resets == 4 * 6  # five hands an episode, reset in the step that ends it
+
+
+def test_pb_gym_train_refuses_a_machine_it_would_evaluate_on_shoes():
+    pytest.importorskip("stable_baselines3")
+    from pb_gym.experiments import train_config
+    from pb_gym.experiments.config import ConfigError, validate
+
+    config = {"name": "x", "algorithm": "PPO", "policy": "MlpPolicy", "total_timesteps": 1000}
+    with pytest.raises(ConfigError, match="env.shuffle='csm' is not allowed; allowed: 'hand'"):
+        validate(
+            config | {"env": {"shuffle": "csm", "rules": {"burn": False}}}, train_config.TrainConfig, "t"
+        )
