@@ -268,6 +268,19 @@ EXACT_OUTPUT_NAMES = ("exact_goal_vs_final.png",)
 """The files :func:`write_outputs` adds when the study has ``exact: true`` and a finite system."""
 
 
+EXACT_COLUMNS = (
+    "p_target",
+    "p_ruin",
+    "p_stop_loss",
+    "p_hand_limit",
+    "expected_hands",
+    "mean_final_bankroll",
+    "reason",
+)
+"""The exact session outcome's figures that systems.csv gives as ``exact_*`` columns (``exact: true``;
+``reason`` where a system has no finite chain; the distribution of the final bankroll is in report.json)."""
+
+
 def write_outputs(report: dict, out: Path) -> list[Path]:
     """Write report.json, systems.csv and the plots under ``out``; return the paths written. (``pb-gym
     evaluate`` writes them into a staging folder moved into place whole: see pb_gym.experiments.outputs.)"""
@@ -278,11 +291,16 @@ def write_outputs(report: dict, out: Path) -> list[Path]:
     (out / "paths.json").write_text(
         strict_json.dumps({"checkpoints": report["checkpoints"], "paths": report["paths"]})
     )
+    # with exact: true, the exact session outcome of each system (or why it has none) as columns too
+    exact = [k for k in EXACT_COLUMNS] if any("exact" in s for s in report["systems"]) else []
     with open(out / "systems.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow([k for k in SCALARS if k != "ci95"] + ["ci95_low", "ci95_high"])
+        writer.writerow(
+            [k for k in SCALARS if k != "ci95"] + ["ci95_low", "ci95_high"] + [f"exact_{k}" for k in exact]
+        )
         for s in report["systems"]:
-            writer.writerow([s[k] for k in SCALARS if k != "ci95"] + list(s["ci95"]))
+            row = [s[k] for k in SCALARS if k != "ci95"] + list(s["ci95"])
+            writer.writerow(row + [s.get("exact", {}).get(k, "") for k in exact])
     written += plotting.drawn_or_noted(lambda: plot(report, out), out, OUTPUT_NAMES[3:])
     if any("p_target" in s.get("exact", {}) for s in report["systems"]):
         from pb_gym.experiments import exact_systems
