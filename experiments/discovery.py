@@ -445,6 +445,7 @@ def plot_calibration(result: dict, path: Path, title: str) -> Path:
 CURVE_FIELDS = (
     "timesteps",
     "training_seconds",
+    "training_cpu_seconds",
     "learned_exact",
     "learned_exact_lo",
     "learned_exact_hi",
@@ -456,13 +457,20 @@ CURVE_FIELDS = (
 )
 
 
-def curve_row(timesteps: int, result: dict, training_seconds: float | None = None) -> dict:
+def curve_row(
+    timesteps: int,
+    result: dict,
+    training_seconds: float | None = None,
+    training_cpu_seconds: float | None = None,
+) -> dict:
     """One point of the exact learning curve from a :func:`score` result, after ``training_seconds``
-    of training (wall time, the curve's own scoring left out; None: not measured)."""
+    of training (wall time, the curve's own scoring left out; None: not measured) and
+    ``training_cpu_seconds`` (the same in CPU time of every thread of the process)."""
     learned = result["systems"]["learned"]["exact_profit_per_hand"]
     return {
         "timesteps": timesteps,
         "training_seconds": training_seconds,
+        "training_cpu_seconds": training_cpu_seconds,
         "learned_exact": learned["estimate"],
         "learned_exact_lo": learned["ci95"][0],
         "learned_exact_hi": learned["ci95"][1],

@@ -342,11 +342,16 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
             self.next_at = every
             self.resumed = False
             self.normalizer = normalizer  # (the training env's VecNormalize, set once it exists)
-            # training seconds (wall time, this curve's scoring left out) before this process's part
+            # training seconds (wall time, this curve's scoring left out) before this process's part,
+            # and the same in CPU seconds (every thread of the process)
             self.trained_before, self.since, self.scored_here = 0.0, time.perf_counter(), 0.0
+            self.cpu_before, self.cpu_since, self.cpu_scored_here = 0.0, time.process_time(), 0.0
 
         def trained(self) -> float:
             return self.trained_before + time.perf_counter() - self.since - self.scored_here
+
+        def trained_cpu(self) -> float:
+            return self.cpu_before + time.process_time() - self.cpu_since - self.cpu_scored_here
 
         def checkpoint_state(self) -> dict:
             return {
@@ -354,6 +359,7 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
                 "seconds": self.seconds,
                 "next_at": self.next_at,
                 "trained_before": self.trained(),
+                "cpu_before": self.trained_cpu(),
             }
 
         def resume_from(self, state: dict) -> None:
@@ -361,8 +367,8 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
             self.resumed = True
 
         def _score(self) -> None:
-            started = time.perf_counter()
-            trained = self.trained()
+            started, cpu_started = time.perf_counter(), time.process_time()
+            trained, trained_cpu = self.trained(), self.trained_cpu()
             result = D.score(
                 make_policy(config, self.model, self.normalizer),
                 config.env.kwargs(),
@@ -371,12 +377,14 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
                 spec.curve_hands,
                 spec.curve_seed,
             )
-            self.rows.append(D.curve_row(self.num_timesteps, result, trained))
+            self.rows.append(D.curve_row(self.num_timesteps, result, trained, trained_cpu))
             self.seconds += time.perf_counter() - started
             self.scored_here += time.perf_counter() - started
+            self.cpu_scored_here += time.process_time() - cpu_started
 
         def _on_training_start(self) -> None:
             self.since, self.scored_here = time.perf_counter(), 0.0
+            self.cpu_since, self.cpu_scored_here = time.process_time(), 0.0
             if not self.resumed:
                 self._score()  # the initial policy
 

@@ -868,14 +868,15 @@ def test_an_interrupted_discovery_scoring_resumes_on_the_kept_model(tmp_path, mo
     assert scored.pop("seconds") >= 0 and whole_scored.pop("seconds") >= 0
     # the training's wall time (the rerun's: the one kept from the training before the stop)
     assert scored.pop("training_seconds") > 0 and whole_scored.pop("training_seconds") > 0
-    # (and each exact-curve point's training seconds: wall times of two trainings)
+    # (and each exact-curve point's training seconds, wall and CPU: times of two trainings)
+    timed = ("training_seconds", "training_cpu_seconds")
     for result, files in ((scored, ours), (whole_scored, theirs)):
         for row in result["curve"]:
-            assert row.pop("training_seconds") >= 0
+            assert all(row.pop(key) >= 0 for key in timed)
         lines = [line.split(",") for line in files.pop("learning_curve_exact.csv").decode().splitlines()]
-        column = lines[0].index("training_seconds")
+        columns = {lines[0].index(key) for key in timed}
         files["learning_curve_exact.csv"] = repr(
-            [line[:column] + line[column + 1 :] for line in lines]
+            [[v for i, v in enumerate(line) if i not in columns] for line in lines]
         ).encode()
     assert scored == whole_scored and scored["hands"] == 160
     assert ours == theirs  # the text report, calibration plot, exact learning curve
@@ -1042,13 +1043,12 @@ def _same_training(a: dict, b: dict) -> None:
 
     assert a["timesteps"] == b["timesteps"]
     for curve in ("curve", "exact_curve"):  # (as JSON text: exact floats, and NaN equal to NaN)
-        # (each exact-curve point's training_seconds is wall time: measured, never the same twice)
-        rows_a, rows_b = (
-            [{k: v for k, v in r.items() if k != "training_seconds"} for r in x[curve]] for x in (a, b)
-        )
+        # (each exact-curve point's training seconds, wall and CPU: measured, never the same twice)
+        timed = ("training_seconds", "training_cpu_seconds")
+        rows_a, rows_b = ([{k: v for k, v in r.items() if k not in timed} for r in x[curve]] for x in (a, b))
         assert json.dumps(rows_a) == json.dumps(rows_b)
     for row in a["exact_curve"]:
-        assert row["training_seconds"] >= 0
+        assert row["training_seconds"] >= 0 and row["training_cpu_seconds"] >= 0
     params_a, params_b = a["model_object"].get_parameters(), b["model_object"].get_parameters()
     assert params_a.keys() == params_b.keys()
     for part in params_a:  # the policy's weights and the optimizer's state, bit for bit
