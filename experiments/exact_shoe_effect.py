@@ -25,11 +25,16 @@ import argparse
 import math
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pb_gym import engine, exact
 from pb_gym import rules as R
+
+if TYPE_CHECKING:
+    from pb_gym.experiments.evaluate import ChunkPlay
+    from pb_gym.experiments.evaluate_config import StudyConfig
 
 CONFIG = {
     "name": "labouchere-exact",
@@ -211,22 +216,31 @@ def goal_values() -> tuple[dict[tuple, int], np.ndarray]:
     raise RuntimeError("the value iteration did not converge")
 
 
-def miss_by_hand(seed: int, sessions: int = 4000) -> dict:
-    """The evaluator's sessions of :data:`CONFIG` at ``seed``: its goals minus the exact expectation,
-    split by hand (the change of P(goal | the state) that each hand made, summed over the sessions;
-    the hands' sum is the whole miss) with each part's SD (the root sum of squares of those changes),
-    and the banker share of the decisions dealt in each span of hands, at every table and at the
-    tables still playing."""
+def evaluator_winners(config: StudyConfig) -> tuple[ChunkPlay, np.ndarray]:
+    """The evaluator's first chunk of ``config`` played hand by hand: ``(table, winners)``, the
+    :class:`experiments.evaluate.ChunkPlay` after its last hand and each hand's winner at every table
+    ``(hands, tables)``."""
     from pb_gym.experiments import evaluate, scale
-    from pb_gym.experiments.evaluate_config import StudyConfig
 
-    config = StudyConfig.model_validate(CONFIG | {"seed": seed, "sessions": sessions})
     chunk = scale.plan(config.sessions, config.chunk_sessions, config.seed, range(1))[0]
     table = evaluate.ChunkPlay(config, chunk)
     winners = np.zeros((config.hands, table.n), dtype=np.int8)
     for hand in range(config.hands):
         table.play(hand)
         winners[hand] = table.session.hand.winner
+    return table, winners
+
+
+def miss_by_hand(seed: int, sessions: int = 4000) -> dict:
+    """The evaluator's sessions of :data:`CONFIG` at ``seed``: its goals minus the exact expectation,
+    split by hand (the change of P(goal | the state) that each hand made, summed over the sessions;
+    the hands' sum is the whole miss) with each part's SD (the root sum of squares of those changes),
+    and the banker share of the decisions dealt in each span of hands, at every table and at the
+    tables still playing."""
+    from pb_gym.experiments.evaluate_config import StudyConfig
+
+    config = StudyConfig.model_validate(CONFIG | {"seed": seed, "sessions": sessions})
+    table, winners = evaluator_winners(config)
     ids, value = goal_values()
     change, square = np.zeros(config.hands), np.zeros(config.hands)
     playing = np.zeros(winners.shape, dtype=bool)

@@ -8,7 +8,6 @@ import math
 import numpy as np
 import pytest
 
-from pb_gym.experiments import evaluate, scale
 from pb_gym.experiments import exact_shoe_effect as E
 from pb_gym.experiments.evaluate_config import StudyConfig
 
@@ -17,12 +16,7 @@ def test_its_labouchere_is_the_evaluators_on_the_same_hands():
     # the evaluator at the exact config, seed 5, every hand's results recorded and fed to play():
     # every session's final bankroll agrees, and the goals are the evaluator's 2,409 of 4,000
     config = StudyConfig.model_validate(E.CONFIG)
-    chunk = scale.plan(config.sessions, config.chunk_sessions, config.seed, range(1))[0]
-    table = evaluate.ChunkPlay(config, chunk)
-    winners = np.zeros((config.hands, table.n), dtype=np.int8)
-    for hand in range(config.hands):
-        table.play(hand)
-        winners[hand] = table.session.hand.winner
+    table, winners = E.evaluator_winners(config)
     hands = iter(winners)
     final = E.play(lambda playing: next(hands), table.n, config.hands)
     np.testing.assert_allclose(final, table.seats.bankroll[0] / 10.0, rtol=0, atol=1e-9)
