@@ -165,6 +165,10 @@ def counts_markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def _any_integer_count(result: dict) -> bool:
+    return any(result["bets"][n]["counts"]["integer"]["threshold"] is not None for n in result["ranking"])
+
+
 def pair_counts_markdown(result: dict) -> str:
     """The suited bets' pair counts (bet when the :func:`experiments.atlas.pair_share` of the unseen
     cards is at least the threshold), in rank order; empty without a suited bet."""
@@ -382,18 +386,19 @@ def write_outputs(result: dict, folder: Path) -> list[Path]:
     """The atlas's files, written into ``folder`` (:data:`OUTPUT_NAMES`)."""
     (folder / "atlas.json").write_text(strict_json.dumps(result, indent=1))
     (folder / "atlas.csv").write_text(to_csv(result))
+    sections = [
+        (
+            "Ranked by the EoR count's gain (units per 100 hands dealt; 95% CIs over shoes)",
+            to_markdown(result),
+        ),
+        ("Published count figures beside ours", published_markdown(result)),
+        ("The integer counts", counts_markdown(result) if _any_integer_count(result) else ""),
+        ("The suited bets' pair counts", pair_counts_markdown(result)),
+        ("The advantage player's figures", advantage_markdown(result)),
+    ]
+    # a section with nothing to show (no published count, no count that bets) is left out
     (folder / "atlas.md").write_text(
-        "## Ranked by the EoR count's gain (units per 100 hands dealt; 95% CIs over shoes)\n\n"
-        + to_markdown(result)
-        + "\n\n## Published count figures beside ours\n\n"
-        + published_markdown(result)
-        + "\n\n## The integer counts\n\n"
-        + counts_markdown(result)
-        + ("\n\n## The suited bets' pair counts\n\n" + pair_counts_markdown(result))
-        * bool(pair_counts_markdown(result))
-        + "\n\n## The advantage player's figures\n\n"
-        + advantage_markdown(result)
-        + "\n"
+        "\n\n".join(f"## {title}\n\n{body}" for title, body in sections if body) + "\n"
     )
     (folder / "atlas.txt").write_text(report(result) + "\n")
     plot(result, folder / "atlas.png")
