@@ -218,9 +218,11 @@ class AtlasConfig(Strict):
 # 4. Deal: the first shoe of n tables, hand by hand
 # --------------------------------------------------------------------------------------------------
 def deal_hands(rules: R.Rules, book: BetBook, n_shoes: int, seed: int | np.random.SeedSequence, state=None):
-    """Deal the first shoe of ``n_shoes`` tables; yield, hand by hand, ``(tables, unseen, ev, payoff)``:
-    the live tables' indexes, their unseen compositions before the hand, the exact EV of every bet
-    before the hand ``(m, k)``, and the dealt hand's net win per unit on every bet ``(m, k)``.
+    """Deal the first shoe of ``n_shoes`` tables; yield, hand by hand, ``(tables, unseen, ev, payoff,
+    by_suit)``: the live tables' indexes, their unseen compositions before the hand, the exact EV of
+    every bet before the hand ``(m, k)``, the dealt hand's net win per unit on every bet ``(m, k)``,
+    and for a book with suited bets the unseen cards by rank and suit before the hand ``(m, 13, 4)``
+    (None otherwise).
     ``state``: the engine state to deal (``engine.init(rules, n_shoes, seed)``, tracking suits when
     the book has suited bets, if None), for a caller that reads more of it before each hand (the
     cards left in the shoe, the burned card)."""
@@ -232,7 +234,8 @@ def deal_hands(rules: R.Rules, book: BetBook, n_shoes: int, seed: int | np.rando
             return
         tables = np.flatnonzero(live)
         unseen = state.unseen[tables].astype(np.int64)
-        ev = book.expected_values(engine.unseen_by_suit(rules, state)[tables] if book.suited else unseen)
+        by_suit = engine.unseen_by_suit(rules, state)[tables] if book.suited else None
+        ev = book.expected_values(unseen if by_suit is None else by_suit)
         engine.deal(rules, state, hand)
         if hand.shuffled[tables].any():
             raise AssertionError("a live table reshuffled: the first-shoe bookkeeping is wrong")
@@ -247,7 +250,7 @@ def deal_hands(rules: R.Rules, book: BetBook, n_shoes: int, seed: int | np.rando
         if book.suited:  # the suited hand class: + N_HAND_CLASSES x the suit class
             perfect = hand.perfect_pairs()[tables].astype(np.int64)
             classes = classes + R.N_HAND_CLASSES * (perfect[:, 0] + 2 * perfect[:, 1])
-        yield tables, unseen, ev, book.pay[classes]
+        yield tables, unseen, ev, book.pay[classes], by_suit
 
 
 def pair_share(by_suit: np.ndarray) -> np.ndarray:
@@ -260,26 +263,15 @@ def pair_share(by_suit: np.ndarray) -> np.ndarray:
     return (n * (n - 1.0)).sum(axis=1) / np.maximum(total * (total - 1.0), 1.0)
 
 
-def deal_hands_with_pair_share(rules: R.Rules, book: BetBook, n_shoes: int, seed):
-    """:func:`deal_hands` with a fifth item: the live tables' :func:`pair_share` before the hand (None
-    for a book without suited bets)."""
-    state = engine.init(rules, n_shoes, seed=seed, suited=book.suited)
-    share = pair_share(engine.unseen_by_suit(rules, state)) if book.suited else None
-    for tables, unseen, ev, payoff in deal_hands(rules, book, n_shoes, seed, state=state):
-        yield tables, unseen, ev, payoff, None if share is None else share[tables]
-        if share is not None:  # the state is now after the hand: the share before the next one
-            share = pair_share(engine.unseen_by_suit(rules, state))
-
-
 def training_deal(rules: R.Rules, book: BetBook, n_shoes: int, seed: int) -> dict[str, np.ndarray]:
     """Every hand of the training deal: ``unseen`` (hands, 13) and ``ev`` (hands, k), and for a book
     with suited bets ``pair_share`` (hands,)."""
     unseen, ev, shares = [], [], []
-    for _, u, e, _, share in deal_hands_with_pair_share(rules, book, n_shoes, seed):
+    for _, u, e, _, by_suit in deal_hands(rules, book, n_shoes, seed):
         unseen.append(u.astype(np.int16))
         ev.append(e)
-        if share is not None:
-            shares.append(share)
+        if by_suit is not None:
+            shares.append(pair_share(by_suit))
     deal = {"unseen": np.concatenate(unseen), "ev": np.concatenate(ev)}
     if shares:
         deal["pair_share"] = np.concatenate(shares)
@@ -338,7 +330,7 @@ def deal_chunk(
     sums.update({key: np.zeros((n, c)) for key in ("count_payoff_sq", "count_low", "count_high")})
     perfect_win, count_win = np.zeros((n, k)), np.zeros((n, c))  # the running wins of this shoe
     pair = np.zeros(c, dtype=np.bool_) if pair is None else pair
-    for tables, unseen, ev, payoff, share in deal_hands_with_pair_share(rules, book, n, chunk.seed):
+    for tables, unseen, ev, payoff, by_suit in deal_hands(rules, book, n, chunk.seed):
         positive, gain, realized = counts.perfect_bettor(ev, payoff)
         sums["hands"][tables] += 1
         sums["ev"][tables] += ev
@@ -350,8 +342,8 @@ def deal_chunk(
         sums["realized_sq"][tables] += realized * realized
         if c:
             statistic = true_counts(unseen, tags, rules.decks)
-            if share is not None and pair.any():
-                statistic[:, pair] = share[:, None]
+            if by_suit is not None and pair.any():
+                statistic[:, pair] = pair_share(by_suit)[:, None]
             bet = statistic >= thresholds[None, :]
             won = np.where(bet, payoff[:, count_bet], 0.0)
             sums["count_bets"][tables] += bet
@@ -695,7 +687,6 @@ __all__ = [
     "compare_published",
     "deal_chunk",
     "deal_hands",
-    "deal_hands_with_pair_share",
     "main",
     "pair_share",
     "merge",

@@ -46,7 +46,7 @@ def deal(rules: R.Rules, bet: str, n_shoes: int, seed: int) -> dict[str, np.ndar
     up = np.where(shown.sum(axis=1) > 0, shown.argmax(axis=1), -1)
     down = state.unseen.astype(np.int64) - state.counts.astype(np.int64)
     rows: dict[str, list[np.ndarray]] = {k: [] for k in ("unseen", "ev", "payoff", "shoe")}
-    for tables, unseen, ev, payoff in atlas.deal_hands(rules, book, n_shoes, seed, state=state):
+    for tables, unseen, ev, payoff, _ in atlas.deal_hands(rules, book, n_shoes, seed, state=state):
         rows["unseen"].append(unseen.astype(np.int16))
         rows["ev"].append(ev[:, 0])
         rows["payoff"].append(payoff[:, 0])

@@ -292,7 +292,7 @@ def write_outputs(report: dict, out: Path) -> list[Path]:
         strict_json.dumps({"checkpoints": report["checkpoints"], "paths": report["paths"]})
     )
     # with exact: true, the exact session outcome of each system (or why it has none) as columns too
-    exact = [k for k in EXACT_COLUMNS] if any("exact" in s for s in report["systems"]) else []
+    exact = list(EXACT_COLUMNS) if any("exact" in s for s in report["systems"]) else []
     with open(out / "systems.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(

@@ -43,10 +43,17 @@ def package_stamp() -> str:
     return digest.hexdigest()
 
 
+@functools.lru_cache(maxsize=1)
+def _roots() -> tuple[str, ...]:
+    """The package's folders as real paths (``agents`` and ``experiments`` are links in a checkout)."""
+    return tuple(
+        {os.path.realpath(os.path.join(PACKAGE_ROOT, name)) for name in ("", "agents", "experiments")}
+    )
+
+
 def _ours(py_file: str) -> bool:
     real = os.path.realpath(py_file)
-    roots = {os.path.realpath(os.path.join(PACKAGE_ROOT, name)) for name in ("", "agents", "experiments")}
-    return any(real.startswith(root + os.sep) for root in roots)
+    return any(real.startswith(root + os.sep) for root in _roots())
 
 
 def _locators(caching: types.ModuleType) -> list[type]:

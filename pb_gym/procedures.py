@@ -56,6 +56,24 @@ def _bad(field: str, value: object, allowed: str) -> ValueError:
     return ValueError(f"Dealing.{field}={value!r} is not allowed; allowed: {allowed}")
 
 
+def check_shuffle(shuffle: str, csm_delay: int, owner: str = "") -> int:
+    """``csm_delay`` as an int, after checking it and ``shuffle`` (one of :data:`SHUFFLES`; a delay of
+    0 to :data:`MAX_CSM_DELAY`, and 0 with ``hand``): a ``ValueError`` names the field, after
+    ``owner`` (``"Dealing."``; the environments' keywords have none)."""
+    if shuffle not in SHUFFLES:
+        raise ValueError(f"{owner}shuffle={shuffle!r} is not allowed; allowed: {', '.join(SHUFFLES)}")
+    if not _is_int(csm_delay) or not 0 <= csm_delay <= MAX_CSM_DELAY:
+        raise ValueError(
+            f"{owner}csm_delay={csm_delay!r} is not allowed; allowed: an integer from 0 to {MAX_CSM_DELAY}"
+        )
+    if shuffle == "hand" and csm_delay:
+        raise ValueError(
+            f"{owner}csm_delay={csm_delay!r} is not allowed; allowed: 0 with shuffle='hand' (a delay is a "
+            "continuous shuffler's)"
+        )
+    return int(csm_delay)
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
@@ -83,12 +101,7 @@ class Dealing:
     burn: Burn = "rules"
 
     def __post_init__(self) -> None:
-        if self.shuffle not in SHUFFLES:
-            raise _bad("shuffle", self.shuffle, ", ".join(SHUFFLES))
-        if not _is_int(self.csm_delay) or not 0 <= self.csm_delay <= MAX_CSM_DELAY:
-            raise _bad("csm_delay", self.csm_delay, f"an integer from 0 to {MAX_CSM_DELAY}")
-        if self.shuffle == "hand" and self.csm_delay:
-            raise _bad("csm_delay", self.csm_delay, "0 with shuffle='hand' (a delay is a CSM's)")
+        check_shuffle(self.shuffle, self.csm_delay, "Dealing.")
         if self.burn not in BURNS:
             raise _bad("burn", self.burn, ", ".join(BURNS))
         cut = self.cut_range
@@ -289,8 +302,8 @@ class CsmTray(NamedTuple):
 
 @numba.njit(cache=True, nogil=True)
 def csm_rows(start, stop, active, shoe, tray, delay):  # noqa: C901 - one pass a hand: a call per table costs
-    """Before a hand at every active table ``t`` of ``start..stop-1`` of a :class:`ShoeView` dealt as
-    a continuous shuffler with ``delay``: the hand dealt since the last pass goes into the tray, the
+    """Between hands, at every active table ``t`` of ``start..stop-1`` of a :class:`ShoeView` dealt
+    as a continuous shuffler with ``delay``: the hand dealt since the last pass goes into the tray, the
     oldest hands beyond ``delay`` go back into the machine, and the machine's next six cards are
     drawn at random from all the cards in it, so that the engine's deal takes a random hand of them.
 
@@ -346,8 +359,8 @@ def csm_rows(start, stop, active, shoe, tray, delay):  # noqa: C901 - one pass a
 
 
 def csm_prepare(state: ShoeState, tray: CsmTray, csm_delay: int, active: np.ndarray) -> None:
-    """:func:`csm_rows` at every table of ``state`` where ``active`` (before the engine deals them a
-    hand; the tray at a table that sits the hand out is left as it is)."""
+    """:func:`csm_rows` at every table of ``state`` where ``active`` (after the hand just dealt, before
+    the next; the tray at a table that sat the hand out is left as it is)."""
     run_rows(
         csm_rows, state.n_tables, engine.SHUFFLE_MIN_TABLES, active, state.view, tray, np.int64(csm_delay)
     )
@@ -358,6 +371,7 @@ __all__ = [
     "MAX_CSM_DELAY",
     "SHUFFLES",
     "CsmTray",
+    "check_shuffle",
     "Dealing",
     "ProcedureDealer",
     "csm_prepare",

@@ -118,9 +118,7 @@ def test_the_sb3_adapter_deals_from_the_machine():
     for _ in range(30):
         _, _, dones, infos = venv.step(np.zeros(4, dtype=np.int64))
         for t in range(4):
-            dealt = np.bincount(
-                np.concatenate([infos[t]["player_cards"], infos[t]["banker_cards"]]), minlength=14
-            )[1:]
+            dealt = _dealt(infos[t])
             # after a same-step reset the machine is full; else it lacks the hand just dealt
             want = FULL if dones[t] else FULL - dealt
             np.testing.assert_array_equal(venv.venv.tables.shoe.unseen[t], want)

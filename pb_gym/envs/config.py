@@ -578,15 +578,9 @@ def _check_shuffle(cfg: EnvConfig) -> int:
     """``csm_delay`` as an int, with ``shuffle`` checked against it and the rest of the config."""
     from pb_gym import procedures  # (numba: not at the package's import)
 
-    if cfg.shuffle not in procedures.SHUFFLES:
-        raise bad("shuffle", cfg.shuffle, ", ".join(procedures.SHUFFLES))
-    delay, most = cfg.csm_delay, procedures.MAX_CSM_DELAY
-    if not is_int(delay) or not 0 <= delay <= most:
-        raise bad("csm_delay", delay, f"an integer from 0 to {most}")
+    delay = procedures.check_shuffle(cfg.shuffle, cfg.csm_delay)
     if cfg.shuffle == "hand":
-        if delay:
-            raise bad("csm_delay", delay, "0 with shuffle='hand' (a delay is a continuous shuffler's)")
-        return 0
+        return delay
     why = {
         "one_shoe": (cfg.one_shoe, "False with shuffle='csm' (a continuous shuffler has no end of shoe)"),
         "leaks": (cfg.leaks, "[] with shuffle='csm' (no burn card, no cut, no first card set apart)"),
@@ -602,7 +596,7 @@ def _check_shuffle(cfg: EnvConfig) -> int:
         raise bad(
             "csm_delay", delay, f"at most {room // 6 - 1} with {cfg.rules.decks} deck(s) and this cut card"
         )
-    return int(delay)
+    return delay
 
 
 def _check_levels(levels: object, stake_unit: str) -> tuple[float, ...]:
