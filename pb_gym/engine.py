@@ -51,7 +51,7 @@ from pb_gym.shoe_state import (
     stacked_shoe,
     table_seeds,
 )
-from pb_gym.threads import parallel_for, run_rows
+from pb_gym.threads import claim_rows, job_claim, job_done, job_end, job_rows, job_start, run_rows
 
 _U64 = np.uint64
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -324,7 +324,20 @@ def deal_checked_rows(start, stop, active, shoe, hand, hand_after_cut, burn, per
     return -1, 0
 
 
-DEAL_MIN_TABLES = 8192
+@numba.njit(cache=True, nogil=True)
+def deal_claimed(job, flags, thread, spins, active, shoe, hand, hand_after_cut, burn, per_rank):
+    """:func:`deal_checked_rows` over the chunks of a pool job (:func:`pb_gym.threads.claim_rows`)."""
+    job_start(job, flags, thread)
+    while True:
+        chunk = job_claim(job, thread)
+        if chunk < 0:
+            return job_end(job, flags, thread, spins)
+        start, stop = job_rows(job, chunk)
+        found = deal_checked_rows(start, stop, active, shoe, hand, hand_after_cut, burn, per_rank)
+        job_done(job, chunk, found)
+
+
+DEAL_MIN_TABLES = 2048
 """Batches of at least this many tables are dealt on several threads (:mod:`pb_gym.threads`); below
 that, waking a thread costs more than the hands."""
 SHUFFLE_MIN_TABLES = 128
@@ -559,17 +572,21 @@ def deal(
         raise ValueError(f"active must be a boolean mask of shape ({n},)")
     hand_after_cut, burn, per_rank = bool(rules.hand_after_cut), bool(rules.burn), _per_rank(rules)
     shoe, hand = state.view, result.view
-    problems: list[tuple[int, int]] = []
-
-    def rows(start: int, stop: int) -> None:
-        # each block of tables is checked just before it is dealt (its rows are then in cache)
-        found = deal_checked_rows(start, stop, active, shoe, hand, hand_after_cut, burn, per_rank)
-        if found[0] >= 0:
-            problems.append(found)
-
-    parallel_for(n, rows, DEAL_MIN_TABLES)
-    if problems:
-        raise_table_problem(*min(problems))
+    # each block of tables is checked just before it is dealt (its rows are then in cache)
+    found = claim_rows(
+        deal_checked_rows,
+        deal_claimed,
+        n,
+        DEAL_MIN_TABLES,
+        active,
+        shoe,
+        hand,
+        hand_after_cut,
+        burn,
+        per_rank,
+    )
+    if found[0] >= 0:
+        raise_table_problem(*found)
     return state, result
 
 

@@ -17,7 +17,7 @@ from pb_gym.envs.config import EnvConfig
 from pb_gym.envs.observation import OBS_MIN_TABLES, exact_reward, obs_rows, obs_struct
 from pb_gym.envs.tables import Tables, check_batch, limits_struct, scratch
 from pb_gym.session import MAX_CARDS, PLAY_MIN_TABLES, deal_constants, play_rows, restart_rows
-from pb_gym.threads import parallel_for, run_rows
+from pb_gym.threads import claim_rows, job_claim, job_done, job_end, job_rows, job_start
 
 _play_rows = numba.njit(nogil=True, inline="always")(play_rows.py_func)
 """The session's hand (:func:`pb_gym.session.play_rows`, the same Python function) compiled to be
@@ -287,6 +287,28 @@ def _obs_state(start, stop, state, obs):
     obs_rows(start, stop, state.obs_consts, state.seats, state.records, state.shoe, obs)
 
 
+@numba.njit(cache=True, nogil=True)
+def _play_obs_state(start, stop, state, obs):
+    """:func:`_play_state` then, if no table was unusable, :func:`_obs_state` at the tables
+    ``start..stop-1``."""
+    found = _play_state(start, stop, state)
+    if found[0] < 0:
+        _obs_state(start, stop, state, obs)
+    return found
+
+
+@numba.njit(cache=True, nogil=True)
+def _play_obs_claimed(job, flags, thread, spins, state, obs):
+    """:func:`_play_obs_state` over the chunks of a pool job (:func:`pb_gym.threads.claim_rows`)."""
+    job_start(job, flags, thread)
+    while True:
+        chunk = job_claim(job, thread)
+        if chunk < 0:
+            return job_end(job, flags, thread, spins)
+        start, stop = job_rows(job, chunk)
+        job_done(job, chunk, _play_obs_state(start, stop, state, obs))
+
+
 def decode_state(cfg: EnvConfig, state: StepState, ints: np.ndarray) -> None:
     """Step 1 of :func:`play_state`: the actions in the buffers of ``state`` (checked layout, see
     :func:`action_array`) into requested stakes at its active tables; ValueError naming the first
@@ -306,18 +328,9 @@ def play_state(
     ``(reward, terminated, truncated)`` (:func:`hand_outcome`)."""
     check_batch(cfg, tables)
     engine.check_state(cfg.rules, tables.session.shoe, deals=False)
-    n = tables.n
-    found: list[tuple] = []
-
-    def rows(start: int, stop: int) -> None:
-        result = _play_state(start, stop, state)
-        if result[0] >= 0:
-            found.append(result)
-
-    parallel_for(n, rows, STEP_MIN_TABLES)
-    if found:
-        engine.raise_table_problem(*min(found))
-    run_rows(_obs_state, n, OBS_MIN_TABLES, state, obs)
+    found = claim_rows(_play_obs_state, _play_obs_claimed, tables.n, STEP_MIN_TABLES, state, obs)
+    if found[0] >= 0:
+        engine.raise_table_problem(*found)
     return hand_outcome(cfg, tables, active)
 
 

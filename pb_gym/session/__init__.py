@@ -92,7 +92,7 @@ from pb_gym.session.state import payoff_matrix as payoff_matrix
 from pb_gym.session.state import record_struct as record_struct
 from pb_gym.session.state import seat_struct as seat_struct
 from pb_gym.session.state import shoe_struct as shoe_struct
-from pb_gym.threads import parallel_for, run_rows
+from pb_gym.threads import claim_rows, run_rows
 
 __all__ = [
     "END_REASONS",
@@ -342,22 +342,24 @@ class Session:
 
     def _run(self, requested: np.ndarray, chosen: np.ndarray, deal: np.ndarray) -> None:
         engine.check_state(self.rules, self.shoe, deals=False)
-        problems: list[tuple[int, int]] = []
         seats, records, shoe, hand = self.structs()
         if self._play_state is None:
             self._play_state = kernels.PlayState(
                 seats, records, shoe, hand, self._deal_consts, self.payoffs, self._limits
             )
-        state, sticky = self._play_state, self.sticky_ends
-
-        def rows(start: int, stop: int) -> None:
-            found = kernels.play_state_rows(start, stop, deal, requested, chosen, sticky, state)
-            if found[0] >= 0:
-                problems.append(found)
-
-        parallel_for(self.n_tables, rows, PLAY_MIN_TABLES)
-        if problems:
-            engine.raise_table_problem(*min(problems))
+        found = claim_rows(
+            kernels.play_state_rows,
+            kernels.play_state_claimed,
+            self.n_tables,
+            PLAY_MIN_TABLES,
+            deal,
+            requested,
+            chosen,
+            self.sticky_ends,
+            self._play_state,
+        )
+        if found[0] >= 0:
+            engine.raise_table_problem(*found)
 
     def place(self, requested: np.ndarray, chosen: np.ndarray | None = None) -> Placement:
         """The stake rules alone (no deal, nothing changes): what :meth:`play` would place for these

@@ -13,6 +13,7 @@ from numba.experimental import structref
 
 from pb_gym import engine
 from pb_gym import rules as R
+from pb_gym.kernel_arrays import borrowed
 from pb_gym.session.state import (
     LAST_BANKER_NCARDS,
     LAST_BANKER_PAIR,
@@ -33,6 +34,7 @@ from pb_gym.session.state import (
     STOP_LOSS,
     TARGET,
 )
+from pb_gym.threads import job_claim, job_done, job_end, job_rows, job_start
 
 _class_index = numba.njit(cache=True, nogil=True, inline="always")(R.class_index)
 """The hand class of a finished hand (:func:`pb_gym.rules.class_index` compiled; int64 arguments)."""
@@ -279,12 +281,17 @@ def settle_rows(
     placed here, after the deal, in the same pass as settlement (they depend only on the bankroll
     before the hand and the request, never on the cards): one pass over each seat's rows, seat by
     seat (each row of a seat is contiguous). ``single``: see :func:`place_rows`."""
-    bankroll, hands, ended, stakes, net = seats.bankroll, seats.hands, seats.ended, seats.stakes, seats.net
-    placed, table_capped, bankroll_capped = seats.placed, seats.table_capped, seats.bankroll_capped
-    terminated, truncated = seats.terminated, seats.truncated
+    # (borrowed: the helpers of the stake rules take these arrays at every row)
+    bankroll, hands, ended = borrowed(seats.bankroll), borrowed(seats.hands), borrowed(seats.ended)
+    stakes, net, placed = borrowed(seats.stakes), borrowed(seats.net), borrowed(seats.placed)
+    table_capped, bankroll_capped = borrowed(seats.table_capped), borrowed(seats.bankroll_capped)
+    terminated, truncated = borrowed(seats.terminated), borrowed(seats.truncated)
+    requested, chosen, deal = borrowed(requested), borrowed(chosen), borrowed(deal)
+    payoffs, hand_class = borrowed(payoffs), borrowed(hand_class)
     table_min, table_max, target, floor = limits.table_min, limits.table_max, limits.target, limits.floor
     max_hands, one_shoe, forced, tol = limits.max_hands, limits.one_shoe, limits.forced, limits.tolerance
-    position, cut_hands, cut_position = shoe.position, shoe.cut_hands, shoe.cut_position
+    position, cut_hands = borrowed(shoe.position), borrowed(shoe.cut_hands)
+    cut_position = shoe.cut_position
     n_bets = stakes.shape[2]
     for k in range(ended.shape[0]):
         for t in range(start, stop):
@@ -438,3 +445,15 @@ def play_state_rows(start, stop, deal, requested, chosen, sticky, state):
         state.payoffs,
         state.limits,
     )
+
+
+@numba.njit(cache=True, nogil=True)
+def play_state_claimed(job, flags, thread, spins, deal, requested, chosen, sticky, state):
+    """:func:`play_state_rows` over the chunks of a pool job (:func:`pb_gym.threads.claim_rows`)."""
+    job_start(job, flags, thread)
+    while True:
+        chunk = job_claim(job, thread)
+        if chunk < 0:
+            return job_end(job, flags, thread, spins)
+        start, stop = job_rows(job, chunk)
+        job_done(job, chunk, play_state_rows(start, stop, deal, requested, chosen, sticky, state))

@@ -1,0 +1,47 @@
+"""Arrays borrowed inside a kernel: the same data, shape and strides without a reference count.
+
+numba counts the references to every array it holds (an atomic add on the array's ``MemInfo`` each
+time an array is handed to a helper or copied into a variable, and an atomic subtract when that copy
+dies) and its pruning pass removes the pairs only within simple control flow. In a hot loop that hands
+arrays to inlined helpers (the stake rules, a seat sitting out) the pairs stay: measured, they made
+:func:`pb_gym.session.kernels.settle_rows` about seven times slower than its arithmetic, and on
+several threads it got slower still, since every thread adds to the same counters (one cache line
+passed from core to core at each row).
+
+:func:`borrowed` returns an array without a ``MemInfo``: numba then skips its counting (the
+compiled code tests for a null pointer, and the compiler removes even that). The caller keeps the
+array it borrowed from alive for as long as the kernel runs (an argument of the kernel, or a field of
+one), and a borrowed array never leaves the kernel: it is never returned, stored in a struct or kept
+by anything that outlives the call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+
+__all__ = ["borrowed"]
+
+
+def _borrowed_typer(typingctx: Any, array: Any) -> Any:
+    if not isinstance(array, types.Array):
+        return None
+    sig = array(array)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        array_type = signature.args[0]
+        source = context.make_array(array_type)(context, builder, args[0])
+        view = context.make_array(array_type)(context, builder)
+        for name in ("data", "shape", "strides", "itemsize", "nitems"):
+            setattr(view, name, getattr(source, name))
+        view.meminfo = cgutils.get_null_value(view.meminfo.type)
+        view.parent = cgutils.get_null_value(view.parent.type)
+        return view._getvalue()
+
+    return sig, codegen
+
+
+borrowed: Any = intrinsic(_borrowed_typer)
+"""``borrowed(array)`` in compiled code: ``array`` without its reference count (module docstring)."""
