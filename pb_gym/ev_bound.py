@@ -56,6 +56,8 @@ import numpy as np
 
 from pb_gym import exact
 from pb_gym import rules as R
+from pb_gym.kernel_arrays import borrowed
+from pb_gym.threads import claim_rows, job_claim, job_done, job_end, job_rows, job_start
 
 DEGREE = 6
 """Cards in a deal counted by the exact method; the degree of G."""
@@ -253,9 +255,11 @@ class EVBound:
     def _upper_rows(self, ranks: np.ndarray, refine: bool = True) -> np.ndarray:
         """:meth:`upper` of checked compositions ``(n, 13)`` int64."""
         out = np.empty(len(ranks))
-        _upper_kernel(
-            0,
+        claim_rows(
+            _upper_checked,
+            _upper_claimed,
             len(ranks),
+            UPPER_MIN_ROWS,
             ranks,
             R.RANK_VALUES.astype(np.int64),
             FULL_SHOE_PROPORTIONS,
@@ -301,9 +305,19 @@ def _upper_kernel(  # noqa: C901 - a compiled kernel: the nested loops over the 
     threshold,
     out,
 ):
-    """The bound of the compositions ``start..stop-1``. Serial on purpose: a few hundred operations
-    per composition, and a handoff to a pool thread costs more on a loaded machine (measured: a study's
-    Kelly bettor at 5,000 tables was slower on two threads)."""
+    """The bound of the compositions ``start..stop-1`` (a few hundred operations each)."""
+    # (borrowed: without reference counts, which threads sharing these arrays would contend on)
+    ranks, rank_values, u0, constant, linear = (
+        borrowed(ranks),
+        borrowed(rank_values),
+        borrowed(u0),
+        borrowed(constant),
+        borrowed(linear),
+    )
+    coarse, pair_index, pair_coef = borrowed(coarse), borrowed(pair_index), borrowed(pair_coef)
+    triple_index, triple_coef, remainder = borrowed(triple_index), borrowed(triple_coef), borrowed(remainder)
+    quartic_index, quartic_coef = borrowed(quartic_index), borrowed(quartic_coef)
+    remainder3, euclid, out = borrowed(remainder3), borrowed(euclid), borrowed(out)
     n_delta = u0.shape[0] - 1
     n_pow = constant.shape[0]
     counts = np.empty(u0.shape[0])
@@ -312,7 +326,8 @@ def _upper_kernel(  # noqa: C901 - a compiled kernel: the nested loops over the 
     norm_pow = np.empty(n_pow)
     norm2_pow = np.empty(n_pow)
     for b in range(start, stop):
-        counts[:] = 0.0
+        for i in range(counts.shape[0]):
+            counts[i] = 0.0
         cards = 0.0
         for r in range(ranks.shape[1]):  # counts by value from counts by rank
             counts[rank_values[r]] += ranks[b, r]
@@ -395,6 +410,33 @@ def _upper_kernel(  # noqa: C901 - a compiled kernel: the nested loops over the 
                         )
                 bound = min(bound, kappa * (low + quadratic + cubic + quartic + high))
         out[b] = bound
+
+
+UPPER_MIN_ROWS = 2048
+"""Batches of at least this many compositions are bounded on several threads (:mod:`pb_gym.threads`:
+a claiming kernel, whose handoff costs a few microseconds; the old pool's Python handoff cost more
+than the work on a loaded machine, so the bound used to stay on one thread)."""
+
+
+@numba.njit(cache=True, nogil=True)
+def _upper_checked(start, stop, *args):
+    """:func:`_upper_kernel` in the form of :func:`pb_gym.threads.claim_rows`' row kernels (no row
+    can be unusable: the compositions were checked)."""
+    _upper_kernel(start, stop, *args)
+    return -1, 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _upper_claimed(job, flags, thread, spins, *args):
+    """:func:`_upper_kernel` over the chunks of a pool job (:func:`pb_gym.threads.claim_rows`)."""
+    job_start(job, flags, thread)
+    while True:
+        chunk = job_claim(job, thread)
+        if chunk < 0:
+            return job_end(job, flags, thread, spins)
+        start, stop = job_rows(job, chunk)
+        _upper_kernel(start, stop, *args)
+        job_done(job, chunk, (-1, 0))
 
 
 def _multinomial(exponents: np.ndarray) -> float:

@@ -13,13 +13,23 @@ threading layers each fail one of the things users need:
 
 So every kernel is compiled once, serially, with ``nogil=True`` and takes a ``[start, stop)`` range of
 rows; :func:`parallel_for` splits a batch into chunks that a few Python threads (and the caller) claim
-one by one. Between calls a pool thread spins for a short while without the GIL (a compiled loop
-reading the call counter, at most :data:`SPIN_SECONDS`, halved after each spin that waited in vain:
-OpenMP's blocktime, adaptive) and then sleeps on a condition; the caller waits for the chunks still
-running the same way. A thread the OS puts aside only delays the chunk it holds (the others take the
-rest), nothing here survives a ``fork`` (a forked child builds its own pool on first use), and any
-number of Python threads may call in at once (the pool serves one call at a time; a call that finds
-it taken runs on its caller's thread, the same rows with the same results).
+one by one. Between calls a pool thread spins for a while without the GIL (a compiled loop reading
+the call counter, at most :data:`SPIN_SECONDS`, adapted to how long its waits last: OpenMP's
+blocktime, adaptive) and then sleeps on a condition; the caller waits for the chunks still running
+the same way. A thread the OS puts aside only delays the chunk it holds (the others take the rest),
+nothing here survives a ``fork`` (a forked child builds its own pool on first use), and any number
+of Python threads may call in at once (the pool serves one call at a time; a call that finds it
+taken runs on its caller's thread, the same rows with the same results).
+
+The kernels called at every step (the engine's deal, a vector env's step, a session's hand, the EV
+bound) use :func:`claim_rows` instead: the kernel itself claims its chunks and marks them done, so a
+thread enters compiled code once per call, and the caller's kernel wakes the pool (from compiled
+code, after it let go of the GIL) and waits for the others' chunks, while a pool thread waits inside
+the kernel for the next call. Measured, the Python handoffs of :func:`parallel_for` cost more than
+they gained below some ten thousand tables: a thread that wants the GIL while the other holds it
+sleeps until it is let go (tens of microseconds on this machine), and that happened at every chunk.
+Each thread also claims its own segment's chunks first, so a table's rows stay in one core's cache
+call after call.
 
 Small batches never pay for threads: below ``min_rows`` rows (chosen per kernel, where the work of one
 call is worth the ~20-50 microseconds of waking a thread) the kernel runs on the caller's thread.
@@ -110,9 +120,9 @@ def set_num_threads(n: int) -> None:
 
 # the header of a claiming kernel's job (job_layout): its home segments (one per thread), chunks, call
 # number, whether the caller's kernel wakes the pool, and the threads inside its kernel now
-# and whether a chunk found an unusable row
-JOB_SEGMENTS, JOB_CHUNKS, JOB_CALL, JOB_PUBLISH, JOB_ACTIVE, JOB_FOUND = 0, 1, 2, 3, 4, 5
-JOB_HEADER = 6
+# whether a chunk found an unusable row, and whether the caller sleeps until the chunks are done
+JOB_SEGMENTS, JOB_CHUNKS, JOB_CALL, JOB_PUBLISH, JOB_ACTIVE, JOB_FOUND, JOB_ASLEEP = 0, 1, 2, 3, 4, 5, 6
+JOB_HEADER = 7
 
 
 _JOB_TEMPLATES: dict[tuple[int, int, int], tuple[np.ndarray, slice, slice, slice]] = {}
@@ -278,6 +288,8 @@ if environment_problem() is None:
         for _ in range(spins):
             if _load_acquire(flags, 0) != call:
                 return True
+            if _load_acquire(job, JOB_ASLEEP):  # the caller sleeps: back to Python to wake it
+                return False
             _pause()
         return False
 
@@ -316,11 +328,12 @@ if environment_problem() is None:
 
 SPIN_SECONDS = 100e-6
 """The longest a pool thread spins for the next call (and the caller for the chunks still running)
-before it sleeps: about twice what waking a sleeping thread costs, as OpenMP's blocktime. A call
-that follows within it (a training loop, a benchmark) finds its threads awake; an idle pool sleeps
-and costs nothing. The spin adapts (:class:`_Spin`): it halves each time it ends without the event
-(calls far apart, or a loaded machine that keeps the other thread off its core) and doubles back
-each time the event comes during it, so a pool that cannot gain from spinning hardly spins."""
+before it sleeps: about twice what waking a sleeping thread costs, as OpenMP's blocktime. A call that
+follows within it finds its threads awake; an idle pool sleeps and costs nothing. The pool threads'
+budget adapts (:class:`_Spin`) to how long their waits really last, so a pool whose calls come far
+apart (a training loop's policy update between steps) hardly spins. (400 us, which spans the Python
+between two steps of a vector env of 4,096 tables, measured no faster there: 7.9-8.5M steps/s
+against 7.3-8.9M.)"""
 
 
 class _Spin:
@@ -349,6 +362,12 @@ class _Spin:
             self.spins = max(self.spins // 2, 1)
 
 
+MAX_SERIAL_CALLS = 64
+"""After a :func:`claim_rows` call whose pool thread kept the caller waiting for more than half the
+caller's own time (it was off its core: a loaded machine), the next calls run on the caller's thread
+alone: 1, then 3, 7, ... up to this many after stragglers in a row (none after a call without one).
+Measured beside one busy process per core, a vector env of 4,096 tables on two threads otherwise ran
+at 0.7x its one-thread speed; with it, at 0.95-1.01x."""
 LONG_WAIT = 4
 """A wait of more than this many :data:`SPIN_SECONDS` halves the spin budget (:class:`_Spin`)."""
 
@@ -361,6 +380,8 @@ class _Pool:
         self.cond = threading.Condition()
         self.call_lock = threading.Lock()  # one parallel call at a time; others run on their thread
         self.job: tuple = ()  # ("rows", ...) of parallel_for or ("claims", ...) of claim_rows
+        self.serial_calls = 0  # claim_rows' calls to run alone after the last straggler (call_job)
+        self.serial_left = 0
         self.sleeping = 0
         self.caller_waiting = False
         self.threads: list[threading.Thread] = []
@@ -399,7 +420,7 @@ class _Pool:
                 # are done, and the next call is run at once if it came
                 waiting = time.perf_counter()
                 if not self._run_job(thread, *job):
-                    spun = True
+                    spun = not job[2][JOB_ASLEEP]  # (a kernel that left to wake the caller did not)
                     break
                 spin.waited(time.perf_counter() - waiting)
             if self.caller_waiting:
@@ -467,13 +488,17 @@ class _Pool:
                 cond.notify_all()
         else:  # published by the kernel, once the caller's thread has let go of the GIL
             job[JOB_PUBLISH] = 1
-        waiting = time.perf_counter()  # (the caller's kernel waits for the other chunks at its end)
+        # the caller's kernel waits for the other chunks at its end, a full spin every time: they are
+        # running (a chunk's work at most), where an adaptive budget, once halved, never grew back
+        # (each short spin failed and the sleep after it made the wait look long)
+        started = time.perf_counter()
         try:
-            all_done = bool(run(0, self.caller_spin.spins))
+            all_done = bool(run(0, self.caller_spin.most))
         except BaseException as exc:
             _job_abandon(job)
             errors.append(exc)
             all_done = False
+        ran = time.perf_counter() - started
         if not all_done:
 
             def finished() -> bool:  # every chunk done, or (after an error) no thread in the kernel
@@ -481,10 +506,16 @@ class _Pool:
 
             with cond:
                 self.caller_waiting = True
+                job[JOB_ASLEEP] = 1  # (a pool thread done with its chunks returns to wake it)
                 while not finished():
                     cond.wait(SPIN_SECONDS * LONG_WAIT if errors else None)
                 self.caller_waiting = False
-        self.caller_spin.waited(time.perf_counter() - waiting)
+        # a pool thread that kept the caller waiting for more than half the caller's own time was off
+        # its core (a loaded machine): the next calls run on the caller's thread alone, more of them
+        # each time in a row (MAX_SERIAL_CALLS)
+        straggler = not all_done and not errors and time.perf_counter() - started > 1.5 * ran
+        self.serial_calls = min(2 * self.serial_calls + 1, MAX_SERIAL_CALLS) if straggler else 0
+        self.serial_left = self.serial_calls
         if errors:
             raise errors[0]
 
@@ -564,6 +595,9 @@ def claim_rows(
         return rows(0, n_rows, *args)
     job, done, tables, problems = job_layout(n_rows, threads, CLAIM_CHUNKS_PER_THREAD)
     pool = _get_pool(threads - 1)
+    if pool.serial_left > 0:
+        pool.serial_left -= 1
+        return rows(0, n_rows, *args)
     if not pool.call_lock.acquire(blocking=False):
         return rows(0, n_rows, *args)
     try:

@@ -136,3 +136,51 @@ def test_a_borrowed_array_is_the_same_data_shape_and_strides():
     assert shape_strides == (*strided.shape, *strided.strides)
     assert np.array_equal(base[:, ::2], 2.0 * np.arange(24.0).reshape(4, 6)[:, ::2])
     assert np.array_equal(base[:, 1::2], np.arange(24.0).reshape(4, 6)[:, 1::2])
+
+
+@numba.njit(nogil=True)
+def _who_rows(start, stop, who, slow):
+    for t in range(start, stop):
+        who[t] = -1  # the caller's thread alone (claim_rows' serial path)
+    return -1, 0
+
+
+@numba.njit(nogil=True)
+def _who_claimed(job, flags, thread, spins, who, slow):
+    threads.job_start(job, flags, thread)
+    while True:
+        chunk = threads.job_claim(job, thread)
+        if chunk < 0:
+            return threads.job_end(job, flags, thread, spins)
+        start, stop = threads.job_rows(job, chunk)
+        x = 0.0
+        for i in range(slow if thread > 0 else 100_000):  # a pool thread kept off its core, as it were
+            x += np.sqrt(float(i))
+        for t in range(start, stop):
+            who[t] = thread if x >= 0.0 else -2
+        threads.job_done(job, chunk, (-1, 0))
+
+
+def test_a_pool_thread_that_keeps_the_caller_waiting_sends_the_next_calls_to_one_thread(pool_threads):
+    """A straggler (a pool thread that holds its chunk for longer than half the caller's own time: on
+    a loaded machine, off its core) makes the next call run on the caller's thread alone, then 3,
+    7, ... calls after stragglers in a row; a call without one runs on the threads again."""
+    pool_threads(2)
+    n = 8192
+    who = np.zeros(n, dtype=np.int64)
+    pool = threads._get_pool(1)
+    stragglers = 0
+    for _ in range(20):  # (the pool thread must claim a chunk for the call to have a straggler)
+        pool.serial_calls = pool.serial_left = 0
+        threads.claim_rows(_who_rows, _who_claimed, n, 2048, who, 20_000_000)
+        if (who == 1).any():
+            stragglers += 1
+            assert pool.serial_left == 1
+            threads.claim_rows(_who_rows, _who_claimed, n, 2048, who, 0)
+            assert (who == -1).all()  # run alone
+            assert pool.serial_left == 0
+            break
+    assert stragglers == 1
+    for _ in range(50):  # no straggler: back on both threads
+        threads.claim_rows(_who_rows, _who_claimed, n, 2048, who, 0)
+    assert pool.serial_calls == 0 and pool.serial_left == 0
