@@ -80,6 +80,9 @@ __all__ = [
 CHUNKS_PER_THREAD = 4
 """Chunks per thread of a parallel call: more chunks than threads, so that a thread the OS has put
 aside (a loaded machine) holds up only its own chunk while the others share out the rest."""
+CLAIM_CHUNK_ROWS = 2048
+"""The most rows of a :func:`claim_rows` chunk (more chunks per thread for a larger batch): a thread
+the OS puts aside then holds up only a small chunk while the others take over the rest."""
 CLAIM_CHUNKS_PER_THREAD = 2
 """Chunks per thread of a :func:`claim_rows` call. Each thread claims its own segment's chunks
 first, so a table's rows stay in one core's cache from call to call; a chunk another thread takes
@@ -593,7 +596,8 @@ def claim_rows(
     threads = min(get_num_threads(), n_rows // max(min_rows // 2, 1))
     if n_rows < min_rows or threads <= 1:
         return rows(0, n_rows, *args)
-    job, done, tables, problems = job_layout(n_rows, threads, CLAIM_CHUNKS_PER_THREAD)
+    per_thread = max(CLAIM_CHUNKS_PER_THREAD, -(-n_rows // (threads * CLAIM_CHUNK_ROWS)))
+    job, done, tables, problems = job_layout(n_rows, threads, min(per_thread, _MAX_CHUNKS // threads))
     pool = _get_pool(threads - 1)
     if pool.serial_left > 0:
         pool.serial_left -= 1
