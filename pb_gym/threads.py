@@ -297,13 +297,15 @@ if environment_problem() is None:
         return False
 
     @numba.njit(nogil=True, cache=True)
-    def _job_abandon(job: np.ndarray) -> None:
-        """A thread's kernel raised inside a job: no chunk is claimed from now on, and the thread
-        counts as gone (the caller waits for the other threads before it raises)."""
+    def _job_abandon(job: np.ndarray, inside: bool = True) -> None:
+        """No chunk of a job is claimed from now on (a thread's kernel raised, or the caller was
+        interrupted); a thread whose kernel raised (``inside``) counts as gone: the caller waits
+        for the other threads before it raises."""
         per_segment = job[JOB_CHUNKS] // job[JOB_SEGMENTS]
         for segment in range(job[JOB_SEGMENTS]):
             _fetch_add(job, JOB_HEADER + segment, per_segment + 1)
-        _fetch_add(job, JOB_ACTIVE, np.int64(-1))
+        if inside:
+            _fetch_add(job, JOB_ACTIVE, np.int64(-1))
 
     @numba.njit(nogil=True, cache=True)
     def _spin_while(flags: np.ndarray, index: int, value: int, spins: int) -> bool:
@@ -477,6 +479,16 @@ class _Pool:
         if errors:
             raise errors[0]
 
+    def _leave(self, job: np.ndarray) -> None:
+        """Abandon a job whose caller was interrupted: no chunk is claimed from now on, and this
+        waits (under the pool's condition, uninterruptibly) until no thread runs one."""
+        _job_abandon(job, inside=False)
+        while job[JOB_ACTIVE] > 0:
+            try:
+                self.cond.wait(SPIN_SECONDS * LONG_WAIT)
+            except BaseException:  # (a second Ctrl-C: the threads are still writing; wait on)
+                continue
+
     def call_job(self, run: Callable[[int, int], object], job: np.ndarray, done: slice) -> None:
         """One call of a claiming kernel (:func:`claim_rows`): ``run(thread, spins)`` on the caller's
         thread (0) and on every pool thread (1, 2, ...) that wakes in time, until every chunk of
@@ -497,10 +509,14 @@ class _Pool:
         started = time.perf_counter()
         try:
             all_done = bool(run(0, self.caller_spin.most))
-        except BaseException as exc:
+        except Exception as exc:  # raised by the kernel: it left without job_end
             _job_abandon(job)
             errors.append(exc)
             all_done = False
+        except BaseException:  # Ctrl-C, handled once the kernel had returned: the chunks being run
+            with cond:  # still finish before the call raises (they write the caller's arrays)
+                self._leave(job)
+            raise
         ran = time.perf_counter() - started
         if not all_done:
 
@@ -510,9 +526,14 @@ class _Pool:
             with cond:
                 self.caller_waiting = True
                 job[JOB_ASLEEP] = 1  # (a pool thread done with its chunks returns to wake it)
-                while not finished():
-                    cond.wait(SPIN_SECONDS * LONG_WAIT if errors else None)
-                self.caller_waiting = False
+                try:
+                    while not finished():
+                        cond.wait(SPIN_SECONDS * LONG_WAIT if errors else None)
+                except BaseException:  # Ctrl-C while asleep: the chunks being run still finish
+                    self._leave(job)  # before the call raises (they write the caller's arrays)
+                    raise
+                finally:
+                    self.caller_waiting = False
         # a pool thread that kept the caller waiting for more than half the caller's own time was off
         # its core (a loaded machine): the next calls run on the caller's thread alone, more of them
         # each time in a row (MAX_SERIAL_CALLS)

@@ -185,3 +185,32 @@ def test_a_pool_thread_that_keeps_the_caller_waiting_sends_the_next_calls_to_one
     for _ in range(50):  # no straggler: back on both threads
         threads.claim_rows(_who_rows, _who_claimed, n, 2048, who, 0)
     assert pool.serial_calls == 0 and pool.serial_left == 0
+
+
+def test_a_ctrl_c_in_the_caller_raises_only_once_the_chunks_being_run_are_written(pool_threads):
+    """A KeyboardInterrupt reaches the caller once its kernel has returned, maybe while a pool thread
+    still runs a chunk that writes the caller's arrays: the call raises only after that chunk is
+    done (a notebook user who goes on with the arrays never races a pool thread)."""
+    pool_threads(2)
+    n = 8192
+    who = np.zeros(n, dtype=np.int64)
+    pool = threads._get_pool(1)
+    threads.claim_rows(_who_rows, _who_claimed, n, 2048, who, 0)  # (compiled)
+
+    def interrupted(job, flags, thread, spins, who, slow):
+        result = _who_claimed(job, flags, thread, spins, who, slow)
+        if thread == 0:
+            raise KeyboardInterrupt
+        return result
+
+    for _ in range(20):  # (the pool thread must claim a chunk for one to be running)
+        pool.serial_calls = pool.serial_left = 0
+        who[:] = -5
+        with pytest.raises(KeyboardInterrupt):
+            threads.claim_rows(_who_rows, interrupted, n, 2048, who, 20_000_000)
+        if (who == 1).any():
+            break
+    assert (who == 1).any()
+    assert (who >= 0).all()  # every chunk written before the call raised
+    for _ in range(5):  # and the pool goes on
+        threads.claim_rows(_who_rows, _who_claimed, n, 2048, who, 0)
