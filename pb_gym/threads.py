@@ -389,6 +389,10 @@ class _Pool:
         self.serial_left = 0
         self.sleeping = 0
         self.caller_waiting = False
+        # pool threads beyond the ones a call uses (a claiming kernel runs on at most one thread per
+        # core, fewer than a parallel_for call may have started) wait apart: not woken at every call
+        self.park = threading.Condition(threading.Lock())
+        self.wanted = 0  # pool threads 1..wanted serve the calls now
         self.threads: list[threading.Thread] = []
         most = _calibrate_spins()
         self.worker_spin = _Spin(most)  # (shared by the pool threads: one budget is enough)
@@ -434,7 +438,12 @@ class _Pool:
 
     def _run_job(self, thread: int, run: Callable[[int, int], object], errors: list, job: np.ndarray) -> bool:
         """Pool thread ``thread``'s part of a claiming kernel's call: True if the next call came
-        during its spin."""
+        during its spin. A thread beyond the job's segments waits apart until a call wants it."""
+        if thread >= job[JOB_SEGMENTS]:
+            with self.park:
+                while self.wanted < thread:
+                    self.park.wait()
+            return False
         try:
             return bool(run(thread, self.worker_spin.spins))
         except BaseException as exc:  # raised by the caller
@@ -456,6 +465,15 @@ class _Pool:
             if self.caller_waiting:
                 with self.cond:
                     self.cond.notify_all()
+
+    def want(self, workers: int) -> None:
+        """The calls from now on use pool threads ``1..workers``: those parked beyond them wake."""
+        if workers > self.wanted:
+            with self.park:
+                self.wanted = workers
+                self.park.notify_all()
+        else:
+            self.wanted = workers
 
     def call(self, run: Callable[[int, int], None], bounds: list) -> None:
         flags, cond = self.flags, self.cond
@@ -589,6 +607,7 @@ def parallel_for(n_rows: int, run: Callable[[int, int], None], min_rows: int) ->
         run(0, n_rows)
         return
     try:
+        pool.want(len(pool.threads))
         pool.call(run, bounds)
     finally:
         pool.call_lock.release()
@@ -597,6 +616,20 @@ def parallel_for(n_rows: int, run: Callable[[int, int], None], min_rows: int) ->
 NO_PROBLEM = (-1, 0)
 """What a row kernel that checks its rows returns when every row was fine: ``(table, problem)`` of
 the first unusable table otherwise (:data:`pb_gym.shoe_state.TABLE_PROBLEMS`)."""
+
+
+_cores_of = (-1, 1)  # (pid, cores) of _claim_cores
+
+
+def _claim_cores() -> int:
+    """The cores this process may run on (:func:`cores`, read once per process): a claiming kernel
+    uses no more threads than that, since its threads spin while they wait (measured with 8 threads on
+    2 cores: a vector env at 0.69x its one-thread speed, where more threads than cores are asked for)."""
+    global _cores_of
+    pid = os.getpid()
+    if _cores_of[0] != pid:
+        _cores_of = (pid, cores())
+    return _cores_of[1]
 
 
 def claim_rows(
@@ -614,7 +647,7 @@ def claim_rows(
     call, no thread waits for another to let go of the GIL, and each thread deals the same rows call
     after call unless another falls behind. Returns the problem of the lowest table any chunk
     found."""
-    threads = min(get_num_threads(), n_rows // max(min_rows // 2, 1))
+    threads = min(get_num_threads(), _claim_cores(), n_rows // max(min_rows // 2, 1))
     if n_rows < min_rows or threads <= 1:
         return rows(0, n_rows, *args)
     per_thread = max(CLAIM_CHUNKS_PER_THREAD, -(-n_rows // (threads * CLAIM_CHUNK_ROWS)))
@@ -627,6 +660,7 @@ def claim_rows(
         return rows(0, n_rows, *args)
     try:
         flags = pool.flags
+        pool.want(threads - 1)
         pool.call_job(lambda thread, spins: claiming(job, flags, thread, spins, *args), job, done)
     finally:
         pool.call_lock.release()

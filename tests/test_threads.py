@@ -214,3 +214,15 @@ def test_a_ctrl_c_in_the_caller_raises_only_once_the_chunks_being_run_are_writte
     assert (who >= 0).all()  # every chunk written before the call raised
     for _ in range(5):  # and the pool goes on
         threads.claim_rows(_who_rows, _who_claimed, n, 2048, who, 0)
+
+
+def test_a_claiming_kernel_uses_no_more_threads_than_cores(pool_threads):
+    """Asked for more threads than cores (they would spin against each other), a claiming kernel runs
+    on at most one thread per core, and still runs every row once."""
+    pool_threads(threads.max_threads())
+    n = 65_536
+    who = np.full(n, -5, dtype=np.int64)
+    for _ in range(20):
+        threads.claim_rows(_who_rows, _who_claimed, n, 2048, who, 0)
+        assert (who >= -1).all()
+        assert who.max() < threads.cores()
