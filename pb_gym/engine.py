@@ -641,8 +641,11 @@ def shuffle(
     if seed is not None:
         state.rng[index] = table_seeds(seed, index.size)
     # on several threads only without repeated tables (a table listed twice is shuffled twice, in
-    # order: two threads must not shuffle it at once)
-    min_tables = RESHUFFLE_MIN_TABLES if np.unique(index).size == index.size else index.size + 1
+    # order: two threads must not shuffle it at once); looked for only where threads would run (a
+    # single env's reset shuffles one table)
+    min_tables = RESHUFFLE_MIN_TABLES
+    if index.size >= min_tables and np.unique(index).size != index.size:
+        min_tables = index.size + 1
     burn = bool(rules.burn)
     claim_rows(_shuffle_checked, _shuffle_claimed, index.size, min_tables, index, state.view, burn)
     return state

@@ -226,3 +226,20 @@ def test_a_claiming_kernel_uses_no_more_threads_than_cores(pool_threads):
         threads.claim_rows(_who_rows, _who_claimed, n, 2048, who, 0)
         assert (who >= -1).all()
         assert who.max() < threads.cores()
+
+
+def test_a_shuffle_that_lists_a_table_twice_shuffles_it_twice_in_order_on_any_threads(pool_threads):
+    """engine.shuffle runs on several threads from RESHUFFLE_MIN_TABLES tables, but a list that
+    repeats a table runs on one thread: the same shoes as one thread would deal, repeats included."""
+    rules = Rules()
+    index = np.concatenate([np.arange(200), np.arange(50)])  # tables 0..49 listed twice
+    states = []
+    for n_threads in (1, 2):
+        pool_threads(n_threads)
+        state = engine.init(rules, 256, seed=3)
+        engine.shuffle(rules, state, index)
+        engine.shuffle(rules, state, np.arange(256))  # (no repeat: on two threads)
+        states.append(state)
+    assert np.array_equal(states[0].shoe, states[1].shoe)
+    assert np.array_equal(states[0].rng, states[1].rng)
+    assert np.array_equal(states[0].shoes_started[:50], np.full(50, 4))
