@@ -490,7 +490,6 @@ def plot(report: dict, out: Path) -> list[Path]:
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors[k]) for k in seen]
     axes[0, 1].legend(handles, [labels[k] for k in seen], fontsize=6, loc="center left")
     fig.supxlabel("hand")
-    fig.tight_layout()
     paths = [plotting.save(fig, out / "bankroll_paths.png")]
 
     paths.append(plot_final_bankrolls(report, out / "final_bankrolls.png"))
