@@ -659,48 +659,44 @@ class Kelly(BettingSystem):
                 # row by row: a table's decision is the same bits whatever the batch it is in
                 groups.append((table.column(bet), values, exact.row_products(hand_probabilities, indicator)))
         n = composition.shape[0]
-        probabilities = None
-        if matrix.shape[1]:
-            # rows where the bound proves every bet negative keep zero probabilities: EV 0, no stake
-            probabilities = np.zeros((n, matrix.shape[1]))
-            undecided = np.ones(n, dtype=bool)
-            if self.skip_proven:
-                payoffs = rules.paytable()[
-                    :,
-                    [
-                        R.BETS.index(bet)
-                        for bet in self.bets
-                        if bet in R.BETS and bet not in ("player_pair", "banker_pair")
-                    ],
-                ]
-                undecided = ~ev_bound.proven_negative(composition, payoffs)
+        # the payoff-level probabilities are computed only at the rows where the bound and the exact
+        # EV of each bet leave some bet possibly positive; elsewhere nothing can be staked on them
+        level_rows = np.arange(n)
+        if matrix.shape[1] and self.skip_proven:
+            payoffs = rules.paytable()[
+                :,
+                [
+                    R.BETS.index(bet)
+                    for bet in self.bets
+                    if bet in R.BETS and bet not in ("player_pair", "banker_pair")
+                ],
+            ]
+            level_rows = np.flatnonzero(~ev_bound.proven_negative(composition, payoffs))
+            if level_rows.size:
                 # where the bound cannot tell, the exact EV of each bet (one column a bet, not one a
                 # payoff level) still rules out most hands; clearly negative EVs stake nothing
-                rows = np.flatnonzero(undecided)
-                if rows.size:
-                    ev = exact.expectations(composition[rows], payoffs)
-                    undecided[rows[np.all(ev < -ev_bound.MARGIN, axis=1)]] = False
-            if undecided.all():
-                probabilities = exact.expectations(composition, matrix)
-            elif undecided.any():
-                probabilities[undecided] = exact.expectations(composition[undecided], matrix)
+                ev = exact.expectations(composition[level_rows], payoffs)
+                level_rows = level_rows[~np.all(ev < -ev_bound.MARGIN, axis=1)]
+        probabilities = np.zeros((level_rows.size, matrix.shape[1]))
+        if matrix.shape[1] and level_rows.size:
+            probabilities = exact.expectations(composition[level_rows], matrix)
         best_growth = np.zeros(n)
         best_fraction = np.zeros(n)
         best_column = np.full(n, NO_BET, dtype=np.int8)
         for group_column, values, cols in groups:
+            rows = np.arange(n)
             if cols is None:
                 pair = exact.pair_probability(composition)
                 p = np.stack([pair, 1.0 - pair], axis=1)
             elif isinstance(cols, np.ndarray):  # an extra bet: its probabilities themselves
                 p = cols
-            else:
-                assert probabilities is not None  # a slice indexes the payoff-level columns
-                p = probabilities[:, cols]
+            else:  # a slice of the payoff-level columns
+                rows, p = level_rows, probabilities[:, cols]
             f, growth = kelly_growth(p, values)
-            better = growth > best_growth
-            best_growth = np.where(better, growth, best_growth)
-            best_fraction = np.where(better, f, best_fraction)
-            best_column = np.where(better, group_column, best_column).astype(np.int8)
+            better = growth > best_growth[rows]
+            best_growth[rows[better]] = growth[better]
+            best_fraction[rows[better]] = f[better]
+            best_column[rows[better]] = group_column
         return best_column, best_fraction
 
     def bet_columns(self) -> tuple[int, ...]:
@@ -731,14 +727,9 @@ def kelly_growth(
     positive = np.flatnonzero(p @ x > 0)  # off the top of the shoe: rare, so solve only these
     if positive.size:
         q = p[positive]
-        lo = np.zeros(positive.size)
         # never the whole bankroll: log(0) where a loss is possible at all
-        hi = np.full(positive.size, (1.0 / max(1.0, -x.min()) if x.min() < 0 else 1.0) - 1e-9)
-        for _ in range(iterations):
-            mid = 0.5 * (lo + hi)
-            rising = (q * x / (1.0 + mid[:, None] * x)).sum(axis=1) > 0
-            lo = np.where(rising, mid, lo)
-            hi = np.where(rising, hi, mid)
+        hi = (1.0 / max(1.0, -x.min()) if x.min() < 0 else 1.0) - 1e-9
+        lo = staking.kelly_bisection(np.ascontiguousarray(q), x, hi, iterations)
         f[positive] = lo
         growth[positive] = (q * np.log1p(lo[:, None] * x)).sum(axis=1)
     return f, growth
