@@ -49,6 +49,7 @@ chosen compositions.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 
 import numba
@@ -230,12 +231,12 @@ class EVBound:
         self.euclid = np.sqrt(frobenius)
         # (raised by 1e-12 of the matrix's norm: eigvalsh's rounding is far below that)
         self.euclid[0, 2] = [np.linalg.eigvalsh(q).max() + 1e-12 * np.linalg.norm(q) for q in quadratic]
-        self.pair_index = np.array(list(pairs), dtype=np.int64).reshape(-1, 2)
-        self.pair_coef = np.array(list(pairs.values())).reshape(-1, n_pow)
-        self.triple_index = np.array(list(triples), dtype=np.int64).reshape(-1, 3)
-        self.triple_coef = np.array(list(triples.values())).reshape(-1, n_pow)
-        self.quartic_index = np.array([t for t, _ in quartics], dtype=np.int64).reshape(-1, 4)
-        self.quartic_coef = np.array([c for _, c in quartics], dtype=np.float64)
+        # the exactly evaluated groups as dense rows over every monomial of their degree, in the order
+        # in which the kernel forms the monomials (nested loops over i <= j <= k <= m): contiguous dot
+        # products, without index arrays to gather through
+        self.pair_coef = _dense(pairs, 2, n_pow - 2)  # (l, monomial): eps^l delta_i delta_j
+        self.triple_coef = _dense(triples, 3, n_pow - 3)
+        self.quartic_coef = _dense({t: np.array([c]) for t, c in quartics}, 4, 1)[0]
 
     def upper(self, composition: np.ndarray, refine: bool = True) -> np.ndarray:
         """An upper bound on the exact EV per unit staked for each composition (counts by rank,
@@ -266,12 +267,9 @@ class EVBound:
             self.constant,
             self.linear,
             self.coarse,
-            self.pair_index,
             self.pair_coef,
-            self.triple_index,
             self.triple_coef,
             self.remainder,
-            self.quartic_index,
             self.quartic_coef,
             self.remainder3,
             self.euclid,
@@ -283,6 +281,37 @@ class EVBound:
 
 
 @numba.njit(cache=True, nogil=True)
+def _monomials_2_3(delta, pairs, triples):
+    """The monomials of degree 2 and 3 in ``delta``, in the order of :func:`_dense`."""
+    m2 = 0
+    m3 = 0
+    n = delta.shape[0]
+    for i in range(n):
+        for j in range(i, n):
+            pair = delta[i] * delta[j]
+            pairs[m2] = pair
+            m2 += 1
+            for k in range(j, n):
+                triples[m3] = pair * delta[k]
+                m3 += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _monomials_4(delta, quartics):
+    """The monomials of degree 4 in ``delta``, in the order of :func:`_dense`."""
+    m = 0
+    n = delta.shape[0]
+    for i in range(n):
+        for j in range(i, n):
+            pair = delta[i] * delta[j]
+            for k in range(j, n):
+                triple = pair * delta[k]
+                for q in range(k, n):
+                    quartics[m] = triple * delta[q]
+                    m += 1
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _upper_kernel(  # noqa: C901 - a compiled kernel: the nested loops over the ranks are the enumeration itself, and a call per level costs speed
     start,
     stop,
@@ -292,12 +321,9 @@ def _upper_kernel(  # noqa: C901 - a compiled kernel: the nested loops over the 
     constant,
     linear,
     coarse,
-    pair_index,
     pair_coef,
-    triple_index,
     triple_coef,
     remainder,
-    quartic_index,
     quartic_coef,
     remainder3,
     euclid,
@@ -314,9 +340,8 @@ def _upper_kernel(  # noqa: C901 - a compiled kernel: the nested loops over the 
         borrowed(constant),
         borrowed(linear),
     )
-    coarse, pair_index, pair_coef = borrowed(coarse), borrowed(pair_index), borrowed(pair_coef)
-    triple_index, triple_coef, remainder = borrowed(triple_index), borrowed(triple_coef), borrowed(remainder)
-    quartic_index, quartic_coef = borrowed(quartic_index), borrowed(quartic_coef)
+    coarse, pair_coef, triple_coef = borrowed(coarse), borrowed(pair_coef), borrowed(triple_coef)
+    remainder, quartic_coef = borrowed(remainder), borrowed(quartic_coef)
     remainder3, euclid, out = borrowed(remainder3), borrowed(euclid), borrowed(out)
     n_delta = u0.shape[0] - 1
     n_pow = constant.shape[0]
@@ -325,6 +350,9 @@ def _upper_kernel(  # noqa: C901 - a compiled kernel: the nested loops over the 
     eps_pow = np.empty(n_pow)
     norm_pow = np.empty(n_pow)
     norm2_pow = np.empty(n_pow)
+    pairs = np.empty(pair_coef.shape[1])  # the monomials delta_i delta_j (i <= j), lexicographic
+    triples = np.empty(triple_coef.shape[1])
+    quartics = np.empty(quartic_coef.shape[0])
     for b in range(start, stop):
         for i in range(counts.shape[0]):
             counts[i] = 0.0
@@ -363,45 +391,31 @@ def _upper_kernel(  # noqa: C901 - a compiled kernel: the nested loops over the 
                 high += min(coarse[a, l] * norm_pow[a], euclid[0, a, l] * norm2_pow[a]) * eps_pow[l]
         bound = kappa * (low + high)
         if refine and bound >= threshold:
+            _monomials_2_3(delta, pairs, triples)
             quadratic = 0.0
-            for p in range(pair_index.shape[0]):
+            for l in range(pair_coef.shape[0]):
                 term = 0.0
-                for l in range(n_pow - 2):
-                    term += pair_coef[p, l] * eps_pow[l]
-                quadratic += term * delta[pair_index[p, 0]] * delta[pair_index[p, 1]]
+                for m in range(pairs.shape[0]):
+                    term += pair_coef[l, m] * pairs[m]
+                quadratic += term * eps_pow[l]
             cubic = 0.0
-            for p in range(triple_index.shape[0]):
-                cubic += (
-                    triple_coef[p, 0]
-                    * delta[triple_index[p, 0]]
-                    * delta[triple_index[p, 1]]
-                    * delta[triple_index[p, 2]]
-                )
+            for m in range(triples.shape[0]):
+                cubic += triple_coef[0, m] * triples[m]
             high = 0.0
             for a in range(3, n_pow):
                 for l in range(n_pow - a):
                     high += min(remainder[a, l] * norm_pow[a], euclid[1, a, l] * norm2_pow[a]) * eps_pow[l]
             bound = min(bound, kappa * (low + quadratic + cubic + high))
             if bound >= threshold:  # third stage: the cubic terms with eps, the quartic without
-                for p in range(triple_index.shape[0]):
+                for l in range(1, triple_coef.shape[0]):
                     term = 0.0
-                    for l in range(1, n_pow - 3):
-                        term += triple_coef[p, l] * eps_pow[l]
-                    cubic += (
-                        term
-                        * delta[triple_index[p, 0]]
-                        * delta[triple_index[p, 1]]
-                        * delta[triple_index[p, 2]]
-                    )
+                    for m in range(triples.shape[0]):
+                        term += triple_coef[l, m] * triples[m]
+                    cubic += term * eps_pow[l]
+                _monomials_4(delta, quartics)
                 quartic = 0.0
-                for p in range(quartic_index.shape[0]):
-                    quartic += (
-                        quartic_coef[p]
-                        * delta[quartic_index[p, 0]]
-                        * delta[quartic_index[p, 1]]
-                        * delta[quartic_index[p, 2]]
-                        * delta[quartic_index[p, 3]]
-                    )
+                for m in range(quartics.shape[0]):
+                    quartic += quartic_coef[m] * quartics[m]
                 high = 0.0
                 for a in range(4, n_pow):
                     for l in range(n_pow - a):
@@ -437,6 +451,17 @@ def _upper_claimed(job, flags, thread, spins, *args):
         start, stop = job_rows(job, chunk)
         _upper_kernel(start, stop, *args)
         job_done(job, chunk, (-1, 0))
+
+
+def _dense(groups: dict[tuple[int, ...], np.ndarray], degree: int, powers: int) -> np.ndarray:
+    """``(powers, monomials)``: the coefficient of ``eps^l delta_i delta_j ...`` (``i <= j <= ...``)
+    for each monomial of ``degree`` in lexicographic order, zero where ``groups`` has none."""
+    monomials = list(itertools.combinations_with_replacement(range(N_DELTA), degree))
+    out = np.zeros((powers, len(monomials)))
+    for m, variables in enumerate(monomials):
+        if variables in groups:
+            out[:, m] = groups[variables][:powers]
+    return out
 
 
 def _multinomial(exponents: np.ndarray) -> float:
