@@ -692,3 +692,26 @@ def test_the_final_bankroll_figure_shows_both_peaks_of_a_progression(tmp_path, m
     labels = {t.get_text() for t in drawn["fig"].axes[0].texts}
     assert 0.2 < entry["p_ruin"] < 0.8 and entry["p_ruin"] + entry["p_target"] == pytest.approx(1.0)
     assert {f"{entry['p_ruin']:.0%}", f"{entry['p_target']:.0%}"} <= labels
+
+
+@pytest.mark.parametrize("top", [2000.0, 1500.0, 3.0, 1e6 / 3.0])
+def test_fan_bins_are_searchsorteds_bins(top):
+    # the fan histograms are checked bit for bit: the computed bin must be the binary search's,
+    # exactly on the rounded edges, between them, below the range and above it
+    edges = np.linspace(0.0, top, E.FAN_BINS + 1)
+    rng = np.random.default_rng(7)
+    values = np.concatenate(
+        [
+            edges,
+            np.nextafter(edges, -np.inf),
+            np.nextafter(edges, np.inf),
+            rng.uniform(-0.1 * top, 1.2 * top, 20_000),
+            [-1e300, 0.0, 1e300, top * 10],
+        ]
+    )
+    expected = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, E.FAN_BINS)
+    np.testing.assert_array_equal(E.fan_bins(edges, values), expected)
+    grid = rng.uniform(0.0, top, (15, 400))  # the shape of a chunk's bankrolls: seats x sessions
+    np.testing.assert_array_equal(
+        E.fan_bins(edges, grid), np.clip(np.searchsorted(edges, grid, side="right") - 1, 0, E.FAN_BINS)
+    )
