@@ -65,9 +65,10 @@ def fan_bins(edges: np.ndarray, values: np.ndarray) -> np.ndarray:
     """The bin of each value among evenly spaced ``edges`` (``linspace(0, top, bins + 1)``): bin ``i``
     holds ``[edges[i], edges[i + 1])``, the last one also everything above, the first everything
     below. The same as ``clip(searchsorted(edges, values, "right") - 1, 0, bins)``, at a fraction of
-    its cost: the index is computed, then moved by one where the rounded edges disagree."""
+    its cost: the index is computed, then moved by one where the rounded edges disagree (a NaN, which
+    the search sorts last, in the last bin)."""
     bins = len(edges) - 1
-    guess = np.clip(values * (bins / edges[-1]), 0, bins).astype(np.int64)
+    guess = np.clip(np.nan_to_num(values * (bins / edges[-1]), nan=bins), 0, bins).astype(np.int64)
     guess -= edges[guess] > values
     guess += (guess < bins) & (edges[np.minimum(guess + 1, bins)] <= values)
     return np.clip(guess, 0, bins)

@@ -706,7 +706,7 @@ def test_fan_bins_are_searchsorteds_bins(top):
             np.nextafter(edges, -np.inf),
             np.nextafter(edges, np.inf),
             rng.uniform(-0.1 * top, 1.2 * top, 20_000),
-            [-1e300, 0.0, 1e300, top * 10],
+            [-1e300, 0.0, 1e300, top * 10, np.inf, -np.inf, np.nan],
         ]
     )
     expected = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, E.FAN_BINS)
