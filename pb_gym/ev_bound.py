@@ -311,6 +311,8 @@ def _monomials_4(delta, quartics):
                     m += 1
 
 
+# (reassociation lets the dense sums run as vector dot products instead of one long chain of
+# additions; it changes the bound only by rounding, which MARGIN covers and the tests check)
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _upper_kernel(  # noqa: C901 - a compiled kernel: the nested loops over the ranks are the enumeration itself, and a call per level costs speed
     start,
