@@ -1,5 +1,7 @@
 """The native vector environment: parity with single envs, autoreset modes, memory, seeding, speed."""
 
+import time
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -235,6 +237,28 @@ def test_throughput_function_runs():
         result["vector_env_steps_per_s"] / result["sync_vector_env_steps_per_s"]
     )
     assert result["vector_vs_sync_ratio"] > 1
+
+
+def test_throughput_is_timed_after_a_warm_up_past_the_first_shoe():
+    """A kernel first reached some steps in (the first reshuffles) is compiled inside that step: the
+    timed window starts only after WARMUP_STEPS steps and half the window, whichever is later."""
+    from pb_gym.envs import bench as env_bench
+
+    class Clocked:
+        def __init__(self) -> None:
+            self.steps = 0
+
+        def reset(self, seed: int) -> None:
+            self.steps = 0
+
+        def step(self, action: object) -> None:
+            self.steps += 1
+            time.sleep(0.7 if self.steps == 5 else 0.0)  # a compile at the fifth step
+
+    env = Clocked()
+    rate = env_bench._steps_per_s(env, [0], n_envs=1, seconds=0.2)
+    assert env.steps > env_bench.WARMUP_STEPS
+    assert rate > 200  # the 0.7 s step was not timed: a timed one would give under 1 / 0.7
 
 
 def test_call_get_attr_set_attr_as_gymnasium_vector_envs():
