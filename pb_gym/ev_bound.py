@@ -55,7 +55,7 @@ import math
 import numba
 import numpy as np
 
-from pb_gym import exact
+from pb_gym import exact, table_cache
 from pb_gym import rules as R
 from pb_gym.kernel_arrays import borrowed
 from pb_gym.threads import claim_rows, job_claim, job_done, job_end, job_rows, job_start
@@ -91,10 +91,16 @@ def taylor_coefficients() -> tuple[np.ndarray, np.ndarray]:
     eps) ** exponents[j]`` for each outcome class ``o``; ``P(o) = kappa(N) * G_o`` exactly.
 
     Built by walking the same multiset tree as :func:`pb_gym.exact._outcome_counts_kernel`, with a
-    polynomial in place of a number at each node (compiled; a fraction of a second, once per
-    process).
+    polynomial in place of a number at each node (compiled; half a second, once per installation and
+    source version: :mod:`pb_gym.table_cache`).
     """
     exponents = _monomials()
+    table = table_cache.cached("taylor", ("coefficients",), lambda: {"coefficients": _walk(exponents)})
+    return exponents, table["coefficients"]
+
+
+def _walk(exponents: np.ndarray) -> np.ndarray:
+    """The coefficients of :func:`taylor_coefficients` over the monomials ``exponents``, computed."""
     n_mon = len(exponents)
     index = {tuple(e): j for j, e in enumerate(exponents.tolist())}
     # shift[var, j]: the monomial j times that variable (degree < 6 wherever it is used)
@@ -110,7 +116,7 @@ def taylor_coefficients() -> tuple[np.ndarray, np.ndarray]:
     _taylor_walk(
         exact.multiset_weights().astype(np.float64), shift, FULL_SHOE_PROPORTIONS, sizes.astype(np.int64), acc
     )
-    return exponents, acc
+    return acc
 
 
 @numba.njit(cache=True)

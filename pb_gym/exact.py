@@ -27,7 +27,7 @@ import sys
 import numba
 import numpy as np
 
-from pb_gym import progress
+from pb_gym import progress, table_cache
 from pb_gym import rules as R
 from pb_gym.rules import Rules
 from pb_gym.threads import run_rows
@@ -77,7 +77,14 @@ def deal_value_sequences(values: np.ndarray) -> dict[str, np.ndarray]:
 @functools.lru_cache(maxsize=1)
 def _sequence_table() -> dict:
     """All 10^6 value sequences dealt once, kept compact (7 MB): each one's multiset index in the walk
-    order, outcome class, value class and pair pattern. Both weight tables below are built from it."""
+    order, outcome class, value class and pair pattern. Both weight tables below are built from it.
+    Built once per installation and source version (:mod:`pb_gym.table_cache`), loaded after that."""
+    table = table_cache.cached("sequences", ("index", "n_multisets", "outcome", "key"), _deal_sequences)
+    return {**table, "n_multisets": int(table["n_multisets"])}
+
+
+def _deal_sequences() -> dict[str, np.ndarray]:
+    """:func:`_sequence_table` built: every value sequence dealt through the rules."""
     seq = _value_sequences()
     hand = deal_value_sequences(seq)
     ordered = np.sort(seq, axis=0).astype(np.int64)
@@ -99,7 +106,7 @@ def _sequence_table() -> dict:
     key = cell * _PATTERNS + side(0, 2) * _SIDE_PATTERNS + side(1, 3)
     return {
         "index": index.astype(np.int32),
-        "n_multisets": len(multisets),
+        "n_multisets": np.array(len(multisets)),
         "outcome": hand["outcome"].astype(np.int8),
         "key": key.astype(np.int16),
     }
