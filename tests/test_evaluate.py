@@ -1,7 +1,9 @@
 """pb-gym evaluate: config validation, an end-to-end study, common random numbers, the statistics."""
 
+import copy
 import json
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -715,3 +717,45 @@ def test_fan_bins_are_searchsorteds_bins(top):
     np.testing.assert_array_equal(
         E.fan_bins(edges, grid), np.clip(np.searchsorted(edges, grid, side="right") - 1, 0, E.FAN_BINS)
     )
+
+
+@pytest.mark.parametrize("variant", ["as run", "six-digit bankrolls", "odd count", "offset", "long name"])
+def test_the_fan_grid_is_laid_out_as_tight_layout_would(report, variant, tmp_path, monkeypatch):
+    """bankroll_paths.png is laid out from two measured axes: its margins and gaps equal
+    tight_layout's (which measures every axes) for wider tick labels, an odd number of systems, and,
+    through tight_layout itself, an offset label or a name wider than its axes."""
+    from pb_gym.experiments import plotting
+
+    report = copy.deepcopy(report)
+    if variant in ("six-digit bankrolls", "offset"):
+        scale_by = 100 if variant == "six-digit bankrolls" else 10_000
+        report["bankroll"] *= scale_by
+        for fan in report["paths"].values():
+            fan["quantiles"] = (np.array(fan["quantiles"]) * scale_by).tolist()
+            fan["samples"] = (np.array(fan["samples"]) * scale_by).tolist()
+    if variant == "odd count":
+        report["systems"] = report["systems"][:-1]
+    if variant == "long name":
+        old = report["systems"][3]["name"]
+        report["systems"][3]["name"] = new = "a martingale whose name is far wider than its axes " * 3
+        report["paths"][new] = report["paths"].pop(old)
+    layouts = {}
+    names = ("left", "right", "top", "bottom", "wspace", "hspace")
+    real_layout = ER._fan_layout
+
+    def layout(fig, axes, used):
+        twin = pickle.loads(pickle.dumps(fig))  # tight_layout measures the figure as it is before
+        twin.tight_layout()
+        layouts["tight"] = [getattr(twin.subplotpars, k) for k in names]
+        real_layout(fig, axes, used)
+        layouts["measured"] = [getattr(fig.subplotpars, k) for k in names]
+        plotting.pyplot().close("all")
+        raise Measured  # (the figures are not this test's)
+
+    class Measured(Exception):
+        pass
+
+    monkeypatch.setattr(ER, "_fan_layout", layout)
+    with pytest.raises(Measured):
+        ER.plot(report, tmp_path)
+    assert layouts["measured"] == pytest.approx(layouts["tight"], abs=1e-9)
