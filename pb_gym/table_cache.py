@@ -70,15 +70,23 @@ def _load(path: Path) -> Tables | None:
 
 def _save(where: Path, name: str, path: Path, tables: Tables) -> None:
     """Write ``tables`` to ``path`` whole (a temporary file renamed into place, so a reader never sees
-    half a file) and remove the stale files of ``name``; a failure only leaves the table uncached."""
+    half a file) and remove the stale files of ``name``; a failure (a full disk) only leaves the table
+    uncached, and its temporary file removed."""
     try:
         handle, temporary = tempfile.mkstemp(dir=where, prefix=f".{name}-", suffix=".npz")
+    except OSError:
+        return
+    try:
         with os.fdopen(handle, "wb") as out:
             save: Any = np.savez  # (its stub types ``**arrays`` as its own keyword options)
             save(out, allow_pickle=False, **tables)
         os.chmod(temporary, 0o644)  # (mkstemp makes it the owner's alone: readable as a kernel cache is)
         os.replace(temporary, path)
     except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
         return
     for stale in where.glob(f"table-{name}-*.npz"):
         if stale != path:

@@ -88,3 +88,20 @@ def test_the_exact_tables_load_as_the_bits_they_are_built_with():
     assert loaded["n_multisets"] == int(built["n_multisets"]) == 5005
     exponents, coefficients = ev_bound.taylor_coefficients()
     assert np.array_equal(coefficients, ev_bound._walk(exponents))
+
+
+def test_a_failed_write_leaves_no_file_and_the_table_in_memory(cache_dir, monkeypatch):
+    """A full disk (the write fails halfway): the built table is returned, nothing is left behind, and
+    the next call builds again."""
+
+    def full_disk(out, **arrays):
+        out.write(b"PK half a table")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(table_cache.np, "savez", full_disk)
+    build, calls = counting_builder()
+    first = table_cache.cached("demo", ("weights", "size"), build)
+    assert np.array_equal(first["weights"], np.arange(12).reshape(3, 4))
+    assert list(cache_dir.iterdir()) == []
+    table_cache.cached("demo", ("weights", "size"), build)
+    assert len(calls) == 2
