@@ -438,18 +438,20 @@ def _fan_layout(fig, axes: np.ndarray, used: int) -> None:
         return max(sizes, default=0.0) / dpi
 
     fan_axes = [axes.flat[k] for k in range(0, used, 2)]
+    label_widths = [label_width(ax) for ax in fan_axes]  # (formatting the ticks sets any offset)
     titles = [ax.title.get_window_extent(renderer) for ax in fan_axes]
     frame_width = fan_axes[0].get_window_extent(renderer).width
     offset = any(ax.yaxis.get_major_formatter().get_offset() for ax in fan_axes)  # (above the axes)
-    if offset or any(t.width > frame_width or t.height != titles[0].height for t in titles):
+    # (one line of the same font: heights equal but for rounding, a hundredth of a pixel at most)
+    taller = any(abs(t.height - titles[0].height) > 0.5 for t in titles)
+    if offset or taller or any(t.width > frame_width for t in titles):
         fig.tight_layout()  # a name wider than its axes or of more lines, an offset: measure all
         return
     fan_l, fan_r, fan_t, fan_b = overhang(fan_axes[0])
-    first_width = label_width(fan_axes[0])
     widest = {column: 0.0 for column in range(0, axes.shape[1], 2)}
-    for k, ax in zip(range(0, used, 2), fan_axes, strict=True):
+    for k, width_k in zip(range(0, used, 2), label_widths, strict=True):
         column = k % axes.shape[1]
-        widest[column] = max(widest[column], fan_l - first_width + label_width(ax))
+        widest[column] = max(widest[column], fan_l - label_widths[0] + width_k)
     share_l, share_r, share_t, share_b = overhang(axes.flat[1])
     pad = 1.08 * plotting.pyplot().rcParams["font.size"] / 72  # tight_layout's pad, inches
     cols, rows = axes.shape[1], axes.shape[0]
