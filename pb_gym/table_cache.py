@@ -71,7 +71,7 @@ def _load(path: Path) -> Tables | None:
 def _save(where: Path, name: str, path: Path, tables: Tables) -> None:
     """Write ``tables`` to ``path`` whole (a temporary file renamed into place, so a reader never sees
     half a file) and remove the stale files of ``name``; a failure (a full disk) only leaves the table
-    uncached, and its temporary file removed."""
+    uncached, and its temporary file removed (as does a Ctrl-C, which then goes on up)."""
     try:
         handle, temporary = tempfile.mkstemp(dir=where, prefix=f".{name}-", suffix=".npz")
     except OSError:
@@ -82,11 +82,13 @@ def _save(where: Path, name: str, path: Path, tables: Tables) -> None:
             save(out, allow_pickle=False, **tables)
         os.chmod(temporary, 0o644)  # (mkstemp makes it the owner's alone: readable as a kernel cache is)
         os.replace(temporary, path)
-    except OSError:
+    except BaseException as error:  # a full disk, or Ctrl-C halfway: no half-written file stays
         try:
             os.unlink(temporary)
         except OSError:
             pass
+        if not isinstance(error, OSError):
+            raise
         return
     for stale in where.glob(f"table-{name}-*.npz"):
         if stale != path:

@@ -105,3 +105,15 @@ def test_a_failed_write_leaves_no_file_and_the_table_in_memory(cache_dir, monkey
     assert list(cache_dir.iterdir()) == []
     table_cache.cached("demo", ("weights", "size"), build)
     assert len(calls) == 2
+
+
+def test_ctrl_c_while_writing_leaves_no_file(cache_dir, monkeypatch):
+    def interrupted(out, **arrays):
+        out.write(b"PK half a table")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(table_cache.np, "savez", interrupted)
+    build, _ = counting_builder()
+    with pytest.raises(KeyboardInterrupt):
+        table_cache.cached("demo", ("weights", "size"), build)
+    assert list(cache_dir.iterdir()) == []
