@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 
+import numba
 import numpy as np
 from pydantic import Field
 
@@ -229,7 +231,34 @@ def shoe_extremes(shoe: np.ndarray, values: np.ndarray, n_shoes: int) -> tuple[n
     return low, high
 
 
-_BLOCK = 1_000  # sessions per block of the shoe barrier (bounds its memory: about 25 MB a block)
+_BLOCK = 1_000  # sessions per block of the shoe barrier (bounds the memory of its shoe draws: 4 MB)
+_RUIN, _GOAL = 1, 2  # how a session of the shoe barrier ended (0: at the time limit)
+
+
+@numba.njit(cache=True, nogil=True)
+def _barrier_sessions(idx, net, low, high, bankroll, target, stake, final, ends):
+    """The sessions of :func:`shoe_barrier` over the drawn shoes ``idx`` ``(m, shoes)``, each played
+    shoe by shoe up to its end: writes each one's ``final`` bankroll and how it ``ends`` (0, ``_RUIN``,
+    ``_GOAL``), returns the shoes played in all. (The bankroll before shoe ``j`` is ``bankroll`` plus
+    the nets of shoes ``0..j`` minus that of ``j``, the running sum formed left to right: the bits of
+    the array form ``bankroll + cumsum(x) - x`` that this loop replaces.)"""
+    played = 0
+    for i in range(idx.shape[0]):
+        running = 0.0
+        ends[i] = 0
+        for j in range(idx.shape[1]):
+            s = idx[i, j]
+            running += net[s]
+            before = (bankroll + running) - net[s]
+            if before + low[s] < stake:  # ruin first: the shoe's low point comes before the goal's
+                final[i], ends[i] = before + low[s], _RUIN
+                break
+            if before + high[s] >= target:
+                final[i], ends[i] = before + high[s], _GOAL
+                break
+            final[i] = before + net[s]
+        played += j + 1
+    return played
 
 
 def shoe_barrier(
@@ -254,38 +283,65 @@ def shoe_barrier(
     (the session ends below its start: ruined, or behind at the limit), the ``mean_win`` (a session
     stopped at the goal counts the shoe's high point) and ``mean_shoes`` played.
     """
-    net, low, high = (np.asarray(a, dtype=np.float64) for a in (net, low, high))
-    if net.ndim != 1 or not net.size or low.shape != net.shape or high.shape != net.shape:
-        raise ValueError("net, low, high: one-dimensional arrays of the same length (one per shoe)")
+    return shoe_barriers([(net, low, high)], bankroll, goal, shoes, sessions, seed, stake)[0]
+
+
+def shoe_barriers(
+    variants: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    bankroll: float,
+    goal: float,
+    shoes: int,
+    sessions: int = 10_000,
+    seed: int = 0,
+    stake: float = 1.0,
+) -> list[dict]:
+    """:func:`shoe_barrier` of each ``(net, low, high)`` of ``variants`` (the same number of shoes),
+    all over the same drawn shoes: each result is the bits of its own :func:`shoe_barrier` call with
+    this ``seed``, and the draws, most of the work, are made once."""
+    variants = [
+        (
+            np.asarray(net, dtype=np.float64),
+            np.asarray(low, dtype=np.float64),
+            np.asarray(high, dtype=np.float64),
+        )
+        for net, low, high in variants
+    ]
+    for net, low, high in variants:
+        if net.ndim != 1 or not net.size or low.shape != net.shape or high.shape != net.shape:
+            raise ValueError("net, low, high: one-dimensional arrays of the same length (one per shoe)")
+    if len({net.size for net, _, _ in variants}) > 1:
+        raise ValueError("every variant of the shoe barrier must have the same number of shoes")
+    if not variants:
+        return []
     rng = np.random.default_rng(seed)
-    ruined = reached = behind = 0
-    total_win = total_square = played = 0.0
+    # per variant: sessions ruined, at the goal, behind; the sums of the win and its square; shoes
+    sums = np.zeros((len(variants), 6))
     target = bankroll + goal
     for start in range(0, sessions, _BLOCK):
         m = min(_BLOCK, sessions - start)
-        idx = rng.integers(0, net.size, size=(m, shoes))
-        x = net[idx]
-        before = bankroll + np.cumsum(x, axis=1) - x  # the bankroll at each shoe's start
-        ruin_at = before + low[idx] < stake
-        goal_at = before + high[idx] >= target
-        first_ruin = np.where(ruin_at.any(axis=1), ruin_at.argmax(axis=1), shoes)
-        first_goal = np.where(goal_at.any(axis=1), goal_at.argmax(axis=1), shoes)
-        is_ruin = (first_ruin < shoes) & (first_ruin <= first_goal)
-        is_goal = (first_goal < shoes) & ~is_ruin
-        end = np.minimum(np.minimum(first_ruin, first_goal), shoes - 1)
-        rows = np.arange(m)
-        final = np.where(
-            is_ruin,
-            before[rows, end] + low[idx[rows, end]],
-            np.where(is_goal, before[rows, end] + high[idx[rows, end]], before[rows, -1] + x[rows, -1]),
-        )
-        win = final - bankroll
-        ruined += int(is_ruin.sum())
-        reached += int(is_goal.sum())
-        behind += int((~is_goal & (win < 0)).sum())
-        total_win += float(win.sum())
-        total_square += float((win * win).sum())
-        played += float((np.where(is_ruin | is_goal, end + 1, shoes)).sum())
+        idx = rng.integers(0, variants[0][0].size, size=(m, shoes))
+        final, ends = np.empty(m), np.empty(m, dtype=np.int8)
+        for v, (net, low, high) in enumerate(variants):
+            played = _barrier_sessions(
+                idx, net, low, high, float(bankroll), float(target), float(stake), final, ends
+            )
+            is_goal = ends == _GOAL
+            win = final - bankroll
+            sums[v] += (
+                int((ends == _RUIN).sum()),
+                int(is_goal.sum()),
+                int((~is_goal & (win < 0)).sum()),
+                float(win.sum()),
+                float((win * win).sum()),
+                played,
+            )
+    return [_barrier_figures(row, sessions) for row in sums.tolist()]
+
+
+def _barrier_figures(sums: list[float], sessions: int) -> dict:
+    """:func:`shoe_barrier`'s figures from its sums over the sessions (those of :func:`shoe_barriers`)."""
+    ruined, reached, behind = (int(count) for count in sums[:3])
+    total_win, total_square, played = sums[3:]
     mean = total_win / sessions
     sd = math.sqrt(max(total_square / sessions - mean * mean, 0.0) * sessions / max(sessions - 1, 1))
     half = 1.959963984540054 * sd / math.sqrt(sessions)
@@ -328,14 +384,17 @@ def barrier_with_ci(
     se = float(np.std(ev, ddof=1)) / math.sqrt(n) if n > 1 else 0.0
     shift = float(np.mean(ev) - np.mean(net))
 
-    def barrier(delta: float) -> dict:
-        shifted = _shifted(net, low, high, bets, delta)
-        return shoe_barrier(
-            *shifted, risk.bankroll, risk.goal, risk.session_shoes, risk.sessions, risk.seed, stake
-        )
-
-    centre = barrier(shift)
-    ends = [barrier(shift + d * 1.959963984540054 * se) for d in (-1, 1)]
+    # the centre and both ends of the win rate's CI, over the same draws
+    shifts = [shift] + [shift + d * 1.959963984540054 * se for d in (-1, 1)]
+    centre, *ends = shoe_barriers(
+        [_shifted(net, low, high, bets, delta) for delta in shifts],
+        risk.bankroll,
+        risk.goal,
+        risk.session_shoes,
+        risk.sessions,
+        risk.seed,
+        stake,
+    )
     out = dict(centre)
     for key in ("p_ruin", "p_goal", "p_behind", "mean_win"):
         lo = min(e[f"{key}_ci95"][0] for e in ends + [centre])

@@ -102,6 +102,71 @@ def test_the_shoe_barrier_of_one_hand_shoes_is_the_gamblers_ruin():
     assert result["p_behind"] >= result["p_ruin"]  # a ruined session ends behind
 
 
+def _barrier_by_arrays(net, low, high, bankroll, goal, shoes, sessions, seed, stake):
+    """The shoe barrier written as whole arrays (every shoe of every session, then the first ruin and
+    the first goal found by argmax): the reference the compiled session loop must equal bit for bit."""
+    rng = np.random.default_rng(seed)
+    ruined = reached = behind = 0
+    total_win = total_square = played = 0.0
+    for start in range(0, sessions, 1_000):
+        m = min(1_000, sessions - start)
+        idx = rng.integers(0, net.size, size=(m, shoes))
+        x = net[idx]
+        before = bankroll + np.cumsum(x, axis=1) - x
+        ruin_at, goal_at = before + low[idx] < stake, before + high[idx] >= bankroll + goal
+        first_ruin = np.where(ruin_at.any(axis=1), ruin_at.argmax(axis=1), shoes)
+        first_goal = np.where(goal_at.any(axis=1), goal_at.argmax(axis=1), shoes)
+        is_ruin = (first_ruin < shoes) & (first_ruin <= first_goal)
+        is_goal = (first_goal < shoes) & ~is_ruin
+        end = np.minimum(np.minimum(first_ruin, first_goal), shoes - 1)
+        rows = np.arange(m)
+        final = np.where(
+            is_ruin,
+            before[rows, end] + low[idx[rows, end]],
+            np.where(is_goal, before[rows, end] + high[idx[rows, end]], before[rows, -1] + x[rows, -1]),
+        )
+        win = final - bankroll
+        ruined, reached = ruined + int(is_ruin.sum()), reached + int(is_goal.sum())
+        behind += int((~is_goal & (win < 0)).sum())
+        total_win, total_square = total_win + float(win.sum()), total_square + float((win * win).sum())
+        played += float(np.where(is_ruin | is_goal, end + 1, shoes).sum())
+    return ruined, reached, behind, total_win, total_square, played
+
+
+@pytest.mark.parametrize("shoes", [1, 60])
+def test_the_shoe_barrier_is_the_array_form_bit_for_bit_and_shares_its_draws(shoes):
+    rng = np.random.default_rng(11)
+    net = rng.normal(0.5, 25.0, shoes)
+    low = np.minimum(net, 0.0) - rng.exponential(15.0, shoes)
+    high = np.maximum(net, 0.0) + rng.exponential(15.0, shoes)
+    variants = [(net, low, high), (net - 3.0, low - 3.0, high), (net * 2.0, low * 2.0, high * 2.0)]
+    # a goal and a ruin both within reach of a session of 8 shoes; 2,345 sessions: a block and a part
+    bankroll, goal, limit, sessions, seed, stake = 60.0, 90.0, 8, 2_345, 3, 2.0
+    ends = []
+    results = A.shoe_barriers(variants, bankroll, goal, limit, sessions, seed, stake)
+    for variant, result in zip(variants, results, strict=True):
+        assert result == A.shoe_barrier(*variant, bankroll, goal, limit, sessions, seed, stake)
+        ruined, reached, behind, total_win, _, played = _barrier_by_arrays(
+            *variant, bankroll, goal, limit, sessions, seed, stake
+        )
+        assert (result["p_ruin"], result["p_goal"], result["p_behind"]) == (
+            ruined / sessions,
+            reached / sessions,
+            behind / sessions,
+        )
+        assert result["mean_win"] == total_win / sessions and result["mean_shoes"] == played / sessions
+        ends.append((ruined, reached, sessions - ruined - reached))
+    if shoes > 1:  # sessions end at ruin, at the goal and at the limit (one shoe: each the same way)
+        assert min(map(min, ends)) > 0
+    with pytest.raises(ValueError, match="the same number of shoes"):
+        A.shoe_barriers(
+            [(net, low, high), (np.append(net, 1.0), np.append(low, 0.0), np.append(high, 1.0))],
+            60.0,
+            90.0,
+            8,
+        )
+
+
 def test_the_bettor_report_follows_the_figures():
     hands = np.full(4, 80.0)
     bets = np.array([8.0, 6.0, 0.0, 10.0])
