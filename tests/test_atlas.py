@@ -405,6 +405,7 @@ TINY = {
     "training_shoes": 30,
     "training_seed": 6,
     "integer_max_tag": 2,
+    "advantage": {"sessions": 1000},  # the double barrier's sessions: most of the time of a tiny study
 }
 
 

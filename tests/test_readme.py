@@ -287,15 +287,16 @@ def shrink(kind: str, data: dict) -> dict:
                 "count_training_shoes": 10,
             }.items():
                 _cap(discovery, key, value)
-    elif kind == "counting":
+    elif kind in ("counting", "atlas"):
         _cap(data, "shoes", 20)
         data["chunk_shoes"] = 10
         _cap(data, "training_shoes", 10)
-    elif kind == "atlas":
-        _cap(data, "shoes", 20)
-        data["chunk_shoes"] = 10
-        _cap(data, "training_shoes", 10)
-        _cap(data, "integer_max_tag", 2)
+        if kind == "atlas":
+            _cap(data, "integer_max_tag", 2)
+        advantage = data.setdefault("advantage", {}) or {}
+        _cap(advantage, "sessions", 100)  # the double barrier of every count and bettor
+        _cap(advantage, "session_shoes", 50)
+        data["advantage"] = advantage
     elif kind == "ruin":
         _cap(data, "sessions", 20)
         data["chunk_sessions"] = 20
