@@ -311,6 +311,9 @@ def shoe_barriers(
             raise ValueError("net, low, high: one-dimensional arrays of the same length (one per shoe)")
     if len({net.size for net, _, _ in variants}) > 1:
         raise ValueError("every variant of the shoe barrier must have the same number of shoes")
+    for name, value in (("shoes", shoes), ("sessions", sessions)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name}={value!r} is not allowed; allowed: an integer >= 1")
     if not variants:
         return []
     rng = np.random.default_rng(seed)

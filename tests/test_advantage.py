@@ -158,6 +158,10 @@ def test_the_shoe_barrier_is_the_array_form_bit_for_bit_and_shares_its_draws(sho
         ends.append((ruined, reached, sessions - ruined - reached))
     if shoes > 1:  # sessions end at ruin, at the goal and at the limit (one shoe: each the same way)
         assert min(map(min, ends)) > 0
+    for bad in ({"shoes": 0}, {"shoes": 2.5}, {"sessions": 0}, {"sessions": True}):
+        name, value = next(iter(bad.items()))
+        with pytest.raises(ValueError, match=f"{name}={value!r} is not allowed; allowed: an integer >= 1"):
+            A.shoe_barrier(net, low, high, bankroll, goal, **{"shoes": limit, "sessions": sessions, **bad})
     with pytest.raises(ValueError, match="the same number of shoes"):
         A.shoe_barriers(
             [(net, low, high), (np.append(net, 1.0), np.append(low, 0.0), np.append(high, 1.0))],
