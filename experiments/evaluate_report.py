@@ -356,6 +356,8 @@ def plot_final_bankrolls(report: dict, path: Path) -> Path:
     and the median. A box plot would hide what matters here: a progression's sessions pile up at two
     peaks, the goal and ruin (or the stop-loss), and few end in between."""
     plt = plotting.pyplot()
+    from matplotlib.collections import PolyCollection
+
     names = [s["name"] for s in report["systems"]]
     tables = [summaries.final_table(report["final_summaries"][n])[:2] for n in names]
     low = min(float(values.min()) for values, _ in tables)
@@ -371,13 +373,23 @@ def plot_final_bankrolls(report: dict, path: Path) -> Path:
         drawn = np.flatnonzero(share > 0)
         # a peak one bin tall (every ruined session ends below the table minimum) is drawn at least
         # 2% of the axis tall, so that it reads as the peak it is
-        ax.barh(
-            centres[drawn],
-            2 * width[drawn],
-            height=max(edges[1] - edges[0], 0.02 * (high - low)),
-            left=i + 1 - width[drawn],
-            color=VIOLIN_COLOUR,
-            lw=0,
+        height = max(edges[1] - edges[0], 0.02 * (high - low))
+        left = i + 1 - width[drawn]
+        right = left + 2 * width[drawn]
+        bottom = centres[drawn] - height / 2
+        top = bottom + height
+        # one collection of the violin's bars, each corner as barh's rectangle has it (a patch a bar
+        # cost the figure about 0.2 s; the same pixels)
+        ax.add_collection(
+            PolyCollection(
+                list(
+                    np.stack(
+                        [np.stack([left, right, right, left], 1), np.stack([bottom, bottom, top, top], 1)], 2
+                    )
+                ),
+                facecolors=VIOLIN_COLOUR,
+                linewidths=0,
+            )
         )
         for k in np.flatnonzero(share >= PEAK_LABEL):  # the peaks, with their share of the sessions
             ax.text(i + 1 + width[k] + 0.04, centres[k], f"{share[k]:.0%}", fontsize=6, va="center")
