@@ -694,6 +694,17 @@ def test_the_final_bankroll_figure_shows_both_peaks_of_a_progression(tmp_path, m
     labels = {t.get_text() for t in drawn["fig"].axes[0].texts}
     assert 0.2 < entry["p_ruin"] < 0.8 and entry["p_ruin"] + entry["p_target"] == pytest.approx(1.0)
     assert {f"{entry['p_ruin']:.0%}", f"{entry['p_target']:.0%}"} <= labels
+    # the violin (here its two peaks): one collection of axis-aligned bars centred on the system's x,
+    # the widest 0.84 wide (the largest share), every bar at least 2% of the bankroll axis tall
+    (violin,) = drawn["fig"].axes[0].collections[:1]
+    bars = np.array([path.vertices[:4] for path in violin.get_paths()])
+    x, y = bars[..., 0], bars[..., 1]
+    assert len(bars) >= 2 and np.array_equal(x[:, 0], x[:, 3]) and np.array_equal(y[:, 0], y[:, 1])
+    np.testing.assert_allclose((x[:, 0] + x[:, 1]) / 2, 1.0, atol=1e-12)
+    assert (x[:, 1] - x[:, 0]).max() == pytest.approx(0.84)
+    heights = y[:, 2] - y[:, 0]
+    np.testing.assert_allclose(heights, heights[0], rtol=1e-12)
+    assert heights[0] >= 0.02 * (y.max() - y.min() - heights[0]) * (1 - 1e-12)
 
 
 @pytest.mark.parametrize("top", [2000.0, 1500.0, 3.0, 1e6 / 3.0])
