@@ -178,15 +178,22 @@ def double_barrier(
     behind = playing & (b < bankroll)
     win = b - bankroll
     half = 1.96 * float(win.std(ddof=1)) / math.sqrt(sessions) if sessions > 1 else math.nan
+    counts = (int(ruined.sum()), int(reached.sum()), int(behind.sum()))
+    return _risk_figures(*counts, sessions, float(win.mean()), half)
+
+
+def _risk_figures(ruined: int, reached: int, behind: int, sessions: int, mean: float, half: float) -> dict:
+    """A simulated double barrier's figures (:func:`double_barrier`, :func:`shoe_barrier`): each share
+    of the sessions with its Wilson 95% CI, and the mean win with its CI's half-width ``half``."""
     return {
-        "p_ruin": float(ruined.mean()),
-        "p_ruin_ci95": _interval(int(ruined.sum()), sessions),
-        "p_goal": float(reached.mean()),
-        "p_goal_ci95": _interval(int(reached.sum()), sessions),
-        "p_behind": float(behind.mean()),
-        "p_behind_ci95": _interval(int(behind.sum()), sessions),
-        "mean_win": float(win.mean()),
-        "mean_win_ci95": [float(win.mean()) - half, float(win.mean()) + half],
+        "p_ruin": ruined / sessions,
+        "p_ruin_ci95": _interval(ruined, sessions),
+        "p_goal": reached / sessions,
+        "p_goal_ci95": _interval(reached, sessions),
+        "p_behind": behind / sessions,
+        "p_behind_ci95": _interval(behind, sessions),
+        "mean_win": mean,
+        "mean_win_ci95": [mean - half, mean + half],
     }
 
 
@@ -348,17 +355,7 @@ def _barrier_figures(sums: list[float], sessions: int) -> dict:
     mean = total_win / sessions
     sd = math.sqrt(max(total_square / sessions - mean * mean, 0.0) * sessions / max(sessions - 1, 1))
     half = 1.959963984540054 * sd / math.sqrt(sessions)
-    return {
-        "p_ruin": ruined / sessions,
-        "p_ruin_ci95": _interval(ruined, sessions),
-        "p_goal": reached / sessions,
-        "p_goal_ci95": _interval(reached, sessions),
-        "p_behind": behind / sessions,
-        "p_behind_ci95": _interval(behind, sessions),
-        "mean_win": mean,
-        "mean_win_ci95": [mean - half, mean + half],
-        "mean_shoes": played / sessions,
-    }
+    return {**_risk_figures(ruined, reached, behind, sessions, mean, half), "mean_shoes": played / sessions}
 
 
 def _shifted(
