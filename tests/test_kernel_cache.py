@@ -1,6 +1,9 @@
 """pb-gym's cached kernels are stamped with the content of the whole package (pb_gym.kernel_cache), so
 that an edit anywhere in it, not only in a kernel's own file, makes them compile afresh."""
 
+import subprocess
+import sys
+
 import numba
 import pytest
 
@@ -40,3 +43,36 @@ def test_the_stamp_changes_with_any_source_file(tmp_path, monkeypatch):
         stamps.append(kernel_cache.package_stamp())
     kernel_cache.package_stamp.cache_clear()
     assert stamps[0] == stamps[1] != stamps[2]
+
+
+WARM_PROCESS = """
+import gymnasium
+import numpy as np
+from numba.core import event
+from pb_gym import rules as R, session
+from pb_gym.envs import ENV_ID
+
+with event.install_recorder("numba:compile") as compiled:
+    rules = R.Rules()
+    limits = session.Limits(bankroll=100.0, table_min=1.0, table_max=100.0)
+    table = session.Session(rules, limits, 8, 2, seed=3)
+    requested = np.zeros((2, 8, table.n_bets))
+    requested[:, :, R.BANKER] = 1.0
+    table.play(requested)
+    for env in (gymnasium.make(ENV_ID), gymnasium.make_vec(ENV_ID, num_envs=4)):
+        env.reset(seed=1)
+        env.step(env.action_space.sample())
+print(sorted({str(e.data["dispatcher"].py_func.__qualname__) for _, e in compiled.buffer}))
+"""
+
+
+def test_a_warm_process_plays_and_steps_without_compiling():
+    """A new process with the cache warm plays a session's hand and steps the single and the vector
+    env with the kernels from the cache alone: a
+    structref built from Python (:class:`pb_gym.session.kernels.PlayState`) would compile its
+    constructor again in every process, about 0.5 s."""
+    runs = [
+        subprocess.run([sys.executable, "-c", WARM_PROCESS], capture_output=True, text=True, check=True)
+        for _ in range(2)  # (the first warms the cache, if this checkout's tests have not yet)
+    ]
+    assert runs[1].stdout.strip() == "[]", runs[1].stdout + runs[1].stderr

@@ -344,7 +344,7 @@ class Session:
         engine.check_state(self.rules, self.shoe, deals=False)
         seats, records, shoe, hand = self.structs()
         if self._play_state is None:
-            self._play_state = kernels.PlayState(
+            self._play_state = kernels.new_play_state(
                 seats, records, shoe, hand, self._deal_consts, self.payoffs, self._limits
             )
         found = claim_rows(

@@ -427,6 +427,14 @@ PLAY_STATE_FIELDS = ("seats", "records", "shoe", "hand", "deal_consts", "payoffs
 structref.define_proxy(PlayState, _PlayStateType, list(PLAY_STATE_FIELDS))
 
 
+@numba.njit(cache=True)
+def new_play_state(seats, records, shoe, hand, deal_consts, payoffs, limits):
+    """A :class:`PlayState` of its :data:`PLAY_STATE_FIELDS`, built by a cached kernel (as
+    :func:`pb_gym.shoe_state._new_shoe_view`: the proxy class called from Python compiles its
+    constructor again in every process, about 0.5 s)."""
+    return PlayState(seats, records, shoe, hand, deal_consts, payoffs, limits)
+
+
 @numba.njit(cache=True, nogil=True)
 def play_state_rows(start, stop, deal, requested, chosen, sticky, state):
     """:func:`play_rows` over the state of a :class:`PlayState`."""
