@@ -23,7 +23,8 @@ the degree ``a`` of each term in ``delta`` and its power ``l`` of ``eps``:
 * some groups are evaluated exactly: in three stages, each run only where the one before did not
   prove ``EV < 0``: first ``a <= 1``; then also ``a = 2`` and ``(a, l) = (3, 0)``; then also the rest
   of ``a = 3`` and ``(4, 0)``;
-* every other group ``(a, l)`` is bounded twice, and the smaller bound kept: by the multinomial
+* every other group ``(a, l)`` is bounded twice (the bounds of one degree ``a`` summed over ``l``,
+  and the smaller of the two sums kept): by the multinomial
   theorem, ``|sum_{|b| = a} C_{b,l} delta^b| <= M[a, l] * ||delta||_1^a`` with
   ``M[a, l] = max_b |C_{b,l}| / multinomial(a; b)``, because
   ``||delta||_1^a = sum_{|b| = a} multinomial(a; b) |delta|^b``; and by Cauchy-Schwarz on the
@@ -32,6 +33,12 @@ the degree ``a`` of each term in ``delta`` and its power ``l`` of ``eps``:
   form ``delta' Q delta <= lambda_max(Q) * ||delta||_2^2`` (signed: often far below ``|.|``). The
   2-norm bounds are the tighter ones when the deviation is spread over many values, as it is in a
   dealt shoe.
+
+Everything but ``delta`` and its norms depends on the composition only through ``N``: ``kappa``,
+the powers of ``eps``, and each coefficient and group bound summed over those powers. They are
+tabled once per count of cards (up to 8 decks: :data:`TABLED_CARDS`), so that the first stage costs
+some fifty operations a composition; the second and third stages, some hundreds each, are reached
+by about one composition in eight.
 
 Hence ``EV <= kappa(N) * (exact part + sum of the group bounds)`` at every stage, for every
 composition, with no approximation but floating-point rounding. That is a few units in the last
@@ -243,6 +250,23 @@ class EVBound:
         self.pair_coef = _dense(pairs, 2, n_pow - 2)  # (l, monomial): eps^l delta_i delta_j
         self.triple_coef = _dense(triples, 3, n_pow - 3)
         self.quartic_coef = _dense({t: np.array([c]) for t, c in quartics}, 4, 1)[0]
+        self.terms = (self.constant, self.linear, self.coarse, self.remainder, self.remainder3, self.euclid)
+        self.tables = tuple(
+            np.zeros((TABLED_CARDS + 1, width)) for width in (STAGE1_WIDTH, STAGE2_WIDTH, STAGE3_WIDTH)
+        )
+        constant, linear, coarse, remainder, remainder3, euclid = self.terms
+        _fill_tables(
+            exact.MIN_CARDS,
+            constant,
+            linear,
+            coarse,
+            self.pair_coef,
+            self.triple_coef,
+            remainder,
+            remainder3,
+            euclid,
+            *self.tables,
+        )
 
     def upper(self, composition: np.ndarray, refine: bool = True) -> np.ndarray:
         """An upper bound on the exact EV per unit staked for each composition (counts by rank,
@@ -254,7 +278,7 @@ class EVBound:
         does not either, the third the other cubic terms and the quartic terms without ``eps`` (each
         stage is an upper bound; the smallest is returned).
         """
-        comp = exact.validate_composition(composition)
+        comp = exact.validate_composition(composition, copy=False)
         return self._upper_rows(np.ascontiguousarray(comp.reshape(-1, R.N_RANKS)), refine).reshape(
             comp.shape[:-1]
         )
@@ -268,17 +292,12 @@ class EVBound:
             len(ranks),
             UPPER_MIN_ROWS,
             ranks,
-            R.RANK_VALUES.astype(np.int64),
             FULL_SHOE_PROPORTIONS,
-            self.constant,
-            self.linear,
-            self.coarse,
+            *self.tables,
+            self.terms,
             self.pair_coef,
             self.triple_coef,
-            self.remainder,
             self.quartic_coef,
-            self.remainder3,
-            self.euclid,
             refine,
             -MARGIN,
             out,
@@ -317,119 +336,191 @@ def _monomials_4(delta, quartics):
                     m += 1
 
 
+TABLED_CARDS = 8 * 52
+"""Card counts up to which the bound's sums over the powers of ``eps = 1 / N`` are kept in tables
+(:func:`_fill_tables`): every shoe the rules allow (1 to 8 decks). A larger composition has them
+computed for its row alone (:func:`_per_cards`), with the same results."""
+STAGE1_WIDTH = 3 + N_DELTA + 2 * (DEGREE - 1)
+"""Entries of one count's first-stage row: eps, kappa, the constant, the linear coefficients, and
+the 1-norm and 2-norm bounds of each degree 2..6."""
+STAGE2_WIDTH = N_DELTA * (N_DELTA + 1) // 2 + 2 * (DEGREE - 2)
+"""The quadratic coefficients (one per monomial ``delta_i delta_j``, ``i <= j``) and the bounds of
+each degree 3..6."""
+STAGE3_WIDTH = math.comb(N_DELTA + 2, 3) + 2 * (DEGREE - 3)
+"""The cubic coefficients with ``eps`` (one per monomial of degree 3) and the bounds of each degree
+4..6."""
+if not np.array_equal(R.RANK_VALUES, [1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0, 0]):
+    raise ImportError("pb_gym.ev_bound reads the count of value v in rank column v - 1 (A..9)")
+
+
+@numba.njit(cache=True, nogil=True)
+def _per_cards(
+    cards, constant, linear, coarse, pair_coef, triple_coef, remainder, remainder3, euclid, row1, row2, row3
+):
+    """The bound's terms that depend on the composition only through its ``cards`` (``eps = 1 /
+    cards``), each summed over the powers of ``eps`` once: ``row1`` (:data:`STAGE1_WIDTH`), ``row2``
+    and ``row3``. Summing a group's bounds over ``l`` before taking the smaller of the 1-norm and the
+    2-norm one (``min(sum, sum)`` for ``sum min``) loosens the bound only where the two cross, and
+    makes the per-composition work of the first stage some fifty operations."""
+    n_pow = constant.shape[0]
+    n_delta = linear.shape[0]
+    eps = 1.0 / cards
+    eps_pow = np.empty(n_pow)
+    eps_pow[0] = 1.0
+    for l in range(1, n_pow):
+        eps_pow[l] = eps_pow[l - 1] * eps
+    falling = 1.0
+    for k in range(n_pow - 1):
+        falling *= 1.0 - k * eps
+    row1[0] = eps
+    row1[1] = 1.0 / falling  # kappa = N^6 / (N)_6
+    row1[2] = 0.0
+    for l in range(n_pow):
+        row1[2] += constant[l] * eps_pow[l]
+    for i in range(n_delta):
+        row1[3 + i] = 0.0
+        for l in range(n_pow):
+            row1[3 + i] += linear[i, l] * eps_pow[l]
+    top = n_pow - 1  # the highest degree
+    for stage, row, first, at in (
+        (0, row1, 2, 3 + n_delta),
+        (1, row2, 3, pair_coef.shape[1]),
+        (2, row3, 4, triple_coef.shape[1]),
+    ):
+        bounds = coarse if stage == 0 else remainder if stage == 1 else remainder3
+        for a in range(first, n_pow):
+            one = 0.0
+            two = 0.0
+            for l in range(n_pow - a):
+                one += bounds[a, l] * eps_pow[l]
+                two += euclid[stage, a, l] * eps_pow[l]
+            row[at + a - first] = one
+            row[at + top - first + 1 + a - first] = two
+    for m in range(pair_coef.shape[1]):
+        row2[m] = 0.0
+        for l in range(pair_coef.shape[0]):
+            row2[m] += pair_coef[l, m] * eps_pow[l]
+    for m in range(triple_coef.shape[1]):
+        row3[m] = 0.0
+        for l in range(1, triple_coef.shape[0]):  # (the cubic terms without eps: the second stage)
+            row3[m] += triple_coef[l, m] * eps_pow[l]
+
+
+@numba.njit(cache=True)
+def _fill_tables(first, *args):
+    """:func:`_per_cards` for every count from ``first`` to the tables' last row (``args``: its
+    arguments after ``cards``; the tables in place of its rows)."""
+    table1, table2, table3 = args[-3], args[-2], args[-1]
+    for cards in range(first, table1.shape[0]):
+        _per_cards(cards, *args[:-3], table1[cards], table2[cards], table3[cards])
+
+
 # (reassociation lets the dense sums run as vector dot products instead of one long chain of
 # additions; it changes the bound only by rounding, which MARGIN covers and the tests check)
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _upper_kernel(  # noqa: C901 - a compiled kernel: the nested loops over the ranks are the enumeration itself, and a call per level costs speed
+def _upper_kernel(  # noqa: C901 - a compiled kernel: its stages are one pass over a composition, and a call per stage costs speed
     start,
     stop,
     ranks,
-    rank_values,
     u0,
-    constant,
-    linear,
-    coarse,
+    table1,
+    table2,
+    table3,
+    terms,
     pair_coef,
     triple_coef,
-    remainder,
     quartic_coef,
-    remainder3,
-    euclid,
     refine,
     threshold,
     out,
 ):
-    """The bound of the compositions ``start..stop-1`` (a few hundred operations each)."""
+    """The bound of the compositions ``start..stop-1`` (some fifty operations each in the first
+    stage). ``table1..3``: :func:`_per_cards` of each count of cards up to :data:`TABLED_CARDS`;
+    ``terms``: the coefficients :func:`_per_cards` takes, for a larger composition."""
     # (borrowed: without reference counts, which threads sharing these arrays would contend on)
-    ranks, rank_values, u0, constant, linear = (
-        borrowed(ranks),
-        borrowed(rank_values),
-        borrowed(u0),
-        borrowed(constant),
-        borrowed(linear),
-    )
-    coarse, pair_coef, triple_coef = borrowed(coarse), borrowed(pair_coef), borrowed(triple_coef)
-    remainder, quartic_coef = borrowed(remainder), borrowed(quartic_coef)
-    remainder3, euclid, out = borrowed(remainder3), borrowed(euclid), borrowed(out)
+    ranks, u0, out = borrowed(ranks), borrowed(u0), borrowed(out)
+    table1, table2, table3 = borrowed(table1), borrowed(table2), borrowed(table3)
+    pair_coef, triple_coef, quartic_coef = borrowed(pair_coef), borrowed(triple_coef), borrowed(quartic_coef)
     n_delta = u0.shape[0] - 1
-    n_pow = constant.shape[0]
-    counts = np.empty(u0.shape[0])
+    n_pow = triple_coef.shape[0] + 3  # degrees 0..6
+    top = n_pow - 1
+    own1 = np.empty(table1.shape[1])  # the rows of a composition beyond the tables
+    own2 = np.empty(table2.shape[1])
+    own3 = np.empty(table3.shape[1])
     delta = np.empty(n_delta)
-    eps_pow = np.empty(n_pow)
     norm_pow = np.empty(n_pow)
     norm2_pow = np.empty(n_pow)
     pairs = np.empty(pair_coef.shape[1])  # the monomials delta_i delta_j (i <= j), lexicographic
     triples = np.empty(triple_coef.shape[1])
     quartics = np.empty(quartic_coef.shape[0])
+    at1 = 3 + n_delta  # where each row's group bounds begin
+    at2 = pair_coef.shape[1]
+    at3 = triple_coef.shape[1]
     for b in range(start, stop):
-        for i in range(counts.shape[0]):
-            counts[i] = 0.0
-        cards = 0.0
-        for r in range(ranks.shape[1]):  # counts by value from counts by rank
-            counts[rank_values[r]] += ranks[b, r]
+        cards = 0
+        for r in range(ranks.shape[1]):
             cards += ranks[b, r]
-        eps = 1.0 / cards
+        if cards < table1.shape[0]:
+            row1, row2, row3 = table1[cards], table2[cards], table3[cards]
+        else:
+            constant, linear, coarse, remainder, remainder3, euclid = terms
+            _per_cards(
+                cards,
+                constant,
+                linear,
+                coarse,
+                pair_coef,
+                triple_coef,
+                remainder,
+                remainder3,
+                euclid,
+                own1,
+                own2,
+                own3,
+            )
+            row1, row2, row3 = own1, own2, own3
+        eps = row1[0]
+        low = row1[2]
         norm = 0.0
         norm2 = 0.0
-        for i in range(n_delta):
-            delta[i] = counts[i + 1] * eps - u0[i + 1]
+        for i in range(n_delta):  # value i + 1 is rank column i (A..9); tens and faces are value 0
+            delta[i] = ranks[b, i] * eps - u0[i + 1]
+            low += delta[i] * row1[3 + i]
             norm += abs(delta[i])
             norm2 += delta[i] * delta[i]
         norm2 = np.sqrt(norm2)
-        eps_pow[0] = 1.0
         norm_pow[0] = 1.0
         norm2_pow[0] = 1.0
-        for l in range(1, n_pow):
-            eps_pow[l] = eps_pow[l - 1] * eps
-            norm_pow[l] = norm_pow[l - 1] * norm
-            norm2_pow[l] = norm2_pow[l - 1] * norm2
-        falling = 1.0
-        for k in range(n_pow - 1):
-            falling *= 1.0 - k * eps
-        kappa = 1.0 / falling  # N^6 / (N)_6
-        low = 0.0
-        for l in range(n_pow):
-            term = constant[l]
-            for i in range(n_delta):
-                term += delta[i] * linear[i, l]
-            low += term * eps_pow[l]
+        for a in range(1, n_pow):
+            norm_pow[a] = norm_pow[a - 1] * norm
+            norm2_pow[a] = norm2_pow[a - 1] * norm2
         high = 0.0
         for a in range(2, n_pow):
-            for l in range(n_pow - a):
-                high += min(coarse[a, l] * norm_pow[a], euclid[0, a, l] * norm2_pow[a]) * eps_pow[l]
+            high += min(row1[at1 + a - 2] * norm_pow[a], row1[at1 + top - 1 + a - 2] * norm2_pow[a])
+        kappa = row1[1]
         bound = kappa * (low + high)
         if refine and bound >= threshold:
             _monomials_2_3(delta, pairs, triples)
             quadratic = 0.0
-            for l in range(pair_coef.shape[0]):
-                term = 0.0
-                for m in range(pairs.shape[0]):
-                    term += pair_coef[l, m] * pairs[m]
-                quadratic += term * eps_pow[l]
+            for m in range(pairs.shape[0]):
+                quadratic += row2[m] * pairs[m]
             cubic = 0.0
             for m in range(triples.shape[0]):
                 cubic += triple_coef[0, m] * triples[m]
             high = 0.0
             for a in range(3, n_pow):
-                for l in range(n_pow - a):
-                    high += min(remainder[a, l] * norm_pow[a], euclid[1, a, l] * norm2_pow[a]) * eps_pow[l]
+                high += min(row2[at2 + a - 3] * norm_pow[a], row2[at2 + top - 2 + a - 3] * norm2_pow[a])
             bound = min(bound, kappa * (low + quadratic + cubic + high))
             if bound >= threshold:  # third stage: the cubic terms with eps, the quartic without
-                for l in range(1, triple_coef.shape[0]):
-                    term = 0.0
-                    for m in range(triples.shape[0]):
-                        term += triple_coef[l, m] * triples[m]
-                    cubic += term * eps_pow[l]
+                for m in range(triples.shape[0]):
+                    cubic += row3[m] * triples[m]
                 _monomials_4(delta, quartics)
                 quartic = 0.0
                 for m in range(quartics.shape[0]):
                     quartic += quartic_coef[m] * quartics[m]
                 high = 0.0
                 for a in range(4, n_pow):
-                    for l in range(n_pow - a):
-                        high += (
-                            min(remainder3[a, l] * norm_pow[a], euclid[2, a, l] * norm2_pow[a]) * eps_pow[l]
-                        )
+                    high += min(row3[at3 + a - 4] * norm_pow[a], row3[at3 + top - 3 + a - 4] * norm2_pow[a])
                 bound = min(bound, kappa * (low + quadratic + cubic + quartic + high))
         out[b] = bound
 
@@ -492,7 +583,7 @@ def proven_negative(composition: np.ndarray, payoffs: np.ndarray) -> np.ndarray:
     A False entry proves nothing: the exact EV decides there.
     """
     payoffs = np.asarray(payoffs, dtype=np.float64)
-    comp = exact.validate_composition(composition)
+    comp = exact.validate_composition(composition, copy=False)
     ranks = np.ascontiguousarray(comp.reshape(-1, R.N_RANKS))
     proven = np.ones(len(ranks), dtype=bool)
     for column in payoffs.T:

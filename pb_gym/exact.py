@@ -286,8 +286,11 @@ def _counts_usable(flat, most, least):
     return True
 
 
-def validate_composition(composition: np.ndarray | list) -> np.ndarray:
-    """Check a composition (counts by rank A..K, last axis of length 13) and return it as int64."""
+def validate_composition(composition: np.ndarray | list, copy: bool = True) -> np.ndarray:
+    """Check a composition (counts by rank A..K, last axis of length 13) and return it as int64.
+
+    ``copy=False``: an int64 array that passes is returned itself, not copied (for a caller that only
+    reads it, at once: the EV bound of a Kelly bettor's 5,000 tables saves a 0.5 MB copy a hand)."""
     array = np.asarray(composition)
     if array.ndim == 0 or array.shape[-1] != R.N_RANKS:
         raise ValueError(
@@ -301,7 +304,7 @@ def validate_composition(composition: np.ndarray | list) -> np.ndarray:
         and array.size
         and _counts_usable(array.reshape(-1, R.N_RANKS), MAX_RANK_COUNT, MIN_CARDS)
     ):
-        return array.copy()
+        return array.copy() if copy else array
     if array.dtype.kind not in "iuf" or (array.dtype.kind == "f" and not np.all(array == np.round(array))):
         raise ValueError("composition counts must be whole numbers of cards")
     if array.size and (

@@ -133,3 +133,28 @@ def test_bad_payoffs_are_refused():
         r"shape \(7,\)",
     ):
         ev_bound.EVBound(np.zeros(7))
+
+
+def test_a_shoe_beyond_the_tables_is_bounded_as_one_within_them():
+    """The sums over the powers of eps are tabled for up to 8 decks; a larger composition has them
+    computed for its own row, with the same bits (here: tables cut to 60 cards, against the full
+    ones), and its bound is still above the exact EV (up to 20 decks) and exact for a full shoe."""
+    rules = Rules()
+    bound = ev_bound.bet_bound(rules.paytable()[:, R.BETS.index("banker")])
+    rng = np.random.default_rng(5)
+    comps = random_compositions(rng, 300)
+    big = np.array([rng.multinomial(cards, np.full(R.N_RANKS, 1 / 13)) for cards in range(420, 1041, 20)])
+    full = bound.upper(comps)
+    tables = bound.tables
+    try:
+        bound.tables = tuple(table[:61].copy() for table in tables)
+        cut = bound.upper(comps)
+    finally:
+        bound.tables = tables
+    assert (comps.sum(axis=1) > 60).mean() > 0.8  # most rows took the untabled path
+    np.testing.assert_array_equal(cut, full)
+    ev = exact.expected_values(big, rules)[:, R.BETS.index("banker")]
+    assert np.all(bound.upper(big) >= ev - 1e-12)
+    sixteen_decks = R.full_shoe(8) * 2
+    exact_ev = exact.expected_values(sixteen_decks, rules)[R.BETS.index("banker")]
+    assert bound.upper(sixteen_decks) == pytest.approx(exact_ev, abs=1e-13)  # delta = 0: exact

@@ -196,3 +196,14 @@ def test_a_small_batch_walks_narrow_blocks_with_the_same_bits_as_a_full_block():
         for n in (1, 2, 5, 16, 17, 33):
             assert np.array_equal(expected_values(compositions[:n]), batch[:n])
         assert all(np.array_equal(expected_values(c[None])[0], batch[i]) for i, c in enumerate(compositions))
+
+
+def test_a_usable_composition_is_read_in_place_only_when_asked():
+    shoe = R.full_shoe(8)
+    assert exact.validate_composition(shoe, copy=False) is shoe
+    checked = exact.validate_composition(shoe)
+    assert checked is not shoe and np.array_equal(checked, shoe)
+    as_int32 = shoe.astype(np.int32)  # converted, so a new array either way
+    assert exact.validate_composition(as_int32, copy=False).dtype == np.int64
+    with pytest.raises(ValueError, match="composition counts must be >= 0"):
+        exact.validate_composition(np.where(np.arange(13) == 0, -1, 32), copy=False)
