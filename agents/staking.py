@@ -248,6 +248,28 @@ def propose_rows(table, state, last_decision, max_units, unit, seat_of, slot_of,
     (``columns[seat_of[s], t]``, :data:`NO_BET` for none), where the table maximum bound
     (``capped``), and the stake in money on the session's slot of that column (``requested[seat_of[s],
     t, slot_of[column]] = units * unit``; the rest of ``requested`` is left alone)."""
+    propose_range(
+        0,
+        state.wanted.shape[1],
+        table,
+        state,
+        last_decision,
+        max_units,
+        unit,
+        seat_of,
+        slot_of,
+        requested,
+        columns,
+        capped,
+    )
+
+
+@numba.njit(cache=True, nogil=True)
+def propose_range(
+    start, stop, table, state, last_decision, max_units, unit, seat_of, slot_of, requested, columns, capped
+):
+    """:func:`propose_rows` at the tables ``start..stop-1`` alone (a pass over a chunk of tables that
+    also plays and settles their hand: :mod:`experiments.evaluate_hand`)."""
     over_limit = max_units + OVER_TOLERANCE
     for s in range(state.wanted.shape[0]):
         k = seat_of[s]
@@ -256,7 +278,7 @@ def propose_rows(table, state, last_decision, max_units, unit, seat_of, slot_of,
         banker, player = table.columns[s, 0], table.columns[s, 1]
         wanted, drawn = state.wanted[s], state.drawn[s]
         stake_rows, column_row, capped_row = requested[k], columns[k], capped[k]
-        for t in range(wanted.shape[0]):
+        for t in range(start, stop):
             units = wanted[t]
             over = units > over_limit
             if over and reset:
@@ -287,7 +309,7 @@ def _step(step, delta, wrap, length):
 
 
 @numba.njit(cache=True, nogil=True)
-def _labouchere_rows(table, state, s, placed, net, unit):
+def _labouchere_rows(table, state, s, placed, net, unit, start, stop):
     """A Labouchere seat after the hand: a win crosses off the first and last numbers (a new line when
     none is left), a loss appends the amount lost in units of ``base``."""
     base, length = table.base[s], table.length[s]
@@ -295,7 +317,7 @@ def _labouchere_rows(table, state, s, placed, net, unit):
     lines = state.lines[table.line[s]]
     wanted, head, tail = state.wanted[s], state.counter[s], state.tail[s]
     width = lines.shape[1]
-    for t in range(wanted.shape[0]):
+    for t in range(start, stop):
         if not placed[t] or net[t] == 0.0:
             continue
         line = lines[t]
@@ -319,14 +341,14 @@ def _labouchere_rows(table, state, s, placed, net, unit):
 
 
 @numba.njit(cache=True, nogil=True)
-def _progression_rows(table, s, wanted, level, count, placed, net, unit, win_pays):
-    """Seat ``s``'s progression (any but ``flat`` and ``labouchere``) over its tables after the hand:
-    its rows ``wanted``, ``level``, ``count``, ``placed`` and ``net``."""
+def _progression_rows(table, s, wanted, level, count, placed, net, unit, win_pays, start, stop):
+    """Seat ``s``'s progression (any but ``flat`` and ``labouchere``) at the tables ``start..stop-1``
+    after the hand: its rows ``wanted``, ``level``, ``count``, ``placed`` and ``net``."""
     kind, base, grow, recovering = table.progression[s], table.base[s], table.grow[s], table.recovering[s]
     streak_goal, length, sequence = table.wins_to_reset[s], table.length[s], table.sequence[s]
     win_delta, win_wrap = table.steps[s, 0], table.steps[s, 1] != 0
     loss_delta, loss_wrap = table.steps[s, 2], table.steps[s, 3] != 0
-    for t in range(wanted.shape[0]):
+    for t in range(start, stop):
         r = net[t]
         if not placed[t] or r == 0.0:
             continue
@@ -362,14 +384,30 @@ def update_rows(table, state, pays, seat_of, placed, net, unit):
     money ``net[seat_of[s], t]`` (> 0 a win, < 0 a loss, 0 a push: nothing moves); ``pays[s]``: the
     net win per unit of a plain win on the seat's bet (the recovering Martingale's and Oscar's
     Grind's target)."""
+    update_range(0, state.wanted.shape[1], table, state, pays, seat_of, placed, net, unit)
+
+
+@numba.njit(cache=True, nogil=True)
+def update_range(start, stop, table, state, pays, seat_of, placed, net, unit):
+    """:func:`update_rows` at the tables ``start..stop-1`` alone."""
     for s in range(state.wanted.shape[0]):
         k = seat_of[s]
         kind = table.progression[s]
         if kind == LABOUCHERE:
-            _labouchere_rows(table, state, s, placed[k], net[k], unit)
+            _labouchere_rows(table, state, s, placed[k], net[k], unit, start, stop)
         elif kind != FLAT:
             _progression_rows(
-                table, s, state.wanted[s], state.level[s], state.counter[s], placed[k], net[k], unit, pays[s]
+                table,
+                s,
+                state.wanted[s],
+                state.level[s],
+                state.counter[s],
+                placed[k],
+                net[k],
+                unit,
+                pays[s],
+                start,
+                stop,
             )
 
 

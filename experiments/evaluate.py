@@ -35,6 +35,7 @@ from pb_gym import session as session_
 from pb_gym.agents import staking
 from pb_gym.agents import systems as S
 from pb_gym.experiments import chunk_store, outputs, scale
+from pb_gym.experiments import evaluate_hand as EH
 from pb_gym.experiments import evaluate_ledger as LG
 from pb_gym.experiments import evaluate_summary as summaries
 from pb_gym.experiments.config import ConfigError, load
@@ -49,6 +50,7 @@ from pb_gym.experiments.evaluate_report import (
     write_outputs,
 )
 from pb_gym.experiments.evaluate_summary import FAN_EXACT_VALUES, QUANTILES
+from pb_gym.threads import claim_rows
 
 FAN_BINS = 400
 """Bins of the bankroll histogram of each fan checkpoint (over 0 .. :func:`fan_range`)."""
@@ -111,9 +113,9 @@ class ChunkPlay:
 
     The progression systems whose decisions are their programs alone
     (:meth:`agents.systems.Programmed.compiled`) are stacked into one
-    :class:`agents.staking.Programs` and proposed and updated by one kernel call a hand for all of
-    them; every other system (Kelly, a learned policy, ...) through its own ``propose`` and
-    ``update``. Every seat's accounting is one compiled pass (:func:`evaluate_ledger.account_rows`).
+    :class:`agents.staking.Programs`, proposed and updated for all of them inside the hand's compiled
+    pass (:meth:`hand`, with the session's hand and every seat's accounting); every other system
+    (Kelly, a learned policy, ...) through its own ``propose`` and ``update``.
     """
 
     def __init__(self, config: StudyConfig, chunk: scale.Chunk) -> None:
@@ -166,6 +168,11 @@ class ChunkPlay:
         ]
         self.python_seats = [k for k in range(len(self.systems)) if k not in compiled]
         self.programs: staking.Programs | None = None
+        # (no program seat: the hand's pass runs over none)
+        self.no_programs = EH.no_programs(n)
+        self.program_seats = np.zeros(0, dtype=np.int64)
+        self.pays = np.zeros(0)
+        self.drawing: list[tuple[int, S.BettingSystem]] = []
         if compiled:
             self.programs = staking.Programs([self.systems[k].program() for k in compiled], n)  # type: ignore[attr-defined]
             self.program_seats = np.array(compiled, dtype=np.int64)
@@ -175,6 +182,8 @@ class ChunkPlay:
                 if self.programs.programs[s].choice == "drawn"
             ]
             self.pays = np.array([self.systems[k].win_pays(rules) for k in compiled])
+        self._hand_parts: tuple | None = None  # what the hand's compiled arguments were built from
+        self._hand: EH.HandState | None = None
         self.session_hands = np.zeros(n, dtype=np.int64)  # each session's: its shoe's, whoever sat out
         self.in_shoe = np.ones(n, dtype=bool)  # one_shoe: the session's shoe is still dealing
 
@@ -199,24 +208,13 @@ class ChunkPlay:
         )
 
     def propose(self, hand_index: int, composition: np.ndarray | None) -> list[S.TableView]:
-        """Every seat's proposal into the requested stakes; the views shown to the Python seats."""
+        """The Python seats' proposals into the requested stakes (the program seats propose in the
+        hand's pass, :meth:`hand`); the views shown to them."""
         self.requested[...] = 0.0
         unit = self.config.table.unit
         if self.programs is not None:
             for s, system in self.drawing:
                 self.programs.state.drawn[s] = system.draw()  # type: ignore[attr-defined]
-            staking.propose_rows(
-                self.programs.table,
-                self.programs.state,
-                self.last_decision,
-                self.max_units,
-                unit,
-                self.program_seats,
-                self.slot_of,
-                self.requested,
-                self.columns,
-                self.capped,
-            )
         views = []
         for k in self.python_seats:
             system, view = self.systems[k], self.view(k, hand_index, composition)
@@ -234,21 +232,47 @@ class ChunkPlay:
             views.append(view)
         return views
 
-    def settle(self, views: list[S.TableView], composition: np.ndarray | None) -> None:
-        """After the hand: every seat's accounting, then each system learns its outcome."""
-        seats, ledgers, unit = self.seats, self.ledgers, self.config.table.unit
-        LG.account_rows(session_.seat_struct(seats), self.columns, self.slot_of, self.capped, ledgers)
+    def hand(self) -> None:
+        """The hand at every table, in one compiled pass over each chunk of tables (on the session's
+        threads, :mod:`experiments.evaluate_hand`): the program seats' proposals, the session's stake
+        rules, deal, settlement and ends, every seat's accounting and the program seats' updates;
+        then what the accounting sums over the tables."""
+        programs, state = self.no_programs
         if self.programs is not None:
-            self.programs.make_room()
-            staking.update_rows(
-                self.programs.table,
-                self.programs.state,
-                self.pays,
+            self.programs.make_room()  # (before the updates: a loss may lengthen a Labouchere line)
+            programs, state = self.programs.table, self.programs.state
+        deal, requested, chosen, sticky, play_state = self.session.play_arguments(self.requested)
+        # the pass's arguments as one compiled object, built again when one of them is replaced
+        parts = (programs, state, requested, play_state)
+        if self._hand_parts is None or any(a is not b for a, b in zip(parts, self._hand_parts, strict=True)):
+            self._hand_parts = parts
+            self._hand = EH.new_hand_state(
+                programs,
+                state,
+                self.last_decision,
+                float(self.max_units),
+                float(self.config.table.unit),
                 self.program_seats,
-                seats.placed,
-                seats.net,
-                unit,
+                self.slot_of,
+                self.columns,
+                self.capped,
+                self.pays,
+                deal,
+                requested,
+                chosen,
+                sticky,
+                play_state,
+                self.ledgers,
             )
+        found = claim_rows(EH.hand_rows, EH.hand_claimed, self.n, session_.PLAY_MIN_TABLES, self._hand)
+        if found[0] >= 0:
+            engine.raise_table_problem(*found)
+        LG.account_totals(self.session.structs()[0], self.columns, self.capped, self.ledgers)
+
+    def settle(self, views: list[S.TableView], composition: np.ndarray | None) -> None:
+        """After the hand: each Python seat's system learns its outcome; the counting seats' exact EV
+        of the money they staked."""
+        seats, ledgers, unit = self.seats, self.ledgers, self.config.table.unit
         for k, view in zip(self.python_seats, views, strict=True):
             view.hand = self.session.hand  # systems learn from this hand's result arrays
             placed, stake, net = seats.placed[k], ledgers.stake[k], seats.net[k]
@@ -259,7 +283,7 @@ class ChunkPlay:
         if composition is not None:
             for k, system in enumerate(self.systems):
                 placed = seats.placed[k]
-                if placed.any() and (self.config.exact_conditional or system.needs_composition):
+                if (self.config.exact_conditional or system.needs_composition) and placed.any():
                     column = self.columns[k][placed]
                     ev = self.table_bets.expected_values(composition[placed])
                     self.ledger[k].exact_ev_wagered += float(
@@ -304,7 +328,7 @@ class ChunkPlay:
         self.session_hands += self.in_shoe
         composition = engine.next_hand_composition(self.rules, self.session.shoe) if self.counting else None
         views = self.propose(hand_index, composition)
-        self.session.play(self.requested)  # the stake rules, the deal, settlement, the ends
+        self.hand()  # the program seats' proposals, the hand, the accounting, the programs' updates
         self.settle(views, composition)
         self.record(hand_index + 1)
         hand = self.session.hand

@@ -1,5 +1,6 @@
 """The running statistics of every seat of an evaluate chunk (:mod:`experiments.evaluate`), kept as
-``(seats, sessions)`` arrays and moved by one compiled pass a hand (:func:`account_rows`).
+``(seats, sessions)`` arrays and moved by two compiled passes a hand (:func:`account_range`, inside the
+hand's pass over each chunk of tables, and :func:`account_totals`).
 
 :class:`Ledgers` holds the arrays of all the seats; :class:`Ledger` is one seat's view of them, with
 what the merge needs (:meth:`Ledger.statistics`). The per-hand accounting is the one the per-seat
@@ -63,30 +64,20 @@ class Ledgers(NamedTuple):
 
 
 @numba.njit(cache=True, nogil=True)
-def account_rows(seats, columns, slot_of, proposed_capped, ledgers):
-    """One hand's accounting for every seat and session: the stake placed on the seat's proposed
-    ``columns[k, t]`` (the session's slot ``slot_of[column]``), the net, the counts of bets and caps
-    (``proposed_capped``: the system's own account of the table maximum), the largest stake, the
-    bankroll's peak and drawdown."""
-    bankroll, stakes, net = seats.bankroll, seats.stakes, seats.net
-    placed, bankroll_capped = seats.placed, seats.bankroll_capped
+def account_range(start, stop, seats, columns, slot_of, proposed_capped, ledgers):
+    """One hand's accounting of every seat at the tables ``start..stop-1``, what is kept per table: the
+    stake placed on the seat's proposed ``columns[k, t]`` (the session's slot ``slot_of[column]``), the
+    net, the bets, where the table maximum bound it (``proposed_capped``: the system's own account),
+    the bankroll's peak and drawdown. What sums over the tables is :func:`account_totals`'."""
+    bankroll, stakes, net, placed = seats.bankroll, seats.stakes, seats.net, seats.placed
     peak, max_drawdown, wagered, total = ledgers.peak, ledgers.max_drawdown, ledgers.wagered, ledgers.net
-    bets, by_column, counts = ledgers.bets, ledgers.wagered_by_column, ledgers.counts
-    max_stake, last_stake, capped = ledgers.max_stake, ledgers.stake, ledgers.capped
+    bets, last_stake, capped = ledgers.bets, ledgers.stake, ledgers.capped
     for k in range(net.shape[0]):
-        for t in range(net.shape[1]):
+        for t in range(start, stop):
             stake = 0.0
             if placed[k, t]:
-                column = columns[k, t]
-                stake = stakes[k, t, max(slot_of[column], 0)]
+                stake = stakes[k, t, max(slot_of[columns[k, t]], 0)]
                 bets[k, t] += 1
-                by_column[k, column] += stake
-                if proposed_capped[k, t]:
-                    counts[k, 0] += 1
-                if bankroll_capped[k, t]:
-                    counts[k, 1] += 1
-                if stake > max_stake[k]:
-                    max_stake[k] = stake
             capped[k, t] = placed[k, t] and proposed_capped[k, t]
             last_stake[k, t] = stake
             total[k, t] += net[k, t]
@@ -97,6 +88,31 @@ def account_rows(seats, columns, slot_of, proposed_capped, ledgers):
             fall = peak[k, t] - b
             if fall > max_drawdown[k, t]:
                 max_drawdown[k, t] = fall
+
+
+@numba.njit(cache=True, nogil=True)
+def account_totals(seats, columns, proposed_capped, ledgers):
+    """One hand's accounting summed over the tables, after :func:`account_range` (whose last stakes
+    it reads): each seat's money staked on each column, its counts of caps, its largest stake. One
+    pass in table order, on one thread, so that the sums take the same bits whatever the threads."""
+    placed, bankroll_capped = seats.placed, seats.bankroll_capped
+    by_column, counts, max_stake, last_stake = (
+        ledgers.wagered_by_column,
+        ledgers.counts,
+        ledgers.max_stake,
+        ledgers.stake,
+    )
+    for k in range(placed.shape[0]):
+        for t in range(placed.shape[1]):
+            if placed[k, t]:
+                stake = last_stake[k, t]
+                by_column[k, columns[k, t]] += stake
+                if proposed_capped[k, t]:
+                    counts[k, 0] += 1
+                if bankroll_capped[k, t]:
+                    counts[k, 1] += 1
+                if stake > max_stake[k]:
+                    max_stake[k] = stake
 
 
 class Ledger:

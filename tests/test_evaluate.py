@@ -774,3 +774,27 @@ def test_the_fan_grid_is_laid_out_as_tight_layout_would(report, variant, tmp_pat
     assert layouts["measured"] == pytest.approx(layouts["tight"], abs=1e-9)
     # the two measured axes lay out the usual grid; only an offset or an outsized name measures all
     assert layouts.get("fell back", False) == (variant in ("offset", "long name"))
+
+
+@pytest.mark.parametrize("only_python_seats", [False, True], ids=["programs and kelly", "kelly alone"])
+def test_a_chunk_played_on_two_threads_is_the_same_bits_as_on_one(only_python_seats):
+    """The hand's pass runs over chunks of tables on the session's threads (a chunk of 2,048 tables or
+    more); what sums over the tables (the money staked on each column) is summed in table order
+    after it, so the report does not depend on the threads. A chunk of Python seats alone (Kelly)
+    runs the same pass over no program."""
+    from pb_gym import threads
+
+    kelly = [s for s in SMALL["systems"] if s["type"] == "kelly"]  # (its side bets turn positive)
+    systems = kelly if only_python_seats else SMALL["systems"]
+    config = study(sessions=2500, hands=90, chunk_sessions=2500, systems=systems)
+    reports = []
+    before = threads.get_num_threads()
+    try:
+        for n in (1, 2):
+            threads.set_num_threads(n)
+            reports.append(E.run_study(config))
+    finally:
+        threads.set_num_threads(before)
+    one, two = ((r["systems"], r["paths"], r["final_bankrolls"]) for r in reports)
+    assert pickle.dumps(one) == pickle.dumps(two)
+    assert all(s["wagered"] > 0 for s in reports[0]["systems"])  # every seat bet (a real comparison)

@@ -51,6 +51,13 @@ import numpy as np
 from numba.core import event
 from pb_gym import rules as R, session
 from pb_gym.envs import ENV_ID
+from pb_gym.experiments import evaluate, scale
+
+CONFIG = {
+    "name": "warm", "bankroll": 100, "sessions": 20, "hands": 5, "seed": 1,
+    "table": {"unit": 1, "minimum": 1, "maximum": 50},
+    "systems": [{"type": "martingale"}, {"type": "labouchere"}, {"type": "kelly"}],
+}
 
 with event.install_recorder("numba:compile") as compiled:
     rules = R.Rules()
@@ -62,13 +69,15 @@ with event.install_recorder("numba:compile") as compiled:
     for env in (gymnasium.make(ENV_ID), gymnasium.make_vec(ENV_ID, num_envs=4)):
         env.reset(seed=1)
         env.step(env.action_space.sample())
+    chunk = scale.plan(20, 20, 1, range(1))[0]
+    evaluate.run_chunk(CONFIG, chunk)  # progressions, Kelly: the hand's pass and its arguments
 print(sorted({str(e.data["dispatcher"].py_func.__qualname__) for _, e in compiled.buffer}))
 """
 
 
 def test_a_warm_process_plays_and_steps_without_compiling():
-    """A new process with the cache warm plays a session's hand and steps the single and the vector
-    env with the kernels from the cache alone: a
+    """A new process with the cache warm plays a session's hand, steps the single and the vector env
+    and plays an evaluate chunk with the kernels from the cache alone: a
     structref built from Python (:class:`pb_gym.session.kernels.PlayState`) would compile its
     constructor again in every process, about 0.5 s."""
     runs = [

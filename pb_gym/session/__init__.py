@@ -340,13 +340,28 @@ class Session:
         self._run(requested, chosen, deal)
         return self.seats
 
-    def _run(self, requested: np.ndarray, chosen: np.ndarray, deal: np.ndarray) -> None:
+    def play_arguments(self, requested: np.ndarray) -> tuple:
+        """For a caller that plays the hand inside its own compiled pass over the tables (the
+        evaluator's: its seats' proposals, the hand and their accounting, a chunk of tables at a
+        time): ``(deal, requested, chosen, sticky, state)``, the arguments of
+        :func:`kernels.play_state_rows` after the checks of :meth:`play` (``requested`` by
+        :meth:`check_requests`; every table deals, each seat's default column). Its rows return
+        ``(table, problem)``: :func:`pb_gym.engine.raise_table_problem` raises what :meth:`play` would."""
+        requested = self.check_requests(requested)
+        return self._all, requested, self._chosen, self.sticky_ends, self._state()
+
+    def _state(self) -> kernels.PlayState:
+        """The checked shoe state and the structs as one :class:`kernels.PlayState`."""
         engine.check_state(self.rules, self.shoe, deals=False)
         seats, records, shoe, hand = self.structs()
         if self._play_state is None:
             self._play_state = kernels.new_play_state(
                 seats, records, shoe, hand, self._deal_consts, self.payoffs, self._limits
             )
+        return self._play_state
+
+    def _run(self, requested: np.ndarray, chosen: np.ndarray, deal: np.ndarray) -> None:
+        state = self._state()
         found = claim_rows(
             kernels.play_state_rows,
             kernels.play_state_claimed,
@@ -356,7 +371,7 @@ class Session:
             requested,
             chosen,
             self.sticky_ends,
-            self._play_state,
+            state,
         )
         if found[0] >= 0:
             engine.raise_table_problem(*found)
