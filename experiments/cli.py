@@ -542,6 +542,34 @@ def _on_sigterm(main_pid: int):
     return handler
 
 
+def _unraisable_interrupts(previous):
+    """A ``sys.unraisablehook`` that passes a Ctrl-C on instead of printing it: a KeyboardInterrupt
+    raised inside a C callback (llvmlite's object cache calls back into Python while numba loads a
+    kernel) is printed as "Exception ignored" and dropped, and the command ran on to the end with
+    status 0. The interrupt is raised again in the main thread 10 ms after the hook has returned
+    (``_thread.interrupt_main`` from a timer: raised in the hook itself it would be dropped too; one
+    that lands in another callback comes back here), where :func:`main` reports it; any other
+    unraisable error goes to the ``previous`` hook."""
+    import _thread
+    import threading
+
+    def interrupt_later() -> None:
+        timer = threading.Timer(0.01, _thread.interrupt_main)
+        timer.daemon = True
+        timer.start()
+
+    def hook(unraisable):
+        if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+            try:
+                interrupt_later()
+            except KeyboardInterrupt:  # (a second Ctrl-C while the timer started)
+                interrupt_later()
+            return
+        previous(unraisable)
+
+    return hook
+
+
 def _silence_broken_stdout() -> None:
     """If stdout cannot be written (a full disk, a closed pipe), point it at /dev/null, so that
     Python's final flush of what is still buffered cannot fail a second time, with a traceback,
@@ -610,6 +638,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     (a full disk, output closed early, a lost worker), 2 bad input (an option, a config, a run too
     large for this machine), 130 interrupted (Ctrl-C); each failure is one line on stderr."""
     previous = None
+    unraisable = sys.unraisablehook
     try:
         import signal
         import threading
@@ -617,6 +646,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _usable_streams()
         if threading.current_thread() is threading.main_thread():
             previous = signal.signal(signal.SIGTERM, _on_sigterm(os.getpid()))
+            sys.unraisablehook = _unraisable_interrupts(unraisable)
         return _run(argv)
     except Terminated:
         return _fail(
@@ -639,6 +669,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             EXIT_FAILURE, "pb-gym: error: out of memory; use fewer tables, sessions or shoes per chunk"
         )
     finally:
+        sys.unraisablehook = unraisable
         if previous is not None:
             import signal
 
