@@ -466,6 +466,9 @@ def test_next_hand_composition_is_a_full_shoe_exactly_when_the_next_deal_reshuff
     state = engine.init(rules, 16, seed=4)
     for _ in range(30):
         composition = engine.next_hand_composition(rules, state)
+        assert composition.dtype == np.int64 and not np.shares_memory(composition, state.unseen)
+        dealing = ~engine.shoe_over(rules, state)
+        assert np.array_equal(composition[dealing], state.unseen[dealing])
         _, hand = engine.deal(rules, state)
         full = np.all(composition == R.full_shoe(1), axis=1)
         assert np.array_equal(full, hand.shuffled)

@@ -145,6 +145,15 @@ def test_bad_requests_and_limits_are_named():
         session.play(-np.ones((2, 3, 7)))
     with pytest.raises(ValueError, match="^requested stakes must be finite numbers$"):
         session.play(np.full((2, 3, 7), np.nan))
+    for bad in (np.inf, -np.inf):  # a non-finite stake is named first, wherever a negative one is
+        requested = np.zeros((2, 3, 7))
+        requested[0, 0, 0], requested[1, 2, 6] = -1.0, bad
+        with pytest.raises(ValueError, match="^requested stakes must be finite numbers$"):
+            session.play(requested)
+    transposed = np.zeros((7, 3, 2)).T  # (not contiguous: checked and played as a copy)
+    transposed[1, 1, 1] = -2.0
+    with pytest.raises(ValueError, match="^requested stakes must be >= 0$"):
+        session.play(transposed)
     with pytest.raises(
         ValueError,
         match=r"^Limits.table_max=1.0 is not allowed; allowed: a number >= "
