@@ -311,16 +311,19 @@ class ChunkPlay:
             (self.seats.ended + len(session_.END_REASONS) * np.arange(k)[:, None]).ravel(),
             minlength=k * len(session_.END_REASONS),
         ).reshape(k, -1)[:, [session_.END_REASONS.index(state) for state in STATES]]
-        ordered = np.sort(bankroll, axis=1)  # each row's distinct values and counts, as np.unique's
-        first = np.ones((k, n), dtype=bool)
-        first[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+        many = LG.many_distinct(bankroll, FAN_EXACT_VALUES)
         for j, ledger in enumerate(self.ledger):
-            starts = np.flatnonzero(first[j])
-            values, counts = ordered[j, starts], np.diff(np.append(starts, n))
             ledger.fan[at] += fans[j * (FAN_BINS + 1) : (j + 1) * (FAN_BINS + 1)]
+            ledger.states[at] = ended[j]
+            if many[j]:  # no table of the bankrolls, only their range
+                ledger.fan_values[at] = None
+                ledger.fan_min[at], ledger.fan_max[at] = bankroll[j].min(), bankroll[j].max()
+                continue
+            ordered = np.sort(bankroll[j])  # the distinct values and their counts, as np.unique's
+            starts = np.flatnonzero(np.append(True, ordered[1:] != ordered[:-1]))
+            values, counts = ordered[starts], np.diff(np.append(starts, n))
             ledger.fan_values[at] = (values, counts) if len(values) <= FAN_EXACT_VALUES else None
             ledger.fan_min[at], ledger.fan_max[at] = values[0], values[-1]
-            ledger.states[at] = ended[j]
 
     def play(self, hand_index: int) -> None:
         """One hand at every table: the proposals, the session's hand, the accounting and updates."""

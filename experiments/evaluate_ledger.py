@@ -115,6 +115,44 @@ def account_totals(seats, columns, proposed_capped, ledgers):
                     max_stake[k] = stake
 
 
+@numba.njit(cache=True, nogil=True)
+def many_distinct(values, most):
+    """For each row of ``values`` ``(K, N)``: whether it holds more than ``most`` distinct values and no
+    NaN (a fan's checkpoint then keeps no table of its bankrolls, only their range: sorting a row to
+    find out cost a millisecond a checkpoint). Counted in a small hash set, up to ``most + 1``; +0.0
+    and -0.0 count as one value, as they compare equal."""
+    size = 1
+    while size < 4 * (most + 1):
+        size *= 2
+    keys = np.empty(size, dtype=np.int64)
+    used = np.zeros(size, dtype=np.bool_)
+    bits = np.empty(1, dtype=np.float64)
+    as_int = bits.view(np.int64)
+    out = np.zeros(values.shape[0], dtype=np.bool_)
+    for k in range(values.shape[0]):
+        used[:] = False
+        found = 0
+        nan = False
+        for t in range(values.shape[1]):
+            value = values[k, t]
+            if value != value:
+                nan = True
+                break
+            bits[0] = value + 0.0  # (-0.0 + 0.0 is +0.0)
+            key = as_int[0]
+            slot = ((key * -7046029254386353131) >> 40) & (size - 1)  # (Fibonacci hashing)
+            while used[slot] and keys[slot] != key:
+                slot = (slot + 1) & (size - 1)
+            if not used[slot]:
+                used[slot] = True
+                keys[slot] = key
+                found += 1
+                if found > most:
+                    break
+        out[k] = found > most and not nan
+    return out
+
+
 class Ledger:
     """One system (seat ``seat`` of the chunk's :class:`pb_gym.session.Session`) over the sessions of
     one chunk: its running statistics (its rows of :class:`Ledgers`), mergeable. The bankroll and

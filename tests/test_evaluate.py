@@ -798,3 +798,29 @@ def test_a_chunk_played_on_two_threads_is_the_same_bits_as_on_one(only_python_se
     one, two = ((r["systems"], r["paths"], r["final_bankrolls"]) for r in reports)
     assert pickle.dumps(one) == pickle.dumps(two)
     assert all(s["wagered"] > 0 for s in reports[0]["systems"])  # every seat bet (a real comparison)
+
+
+def test_a_checkpoint_row_with_more_than_the_exact_table_holds_is_told_without_sorting():
+    """The fans' checkpoints sort a seat's bankrolls only where they may fit the exact table: the hash
+    count agrees with np.unique on either side of the limit, takes +0.0 and -0.0 as one value, and
+    leaves a row with a NaN to the sort (its range is the sort's)."""
+    from pb_gym.experiments import evaluate_ledger as LG
+
+    rng = np.random.default_rng(3)
+    most = ES.FAN_EXACT_VALUES
+    rows = []
+    for distinct in (1, most, most + 1, 4000):
+        pool = rng.choice(10_000, size=distinct, replace=False) * 0.5
+        rows.append(rng.permutation(np.concatenate([pool, rng.choice(pool, 5000 - distinct)])))
+    signed_zeros = np.array([0.0, -0.0])  # one value: they compare equal
+    rows.append(
+        np.concatenate([np.arange(most - 1, dtype=float) + 1, np.resize(signed_zeros, 5000 - most + 1)])
+    )
+    with_nan = np.arange(5000, dtype=float)
+    with_nan[17] = np.nan
+    rows.append(with_nan)
+    rows = np.array(rows)
+    np.testing.assert_array_equal(LG.many_distinct(rows, most), [False, False, True, True, False, False])
+    # where it says many, np.unique finds more than the table holds; where few, at most that many
+    for row, many in zip(rows[:5], LG.many_distinct(rows, most)[:5], strict=True):
+        assert (len(np.unique(row)) > most) == many
