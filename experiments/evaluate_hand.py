@@ -64,44 +64,10 @@ structref.define_proxy(HandState, _HandStateType, list(HAND_STATE_FIELDS))
 
 
 @numba.njit(cache=True)
-def new_hand_state(
-    programs,
-    program_state,
-    last_decision,
-    max_units,
-    unit,
-    program_seats,
-    slot_of,
-    columns,
-    capped,
-    pays,
-    deal,
-    requested,
-    chosen,
-    sticky,
-    play_state,
-    ledgers,
-):
-    """A :class:`HandState` of its :data:`HAND_STATE_FIELDS`, built by a cached kernel (a structref
-    proxy called from Python compiles its constructor again in every process)."""
-    return HandState(
-        programs,
-        program_state,
-        last_decision,
-        max_units,
-        unit,
-        program_seats,
-        slot_of,
-        columns,
-        capped,
-        pays,
-        deal,
-        requested,
-        chosen,
-        sticky,
-        play_state,
-        ledgers,
-    )
+def new_hand_state(*fields):
+    """A :class:`HandState` of ``fields`` (the :data:`HAND_STATE_FIELDS`, in order), built by a cached
+    kernel (a structref proxy called from Python compiles its constructor again in every process)."""
+    return HandState(*fields)
 
 
 @numba.njit(cache=True, nogil=True)
