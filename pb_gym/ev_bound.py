@@ -254,19 +254,7 @@ class EVBound:
         self.tables = tuple(
             np.zeros((TABLED_CARDS + 1, width)) for width in (STAGE1_WIDTH, STAGE2_WIDTH, STAGE3_WIDTH)
         )
-        constant, linear, coarse, remainder, remainder3, euclid = self.terms
-        _fill_tables(
-            exact.MIN_CARDS,
-            constant,
-            linear,
-            coarse,
-            self.pair_coef,
-            self.triple_coef,
-            remainder,
-            remainder3,
-            euclid,
-            *self.tables,
-        )
+        _fill_tables(exact.MIN_CARDS, *self.terms, self.pair_coef, self.triple_coef, *self.tables)
 
     def upper(self, composition: np.ndarray, refine: bool = True) -> np.ndarray:
         """An upper bound on the exact EV per unit staked for each composition (counts by rank,
@@ -355,7 +343,7 @@ if not np.array_equal(R.RANK_VALUES, [1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0, 0]):
 
 @numba.njit(cache=True, nogil=True)
 def _per_cards(
-    cards, constant, linear, coarse, pair_coef, triple_coef, remainder, remainder3, euclid, row1, row2, row3
+    cards, constant, linear, coarse, remainder, remainder3, euclid, pair_coef, triple_coef, row1, row2, row3
 ):
     """The bound's terms that depend on the composition only through its ``cards`` (``eps = 1 /
     cards``), each summed over the powers of ``eps`` once: ``row1`` (:data:`STAGE1_WIDTH`), ``row2``
@@ -463,21 +451,7 @@ def _upper_kernel(  # noqa: C901 - a compiled kernel: its stages are one pass ov
         if cards < table1.shape[0]:
             row1, row2, row3 = table1[cards], table2[cards], table3[cards]
         else:
-            constant, linear, coarse, remainder, remainder3, euclid = terms
-            _per_cards(
-                cards,
-                constant,
-                linear,
-                coarse,
-                pair_coef,
-                triple_coef,
-                remainder,
-                remainder3,
-                euclid,
-                own1,
-                own2,
-                own3,
-            )
+            _per_cards(cards, *terms, pair_coef, triple_coef, own1, own2, own3)
             row1, row2, row3 = own1, own2, own3
         eps = row1[0]
         low = row1[2]
