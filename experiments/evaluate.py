@@ -241,6 +241,8 @@ class ChunkPlay:
         if self.programs is not None:
             self.programs.make_room()  # (before the updates: a loss may lengthen a Labouchere line)
             programs, state = self.programs.table, self.programs.state
+        # (the Python seats' requests are checked here; the program seats' are written inside the
+        # pass, min(wanted, table maximum) x unit: finite and >= 0)
         deal, requested, chosen, sticky, play_state = self.session.play_arguments(self.requested)
         # the pass's arguments as one compiled object, built again when one of them is replaced
         parts = (programs, state, requested, play_state)
