@@ -29,6 +29,7 @@ import numpy as np
 
 from pb_gym import memory, progress
 from pb_gym import rules as R
+from pb_gym.kernel_arrays import borrowed
 from pb_gym.rules import Rules
 from pb_gym.shoe_state import (
     HAND_VIEW_FIELDS,
@@ -128,11 +129,11 @@ def stream_index(rng, t, low, high):
 
 
 @numba.njit(inline="always")
-def _swap(row, t, draws):
-    """The Fisher-Yates swaps of a shuffle on ``row[t]``: draw ``k`` swaps the position ``n - 1 - k``
-    with ``draws[k]``."""
+def _swap(row, t, draws, n_draws):
+    """The Fisher-Yates swaps of a shuffle on ``row[t]``: draw ``k < n_draws`` swaps the position
+    ``n - 1 - k`` with ``draws[k]``."""
     last = row.shape[1] - 1
-    for k in range(draws.shape[0]):
+    for k in range(n_draws):
         i = last - k
         j = draws[k]
         tmp = row[t, i]
@@ -140,22 +141,30 @@ def _swap(row, t, draws):
         row[t, j] = tmp
 
 
-# (new_shoe and deal_rows are called only from compiled code: no Python or C entry point is compiled;
-# numba's type stubs omit these flags)
+# (new_shoe, shuffle_row and deal_rows are called only from compiled code: no Python or C entry point is
+# compiled; numba's type stubs omit these flags)
 @numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # type: ignore[call-overload]
 def new_shoe(t, shoe, start, burn):
     """Shuffle the cards below ``start`` of table ``t`` of a :class:`ShoeView` (cards above are a
-    stacked top), then burn with ``burn``.
+    stacked top), then burn with ``burn`` (:func:`shuffle_row`)."""
+    draws = np.empty(shoe.shoe.shape[1], dtype=np.int32)
+    shoe.position[t] = shuffle_row(
+        t, shoe.shoe, shoe.suits, shoe.counts, shoe.unseen, shoe.rng, start, burn, draws
+    )
+
+
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # type: ignore[call-overload]
+def shuffle_row(t, cards, suits, counts, unseen, rng, start, burn, draws):
+    """Shuffle the cards below ``start`` of row ``t`` of a shoe's arrays (cards above are a stacked
+    top), then burn with ``burn``: returns the position of the next card. ``draws`` is scratch
+    space of at least a shoe's cards (a caller that shuffles many shoes allocates it once, and hands
+    the arrays themselves, not the :class:`ShoeView`: each array taken from the view costs an atomic
+    reference count, which measured a quarter of a shuffle).
 
     Each table's stream is splitmix64 over a counter (``rng[t]``, advanced by the golden gamma per
     draw): the Fisher-Yates swap of position ``i`` takes ``start + floor(u * (i - start + 1))`` with
     ``u`` the draw's top 53 bits as a fraction. The draws of a shuffle do not depend on each other,
     so they are computed first in a loop the compiler vectorizes, then the swaps run."""
-    cards = shoe.shoe
-    suits = shoe.suits
-    counts = shoe.counts
-    unseen = shoe.unseen
-    rng = shoe.rng
     n_cards = cards.shape[1]
     per_rank = n_cards // _N_RANKS
     suited = suits.shape[1] > 0  # the state tracks suits (init's suited=True)
@@ -169,15 +178,14 @@ def new_shoe(t, shoe, start, burn):
             for k in range(n_cards):
                 suits[t, k] = (k % per_rank) & 3
     n_draws = max(n_cards - 1 - start, 0)
-    draws = np.empty(n_draws, dtype=np.int32)
     seed = rng[t]
     for k in range(n_draws):  # draw k swaps position n_cards - 1 - k
         z = _mix(seed + _U64(k + 1) * _GOLDEN)
         draws[k] = start + np.int32(float(z >> _U64(11)) * _TO_UNIT * (n_cards - start - k))
     rng[t] = seed + _U64(n_draws) * _GOLDEN
-    _swap(cards, t, draws)
+    _swap(cards, t, draws, n_draws)
     if suited:  # the same swaps: each card's suit moves with its rank
-        _swap(suits, t, draws)
+        _swap(suits, t, draws, n_draws)
     for r in range(_N_RANKS):
         counts[t, r] = per_rank
         unseen[t, r] = per_rank
@@ -190,7 +198,7 @@ def new_shoe(t, shoe, start, burn):
         for _ in range(R.BURN_COUNTS[first]):
             counts[t, cards[t, pos] - 1] -= 1  # burned face down: gone, but not seen
             pos += 1
-    shoe.position[t] = pos
+    return pos
 
 
 @numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # type: ignore[call-overload]
@@ -220,7 +228,9 @@ def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C
     banker_pair = hand.banker_pair
     shuffled = hand.shuffled
     suits, player_suits, banker_suits = shoe.suits, hand.player_suits, hand.banker_suits
+    rng = shoe.rng
     suited = suits.shape[1] > 0
+    draws = np.empty(cards.shape[1], dtype=np.int32)  # a shuffle's scratch space (shuffle_row)
     for t in range(start, stop):
         if not active[t]:  # a table sitting this hand out: untouched state, an empty result row
             for k in range(_MAX_CARDS):
@@ -247,7 +257,17 @@ def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C
             else:
                 reshuffle = True
         if reshuffle:
-            new_shoe(t, shoe, np.int64(0), burn)  # (the signature of _init_rows: one specialization)
+            position[t] = shuffle_row(
+                t,
+                borrowed(cards),
+                borrowed(suits),
+                borrowed(counts),
+                borrowed(unseen),
+                borrowed(rng),
+                np.int64(0),
+                burn,
+                borrowed(draws),
+            )
             hands_in_shoe[t] = 0
             shoes_started[t] += 1
             cut_hands[t] = 0
