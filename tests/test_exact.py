@@ -207,3 +207,29 @@ def test_a_usable_composition_is_read_in_place_only_when_asked():
     assert exact.validate_composition(as_int32, copy=False).dtype == np.int64
     with pytest.raises(ValueError, match="composition counts must be >= 0"):
         exact.validate_composition(np.where(np.arange(13) == 0, -1, 32), copy=False)
+
+
+@pytest.mark.parametrize(
+    ("rank", "count", "message"),
+    [
+        (0, -1, r"composition counts must be >= 0"),
+        (12, exact.MAX_RANK_COUNT + 1, r"at most 1,000,000,000 cards of a rank"),
+        (5, np.iinfo(np.int64).min, r"composition counts must be >= 0"),
+        (None, 0, r"at least 6 cards .* got 5"),
+    ],
+)
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_a_bad_row_among_many_is_refused_by_name(rank, count, message, contiguous):
+    """The compiled check of an int64 batch (branch-free passes) refuses what the checks with
+    messages refuse, wherever the bad row is, and a non-contiguous batch is checked the same way."""
+    batch = np.tile(R.full_shoe(8), (5000, 1))
+    assert exact.validate_composition(batch, copy=False) is batch
+    if rank is None:  # a row of five cards
+        batch[3210] = [1, 1, 1, 1, 1] + [0] * 8
+    else:
+        batch[3210, rank] = count
+    if not contiguous:
+        batch = np.repeat(batch, 2, axis=0)[::2]
+        assert not batch.flags.c_contiguous
+    with pytest.raises(ValueError, match=message):
+        exact.validate_composition(batch, copy=False)
