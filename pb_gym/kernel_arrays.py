@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from llvmlite import ir  # type: ignore[import-untyped]
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-__all__ = ["borrowed"]
+__all__ = ["borrowed", "stack_int32"]
 
 
 def _borrowed_typer(typingctx: Any, array: Any) -> Any:
@@ -45,3 +46,35 @@ def _borrowed_typer(typingctx: Any, array: Any) -> Any:
 
 borrowed: Any = intrinsic(_borrowed_typer)
 """``borrowed(array)`` in compiled code: ``array`` without its reference count (module docstring)."""
+
+
+def _stack_int32_typer(typingctx: Any, size: Any) -> Any:
+    if not isinstance(size, types.IntegerLiteral) or size.literal_value < 1:
+        return None
+    n = size.literal_value
+    array_type = types.Array(types.int32, 1, "C")
+    sig = array_type(size)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        intp = context.get_value_type(types.intp)
+        # in the function's entry block: one slot a call, however often the line runs
+        data = cgutils.alloca_once(builder, context.get_value_type(types.int32), size=ir.Constant(intp, n))
+        view = context.make_array(array_type)(context, builder)
+        context.populate_array(
+            view,
+            data=data,
+            shape=[ir.Constant(intp, n)],
+            strides=[ir.Constant(intp, 4)],
+            itemsize=ir.Constant(intp, 4),
+            meminfo=None,
+        )
+        return view._getvalue()
+
+    return sig, codegen
+
+
+stack_int32: Any = intrinsic(_stack_int32_typer)
+"""``stack_int32(n)`` in compiled code, ``n`` a constant: an uninitialized int32 array of ``n`` items in
+the kernel's stack frame, without a ``MemInfo`` (scratch space: no allocation, no reference count, as
+:func:`borrowed`). It lives as long as the kernel's call: it is handed only to helpers, never returned
+or stored."""

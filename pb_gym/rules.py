@@ -39,6 +39,8 @@ RANKS: tuple[str, ...] = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J"
 N_RANKS = len(RANKS)
 CARDS_PER_RANK_PER_DECK = 4
 CARDS_PER_DECK = N_RANKS * CARDS_PER_RANK_PER_DECK
+MAX_DECKS = 8  # a shoe holds 1 to 8 decks (Rules.decks)
+MAX_SHOE_CARDS = MAX_DECKS * CARDS_PER_DECK
 
 RANK_VALUES = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0, 0], dtype=np.int8)
 """Baccarat value of each rank index: A=1, 2..9 face value, 10/J/Q/K = 0."""
@@ -312,10 +314,10 @@ class Rules:
         _check(
             isinstance(self.decks, (int, np.integer))
             and not isinstance(self.decks, bool)
-            and 1 <= self.decks <= 8,
+            and 1 <= self.decks <= MAX_DECKS,
             "decks",
             self.decks,
-            "an integer from 1 to 8",
+            f"an integer from 1 to {MAX_DECKS}",
         )
         _check(
             self.banker_variant in BANKER_VARIANTS,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pb_gym import Rules, engine, threads
-from pb_gym.kernel_arrays import borrowed
+from pb_gym.kernel_arrays import borrowed, stack_int32
 
 
 @numba.njit(nogil=True)
@@ -136,6 +136,31 @@ def test_a_borrowed_array_is_the_same_data_shape_and_strides():
     assert shape_strides == (*strided.shape, *strided.strides)
     assert np.array_equal(base[:, ::2], 2.0 * np.arange(24.0).reshape(4, 6)[:, ::2])
     assert np.array_equal(base[:, 1::2], np.arange(24.0).reshape(4, 6)[:, 1::2])
+
+
+@numba.njit
+def _stack_scratch(values):
+    scratch = stack_int32(8)
+    for i in range(scratch.shape[0]):
+        scratch[i] = values[i] * 3
+    total = 0
+    for i in range(scratch.shape[0]):
+        total += scratch[i]
+    return total, scratch.shape[0], scratch.strides[0]
+
+
+@numba.njit
+def _stack_scratch_of(n):
+    return stack_int32(n).shape[0]
+
+
+def test_a_stack_array_holds_its_constant_size_and_refuses_a_variable_one():
+    """The engine's shuffle scratch: a constant size on the kernel's stack, written and read back
+    (calls in a row each get their own frame); a size known only at run time is a typing error."""
+    for values in (np.arange(8, dtype=np.int32), np.arange(8, 16, dtype=np.int32)):
+        assert _stack_scratch(values) == (3 * int(values.sum()), 8, 4)
+    with pytest.raises(numba.core.errors.TypingError, match="stack_int32"):
+        _stack_scratch_of(8)
 
 
 @numba.njit(nogil=True)
