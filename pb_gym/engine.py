@@ -144,14 +144,38 @@ def _swap(row, t, draws, n_draws):
 
 # (new_shoe, shuffle_row and deal_rows are called only from compiled code: no Python or C entry point is
 # compiled; numba's type stubs omit these flags)
+@numba.njit(inline="always")
+def _scratch(n_cards):
+    """A shuffle's scratch space (:func:`shuffle_row`) for a shoe of ``n_cards``: on the calling
+    kernel's stack (an allocation each call cost a deal of 16 tables some 5%), or allocated for a
+    shoe longer than any the rules deal (a state built by hand)."""
+    draws = stack_int32(_MAX_SHOE_CARDS)
+    if n_cards > _MAX_SHOE_CARDS:
+        draws = np.empty(n_cards, dtype=np.int32)
+    return draws
+
+
+@numba.njit(inline="always")
+def _shoe_arrays(shoe):
+    """The arrays of a :class:`ShoeView` that :func:`shuffle_row` takes, borrowed (each array handed
+    to a helper otherwise takes an atomic reference count, which both threads contend on)."""
+    return (
+        borrowed(shoe.shoe),
+        borrowed(shoe.suits),
+        borrowed(shoe.counts),
+        borrowed(shoe.unseen),
+        borrowed(shoe.rng),
+        borrowed(shoe.position),
+    )
+
+
 @numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # type: ignore[call-overload]
 def new_shoe(t, shoe, start, burn):
     """Shuffle the cards below ``start`` of table ``t`` of a :class:`ShoeView` (cards above are a
     stacked top), then burn with ``burn`` (:func:`shuffle_row`)."""
-    draws = np.empty(shoe.shoe.shape[1], dtype=np.int32)
-    shoe.position[t] = shuffle_row(
-        t, shoe.shoe, shoe.suits, shoe.counts, shoe.unseen, shoe.rng, start, burn, draws
-    )
+    cards, suits, counts, unseen, rng, position = _shoe_arrays(shoe)
+    draws = _scratch(cards.shape[1])
+    position[t] = shuffle_row(t, cards, suits, counts, unseen, rng, start, burn, draws)
 
 
 @numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # type: ignore[call-overload]
@@ -231,11 +255,7 @@ def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C
     suits, player_suits, banker_suits = shoe.suits, hand.player_suits, hand.banker_suits
     rng = shoe.rng
     suited = suits.shape[1] > 0
-    # a shuffle's scratch space (shuffle_row), on the stack: an allocation each call cost a deal of 16
-    # tables some 5%
-    draws = stack_int32(_MAX_SHOE_CARDS)
-    if cards.shape[1] > _MAX_SHOE_CARDS:  # (no Rules deal such a shoe; a state built by hand might)
-        draws = np.empty(cards.shape[1], dtype=np.int32)
+    draws = _scratch(cards.shape[1])
     for t in range(start, stop):
         if not active[t]:  # a table sitting this hand out: untouched state, an empty result row
             for k in range(_MAX_CARDS):
@@ -376,15 +396,19 @@ are shuffled on two threads; measured there: 8.0-8.5M steps/s from 48 tables dow
 
 @numba.njit(cache=True, nogil=True)
 def _init_rows(start, stop, shoe, stack_len, burn):
+    cards, suits, counts, unseen, rng, position = _shoe_arrays(shoe)
+    draws = _scratch(cards.shape[1])
     for t in range(start, stop):
-        new_shoe(t, shoe, stack_len, burn)
+        position[t] = shuffle_row(t, cards, suits, counts, unseen, rng, stack_len, burn, draws)
 
 
 @numba.njit(cache=True, nogil=True)
 def _shuffle_rows(start, stop, tables, shoe, burn):
+    cards, suits, counts, unseen, rng, position = _shoe_arrays(shoe)
+    draws = _scratch(cards.shape[1])
     for i in range(start, stop):
         t = tables[i]
-        new_shoe(t, shoe, np.int64(0), burn)
+        position[t] = shuffle_row(t, cards, suits, counts, unseen, rng, np.int64(0), burn, draws)
         shoe.hands_in_shoe[t] = 0
         shoe.shoes_started[t] += 1
         shoe.cut_hands[t] = 0
