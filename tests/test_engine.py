@@ -681,3 +681,58 @@ def test_parallel_calls_from_several_python_threads_deal_the_same_hands():
                 assert np.array_equal(cards[i][k], engine.deal(rules, expected[i])[1].player_cards)
     finally:
         pb_threads.set_num_threads(before)
+
+
+def _reference_shuffle(seed: int, n_cards: int) -> np.ndarray:
+    """The shuffle of :func:`pb_gym.engine.shuffle_row` from a full shoe, in Python integers: draw
+    ``k`` (splitmix64 of the counter ``seed + (k + 1) * gamma``, its top 53 bits as a fraction
+    ``u``) swaps position ``n - 1 - k`` with ``floor(u * (n - k))``."""
+    mask, gamma = (1 << 64) - 1, 0x9E3779B97F4A7C15
+    cards = np.repeat(np.arange(1, R.N_RANKS + 1), n_cards // R.N_RANKS).astype(np.uint8)
+    for k in range(n_cards - 1):
+        z = (seed + (k + 1) * gamma) & mask
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        z ^= z >> 31
+        j = int(float(z >> 11) * 2.0**-53 * (n_cards - k))
+        i = n_cards - 1 - k
+        cards[i], cards[j] = cards[j], cards[i]
+    return cards
+
+
+def test_every_shuffle_is_the_reference_fisher_yates_for_any_shoe_length():
+    """A new engine's shuffle and the deal's reshuffle (both with their scratch space on the kernel's
+    stack) are the reference Fisher-Yates over each table's stream; so is the reshuffle of a longer
+    shoe than any the rules deal (10 decks, a state built by hand), whose scratch space is allocated
+    instead: too long for the stack's, it would write past it."""
+    rules = Rules(decks=8, burn=False)
+    seeds = engine.table_seeds(3, 4)
+    state = engine.init(rules, 4, seed=3)
+    for t in range(4):
+        assert np.array_equal(state.shoe[t], _reference_shuffle(int(seeds[t]), rules.n_cards))
+    per_rank = 40  # 10 decks
+    n, n_cards = 3, per_rank * R.N_RANKS
+    full = np.full((n, R.N_RANKS), per_rank, dtype=np.int16)
+    long_state = engine.ShoeState(
+        shoe=np.ones((n, n_cards), dtype=np.uint8),
+        suits=np.zeros((n, 0), dtype=np.uint8),
+        position=np.full(n, n_cards - 14, dtype=np.int32),  # the cut card is out: reshuffle first
+        counts=np.zeros((n, R.N_RANKS), dtype=np.int16) + np.array([14] + [0] * 12, dtype=np.int16),
+        unseen=full.copy(),
+        hands_in_shoe=np.zeros(n, dtype=np.int32),
+        shoes_started=np.ones(n, dtype=np.int64),
+        cut_hands=np.zeros(n, dtype=np.int8),
+        rng=np.array([7, 2**63 + 5, 12345], dtype=np.uint64),
+        cut_position=n_cards - 14,
+    )
+    seeds = long_state.rng.copy()
+    hand = engine.HandResult.empty(n)
+    found = engine.deal_checked_rows(
+        0, n, np.ones(n, dtype=bool), long_state.view, hand.view, False, False, per_rank
+    )
+    assert found == (-1, 0) and hand.shuffled.all()
+    for t in range(n):
+        shoe = _reference_shuffle(int(seeds[t]), n_cards)
+        assert np.array_equal(long_state.shoe[t], shoe)
+        assert tuple(c for c in hand.player_cards[t] if c)[:2] == (shoe[0], shoe[2])
+        assert long_state.rng[t] == (int(seeds[t]) + (n_cards - 1) * 0x9E3779B97F4A7C15) % 2**64
