@@ -182,9 +182,9 @@ def new_shoe(t, shoe, start, burn):
 def shuffle_row(t, cards, suits, counts, unseen, rng, start, burn, draws):
     """Shuffle the cards below ``start`` of row ``t`` of a shoe's arrays (cards above are a stacked
     top), then burn with ``burn``: returns the position of the next card. ``draws`` is scratch
-    space of at least a shoe's cards (a caller that shuffles many shoes allocates it once, and hands
-    the arrays themselves, not the :class:`ShoeView`: each array taken from the view costs an atomic
-    reference count, which measured a quarter of a shuffle).
+    space of at least a shoe's cards (:func:`_scratch`, on the caller's stack). The callers hand it
+    the arrays borrowed, not the :class:`ShoeView`: each array taken from the view took an atomic
+    reference count, which measured a quarter of a shuffle and was contended by both threads.
 
     Each table's stream is splitmix64 over a counter (``rng[t]``, advanced by the golden gamma per
     draw): the Fisher-Yates swap of position ``i`` takes ``start + floor(u * (i - start + 1))`` with

@@ -275,7 +275,7 @@ def _counts_usable(flat, most, least):
     """Whether every count of ``flat`` ``(n, 13)`` (C-contiguous) is in ``0..most`` and every row
     holds at least ``least`` cards: the checks of :func:`validate_composition` in two passes free of
     branches, which compile to vector code (a loop that stopped at the first bad count did not: 85
-    us for a Kelly bettor's 5,000 compositions, against some 15 now)."""
+    us for a Kelly bettor's 5,000 compositions, against 58 now)."""
     values = flat.reshape(-1)
     signs = 0  # negative once a count is negative or above most
     for i in range(values.shape[0]):
