@@ -243,7 +243,9 @@ class ChunkPlay:
             programs, state = self.programs.table, self.programs.state
         # (the Python seats' requests are checked here; the program seats' are written inside the
         # pass, min(wanted, table maximum) x unit: finite and >= 0)
-        deal, requested, chosen, sticky, play_state = self.session.play_arguments(self.requested)
+        deal, requested, chosen, sticky, play_state = self.session.play_arguments(
+            self.requested, self.python_seats
+        )
         # the pass's arguments as one compiled object, built again when one of them is replaced
         parts = (programs, state, requested, play_state)
         if self._hand_parts is None or any(a is not b for a, b in zip(parts, self._hand_parts, strict=True)):

@@ -164,6 +164,25 @@ def test_bad_requests_and_limits_are_named():
         session.play(np.zeros((2, 3, 7)), deal=np.ones(3))
 
 
+def test_a_pass_that_writes_some_seats_itself_has_the_others_checked():
+    """play_arguments' checked_seats: the listed seats' requests are refused as play() refuses them;
+    the others are the caller's (the evaluator writes its progressions' stakes inside its pass)."""
+    session = S.Session(Rules(), S.Limits(100.0, 1.0, 10.0), 3, 3)
+    requested = np.zeros((3, 3, 7))
+    requested[0, 1, 0] = np.nan  # a seat the caller answers for
+    requested[2, 0, 1] = -1.0
+    with pytest.raises(ValueError, match="^requested stakes must be >= 0$"):
+        session.play_arguments(requested, checked_seats=[1, 2])
+    requested[2, 0, 1] = 0.0
+    assert session.play_arguments(requested, checked_seats=[1, 2])[1] is not None
+    assert session.play_arguments(requested, checked_seats=[])[1].shape == (3, 3, 7)
+    with pytest.raises(ValueError, match="^requested stakes must be finite numbers$"):
+        session.play_arguments(requested)
+    for bad in ([3], [-1], [0.5], [[0]]):
+        with pytest.raises(ValueError, match=r"^seats=.* is not allowed; allowed: seat indices 0\.\.2$"):
+            session.play_arguments(requested, checked_seats=bad)
+
+
 def test_payoff_matrix_is_cached_per_rules_and_read_only():
     assert S.payoff_matrix(Rules()) is S.payoff_matrix(Rules())
     assert not S.payoff_matrix(Rules()).flags.writeable
