@@ -232,10 +232,7 @@ def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C
     :class:`ShoeView` into a :class:`HandView` (tables sitting out get an empty result row and keep
     their state); a table whose cut card has come out reshuffles first (after one more hand with
     ``hand_after_cut``). The caller has checked the rows (:func:`check_rows`): this trusts them."""
-    cards = shoe.shoe
-    position = shoe.position
-    counts = shoe.counts
-    unseen = shoe.unseen
+    cards, suits, counts, unseen, rng, position = _shoe_arrays(shoe)  # (a reshuffle hands them on)
     hands_in_shoe = shoe.hands_in_shoe
     shoes_started = shoe.shoes_started
     cut_hands = shoe.cut_hands
@@ -252,8 +249,7 @@ def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C
     player_pair = hand.player_pair
     banker_pair = hand.banker_pair
     shuffled = hand.shuffled
-    suits, player_suits, banker_suits = shoe.suits, hand.player_suits, hand.banker_suits
-    rng = shoe.rng
+    player_suits, banker_suits = hand.player_suits, hand.banker_suits
     suited = suits.shape[1] > 0
     draws = _scratch(cards.shape[1])
     for t in range(start, stop):
@@ -282,17 +278,7 @@ def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C
             else:
                 reshuffle = True
         if reshuffle:
-            position[t] = shuffle_row(
-                t,
-                borrowed(cards),
-                borrowed(suits),
-                borrowed(counts),
-                borrowed(unseen),
-                borrowed(rng),
-                np.int64(0),
-                burn,
-                borrowed(draws),
-            )
+            position[t] = shuffle_row(t, cards, suits, counts, unseen, rng, np.int64(0), burn, draws)
             hands_in_shoe[t] = 0
             shoes_started[t] += 1
             cut_hands[t] = 0
