@@ -179,7 +179,9 @@ def test_a_pass_that_writes_some_seats_itself_has_the_others_checked():
     with pytest.raises(ValueError, match="^requested stakes must be finite numbers$"):
         session.play_arguments(requested)
     for bad in ([3], [-1], [0.5], [[0]]):
-        with pytest.raises(ValueError, match=r"^seats=.* is not allowed; allowed: seat indices 0\.\.2$"):
+        with pytest.raises(
+            ValueError, match=r"^checked_seats=.* is not allowed; allowed: seat indices 0\.\.2$"
+        ):
             session.play_arguments(requested, checked_seats=bad)
 
 

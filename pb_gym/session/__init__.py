@@ -293,10 +293,10 @@ class Session:
         restart_rows(index, float(self.limits.bankroll), seats, records)
 
     # ---- one hand ----------------------------------------------------------------------------
-    def check_requests(self, requested: np.ndarray, seats: Sequence[int] | None = None) -> np.ndarray:
+    def check_requests(self, requested: np.ndarray, checked_seats: Sequence[int] | None = None) -> np.ndarray:
         """``requested`` as a C-contiguous float64 ``(K, N, n_bets)`` array (``(N, n_bets)`` is taken
-        as one seat), finite and >= 0; ValueError naming the problem otherwise. ``seats``: only
-        these seats' requests are checked for finite and >= 0 (all by default)."""
+        as one seat), finite and >= 0; ValueError naming the problem otherwise. ``checked_seats``:
+        only these seats' requests are checked for finite and >= 0 (all by default)."""
         k, n, b = self.n_seats, self.n_tables, self.n_bets
         array = np.asarray(requested, dtype=np.float64)
         if array.ndim == 2 and k == 1:
@@ -308,12 +308,14 @@ class Session:
                 f"columns){one}; got {np.shape(requested)}"
             )
         checked = array
-        if seats is not None:
-            index = np.asarray(seats)
+        if checked_seats is not None:
+            index = np.asarray(checked_seats)
             if index.ndim != 1 or (
                 index.size and (index.dtype.kind not in "iu" or index.min() < 0 or index.max() >= k)
             ):
-                raise ValueError(f"seats={seats!r} is not allowed; allowed: seat indices 0..{k - 1}")
+                raise ValueError(
+                    f"checked_seats={checked_seats!r} is not allowed; allowed: seat indices 0..{k - 1}"
+                )
             checked = array[index.astype(np.intp)]
         if not np.isfinite(checked).all():
             raise ValueError("requested stakes must be finite numbers")
@@ -356,8 +358,8 @@ class Session:
         :func:`kernels.play_state_rows` after the checks of :meth:`play` (``requested`` by
         :meth:`check_requests`; every table deals, each seat's default column). Its rows return
         ``(table, problem)``: :func:`pb_gym.engine.raise_table_problem` raises what :meth:`play` would.
-        ``checked_seats``: the seats whose requests are checked (all by default); the caller's pass
-        writes the others' itself and answers for them (the evaluator's compiled progressions: the
+        ``checked_seats`` (:meth:`check_requests`): the caller's pass writes the other seats'
+        requests itself and answers for them (the evaluator's compiled progressions: the
         main job's 14 of 15 seats, whose check cost some 80 us a hand)."""
         requested = self.check_requests(requested, checked_seats)
         return self._all, requested, self._chosen, self.sticky_ends, self._state()
