@@ -122,6 +122,8 @@ def _study(module: str, args: argparse.Namespace) -> dict:
     from pb_gym.experiments.scale import ChunkError, RunTooLarge, SchedulerError, check_scheduler_address
 
     options = {"resume": args.resume} if getattr(args, "resume", None) is not None else {}
+    if args.backend is not None:  # (else the study's own default)
+        options["backend"] = args.backend
     if getattr(args, "checkpoint_minutes", None) is not None:
         options["checkpoint_minutes"] = args.checkpoint_minutes
     if args.scheduler is not None:  # before any work: a malformed address is a usage error
@@ -134,7 +136,6 @@ def _study(module: str, args: argparse.Namespace) -> dict:
             args.config,
             out=args.out,
             as_json=args.json,
-            backend=args.backend,
             scheduler=args.scheduler,
             workers=args.workers,
             **options,
@@ -227,10 +228,11 @@ def _add_resume_option(parser: argparse.ArgumentParser, help_text: str | None = 
 def _add_backend_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backend",
-        default="serial",
-        choices=("serial", "processes", "dask"),
-        help="where the study's chunks run: serially here (default), in local "
-        "processes, or on Dask; the results are identical",
+        default=None,
+        choices=("serial", "threads", "processes", "dask"),
+        help="where the study's chunks run: serially here, side by side on this process's threads, "
+        "in local processes, or on Dask; the results are identical (default: threads for "
+        "evaluate, serial for the other studies)",
     )
     parser.add_argument(
         "--scheduler",

@@ -387,9 +387,11 @@ def run_chunk(
             for rest in range(hand_index + 1, hands + 1):
                 play.record(rest)
             break
+        if scale.stop_requested():  # (Ctrl-C, on the threads backend)
+            raise scale.ChunkStopped(chunk.describe())
         play.play(hand_index)
         if bar is not None:
-            bar.update(play.n)
+            bar.update(play.n, chunk.index)
     if show_progress is True and bar is not None:
         bar.close()
     return play.result(chunk.index)
@@ -551,7 +553,7 @@ def check_memory(config: StudyConfig, parallel: int, final_bankrolls: bool = Fal
 def run_study(
     config: StudyConfig,
     progress: bool = False,
-    backend: str = "serial",
+    backend: str = "threads",
     scheduler: str | None = None,
     workers: int | None = None,
     store: chunk_store.ChunkStore | None = None,
@@ -561,7 +563,9 @@ def run_study(
     entries :func:`experiments.evaluate_report.json_report` leaves out).
 
     The sessions are cut into chunks of ``config.chunk_sessions`` (see :mod:`experiments.scale`); the
-    report is identical whatever the backend that ran them. The chunks are planned, run and merged a
+    report is identical whatever the backend that ran them. On ``threads`` (the default) the chunks
+    run side by side on this process's cores, but serially for a study with a learned policy (it
+    seeds torch's process-wide random state). The chunks are planned, run and merged a
     batch at a time (:func:`check_memory`), so the memory is bounded by the chunk size. With a ``store``
     (see :func:`experiments.outputs.chunk_store`) finished chunks are kept and an interrupted run
     resumes. ``final_bankrolls``: the report also holds every session's final bankroll
@@ -570,9 +574,15 @@ def run_study(
     across systems; ``pb-gym evaluate`` does without.
     """
     started = time.perf_counter()
-    parallel = 1 if backend == "serial" else workers or os.cpu_count() or 1
-    batch = check_memory(config, parallel, final_bankrolls)
     count = -(-config.sessions // config.chunk_sessions)
+    if backend == "threads" and any(system.type == "sb3" for system in config.systems):
+        # a learned policy seeds torch's process-wide random state: chunks side by side would
+        # interleave its draws (and the report would depend on the threads' timing)
+        backend = "serial"
+    parallel = 1 if backend == "serial" else workers or os.cpu_count() or 1
+    if backend == "threads":
+        parallel = min(parallel, count)
+    batch = check_memory(config, parallel, final_bankrolls)
     # hands dealt: counted hand by hand when the chunks run here, chunk by chunk otherwise
     tracker = progress_display.Progress(
         config.name,
@@ -584,7 +594,7 @@ def run_study(
     task = functools.partial(
         run_chunk,
         config.model_dump(mode="json"),
-        show_progress=tracker if progress and backend == "serial" else False,
+        show_progress=tracker if progress and backend in ("serial", "threads") else False,
     )
     merged = None
     with tracker:
@@ -656,7 +666,7 @@ def main(
     config_path: str,
     out: str | None = None,
     as_json: bool = False,
-    backend: str = "serial",
+    backend: str = "threads",
     scheduler: str | None = None,
     workers: int | None = None,
     resume: bool | None = None,

@@ -11,6 +11,13 @@ processes, or on a Dask cluster.
 Backends:
 
 * ``serial``: one chunk after the other, in this process (the default).
+* ``threads``: ``workers`` Python threads of this process (default: the cores), each running one chunk
+  at a time, its kernels on its own thread (:func:`pb_gym.threads.sharing`): what one chunk does in
+  Python (a betting system's proposal, the accounting between kernels) runs while the other chunks'
+  kernels run, with no process to start. Not for tasks that use a process-wide random state (a
+  learned policy seeds torch's): their draws would interleave. A chunk failing twice lets the
+  chunks running finish (kept for a rerun) and starts no other; Ctrl-C stops the running ones at
+  their next :func:`stop_requested` check (a task that never checks finishes its chunk first).
 * ``processes``: a local process pool (``concurrent.futures``, spawn context: numba's threads and
   ``fork`` do not mix), ``workers`` processes (default: the cores).
 * ``dask``: an existing Dask distributed scheduler (``scheduler="tcp://host:8786"``), or a local
@@ -38,6 +45,7 @@ import multiprocessing
 import os
 import re
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -45,11 +53,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from pb_gym import progress as progress_display
+from pb_gym import threads
 
 if TYPE_CHECKING:
     from pb_gym.experiments.chunk_store import ChunkStore
 
-BACKENDS: tuple[str, ...] = ("serial", "processes", "dask")
+BACKENDS: tuple[str, ...] = ("serial", "threads", "processes", "dask")
 Result = TypeVar("Result")
 
 
@@ -257,6 +266,8 @@ def run(
             pass
         elif backend == "serial":
             _run_serial(task, todo, finished)
+        elif backend == "threads":
+            _run_threads(task, todo, workers or threads.cores(), finished)
         elif backend == "processes":
             _run_processes(task, todo, workers or os.cpu_count() or 1, finished)
         else:
@@ -317,6 +328,84 @@ def _run_serial(task, chunks, finished):
             except Exception as error:  # noqa: BLE001
                 raise _failure(chunk, error) from error
         finished(chunk, result)
+
+
+class ChunkStopped(Exception):
+    """Raised by :func:`stop_requested`'s caller: the run this chunk belongs to is stopping."""
+
+
+_worker = threading.local()  # a threads-backend worker's stop event
+
+
+def stop_requested() -> bool:
+    """Whether the run of the chunk this thread is running is stopping (Ctrl-C): a long task on the
+    ``threads`` backend checks it now and then and raises :class:`ChunkStopped`. Always False on the
+    other backends (Ctrl-C interrupts the task itself)."""
+    stop = getattr(_worker, "stop", None)
+    return stop is not None and stop.is_set()
+
+
+def _run_threads(
+    task: Callable[[Chunk], Any],
+    chunks: Sequence[Chunk],
+    workers: int,
+    finished: Callable[[Chunk, Any], None],
+) -> None:
+    """At most ``workers`` chunks at once, each on its own Python thread and retried there once (as
+    serially); the results are handed to ``finished`` on this thread as they come. A chunk failing
+    twice starts no other chunk, but the running ones finish and are kept (a rerun resumes from
+    them) before the run stops; Ctrl-C stops them at their next :func:`stop_requested` check."""
+    stop = threading.Event()
+
+    def attempt(chunk: Chunk) -> Any:
+        _worker.stop = stop
+        try:
+            with threads.sharing():
+                try:
+                    return task(chunk)
+                except ChunkStopped:
+                    raise
+                except Exception:  # noqa: BLE001 - one retry, whatever went wrong
+                    try:
+                        return task(chunk)
+                    except ChunkStopped:
+                        raise
+                    except Exception as error:  # noqa: BLE001
+                        raise _failure(chunk, error) from error
+        finally:
+            _worker.stop = None
+
+    pool = futures.ThreadPoolExecutor(max_workers=min(workers, len(chunks)), thread_name_prefix="chunk")
+    running = {pool.submit(attempt, chunk): chunk for chunk in chunks}
+    failure: BaseException | None = None
+    try:
+        while running:
+            done, _ = futures.wait(running, return_when=futures.FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: running[f].index):
+                chunk = running.pop(future)
+                error = future.exception()
+                if error is None:
+                    finished(chunk, future.result())
+                    continue
+                if not isinstance(error, ChunkError):
+                    raise error  # (Ctrl-C inside a task)
+                failure = failure or error
+                for waiting in [f for f in running if f.cancel()]:  # (not started: never will)
+                    del running[waiting]
+                if running:
+                    print(
+                        f"{error}; waiting for the {len(running)} chunk(s) still running, "
+                        "to keep them for a rerun",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+        if failure is not None:
+            raise failure
+    finally:
+        # Ctrl-C (or the run over): the chunks still running stop at their next check before this
+        # returns, instead of computing on for nobody
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 PR_SET_PDEATHSIG = 1

@@ -57,7 +57,8 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self.done = 0
         self.chunks_done = 0
-        self._in_chunk = 0  # items counted by update() since the last finished chunk
+        self._in_chunk: dict[int | None, int] = {}  # items counted by update(), by unfinished chunk
+        self._lock = threading.Lock()  # (chunks running on threads count side by side)
         self._started = time.perf_counter()
         self._bar: Any = None
         self._stop = threading.Event()
@@ -82,27 +83,30 @@ class Progress:
             self._thread.start()
 
     # -- counting -------------------------------------------------------------------------------
-    def update(self, n: int) -> None:
-        """``n`` more items done."""
+    def update(self, n: int, chunk: int | None = None) -> None:
+        """``n`` more items done (of the chunk of index ``chunk``, when chunks run side by side)."""
         if not self.enabled:
             return
-        self._in_chunk += n
-        self._advance(n)
+        with self._lock:
+            self._in_chunk[chunk] = self._in_chunk.get(chunk, 0) + n
+            self._advance(n)
 
     def __call__(self, chunk: Any) -> None:
         """A chunk (:class:`experiments.scale.Chunk`) finished: count it, and its items not counted."""
         if not self.enabled:
             return
-        self.chunks = self.chunks or chunk.count
-        self.chunks_done += 1
-        missing = chunk.size * self.per_item - self._in_chunk
-        self._in_chunk = 0
-        if missing > 0 and self.total is not None:
-            self._advance(missing)
-        elif self._bar is not None:
-            self._bar.update(1 if self.total is None else 0)
-            self._bar.set_postfix_str(self._chunk_text())
-        if self.chunks_done >= self.chunks:
+        with self._lock:
+            self.chunks = self.chunks or chunk.count
+            self.chunks_done += 1
+            counted = self._in_chunk.pop(chunk.index, 0) + self._in_chunk.pop(None, 0)
+            missing = chunk.size * self.per_item - counted
+            if missing > 0 and self.total is not None:
+                self._advance(missing)
+            elif self._bar is not None:
+                self._bar.update(1 if self.total is None else 0)
+                self._bar.set_postfix_str(self._chunk_text())
+            finished = self.chunks_done >= self.chunks
+        if finished:
             self.close()
 
     def _advance(self, n: int) -> None:

@@ -40,12 +40,13 @@ process may run on; :func:`set_num_threads` changes it at run time.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import platform
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -62,6 +63,7 @@ from pb_gym.thread_count import (
 __all__ = [
     "get_num_threads",
     "set_num_threads",
+    "sharing",
     "parallel_for",
     "run_rows",
     "claim_rows",
@@ -119,6 +121,35 @@ def set_num_threads(n: int) -> None:
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= max_threads():
         raise ValueError(f"threads={n!r} is not allowed; allowed: an integer from 1 to {max_threads()}")
     _threads = n
+
+
+_sharers = 0  # Python threads inside sharing() now
+_sharers_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def sharing() -> Iterator[None]:
+    """Inside this block the calling Python thread shares the cores with the other threads inside one:
+    each of the ``k`` threads inside gets ``get_num_threads() // k`` threads (at least its own) for
+    the kernels it calls, and the pool's threads serve none of them while ``k`` reaches the thread
+    count. For Python threads that each run independent work side by side (the chunks of a study on
+    the ``threads`` backend, :mod:`pb_gym.experiments.scale`): a kernel on its caller's thread alone
+    neither waits for a pool thread nor has one spin on a core another chunk needs. The results are
+    the same (every kernel gives the same rows whatever its threads)."""
+    global _sharers
+    with _sharers_lock:
+        _sharers += 1
+    try:
+        yield
+    finally:
+        with _sharers_lock:
+            _sharers -= 1
+
+
+def _share() -> int:
+    """The threads a kernel called now may use: :func:`get_num_threads`, shared out among the Python
+    threads inside :func:`sharing` (if any)."""
+    return max(1, get_num_threads() // max(_sharers, 1))
 
 
 # the header of a claiming kernel's job (job_layout): its home segments (one per thread), chunks, call
@@ -596,7 +627,7 @@ def parallel_for(n_rows: int, run: Callable[[int, int], None], min_rows: int) ->
     disjoint rows for disjoint ranges. Below ``min_rows`` rows, or with one thread, it is one call on
     the caller's thread; so is a call made while another Python thread's call holds the pool.
     Exceptions of any chunk are raised here after every chunk has finished."""
-    threads = min(get_num_threads(), n_rows // max(min_rows // 2, 1))
+    threads = min(_share(), n_rows // max(min_rows // 2, 1))
     if n_rows < min_rows or threads <= 1:
         run(0, n_rows)
         return
@@ -647,7 +678,7 @@ def claim_rows(
     call, no thread waits for another to let go of the GIL, and each thread deals the same rows call
     after call unless another falls behind. Returns the problem of the lowest table any chunk
     found."""
-    threads = min(get_num_threads(), _claim_cores(), n_rows // max(min_rows // 2, 1))
+    threads = min(_share(), _claim_cores(), n_rows // max(min_rows // 2, 1))
     if n_rows < min_rows or threads <= 1:
         return rows(0, n_rows, *args)
     per_thread = max(CLAIM_CHUNKS_PER_THREAD, -(-n_rows // (threads * CLAIM_CHUNK_ROWS)))

@@ -85,3 +85,24 @@ def sleeps(chunk):
     """Sleeps a minute (a worker still computing when its parent is killed)."""
     time.sleep(60)
     return chunk.index
+
+
+def waits_for_the_stop(chunk):
+    """Chunk 0 returns at once; every other chunk waits (up to a minute) until the run stops, as a
+    long chunk on the threads backend checks :func:`experiments.scale.stop_requested`."""
+    from pb_gym.experiments import scale
+
+    deadline = time.monotonic() + 60
+    while chunk.index and time.monotonic() < deadline:
+        if scale.stop_requested():
+            raise scale.ChunkStopped(chunk.describe())
+        time.sleep(0.01)
+    return chunk.index
+
+
+def fails_beside_a_slower_chunk(chunk):
+    """Chunk 1 raises at once, every time; chunk 0 takes 1 s (it is running when chunk 1 fails)."""
+    if chunk.index == 1:
+        raise ValueError("injected failure")
+    time.sleep(1.0)
+    return chunk.index

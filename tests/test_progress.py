@@ -50,6 +50,30 @@ def test_lines_off_a_terminal_say_chunks_hands_elapsed_and_time_left(fast_lines)
     assert all(LINE.match(line) for line in lines)
 
 
+def test_chunks_counted_side_by_side_on_threads_add_up_exactly(fast_lines):
+    """Two chunks counting their hands at once from two threads (the threads backend): no count is
+    lost, and a finished chunk adds only its own hands not yet counted."""
+    import threading
+
+    chunks = scale.plan(2000, 1000, seed=1)  # two chunks of 1,000 sessions, 10 hands each
+    tracker = progress.Progress("job", total=20_000, chunks=2, per_item=10, stream=io.StringIO())
+
+    def deal(chunk, hands):
+        for _ in range(hands):
+            tracker.update(chunk.size, chunk.index)
+
+    workers = [threading.Thread(target=deal, args=(chunk, 7)) for chunk in chunks]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert tracker.done == 14_000
+    tracker(chunks[1])  # its last 3 hands of 1,000 sessions, not yet counted
+    assert (tracker.done, tracker.chunks_done) == (17_000, 1)
+    tracker(chunks[0])
+    assert (tracker.done, tracker.chunks_done, tracker.enabled) == (20_000, 2, False)
+
+
 def test_a_chunk_counter_stops_by_itself_after_the_last_chunk(fast_lines):
     stream = io.StringIO()
     chunks = scale.plan(4, 2, seed=1)

@@ -1,20 +1,23 @@
-"""Scale-out: chunk seeding, backends (serial, processes, a local Dask cluster on loopback) giving
+"""Scale-out: chunk seeding, backends (serial, threads, processes, a local Dask cluster on loopback) giving
 identical results, retries, and the error of a chunk that fails twice."""
 
 import json
 import re
+import threading
+import time
 
 import numpy as np
 import pytest
 import yaml
 
+from pb_gym import threads
 from pb_gym.experiments import cli, scale
 from pb_gym.experiments import evaluate as E
 from pb_gym.experiments.config import validate
 
 import chunk_tasks
 
-BACKENDS = [("serial", None), ("processes", 2), ("dask", 2)]
+BACKENDS = [("serial", None), ("threads", 2), ("processes", 2), ("dask", 2)]
 
 
 def test_plan_cuts_items_and_seeds_each_chunk_by_its_index():
@@ -48,7 +51,7 @@ def test_backends_return_the_same_results_in_chunk_order(backend, workers):
     assert [index for _, index in results] == [0, 1, 2, 3] and sorted(seen) == [0, 1, 2, 3]
 
 
-@pytest.mark.parametrize("backend, workers", BACKENDS[:2])
+@pytest.mark.parametrize("backend, workers", BACKENDS[:3])
 def test_a_failing_chunk_is_retried(backend, workers, tmp_path, monkeypatch):
     monkeypatch.setenv("PB_GYM_TEST_DIR", str(tmp_path))
     assert scale.run(chunk_tasks.fails_once, scale.plan(4, 1, 0), backend, workers=workers) == [0, 1, 2, 3]
@@ -63,6 +66,53 @@ def test_a_chunk_failing_twice_stops_the_run_naming_the_chunk_and_its_seed(backe
         r"\(2,\)\) failed twice.*ValueError: injected failure",
     ):
         scale.run(chunk_tasks.fails_on_chunk_two, scale.plan(10, 3, 42), backend, workers=workers)
+
+
+def test_threads_keep_the_chunks_running_beside_one_that_fails_twice(tmp_path, capsys):
+    """On the threads backend a chunk failing twice starts no other chunk, but the one running beside
+    it finishes and is kept for a rerun, as the serial backend keeps the chunks it finished."""
+    from pb_gym.experiments import chunk_store
+
+    store = chunk_store.ChunkStore(tmp_path / ".partial", {"study": "test"})
+    chunks = scale.plan(4, 1, 0)
+    with pytest.raises(scale.ChunkError, match=r"chunk 2/4 .* failed twice.*injected failure"):
+        scale.run(chunk_tasks.fails_beside_a_slower_chunk, chunks, "threads", workers=2, store=store)
+    assert "waiting for the 1 chunk(s) still running, to keep them for a rerun" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / ".partial").iterdir()) == ["chunk-000000.json.gz", "run.json"]
+
+
+def test_threads_stop_the_running_chunks_at_ctrl_c():
+    """Ctrl-C on the threads backend (here: raised where a finished chunk is handed back) stops a chunk
+    still running at its next ``stop_requested()`` check, instead of a minute later."""
+
+    def interrupted(chunk):
+        raise KeyboardInterrupt
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        scale.run(
+            chunk_tasks.waits_for_the_stop, scale.plan(2, 1, 0), "threads", workers=2, progress=interrupted
+        )
+    assert time.monotonic() - started < 30
+    assert not scale.stop_requested()  # (this thread runs no chunk)
+
+
+def test_threads_share_the_cores_among_the_chunks_running(monkeypatch):
+    """Each chunk thread's kernels get the cores shared out among the chunks running at once: with
+    two threads for two chunks, a kernel runs on its caller's thread alone."""
+    seen = []
+    both_running = threading.Barrier(2, timeout=30)
+
+    def task(chunk):
+        both_running.wait()
+        seen.append(threads._share())
+        both_running.wait()  # (neither has finished when the other looks)
+        return chunk.index
+
+    monkeypatch.setattr(threads, "_threads", 2)
+    assert threads._share() == 2
+    assert scale.run(task, scale.plan(2, 1, 0), "threads", workers=2) == [0, 1]
+    assert seen == [1, 1] and threads._share() == 2
 
 
 @pytest.mark.parametrize("backend, workers", [("processes", 2), ("dask", 2)])
@@ -137,7 +187,9 @@ def test_an_unreachable_scheduler_is_a_clear_error_within_the_timeout(monkeypatc
 
 def test_bad_backend_arguments():
     chunks = scale.plan(2, 1, 0)
-    with pytest.raises(ValueError, match="backend='cloud' is not allowed; allowed: serial, processes, dask"):
+    with pytest.raises(
+        ValueError, match="backend='cloud' is not allowed; allowed: serial, threads, processes, dask"
+    ):
         scale.run(chunk_tasks.sum_of_draws, chunks, "cloud")
     with pytest.raises(ValueError, match="--scheduler is only for the dask backend"):
         scale.run(chunk_tasks.sum_of_draws, chunks, "processes", scheduler="tcp://127.0.0.1:8786")
@@ -177,6 +229,7 @@ def test_evaluate_is_bit_identical_on_every_backend(tmp_path, capsys):
         assert cli.main(argv + (["--workers", str(workers)] if workers else [])) == 0
         printed[backend] = json.loads(capsys.readouterr().out)
     assert printed["serial"]["chunks"] == 3
+    assert _without_timings(printed["serial"]) == _without_timings(printed["threads"])
     assert _without_timings(printed["serial"]) == _without_timings(printed["processes"])
     assert _without_timings(printed["serial"]) == _without_timings(printed["dask"])
 
