@@ -34,7 +34,7 @@ from pb_gym import rules as R
 from pb_gym import session as session_
 from pb_gym.agents import staking
 from pb_gym.agents import systems as S
-from pb_gym.experiments import chunk_store, outputs, scale
+from pb_gym.experiments import chunk_store, outputs, plotting, scale
 from pb_gym.experiments import evaluate_hand as EH
 from pb_gym.experiments import evaluate_ledger as LG
 from pb_gym.experiments import evaluate_summary as summaries
@@ -681,6 +681,8 @@ def main(
     """
     config = load(config_path, StudyConfig)
     destination = outputs.prepare(out, OUTPUT_NAMES + EXACT_OUTPUT_NAMES)
+    if destination is not None:
+        plotting.preload()  # (the figures come after the run)
     store = outputs.chunk_store(
         destination,
         {"study": "evaluate", "config": config.model_dump(mode="json"), "models": _model_checksums(config)},

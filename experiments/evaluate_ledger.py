@@ -74,6 +74,15 @@ def account_range(start, stop, seats, columns, slot_of, proposed_capped, ledgers
     bets, last_stake, capped = ledgers.bets, ledgers.stake, ledgers.capped
     for k in range(net.shape[0]):
         for t in range(start, stop):
+            if not placed[k, t] and net[k, t] == 0.0:
+                # no bet and no money moved (an ended seat, a hand sat out): the bankroll, its peak
+                # and drawdown and the sums stand as they are (a sum of nets is never -0.0, so
+                # adding 0.0 would not change its bits); only the last hand's stake and cap are
+                # cleared, once (half the main job's seat-rows, most of them ended seats)
+                if last_stake[k, t] != 0.0 or capped[k, t]:
+                    last_stake[k, t] = 0.0
+                    capped[k, t] = False
+                continue
             stake = 0.0
             if placed[k, t]:
                 stake = stakes[k, t, max(slot_of[columns[k, t]], 0)]

@@ -20,6 +20,7 @@ Usage::
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,20 @@ def pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def preload() -> None:
+    """Import :mod:`matplotlib.pyplot` on a background thread, now: a study that will draw figures
+    calls this before its long computation, so that the import (some 0.3-0.5 s) overlaps it instead
+    of following it. A failure here is left to the :func:`pyplot` call that draws, which raises it."""
+
+    def load() -> None:
+        try:
+            pyplot()
+        except Exception:  # noqa: BLE001, S110 - raised again, with its message, where a figure is drawn
+            pass
+
+    threading.Thread(target=load, name="import matplotlib", daemon=True).start()
 
 
 def save(fig: Any, path: str | Path, dpi: int = DPI, tight: bool = True) -> Path:
@@ -83,4 +98,4 @@ def drawn_or_noted(draw: Callable[[], list[Path]], out: Path, names: Sequence[st
         return [out / n for n in names]
 
 
-__all__ = ["DPI", "pyplot", "save", "placeholder", "drawn_or_noted"]
+__all__ = ["DPI", "pyplot", "preload", "save", "placeholder", "drawn_or_noted"]
