@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from pb_gym import engine, memory
+from pb_gym import engine, memory, threads
 from pb_gym import progress as progress_display
 from pb_gym import rules as R
 from pb_gym import session as session_
@@ -580,8 +580,8 @@ def run_study(
         # interleave its draws (and the report would depend on the threads' timing)
         backend = "serial"
     parallel = 1 if backend == "serial" else workers or os.cpu_count() or 1
-    if backend == "threads":
-        parallel = min(parallel, count)
+    if backend == "threads":  # (as many chunks at once as scale.run runs: the cores, at most)
+        parallel = min(workers or threads.cores(), count)
     batch = check_memory(config, parallel, final_bankrolls)
     # hands dealt: counted hand by hand when the chunks run here, chunk by chunk otherwise
     tracker = progress_display.Progress(

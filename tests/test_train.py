@@ -132,6 +132,35 @@ def test_sb3_entry_in_an_evaluation_config(ppo_run, tmp_path, capsys):
     assert ours["perfect"]["hands"] == 0  # banker/player/tie are never positive off an 8-deck shoe
 
 
+def test_a_study_with_a_learned_policy_runs_its_chunks_serially_on_threads(ppo_run, monkeypatch):
+    """The threads backend (evaluate's default) runs a study with a learned policy one chunk after the
+    other: the policy seeds torch's process-wide random state, which chunks side by side would
+    share; a study of systems alone runs its chunks on threads."""
+    from pb_gym.experiments import scale
+
+    out, _ = ppo_run
+    backends = []
+    real = scale.run
+
+    def spy(task, chunks, backend, *args, **kwargs):
+        backends.append(backend)
+        return real(task, chunks, backend, *args, **kwargs)
+
+    monkeypatch.setattr(scale, "run", spy)
+    base = {
+        "rules": {"decks": 8, "side_bets": []},
+        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+        "bankroll": 1000,
+        "sessions": 20,
+        "hands": 10,
+        "chunk_sessions": 10,
+    }
+    learned = {**base, "systems": [{"type": "sb3", "model": str(out)}, {"type": "flat"}]}
+    E.run_study(validate(learned, E.StudyConfig, "s"), backend="threads")
+    E.run_study(validate({**base, "systems": [{"type": "flat"}]}, E.StudyConfig, "s"), backend="threads")
+    assert backends == ["serial", "threads"]
+
+
 def test_evaluate_without_sb3_entries_does_not_import_torch():
     import subprocess
     import sys
