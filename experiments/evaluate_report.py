@@ -488,10 +488,28 @@ def _fan_layout(fig, axes: np.ndarray, used: int) -> None:
 
 
 def plot(report: dict, out: Path) -> list[Path]:
-    """Bankroll fans, final-bankroll distributions, and EV per unit wagered against the exact edge."""
+    """Bankroll fans, final-bankroll distributions, and EV per unit wagered against the exact edge.
+    The fans, the largest figure by far, are drawn aside (:class:`experiments.plotting.Aside`)
+    while the other two are drawn here."""
+    fans = plotting.Aside(lambda: plot_fans(report, out / "bankroll_paths.png"))
+    try:
+        final = plot_final_bankrolls(report, out / "final_bankrolls.png")
+        ev = plot_ev(report, out / "ev_per_unit_wagered.png")
+    except Exception:
+        fans.join()  # (the fans are still drawn: only the figures missing become placeholders)
+        raise
+    except BaseException:
+        fans.cancel()
+        raise
+    fans.join()
+    return [out / "bankroll_paths.png", final, ev]
+
+
+def plot_fans(report: dict, path: Path) -> Path:
+    """Each system's bankroll fan (quantiles and sample sessions), and beside it the share of its
+    sessions playing, at the goal, stopped and ruined, hand by hand."""
     plt = plotting.pyplot()
-    systems = report["systems"]
-    names = [s["name"] for s in systems]
+    names = [s["name"] for s in report["systems"]]
     # each system: its bankroll fan, and beside it where the sessions stand (a fan alone hides the
     # two peaks of a progression: sessions at the goal and ruined ones)
     pairs = min(2, len(names))
@@ -519,10 +537,10 @@ def plot(report: dict, out: Path) -> list[Path]:
         ax.fill_between(x, q[:, 0], q[:, 4], alpha=0.2, color="C0", label="5-95%")
         ax.fill_between(x, q[:, 1], q[:, 3], alpha=0.35, color="C0", label="25-75%")
         ax.plot(x, q[:, 2], color="C0", label="median")
-        for k, path in enumerate(np.array(fan["samples"])):  # grey: a sample path is no state
+        for k, sample in enumerate(np.array(fan["samples"])):  # grey: a sample path is no state
             ax.plot(
-                np.arange(len(path)),
-                path,
+                np.arange(len(sample)),
+                sample,
                 lw=0.5,
                 alpha=0.6,
                 color="0.35",
@@ -571,10 +589,14 @@ def plot(report: dict, out: Path) -> list[Path]:
     axes[0, 1].legend(handles, [labels[k] for k in seen], fontsize=6, loc="center left")
     fig.supxlabel("hand")
     _fan_layout(fig, axes, 2 * len(names))
-    paths = [plotting.save(fig, out / "bankroll_paths.png", tight=False)]
+    return plotting.save(fig, path, tight=False)
 
-    paths.append(plot_final_bankrolls(report, out / "final_bankrolls.png"))
 
+def plot_ev(report: dict, path: Path) -> Path:
+    """Each system's EV per unit wagered with its 95% CI, beside the exact edge of the bets it placed."""
+    plt = plotting.pyplot()
+    systems = report["systems"]
+    names = [s["name"] for s in systems]
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(names) + 2))  # the legend goes below the axis
     y = np.arange(len(names))
     ev = np.array([s["ev_per_unit_wagered"] for s in systems], dtype=float) * 100
@@ -612,8 +634,7 @@ def plot(report: dict, out: Path) -> list[Path]:
     ax.set_xlabel("EV per unit wagered (%)")
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
     ax.set_title("Staking changes the shape of the outcome, not the edge")
-    paths.append(plotting.save(fig, out / "ev_per_unit_wagered.png"))
-    return paths
+    return plotting.save(fig, path)
 
 
 __all__ = [
@@ -625,6 +646,8 @@ __all__ = [
     "json_report",
     "write_outputs",
     "plot",
+    "plot_fans",
+    "plot_ev",
     "OUTPUT_NAMES",
     "EXACT_OUTPUT_NAMES",
     "SCALARS",

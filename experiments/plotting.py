@@ -19,8 +19,12 @@ Usage::
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -65,6 +69,66 @@ def save(fig: Any, path: str | Path, dpi: int = DPI, tight: bool = True) -> Path
     return Path(path)
 
 
+FORK = sys.platform.startswith("linux")
+"""Whether :class:`Aside` draws in a forked copy of the process (Linux; elsewhere a fork is not
+safe with the system's libraries, or absent, and the figure is drawn in turn)."""
+
+
+class Aside:
+    """A figure drawn by a forked copy of this process while this one goes on (the two cores a plot
+    would leave idle), waited for by :meth:`join`.
+
+    matplotlib draws on one thread and holds the GIL, so a figure can run beside another only in
+    another process; a forked copy starts at once, with the data and matplotlib already loaded. It
+    draws ``draw()`` (which writes the figure's file) and leaves at once (``os._exit``: nothing of
+    this process's is flushed or cleaned up twice). The copy runs matplotlib alone: the threads of
+    this process (pb-gym's pool, asleep) are not in it. Where the copy could not draw the figure (no
+    fork, or it failed: degenerate data), :meth:`join` draws it here, so that the error, if any, is
+    raised here with its message. The file is the same either way.
+    """
+
+    def __init__(self, draw: Callable[[], object]) -> None:
+        self.draw = draw
+        self.pid: int | None = None
+        if not FORK:
+            return
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        with warnings.catch_warnings():
+            # (Python 3.12 warns of a fork beside other threads: the copy touches nothing of theirs)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:  # the copy
+            code = 1
+            try:
+                draw()
+                code = 0
+            finally:
+                os._exit(code)
+        self.pid = pid
+
+    def join(self) -> None:
+        """Wait for the figure; draw it here if the copy did not."""
+        if self.pid is not None:
+            try:
+                _, status = os.waitpid(self.pid, 0)
+            except BaseException:  # Ctrl-C: the copy must not write on into a folder being removed
+                self.cancel()
+                raise
+            self.pid = None
+            if os.waitstatus_to_exitcode(status) == 0:
+                return
+        self.draw()
+
+    def cancel(self) -> None:
+        """Stop the copy, if it runs (the figure is not wanted any more)."""
+        if self.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            self.pid = None
+
+
 def placeholder(path: str | Path, title: str, reason: str) -> Path:
     """Write a small figure at ``path`` saying that ``title`` could not be drawn and why (a report
     never loses a finished run over one figure: matplotlib fails on some degenerate data, e.g. a
@@ -98,4 +162,4 @@ def drawn_or_noted(draw: Callable[[], list[Path]], out: Path, names: Sequence[st
         return [out / n for n in names]
 
 
-__all__ = ["DPI", "pyplot", "preload", "save", "placeholder", "drawn_or_noted"]
+__all__ = ["DPI", "FORK", "Aside", "pyplot", "preload", "save", "placeholder", "drawn_or_noted"]

@@ -1,13 +1,19 @@
 """A finished evaluate run never loses its report over a figure matplotlib cannot draw: the figure
-becomes a placeholder with a NOTE naming it and the reason, and every other output is written."""
+becomes a placeholder with a NOTE naming it and the reason, and every other output is written. The
+fan figure, drawn aside by a forked copy, is the same file as one drawn in turn."""
 
 from __future__ import annotations
 
 import json
+import os
+import sys
+import time
 
 import pytest
 
 from pb_gym.experiments import evaluate as E
+from pb_gym.experiments import evaluate_report as ER
+from pb_gym.experiments import plotting
 
 
 @pytest.mark.parametrize(
@@ -41,3 +47,62 @@ def test_a_figure_that_cannot_be_drawn_is_noted_and_the_rest_written(tmp_path, c
     for name in E.OUTPUT_NAMES:
         if name.endswith(".png"):
             assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def report(tmp_path):
+    """A small evaluate report, with its figures drawn one after the other (no fork)."""
+    path = tmp_path / "c.yaml"
+    path.write_text("sessions: 40\nhands: 60\nsystems: [{type: flat}, {type: martingale}]\n")
+    return E.run_study(E.load(str(path), E.StudyConfig))
+
+
+def test_the_fans_drawn_aside_are_the_same_bytes(tmp_path, monkeypatch, report):
+    """The fan figure drawn by a forked copy while the others are drawn here (Linux) is the file
+    drawn in turn, byte for byte; so are the others."""
+    for folder in ("in_turn", "aside"):
+        (tmp_path / folder).mkdir()
+    monkeypatch.setattr(plotting, "FORK", False)
+    ER.plot(report, tmp_path / "in_turn")
+    monkeypatch.setattr(plotting, "FORK", sys.platform.startswith("linux"))
+    ER.plot(report, tmp_path / "aside")
+    for name in ("bankroll_paths.png", "final_bankrolls.png", "ev_per_unit_wagered.png"):
+        assert (tmp_path / "aside" / name).read_bytes() == (tmp_path / "in_turn" / name).read_bytes()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a figure is drawn aside on Linux only")
+def test_a_figure_the_copy_could_not_draw_is_drawn_here_or_its_error_raised_here(tmp_path):
+    parent = os.getpid()
+    figure = tmp_path / "figure.txt"
+
+    def draw_here_only():  # fails in the forked copy, works in this process
+        if os.getpid() != parent:
+            raise ValueError("not in the copy")
+        figure.write_text(str(os.getpid()))
+
+    aside = plotting.Aside(draw_here_only)
+    assert aside.pid is not None and aside.pid != parent
+    aside.join()
+    assert figure.read_text() == str(parent)
+
+    def never():
+        raise ValueError("degenerate data")
+
+    aside = plotting.Aside(never)
+    with pytest.raises(ValueError, match="degenerate data"):  # raised here, with its message
+        aside.join()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a figure is drawn aside on Linux only")
+def test_a_cancelled_figure_is_never_written(tmp_path):
+    figure = tmp_path / "figure.txt"
+
+    def slow():
+        time.sleep(2)
+        figure.write_text("late")
+
+    aside = plotting.Aside(slow)
+    aside.cancel()
+    assert aside.pid is None
+    time.sleep(2.5)
+    assert not figure.exists()
