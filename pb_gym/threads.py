@@ -149,7 +149,8 @@ def sharing() -> Iterator[None]:
 def _share() -> int:
     """The threads a kernel called now may use: :func:`get_num_threads`, shared out among the Python
     threads inside :func:`sharing` (if any)."""
-    return max(1, get_num_threads() // max(_sharers, 1))
+    threads = get_num_threads()
+    return max(1, threads // _sharers) if _sharers > 1 else threads
 
 
 # the header of a claiming kernel's job (job_layout): its home segments (one per thread), chunks, call
@@ -627,8 +628,11 @@ def parallel_for(n_rows: int, run: Callable[[int, int], None], min_rows: int) ->
     disjoint rows for disjoint ranges. Below ``min_rows`` rows, or with one thread, it is one call on
     the caller's thread; so is a call made while another Python thread's call holds the pool.
     Exceptions of any chunk are raised here after every chunk has finished."""
+    if n_rows < min_rows:
+        run(0, n_rows)
+        return
     threads = min(_share(), n_rows // max(min_rows // 2, 1))
-    if n_rows < min_rows or threads <= 1:
+    if threads <= 1:
         run(0, n_rows)
         return
     n_chunks = min(threads * CHUNKS_PER_THREAD, n_rows, _MAX_CHUNKS)
@@ -678,8 +682,10 @@ def claim_rows(
     call, no thread waits for another to let go of the GIL, and each thread deals the same rows call
     after call unless another falls behind. Returns the problem of the lowest table any chunk
     found."""
+    if n_rows < min_rows:  # (first: a single env's step pays for nothing more)
+        return rows(0, n_rows, *args)
     threads = min(_share(), _claim_cores(), n_rows // max(min_rows // 2, 1))
-    if n_rows < min_rows or threads <= 1:
+    if threads <= 1:
         return rows(0, n_rows, *args)
     per_thread = max(CLAIM_CHUNKS_PER_THREAD, -(-n_rows // (threads * CLAIM_CHUNK_ROWS)))
     job, done, tables, problems = job_layout(n_rows, threads, min(per_thread, _MAX_CHUNKS // threads))
