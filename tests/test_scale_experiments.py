@@ -1,5 +1,5 @@
-"""The counting and ruin studies in chunks: the same JSON on every backend (serial, local processes, a
-local Dask cluster on loopback), seeds that depend on the chunk's index only, and a failing chunk
+"""The counting and ruin studies in chunks: the same JSON on every backend (serial, threads, local
+processes, a local Dask cluster on loopback), seeds that depend on the chunk's index only, and a failing chunk
 retried, then reported with nothing written."""
 
 import json
@@ -37,10 +37,11 @@ def dask_scheduler():
         yield cluster.scheduler_address
 
 
+@pytest.mark.parametrize("backend", ["threads", "processes"])
 @pytest.mark.parametrize("study", sorted(STUDIES))
-def test_processes_give_the_serial_json(study, serial):
+def test_threads_and_processes_give_the_serial_json(study, backend, serial):
     module, path = STUDIES[study]
-    result = module.main(str(path), None, as_json=True, backend="processes", workers=2)
+    result = module.main(str(path), None, as_json=True, backend=backend, workers=2)
     assert result["chunks"] > 1 and "timings" in result
     assert _comparable(result) == _comparable(serial[study])
 
