@@ -92,6 +92,9 @@ class Aside:
         self.pid: int | None = None
         if not FORK:
             return
+        # matplotlib whole before the fork: a copy made while another thread imports it (preload)
+        # would wait forever on that import's lock, which nothing in the copy would ever let go
+        pyplot()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
         with warnings.catch_warnings():

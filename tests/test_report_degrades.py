@@ -106,3 +106,26 @@ def test_a_cancelled_figure_is_never_written(tmp_path):
     assert aside.pid is None
     time.sleep(2.5)
     assert not figure.exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a figure is drawn aside on Linux only")
+def test_a_figure_drawn_aside_while_matplotlib_is_still_being_imported_finishes(tmp_path):
+    """A fresh process that starts matplotlib's import on a thread (``preload``) and at once draws a
+    figure aside: the copy must not be forked mid-import (it would wait forever on the import's lock)."""
+    import subprocess
+
+    figure = tmp_path / "figure.png"
+    code = (
+        "from pb_gym.experiments import plotting\n"
+        "plotting.preload()\n"
+        "def draw():\n"
+        "    plt = plotting.pyplot()\n"
+        "    fig, ax = plt.subplots()\n"
+        f"    plotting.save(fig, {str(figure)!r})\n"
+        "aside = plotting.Aside(draw)\n"
+        "aside.join()\n"
+        "print(aside.pid)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "None" and figure.read_bytes()[:4] == b"\x89PNG"
