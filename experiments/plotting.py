@@ -100,7 +100,10 @@ class Aside:
         with warnings.catch_warnings():
             # (Python 3.12 warns of a fork beside other threads: the copy touches nothing of theirs)
             warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:  # no process to be had (a limit on processes, or on memory): in turn
+                return
         if pid == 0:  # the copy
             code = 1
             try:

@@ -129,3 +129,18 @@ def test_a_figure_drawn_aside_while_matplotlib_is_still_being_imported_finishes(
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "None" and figure.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a figure is drawn aside on Linux only")
+def test_a_figure_is_drawn_in_turn_where_no_process_can_be_forked(tmp_path, monkeypatch):
+    """A fork refused (a limit on processes or memory) costs the figure nothing: it is drawn here."""
+    figure = tmp_path / "figure.txt"
+
+    def refused():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refused)
+    aside = plotting.Aside(lambda: figure.write_text("drawn"))
+    assert aside.pid is None and not figure.exists()
+    aside.join()
+    assert figure.read_text() == "drawn"
