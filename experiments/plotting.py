@@ -24,6 +24,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -69,6 +70,8 @@ def save(fig: Any, path: str | Path, dpi: int = DPI, tight: bool = True) -> Path
     return Path(path)
 
 
+COPY_TIMEOUT_S = 300.0
+"""How long :meth:`Aside.join` waits for the copy before it stops it and draws the figure itself."""
 FORK = sys.platform.startswith("linux")
 """Whether :class:`Aside` draws in a forked copy of the process (Linux; elsewhere a fork is not
 safe with the system's libraries, or absent, and the figure is drawn in turn)."""
@@ -113,17 +116,26 @@ class Aside:
                 os._exit(code)
         self.pid = pid
 
-    def join(self) -> None:
-        """Wait for the figure; draw it here if the copy did not."""
+    def join(self, timeout: float = COPY_TIMEOUT_S) -> None:
+        """Wait for the figure; draw it here if the copy did not, or had not after ``timeout``
+        seconds (a copy stuck on a lock some thread of this process held at the fork is stopped)."""
         if self.pid is not None:
+            deadline = time.monotonic() + timeout
+            pause = 0.001
             try:
-                _, status = os.waitpid(self.pid, 0)
+                while (status := os.waitpid(self.pid, os.WNOHANG)) == (0, 0):
+                    if time.monotonic() > deadline:
+                        self.cancel()
+                        break
+                    time.sleep(pause)
+                    pause = min(2 * pause, 0.01)
             except BaseException:  # Ctrl-C: the copy must not write on into a folder being removed
                 self.cancel()
                 raise
-            self.pid = None
-            if os.waitstatus_to_exitcode(status) == 0:
-                return
+            if self.pid is not None:  # (finished, not stopped)
+                self.pid = None
+                if os.waitstatus_to_exitcode(status[1]) == 0:
+                    return
         self.draw()
 
     def cancel(self) -> None:
@@ -168,4 +180,14 @@ def drawn_or_noted(draw: Callable[[], list[Path]], out: Path, names: Sequence[st
         return [out / n for n in names]
 
 
-__all__ = ["DPI", "FORK", "Aside", "pyplot", "preload", "save", "placeholder", "drawn_or_noted"]
+__all__ = [
+    "DPI",
+    "FORK",
+    "COPY_TIMEOUT_S",
+    "Aside",
+    "pyplot",
+    "preload",
+    "save",
+    "placeholder",
+    "drawn_or_noted",
+]

@@ -144,3 +144,22 @@ def test_a_figure_is_drawn_in_turn_where_no_process_can_be_forked(tmp_path, monk
     assert aside.pid is None and not figure.exists()
     aside.join()
     assert figure.read_text() == "drawn"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a figure is drawn aside on Linux only")
+def test_a_copy_that_does_not_finish_in_time_is_stopped_and_the_figure_drawn_here(tmp_path):
+    parent = os.getpid()
+    figure = tmp_path / "figure.txt"
+
+    def stuck_in_the_copy():
+        if os.getpid() != parent:
+            time.sleep(60)  # (as a copy waiting on a lock no thread of it will let go)
+        figure.write_text(str(os.getpid()))
+
+    aside = plotting.Aside(stuck_in_the_copy)
+    copy = aside.pid
+    started = time.monotonic()
+    aside.join(timeout=0.5)
+    assert time.monotonic() - started < 30 and figure.read_text() == str(parent)
+    with pytest.raises(ChildProcessError):  # stopped and reaped
+        os.waitpid(copy, os.WNOHANG)
