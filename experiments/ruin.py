@@ -166,7 +166,8 @@ def run(
 
     The simulation runs in chunks on ``backend`` (see :func:`experiments.scale.run`); the result is the
     same, to the last bit, on every backend, except the wall-clock times under ``"timings"``. The
-    Martingale section runs serially through :func:`experiments.evaluate.run_study`. With a ``store``
+    Martingale section runs in this process through :func:`experiments.evaluate.run_study` (its
+    chunks side by side on threads). With a ``store``
     both the simulation and the Martingale section keep their finished chunks, and a rerun of an
     interrupted study computes only the missing ones (:mod:`experiments.ruin_martingale`).
     """
