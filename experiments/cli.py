@@ -245,7 +245,8 @@ def _add_backend_options(parser: argparse.ArgumentParser) -> None:
         "--workers",
         type=_positive_int,
         default=None,
-        help="processes for --backend processes, or the local Dask cluster's workers (default: the cores)",
+        help="chunks at once for --backend threads, processes for --backend processes, or the local "
+        "Dask cluster's workers (default: the cores)",
     )
 
 
