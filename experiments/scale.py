@@ -318,20 +318,29 @@ def _failure(chunk: Chunk, error: BaseException) -> ChunkError:
     )
 
 
-def _run_serial(task, chunks, finished):
-    for chunk in chunks:
-        try:
-            result = task(chunk)
-        except Exception:  # noqa: BLE001 - one retry, whatever went wrong
-            try:
-                result = task(chunk)
-            except Exception as error:  # noqa: BLE001
-                raise _failure(chunk, error) from error
-        finished(chunk, result)
-
-
 class ChunkStopped(Exception):
     """Raised by :func:`stop_requested`'s caller: the run this chunk belongs to is stopping."""
+
+
+def _twice(task: Callable[[Chunk], Any], chunk: Chunk) -> Any:
+    """``task(chunk)`` in this process, run once more if it raises; a :class:`ChunkError` if it raises
+    again (a chunk told to stop, :class:`ChunkStopped`, is not retried)."""
+    try:
+        return task(chunk)
+    except ChunkStopped:
+        raise
+    except Exception:  # noqa: BLE001 - one retry, whatever went wrong
+        try:
+            return task(chunk)
+        except ChunkStopped:
+            raise
+        except Exception as error:  # noqa: BLE001
+            raise _failure(chunk, error) from error
+
+
+def _run_serial(task, chunks, finished):
+    for chunk in chunks:
+        finished(chunk, _twice(task, chunk))
 
 
 _worker = threading.local()  # a threads-backend worker's stop event
@@ -351,27 +360,18 @@ def _run_threads(
     workers: int,
     finished: Callable[[Chunk, Any], None],
 ) -> None:
-    """At most ``workers`` chunks at once, each on its own Python thread and retried there once (as
-    serially); the results are handed to ``finished`` on this thread as they come. A chunk failing
-    twice starts no other chunk, but the running ones finish and are kept (a rerun resumes from
-    them) before the run stops; Ctrl-C stops them at their next :func:`stop_requested` check."""
+    """At most ``workers`` chunks at once, each on its own Python thread and retried there once
+    (:func:`_twice`, as serially); the results are handed to ``finished`` on this thread as they
+    come. A chunk failing twice starts no other chunk, but the running ones finish and are kept (a
+    rerun resumes from them) before the run stops; Ctrl-C stops them at their next
+    :func:`stop_requested` check."""
     stop = threading.Event()
 
     def attempt(chunk: Chunk) -> Any:
         _worker.stop = stop
         try:
             with threads.sharing():
-                try:
-                    return task(chunk)
-                except ChunkStopped:
-                    raise
-                except Exception:  # noqa: BLE001 - one retry, whatever went wrong
-                    try:
-                        return task(chunk)
-                    except ChunkStopped:
-                        raise
-                    except Exception as error:  # noqa: BLE001
-                        raise _failure(chunk, error) from error
+                return _twice(task, chunk)
         finally:
             _worker.stop = None
 

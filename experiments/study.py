@@ -103,11 +103,11 @@ def command(
     scheduler=None, workers=None, resume=None)``: load and validate the config, run, print the report
     (unless ``as_json``), write ``out``. ``backend`` (``serial``, ``threads``, ``processes``,
     ``dask``), ``scheduler`` (a Dask address; None: a local cluster) and ``workers`` choose where the
-    chunks run; the result is
-    identical on every backend except the wall-clock times under ``"timings"``. A chunk that fails
-    twice raises :class:`experiments.scale.ChunkError` before anything is written. ``out`` is checked
-    before the run, its files are moved into place together, and the finished chunks of an
-    interrupted run are kept in ``out/.partial`` for a rerun to resume (``resume=False`` discards them).
+    chunks run; the result is identical on every backend except the wall-clock times under
+    ``"timings"``. A chunk that fails twice raises :class:`experiments.scale.ChunkError` before
+    anything is written. ``out`` is checked before the run, its files are moved into place together,
+    and the finished chunks of an interrupted run are kept in ``out/.partial`` for a rerun to resume
+    (``resume=False`` discards them).
     """
 
     def study_main(
