@@ -38,7 +38,9 @@ Everything but ``delta`` and its norms depends on the composition only through `
 the powers of ``eps``, and each coefficient and group bound summed over those powers. They are
 tabled once per count of cards (up to 8 decks: :data:`TABLED_CARDS`), so that the first stage costs
 some fifty operations a composition; the second and third stages, some hundreds each, are reached
-by about one composition in eight.
+by about one composition in eight. Those evaluate their cubic and quartic groups as forms over the
+45 pairs ``delta_i delta_j`` (:func:`_pair_layout`): dense products that the compiler vectorizes,
+where forming each of the 660 monomials cost twice as much.
 
 Hence ``EV <= kappa(N) * (exact part + sum of the group bounds)`` at every stage, for every
 composition, with no approximation but floating-point rounding. That is a few units in the last
@@ -249,12 +251,21 @@ class EVBound:
         # products, without index arrays to gather through
         self.pair_coef = _dense(pairs, 2, n_pow - 2)  # (l, monomial): eps^l delta_i delta_j
         self.triple_coef = _dense(triples, 3, n_pow - 3)
-        self.quartic_coef = _dense({t: np.array([c]) for t, c in quartics}, 4, 1)[0]
+        quartic_coef = _dense({t: np.array([c]) for t, c in quartics}, 4, 1)[0]
+        # the cubic terms without eps and the quartic ones as forms over the pairs (_pair_layout)
+        cubic = np.zeros(N_DELTA * N_PAIRS)
+        cubic[TRIPLE_SLOT] = self.triple_coef[0]
+        self.cubic_by_pair = cubic.reshape(N_DELTA, N_PAIRS)
+        quartic = np.zeros(N_PAIRS * N_PAIRS)
+        quartic[QUARTIC_SLOT] = quartic_coef
+        self.quartic_by_pairs = quartic.reshape(N_PAIRS, N_PAIRS)
         self.terms = (self.constant, self.linear, self.coarse, self.remainder, self.remainder3, self.euclid)
         self.tables = tuple(
             np.zeros((TABLED_CARDS + 1, width)) for width in (STAGE1_WIDTH, STAGE2_WIDTH, STAGE3_WIDTH)
         )
-        _fill_tables(exact.MIN_CARDS, *self.terms, self.pair_coef, self.triple_coef, *self.tables)
+        _fill_tables(
+            exact.MIN_CARDS, *self.terms, self.pair_coef, self.triple_coef, TRIPLE_SLOT, *self.tables
+        )
 
     def upper(self, composition: np.ndarray, refine: bool = True) -> np.ndarray:
         """An upper bound on the exact EV per unit staked for each composition (counts by rank,
@@ -274,6 +285,31 @@ class EVBound:
     def _upper_rows(self, ranks: np.ndarray, refine: bool = True) -> np.ndarray:
         """:meth:`upper` of checked compositions ``(n, 13)`` int64."""
         out = np.empty(len(ranks))
+        self._run(ranks, 0, self.tables, refine, out)
+        beyond = np.flatnonzero(np.isnan(out))  # more cards than the tables hold
+        if beyond.size:
+            counts = ranks[beyond].sum(axis=1)
+            for cards in np.unique(counts):
+                # the same kernel over a table of this count alone: the same bits as a tabled row
+                rows = tuple(np.empty((1, table.shape[1])) for table in self.tables)
+                _per_cards(
+                    int(cards),
+                    *self.terms,
+                    self.pair_coef,
+                    self.triple_coef,
+                    TRIPLE_SLOT,
+                    *(row[0] for row in rows),
+                )
+                part = beyond[counts == cards]
+                part_out = np.empty(len(part))
+                self._run(np.ascontiguousarray(ranks[part]), int(cards), rows, refine, part_out)
+                out[part] = part_out
+        return out
+
+    def _run(
+        self, ranks: np.ndarray, first: int, tables: tuple[np.ndarray, ...], refine: bool, out: np.ndarray
+    ) -> None:
+        """:func:`_upper_kernel` over ``ranks`` into ``out``, on the threads when they are many."""
         claim_rows(
             _upper_checked,
             _upper_claimed,
@@ -281,69 +317,73 @@ class EVBound:
             UPPER_MIN_ROWS,
             ranks,
             FULL_SHOE_PROPORTIONS,
-            *self.tables,
-            self.terms,
-            self.pair_coef,
-            self.triple_coef,
-            self.quartic_coef,
+            first,
+            *tables,
+            self.cubic_by_pair,
+            self.quartic_by_pairs,
             refine,
             -MARGIN,
             out,
         )
-        return out
-
-
-@numba.njit(cache=True, nogil=True)
-def _monomials_2_3(delta, pairs, triples):
-    """The monomials of degree 2 and 3 in ``delta``, in the order of :func:`_dense`."""
-    m2 = 0
-    m3 = 0
-    n = delta.shape[0]
-    for i in range(n):
-        for j in range(i, n):
-            pair = delta[i] * delta[j]
-            pairs[m2] = pair
-            m2 += 1
-            for k in range(j, n):
-                triples[m3] = pair * delta[k]
-                m3 += 1
-
-
-@numba.njit(cache=True, nogil=True)
-def _monomials_4(delta, quartics):
-    """The monomials of degree 4 in ``delta``, in the order of :func:`_dense`."""
-    m = 0
-    n = delta.shape[0]
-    for i in range(n):
-        for j in range(i, n):
-            pair = delta[i] * delta[j]
-            for k in range(j, n):
-                triple = pair * delta[k]
-                for q in range(k, n):
-                    quartics[m] = triple * delta[q]
-                    m += 1
 
 
 TABLED_CARDS = 8 * 52
 """Card counts up to which the bound's sums over the powers of ``eps = 1 / N`` are kept in tables
 (:func:`_fill_tables`): every shoe the rules allow (1 to 8 decks). A larger composition has them
-computed for its row alone (:func:`_per_cards`), with the same results."""
+computed for its count alone (:func:`_per_cards`, :meth:`EVBound._upper_rows`), with the same
+results."""
+N_PAIRS = N_DELTA * (N_DELTA + 1) // 2
+"""Monomials ``delta_i delta_j`` (``i <= j``), in lexicographic order: the second and third stages'
+cubic and quartic forms are written over them (:func:`_pair_layout`)."""
 STAGE1_WIDTH = 3 + N_DELTA + 2 * (DEGREE - 1)
 """Entries of one count's first-stage row: eps, kappa, the constant, the linear coefficients, and
 the 1-norm and 2-norm bounds of each degree 2..6."""
-STAGE2_WIDTH = N_DELTA * (N_DELTA + 1) // 2 + 2 * (DEGREE - 2)
-"""The quadratic coefficients (one per monomial ``delta_i delta_j``, ``i <= j``) and the bounds of
-each degree 3..6."""
-STAGE3_WIDTH = math.comb(N_DELTA + 2, 3) + 2 * (DEGREE - 3)
-"""The cubic coefficients with ``eps`` (one per monomial of degree 3) and the bounds of each degree
-4..6."""
+STAGE2_WIDTH = N_PAIRS + 2 * (DEGREE - 2)
+"""The quadratic coefficients (one per pair) and the bounds of each degree 3..6."""
+STAGE3_WIDTH = N_DELTA * N_PAIRS + 2 * (DEGREE - 3)
+"""The cubic coefficients with ``eps`` as a ``(value k, pair)`` matrix (:func:`_pair_layout`) and
+the bounds of each degree 4..6."""
 if not np.array_equal(R.RANK_VALUES, [1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0, 0]):
     raise ImportError("pb_gym.ev_bound reads the count of value v in rank column v - 1 (A..9)")
 
 
+def _pair_layout() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where the cubic and quartic monomials sit in the pair forms, so that the kernel evaluates
+    them as dense products over the pairs ``P_p = delta_i delta_j`` (vectorized, with no monomial
+    formed): ``(triple_slot, quartic_slot, pair_start)``. The cubic monomial ``delta_i delta_j
+    delta_k`` (``i <= j <= k``, lexicographic as :func:`_dense`) is ``P_(i,j) delta_k``: slot
+    ``k * N_PAIRS + (i, j)`` of a ``(N_DELTA, N_PAIRS)`` matrix; the quartic ``delta_i delta_j
+    delta_k delta_l`` is ``P_(i,j) P_(k,l)``: slot ``(i, j) * N_PAIRS + (k, l)`` of a ``(N_PAIRS,
+    N_PAIRS)`` matrix, whose row ``(i, j)`` is zero before the pair ``(j, j)`` (``pair_start``).
+    Each monomial has one slot, so the forms equal the sums over the monomials."""
+    pairs = list(itertools.combinations_with_replacement(range(N_DELTA), 2))
+    index = {pair: p for p, pair in enumerate(pairs)}
+    triples = itertools.combinations_with_replacement(range(N_DELTA), 3)
+    quartics = itertools.combinations_with_replacement(range(N_DELTA), 4)
+    triple_slot = np.array([k * N_PAIRS + index[i, j] for i, j, k in triples])
+    quartic_slot = np.array([index[i, j] * N_PAIRS + index[k, l] for i, j, k, l in quartics])
+    pair_start = np.array([index[j, j] for _, j in pairs])
+    return triple_slot, quartic_slot, pair_start
+
+
+TRIPLE_SLOT, QUARTIC_SLOT, PAIR_START = _pair_layout()
+
+
 @numba.njit(cache=True, nogil=True)
 def _per_cards(
-    cards, constant, linear, coarse, remainder, remainder3, euclid, pair_coef, triple_coef, row1, row2, row3
+    cards,
+    constant,
+    linear,
+    coarse,
+    remainder,
+    remainder3,
+    euclid,
+    pair_coef,
+    triple_coef,
+    triple_slot,
+    row1,
+    row2,
+    row3,
 ):
     """The bound's terms that depend on the composition only through its ``cards`` (``eps = 1 /
     cards``), each summed over the powers of ``eps`` once: ``row1`` (:data:`STAGE1_WIDTH`), ``row2``
@@ -373,7 +413,7 @@ def _per_cards(
     for stage, row, first, at in (
         (0, row1, 2, 3 + n_delta),
         (1, row2, 3, pair_coef.shape[1]),
-        (2, row3, 4, triple_coef.shape[1]),
+        (2, row3, 4, row3.shape[0] - 2 * (n_pow - 4)),
     ):
         bounds = coarse if stage == 0 else remainder if stage == 1 else remainder3
         for a in range(first, n_pow):
@@ -388,10 +428,12 @@ def _per_cards(
         row2[m] = 0.0
         for l in range(pair_coef.shape[0]):
             row2[m] += pair_coef[l, m] * eps_pow[l]
+    row3[: row3.shape[0] - 2 * (n_pow - 4)] = 0.0  # (the slots no monomial has)
     for m in range(triple_coef.shape[1]):
-        row3[m] = 0.0
+        term = 0.0
         for l in range(1, triple_coef.shape[0]):  # (the cubic terms without eps: the second stage)
-            row3[m] += triple_coef[l, m] * eps_pow[l]
+            term += triple_coef[l, m] * eps_pow[l]
+        row3[triple_slot[m]] = term
 
 
 @numba.njit(cache=True)
@@ -411,91 +453,105 @@ def _upper_kernel(  # noqa: C901 - a compiled kernel: its stages are one pass ov
     stop,
     ranks,
     u0,
+    first,
     table1,
     table2,
     table3,
-    terms,
-    pair_coef,
-    triple_coef,
-    quartic_coef,
+    cubic_by_pair,
+    quartic_by_pairs,
     refine,
     threshold,
     out,
 ):
     """The bound of the compositions ``start..stop-1`` (some fifty operations each in the first
-    stage). ``table1..3``: :func:`_per_cards` of each count of cards up to :data:`TABLED_CARDS`;
-    ``terms``: the coefficients :func:`_per_cards` takes, for a larger composition."""
+    stage). ``table1..3``: :func:`_per_cards` of each count of cards from ``first`` on (up to
+    :data:`TABLED_CARDS` from 0, or one count beyond them: :meth:`EVBound._upper_rows`); a
+    composition of a count outside them gets NaN. ``cubic_by_pair`` and ``quartic_by_pairs``: the
+    cubic terms without ``eps`` and the quartic ones as pair forms (:func:`_pair_layout`)."""
     # (borrowed: without reference counts, which threads sharing these arrays would contend on)
     ranks, u0, out = borrowed(ranks), borrowed(u0), borrowed(out)
     table1, table2, table3 = borrowed(table1), borrowed(table2), borrowed(table3)
-    pair_coef, triple_coef, quartic_coef = borrowed(pair_coef), borrowed(triple_coef), borrowed(quartic_coef)
-    n_delta = u0.shape[0] - 1
-    n_pow = triple_coef.shape[0] + 3  # degrees 0..6
-    top = n_pow - 1
-    own1 = np.empty(table1.shape[1])  # the rows of a composition beyond the tables
-    own2 = np.empty(table2.shape[1])
-    own3 = np.empty(table3.shape[1])
-    delta = np.empty(n_delta)
-    norm_pow = np.empty(n_pow)
-    norm2_pow = np.empty(n_pow)
-    pairs = np.empty(pair_coef.shape[1])  # the monomials delta_i delta_j (i <= j), lexicographic
-    triples = np.empty(triple_coef.shape[1])
-    quartics = np.empty(quartic_coef.shape[0])
-    at1 = 3 + n_delta  # where each row's group bounds begin
-    at2 = pair_coef.shape[1]
-    at3 = triple_coef.shape[1]
+    cubic_by_pair, quartic_by_pairs = borrowed(cubic_by_pair), borrowed(quartic_by_pairs)
+    delta = np.empty(N_DELTA)
+    pairs = np.empty(N_PAIRS)  # delta_i delta_j (i <= j), lexicographic
+    by_pair = np.empty(N_PAIRS)  # a cubic form's coefficient of each pair, summed over delta_k
+    at1 = 3 + N_DELTA  # where each row's group bounds begin
+    at2 = N_PAIRS
+    at3 = N_DELTA * N_PAIRS
+    top = DEGREE
     for b in range(start, stop):
         cards = 0
-        for r in range(ranks.shape[1]):
+        for r in range(R.N_RANKS):  # (a constant: the loop unrolled)
             cards += ranks[b, r]
-        if cards < table1.shape[0]:
-            row1, row2, row3 = table1[cards], table2[cards], table3[cards]
-        else:
-            _per_cards(cards, *terms, pair_coef, triple_coef, own1, own2, own3)
-            row1, row2, row3 = own1, own2, own3
+        at = cards - first
+        if at < 0 or at >= table1.shape[0]:
+            out[b] = np.nan
+            continue
+        row1, row2, row3 = table1[at], table2[at], table3[at]
         eps = row1[0]
         low = row1[2]
         norm = 0.0
         norm2 = 0.0
-        for i in range(n_delta):  # value i + 1 is rank column i (A..9); tens and faces are value 0
-            delta[i] = ranks[b, i] * eps - u0[i + 1]
-            low += delta[i] * row1[3 + i]
-            norm += abs(delta[i])
-            norm2 += delta[i] * delta[i]
+        for i in range(N_DELTA):  # value i + 1 is rank column i (A..9); tens and faces are value 0
+            d = ranks[b, i] * eps - u0[i + 1]
+            delta[i] = d
+            low += d * row1[3 + i]
+            norm += abs(d)
+            norm2 += d * d
         norm2 = np.sqrt(norm2)
-        norm_pow[0] = 1.0
-        norm2_pow[0] = 1.0
-        for a in range(1, n_pow):
-            norm_pow[a] = norm_pow[a - 1] * norm
-            norm2_pow[a] = norm2_pow[a - 1] * norm2
+        # the groups of degree a = 2..6, each the smaller of its 1-norm and 2-norm bounds (running
+        # powers of the norms: the stages after the first rarely run)
+        power, power2 = norm * norm, norm2 * norm2
         high = 0.0
-        for a in range(2, n_pow):
-            high += min(row1[at1 + a - 2] * norm_pow[a], row1[at1 + top - 1 + a - 2] * norm2_pow[a])
+        for a in range(2, top + 1):
+            high += min(row1[at1 + a - 2] * power, row1[at1 + top - 1 + a - 2] * power2)
+            power, power2 = power * norm, power2 * norm2
         kappa = row1[1]
         bound = kappa * (low + high)
-        if refine and bound >= threshold:
-            _monomials_2_3(delta, pairs, triples)
-            quadratic = 0.0
-            for m in range(pairs.shape[0]):
-                quadratic += row2[m] * pairs[m]
-            cubic = 0.0
-            for m in range(triples.shape[0]):
-                cubic += triple_coef[0, m] * triples[m]
+        if not (refine and bound >= threshold):
+            out[b] = bound
+            continue
+        # second stage: the quadratic terms and the cubic ones without eps, sum_p P_p (B delta)_p
+        m = 0
+        for i in range(N_DELTA):
+            for j in range(i, N_DELTA):
+                pairs[m] = delta[i] * delta[j]
+                m += 1
+        quadratic = 0.0
+        for p in range(N_PAIRS):
+            quadratic += row2[p] * pairs[p]
+        by_pair[:] = 0.0
+        for k in range(N_DELTA):
+            for p in range(N_PAIRS):
+                by_pair[p] += delta[k] * cubic_by_pair[k, p]
+        cubic = 0.0
+        for p in range(N_PAIRS):
+            cubic += by_pair[p] * pairs[p]
+        power, power2 = norm**3, norm2**3
+        high = 0.0
+        for a in range(3, top + 1):
+            high += min(row2[at2 + a - 3] * power, row2[at2 + top - 2 + a - 3] * power2)
+            power, power2 = power * norm, power2 * norm2
+        bound = min(bound, kappa * (low + quadratic + cubic + high))
+        if bound >= threshold:  # third stage: the cubic terms with eps, the quartic without
+            by_pair[:] = 0.0
+            for k in range(N_DELTA):
+                for p in range(N_PAIRS):
+                    by_pair[p] += delta[k] * row3[k * N_PAIRS + p]
+            for p in range(N_PAIRS):
+                cubic += by_pair[p] * pairs[p]
+            quartic = 0.0
+            for p in range(N_PAIRS):  # P' A P, A's row p zero before PAIR_START[p]
+                row = 0.0
+                for q in range(PAIR_START[p], N_PAIRS):
+                    row += quartic_by_pairs[p, q] * pairs[q]
+                quartic += pairs[p] * row
+            power, power2 = norm**4, norm2**4
             high = 0.0
-            for a in range(3, n_pow):
-                high += min(row2[at2 + a - 3] * norm_pow[a], row2[at2 + top - 2 + a - 3] * norm2_pow[a])
-            bound = min(bound, kappa * (low + quadratic + cubic + high))
-            if bound >= threshold:  # third stage: the cubic terms with eps, the quartic without
-                for m in range(triples.shape[0]):
-                    cubic += row3[m] * triples[m]
-                _monomials_4(delta, quartics)
-                quartic = 0.0
-                for m in range(quartics.shape[0]):
-                    quartic += quartic_coef[m] * quartics[m]
-                high = 0.0
-                for a in range(4, n_pow):
-                    high += min(row3[at3 + a - 4] * norm_pow[a], row3[at3 + top - 3 + a - 4] * norm2_pow[a])
-                bound = min(bound, kappa * (low + quadratic + cubic + quartic + high))
+            for a in range(4, top + 1):
+                high += min(row3[at3 + a - 4] * power, row3[at3 + top - 3 + a - 4] * power2)
+                power, power2 = power * norm, power2 * norm2
+            bound = min(bound, kappa * (low + quadratic + cubic + quartic + high))
         out[b] = bound
 
 

@@ -158,3 +158,32 @@ def test_a_shoe_beyond_the_tables_is_bounded_as_one_within_them():
     sixteen_decks = R.full_shoe(8) * 2
     exact_ev = exact.expected_values(sixteen_decks, rules)[R.BETS.index("banker")]
     assert bound.upper(sixteen_decks) == pytest.approx(exact_ev, abs=1e-13)  # delta = 0: exact
+
+
+def test_the_pair_forms_are_the_sums_over_the_monomials():
+    """The second and third stages evaluate the cubic and quartic groups as forms over the pairs
+    delta_i delta_j (ev_bound._pair_layout): each monomial has exactly one slot, and the forms equal
+    the sums over the monomials, term by term."""
+    import itertools
+
+    bound = ev_bound.bet_bound(Rules().paytable()[:, R.BETS.index("banker")])
+    for slots in (ev_bound.TRIPLE_SLOT, ev_bound.QUARTIC_SLOT):
+        assert len(np.unique(slots)) == len(slots)
+    delta = np.random.default_rng(11).normal(scale=0.05, size=ev_bound.N_DELTA)
+    pairs = np.array(
+        [delta[i] * delta[j] for i, j in itertools.combinations_with_replacement(range(ev_bound.N_DELTA), 2)]
+    )
+    triples = list(itertools.combinations_with_replacement(range(ev_bound.N_DELTA), 3))
+    cubic = sum(
+        c * delta[i] * delta[j] * delta[k] for c, (i, j, k) in zip(bound.triple_coef[0], triples, strict=True)
+    )
+    assert pairs @ (bound.cubic_by_pair.T @ delta) == pytest.approx(cubic, rel=1e-12, abs=1e-18)
+    quartics = itertools.combinations_with_replacement(range(ev_bound.N_DELTA), 4)
+    exponents, coefficients = ev_bound.taylor_coefficients()
+    coef = coefficients @ Rules().paytable()[:, R.BETS.index("banker")]
+    degree4 = [(e, c) for e, c in zip(exponents, coef, strict=True) if e[:9].sum() == 4 and e[9] == 0]
+    quartic = sum(c * np.prod(delta ** e[:9]) for e, c in degree4)
+    assert len(degree4) == len(list(quartics))
+    for p, start in enumerate(ev_bound.PAIR_START):  # each row is zero before its start
+        assert not np.any(bound.quartic_by_pairs[p, :start])
+    assert pairs @ bound.quartic_by_pairs @ pairs == pytest.approx(quartic, rel=1e-12, abs=1e-18)
