@@ -31,6 +31,7 @@ import numba
 import numpy as np
 
 from pb_gym import rules as R
+from pb_gym.session.live import seat_span, table_at
 
 NO_BET = -1
 """The column of no bet."""
@@ -266,10 +267,24 @@ def propose_rows(table, state, last_decision, max_units, unit, seat_of, slot_of,
 
 @numba.njit(cache=True, nogil=True)
 def propose_range(
-    start, stop, table, state, last_decision, max_units, unit, seat_of, slot_of, requested, columns, capped
+    start,
+    stop,
+    table,
+    state,
+    last_decision,
+    max_units,
+    unit,
+    seat_of,
+    slot_of,
+    requested,
+    columns,
+    capped,
+    live=None,
+    live_count=None,
 ):
     """:func:`propose_rows` at the tables ``start..stop-1`` alone (a pass over a chunk of tables that
-    also plays and settles their hand: :mod:`experiments.evaluate_hand`)."""
+    also plays and settles their hand: :mod:`experiments.evaluate_hand`); ``live``, ``live_count``:
+    each seat's rows to visit (:mod:`pb_gym.session.live`), or every row."""
     over_limit = max_units + OVER_TOLERANCE
     for s in range(state.wanted.shape[0]):
         k = seat_of[s]
@@ -278,7 +293,9 @@ def propose_range(
         banker, player = table.columns[s, 0], table.columns[s, 1]
         wanted, drawn = state.wanted[s], state.drawn[s]
         stake_rows, column_row, capped_row = requested[k], columns[k], capped[k]
-        for t in range(start, stop):
+        lo, hi, listed = seat_span(live, live_count, k, start, stop)
+        for at in range(lo, hi):
+            t = table_at(live, k, at, listed)
             units = wanted[t]
             over = units > over_limit
             if over and reset:
@@ -309,7 +326,7 @@ def _step(step, delta, wrap, length):
 
 
 @numba.njit(cache=True, nogil=True)
-def _labouchere_rows(table, state, s, placed, net, unit, start, stop):
+def _labouchere_rows(table, state, s, placed, net, unit, start, stop, live, live_count, k):
     """A Labouchere seat after the hand: a win crosses off the first and last numbers (a new line when
     none is left), a loss appends the amount lost in units of ``base``."""
     base, length = table.base[s], table.length[s]
@@ -317,7 +334,9 @@ def _labouchere_rows(table, state, s, placed, net, unit, start, stop):
     lines = state.lines[table.line[s]]
     wanted, head, tail = state.wanted[s], state.counter[s], state.tail[s]
     width = lines.shape[1]
-    for t in range(start, stop):
+    lo, hi, listed = seat_span(live, live_count, k, start, stop)
+    for at in range(lo, hi):
+        t = table_at(live, k, at, listed)
         if not placed[t] or net[t] == 0.0:
             continue
         line = lines[t]
@@ -341,14 +360,18 @@ def _labouchere_rows(table, state, s, placed, net, unit, start, stop):
 
 
 @numba.njit(cache=True, nogil=True)
-def _progression_rows(table, s, wanted, level, count, placed, net, unit, win_pays, start, stop):
+def _progression_rows(
+    table, s, wanted, level, count, placed, net, unit, win_pays, start, stop, live, live_count, k
+):
     """Seat ``s``'s progression (any but ``flat`` and ``labouchere``) at the tables ``start..stop-1``
     after the hand: its rows ``wanted``, ``level``, ``count``, ``placed`` and ``net``."""
     kind, base, grow, recovering = table.progression[s], table.base[s], table.grow[s], table.recovering[s]
     streak_goal, length, sequence = table.wins_to_reset[s], table.length[s], table.sequence[s]
     win_delta, win_wrap = table.steps[s, 0], table.steps[s, 1] != 0
     loss_delta, loss_wrap = table.steps[s, 2], table.steps[s, 3] != 0
-    for t in range(start, stop):
+    lo, hi, listed = seat_span(live, live_count, k, start, stop)
+    for at in range(lo, hi):
+        t = table_at(live, k, at, listed)
         r = net[t]
         if not placed[t] or r == 0.0:
             continue
@@ -388,13 +411,14 @@ def update_rows(table, state, pays, seat_of, placed, net, unit):
 
 
 @numba.njit(cache=True, nogil=True)
-def update_range(start, stop, table, state, pays, seat_of, placed, net, unit):
-    """:func:`update_rows` at the tables ``start..stop-1`` alone."""
+def update_range(start, stop, table, state, pays, seat_of, placed, net, unit, live=None, live_count=None):
+    """:func:`update_rows` at the tables ``start..stop-1`` alone; ``live``, ``live_count``: each
+    seat's rows to visit (:mod:`pb_gym.session.live`), or every row."""
     for s in range(state.wanted.shape[0]):
         k = seat_of[s]
         kind = table.progression[s]
         if kind == LABOUCHERE:
-            _labouchere_rows(table, state, s, placed[k], net[k], unit, start, stop)
+            _labouchere_rows(table, state, s, placed[k], net[k], unit, start, stop, live, live_count, k)
         elif kind != FLAT:
             _progression_rows(
                 table,
@@ -408,6 +432,9 @@ def update_range(start, stop, table, state, pays, seat_of, placed, net, unit):
                 pays[s],
                 start,
                 stop,
+                live,
+                live_count,
+                k,
             )
 
 

@@ -50,6 +50,7 @@ from pb_gym.experiments.evaluate_report import (
     write_outputs,
 )
 from pb_gym.experiments.evaluate_summary import FAN_EXACT_VALUES, QUANTILES
+from pb_gym.session import live as session_live
 from pb_gym.threads import claim_rows
 
 FAN_BINS = 400
@@ -58,6 +59,12 @@ STATES = ("playing", "ruin", "target", "stop_loss", "one_shoe")
 """Where each session stands at a checkpoint: still playing, or ended by ruin, goal, stop-loss or (a
 ``one_shoe`` study) the end of its shoe (:data:`pb_gym.session.END_REASONS` but ``max_hands``: a
 study's hand limit is the loop's, not a seat's)."""
+STATE_CODES = np.array([session_.END_REASONS.index(state) for state in STATES])
+"""The :data:`pb_gym.session.END_REASONS` code of each of :data:`STATES`."""
+DROP_EVERY = 8
+"""Hands between two shortenings of the seats' lists of live tables (:mod:`pb_gym.session.live`):
+a pass over every listed row, which at every hand cost a tenth of the pass it shortens; a finished
+row left listed a few hands longer costs only its visit."""
 TOLERANCE = 1e-9
 """Slack, in money, of the comparisons of stakes and bankrolls with the table limits and the goals
 (:class:`pb_gym.session.Limits`): progressions compute stakes like 10 x 0.95^-k."""
@@ -184,6 +191,10 @@ class ChunkPlay:
             self.pays = np.array([self.systems[k].win_pays(rules) for k in compiled])
         self._hand_parts: tuple | None = None  # what the hand's compiled arguments were built from
         self._hand: EH.HandState | None = None
+        # the tables where each seat may still have work (an ended seat's row, once cleared, is
+        # visited no more: about half the main job's seat-rows)
+        self.live, self.live_count = session_live.all_live(len(self.systems), n)
+        self.hands_since_drop = 0
         self.session_hands = np.zeros(n, dtype=np.int64)  # each session's: its shoe's, whoever sat out
         self.in_shoe = np.ones(n, dtype=bool)  # one_shoe: the session's shoe is still dealing
 
@@ -267,11 +278,20 @@ class ChunkPlay:
                 sticky,
                 play_state,
                 self.ledgers,
+                self.live,
+                self.live_count,
             )
         found = claim_rows(EH.hand_rows, EH.hand_claimed, self.n, session_.PLAY_MIN_TABLES, self._hand)
         if found[0] >= 0:
             engine.raise_table_problem(*found)
-        LG.account_totals(self.session.structs()[0], self.columns, self.capped, self.ledgers)
+        seats = self.session.structs()[0]
+        LG.account_totals(seats, self.columns, self.capped, self.ledgers, self.live, self.live_count)
+        self.hands_since_drop += 1
+        if sticky and self.hands_since_drop >= DROP_EVERY:
+            self.hands_since_drop = 0
+            session_live.drop_finished(
+                self.live, self.live_count, seats.ended, seats.terminated, seats.truncated
+            )
 
     def settle(self, views: list[S.TableView], composition: np.ndarray | None) -> None:
         """After the hand: each Python seat's system learns its outcome; the counting seats' exact EV
@@ -296,7 +316,7 @@ class ChunkPlay:
 
     def record(self, hand: int) -> None:
         """Every seat's sample paths, and at a checkpoint its bankroll fan, distinct bankrolls and
-        states (all seats at once: one sort, one histogram, one count of the ends)."""
+        states (all seats at once: one compiled pass for the histograms, ranges and counts of the ends)."""
         bankroll = self.seats.bankroll
         if self.samples:
             paths = bankroll[:, : self.samples].copy()
@@ -305,23 +325,23 @@ class ChunkPlay:
         at = np.searchsorted(self.checkpoints, hand)
         if not (at < len(self.checkpoints) and self.checkpoints[at] == hand):
             return
-        k, n = bankroll.shape
-        # bin i holds [edge_i, edge_i+1); the last bin also everything above the range
-        bins = fan_bins(self.fan_edges, bankroll)
-        fans = np.bincount(
-            (bins + (FAN_BINS + 1) * np.arange(k)[:, None]).ravel(), minlength=k * (FAN_BINS + 1)
+        n = bankroll.shape[1]
+        # bin i holds [edge_i, edge_i+1); the last bin also everything above the range (fan_bins')
+        fans, states, lowest, highest, negative_zero = LG.fan_checkpoint(
+            bankroll, self.fan_edges, self.seats.ended, STATE_CODES
         )
-        ended = np.bincount(
-            (self.seats.ended + len(session_.END_REASONS) * np.arange(k)[:, None]).ravel(),
-            minlength=k * len(session_.END_REASONS),
-        ).reshape(k, -1)[:, [session_.END_REASONS.index(state) for state in STATES]]
         many = LG.many_distinct(bankroll, FAN_EXACT_VALUES)
         for j, ledger in enumerate(self.ledger):
-            ledger.fan[at] += fans[j * (FAN_BINS + 1) : (j + 1) * (FAN_BINS + 1)]
-            ledger.states[at] = ended[j]
+            ledger.fan[at] += fans[j]
+            ledger.states[at] = states[j]
             if many[j]:  # no table of the bankrolls, only their range
                 ledger.fan_values[at] = None
-                ledger.fan_min[at], ledger.fan_max[at] = bankroll[j].min(), bankroll[j].max()
+                # (the kernel's range is min() and max()'s: many_distinct's rows hold no NaN, and a
+                # row with a -0.0 is left to them, as the zero they return is theirs to choose)
+                if negative_zero[j]:
+                    ledger.fan_min[at], ledger.fan_max[at] = bankroll[j].min(), bankroll[j].max()
+                else:
+                    ledger.fan_min[at], ledger.fan_max[at] = lowest[j], highest[j]
                 continue
             ordered = np.sort(bankroll[j])  # the distinct values and their counts, as np.unique's
             starts = np.flatnonzero(np.append(True, ordered[1:] != ordered[:-1]))

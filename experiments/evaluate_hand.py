@@ -59,6 +59,8 @@ HAND_STATE_FIELDS = (
     "sticky",
     "play_state",
     "ledgers",
+    "live",
+    "live_count",
 )
 structref.define_proxy(HandState, _HandStateType, list(HAND_STATE_FIELDS))
 
@@ -80,6 +82,7 @@ def hand_rows(start, stop, hand):
     programs, program_state, unit = hand.programs, hand.program_state, hand.unit
     program_seats, slot_of, columns, capped = hand.program_seats, hand.slot_of, hand.columns, hand.capped
     requested, play_state = hand.requested, hand.play_state
+    live, live_count = hand.live, hand.live_count  # (the rows each seat still has: pb_gym.session.live)
     staking.propose_range(
         start,
         stop,
@@ -93,16 +96,28 @@ def hand_rows(start, stop, hand):
         requested,
         columns,
         capped,
+        live,
+        live_count,
     )
     found = session_kernels.play_state_rows(
-        start, stop, hand.deal, requested, hand.chosen, hand.sticky, play_state
+        start, stop, hand.deal, requested, hand.chosen, hand.sticky, play_state, live, live_count
     )
     if found[0] >= 0:
         return found
     seats = play_state.seats
-    LG.account_range(start, stop, seats, columns, slot_of, capped, hand.ledgers)
+    LG.account_range(start, stop, seats, columns, slot_of, capped, hand.ledgers, live, live_count)
     staking.update_range(
-        start, stop, programs, program_state, hand.pays, program_seats, seats.placed, seats.net, unit
+        start,
+        stop,
+        programs,
+        program_state,
+        hand.pays,
+        program_seats,
+        seats.placed,
+        seats.net,
+        unit,
+        live,
+        live_count,
     )
     return found
 

@@ -9,6 +9,7 @@ numpy code did, operation for operation (the same float sums, in the same order)
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numba
@@ -17,6 +18,7 @@ import numpy as np
 from pb_gym import session as session_
 from pb_gym.agents import systems as S
 from pb_gym.experiments import evaluate_summary as summaries
+from pb_gym.session.live import seat_span, table_at
 
 
 class Ledgers(NamedTuple):
@@ -64,16 +66,19 @@ class Ledgers(NamedTuple):
 
 
 @numba.njit(cache=True, nogil=True)
-def account_range(start, stop, seats, columns, slot_of, proposed_capped, ledgers):
+def account_range(start, stop, seats, columns, slot_of, proposed_capped, ledgers, live=None, live_count=None):
     """One hand's accounting of every seat at the tables ``start..stop-1``, what is kept per table: the
     stake placed on the seat's proposed ``columns[k, t]`` (the session's slot ``slot_of[column]``), the
     net, the bets, where the table maximum bound it (``proposed_capped``: the system's own account),
-    the bankroll's peak and drawdown. What sums over the tables is :func:`account_totals`'."""
+    the bankroll's peak and drawdown. What sums over the tables is :func:`account_totals`'. ``live``,
+    ``live_count``: each seat's rows to visit (:mod:`pb_gym.session.live`), or every row."""
     bankroll, stakes, net, placed = seats.bankroll, seats.stakes, seats.net, seats.placed
     peak, max_drawdown, wagered, total = ledgers.peak, ledgers.max_drawdown, ledgers.wagered, ledgers.net
     bets, last_stake, capped = ledgers.bets, ledgers.stake, ledgers.capped
     for k in range(net.shape[0]):
-        for t in range(start, stop):
+        lo, hi, listed = seat_span(live, live_count, k, start, stop)
+        for at in range(lo, hi):
+            t = table_at(live, k, at, listed)
             if not placed[k, t] and net[k, t] == 0.0:
                 # no bet and no money moved (an ended seat, a hand sat out): the bankroll, its peak
                 # and drawdown and the sums stand as they are (a sum of nets is never -0.0, so
@@ -100,10 +105,12 @@ def account_range(start, stop, seats, columns, slot_of, proposed_capped, ledgers
 
 
 @numba.njit(cache=True, nogil=True)
-def account_totals(seats, columns, proposed_capped, ledgers):
+def account_totals(seats, columns, proposed_capped, ledgers, live=None, live_count=None):
     """One hand's accounting summed over the tables, after :func:`account_range` (whose last stakes
     it reads): each seat's money staked on each column, its counts of caps, its largest stake. One
-    pass in table order, on one thread, so that the sums take the same bits whatever the threads."""
+    pass in table order, on one thread, so that the sums take the same bits whatever the threads
+    (with ``live`` lists, :mod:`pb_gym.session.live`, over their rows: every row with a stake is
+    listed, in the same order)."""
     placed, bankroll_capped = seats.placed, seats.bankroll_capped
     by_column, counts, max_stake, last_stake = (
         ledgers.wagered_by_column,
@@ -112,7 +119,9 @@ def account_totals(seats, columns, proposed_capped, ledgers):
         ledgers.stake,
     )
     for k in range(placed.shape[0]):
-        for t in range(placed.shape[1]):
+        lo, hi, listed = seat_span(live, live_count, k, 0, placed.shape[1])
+        for at in range(lo, hi):
+            t = table_at(live, k, at, listed)
             if placed[k, t]:
                 stake = last_stake[k, t]
                 by_column[k, columns[k, t]] += stake
@@ -160,6 +169,74 @@ def many_distinct(values, most):
                     break
         out[k] = found > most and not nan
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def fan_checkpoint(values, edges, codes, wanted):
+    """A fan checkpoint's tallies of each row of ``values`` ``(K, N)`` and ``codes`` ``(K, N)``, a row
+    at a time, without the ``(K, N)`` arrays of bins and offset codes that numpy's passes wrote and
+    read back. Returns
+
+    * ``fans`` ``(K, len(edges))`` int64: the histogram of the values over ``edges``, the counts
+      ``np.bincount`` makes of :func:`experiments.evaluate.fan_bins`'s bins;
+    * ``ends`` ``(K, len(wanted))`` int64: the count of each of the ``wanted`` codes (``np.bincount``'s
+      columns ``wanted``);
+    * ``lowest``, ``highest`` ``(K,)``: the row's range, ``min()`` and ``max()``'s for a row without
+      NaN (meaningless for one with NaN);
+    * ``negative_zero`` ``(K,)`` bool: the row holds a -0.0 (it equals 0.0: which of the two zeros
+      is the minimum or maximum is then ``min()`` and ``max()``'s own choice).
+
+    The bin of a value is fan_bins', found the same way, so the same for every value (NaN, infinities
+    and values on a rounded edge included): the index from ``value * (bins / edges[-1])``, clipped to
+    ``0 .. bins`` (NaN to ``bins``), moved down by one where its edge is above the value, else up by
+    one where the next edge is not, and clipped at 0."""
+    k, n = values.shape
+    bins = len(edges) - 1
+    scale = bins / edges[-1]
+    top = float(bins)
+    fans = np.zeros((k, bins + 1), dtype=np.int64)
+    ends = np.zeros((k, len(wanted)), dtype=np.int64)
+    lowest = np.empty(k)
+    highest = np.empty(k)
+    negative_zero = np.zeros(k, dtype=np.bool_)
+    guess = np.empty(n, dtype=np.int64)
+    for row in range(k):
+        # the guesses first, in a loop of their own that the compiler vectorises (the corrections'
+        # reads of the edges keep the second loop scalar)
+        signed = False
+        for t in range(n):
+            value = values[row, t]
+            x = value * scale
+            x = x if x < top else top  # NaN and +inf too (nan_to_num's largest number, clipped)
+            x = x if x > 0.0 else 0.0
+            guess[t] = np.int64(x)
+            signed |= (value == 0.0) & (math.copysign(1.0, value) < 0.0)
+        negative_zero[row] = signed
+        low = high = values[row, 0]
+        for t in range(n):
+            value = values[row, t]
+            at = guess[t]
+            if edges[at] > value:
+                at -= 1
+            # (fan_bins also tries the move up after a move down: it never applies, as edges[at + 1]
+            # is then the edge just found above the value)
+            elif at < bins and edges[at + 1] <= value:
+                at += 1
+            fans[row, max(at, 0)] += 1
+            if value < low:
+                low = value
+            if value > high:
+                high = value
+        lowest[row], highest[row] = low, high
+        # a count per code over the row's codes, vectorised (one increment a session would be a
+        # chain of increments of the same count, mostly 'playing')
+        for i in range(len(wanted)):
+            code = wanted[i]
+            count = 0
+            for t in range(n):
+                count += np.int64(codes[row, t] == code)
+            ends[row, i] = count
+    return fans, ends, lowest, highest, negative_zero
 
 
 class Ledger:

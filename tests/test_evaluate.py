@@ -730,6 +730,54 @@ def test_fan_bins_are_searchsorteds_bins(top):
     )
 
 
+@pytest.mark.parametrize("top", [2000.0, 1500.0, 3.0, 1e6 / 3.0, 1e300])
+def test_a_checkpoints_compiled_tallies_are_numpys(top):
+    """The checkpoint's compiled pass (evaluate_ledger.fan_checkpoint) counts what numpy's did, bit for
+    bit: the histogram of fan_bins' bins (on the rounded edges, either side of them, below and above
+    the range, at the infinities, NaN, both zeros), the sessions' end codes, and each row's range
+    (min and max's where the row has no NaN; a row with a -0.0 told apart)."""
+    from pb_gym import session as session_
+    from pb_gym.experiments import evaluate_ledger as LG
+
+    edges = np.linspace(0.0, top, E.FAN_BINS + 1)
+    rng = np.random.default_rng(5)
+    adversarial = np.concatenate(
+        [
+            edges,
+            np.nextafter(edges, -np.inf),
+            np.nextafter(edges, np.inf),
+            [-1e300, -5.0, -5e-324, 0.0, -0.0, 5e-324, 1e300, top * 10, np.inf, -np.inf, np.nan],
+        ]
+    )
+    finite = adversarial[np.isfinite(adversarial)]
+    rows = np.stack(
+        [
+            adversarial,
+            rng.permutation(adversarial),
+            rng.permutation(np.resize(finite[finite != 0.0], len(adversarial))),  # no zero, no NaN
+            rng.choice(np.abs(finite), len(adversarial)),  # its zeros all +0.0
+            np.resize(np.array([0.0, -0.0, 1.0, -1.0]), len(adversarial)),  # a -0.0 among +0.0
+            rng.uniform(-0.1 * top, 1.2 * top, len(adversarial)),
+        ]
+    )
+    codes = rng.integers(0, len(session_.END_REASONS), rows.shape).astype(np.int8)
+    fans, ends, lowest, highest, negative_zero = LG.fan_checkpoint(rows, edges, codes, E.STATE_CODES)
+    assert fans.dtype == ends.dtype == np.int64
+    np.testing.assert_array_equal(
+        fans, [np.bincount(E.fan_bins(edges, row), minlength=E.FAN_BINS + 1) for row in rows]
+    )
+    np.testing.assert_array_equal(
+        ends, [np.bincount(row, minlength=len(session_.END_REASONS))[E.STATE_CODES] for row in codes]
+    )
+    np.testing.assert_array_equal(negative_zero, [True, True, False, False, True, False])
+    for row, low, high, signed in zip(rows, lowest, highest, negative_zero, strict=True):
+        if np.isnan(row).any():
+            continue
+        assert low == row.min() and high == row.max()
+        if not signed:  # one zero only: the same bits
+            assert np.signbit(low) == np.signbit(row.min()) and np.signbit(high) == np.signbit(row.max())
+
+
 @pytest.mark.parametrize("variant", ["as run", "six-digit bankrolls", "odd count", "offset", "long name"])
 def test_the_fan_grid_is_laid_out_as_tight_layout_would(report, variant, tmp_path, monkeypatch):
     """bankroll_paths.png is laid out from two measured axes: its margins and gaps equal
@@ -824,3 +872,60 @@ def test_a_checkpoint_row_with_more_than_the_exact_table_holds_is_told_without_s
     # where it says many, np.unique finds more than the table holds; where few, at most that many
     for row, many in zip(rows[:5], LG.many_distinct(rows, most)[:5], strict=True):
         assert (len(np.unique(row)) > most) == many
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"stop_loss": 200, "win_goal": 100, "one_shoe": False},
+        {"one_shoe": True, "hands": 200},
+    ],
+    ids=["goal", "goal and stop-loss", "one shoe"],
+)
+def test_dropping_finished_seats_from_the_pass_changes_no_bit(monkeypatch, changes):
+    """The hand's pass visits, for each seat, only the tables where it may still have work
+    (pb_gym.session.live): a seat that ended and was cleared is dropped from its list. The report
+    is the same bits as with every table visited at every hand (the lists never shortened)."""
+    from pb_gym.session import live
+
+    config = study(sessions=600, chunk_sessions=300, **changes)
+    dropped = []
+    drop = live.drop_finished
+
+    def counting(live_rows, live_count, *args):
+        before = int(live_count.sum())
+        drop(live_rows, live_count, *args)
+        dropped.append(before - int(live_count.sum()))
+
+    monkeypatch.setattr(live, "drop_finished", counting)
+    shortened = E.run_study(config)
+    monkeypatch.setattr(live, "drop_finished", lambda *args: None)
+    every_row = E.run_study(config)
+    parts = [
+        (r["systems"], r["paths"], r["final_bankrolls"], r["session_hands"]) for r in (shortened, every_row)
+    ]
+    assert pickle.dumps(parts[0]) == pickle.dumps(parts[1])
+    assert sum(dropped) > 0.2 * 600 * len(config.systems)  # many seat-rows did drop (a real comparison)
+
+
+def test_a_seat_leaves_its_list_the_hand_after_it_ended():
+    """drop_finished keeps a table while the seat plays there or ended in this hand (its row is
+    cleared the next hand), and drops it after; the lists stay in table order."""
+    from pb_gym.session import END_REASONS, live
+
+    playing, ruin = END_REASONS.index("playing"), END_REASONS.index("ruin")
+    rows, count = live.all_live(2, 5)
+    ended = np.full((2, 5), playing, dtype=np.int8)
+    terminated = np.zeros((2, 5), dtype=np.bool_)
+    truncated = np.zeros((2, 5), dtype=np.bool_)
+    ended[0, [1, 3]] = ruin  # seat 0 ends at tables 1 and 3 in this hand
+    terminated[0, [1, 3]] = True
+    ended[1, 4] = END_REASONS.index("max_hands")
+    truncated[1, 4] = True
+    live.drop_finished(rows, count, ended, terminated, truncated)
+    assert count.tolist() == [5, 5]  # ended this hand: still listed (the next hand clears the row)
+    terminated[:] = truncated[:] = False  # the next hand cleared them
+    live.drop_finished(rows, count, ended, terminated, truncated)
+    assert count.tolist() == [3, 4]
+    assert rows[0, :3].tolist() == [0, 2, 4] and rows[1, :4].tolist() == [0, 1, 2, 3]

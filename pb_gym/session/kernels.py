@@ -14,6 +14,7 @@ from numba.experimental import structref
 from pb_gym import engine
 from pb_gym import rules as R
 from pb_gym.kernel_arrays import borrowed
+from pb_gym.session.live import seat_span, table_at
 from pb_gym.session.state import (
     LAST_BANKER_NCARDS,
     LAST_BANKER_PAIR,
@@ -272,6 +273,8 @@ def settle_rows(
     seats,
     limits,
     single=False,
+    live=None,
+    live_count=None,
 ):
     """After the deal (and :func:`record_rows`), every seat at the tables of ``start..stop-1``: a
     seat still playing at a table that dealt gets the stake rules (:func:`_place_seat`) on its
@@ -280,7 +283,8 @@ def settle_rows(
     play this hand gets no stakes, no net and no end this hand (:func:`_sit_out`). The stakes are
     placed here, after the deal, in the same pass as settlement (they depend only on the bankroll
     before the hand and the request, never on the cards): one pass over each seat's rows, seat by
-    seat (each row of a seat is contiguous). ``single``: see :func:`place_rows`."""
+    seat (each row of a seat is contiguous). ``single``: see :func:`place_rows`. ``live``,
+    ``live_count``: each seat's rows to visit (:mod:`pb_gym.session.live`), or every row."""
     # (borrowed: the helpers of the stake rules take these arrays at every row)
     bankroll, hands, ended = borrowed(seats.bankroll), borrowed(seats.hands), borrowed(seats.ended)
     stakes, net, placed = borrowed(seats.stakes), borrowed(seats.net), borrowed(seats.placed)
@@ -294,7 +298,9 @@ def settle_rows(
     cut_position = shoe.cut_position
     n_bets = stakes.shape[2]
     for k in range(ended.shape[0]):
-        for t in range(start, stop):
+        lo, hi, listed = seat_span(live, live_count, k, start, stop)
+        for i in range(lo, hi):
+            t = table_at(live, k, i, listed)
             if not deal[t] or (sticky and ended[k, t] != PLAYING):  # sits this hand out
                 # (cleared once: a seat that ended hands ago is already all zeros, and rewriting its
                 # rows would cost a study of many seats memory traffic; stakes are 0 unless placed)
@@ -377,13 +383,15 @@ def play_rows(
     payoffs,
     limits,
     single=False,
+    live=None,
+    live_count=None,
 ):
     """One hand at tables ``start..stop-1``: the deal at every table that deals (``deal[t]``), its
     records (:func:`record_rows`), then for every seat still playing there the stake rules,
     settlement and ends in one pass (:func:`settle_rows`). Returns ``(table, problem)`` of the
     first table whose shoe state is unusable (nothing is dealt then), or ``(-1, 0)``. ``sticky``:
     a seat that has ended sits out until reset (else it plays on). ``single``: see
-    :func:`place_rows`."""
+    :func:`place_rows`; ``live``, ``live_count``: :func:`settle_rows`'."""
     hand_after_cut, burn, per_rank = deal_consts.hand_after_cut, deal_consts.burn, deal_consts.per_rank
     if shoe.shoe.shape[1] != per_rank * R.N_RANKS:  # the kernels would write past it
         return start, SHOE_MISMATCH
@@ -406,6 +414,8 @@ def play_rows(
         seats,
         limits,
         single,
+        live,
+        live_count,
     )
     return -1, 0
 
@@ -436,7 +446,7 @@ def new_play_state(seats, records, shoe, hand, deal_consts, payoffs, limits):
 
 
 @numba.njit(cache=True, nogil=True)
-def play_state_rows(start, stop, deal, requested, chosen, sticky, state):
+def play_state_rows(start, stop, deal, requested, chosen, sticky, state, live=None, live_count=None):
     """:func:`play_rows` over the state of a :class:`PlayState`."""
     return play_rows(
         start,
@@ -452,6 +462,9 @@ def play_state_rows(start, stop, deal, requested, chosen, sticky, state):
         state.hand,
         state.payoffs,
         state.limits,
+        False,
+        live,
+        live_count,
     )
 
 
