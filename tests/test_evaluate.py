@@ -707,20 +707,21 @@ def test_the_final_bankroll_figure_shows_both_peaks_of_a_progression(tmp_path, m
     assert heights[0] >= 0.02 * (y.max() - y.min() - heights[0]) * (1 - 1e-12)
 
 
+def around_edges(edges: np.ndarray, *more: object) -> np.ndarray:
+    """The fan's edges, the floats just below and just above each, and ``more`` values."""
+    return np.concatenate([edges, np.nextafter(edges, -np.inf), np.nextafter(edges, np.inf), *more])
+
+
 @pytest.mark.parametrize("top", [2000.0, 1500.0, 3.0, 1e6 / 3.0])
 def test_fan_bins_are_searchsorteds_bins(top):
     # the fan histograms are checked bit for bit: the computed bin must be the binary search's,
     # exactly on the rounded edges, between them, below the range and above it
     edges = np.linspace(0.0, top, E.FAN_BINS + 1)
     rng = np.random.default_rng(7)
-    values = np.concatenate(
-        [
-            edges,
-            np.nextafter(edges, -np.inf),
-            np.nextafter(edges, np.inf),
-            rng.uniform(-0.1 * top, 1.2 * top, 20_000),
-            [-1e300, 0.0, 1e300, top * 10, np.inf, -np.inf, np.nan],
-        ]
+    values = around_edges(
+        edges,
+        rng.uniform(-0.1 * top, 1.2 * top, 20_000),
+        [-1e300, 0.0, 1e300, top * 10, np.inf, -np.inf, np.nan],
     )
     expected = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, E.FAN_BINS)
     np.testing.assert_array_equal(E.fan_bins(edges, values), expected)
@@ -741,13 +742,8 @@ def test_a_checkpoints_compiled_tallies_are_numpys(top):
 
     edges = np.linspace(0.0, top, E.FAN_BINS + 1)
     rng = np.random.default_rng(5)
-    adversarial = np.concatenate(
-        [
-            edges,
-            np.nextafter(edges, -np.inf),
-            np.nextafter(edges, np.inf),
-            [-1e300, -5.0, -5e-324, 0.0, -0.0, 5e-324, 1e300, top * 10, np.inf, -np.inf, np.nan],
-        ]
+    adversarial = around_edges(
+        edges, [-1e300, -5.0, -5e-324, 0.0, -0.0, 5e-324, 1e300, top * 10, np.inf, -np.inf, np.nan]
     )
     finite = adversarial[np.isfinite(adversarial)]
     rows = np.stack(
