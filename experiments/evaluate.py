@@ -298,6 +298,8 @@ class ChunkPlay:
         of the money they staked."""
         seats, ledgers, unit = self.seats, self.ledgers, self.config.table.unit
         for k, view in zip(self.python_seats, views, strict=True):
+            if type(self.systems[k]).update is S.BettingSystem.update:
+                continue  # (a system that learns nothing, as the Kelly bettor: no outcome to build)
             view.hand = self.session.hand  # systems learn from this hand's result arrays
             placed, stake, net = seats.placed[k], ledgers.stake[k], seats.net[k]
             outcome = S.HandOutcome(

@@ -26,6 +26,7 @@ from numba.experimental import structref
 from pb_gym.agents import staking
 from pb_gym.experiments import evaluate_ledger as LG
 from pb_gym.session import kernels as session_kernels
+from pb_gym.session import live as session_live
 from pb_gym.threads import job_claim, job_done, job_end, job_rows, job_start
 
 
@@ -78,11 +79,21 @@ def hand_rows(start, stop, hand):
     (:func:`agents.staking.propose_range`), the hand (:func:`pb_gym.session.kernels.play_state_rows`),
     every seat's accounting (:func:`experiments.evaluate_ledger.account_range`) and the program seats'
     updates (:func:`agents.staking.update_range`). Returns the session's ``(table, problem)`` (nothing
-    is accounted after a problem: the hand is refused)."""
+    is accounted after a problem: the hand is refused). Each seat visits the tables of its list of
+    live ones (:mod:`pb_gym.session.live`); where every seat still has most of the range listed, the
+    kernels run without lists, over every row, as the code compiled for the environments does (a
+    study whose seats seldom end pays nothing for the lists)."""
+    if session_live.mostly_listed(hand.live, hand.live_count, start, stop):
+        return _hand_parts(start, stop, hand, None, None)
+    return _hand_parts(start, stop, hand, hand.live, hand.live_count)
+
+
+@numba.njit(cache=True, nogil=True)
+def _hand_parts(start, stop, hand, live, live_count):
+    """:func:`hand_rows`' parts, over each seat's ``live`` tables or (None) every table."""
     programs, program_state, unit = hand.programs, hand.program_state, hand.unit
     program_seats, slot_of, columns, capped = hand.program_seats, hand.slot_of, hand.columns, hand.capped
     requested, play_state = hand.requested, hand.play_state
-    live, live_count = hand.live, hand.live_count  # (the rows each seat still has: pb_gym.session.live)
     staking.propose_range(
         start,
         stop,

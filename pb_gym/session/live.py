@@ -68,6 +68,16 @@ def _table_at(live, k, i, listed):
     return lambda live, k, i, listed: live[k, i] if listed else i
 
 
+@numba.njit(cache=True, nogil=True)
+def mostly_listed(live, live_count, start, stop):
+    """Whether every seat visits the whole range ``start..stop-1`` (:func:`seat_span`): the kernels can
+    then run without lists."""
+    for k in range(live.shape[0]):
+        if seat_span(live, live_count, k, start, stop)[2]:
+            return False
+    return True
+
+
 def all_live(n_seats: int, n_tables: int) -> tuple[np.ndarray, np.ndarray]:
     """Lists of every table for every seat: ``(live, live_count)``."""
     live = np.empty((n_seats, n_tables), dtype=np.int64)
