@@ -229,6 +229,16 @@ def _expectation_kernel(start, stop, blocks, weights, out):  # noqa: C901 - a co
                                 p5[i] = p4[i] * (c[v5, i] - k5)
                             for v6 in range(v5, 10):
                                 k6 = k5 + 1.0 if v6 == v5 else 0.0
+                                if n_out == 1:
+                                    # (one sum, as a Kelly bettor's EV: the leaf's product formed where
+                                    # it is added, not stored and read back; the same operations in
+                                    # the same order, so the same bits)
+                                    w = weights[j, 0]
+                                    if w != 0.0:
+                                        for i in range(width):
+                                            acc[0, i] += w * (p5[i] * (c[v6, i] - k6))
+                                    j += 1
+                                    continue
                                 for i in range(width):
                                     p6[i] = p5[i] * (c[v6, i] - k6)
                                 for o in range(n_out):

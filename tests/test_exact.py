@@ -233,3 +233,20 @@ def test_a_bad_row_among_many_is_refused_by_name(rank, count, message, contiguou
         assert not batch.flags.c_contiguous
     with pytest.raises(ValueError, match=message):
         exact.validate_composition(batch, copy=False)
+
+
+def test_one_expectation_is_the_same_bits_as_on_the_path_of_several():
+    """A single sum (a Kelly bettor's EV) takes the kernel's one-output path, which forms each
+    multiset's product where it adds it: the same operations in the same order as the path of several
+    outputs, so the same bits (the same weights given twice take the other path), on compositions
+    from full shoes to a shoe's last cards."""
+    rng = np.random.default_rng(3)
+    full = R.full_shoe(8)
+    taken = [rng.multinomial(int(n), full / full.sum()) for n in rng.integers(0, 390, 300)]
+    comps = np.maximum(full - np.array(taken), 0)
+    comps = comps[comps.sum(axis=1) >= exact.MIN_CARDS]
+    weights = exact.multiset_weights().astype(np.float64) @ Rules().paytable()[:, [R.BETS.index("banker")]]
+    alone = exact.multiset_expectations(comps, weights)[:, 0]
+    twice = exact.multiset_expectations(comps, np.repeat(weights, 2, axis=1))
+    np.testing.assert_array_equal(alone, twice[:, 0])
+    np.testing.assert_array_equal(alone, twice[:, 1])
