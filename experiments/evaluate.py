@@ -70,19 +70,6 @@ TOLERANCE = 1e-9
 (:class:`pb_gym.session.Limits`): progressions compute stakes like 10 x 0.95^-k."""
 
 
-def fan_bins(edges: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """The bin of each value among evenly spaced ``edges`` (``linspace(0, top, bins + 1)``): bin ``i``
-    holds ``[edges[i], edges[i + 1])``, the last one also everything above, the first everything
-    below. The same as ``clip(searchsorted(edges, values, "right") - 1, 0, bins)``, at a fraction of
-    its cost: the index is computed, then moved by one where the rounded edges disagree (a NaN, which
-    the search sorts last, in the last bin)."""
-    bins = len(edges) - 1
-    guess = np.clip(np.nan_to_num(values * (bins / edges[-1]), nan=bins), 0, bins).astype(np.int64)
-    guess -= edges[guess] > values
-    guess += (guess < bins) & (edges[np.minimum(guess + 1, bins)] <= values)
-    return np.clip(guess, 0, bins)
-
-
 def fan_range(config: StudyConfig) -> float:
     """Upper edge of the bankroll histograms behind the fan plots (values above it fall in the top bin)."""
     return max(config.bankroll + (config.win_goal or 0.0), 2.0 * config.bankroll)
@@ -318,7 +305,7 @@ class ChunkPlay:
 
     def record(self, hand: int) -> None:
         """Every seat's sample paths, and at a checkpoint its bankroll fan, distinct bankrolls and
-        states (all seats at once: one compiled pass for the histograms, ranges and counts of the ends)."""
+        states (all seats at once: one compiled pass for the histograms and the counts of the ends)."""
         bankroll = self.seats.bankroll
         if self.samples:
             paths = bankroll[:, : self.samples].copy()
@@ -328,22 +315,15 @@ class ChunkPlay:
         if not (at < len(self.checkpoints) and self.checkpoints[at] == hand):
             return
         n = bankroll.shape[1]
-        # bin i holds [edge_i, edge_i+1); the last bin also everything above the range (fan_bins')
-        fans, states, lowest, highest, negative_zero = LG.fan_checkpoint(
-            bankroll, self.fan_edges, self.seats.ended, STATE_CODES
-        )
+        # bin i holds [edge_i, edge_i+1); the last bin also everything above the range
+        fans, states = LG.fan_checkpoint(bankroll, self.fan_edges, self.seats.ended, STATE_CODES)
         many = LG.many_distinct(bankroll, FAN_EXACT_VALUES)
         for j, ledger in enumerate(self.ledger):
             ledger.fan[at] += fans[j]
             ledger.states[at] = states[j]
             if many[j]:  # no table of the bankrolls, only their range
                 ledger.fan_values[at] = None
-                # (the kernel's range is min() and max()'s: many_distinct's rows hold no NaN, and a
-                # row with a -0.0 is left to them, as the zero they return is theirs to choose)
-                if negative_zero[j]:
-                    ledger.fan_min[at], ledger.fan_max[at] = bankroll[j].min(), bankroll[j].max()
-                else:
-                    ledger.fan_min[at], ledger.fan_max[at] = lowest[j], highest[j]
+                ledger.fan_min[at], ledger.fan_max[at] = bankroll[j].min(), bankroll[j].max()
                 continue
             ordered = np.sort(bankroll[j])  # the distinct values and their counts, as np.unique's
             starts = np.flatnonzero(np.append(True, ordered[1:] != ordered[:-1]))
