@@ -494,8 +494,9 @@ def merge(chunks: list[dict]) -> list[dict]:
 BATCH_BYTES = 256 << 20
 """Finished chunks are merged once their results reach about this much memory (a batch of chunks is
 run, merged, and let go), so that memory is bounded whatever the number of chunks."""
-WORKING_BYTES_PER_SESSION_AND_SYSTEM = 170
-"""A running chunk's memory per session and system: the ledger's rows, the stakes, the outcome."""
+WORKING_BYTES_PER_SESSION_AND_SYSTEM = 178
+"""A running chunk's memory per session and system: the ledger's rows, the stakes, the outcome, and
+its entry in the seats' lists of live tables (8 bytes)."""
 
 
 def chunk_result_bytes(config: StudyConfig) -> int:
