@@ -34,7 +34,7 @@ from pb_gym import rules as R
 from pb_gym import session as session_
 from pb_gym.agents import staking
 from pb_gym.agents import systems as S
-from pb_gym.experiments import chunk_store, outputs, plotting, scale
+from pb_gym.experiments import chunk_store, outputs, scale
 from pb_gym.experiments import evaluate_hand as EH
 from pb_gym.experiments import evaluate_ledger as LG
 from pb_gym.experiments import evaluate_summary as summaries
@@ -44,6 +44,7 @@ from pb_gym.experiments.evaluate_report import (
     EXACT_OUTPUT_NAMES,
     OUTPUT_NAMES,
     fan_summary,
+    fans_aside,
     json_report,
     print_report,
     system_summary,
@@ -684,26 +685,34 @@ def main(
     """
     config = load(config_path, StudyConfig)
     destination = outputs.prepare(out, OUTPUT_NAMES + EXACT_OUTPUT_NAMES)
-    if destination is not None:
-        plotting.preload()  # (the figures come after the run)
-    store = outputs.chunk_store(
-        destination,
-        {"study": "evaluate", "config": config.model_dump(mode="json"), "models": _model_checksums(config)},
-        resume,
-    )
-    report = run_study(
-        config,
-        progress=not as_json,
-        backend=backend,
-        scheduler=scheduler,
-        workers=workers,
-        store=store,
-        final_bankrolls=False,
-    )
-    if destination is not None:
-        with destination.staging() as staged:
-            written = write_outputs(report, staged)
-        report["written"] = [str(destination.final_path(p, staged)) for p in written]
+    # the fan figure's copy is forked now, before the run's threads, and builds its grid beside the run
+    fans = fans_aside(len(config.systems)) if destination is not None else None
+    try:
+        store = outputs.chunk_store(
+            destination,
+            {
+                "study": "evaluate",
+                "config": config.model_dump(mode="json"),
+                "models": _model_checksums(config),
+            },
+            resume,
+        )
+        report = run_study(
+            config,
+            progress=not as_json,
+            backend=backend,
+            scheduler=scheduler,
+            workers=workers,
+            store=store,
+            final_bankrolls=False,
+        )
+        if destination is not None:
+            with destination.staging() as staged:
+                written = write_outputs(report, staged, fans)
+            report["written"] = [str(destination.final_path(p, staged)) for p in written]
+    finally:
+        if fans is not None:
+            fans.cancel()  # (a run that failed: its figure is not wanted; once drawn, a no-op)
     if not as_json:
         print_report(report)
         if out is not None:

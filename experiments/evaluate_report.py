@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -281,27 +282,35 @@ EXACT_COLUMNS = (
 ``reason`` where a system has no finite chain; the distribution of the final bankroll is in report.json)."""
 
 
-def write_outputs(report: dict, out: Path) -> list[Path]:
+def write_outputs(report: dict, out: Path, fans: plotting.Aside | None = None) -> list[Path]:
     """Write report.json, systems.csv and the plots under ``out``; return the paths written. (``pb-gym
-    evaluate`` writes them into a staging folder moved into place whole: see pb_gym.experiments.outputs.)"""
+    evaluate`` writes them into a staging folder moved into place whole: see pb_gym.experiments.outputs.)
+    ``fans``: the fan figure made ahead (:func:`fans_aside`)."""
     out.mkdir(parents=True, exist_ok=True)
-    written = [out / "report.json", out / "systems.csv", out / "paths.json"]
-    (out / "report.json").write_text(strict_json.dumps(json_report(report), indent=2))
-    # bankroll quantiles at the checkpoints and the sample paths, to redraw the fan plots
-    (out / "paths.json").write_text(
-        strict_json.dumps({"checkpoints": report["checkpoints"], "paths": report["paths"]})
-    )
-    # with exact: true, the exact session outcome of each system (or why it has none) as columns too
-    exact = list(EXACT_COLUMNS) if any("exact" in s for s in report["systems"]) else []
-    with open(out / "systems.csv", "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(
-            [k for k in SCALARS if k != "ci95"] + ["ci95_low", "ci95_high"] + [f"exact_{k}" for k in exact]
+    fans = draw_fans(report, out, fans)  # first: the copy draws it while the tables are written
+    try:
+        written = [out / "report.json", out / "systems.csv", out / "paths.json"]
+        (out / "report.json").write_text(strict_json.dumps(json_report(report), indent=2))
+        # bankroll quantiles at the checkpoints and the sample paths, to redraw the fan plots
+        (out / "paths.json").write_text(
+            strict_json.dumps({"checkpoints": report["checkpoints"], "paths": report["paths"]})
         )
-        for s in report["systems"]:
-            row = [s[k] for k in SCALARS if k != "ci95"] + list(s["ci95"])
-            writer.writerow(row + [s.get("exact", {}).get(k, "") for k in exact])
-    written += plotting.drawn_or_noted(lambda: plot(report, out), out, OUTPUT_NAMES[3:])
+        # with exact: true, the exact session outcome of each system (or why it has none) as columns too
+        exact = list(EXACT_COLUMNS) if any("exact" in s for s in report["systems"]) else []
+        with open(out / "systems.csv", "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(
+                [k for k in SCALARS if k != "ci95"]
+                + ["ci95_low", "ci95_high"]
+                + [f"exact_{k}" for k in exact]
+            )
+            for s in report["systems"]:
+                row = [s[k] for k in SCALARS if k != "ci95"] + list(s["ci95"])
+                writer.writerow(row + [s.get("exact", {}).get(k, "") for k in exact])
+        written += plotting.drawn_or_noted(lambda: plot(report, out, fans), out, OUTPUT_NAMES[3:])
+    except BaseException:
+        fans.cancel()  # (at once: the folder it would draw into is about to be removed)
+        raise
     if any("p_target" in s.get("exact", {}) for s in report["systems"]):
         from pb_gym.experiments import exact_systems
 
@@ -487,11 +496,11 @@ def _fan_layout(fig, axes: np.ndarray, used: int) -> None:
     )
 
 
-def plot(report: dict, out: Path) -> list[Path]:
+def plot(report: dict, out: Path, fans: plotting.Aside | None = None) -> list[Path]:
     """Bankroll fans, final-bankroll distributions, and EV per unit wagered against the exact edge.
-    The fans, the largest figure by far, are drawn aside (:class:`experiments.plotting.Aside`)
-    while the other two are drawn here."""
-    fans = plotting.Aside(lambda: plot_fans(report, out / "bankroll_paths.png"))
+    The fans, the largest figure by far, are drawn aside while the other two are drawn here
+    (``fans``: the fan figure sent its data already, by :func:`draw_fans`; sent here without it)."""
+    fans = fans or draw_fans(report, out)
     try:
         final = plot_final_bankrolls(report, out / "final_bankrolls.png")
         ev = plot_ev(report, out / "ev_per_unit_wagered.png")
@@ -505,15 +514,33 @@ def plot(report: dict, out: Path) -> list[Path]:
     return [out / "bankroll_paths.png", final, ev]
 
 
-def plot_fans(report: dict, path: Path) -> Path:
-    """Each system's bankroll fan (quantiles and sample sessions), and beside it the share of its
-    sessions playing, at the goal, stopped and ruined, hand by hand."""
+FAN_ENTRIES = ("systems", "checkpoints", "paths", "bankroll")
+"""The report's entries the fan figure is drawn from (what is sent to the copy that draws it)."""
+
+
+def fans_aside(systems: int) -> plotting.Aside:
+    """The fan figure of ``systems`` systems, its grid made at once by a forked copy
+    (:class:`experiments.plotting.Aside`): made before a run, the copy builds it beside the run;
+    :func:`draw_fans` sends it the report."""
+    return plotting.Aside(lambda grid, sent: plot_fans(sent[0], sent[1], grid), lambda: fan_grid(systems))
+
+
+def draw_fans(report: dict, out: Path, fans: plotting.Aside | None = None) -> plotting.Aside:
+    """Send the fan figure (``fans``, from :func:`fans_aside`; made now without it) the report: its
+    copy draws ``out/bankroll_paths.png`` while this process goes on, until :meth:`~Aside.join`."""
+    fans = fans or fans_aside(len(report["systems"]))
+    fans.draw(({k: report[k] for k in FAN_ENTRIES}, out / "bankroll_paths.png"))
+    return fans
+
+
+def fan_grid(systems: int) -> tuple[Any, np.ndarray]:
+    """The fan figure's empty grid for ``systems`` systems: the figure and its axes, two a system
+    (its fan, and beside it where its sessions stand: a fan alone hides the two peaks of a
+    progression, sessions at the goal and ruined ones), with the tick marks most of them will draw
+    made ahead (ticks are made on demand, the same whenever they are made)."""
     plt = plotting.pyplot()
-    names = [s["name"] for s in report["systems"]]
-    # each system: its bankroll fan, and beside it where the sessions stand (a fan alone hides the
-    # two peaks of a progression: sessions at the goal and ruined ones)
-    pairs = min(2, len(names))
-    rows_ = math.ceil(len(names) / pairs)
+    pairs = min(2, systems)
+    rows_ = math.ceil(systems / pairs)
     fig, axes = plt.subplots(
         rows_,
         2 * pairs,
@@ -521,6 +548,24 @@ def plot_fans(report: dict, path: Path) -> Path:
         squeeze=False,
         gridspec_kw={"width_ratios": [3, 2] * pairs},
     )
+    for ax in axes.flat[: 2 * systems]:
+        ax.xaxis.get_major_ticks(FAN_TICKS)
+        ax.yaxis.get_major_ticks(FAN_TICKS)
+    return fig, axes
+
+
+FAN_TICKS = 6
+"""Tick marks made ahead on each axis of the fan figure (:func:`fan_grid`): the fewest its axes draw."""
+
+
+def plot_fans(report: dict, path: Path, grid: tuple[Any, np.ndarray] | None = None) -> Path:
+    """Each system's bankroll fan (quantiles and sample sessions), and beside it the share of its
+    sessions playing, at the goal, stopped and ruined, hand by hand. ``grid``: the empty grid from
+    :func:`fan_grid` (made here without it)."""
+    plt = plotting.pyplot()
+    names = [s["name"] for s in report["systems"]]
+    fig, axes = grid or fan_grid(len(names))
+    pairs = axes.shape[1] // 2
     x = np.array(report["checkpoints"])
     colors = {"playing": "0.8", "target": "C2", "stop_loss": "C1", "ruin": "C3", "one_shoe": "C0"}
     labels = {

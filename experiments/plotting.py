@@ -20,7 +20,9 @@ Usage::
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
+import pickle
 import signal
 import sys
 import threading
@@ -46,20 +48,6 @@ def pyplot() -> Any:
     return plt
 
 
-def preload() -> None:
-    """Import :mod:`matplotlib.pyplot` on a background thread, now: a study that will draw figures
-    calls this before its long computation, so that the import (some 0.3-0.5 s) overlaps it instead
-    of following it. A failure here is left to the :func:`pyplot` call that draws, which raises it."""
-
-    def load() -> None:
-        try:
-            pyplot()
-        except Exception:  # noqa: BLE001, S110 - raised again, with its message, where a figure is drawn
-            pass
-
-    threading.Thread(target=load, name="import matplotlib", daemon=True).start()
-
-
 def save(fig: Any, path: str | Path, dpi: int = DPI, tight: bool = True) -> Path:
     """Lay ``fig`` out (``tight_layout``, unless ``tight=False``), write it to ``path``, close it.
     Returns ``path`` as a :class:`~pathlib.Path`."""
@@ -78,43 +66,68 @@ safe with the system's libraries, or absent, and the figure is drawn in turn).""
 
 
 class Aside:
-    """A figure drawn by a forked copy of this process while this one goes on (the two cores a plot
+    """A figure drawn by a forked copy of this process while this one goes on (the core a plot
     would leave idle), waited for by :meth:`join`.
 
-    matplotlib draws on one thread and holds the GIL, so a figure can run beside another only in
-    another process; a forked copy starts at once, with the data and matplotlib already loaded. It
-    draws ``draw()`` (which writes the figure's file) and leaves at once (``os._exit``: nothing of
-    this process's is flushed or cleaned up twice). The copy runs matplotlib alone: the threads of
-    this process (pb-gym's pool, asleep) are not in it. Where the copy could not draw the figure (no
-    fork, or it failed: degenerate data), :meth:`join` draws it here, so that the error, if any, is
-    raised here with its message. The file is the same either way.
+    matplotlib draws on one thread and holds the GIL, so a figure can run beside other work only in
+    another process. The copy is forked when the object is made, and at once imports matplotlib and
+    runs ``prepare()``: whatever of the figure does not depend on the data (its axes, their ticks).
+    Made before a long computation, the copy does that beside it, on its own interpreter, instead of
+    after it. :meth:`draw` sends the data (pickled, through a pipe, which the copy empties as it
+    comes) and the copy runs ``finish(prepared, data)``, which writes the figure's file, and leaves at
+    once (``os._exit``: nothing of this process's is flushed or cleaned up twice). The copy runs
+    matplotlib alone: the threads of this process (pb-gym's pool) are not in it. Where the copy could
+    not draw the figure (no fork, or it failed: degenerate data), :meth:`join` draws it here,
+    ``finish(prepare(), data)``, so that the error, if any, is raised here with its message. The file
+    is the same either way. A figure not wanted after all is stopped by :meth:`cancel` (a no-op once
+    joined).
     """
 
-    def __init__(self, draw: Callable[[], object]) -> None:
-        self.draw = draw
+    def __init__(
+        self, finish: Callable[[Any, Any], object], prepare: Callable[[], Any] = lambda: None
+    ) -> None:
+        self.finish, self.prepare = finish, prepare
+        self.data: Any = None
         self.pid: int | None = None
+        self.pipe: int | None = None  # the end this process writes the data to
         if not FORK:
             return
-        # matplotlib whole before the fork: a copy made while another thread imports it (preload)
-        # would wait forever on that import's lock, which nothing in the copy would ever let go
-        pyplot()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
+        try:
+            read_end, write_end = os.pipe()
+        except OSError:  # no descriptor to be had: in turn
+            return
         with warnings.catch_warnings():
             # (Python 3.12 warns of a fork beside other threads: the copy touches nothing of theirs)
             warnings.simplefilter("ignore", DeprecationWarning)
             try:
                 pid = os.fork()
             except OSError:  # no process to be had (a limit on processes, or on memory): in turn
+                os.close(read_end)
+                os.close(write_end)
                 return
         if pid == 0:  # the copy
             code = 1
             try:
-                draw()
-                code = 0
+                os.close(write_end)
+                code = _draw_in_the_copy(read_end, finish, prepare)
             finally:
                 os._exit(code)
-        self.pid = pid
+        os.close(read_end)
+        self.pid, self.pipe = pid, write_end
+
+    def draw(self, data: Any = None) -> None:
+        """Send the figure its data (the copy draws it; :meth:`join` waits for it)."""
+        self.data = data
+        if self.pipe is not None:
+            pipe, self.pipe = self.pipe, None
+            try:
+                with open(pipe, "wb") as stream:  # (closed: the copy reads to its end)
+                    pickle.dump(data, stream, protocol=pickle.HIGHEST_PROTOCOL)
+            except (OSError, pickle.PicklingError, TypeError, AttributeError):  # the copy is gone, or
+                # the data cannot travel (an object pickle does not take): drawn here by join
+                self.cancel()
 
     def join(self, timeout: float = COPY_TIMEOUT_S) -> None:
         """Wait for the figure; draw it here if the copy did not, or had not after ``timeout``
@@ -136,15 +149,39 @@ class Aside:
                 self.pid = None
                 if os.waitstatus_to_exitcode(status[1]) == 0:
                     return
-        self.draw()
+        self.finish(self.prepare(), self.data)
 
     def cancel(self) -> None:
         """Stop the copy, if it runs (the figure is not wanted any more)."""
+        if self.pipe is not None:
+            os.close(self.pipe)
+            self.pipe = None
         if self.pid is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)
             self.pid = None
+
+
+def _draw_in_the_copy(pipe: int, finish: Callable[[Any, Any], object], prepare: Callable[[], Any]) -> int:
+    """The copy's part of :class:`Aside`; its exit status (0: the figure is written)."""
+    received: list[bytes] = []
+
+    def receive() -> None:  # (so that the sender never waits on ``prepare``)
+        with open(pipe, "rb") as stream:
+            received.append(stream.read())
+
+    receiver = threading.Thread(target=receive, name="figure data", daemon=True)
+    receiver.start()
+    pyplot()
+    prepared = prepare()
+    receiver.join()
+    if not received or not received[0]:  # (the data never came: the figure was cancelled)
+        return 1
+    # a copy that draws one figure and leaves: the collector would only walk this process's objects
+    gc.disable()
+    finish(prepared, pickle.loads(received[0]))
+    return 0
 
 
 def placeholder(path: str | Path, title: str, reason: str) -> Path:
@@ -186,7 +223,6 @@ __all__ = [
     "COPY_TIMEOUT_S",
     "Aside",
     "pyplot",
-    "preload",
     "save",
     "placeholder",
     "drawn_or_noted",

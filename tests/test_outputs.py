@@ -143,9 +143,9 @@ def test_a_failure_while_writing_leaves_the_previous_outputs_whole(fails_in, stu
     module = E if fails_in == "write_outputs" else sys.modules[E.write_outputs.__module__]
     real = getattr(module, fails_in)
 
-    def broken(report, folder):
+    def broken(report, folder, *fans):
         if fails_in == "write_outputs":
-            real(report, folder)  # every file written, then the failure
+            real(report, folder, *fans)  # every file written, then the failure
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(module, fails_in, broken)

@@ -83,7 +83,7 @@ def test_the_wheel_ships_one_namespace_py_typed_the_version_and_the_console_scri
     assert {name.split("/")[0] for name in names} == {"pb_gym", info}
     assert "pb_gym/py.typed" in names
     assert {"pb_gym/experiments/cli.py", "pb_gym/agents/sb3_vec_env.py", "pb_gym/agents/systems.py"} <= names
-    assert "pb-gym = pb_gym.experiments.cli:main" in entry_points.splitlines()
+    assert "pb-gym = pb_gym.experiments.cli:console" in entry_points.splitlines()
     assert f"\nVersion: {pb_gym.__version__}\n" in metadata
 
 

@@ -58,80 +58,120 @@ def report(tmp_path):
 
 
 def test_the_fans_drawn_aside_are_the_same_bytes(tmp_path, monkeypatch, report):
-    """The fan figure drawn by a forked copy while the others are drawn here (Linux) is the file
-    drawn in turn, byte for byte; so are the others."""
-    for folder in ("in_turn", "aside"):
+    """The fan figure drawn by a forked copy while the others are drawn here (Linux), its grid made
+    ahead or not, is the file drawn in turn, byte for byte; so are the others."""
+    for folder in ("in_turn", "aside", "made_ahead"):
         (tmp_path / folder).mkdir()
     monkeypatch.setattr(plotting, "FORK", False)
     ER.plot(report, tmp_path / "in_turn")
     monkeypatch.setattr(plotting, "FORK", sys.platform.startswith("linux"))
     ER.plot(report, tmp_path / "aside")
+    fans = ER.fans_aside(len(report["systems"]))
+    ER.plot(report, tmp_path / "made_ahead", ER.draw_fans(report, tmp_path / "made_ahead", fans))
     for name in ("bankroll_paths.png", "final_bankrolls.png", "ev_per_unit_wagered.png"):
-        assert (tmp_path / "aside" / name).read_bytes() == (tmp_path / "in_turn" / name).read_bytes()
+        drawn = (tmp_path / "in_turn" / name).read_bytes()
+        assert (tmp_path / "aside" / name).read_bytes() == drawn
+        assert (tmp_path / "made_ahead" / name).read_bytes() == drawn
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a figure is drawn aside on Linux only")
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="drawn aside on Linux only")
+
+
+@linux_only
 def test_a_figure_the_copy_could_not_draw_is_drawn_here_or_its_error_raised_here(tmp_path):
     parent = os.getpid()
     figure = tmp_path / "figure.txt"
 
-    def draw_here_only():  # fails in the forked copy, works in this process
+    def draw_here_only(_prepared, data):  # fails in the forked copy, works in this process
         if os.getpid() != parent:
             raise ValueError("not in the copy")
-        figure.write_text(str(os.getpid()))
+        figure.write_text(f"{data} {os.getpid()}")
 
     aside = plotting.Aside(draw_here_only)
     assert aside.pid is not None and aside.pid != parent
+    aside.draw("sent")
     aside.join()
-    assert figure.read_text() == str(parent)
+    assert figure.read_text() == f"sent {parent}"
 
-    def never():
+    def never(_prepared, _data):
         raise ValueError("degenerate data")
 
     aside = plotting.Aside(never)
+    aside.draw()
     with pytest.raises(ValueError, match="degenerate data"):  # raised here, with its message
         aside.join()
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a figure is drawn aside on Linux only")
+@linux_only
+def test_the_copy_prepares_before_the_data_come_and_finishes_with_what_it_prepared(tmp_path):
+    ready = tmp_path / "prepared.txt"
+    figure = tmp_path / "figure.txt"
+
+    def prepare():
+        ready.write_text(str(os.getpid()))
+        return "grid"
+
+    aside = plotting.Aside(lambda prepared, data: figure.write_text(f"{prepared} {data}"), prepare)
+    deadline = time.monotonic() + 60
+    while not ready.exists() and time.monotonic() < deadline:  # (before any data is sent)
+        time.sleep(0.01)
+    assert ready.read_text() == str(aside.pid)
+    aside.draw({"fans": [1, 2]})
+    aside.join()
+    assert figure.read_text() == "grid {'fans': [1, 2]}"
+
+
+@linux_only
+def test_data_that_cannot_be_sent_to_the_copy_is_drawn_here(tmp_path):
+    figure = tmp_path / "figure.txt"
+    aside = plotting.Aside(lambda _prepared, data: figure.write_text(data()))
+    aside.draw(lambda: "drawn")  # (a lambda does not pickle)
+    assert aside.pid is None and not figure.exists()
+    aside.join()
+    assert figure.read_text() == "drawn"
+
+
+@linux_only
 def test_a_cancelled_figure_is_never_written(tmp_path):
     figure = tmp_path / "figure.txt"
 
-    def slow():
+    def slow(_prepared, _data):
         time.sleep(2)
         figure.write_text("late")
 
     aside = plotting.Aside(slow)
+    aside.draw()
     aside.cancel()
     assert aside.pid is None
     time.sleep(2.5)
     assert not figure.exists()
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a figure is drawn aside on Linux only")
-def test_a_figure_drawn_aside_while_matplotlib_is_still_being_imported_finishes(tmp_path):
-    """A fresh process that starts matplotlib's import on a thread (``preload``) and at once draws a
-    figure aside: the copy must not be forked mid-import (it would wait forever on the import's lock)."""
+@linux_only
+def test_matplotlib_is_imported_by_the_copy_that_draws_not_by_this_process(tmp_path):
+    """A fresh process that draws a figure aside never imports matplotlib itself (its import, some
+    0.3 s, is the copy's)."""
     import subprocess
 
     figure = tmp_path / "figure.png"
     code = (
+        "import sys\n"
         "from pb_gym.experiments import plotting\n"
-        "plotting.preload()\n"
-        "def draw():\n"
-        "    plt = plotting.pyplot()\n"
-        "    fig, ax = plt.subplots()\n"
+        "def draw(prepared, title):\n"
+        "    fig, ax = prepared\n"
+        "    ax.set_title(title)\n"
         f"    plotting.save(fig, {str(figure)!r})\n"
-        "aside = plotting.Aside(draw)\n"
+        "aside = plotting.Aside(draw, lambda: plotting.pyplot().subplots())\n"
+        "aside.draw('sent')\n"
         "aside.join()\n"
-        "print(aside.pid)\n"
+        "print(aside.pid, 'matplotlib' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "None" and figure.read_bytes()[:4] == b"\x89PNG"
+    assert done.stdout.split() == ["None", "False"] and figure.read_bytes()[:4] == b"\x89PNG"
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a figure is drawn aside on Linux only")
+@linux_only
 def test_a_figure_is_drawn_in_turn_where_no_process_can_be_forked(tmp_path, monkeypatch):
     """A fork refused (a limit on processes or memory) costs the figure nothing: it is drawn here."""
     figure = tmp_path / "figure.txt"
@@ -140,26 +180,55 @@ def test_a_figure_is_drawn_in_turn_where_no_process_can_be_forked(tmp_path, monk
         raise BlockingIOError(11, "Resource temporarily unavailable")
 
     monkeypatch.setattr(os, "fork", refused)
-    aside = plotting.Aside(lambda: figure.write_text("drawn"))
-    assert aside.pid is None and not figure.exists()
+    aside = plotting.Aside(lambda prepared, data: figure.write_text(f"{prepared} {data}"), lambda: "grid")
+    assert aside.pid is None and aside.pipe is None
+    aside.draw("drawn")
+    assert not figure.exists()
     aside.join()
-    assert figure.read_text() == "drawn"
+    assert figure.read_text() == "grid drawn"
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a figure is drawn aside on Linux only")
+@linux_only
 def test_a_copy_that_does_not_finish_in_time_is_stopped_and_the_figure_drawn_here(tmp_path):
     parent = os.getpid()
     figure = tmp_path / "figure.txt"
 
-    def stuck_in_the_copy():
+    def stuck_in_the_copy(_prepared, _data):
         if os.getpid() != parent:
             time.sleep(60)  # (as a copy waiting on a lock no thread of it will let go)
         figure.write_text(str(os.getpid()))
 
     aside = plotting.Aside(stuck_in_the_copy)
     copy = aside.pid
+    aside.draw()
     started = time.monotonic()
     aside.join(timeout=0.5)
     assert time.monotonic() - started < 30 and figure.read_text() == str(parent)
     with pytest.raises(ChildProcessError):  # stopped and reaped
         os.waitpid(copy, os.WNOHANG)
+
+
+@linux_only
+def test_a_run_that_fails_leaves_no_copy_drawing_behind(tmp_path, monkeypatch):
+    """``pb-gym evaluate`` forks the fan figure's copy before the run: a run that fails stops it."""
+    path = tmp_path / "c.yaml"
+    path.write_text("sessions: 4\nhands: 10\nsystems: [{type: flat}]\n")
+    copies = []
+    made = ER.fans_aside
+
+    def fans_aside(systems):
+        copies.append(made(systems))
+        return copies[-1]
+
+    def fails(*_args, **_kwargs):
+        assert copies and copies[0].pid is not None  # (the copy runs during the run)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(E, "fans_aside", fans_aside)
+    monkeypatch.setattr(E, "run_study", fails)
+    with pytest.raises(OSError, match="No space left"):
+        E.main(str(path), str(tmp_path / "out"), as_json=True)
+    assert copies[0].pid is None and copies[0].pipe is None
+    with pytest.raises(ChildProcessError):  # no child of this process is left, running or not
+        os.waitpid(-1, os.WNOHANG)
+    assert not (tmp_path / "out" / "bankroll_paths.png").exists()
