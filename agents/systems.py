@@ -618,6 +618,7 @@ class Kelly(BettingSystem):
             raise ValueError(f"fraction={fraction!r} is not allowed; allowed: (0, 1] of the Kelly stake")
         self.fraction = fraction
         self.skip_proven = bool(skip_proven)
+        self._priced: tuple[R.Rules, np.ndarray, list[_PayoffGroup], np.ndarray] | None = None
 
     def _levels(self, rules: R.Rules) -> tuple[np.ndarray, list[_PayoffGroup]]:
         """Indicator columns over outcome classes for each bet's distinct non-zero payoffs."""
@@ -639,6 +640,18 @@ class Kelly(BettingSystem):
         matrix = np.array(columns).T if columns else np.zeros((R.N_OUTCOMES, 0))
         return matrix, groups
 
+    def _pricing(self, rules: R.Rules) -> tuple[np.ndarray, list[_PayoffGroup], np.ndarray]:
+        """:meth:`_levels` and the net payoffs per outcome class of the bets priced over them (one
+        column a bet), worked out once for these rules (every hand asks); the groups are a new list."""
+        if self._priced is None or (self._priced[0] is not rules and self._priced[0] != rules):
+            matrix, groups = self._levels(rules)
+            spots = [
+                R.BETS.index(b) for b in self.bets if b in R.BETS and b not in ("player_pair", "banker_pair")
+            ]
+            self._priced = (rules, matrix, groups, rules.paytable()[:, spots])
+        _, matrix, groups, payoffs = self._priced
+        return matrix, list(groups), payoffs
+
     def stake_fractions(
         self, composition: np.ndarray, rules: R.Rules, table: catalog.TableBets | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -646,7 +659,7 @@ class Kelly(BettingSystem):
         none is > 0). Bets beyond the seven spots (catalog or user bets of ``table``) are priced
         exactly over the hand classes (:func:`pb_gym.exact.hand_class_probabilities`: every
         composition, no bound first)."""
-        matrix, groups = self._levels(rules)
+        matrix, groups, payoffs = self._pricing(rules)
         extra = [bet for bet in self.bets if bet not in R.BETS]
         if extra:
             if table is None:
@@ -663,14 +676,6 @@ class Kelly(BettingSystem):
         # EV of each bet leave some bet possibly positive; elsewhere nothing can be staked on them
         level_rows = np.arange(n)
         if matrix.shape[1] and self.skip_proven:
-            payoffs = rules.paytable()[
-                :,
-                [
-                    R.BETS.index(bet)
-                    for bet in self.bets
-                    if bet in R.BETS and bet not in ("player_pair", "banker_pair")
-                ],
-            ]
             level_rows = np.flatnonzero(~ev_bound.proven_negative(composition, payoffs))
             if level_rows.size:
                 # where the bound cannot tell, the exact EV of each bet (one column a bet, not one a

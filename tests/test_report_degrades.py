@@ -213,7 +213,7 @@ def test_a_run_that_fails_leaves_no_copy_drawing_behind(tmp_path, monkeypatch):
     """``pb-gym evaluate`` forks the fan figure's copy before the run: a run that fails stops it."""
     path = tmp_path / "c.yaml"
     path.write_text("sessions: 4\nhands: 10\nsystems: [{type: flat}]\n")
-    copies = []
+    copies, running = [], []
     made = ER.fans_aside
 
     def fans_aside(systems):
@@ -222,6 +222,7 @@ def test_a_run_that_fails_leaves_no_copy_drawing_behind(tmp_path, monkeypatch):
 
     def fails(*_args, **_kwargs):
         assert copies and copies[0].pid is not None  # (the copy runs during the run)
+        running.append(copies[0].pid)
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(E, "fans_aside", fans_aside)
@@ -229,6 +230,6 @@ def test_a_run_that_fails_leaves_no_copy_drawing_behind(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="No space left"):
         E.main(str(path), str(tmp_path / "out"), as_json=True)
     assert copies[0].pid is None and copies[0].pipe is None
-    with pytest.raises(ChildProcessError):  # no child of this process is left, running or not
-        os.waitpid(-1, os.WNOHANG)
+    with pytest.raises(ChildProcessError):  # stopped and reaped
+        os.waitpid(running[0], os.WNOHANG)
     assert not (tmp_path / "out" / "bankroll_paths.png").exists()
