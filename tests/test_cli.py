@@ -192,6 +192,29 @@ def test_console_script_help():
         assert "--json" in done.stdout
 
 
+@pytest.mark.parametrize("one_command", [False, True])
+def test_a_process_that_ends_with_its_command_freezes_the_studys_modules(tmp_path, monkeypatch, one_command):
+    """The console script (``_ONE_COMMAND``) freezes what a study loaded (the garbage collector skips
+    it from then on); ``main`` called in a process that goes on leaves its objects collectable."""
+    import gc
+
+    config = tmp_path / "c.yaml"
+    config.write_text("sessions: 4\nhands: 10\nsystems: [{type: flat}]\n")
+    monkeypatch.setattr(cli, "_ONE_COMMAND", one_command)
+    assert gc.get_freeze_count() == 0
+    try:
+        assert cli.main(["evaluate", str(config), "--json"]) == 0
+        assert (gc.get_freeze_count() > 0) == one_command
+    finally:
+        gc.unfreeze()
+
+
+def test_the_console_script_exits_with_mains_status():
+    for argv, status in ((["odds", "--decks", "8"], 0), (["odds", "--decks", "0"], 2)):
+        done = subprocess.run([sys.executable, "-m", "pb_gym.experiments.cli", *argv], capture_output=True)
+        assert done.returncode == status, done.stderr
+
+
 def test_experiment_help_describes_every_study(capsys):
     with pytest.raises(SystemExit):
         cli.main(["experiment", "--help"])
