@@ -23,6 +23,7 @@ import contextlib
 import gc
 import os
 import pickle
+import select
 import signal
 import sys
 import threading
@@ -92,6 +93,7 @@ class Aside:
         self.pipe: int | None = None  # the end this process writes the data to
         if not FORK:
             return
+        maker = os.getpid()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
         try:
@@ -111,7 +113,7 @@ class Aside:
             code = 1
             try:
                 os.close(write_end)
-                code = _draw_in_the_copy(read_end, finish, prepare)
+                code = _draw_in_the_copy(read_end, maker, finish, prepare)
             finally:
                 os._exit(code)
         os.close(read_end)
@@ -123,8 +125,10 @@ class Aside:
         if self.pipe is not None:
             pipe, self.pipe = self.pipe, None
             try:
-                with open(pipe, "wb") as stream:  # (closed: the copy reads to its end)
-                    pickle.dump(data, stream, protocol=pickle.HIGHEST_PROTOCOL)
+                payload = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
+                # its length first: the copy knows when it has it all, whoever else holds the pipe
+                with open(pipe, "wb") as stream:
+                    stream.write(len(payload).to_bytes(8, "little") + payload)
             except (OSError, pickle.PicklingError, TypeError, AttributeError):  # the copy is gone, or
                 # the data cannot travel (an object pickle does not take): drawn here by join
                 self.cancel()
@@ -163,25 +167,46 @@ class Aside:
             self.pid = None
 
 
-def _draw_in_the_copy(pipe: int, finish: Callable[[Any, Any], object], prepare: Callable[[], Any]) -> int:
-    """The copy's part of :class:`Aside`; its exit status (0: the figure is written)."""
+def _draw_in_the_copy(
+    pipe: int, maker: int, finish: Callable[[Any, Any], object], prepare: Callable[[], Any]
+) -> int:
+    """The copy's part of :class:`Aside` (``maker``: the process that forked it); its exit status (0:
+    the figure is written)."""
     received: list[bytes] = []
-
-    def receive() -> None:  # (so that the sender never waits on ``prepare``)
-        with open(pipe, "rb") as stream:
-            received.append(stream.read())
-
-    receiver = threading.Thread(target=receive, name="figure data", daemon=True)
-    receiver.start()
+    receiver = threading.Thread(
+        target=_receive, args=(pipe, maker, received), name="figure data", daemon=True
+    )
+    receiver.start()  # (at once: the sender never waits on ``prepare``)
     pyplot()
     prepared = prepare()
     receiver.join()
-    if not received or not received[0]:  # (the data never came: the figure was cancelled)
+    if not received:  # (the data never came: the figure was cancelled, or this process's maker died)
         return 1
     # a copy that draws one figure and leaves: the collector would only walk this process's objects
     gc.disable()
     finish(prepared, pickle.loads(received[0]))
     return 0
+
+
+PARENT_CHECK_S = 1.0
+"""How often a copy waiting for its data checks that the process that made it is still there."""
+
+
+def _receive(pipe: int, maker: int, received: list[bytes]) -> None:
+    """Read the length-prefixed data from ``pipe`` into ``received``; nothing if the pipe closes
+    first or ``maker``, the process that forked this one, is gone (a copy is never left waiting)."""
+    data = bytearray()
+    with open(pipe, "rb", buffering=0) as stream:
+        while len(data) < 8 or len(data) < 8 + int.from_bytes(data[:8], "little"):
+            if not select.select([stream], [], [], PARENT_CHECK_S)[0]:
+                if os.getppid() != maker:
+                    return
+                continue
+            block = stream.read(1 << 20)
+            if not block:
+                return
+            data += block
+    received.append(bytes(data[8:]))
 
 
 def placeholder(path: str | Path, title: str, reason: str) -> Path:

@@ -4,6 +4,7 @@ fan figure, drawn aside by a forked copy, is the same file as one drawn in turn.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -129,6 +130,66 @@ def test_data_that_cannot_be_sent_to_the_copy_is_drawn_here(tmp_path):
     assert aside.pid is None and not figure.exists()
     aside.join()
     assert figure.read_text() == "drawn"
+
+
+@linux_only
+def test_the_copy_gets_its_data_while_another_process_holds_the_pipe_open(tmp_path):
+    """A process forked later (a worker, a user's own fork) inherits the pipe's writing end: the copy
+    still knows when it has all of its data (it comes with its length), and draws."""
+    parent = os.getpid()
+    figure = tmp_path / "figure.txt"
+    aside = plotting.Aside(lambda _prepared, data: figure.write_text(f"{data} {os.getpid()}"))
+    holder = os.fork()
+    if holder == 0:  # (holds every descriptor of the test process, the pipe's writing end with them)
+        time.sleep(60)
+        os._exit(0)
+    try:
+        copy = aside.pid
+        aside.draw("sent")
+        aside.join(timeout=30)
+        assert figure.read_text() == f"sent {copy}" and copy != parent
+    finally:
+        os.kill(holder, 9)
+        os.waitpid(holder, 0)
+
+
+@linux_only
+def test_a_copy_whose_maker_died_before_sending_leaves(tmp_path):
+    """A process killed before it sent the data (the copy's pipe held open by another of its forks)
+    leaves no copy waiting: the copy checks that its maker is there."""
+    import subprocess
+
+    code = (
+        "import os, sys, time\n"
+        "from pb_gym.experiments import plotting\n"
+        "aside = plotting.Aside(lambda prepared, data: None)\n"
+        "holder = os.fork()\n"
+        "if holder == 0:\n"
+        "    os.close(1), os.close(2)\n"
+        "    time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "print(aside.pid, holder, flush=True)\n"
+        "os._exit(0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    copy, holder = (int(pid) for pid in done.stdout.split())
+    try:
+        deadline = time.monotonic() + 30 * plotting.PARENT_CHECK_S
+        while time.monotonic() < deadline and _running(copy):
+            time.sleep(0.1)
+        assert not _running(copy)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(holder, 9)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (one nobody reaped still has a pid)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 @linux_only
