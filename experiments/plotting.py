@@ -74,8 +74,8 @@ class Aside:
     another process. The copy is forked when the object is made, and at once imports matplotlib and
     runs ``prepare()``: whatever of the figure does not depend on the data (its axes, their ticks).
     Made before a long computation, the copy does that beside it, on its own interpreter, instead of
-    after it. :meth:`draw` sends the data (pickled, through a pipe, which the copy empties as it
-    comes) and the copy runs ``finish(prepared, data)``, which writes the figure's file, and leaves at
+    after it. :meth:`draw` sends the data (pickled, with their length, through a pipe that the copy
+    empties as it comes) and the copy runs ``finish(prepared, data)``, which writes the figure's file, and leaves at
     once (``os._exit``: nothing of this process's is flushed or cleaned up twice). The copy runs
     matplotlib alone: the threads of this process (pb-gym's pool) are not in it. Where the copy could
     not draw the figure (no fork, or it failed: degenerate data), :meth:`join` draws it here,
@@ -94,6 +94,11 @@ class Aside:
         if not FORK:
             return
         maker = os.getpid()
+        pending = sys.modules.get("matplotlib.pyplot") or sys.modules.get("matplotlib")
+        if pending is not None and getattr(getattr(pending, "__spec__", None), "_initializing", False):
+            # another thread is importing matplotlib: whole before the fork (a copy made mid-import
+            # would wait forever on that import's lock, which nothing in the copy would let go)
+            pyplot()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
         try:

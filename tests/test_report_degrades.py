@@ -233,6 +233,35 @@ def test_matplotlib_is_imported_by_the_copy_that_draws_not_by_this_process(tmp_p
 
 
 @linux_only
+def test_a_figure_made_aside_while_matplotlib_is_being_imported_is_drawn_by_the_copy(tmp_path):
+    """A fresh process whose other thread is importing matplotlib when it makes a figure aside: the
+    copy is not forked mid-import (it would wait forever on the import's lock, until the join's
+    timeout drew the figure in the process)."""
+    import subprocess
+
+    figure = tmp_path / "figure.png"
+    code = (
+        "import os, threading, time\n"
+        "from pb_gym.experiments import plotting\n"
+        "threading.Thread(target=plotting.pyplot).start()\n"
+        "time.sleep(0.02)\n"
+        "def draw(prepared, _data):\n"
+        "    fig, ax = prepared\n"
+        "    ax.set_title(str(os.getpid()))\n"
+        f"    plotting.save(fig, {str(figure)!r})\n"
+        "aside = plotting.Aside(draw, lambda: plotting.pyplot().subplots())\n"
+        "copy = aside.pid\n"
+        "aside.draw()\n"
+        "started = time.monotonic()\n"
+        "aside.join(timeout=60)\n"
+        "print(copy is not None and copy != os.getpid(), time.monotonic() - started < 60)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"] and figure.read_bytes()[:4] == b"\x89PNG"
+
+
+@linux_only
 def test_a_figure_is_drawn_in_turn_where_no_process_can_be_forked(tmp_path, monkeypatch):
     """A fork refused (a limit on processes or memory) costs the figure nothing: it is drawn here."""
     figure = tmp_path / "figure.txt"
