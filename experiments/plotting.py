@@ -75,13 +75,13 @@ class Aside:
     runs ``prepare()``: whatever of the figure does not depend on the data (its axes, their ticks).
     Made before a long computation, the copy does that beside it, on its own interpreter, instead of
     after it. :meth:`draw` sends the data (pickled, with their length, through a pipe that the copy
-    empties as it comes) and the copy runs ``finish(prepared, data)``, which writes the figure's file, and leaves at
-    once (``os._exit``: nothing of this process's is flushed or cleaned up twice). The copy runs
-    matplotlib alone: the threads of this process (pb-gym's pool) are not in it. Where the copy could
-    not draw the figure (no fork, or it failed: degenerate data), :meth:`join` draws it here,
-    ``finish(prepare(), data)``, so that the error, if any, is raised here with its message. The file
-    is the same either way. A figure not wanted after all is stopped by :meth:`cancel` (a no-op once
-    joined).
+    empties as it comes) and the copy runs ``finish(prepared, data)``, which writes the figure's
+    file, and leaves at once (``os._exit``: nothing of this process's is flushed or cleaned up
+    twice). The copy runs matplotlib alone: the threads of this process (pb-gym's pool) are not in
+    it. Where the copy could not draw the figure (no fork, or it failed: degenerate data),
+    :meth:`join` draws it here, ``finish(prepare(), data)``, so that the error, if any, is raised
+    here with its message. The file is the same either way. A figure not wanted after all is
+    stopped by :meth:`cancel` (a no-op once joined).
     """
 
     def __init__(
