@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -157,8 +158,6 @@ def test_the_copy_gets_its_data_while_another_process_holds_the_pipe_open(tmp_pa
 def test_a_copy_whose_maker_died_before_sending_leaves(tmp_path):
     """A process killed before it sent the data (the copy's pipe held open by another of its forks)
     leaves no copy waiting: the copy checks that its maker is there."""
-    import subprocess
-
     code = (
         "import os, sys, time\n"
         "from pb_gym.experiments import plotting\n"
@@ -171,8 +170,7 @@ def test_a_copy_whose_maker_died_before_sending_leaves(tmp_path):
         "print(aside.pid, holder, flush=True)\n"
         "os._exit(0)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    copy, holder = (int(pid) for pid in done.stdout.split())
+    copy, holder = (int(pid) for pid in _printed_by_a_fresh_process(code))
     try:
         deadline = time.monotonic() + 30 * plotting.PARENT_CHECK_S
         while time.monotonic() < deadline and _running(copy):
@@ -181,6 +179,27 @@ def test_a_copy_whose_maker_died_before_sending_leaves(tmp_path):
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(holder, 9)
+
+
+def _printed_by_a_fresh_process(code: str) -> list[str]:
+    """The words ``python -c code`` prints (it must exit with status 0)."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def _figure_aside(figure) -> str:
+    """Script lines: ``aside``, a figure drawn aside into ``figure`` (its grid made by the copy), sent
+    its title; ``plotting`` is imported."""
+    return (
+        "from pb_gym.experiments import plotting\n"
+        "def draw(prepared, title):\n"
+        "    fig, ax = prepared\n"
+        "    ax.set_title(title)\n"
+        f"    plotting.save(fig, {str(figure)!r})\n"
+        "aside = plotting.Aside(draw, lambda: plotting.pyplot().subplots())\n"
+        "aside.draw('sent')\n"
+    )
 
 
 def _running(pid: int) -> bool:
@@ -212,24 +231,15 @@ def test_a_cancelled_figure_is_never_written(tmp_path):
 def test_matplotlib_is_imported_by_the_copy_that_draws_not_by_this_process(tmp_path):
     """A fresh process that draws a figure aside never imports matplotlib itself (its import, some
     0.3 s, is the copy's)."""
-    import subprocess
-
     figure = tmp_path / "figure.png"
     code = (
         "import sys\n"
-        "from pb_gym.experiments import plotting\n"
-        "def draw(prepared, title):\n"
-        "    fig, ax = prepared\n"
-        "    ax.set_title(title)\n"
-        f"    plotting.save(fig, {str(figure)!r})\n"
-        "aside = plotting.Aside(draw, lambda: plotting.pyplot().subplots())\n"
-        "aside.draw('sent')\n"
-        "aside.join()\n"
-        "print(aside.pid, 'matplotlib' in sys.modules)\n"
+        + _figure_aside(figure)
+        + "aside.join()\n"
+        + "print(aside.pid, 'matplotlib' in sys.modules)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["None", "False"] and figure.read_bytes()[:4] == b"\x89PNG"
+    assert _printed_by_a_fresh_process(code) == ["None", "False"]
+    assert figure.read_bytes()[:4] == b"\x89PNG"
 
 
 @linux_only
@@ -237,28 +247,20 @@ def test_a_figure_made_aside_while_matplotlib_is_being_imported_is_drawn_by_the_
     """A fresh process whose other thread is importing matplotlib when it makes a figure aside: the
     copy is not forked mid-import (it would wait forever on the import's lock, until the join's
     timeout drew the figure in the process)."""
-    import subprocess
-
     figure = tmp_path / "figure.png"
     code = (
         "import os, threading, time\n"
         "from pb_gym.experiments import plotting\n"
         "threading.Thread(target=plotting.pyplot).start()\n"
         "time.sleep(0.02)\n"
-        "def draw(prepared, _data):\n"
-        "    fig, ax = prepared\n"
-        "    ax.set_title(str(os.getpid()))\n"
-        f"    plotting.save(fig, {str(figure)!r})\n"
-        "aside = plotting.Aside(draw, lambda: plotting.pyplot().subplots())\n"
-        "copy = aside.pid\n"
-        "aside.draw()\n"
-        "started = time.monotonic()\n"
-        "aside.join(timeout=60)\n"
-        "print(copy is not None and copy != os.getpid(), time.monotonic() - started < 60)\n"
+        + _figure_aside(figure)
+        + "copy = aside.pid\n"
+        + "started = time.monotonic()\n"
+        + "aside.join(timeout=60)\n"
+        + "print(copy is not None and copy != os.getpid(), time.monotonic() - started < 60)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["True", "True"] and figure.read_bytes()[:4] == b"\x89PNG"
+    assert _printed_by_a_fresh_process(code) == ["True", "True"]
+    assert figure.read_bytes()[:4] == b"\x89PNG"
 
 
 @linux_only
