@@ -44,7 +44,7 @@ from pb_gym.experiments.evaluate_report import (
     EXACT_OUTPUT_NAMES,
     OUTPUT_NAMES,
     fan_summary,
-    fans_aside,
+    figures_aside,
     json_report,
     print_report,
     system_summary,
@@ -685,8 +685,8 @@ def main(
     """
     config = load(config_path, StudyConfig)
     destination = outputs.prepare(out, OUTPUT_NAMES + EXACT_OUTPUT_NAMES)
-    # the fan figure's copy is forked now, before the run's threads, and builds its grid beside the run
-    fans = fans_aside(len(config.systems)) if destination is not None else None
+    # the figures' copy is forked now, before the run's threads, and builds the fans' grid beside the run
+    figures = figures_aside(len(config.systems)) if destination is not None else None
     try:
         store = outputs.chunk_store(
             destination,
@@ -708,11 +708,11 @@ def main(
         )
         if destination is not None:
             with destination.staging() as staged:
-                written = write_outputs(report, staged, fans)
+                written = write_outputs(report, staged, figures)
             report["written"] = [str(destination.final_path(p, staged)) for p in written]
     finally:
-        if fans is not None:
-            fans.cancel()  # (a run that failed: its figure is not wanted; once drawn, a no-op)
+        if figures is not None:
+            figures.cancel()  # (a run that failed: its figures are not wanted; once drawn, a no-op)
     if not as_json:
         print_report(report)
         if out is not None:

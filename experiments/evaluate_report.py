@@ -282,12 +282,13 @@ EXACT_COLUMNS = (
 ``reason`` where a system has no finite chain; the distribution of the final bankroll is in report.json)."""
 
 
-def write_outputs(report: dict, out: Path, fans: plotting.Aside | None = None) -> list[Path]:
+def write_outputs(report: dict, out: Path, figures: plotting.Aside | None = None) -> list[Path]:
     """Write report.json, systems.csv and the plots under ``out``; return the paths written. (``pb-gym
     evaluate`` writes them into a staging folder moved into place whole: see pb_gym.experiments.outputs.)
-    ``fans``: the fan figure made ahead (:func:`fans_aside`)."""
+    ``figures``: the figures made ahead (:func:`figures_aside`)."""
     out.mkdir(parents=True, exist_ok=True)
-    fans = draw_fans(report, out, fans)  # first: the copy draws it while the tables are written
+    # first: the copies draw the figures while the tables are written
+    figures = draw_figures(report, out, figures)
     try:
         written = [out / "report.json", out / "systems.csv", out / "paths.json"]
         (out / "report.json").write_text(strict_json.dumps(json_report(report), indent=2))
@@ -307,9 +308,9 @@ def write_outputs(report: dict, out: Path, fans: plotting.Aside | None = None) -
             for s in report["systems"]:
                 row = [s[k] for k in SCALARS if k != "ci95"] + list(s["ci95"])
                 writer.writerow(row + [s.get("exact", {}).get(k, "") for k in exact])
-        written += plotting.drawn_or_noted(lambda: plot(report, out, fans), out, OUTPUT_NAMES[3:])
+        written += plotting.drawn_or_noted(lambda: plot(report, out, figures), out, OUTPUT_NAMES[3:])
     except BaseException:
-        fans.cancel()  # (at once: the folder it would draw into is about to be removed)
+        figures.cancel()  # (at once: the folder they would draw into is about to be removed)
         raise
     if any("p_target" in s.get("exact", {}) for s in report["systems"]):
         from pb_gym.experiments import exact_systems
@@ -496,41 +497,43 @@ def _fan_layout(fig, axes: np.ndarray, used: int) -> None:
     )
 
 
-def plot(report: dict, out: Path, fans: plotting.Aside | None = None) -> list[Path]:
-    """Bankroll fans, final-bankroll distributions, and EV per unit wagered against the exact edge.
-    The fans, the largest figure by far, are drawn aside while the other two are drawn here
-    (``fans``: the fan figure sent its data already, by :func:`draw_fans`; sent here without it)."""
-    fans = fans or draw_fans(report, out)
-    try:
-        final = plot_final_bankrolls(report, out / "final_bankrolls.png")
-        ev = plot_ev(report, out / "ev_per_unit_wagered.png")
-    except Exception:
-        fans.join()  # (the fans are still drawn: only the figures missing become placeholders)
-        raise
-    except BaseException:
-        fans.cancel()
-        raise
-    fans.join()
-    return [out / "bankroll_paths.png", final, ev]
+def plot(report: dict, out: Path, figures: plotting.Aside | None = None) -> list[Path]:
+    """Bankroll fans, final-bankroll distributions, and EV per unit wagered against the exact edge,
+    drawn aside (``figures``: the figures sent their data already, by :func:`draw_figures`; sent
+    here without it)."""
+    (figures or draw_figures(report, out)).join()
+    return [out / name for name in OUTPUT_NAMES[3:6]]
 
 
-FAN_ENTRIES = ("systems", "checkpoints", "paths", "bankroll")
-"""The report's entries the fan figure is drawn from (what is sent to the copy that draws it)."""
+FIGURE_ENTRIES = ("systems", "checkpoints", "paths", "bankroll", "final_summaries")
+"""The report's entries the figures are drawn from (what is sent to the copy that draws them)."""
 
 
-def fans_aside(systems: int) -> plotting.Aside:
-    """The fan figure of ``systems`` systems, its grid made at once by a forked copy
-    (:class:`experiments.plotting.Aside`): made before a run, the copy builds it beside the run;
-    :func:`draw_fans` sends it the report."""
-    return plotting.Aside(lambda grid, sent: plot_fans(sent[0], sent[1], grid), lambda: fan_grid(systems))
+def figures_aside(systems: int) -> plotting.Aside:
+    """The report's three figures for ``systems`` systems, drawn by a forked copy
+    (:class:`experiments.plotting.Aside`): the fans, the largest by far, by the copy itself, which
+    builds their grid at once (made before a run, beside the run), and the other two by a copy of
+    it once the data came. :func:`draw_figures` sends them the report."""
+    return plotting.Aside(
+        lambda grid, sent: plot_fans(sent[0], sent[1] / OUTPUT_NAMES[3], grid),
+        lambda: fan_grid(systems),
+        beside=[_final_and_ev],
+    )
 
 
-def draw_fans(report: dict, out: Path, fans: plotting.Aside | None = None) -> plotting.Aside:
-    """Send the fan figure (``fans``, from :func:`fans_aside`; made now without it) the report: its
-    copy draws ``out/bankroll_paths.png`` while this process goes on, until :meth:`~Aside.join`."""
-    fans = fans or fans_aside(len(report["systems"]))
-    fans.draw(({k: report[k] for k in FAN_ENTRIES}, out / "bankroll_paths.png"))
-    return fans
+def _final_and_ev(sent: tuple[dict, Path]) -> None:
+    """The final-bankroll and EV figures of the report entries ``sent[0]``, under ``sent[1]``."""
+    report, out = sent
+    plot_final_bankrolls(report, out / OUTPUT_NAMES[4])
+    plot_ev(report, out / OUTPUT_NAMES[5])
+
+
+def draw_figures(report: dict, out: Path, figures: plotting.Aside | None = None) -> plotting.Aside:
+    """Send the figures (``figures``, from :func:`figures_aside`; made now without it) the report:
+    their copies draw them under ``out`` while this process goes on, until :meth:`~Aside.join`."""
+    figures = figures or figures_aside(len(report["systems"]))
+    figures.draw(({k: report[k] for k in FIGURE_ENTRIES}, out))
+    return figures
 
 
 def fan_grid(systems: int) -> tuple[Any, np.ndarray]:

@@ -82,12 +82,20 @@ class Aside:
     :meth:`join` draws it here, ``finish(prepare(), data)``, so that the error, if any, is raised
     here with its message. The file is the same either way. A figure not wanted after all is
     stopped by :meth:`cancel` (a no-op once joined).
+
+    ``beside``: more figures of the same data, each ``figure(data)``. Once the data came, the copy
+    forks a copy of itself for each, which shares its matplotlib (imported once, not again here)
+    and draws on the other core while the copy runs ``finish``; the copy leaves once they have, and
+    a copy of its own that fails fails the copy. Drawn here, they come after ``finish``, in order.
     """
 
     def __init__(
-        self, finish: Callable[[Any, Any], object], prepare: Callable[[], Any] = lambda: None
+        self,
+        finish: Callable[[Any, Any], object],
+        prepare: Callable[[], Any] = lambda: None,
+        beside: Sequence[Callable[[Any], object]] = (),
     ) -> None:
-        self.finish, self.prepare = finish, prepare
+        self.finish, self.prepare, self.beside = finish, prepare, tuple(beside)
         self.data: Any = None
         self.pid: int | None = None
         self.pipe: int | None = None  # the end this process writes the data to
@@ -118,7 +126,7 @@ class Aside:
             code = 1
             try:
                 os.close(write_end)
-                code = _draw_in_the_copy(read_end, maker, finish, prepare)
+                code = _draw_in_the_copy(read_end, maker, finish, prepare, self.beside)
             finally:
                 os._exit(code)
         os.close(read_end)
@@ -159,6 +167,8 @@ class Aside:
                 if os.waitstatus_to_exitcode(status[1]) == 0:
                     return
         self.finish(self.prepare(), self.data)
+        for figure in self.beside:
+            figure(self.data)
 
     def cancel(self) -> None:
         """Stop the copy, if it runs (the figure is not wanted any more)."""
@@ -173,10 +183,14 @@ class Aside:
 
 
 def _draw_in_the_copy(
-    pipe: int, maker: int, finish: Callable[[Any, Any], object], prepare: Callable[[], Any]
+    pipe: int,
+    maker: int,
+    finish: Callable[[Any, Any], object],
+    prepare: Callable[[], Any],
+    beside: tuple[Callable[[Any], object], ...],
 ) -> int:
     """The copy's part of :class:`Aside` (``maker``: the process that forked it); its exit status (0:
-    the figure is written)."""
+    the figures are written)."""
     received: list[bytes] = []
     receiver = threading.Thread(
         target=_receive, args=(pipe, maker, received), name="figure data", daemon=True
@@ -187,10 +201,44 @@ def _draw_in_the_copy(
     receiver.join()
     if not received:  # (the data never came: the figure was cancelled, or this process's maker died)
         return 1
-    # a copy that draws one figure and leaves: the collector would only walk this process's objects
+    # a copy that draws its figures and leaves: the collector would only walk this process's objects
     gc.disable()
-    finish(prepared, pickle.loads(received[0]))
-    return 0
+    data = pickle.loads(received[0])
+    helpers = [_beside(figure, data) for figure in beside]
+    try:
+        finish(prepared, data)
+    finally:  # (never leave before them: a figure drawn here again must not meet one being written)
+        drawn = [pid is None or os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0 for pid in helpers]
+    for figure, pid in zip(beside, helpers, strict=True):
+        if pid is None:  # (no process to be had: in turn)
+            figure(data)
+    return 0 if all(drawn) else 1
+
+
+PR_SET_PDEATHSIG = 1
+"""Linux's ``prctl`` option that has a process signalled when the one that forked it dies."""
+
+
+def _beside(figure: Callable[[Any], object], data: Any) -> int | None:
+    """Fork a copy of the copy that draws ``figure(data)``; its pid (None: no fork, draw in turn). It
+    dies with the copy (a copy stopped by :meth:`Aside.cancel` takes it along)."""
+    copy = os.getpid()
+    try:
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid:
+        return pid
+    code = 1
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() == copy:  # (the copy could have died before the prctl)
+            figure(data)
+            code = 0
+    finally:
+        os._exit(code)
 
 
 PARENT_CHECK_S = 1.0

@@ -68,8 +68,8 @@ def test_the_fans_drawn_aside_are_the_same_bytes(tmp_path, monkeypatch, report):
     ER.plot(report, tmp_path / "in_turn")
     monkeypatch.setattr(plotting, "FORK", sys.platform.startswith("linux"))
     ER.plot(report, tmp_path / "aside")
-    fans = ER.fans_aside(len(report["systems"]))
-    ER.plot(report, tmp_path / "made_ahead", ER.draw_fans(report, tmp_path / "made_ahead", fans))
+    figures = ER.figures_aside(len(report["systems"]))
+    ER.plot(report, tmp_path / "made_ahead", ER.draw_figures(report, tmp_path / "made_ahead", figures))
     for name in ("bankroll_paths.png", "final_bankrolls.png", "ev_per_unit_wagered.png"):
         drawn = (tmp_path / "in_turn" / name).read_bytes()
         assert (tmp_path / "aside" / name).read_bytes() == drawn
@@ -306,9 +306,9 @@ def test_a_run_that_fails_leaves_no_copy_drawing_behind(tmp_path, monkeypatch):
     path = tmp_path / "c.yaml"
     path.write_text("sessions: 4\nhands: 10\nsystems: [{type: flat}]\n")
     copies, running = [], []
-    made = ER.fans_aside
+    made = ER.figures_aside
 
-    def fans_aside(systems):
+    def figures_aside(systems):
         copies.append(made(systems))
         return copies[-1]
 
@@ -317,7 +317,7 @@ def test_a_run_that_fails_leaves_no_copy_drawing_behind(tmp_path, monkeypatch):
         running.append(copies[0].pid)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(E, "fans_aside", fans_aside)
+    monkeypatch.setattr(E, "figures_aside", figures_aside)
     monkeypatch.setattr(E, "run_study", fails)
     with pytest.raises(OSError, match="No space left"):
         E.main(str(path), str(tmp_path / "out"), as_json=True)
@@ -325,3 +325,93 @@ def test_a_run_that_fails_leaves_no_copy_drawing_behind(tmp_path, monkeypatch):
     with pytest.raises(ChildProcessError):  # stopped and reaped
         os.waitpid(running[0], os.WNOHANG)
     assert not (tmp_path / "out" / "bankroll_paths.png").exists()
+
+
+@linux_only
+def test_the_figures_beside_are_drawn_by_copies_of_the_copy(tmp_path):
+    """Each figure beside is drawn by a process forked by the copy (its matplotlib shared, not
+    imported again), while the copy draws its own."""
+    parent = os.getpid()
+    figure, other = tmp_path / "figure.txt", tmp_path / "other.txt"
+    aside = plotting.Aside(
+        lambda prepared, data: figure.write_text(f"{data} {os.getpid()}"),
+        beside=[lambda data: other.write_text(f"{data} {os.getpid()} {os.getppid()}")],
+    )
+    copy = aside.pid
+    aside.draw("sent")
+    aside.join(timeout=60)
+    assert figure.read_text() == f"sent {copy}"
+    sent, drawer, its_maker = other.read_text().split()
+    assert sent == "sent" and int(its_maker) == copy and int(drawer) not in (copy, parent)
+
+
+@linux_only
+def test_a_figure_beside_that_its_copy_could_not_draw_is_drawn_here_or_its_error_raised_here(tmp_path):
+    parent = os.getpid()
+    figure, other = tmp_path / "figure.txt", tmp_path / "other.txt"
+
+    def here_only(data):
+        if os.getpid() != parent:
+            raise ValueError("not in a copy")
+        other.write_text(f"{data} {os.getpid()}")
+
+    aside = plotting.Aside(lambda prepared, data: figure.write_text(data), beside=[here_only])
+    aside.draw("sent")
+    aside.join(timeout=60)
+    assert other.read_text() == f"sent {parent}" and figure.read_text() == "sent"
+
+    def never(_data):
+        raise ValueError("degenerate data")
+
+    figure.unlink()
+    aside = plotting.Aside(lambda prepared, data: figure.write_text(data), beside=[never])
+    aside.draw("again")
+    with pytest.raises(ValueError, match="degenerate data"):  # raised here, with its message
+        aside.join(timeout=60)
+    assert figure.read_text() == "again"  # (the copy's own figure first)
+
+
+@linux_only
+def test_a_figure_beside_is_drawn_by_the_copy_where_it_cannot_fork(tmp_path):
+    figure, other = tmp_path / "figure.txt", tmp_path / "other.txt"
+
+    def refuse_forks():  # (prepare runs in the copy alone)
+        def refused():
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+
+        os.fork = refused
+
+    aside = plotting.Aside(
+        lambda prepared, data: figure.write_text(str(os.getpid())),
+        refuse_forks,
+        beside=[lambda data: other.write_text(str(os.getpid()))],
+    )
+    copy = aside.pid
+    aside.draw()
+    aside.join(timeout=60)
+    assert figure.read_text() == other.read_text() == str(copy)
+
+
+@linux_only
+def test_a_cancelled_copy_takes_its_figures_beside_along(tmp_path):
+    started, late = tmp_path / "started.txt", tmp_path / "late.txt"
+
+    def slow(_data):
+        started.write_text(str(os.getpid()))
+        time.sleep(2)
+        late.write_text("late")
+
+    aside = plotting.Aside(lambda prepared, data: None, beside=[slow])
+    aside.draw()
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.05)  # (the pid is written before the file is closed)
+    drawer = int(started.read_text())
+    aside.cancel()
+    deadline = time.monotonic() + 10
+    while _running(drawer) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not _running(drawer)
+    time.sleep(2.5)
+    assert not late.exists()
