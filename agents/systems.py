@@ -63,8 +63,9 @@ from annotated_types import Ge, Gt, Le, MinLen
 
 from pb_gym import catalog, engine, ev_bound, exact
 from pb_gym import rules as R
-from pb_gym.agents import staking
+from pb_gym.agents import kelly_rows, staking
 from pb_gym.session import Session
+from pb_gym.threads import claim_rows
 
 NO_BET = staking.NO_BET
 BetName = Annotated[str, MinLen(1)]
@@ -618,7 +619,7 @@ class Kelly(BettingSystem):
             raise ValueError(f"fraction={fraction!r} is not allowed; allowed: (0, 1] of the Kelly stake")
         self.fraction = fraction
         self.skip_proven = bool(skip_proven)
-        self._priced: tuple[R.Rules, np.ndarray, list[_PayoffGroup], np.ndarray] | None = None
+        self._priced: tuple[R.Rules, np.ndarray, list[_PayoffGroup], np.ndarray, tuple | None] | None = None
 
     def _levels(self, rules: R.Rules) -> tuple[np.ndarray, list[_PayoffGroup]]:
         """Indicator columns over outcome classes for each bet's distinct non-zero payoffs."""
@@ -640,17 +641,39 @@ class Kelly(BettingSystem):
         matrix = np.array(columns).T if columns else np.zeros((R.N_OUTCOMES, 0))
         return matrix, groups
 
-    def _pricing(self, rules: R.Rules) -> tuple[np.ndarray, list[_PayoffGroup], np.ndarray]:
-        """:meth:`_levels` and the net payoffs per outcome class of the bets priced over them (one
-        column a bet), worked out once for these rules (every hand asks); the groups are a new list."""
+    def _pricing(self, rules: R.Rules) -> tuple[np.ndarray, list[_PayoffGroup], np.ndarray, tuple | None]:
+        """:meth:`_levels`, the net payoffs per outcome class of the bets priced over them (one column
+        a bet), and for a bettor on one such bet alone the arguments of its compiled pass
+        (:func:`agents.kelly_rows.kelly_rows`, else None), worked out once for these rules (every
+        hand asks); the groups are a new list."""
         if self._priced is None or (self._priced[0] is not rules and self._priced[0] != rules):
             matrix, groups = self._levels(rules)
             spots = [
                 R.BETS.index(b) for b in self.bets if b in R.BETS and b not in ("player_pair", "banker_pair")
             ]
-            self._priced = (rules, matrix, groups, rules.paytable()[:, spots])
-        _, matrix, groups, payoffs = self._priced
-        return matrix, list(groups), payoffs
+            payoffs = rules.paytable()[:, spots]
+            one_bet = None
+            if len(groups) == 1 and isinstance(groups[0][2], slice) and self.skip_proven:
+                column, values, _ = groups[0]
+                bound = ev_bound.bet_bound(payoffs[:, 0])
+                x = np.asarray(values, dtype=np.float64)
+                one_bet = (
+                    ev_bound.FULL_SHOE_PROPORTIONS,
+                    *bound.tables,
+                    bound.cubic_by_pair,
+                    bound.quartic_by_pairs,
+                    ev_bound.MARGIN,
+                    # (the multiset weights folded as exact.expectations folds them: the same bits)
+                    np.ascontiguousarray(exact.folded_weights(payoffs)),
+                    np.ascontiguousarray(exact.folded_weights(matrix)),
+                    x,
+                    _kelly_high(x),
+                    KELLY_ITERATIONS,
+                    column,
+                )
+            self._priced = (rules, matrix, groups, payoffs, one_bet)
+        _, matrix, groups, payoffs, one_bet = self._priced
+        return matrix, list(groups), payoffs, one_bet
 
     def stake_fractions(
         self, composition: np.ndarray, rules: R.Rules, table: catalog.TableBets | None = None
@@ -659,7 +682,24 @@ class Kelly(BettingSystem):
         none is > 0). Bets beyond the seven spots (catalog or user bets of ``table``) are priced
         exactly over the hand classes (:func:`pb_gym.exact.hand_class_probabilities`: every
         composition, no bound first)."""
-        matrix, groups, payoffs = self._pricing(rules)
+        matrix, groups, payoffs, one_bet = self._pricing(rules)
+        if one_bet is not None:  # (the same steps in one compiled pass over the tables)
+            ranks = np.ascontiguousarray(
+                exact.validate_composition(composition, copy=False).reshape(-1, R.N_RANKS)
+            )
+            best_column = np.full(len(ranks), NO_BET, dtype=np.int8)
+            best_fraction = np.zeros(len(ranks))
+            claim_rows(
+                kelly_rows.kelly_rows,
+                kelly_rows.kelly_claimed,
+                len(ranks),
+                kelly_rows.KELLY_MIN_ROWS,
+                ranks,
+                *one_bet,
+                best_column,
+                best_fraction,
+            )
+            return best_column, best_fraction
         extra = [bet for bet in self.bets if bet not in R.BETS]
         if extra:
             if table is None:
@@ -715,8 +755,18 @@ class Kelly(BettingSystem):
         )
 
 
+KELLY_ITERATIONS = 60
+"""Bisections of the Kelly fraction (:func:`kelly_growth`): 2^-60 of the range, below a double's
+rounding of the fraction."""
+
+
+def _kelly_high(values: np.ndarray) -> float:
+    """The largest fraction tried: never the whole bankroll (log(0) where a loss is possible at all)."""
+    return (1.0 / max(1.0, -values.min()) if values.min() < 0 else 1.0) - 1e-9
+
+
 def kelly_growth(
-    probabilities: np.ndarray, values: np.ndarray, iterations: int = 60
+    probabilities: np.ndarray, values: np.ndarray, iterations: int = KELLY_ITERATIONS
 ) -> tuple[np.ndarray, np.ndarray]:
     """The Kelly fraction and the expected log growth at it, for bets with net payoffs ``values``.
 
@@ -732,9 +782,7 @@ def kelly_growth(
     positive = np.flatnonzero(p @ x > 0)  # off the top of the shoe: rare, so solve only these
     if positive.size:
         q = p[positive]
-        # never the whole bankroll: log(0) where a loss is possible at all
-        hi = (1.0 / max(1.0, -x.min()) if x.min() < 0 else 1.0) - 1e-9
-        lo = staking.kelly_bisection(np.ascontiguousarray(q), x, hi, iterations)
+        lo = staking.kelly_bisection(np.ascontiguousarray(q), x, _kelly_high(x), iterations)
         f[positive] = lo
         growth[positive] = (q * np.log1p(lo[:, None] * x)).sum(axis=1)
     return f, growth

@@ -393,7 +393,13 @@ def expectations(composition: np.ndarray | list, columns: np.ndarray) -> np.ndar
     columns = np.asarray(columns, dtype=np.float64)
     if columns.ndim != 2 or columns.shape[0] != R.N_OUTCOMES:
         raise ValueError(f"columns must have shape ({R.N_OUTCOMES}, k); got {columns.shape}")
-    return multiset_expectations(composition, _float_weights() @ columns)
+    return multiset_expectations(composition, folded_weights(columns))
+
+
+def folded_weights(columns: np.ndarray) -> np.ndarray:
+    """The multiset weights folded with ``columns`` ``(6, k)``, as :func:`expectations` folds them:
+    the weights of :func:`multiset_expectations` for those expectations."""
+    return _float_weights() @ np.asarray(columns, dtype=np.float64)
 
 
 def multiset_expectations(composition: np.ndarray | list, weights: np.ndarray) -> np.ndarray:

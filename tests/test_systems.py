@@ -192,6 +192,44 @@ def test_kelly_skipping_proven_negative_hands_changes_no_decision(decks, bets):
 
 
 @pytest.mark.parametrize(
+    "rules, bet",
+    [
+        (Rules(decks=1), "banker"),
+        (Rules(decks=1), "player"),
+        (Rules(decks=2, tie_pays=9), "tie"),
+        (Rules(decks=1, banker_variant="ez"), "banker"),
+        (Rules(decks=4), "banker"),
+    ],
+)
+def test_a_kelly_bettor_on_one_bet_prices_in_one_compiled_pass_with_the_same_bits(rules, bet):
+    """A bettor on one bet prices every table in one compiled pass (agents.kelly_rows): on real shoes
+    at every depth, the spot and the fraction are those of the numpy steps with the exact EV
+    everywhere, bit for bit, on one thread and on several (batches of 2,048 tables and more)."""
+    from pb_gym import engine, threads
+
+    state = engine.init(rules, 700, seed=5)
+    out = engine.HandResult.empty(700)
+    comps = []
+    for _ in range(rules.decks * 11):  # every depth of the shoe
+        comps.append(engine.next_hand_composition(rules, state))
+        engine.deal(rules, state, out)
+    comps = np.concatenate(comps)
+    kelly = S.Kelly(bets=[bet])
+    assert kelly._pricing(rules)[3] is not None  # (the compiled pass)
+    exact_spot, exact_f = S.Kelly(bets=[bet], skip_proven=False).stake_fractions(comps, rules)
+    assert (exact_spot != S.NO_BET).sum() >= 5  # the bet is positive somewhere: decisions compared
+    before = threads.get_num_threads()
+    try:
+        for count in sorted({1, min(2, threads.max_threads())}):
+            threads.set_num_threads(count)
+            spot, f = kelly.stake_fractions(comps, rules)
+            np.testing.assert_array_equal(spot, exact_spot)
+            np.testing.assert_array_equal(f, exact_f)
+    finally:
+        threads.set_num_threads(before)
+
+
+@pytest.mark.parametrize(
     "kwargs, message",
     [
         ({"bet": ""}, r"bet='' is not allowed; allowed: a bet name offered at the table"),
