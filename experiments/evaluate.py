@@ -177,6 +177,13 @@ class ChunkPlay:
                 if self.programs.programs[s].choice == "drawn"
             ]
             self.pays = np.array([self.systems[k].win_pays(rules) for k in compiled])
+        # the seats whose requests are cleared before each hand: a program seat on a fixed column
+        # writes its one slot at every table it plays, every hand, and no other (1.2 MB a hand of
+        # the main job cleared for nothing)
+        fixed = [
+            k for s, k in enumerate(compiled) if self.programs and self.programs.programs[s].choice == "fixed"
+        ]
+        self.cleared_seats = np.array([k for k in range(len(self.systems)) if k not in fixed], dtype=np.int64)
         self._hand_parts: tuple | None = None  # what the hand's compiled arguments were built from
         self._hand: EH.HandState | None = None
         # the tables where each seat may still have work (an ended seat's row, once cleared, is
@@ -209,7 +216,7 @@ class ChunkPlay:
     def propose(self, hand_index: int, composition: np.ndarray | None) -> list[S.TableView]:
         """The Python seats' proposals into the requested stakes (the program seats propose in the
         hand's pass, :meth:`hand`); the views shown to them."""
-        self.requested[...] = 0.0
+        self.requested[self.cleared_seats] = 0.0
         unit = self.config.table.unit
         if self.programs is not None:
             for s, system in self.drawing:
@@ -343,8 +350,7 @@ class ChunkPlay:
         self.record(hand_index + 1)
         hand = self.session.hand
         self.last_winner[:] = hand.winner
-        decided = hand.winner != R.TIE
-        self.last_decision[decided] = hand.winner[decided]
+        np.copyto(self.last_decision, hand.winner, where=hand.winner != R.TIE)
         if config.one_shoe:
             self.in_shoe &= ~engine.shoe_over(self.rules, self.session.shoe)
 

@@ -58,8 +58,10 @@ chosen compositions.
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import math
+import types
 
 import numba
 import numpy as np
@@ -182,6 +184,109 @@ def _taylor_walk(weights, shift, u0, sizes, acc):
                             j += 1
 
 
+BOUND_TABLES = (
+    "constant",
+    "linear",
+    "coarse",
+    "remainder",
+    "remainder3",
+    "euclid",
+    "pair_coef",
+    "triple_coef",
+    "cubic_by_pair",
+    "quartic_by_pairs",
+    "table1",
+    "table2",
+    "table3",
+)
+"""The arrays of an :class:`EVBound` (:func:`_bound_tables`), as its disk cache holds them."""
+
+
+def _bound_tables(payoffs: np.ndarray) -> dict[str, np.ndarray]:
+    """The :data:`BOUND_TABLES` of the bound of a bet with these net payoffs per outcome class."""
+    bound = types.SimpleNamespace()
+    exponents, coefficients = taylor_coefficients()
+    coef = coefficients @ payoffs
+    degree = exponents[:, :N_DELTA].sum(axis=1)
+    power = exponents[:, N_DELTA]
+    n_pow = DEGREE + 1
+    bound.constant = np.zeros(n_pow)
+    bound.linear = np.zeros((N_DELTA, n_pow))
+    pairs: dict[tuple[int, ...], np.ndarray] = {}
+    triples: dict[tuple[int, ...], np.ndarray] = {}
+    quartics: list[tuple[tuple[int, ...], float]] = []
+    bound.coarse = np.zeros((DEGREE + 1, n_pow))  # M[a, l] for every a >= 2 (the first stage)
+    bound.remainder = np.zeros((DEGREE + 1, n_pow))  # M[a, l] of the terms the 2nd stage bounds
+    bound.remainder3 = np.zeros((DEGREE + 1, n_pow))  # ... and those the third stage bounds
+    # the same groups bounded through ||delta||_2 instead (each stage takes the smaller bound):
+    # squared Frobenius norms of their symmetric tensors, and the quadratic forms themselves
+    frobenius = np.zeros((3, DEGREE + 1, n_pow))  # (stage, a, l)
+    quadratic = np.zeros((n_pow, N_DELTA, N_DELTA))
+    for e, c, a, l in zip(exponents, coef, degree, power, strict=True):
+        variables = tuple(np.repeat(np.arange(N_DELTA), e[:N_DELTA]).tolist())  # d1^2 d4 -> 0,0,3
+        if a == 0:
+            bound.constant[l] += c
+            continue
+        if a == 1:
+            bound.linear[variables[0], l] += c
+            continue
+        spread = abs(c) / _multinomial(e[:N_DELTA])  # the symmetric tensor's entry
+        bound.coarse[a, l] = max(bound.coarse[a, l], spread)
+        frobenius[0, a, l] += abs(c) * spread  # multinomial(a; b) entries equal to c / multinomial
+        if a == 2:
+            pairs.setdefault(variables, np.zeros(n_pow))[l] += c
+            i, j = variables
+            quadratic[l, i, j] += c / 2.0
+            quadratic[l, j, i] += c / 2.0
+        elif a == 3 and l == 0:
+            triples.setdefault(variables, np.zeros(n_pow))[0] += c
+        else:
+            bound.remainder[a, l] = max(bound.remainder[a, l], spread)
+            frobenius[1, a, l] += abs(c) * spread
+            if a == 3:
+                triples.setdefault(variables, np.zeros(n_pow))[l] += c
+            elif a == 4 and l == 0:
+                quartics.append((variables, c))
+            else:
+                bound.remainder3[a, l] = max(bound.remainder3[a, l], spread)
+                frobenius[2, a, l] += abs(c) * spread
+    # |T(delta, ..., delta)| <= ||T||_F ||delta||_2^a (Cauchy-Schwarz), and for the quadratic
+    # group of the first stage the signed delta' Q delta <= lambda_max(Q) ||delta||_2^2
+    bound.euclid = np.sqrt(frobenius)
+    # (raised by 1e-12 of the matrix's norm: eigvalsh's rounding is far below that)
+    bound.euclid[0, 2] = [np.linalg.eigvalsh(q).max() + 1e-12 * np.linalg.norm(q) for q in quadratic]
+    # the exactly evaluated groups as dense rows over every monomial of their degree, in the order
+    # in which the kernel forms the monomials (nested loops over i <= j <= k <= m): contiguous dot
+    # products, without index arrays to gather through
+    bound.pair_coef = _dense(pairs, 2, n_pow - 2)  # (l, monomial): eps^l delta_i delta_j
+    bound.triple_coef = _dense(triples, 3, n_pow - 3)
+    quartic_coef = _dense({t: np.array([c]) for t, c in quartics}, 4, 1)[0]
+    # the cubic terms without eps and the quartic ones as forms over the pairs (_pair_layout)
+    cubic = np.zeros(N_DELTA * N_PAIRS)
+    cubic[TRIPLE_SLOT] = bound.triple_coef[0]
+    bound.cubic_by_pair = cubic.reshape(N_DELTA, N_PAIRS)
+    quartic = np.zeros(N_PAIRS * N_PAIRS)
+    quartic[QUARTIC_SLOT] = quartic_coef
+    bound.quartic_by_pairs = quartic.reshape(N_PAIRS, N_PAIRS)
+    bound.terms = (
+        bound.constant,
+        bound.linear,
+        bound.coarse,
+        bound.remainder,
+        bound.remainder3,
+        bound.euclid,
+    )
+    bound.tables = tuple(
+        np.zeros((TABLED_CARDS + 1, width)) for width in (STAGE1_WIDTH, STAGE2_WIDTH, STAGE3_WIDTH)
+    )
+    _fill_tables(
+        exact.MIN_CARDS, *bound.terms, bound.pair_coef, bound.triple_coef, TRIPLE_SLOT, *bound.tables
+    )
+    tables = {key: getattr(bound, key) for key in BOUND_TABLES[:-3]}
+    tables.update(zip(BOUND_TABLES[-3:], bound.tables, strict=True))
+    return tables
+
+
 class EVBound:
     """The upper bound on the exact EV of one bet (net payoff per outcome class), for any composition.
 
@@ -196,76 +301,23 @@ class EVBound:
             raise ValueError(
                 f"payoffs must have one entry per outcome class ({R.N_OUTCOMES}); got shape {payoffs.shape}"
             )
-        exponents, coefficients = taylor_coefficients()
-        coef = coefficients @ payoffs
-        degree = exponents[:, :N_DELTA].sum(axis=1)
-        power = exponents[:, N_DELTA]
-        n_pow = DEGREE + 1
-        self.constant = np.zeros(n_pow)
-        self.linear = np.zeros((N_DELTA, n_pow))
-        pairs: dict[tuple[int, ...], np.ndarray] = {}
-        triples: dict[tuple[int, ...], np.ndarray] = {}
-        quartics: list[tuple[tuple[int, ...], float]] = []
-        self.coarse = np.zeros((DEGREE + 1, n_pow))  # M[a, l] for every a >= 2 (the first stage)
-        self.remainder = np.zeros((DEGREE + 1, n_pow))  # M[a, l] of the terms the 2nd stage bounds
-        self.remainder3 = np.zeros((DEGREE + 1, n_pow))  # ... and those the third stage bounds
-        # the same groups bounded through ||delta||_2 instead (each stage takes the smaller bound):
-        # squared Frobenius norms of their symmetric tensors, and the quadratic forms themselves
-        frobenius = np.zeros((3, DEGREE + 1, n_pow))  # (stage, a, l)
-        quadratic = np.zeros((n_pow, N_DELTA, N_DELTA))
-        for e, c, a, l in zip(exponents, coef, degree, power, strict=True):
-            variables = tuple(np.repeat(np.arange(N_DELTA), e[:N_DELTA]).tolist())  # d1^2 d4 -> 0,0,3
-            if a == 0:
-                self.constant[l] += c
-                continue
-            if a == 1:
-                self.linear[variables[0], l] += c
-                continue
-            spread = abs(c) / _multinomial(e[:N_DELTA])  # the symmetric tensor's entry
-            self.coarse[a, l] = max(self.coarse[a, l], spread)
-            frobenius[0, a, l] += abs(c) * spread  # multinomial(a; b) entries equal to c / multinomial
-            if a == 2:
-                pairs.setdefault(variables, np.zeros(n_pow))[l] += c
-                i, j = variables
-                quadratic[l, i, j] += c / 2.0
-                quadratic[l, j, i] += c / 2.0
-            elif a == 3 and l == 0:
-                triples.setdefault(variables, np.zeros(n_pow))[0] += c
-            else:
-                self.remainder[a, l] = max(self.remainder[a, l], spread)
-                frobenius[1, a, l] += abs(c) * spread
-                if a == 3:
-                    triples.setdefault(variables, np.zeros(n_pow))[l] += c
-                elif a == 4 and l == 0:
-                    quartics.append((variables, c))
-                else:
-                    self.remainder3[a, l] = max(self.remainder3[a, l], spread)
-                    frobenius[2, a, l] += abs(c) * spread
-        # |T(delta, ..., delta)| <= ||T||_F ||delta||_2^a (Cauchy-Schwarz), and for the quadratic
-        # group of the first stage the signed delta' Q delta <= lambda_max(Q) ||delta||_2^2
-        self.euclid = np.sqrt(frobenius)
-        # (raised by 1e-12 of the matrix's norm: eigvalsh's rounding is far below that)
-        self.euclid[0, 2] = [np.linalg.eigvalsh(q).max() + 1e-12 * np.linalg.norm(q) for q in quadratic]
-        # the exactly evaluated groups as dense rows over every monomial of their degree, in the order
-        # in which the kernel forms the monomials (nested loops over i <= j <= k <= m): contiguous dot
-        # products, without index arrays to gather through
-        self.pair_coef = _dense(pairs, 2, n_pow - 2)  # (l, monomial): eps^l delta_i delta_j
-        self.triple_coef = _dense(triples, 3, n_pow - 3)
-        quartic_coef = _dense({t: np.array([c]) for t, c in quartics}, 4, 1)[0]
-        # the cubic terms without eps and the quartic ones as forms over the pairs (_pair_layout)
-        cubic = np.zeros(N_DELTA * N_PAIRS)
-        cubic[TRIPLE_SLOT] = self.triple_coef[0]
-        self.cubic_by_pair = cubic.reshape(N_DELTA, N_PAIRS)
-        quartic = np.zeros(N_PAIRS * N_PAIRS)
-        quartic[QUARTIC_SLOT] = quartic_coef
-        self.quartic_by_pairs = quartic.reshape(N_PAIRS, N_PAIRS)
+        # (built once per bet and kept on disk: some 50 ms a process, in every process that prices)
+        name = "ev_bound-" + hashlib.sha256(payoffs.tobytes()).hexdigest()[:16]
+        tables = table_cache.cached(name, BOUND_TABLES, lambda: _bound_tables(payoffs))
+        (
+            self.constant,
+            self.linear,
+            self.coarse,
+            self.remainder,
+            self.remainder3,
+            self.euclid,
+            self.pair_coef,
+            self.triple_coef,
+            self.cubic_by_pair,
+            self.quartic_by_pairs,
+        ) = (tables[key] for key in BOUND_TABLES[:-3])
         self.terms = (self.constant, self.linear, self.coarse, self.remainder, self.remainder3, self.euclid)
-        self.tables = tuple(
-            np.zeros((TABLED_CARDS + 1, width)) for width in (STAGE1_WIDTH, STAGE2_WIDTH, STAGE3_WIDTH)
-        )
-        _fill_tables(
-            exact.MIN_CARDS, *self.terms, self.pair_coef, self.triple_coef, TRIPLE_SLOT, *self.tables
-        )
+        self.tables = tuple(tables[key] for key in BOUND_TABLES[-3:])
 
     def upper(self, composition: np.ndarray, refine: bool = True) -> np.ndarray:
         """An upper bound on the exact EV per unit staked for each composition (counts by rank,

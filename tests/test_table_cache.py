@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from pb_gym import ev_bound, exact, table_cache
+from pb_gym import rules as R
 
 
 @pytest.fixture
@@ -117,3 +118,25 @@ def test_ctrl_c_while_writing_leaves_no_file(cache_dir, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         table_cache.cached("demo", ("weights", "size"), build)
     assert list(cache_dir.iterdir()) == []
+
+
+def test_an_ev_bound_loaded_from_disk_is_the_bound_built_in_memory(cache_dir):
+    """Each bet's EV bound (its Taylor terms and per-count tables) is kept on disk, one file a bet,
+    and loads as the same bits: the same bounds, to the last bit, on real compositions."""
+    payoffs = R.Rules().paytable()[:, 1]
+    built = ev_bound._bound_tables(payoffs)
+    stored = ev_bound.EVBound(payoffs)  # (builds and stores)
+    loaded = ev_bound.EVBound(payoffs)
+    assert len([p for p in cache_dir.iterdir() if p.name.startswith("table-ev_bound-")]) == 1
+    for bound in (stored, loaded):
+        arrays = (
+            *bound.terms,
+            bound.pair_coef,
+            bound.triple_coef,
+            bound.cubic_by_pair,
+            bound.quartic_by_pairs,
+        )
+        for key, array in zip(ev_bound.BOUND_TABLES, arrays + bound.tables, strict=True):
+            assert array.dtype == built[key].dtype and np.array_equal(array, built[key]), key
+    compositions = np.array([R.full_shoe(1), [4, 4, 4, 4, 4, 0, 0, 0, 0, 4, 4, 4, 4]], dtype=np.int64)
+    assert np.array_equal(loaded.upper(compositions), stored.upper(compositions))
