@@ -184,6 +184,7 @@ class ChunkPlay:
             k for s, k in enumerate(compiled) if self.programs and self.programs.programs[s].choice == "fixed"
         ]
         self.cleared_seats = np.array([k for k in range(len(self.systems)) if k not in fixed], dtype=np.int64)
+        self.totals_done = np.zeros(1, dtype=np.bool_)  # whether the pass added the sums over tables
         self._hand_parts: tuple | None = None  # what the hand's compiled arguments were built from
         self._hand: EH.HandState | None = None
         # the tables where each seat may still have work (an ended seat's row, once cleared, is
@@ -275,12 +276,15 @@ class ChunkPlay:
                 self.ledgers,
                 self.live,
                 self.live_count,
+                self.totals_done,
             )
+        self.totals_done[0] = False
         found = claim_rows(EH.hand_rows, EH.hand_claimed, self.n, session_.PLAY_MIN_TABLES, self._hand)
         if found[0] >= 0:
             engine.raise_table_problem(*found)
         seats = self.session.structs()[0]
-        LG.account_totals(seats, self.columns, self.capped, self.ledgers, self.live, self.live_count)
+        if not self.totals_done[0]:  # (the pass ran in chunks, on several threads: summed here)
+            LG.account_totals(seats, self.columns, self.capped, self.ledgers, self.live, self.live_count)
         self.hands_since_drop += 1
         if sticky and self.hands_since_drop >= DROP_EVERY:
             self.hands_since_drop = 0

@@ -62,6 +62,7 @@ HAND_STATE_FIELDS = (
     "ledgers",
     "live",
     "live_count",
+    "totals_done",
 )
 structref.define_proxy(HandState, _HandStateType, list(HAND_STATE_FIELDS))
 
@@ -82,15 +83,23 @@ def hand_rows(start, stop, hand):
     is accounted after a problem: the hand is refused). Each seat visits the tables of its list of
     live ones (:mod:`pb_gym.session.live`); where every seat still has most of the range listed, the
     kernels run without lists, over every row, as the code compiled for the environments does (a
-    study whose seats seldom end pays nothing for the lists)."""
+    study whose seats seldom end pays nothing for the lists). A pass over every table (on one
+    thread) also adds what :func:`experiments.evaluate_ledger.account_totals` sums, in its order,
+    and says so in ``hand.totals_done[0]``."""
+    totals = start == 0 and stop == hand.columns.shape[1]
     if session_live.mostly_listed(hand.live, hand.live_count, start, stop):
-        return _hand_parts(start, stop, hand, None, None)
-    return _hand_parts(start, stop, hand, hand.live, hand.live_count)
+        found = _hand_parts(start, stop, hand, None, None, totals)
+    else:
+        found = _hand_parts(start, stop, hand, hand.live, hand.live_count, totals)
+    if totals and found[0] < 0:
+        hand.totals_done[0] = True
+    return found
 
 
 @numba.njit(cache=True, nogil=True)
-def _hand_parts(start, stop, hand, live, live_count):
-    """:func:`hand_rows`' parts, over each seat's ``live`` tables or (None) every table."""
+def _hand_parts(start, stop, hand, live, live_count, totals):
+    """:func:`hand_rows`' parts, over each seat's ``live`` tables or (None) every table (``totals``:
+    :func:`experiments.evaluate_ledger.account_range`'s)."""
     programs, program_state, unit = hand.programs, hand.program_state, hand.unit
     program_seats, slot_of, columns, capped = hand.program_seats, hand.slot_of, hand.columns, hand.capped
     requested, play_state = hand.requested, hand.play_state
@@ -116,7 +125,7 @@ def _hand_parts(start, stop, hand, live, live_count):
     if found[0] >= 0:
         return found
     seats = play_state.seats
-    LG.account_range(start, stop, seats, columns, slot_of, capped, hand.ledgers, live, live_count)
+    LG.account_range(start, stop, seats, columns, slot_of, capped, hand.ledgers, live, live_count, totals)
     staking.update_range(
         start,
         stop,

@@ -65,15 +65,25 @@ class Ledgers(NamedTuple):
 
 
 @numba.njit(cache=True, nogil=True)
-def account_range(start, stop, seats, columns, slot_of, proposed_capped, ledgers, live=None, live_count=None):
+def account_range(
+    start, stop, seats, columns, slot_of, proposed_capped, ledgers, live=None, live_count=None, totals=False
+):
     """One hand's accounting of every seat at the tables ``start..stop-1``, what is kept per table: the
     stake placed on the seat's proposed ``columns[k, t]`` (the session's slot ``slot_of[column]``), the
     net, the bets, where the table maximum bound it (``proposed_capped``: the system's own account),
-    the bankroll's peak and drawdown. What sums over the tables is :func:`account_totals`'. ``live``,
-    ``live_count``: each seat's rows to visit (:mod:`pb_gym.session.live`), or every row."""
+    the bankroll's peak and drawdown. What sums over the tables is :func:`account_totals`', or, with
+    ``totals`` (the range is every table, on one thread), added here in the same order: each table's
+    row is then read once a hand, not twice. ``live``, ``live_count``: each seat's rows to visit
+    (:mod:`pb_gym.session.live`), or every row."""
     bankroll, stakes, net, placed = seats.bankroll, seats.stakes, seats.net, seats.placed
     peak, max_drawdown, wagered, total = ledgers.peak, ledgers.max_drawdown, ledgers.wagered, ledgers.net
     bets, last_stake, capped = ledgers.bets, ledgers.stake, ledgers.capped
+    bankroll_capped, by_column, counts, max_stake = (
+        seats.bankroll_capped,
+        ledgers.wagered_by_column,
+        ledgers.counts,
+        ledgers.max_stake,
+    )
     for k in range(net.shape[0]):
         lo, hi, listed = seat_span(live, live_count, k, start, stop)
         for at in range(lo, hi):
@@ -91,6 +101,14 @@ def account_range(start, stop, seats, columns, slot_of, proposed_capped, ledgers
             if placed[k, t]:
                 stake = stakes[k, t, max(slot_of[columns[k, t]], 0)]
                 bets[k, t] += 1
+                if totals:  # (account_totals' sums, in its order: seat by seat, table by table)
+                    by_column[k, columns[k, t]] += stake
+                    if proposed_capped[k, t]:
+                        counts[k, 0] += 1
+                    if bankroll_capped[k, t]:
+                        counts[k, 1] += 1
+                    if stake > max_stake[k]:
+                        max_stake[k] = stake
             capped[k, t] = placed[k, t] and proposed_capped[k, t]
             last_stake[k, t] = stake
             total[k, t] += net[k, t]

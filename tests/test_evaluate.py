@@ -828,24 +828,30 @@ def test_the_fan_grid_is_laid_out_as_tight_layout_would(report, variant, tmp_pat
 
 
 @pytest.mark.parametrize("only_python_seats", [False, True], ids=["programs and kelly", "kelly alone"])
-def test_a_chunk_played_on_two_threads_is_the_same_bits_as_on_one(only_python_seats):
+def test_a_chunk_played_on_two_threads_is_the_same_bits_as_on_one(only_python_seats, monkeypatch):
     """The hand's pass runs over chunks of tables on the session's threads (a chunk of 2,048 tables or
     more); what sums over the tables (the money staked on each column) is summed in table order
-    after it, so the report does not depend on the threads. A chunk of Python seats alone (Kelly)
-    runs the same pass over no program."""
+    after it, or, on one thread, inside the pass in the same order, so the report does not depend
+    on the threads. A chunk of Python seats alone (Kelly) runs the same pass over no program."""
     from pb_gym import threads
+    from pb_gym.experiments import evaluate_ledger as LG
 
     kelly = [s for s in SMALL["systems"] if s["type"] == "kelly"]  # (its side bets turn positive)
     systems = kelly if only_python_seats else SMALL["systems"]
     config = study(sessions=2500, hands=90, chunk_sessions=2500, systems=systems)
-    reports = []
+    summed_after = []
+    totals = LG.account_totals
+    monkeypatch.setattr(LG, "account_totals", lambda *args: summed_after.append(1) or totals(*args))
+    reports, calls = [], []
     before = threads.get_num_threads()
     try:
         for n in (1, 2):
             threads.set_num_threads(n)
             reports.append(E.run_study(config))
+            calls.append(len(summed_after))
     finally:
         threads.set_num_threads(before)
+    assert calls[0] == 0 and calls[1] > 0  # (both ways were taken: in the pass, then after it)
     one, two = ((r["systems"], r["paths"], r["final_bankrolls"]) for r in reports)
     assert pickle.dumps(one) == pickle.dumps(two)
     assert all(s["wagered"] > 0 for s in reports[0]["systems"])  # every seat bet (a real comparison)
