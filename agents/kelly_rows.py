@@ -47,9 +47,7 @@ def _falling6(cards):
 def _walk(ranks, rows, count, weights):
     """``(count, k)``: the exact expectations of ``weights`` ``(n_multisets, k)`` at the tables
     ``rows[:count]`` (:func:`pb_gym.exact.multiset_expectations`' steps, row by row the same bits)."""
-    width = 1
-    while width < min(count, exact.BLOCK):
-        width *= 2
+    width = exact.block_width(count)
     n_blocks = -(-count // width)
     blocks = np.empty((n_blocks, 10, width))
     for b in range(n_blocks):

@@ -180,10 +180,14 @@ class ChunkPlay:
         # the seats whose requests are cleared before each hand: a program seat on a fixed column
         # writes its one slot at every table it plays, every hand, and no other (1.2 MB a hand of
         # the main job cleared for nothing)
-        fixed = [
-            k for s, k in enumerate(compiled) if self.programs and self.programs.programs[s].choice == "fixed"
-        ]
-        self.cleared_seats = np.array([k for k in range(len(self.systems)) if k not in fixed], dtype=np.int64)
+        choices = (
+            dict(zip(compiled, [p.choice for p in self.programs.programs], strict=True))
+            if self.programs
+            else {}
+        )
+        self.cleared_seats = np.array(
+            [k for k in range(len(self.systems)) if choices.get(k) != "fixed"], dtype=np.int64
+        )
         self.totals_done = np.zeros(1, dtype=np.bool_)  # whether the pass added the sums over tables
         self._hand_parts: tuple | None = None  # what the hand's compiled arguments were built from
         self._hand: EH.HandState | None = None

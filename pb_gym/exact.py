@@ -171,6 +171,7 @@ block go in one narrower block (:func:`block_width`) instead of a padded one: a 
 composition per step, and padding it to 16 cost 2-3x the walk."""
 
 
+@numba.njit(cache=True)
 def block_width(n: int) -> int:
     """The block width for ``n`` compositions: :data:`BLOCK`, or for fewer the next power of two (so a
     batch of one composition walks once, not 16 times)."""
