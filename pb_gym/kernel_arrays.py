@@ -23,7 +23,7 @@ from llvmlite import ir  # type: ignore[import-untyped]
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-__all__ = ["borrowed", "stack_int32"]
+__all__ = ["borrowed", "stack_int32", "stack_float64"]
 
 
 def _borrowed_typer(typingctx: Any, array: Any) -> Any:
@@ -48,33 +48,44 @@ borrowed: Any = intrinsic(_borrowed_typer)
 """``borrowed(array)`` in compiled code: ``array`` without its reference count (module docstring)."""
 
 
-def _stack_int32_typer(typingctx: Any, size: Any) -> Any:
-    if not isinstance(size, types.IntegerLiteral) or size.literal_value < 1:
-        return None
-    n = size.literal_value
-    array_type = types.Array(types.int32, 1, "C")
-    sig = array_type(size)
+def _stack_typer(item: Any, name: str) -> Any:
+    """The typer of ``name(n)``: an uninitialized array of ``n`` ``item`` s in the kernel's stack frame."""
+    array_type = types.Array(item, 1, "C")
 
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        intp = context.get_value_type(types.intp)
-        # in the function's entry block: one slot a call, however often the line runs
-        data = cgutils.alloca_once(builder, context.get_value_type(types.int32), size=ir.Constant(intp, n))
-        view = context.make_array(array_type)(context, builder)
-        context.populate_array(
-            view,
-            data=data,
-            shape=[ir.Constant(intp, n)],
-            strides=[ir.Constant(intp, 4)],
-            itemsize=ir.Constant(intp, 4),
-            meminfo=None,
-        )
-        return view._getvalue()
+    def typer(typingctx: Any, size: Any) -> Any:
+        if not isinstance(size, types.IntegerLiteral) or size.literal_value < 1:
+            return None
+        n = size.literal_value
+        sig = array_type(size)
 
-    return sig, codegen
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            intp = context.get_value_type(types.intp)
+            itemsize = context.get_abi_sizeof(context.get_value_type(item))
+            # in the function's entry block: one slot a call, however often the line runs
+            data = cgutils.alloca_once(builder, context.get_value_type(item), size=ir.Constant(intp, n))
+            view = context.make_array(array_type)(context, builder)
+            context.populate_array(
+                view,
+                data=data,
+                shape=[ir.Constant(intp, n)],
+                strides=[ir.Constant(intp, itemsize)],
+                itemsize=ir.Constant(intp, itemsize),
+                meminfo=None,
+            )
+            return view._getvalue()
+
+        return sig, codegen
+
+    typer.__name__ = f"_{name}_typer"
+    return typer
 
 
-stack_int32: Any = intrinsic(_stack_int32_typer)
+stack_int32: Any = intrinsic(_stack_typer(types.int32, "stack_int32"))
 """``stack_int32(n)`` in compiled code, ``n`` a constant: an uninitialized int32 array of ``n`` items in
 the kernel's stack frame, without a ``MemInfo`` (scratch space: no allocation, no reference count, as
 :func:`borrowed`). It lives as long as the kernel's call: it is handed only to helpers, never returned
 or stored."""
+stack_float64: Any = intrinsic(_stack_typer(types.float64, "stack_float64"))
+"""``stack_float64(n)``: :func:`stack_int32`'s float64 twin (running products of a block's lanes: an
+array in the stack frame is one the compiler knows no other array overlaps, so it keeps no overlap
+checks in the loops over it)."""

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pb_gym import Rules, engine, threads
-from pb_gym.kernel_arrays import borrowed, stack_int32
+from pb_gym.kernel_arrays import borrowed, stack_float64, stack_int32
 
 
 @numba.njit(nogil=True)
@@ -154,6 +154,14 @@ def _stack_scratch_of(n):
     return stack_int32(n).shape[0]
 
 
+@numba.njit
+def _stack_float_scratch(values):
+    scratch = stack_float64(5)
+    for i in range(scratch.shape[0]):
+        scratch[i] = values[i] / 4.0
+    return scratch.copy(), scratch.strides[0]
+
+
 def test_a_stack_array_holds_its_constant_size_and_refuses_a_variable_one():
     """The engine's shuffle scratch: a constant size on the kernel's stack, written and read back
     (calls in a row each get their own frame); a size known only at run time is a typing error."""
@@ -161,6 +169,10 @@ def test_a_stack_array_holds_its_constant_size_and_refuses_a_variable_one():
         assert _stack_scratch(values) == (3 * int(values.sum()), 8, 4)
     with pytest.raises(numba.core.errors.TypingError, match="stack_int32"):
         _stack_scratch_of(8)
+    values = np.array([1.0, -3.0, 0.5, 1e300, 7.0])
+    scratch, stride = _stack_float_scratch(values)
+    assert stride == 8
+    np.testing.assert_array_equal(scratch, values / 4.0)
 
 
 @numba.njit(nogil=True)
