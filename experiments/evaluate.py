@@ -149,7 +149,12 @@ class ChunkPlay:
             LG.Ledger(system, self.seats, k, self.ledgers, len(self.checkpoints), FAN_BINS, STATES)
             for k, system in enumerate(self.systems)
         ]
-        self.counting = config.exact_conditional or any(system.needs_composition for system in self.systems)
+        # the seats whose exact EV of the money staked is kept (every seat of an exact_conditional
+        # study; else the counting systems): settle visits them alone
+        self.ev_seats = [
+            k for k, system in enumerate(self.systems) if config.exact_conditional or system.needs_composition
+        ]
+        self.counting = bool(self.ev_seats)
         self.last_winner = np.full(n, -1, dtype=np.int8)
         self.last_decision = np.full(n, -1, dtype=np.int8)
         self.max_units = table.maximum / table.unit
@@ -162,6 +167,11 @@ class ChunkPlay:
             if isinstance(system, S.Programmed) and system.compiled()
         ]
         self.python_seats = [k for k in range(len(self.systems)) if k not in compiled]
+        # the Python seats that learn from a hand's outcome (a system without its own update, as the
+        # Kelly bettor, gets no outcome built)
+        self.learning_seats = [
+            k for k in self.python_seats if type(self.systems[k]).update is not S.BettingSystem.update
+        ]
         self.programs: staking.Programs | None = None
         # (no program seat: the hand's pass runs over none)
         self.no_programs = EH.no_programs(n)
@@ -301,8 +311,8 @@ class ChunkPlay:
         of the money they staked."""
         seats, ledgers, unit = self.seats, self.ledgers, self.config.table.unit
         for k, view in zip(self.python_seats, views, strict=True):
-            if type(self.systems[k]).update is S.BettingSystem.update:
-                continue  # (a system that learns nothing, as the Kelly bettor: no outcome to build)
+            if k not in self.learning_seats:
+                continue
             view.hand = self.session.hand  # systems learn from this hand's result arrays
             placed, stake, net = seats.placed[k], ledgers.stake[k], seats.net[k]
             outcome = S.HandOutcome(
@@ -310,9 +320,9 @@ class ChunkPlay:
             )
             self.systems[k].update(view, outcome)
         if composition is not None:
-            for k, system in enumerate(self.systems):
+            for k in self.ev_seats:
                 placed = seats.placed[k]
-                if (self.config.exact_conditional or system.needs_composition) and placed.any():
+                if placed.any():
                     column = self.columns[k][placed]
                     ev = self.table_bets.expected_values(composition[placed])
                     self.ledger[k].exact_ev_wagered += float(
