@@ -68,7 +68,7 @@ import numpy as np
 
 from pb_gym import exact, table_cache
 from pb_gym import rules as R
-from pb_gym.kernel_arrays import borrowed
+from pb_gym.kernel_arrays import borrowed, stack_float64
 from pb_gym.threads import claim_rows, job_claim, job_done, job_end, job_rows, job_start
 
 DEGREE = 6
@@ -524,9 +524,11 @@ def _upper_kernel(  # noqa: C901 - a compiled kernel: its stages are one pass ov
     ranks, u0, out = borrowed(ranks), borrowed(u0), borrowed(out)
     table1, table2, table3 = borrowed(table1), borrowed(table2), borrowed(table3)
     cubic_by_pair, quartic_by_pairs = borrowed(cubic_by_pair), borrowed(quartic_by_pairs)
-    delta = np.empty(N_DELTA)
-    pairs = np.empty(N_PAIRS)  # delta_i delta_j (i <= j), lexicographic
-    by_pair = np.empty(N_PAIRS)  # a cubic form's coefficient of each pair, summed over delta_k
+    # (scratch in the stack frame: arrays the compiler knows no other overlaps, so the dense sums over
+    # them vectorize without overlap checks; 1.15-1.2x faster, the bound moved by rounding alone)
+    delta = stack_float64(N_DELTA)
+    pairs = stack_float64(N_PAIRS)  # delta_i delta_j (i <= j), lexicographic
+    by_pair = stack_float64(N_PAIRS)  # a cubic form's coefficient of each pair, summed over delta_k
     at1 = 3 + N_DELTA  # where each row's group bounds begin
     at2 = N_PAIRS
     at3 = N_DELTA * N_PAIRS
