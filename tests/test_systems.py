@@ -143,6 +143,19 @@ def test_random_bettor_draws_its_bets():
     assert abs(share[1 + R.BETS.index("tie")] - 0.25) < 4 * np.sqrt(0.1875 / 20000)
 
 
+def test_random_bettor_drawing_hands_ahead_gives_the_bets_of_a_draw_a_hand():
+    """A bettor betting every hand draws S.DRAW_AHEAD hands of bets at once: over 70 hands (two
+    refills and a part) its bets are those of one draw a hand from the same seed, and a reset starts
+    from the new stream, not from bets drawn before it."""
+    columns = np.array([S.BANKER_SPOT, S.PLAYER_SPOT, R.BETS.index("tie")])
+    system = S.RandomBettor(bets=["banker", "player", "tie"])
+    for seed in (3, 4):
+        system.reset(501, np.random.default_rng(seed))
+        reference = np.random.default_rng(seed)
+        for _ in range(70):
+            np.testing.assert_array_equal(system.draw(), columns[reference.integers(0, 3, 501)])
+
+
 def test_kelly_growth_matches_the_closed_form_with_pushes():
     p = np.array([[0.5, 0.3], [0.4, 0.5], [0.46, 0.45]])
     f, growth = S.kelly_growth(p, np.array([0.95, -1.0]))
