@@ -455,7 +455,7 @@ def _fan_layout(fig, axes: np.ndarray, used: int) -> None:
         low, high = sorted(ax.get_ylim())
         ticks = [t for t in ax.yaxis.get_major_locator()() if low <= t <= high]
         texts = ax.yaxis.get_major_formatter().format_ticks(ticks)
-        font = ax.yaxis.get_ticklabels()[0].get_fontproperties() if ticks else None
+        font = ax.yaxis.get_major_ticks(1)[0].label1.get_fontproperties() if ticks else None
         sizes = [renderer.get_text_width_height_descent(t, font, ismath=False)[0] for t in texts]
         return max(sizes, default=0.0) / dpi
 
