@@ -415,9 +415,14 @@ def test_cli_ctrl_c_is_status_130():
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    time.sleep(5)  # started (imports done) and dealing
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=120)
+    try:
+        time.sleep(5)  # started (imports done) and dealing
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+    finally:  # (a run that missed the signal must not deal on, for an hour, beside the other tests)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
     assert (process.returncode, err.decode()) == (130, "pb-gym: interrupted\n")
 
 
