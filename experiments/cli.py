@@ -16,16 +16,16 @@ load (a second or more on a cold start) is reported like any other interrupt, as
 from __future__ import annotations
 
 import argparse
-import gc
 import os
+import signal
 import sys
 
+from pb_gym import interrupts
 from pb_gym.experiments.cli_odds import UsageError, add_rules_options, cmd_odds, cmd_simulate
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy and ruff know the name)
 if TYPE_CHECKING:  # for the annotations only; the modules are imported where they are used
     from collections.abc import Sequence
-    from typing import NoReturn
 
 
 def cmd_bench(args: argparse.Namespace) -> dict:
@@ -65,7 +65,8 @@ def cmd_bench(args: argparse.Namespace) -> dict:
 
 def cmd_score(args: argparse.Namespace) -> dict:
     """Score a policy on a benchmark task against the perfect-information bettor (pb_gym.benchmark):
-    POLICY is a model folder (or model.zip) written by pb-gym train, or module:callable naming a
+    POLICY is a model folder (or model.zip) written by pb-gym train, a model.zip saved by
+    stable-baselines3 (model.save) from a model trained on --task's env, or module:callable naming a
     callable from observations (N, obs_dim) float32 to actions (N,)."""
     import importlib
 
@@ -74,7 +75,7 @@ def cmd_score(args: argparse.Namespace) -> dict:
     try:
         score = importlib.import_module("pb_gym.experiments.score")
         result = score.run(args.policy, args.task, args.tables, args.hands, args.seed)
-    except ValueError as error:
+    except (ValueError, ImportError) as error:  # (ImportError: the rl extra a model needs is missing)
         raise UsageError(str(error)) from None
     if not args.json:
         print(benchmark.report(result))
@@ -92,17 +93,43 @@ def cmd_roads(args: argparse.Namespace) -> dict:
     except ValueError as error:
         raise UsageError(str(error)) from None
     board = roads.read_roads(outcomes)
-    if args.png:
+    png = None if args.png is None else _png_file(args.png)
+    if png is not None:
         try:
             from pb_gym.experiments import roads_plot
         except ImportError as error:
             raise UsageError(f"--png needs matplotlib ({error}); install the studies extra") from None
-        roads_plot.draw_scoreboard(board, args.png)
+        roads_plot.draw_scoreboard(board, png)
     if not args.json:
         sys.stdout.write(roads.scoreboard_text(board))
-        if args.png:
-            print(f"scoreboard drawn in {args.png}")
+        if png is not None:
+            print(f"scoreboard drawn in {png}")
     return board.to_dict()
+
+
+def _png_file(text: str) -> str:
+    """The file ``--png`` names, checked before anything is drawn: a PNG file in an existing folder
+    (``.png`` added to a name without a suffix, as matplotlib would add it, so that the file named
+    in the output is the file written). A folder or a device is refused, not written beside."""
+    from pathlib import Path
+
+    allowed = "allowed: a PNG file path, e.g. scoreboard.png (.png is added to a name without a suffix)"
+    if not text.strip():
+        raise UsageError(f"--png {text!r} is not allowed; {allowed}")
+    path = Path(text)
+    if text.endswith(("/", os.sep)) or path.is_dir():
+        raise UsageError(f"--png {text}: is a folder; {allowed}")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"--png {text}: is not a regular file (a device, a pipe or a socket); {allowed}")
+    if not path.suffix:
+        path = path.with_name(path.name + ".png")
+    elif path.suffix.lower() != ".png":
+        raise UsageError(f"--png {text}: the suffix {path.suffix} is not allowed; {allowed}")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"--png {path}: is not a regular file (a folder, a device...); {allowed}")
+    if not path.parent.is_dir():
+        raise UsageError(f"--png {text}: the folder {path.parent} does not exist; {allowed}")
+    return str(path)
 
 
 # ------------------------------------------------------------------------- studies (dispatch only)
@@ -111,12 +138,6 @@ def _study(module: str, args: argparse.Namespace) -> dict:
     clear usage error, and the other commands start without loading pydantic, matplotlib or torch)."""
     import importlib
 
-    # what is loaded now lives until the process ends: the collector need not walk it during the
-    # imports (0.03 s of the main job's), nor again at every full collection of the study (some 0.1 s,
-    # most of it under the GIL)
-    collecting = _ONE_COMMAND and gc.isenabled()
-    if collecting:
-        gc.disable()
     try:
         study = importlib.import_module(module)
     except ImportError as error:  # the `studies` extra (pyyaml, pydantic, matplotlib) is missing
@@ -124,10 +145,6 @@ def _study(module: str, args: argparse.Namespace) -> dict:
             f"{error}; install the studies extra (pb-gym is not on PyPI; in the clone): "
             "pip install -e '.[studies]'"
         ) from None
-    finally:
-        if collecting:
-            gc.freeze()
-            gc.enable()
     from pb_gym.experiments.chunk_store import ResumeError
     from pb_gym.experiments.config import ConfigError
     from pb_gym.experiments.outputs import OutputError
@@ -363,11 +380,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     odds.add_argument(
         "--known",
+        action="append",
         default=None,
         metavar="POS=RANKS[,...]",
         help="cards known at dealing positions 1-6 (player, banker, player, banker, then "
         "the next two cards): a rank (1=9) or a set of ranks an edge sorter sees "
-        "(1=6789); ranks A,2-9,T,J,Q,K",
+        "(1=6789); ranks A,2-9,T,J,Q,K; may be given several times (1=9 --known 4=T), "
+        "each position once",
     )
     add_rules_options(odds)
     odds.set_defaults(func=cmd_odds)
@@ -538,51 +557,7 @@ EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 """SIGTERM (128 + 15): stopped like Ctrl-C, its finished work kept for a rerun."""
 
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main process where Ctrl-C would be: every study keeps its finished work
-    and says so, as for Ctrl-C."""
-
-
-def _on_sigterm(main_pid: int):
-    def handler(signum, frame):  # noqa: ARG001
-        import signal
-
-        if os.getpid() != main_pid:  # a forked worker: die as SIGTERM means
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGTERM)
-            return
-        raise Terminated
-
-    return handler
-
-
-def _unraisable_interrupts(previous):
-    """A ``sys.unraisablehook`` that passes a Ctrl-C on instead of printing it: a KeyboardInterrupt
-    raised inside a C callback (llvmlite's object cache calls back into Python while numba loads a
-    kernel) is printed as "Exception ignored" and dropped, and the command ran on to the end with
-    status 0. The interrupt is raised again in the main thread 10 ms after the hook has returned
-    (``_thread.interrupt_main`` from a timer: raised in the hook itself it would be dropped too; one
-    that lands in another callback comes back here), where :func:`main` reports it; any other
-    unraisable error goes to the ``previous`` hook."""
-    import _thread
-    import threading
-
-    def interrupt_later() -> None:
-        timer = threading.Timer(0.01, _thread.interrupt_main)
-        timer.daemon = True
-        timer.start()
-
-    def hook(unraisable):
-        if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
-            try:
-                interrupt_later()
-            except KeyboardInterrupt:  # (a second Ctrl-C while the timer started)
-                interrupt_later()
-            return
-        previous(unraisable)
-
-    return hook
+Terminated = interrupts.Terminated
 
 
 def _silence_broken_stdout() -> None:
@@ -649,66 +624,46 @@ def _run(argv: Sequence[str] | None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``pb-gym`` console script. Exit status: 0 success, 1 the environment failed
+    """Entry point of the ``pb-gym`` command line. Exit status: 0 success, 1 the environment failed
     (a full disk, output closed early, a lost worker), 2 bad input (an option, a config, a run too
-    large for this machine), 130 interrupted (Ctrl-C); each failure is one line on stderr."""
-    previous = None
-    unraisable = sys.unraisablehook
-    try:
-        import signal
-        import threading
+    large for this machine), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM); each failure is one
+    line on stderr. A signal received at any moment ends the command as interrupted, whatever error
+    it caused on its way (:mod:`pb_gym.interrupts`)."""
+    _usable_streams()
+    with interrupts.handled():
+        try:
+            status = _run(argv)
+        except BaseException as error:  # noqa: BLE001 (each kind is reported or raised again below)
+            interrupts.settle()
+            return _failure(error)
+        interrupts.settle()
+        if interrupts.received() is not None:  # (dropped inside a callback, and the command ended)
+            return _failure(KeyboardInterrupt())
+        return status
 
-        _usable_streams()
-        if threading.current_thread() is threading.main_thread():
-            previous = signal.signal(signal.SIGTERM, _on_sigterm(os.getpid()))
-            sys.unraisablehook = _unraisable_interrupts(unraisable)
-        return _run(argv)
-    except Terminated:
-        return _fail(
-            EXIT_TERMINATED,
-            "pb-gym: terminated (SIGTERM); rerun the same command to resume "
-            "from the finished work kept in --out",
-        )
-    except KeyboardInterrupt:
-        return _fail(EXIT_INTERRUPTED, "pb-gym: interrupted")
-    except BrokenPipeError:
+
+def _failure(error: BaseException) -> int:
+    """The exit status of a command that raised ``error``, its one line written; an error that is not
+    the command line's to report (argparse's SystemExit, a bug's traceback) is raised again."""
+    signum = interrupts.received()
+    if signum is not None or isinstance(error, KeyboardInterrupt):
+        kept = f"; {error}" if isinstance(error, KeyboardInterrupt) and str(error) else ""
+        if signum == signal.SIGTERM or isinstance(error, Terminated):
+            return _fail(EXIT_TERMINATED, f"pb-gym: terminated (SIGTERM){kept}")
+        return _fail(EXIT_INTERRUPTED, f"pb-gym: interrupted{kept}")
+    if isinstance(error, BrokenPipeError):
         return _fail(
             EXIT_FAILURE, "pb-gym: error: the output was closed before it was all written (broken pipe)"
         )
-    except OSError as error:  # a full disk, a read-only or vanished folder, ...
+    if isinstance(error, OSError):  # a full disk, a read-only or vanished folder, ...
         where = f": {error.filename}" if error.filename else ""
-        reason = error.strerror or str(error)
-        return _fail(EXIT_FAILURE, f"pb-gym: error: {reason}{where}")
-    except MemoryError:
+        return _fail(EXIT_FAILURE, f"pb-gym: error: {error.strerror or error}{where}")
+    if isinstance(error, MemoryError):
         return _fail(
             EXIT_FAILURE, "pb-gym: error: out of memory; use fewer tables, sessions or shoes per chunk"
         )
-    finally:
-        sys.unraisablehook = unraisable
-        if previous is not None:
-            import signal
-
-            signal.signal(signal.SIGTERM, previous)
-
-
-_ONE_COMMAND = False
-"""Whether this process ends with its command (:func:`console`): a study's modules are then frozen
-once imported (``gc.freeze``: the garbage collector skips them)."""
-
-
-def console() -> NoReturn:
-    """The ``pb-gym`` console script: :func:`main`, then exit with its status.
-
-    The process's objects are frozen (``gc.freeze``) once a study's modules are loaded, and again
-    before the exit, which collects every object several times over (some 0.25 s once numba and
-    matplotlib are loaded) for a process that ends anyway. Callers of :func:`main` in a process that
-    goes on keep their collections."""
-    global _ONE_COMMAND
-    _ONE_COMMAND = True
-    status = main()
-    gc.freeze()
-    sys.exit(status)
+    raise error
 
 
 if __name__ == "__main__":
-    console()
+    sys.exit(main())

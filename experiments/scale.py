@@ -52,8 +52,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from pb_gym import interrupts, threads
 from pb_gym import progress as progress_display
-from pb_gym import threads
 
 if TYPE_CHECKING:
     from pb_gym.experiments.chunk_store import ChunkStore
@@ -279,13 +279,11 @@ def run(
                 f"{store.directory}: rerun the same command to compute only the others"
             ) from error.__cause__
         raise
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupted:  # (its text ends the command's one line on stderr)
         if store is not None and results:
-            print(
-                f"interrupted: {len(results)} finished chunk(s) are kept in {store.directory}; "
+            interrupted.args = (
+                f"{len(results)} finished chunk(s) are kept in {store.directory}; "
                 "rerun the same command to compute only the others",
-                file=sys.stderr,
-                flush=True,
             )
         raise
     return [results[chunk.index] for chunk in chunks]
@@ -343,6 +341,10 @@ def _run_serial(task, chunks, finished):
         finished(chunk, _twice(task, chunk))
 
 
+WAIT_S = 0.25
+"""How long the main thread waits for a chunk before it checks for a signal whose exception was
+dropped (:func:`pb_gym.interrupts.check`): a Ctrl-C ends the run within this much."""
+
 _worker = threading.local()  # a threads-backend worker's stop event
 
 
@@ -378,9 +380,11 @@ def _run_threads(
     pool = futures.ThreadPoolExecutor(max_workers=min(workers, len(chunks)), thread_name_prefix="chunk")
     running = {pool.submit(attempt, chunk): chunk for chunk in chunks}
     failure: BaseException | None = None
+    wait = True
     try:
         while running:
-            done, _ = futures.wait(running, return_when=futures.FIRST_COMPLETED)
+            done, _ = futures.wait(running, timeout=WAIT_S, return_when=futures.FIRST_COMPLETED)
+            interrupts.check()
             for future in sorted(done, key=lambda f: running[f].index):
                 chunk = running.pop(future)
                 error = future.exception()
@@ -401,11 +405,15 @@ def _run_threads(
                     )
         if failure is not None:
             raise failure
+    except KeyboardInterrupt:
+        # the chunks still running stop at their next check, not waited for: a chunk compiling a
+        # kernel (a first run) would hold the interruption as long; they write no file, and their
+        # work is dropped
+        wait = False
+        raise
     finally:
-        # Ctrl-C (or the run over): the chunks still running stop at their next check before this
-        # returns, instead of computing on for nobody
-        stop.set()
-        pool.shutdown(wait=True, cancel_futures=True)
+        stop.set()  # (the run over: the chunks still running stop at their next check)
+        pool.shutdown(wait=wait, cancel_futures=True)
 
 
 PR_SET_PDEATHSIG = 1
@@ -474,7 +482,8 @@ def _run_processes(task, chunks, workers, finished):
                 running[future] = queue.popleft()
             lost: list[Chunk] = []
             if running:
-                done, _ = futures.wait(running, return_when=futures.FIRST_COMPLETED)
+                done, _ = futures.wait(running, timeout=WAIT_S, return_when=futures.FIRST_COMPLETED)
+                interrupts.check()
                 for future in done:
                     chunk = running.pop(future)
                     error = future.exception()

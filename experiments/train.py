@@ -541,24 +541,20 @@ def trained_step(
             store=store,
             checkpoint_minutes=checkpoint_minutes,
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupted:  # (its text ends the command's one line on stderr)
         kept = CK.latest(store)
         if kept is None:
             store.discard()  # nothing was recorded: what the interrupted step wrote is no work to keep
-            print(
-                f"interrupted while training, before its first checkpoint (one every "
-                f"{checkpoint_minutes:g} minutes): no training was kept; the same command trains "
-                f"again from the start ({config.total_timesteps:,} timesteps)",
-                file=sys.stderr,
-                flush=True,
+            interrupted.args = (
+                f"while training, before its first checkpoint (one every {checkpoint_minutes:g} "
+                "minutes): no training was kept; the same command trains again from the start "
+                f"({config.total_timesteps:,} timesteps)",
             )
         else:
-            print(
-                f"interrupted while training: its checkpoint at {kept['timesteps']:,} of "
+            interrupted.args = (
+                f"while training: its checkpoint at {kept['timesteps']:,} of "
                 f"{config.total_timesteps:,} timesteps is kept in {store.directory}; rerun the same "
                 "command to continue from there (the same result as a run without a stop)",
-                file=sys.stderr,
-                flush=True,
             )
         raise
     record = {
@@ -597,13 +593,11 @@ def discovery_step(config: TrainConfig, store: chunk_store.ChunkStore, trained: 
         result, files = run_discovery(
             config, model, normalizer, folder, trained["exact_curve"], trained.get("seconds")
         )
-    except KeyboardInterrupt:
-        print(
-            f"interrupted while scoring the trained model (discovery): the trained model is kept in "
+    except KeyboardInterrupt as interrupted:  # (its text ends the command's one line on stderr)
+        interrupted.args = (
+            f"while scoring the trained model (discovery): the trained model is kept in "
             f"{store.directory}; rerun the same command to score and evaluate it without training "
             "again",
-            file=sys.stderr,
-            flush=True,
         )
         raise
     record = {"result": result, "files": _record(folder, files)}
@@ -668,6 +662,7 @@ def main(
             f"checkpoint_minutes={checkpoint_minutes!r} is not allowed; allowed: a number "
             ">= 0 (0: no checkpoints)"
         )
+    L.require_rl("training an agent")  # one line before anything is read, not a traceback mid-load
     config = load(config_path, TrainConfig)
     note = episode_note(config)
     if note is not None:
@@ -691,12 +686,10 @@ def main(
         report = run_study(
             study, progress=not as_json, backend=backend, scheduler=scheduler, workers=workers, store=store
         )
-    except KeyboardInterrupt:
-        print(
-            f"interrupted: {kept} kept in {store.directory}, with the held-out evaluation's "
-            "finished chunks; rerun the same command to finish it without training again",
-            file=sys.stderr,
-            flush=True,
+    except KeyboardInterrupt as interrupted:  # (its text ends the command's one line on stderr)
+        interrupted.args = (
+            f"{kept} kept in {store.directory}, with the held-out evaluation's finished chunks; "
+            "rerun the same command to finish it without training again",
         )
         raise
     except ChunkError as error:

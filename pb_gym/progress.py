@@ -14,13 +14,27 @@ that ran in another process or machine reports its work only when it finishes).
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
 from typing import Any, TextIO
 
+from pb_gym import interrupts
+
 INTERVAL_S = 5.0
 """Seconds between two progress lines when stderr is not a terminal."""
+
+
+def printable(text: str) -> str:
+    """``text`` for a terminal line: each character that is not printable (a control character such
+    as ESC or BEL, a line break, a format character such as U+202E that reverses the text after it)
+    written as its Python escape (``\\x1b``, ``\\u202e``), as an error message's ``repr`` shows it.
+    A user's name (a study, a system) then cannot clear the screen, ring, move the cursor or reorder
+    the line; printable text, accented letters included, is left as it is."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class Progress:
@@ -48,7 +62,7 @@ class Progress:
         stream: TextIO | None = None,
         bar: bool | None = None,
     ) -> None:
-        self.label = label
+        self.label = printable(label)
         self.total = total
         self.unit = unit
         self.chunks = chunks
@@ -84,7 +98,10 @@ class Progress:
 
     # -- counting -------------------------------------------------------------------------------
     def update(self, n: int, chunk: int | None = None) -> None:
-        """``n`` more items done (of the chunk of index ``chunk``, when chunks run side by side)."""
+        """``n`` more items done (of the chunk of index ``chunk``, when chunks run side by side). On the
+        main thread, a signal whose exception was dropped is raised again here
+        (:func:`pb_gym.interrupts.check`)."""
+        interrupts.check()
         if not self.enabled:
             return
         with self._lock:
@@ -93,6 +110,7 @@ class Progress:
 
     def __call__(self, chunk: Any) -> None:
         """A chunk (:class:`experiments.scale.Chunk`) finished: count it, and its items not counted."""
+        interrupts.check()
         if not self.enabled:
             return
         with self._lock:
@@ -176,54 +194,87 @@ def _is_terminal(stream: TextIO) -> bool:
         return False
 
 
-COMPILING = (
-    "pb-gym: compiling kernels, once per machine (tens of seconds; later runs load them from numba's cache)"
-)
-"""The line printed while numba compiles kernels that are not in its cache yet."""
+COMPILING = "pb-gym: compiling kernels not in the cache yet ({time}); later runs load them from {folder}"
+"""The line printed when numba starts compiling a kernel of pb-gym that is not in its cache
+(:func:`note_compiling` fills in the time it takes and the cache folder)."""
+COMPILE_TIME = "the first run of this version: 10 s to 2 minutes by command, longer on a busy machine"
+"""What a first run's compile takes on an idle machine (docs/getting-started.md gives the figures of each
+command, with their load)."""
+QUIET = "PB_GYM_COMPILE_NOTE"
+"""The environment variable that, set to ``0``, leaves the line out (the test suite sets it, so that
+its checks of stderr hold whether the cache is warm or not)."""
 
-_compile_checked: set[str] = set()
+_compile_lock = threading.Lock()
+_compile_armed = False
 _compile_noted = False
 
 
-def note_compiling(module: Any, stream: TextIO | None = None) -> bool:
-    """Say once per process, on a terminal's stderr, that the kernels of ``module`` are being compiled.
+def note_compiling(module: Any = None, stream: TextIO | None = None) -> None:
+    """Make the first compile of a cached pb-gym kernel in this process say so, in one line on stderr.
 
-    The first run on a machine compiles pb-gym's numba kernels (tens of seconds, with no output
-    otherwise); later runs load them from numba's on-disk cache. The check reads the cache index of each
-    cached kernel of ``module`` (a small file) once per module and process, so later calls cost a set
-    lookup. Only a terminal gets the line: a log or a test's captured stderr stays as it was.
+    The first run of a version (or, in a clone, of an edit) compiles pb-gym's numba kernels, with no
+    output otherwise; later runs load them from numba's on-disk cache (:mod:`pb_gym.kernel_cache`). The
+    entry points of the kernels (the engine, the exact calculator, the table session, the env) call
+    this before their kernels run: it listens, with numba's event API, for numba starting to compile a
+    kernel of pb-gym that numba caches (numba compiles only what its cache misses), and then writes
+    the line once per process, wherever stderr goes (a terminal, a notebook's cell, a log), unless
+    :data:`QUIET` is ``0``; the old cache folders are pruned then (:func:`pb_gym.kernel_cache.prune`).
+    After the first call, a call costs a flag's test.
 
     Args:
-        module: a module whose ``numba.njit(cache=True)`` kernels are about to run.
-        stream: where to write (default: stderr).
-
-    Returns:
-        True when the line was printed by this call.
+        module: the module whose kernels are about to run (any compile of a pb-gym kernel counts).
+        stream: where to write (default: stderr when the line is written).
     """
+    global _compile_armed
+    if _compile_armed:
+        return
+    with _compile_lock:
+        if _compile_armed:
+            return
+        from numba.core import event
+
+        class _FirstCompile(event.Listener):
+            def on_start(self, started: Any) -> None:
+                _compiling(started.data.get("dispatcher"), stream)
+
+            def on_end(self, ended: Any) -> None:
+                pass
+
+        event.register("numba:compile", _FirstCompile())
+        _compile_armed = True
+
+
+def _compiling(dispatcher: Any, stream: TextIO | None) -> None:
+    """numba starts compiling ``dispatcher``: the first time in this process it is a cached kernel of
+    pb-gym, prune the old cache folders and write the line (:func:`note_compiling`)."""
     global _compile_noted
-    name = getattr(module, "__name__", "")
-    if _compile_noted or name in _compile_checked:
-        return False
-    _compile_checked.add(name)
-    stream = sys.stderr if stream is None else stream
-    if not _is_terminal(stream) or not _uncached_kernels(module):
-        return False
-    _compile_noted = True
-    print(COMPILING, file=stream, flush=True)
-    return True
+    if _compile_noted or not _cached_kernel_of_pb_gym(dispatcher):
+        return
+    with _compile_lock:
+        if _compile_noted:
+            return
+        _compile_noted = True
+    from pb_gym import kernel_cache
+
+    kernel_cache.prune()
+    if os.environ.get(QUIET, "").strip() == "0":
+        return
+    from numba.core import config
+
+    folder = getattr(config, "CACHE_DIR", "") or "numba's cache beside the sources"
+    home = os.path.expanduser("~")
+    if folder.startswith(home + os.sep):
+        folder = "~" + folder[len(home) :]
+    try:
+        print(COMPILING.format(time=COMPILE_TIME, folder=folder), file=stream or sys.stderr, flush=True)
+    except (OSError, ValueError):  # a closed stderr: the work goes on without the line
+        pass
 
 
-def _uncached_kernels(module: Any) -> list[str]:
-    """Names of the cached kernels of ``module`` that numba's cache holds no compiled version of."""
-    missing = []
-    for name, value in vars(module).items():
-        cache = getattr(value, "_cache", None)
-        index = getattr(cache, "_cache_file", None)
-        if index is None or getattr(value, "signatures", None):  # not cached, or compiled already
-            continue
-        try:
-            if not index._load_index():  # {} when absent or stale (another source, numba version)
-                missing.append(name)
-        except Exception:  # numba's cache layout is not an API: say nothing rather than fail
-            continue
-    return missing
+def _cached_kernel_of_pb_gym(dispatcher: Any) -> bool:
+    """Whether ``dispatcher`` is a kernel of pb-gym that numba caches on disk (one that does not, such
+    as a closure, compiles in every process: no first run to speak of)."""
+    module = getattr(getattr(dispatcher, "py_func", None), "__module__", None) or ""
+    if module != "pb_gym" and not module.startswith("pb_gym."):
+        return False
+    return getattr(getattr(dispatcher, "_cache", None), "cache_path", None) is not None

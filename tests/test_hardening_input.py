@@ -405,27 +405,6 @@ def test_cli_environment_failures_are_status_1_and_one_line():
     assert err == "pb-gym: error: the output was closed before it was all written (broken pipe)\n"
 
 
-def test_cli_ctrl_c_is_status_130():
-    import signal
-    import subprocess
-    import time
-
-    process = subprocess.Popen(
-        [PB_GYM, "simulate", "--hands", "10000000000", "--tables", "64"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        time.sleep(5)  # started (imports done) and dealing
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=120)
-    finally:  # (a run that missed the signal must not deal on, for an hour, beside the other tests)
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    assert (process.returncode, err.decode()) == (130, "pb-gym: interrupted\n")
-
-
 # ------------------------------------------------------------ studies too large to hold (item 6)
 def test_a_study_says_which_part_is_too_large_and_what_to_change(monkeypatch):
     from pb_gym import memory

@@ -39,7 +39,7 @@ def wheel(tmp_path_factory) -> Path:
     tmp_path = tmp_path_factory.mktemp("wheel")
     source = tmp_path / "src"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "pb_gym_cli.py"):
         shutil.copy(ROOT / name, source / name)
     for package in ("pb_gym", "agents", "experiments"):
         shutil.copytree(
@@ -79,11 +79,12 @@ def test_the_wheel_ships_one_namespace_py_typed_the_version_and_the_console_scri
         info = f"pb_gym-{pb_gym.__version__}.dist-info"
         entry_points = archive.read(f"{info}/entry_points.txt").decode()
         metadata = archive.read(f"{info}/METADATA").decode()
-    # only pb_gym at the top: the agents and the studies are its subpackages
-    assert {name.split("/")[0] for name in names} == {"pb_gym", info}
+    # only pb_gym at the top (the agents and the studies are its subpackages), and the console
+    # script's entry point, which takes Ctrl-C before the package is imported
+    assert {name.split("/")[0] for name in names} == {"pb_gym", "pb_gym_cli.py", info}
     assert "pb_gym/py.typed" in names
     assert {"pb_gym/experiments/cli.py", "pb_gym/agents/sb3_vec_env.py", "pb_gym/agents/systems.py"} <= names
-    assert "pb-gym = pb_gym.experiments.cli:console" in entry_points.splitlines()
+    assert "pb-gym = pb_gym_cli:console" in entry_points.splitlines()
     assert f"\nVersion: {pb_gym.__version__}\n" in metadata
 
 

@@ -757,7 +757,7 @@ def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tm
     assert cli.main(["train", str(config), "--out", str(out), "--json"]) == 130
     err = capsys.readouterr().err
     assert (
-        f"interrupted: the trained model is kept in {out / '.partial'}, with the held-out "
+        f"pb-gym: interrupted; the trained model is kept in {out / '.partial'}, with the held-out "
         "evaluation's finished chunks; rerun the same command to finish it without training again"
     ) in err
     partial = out / ".partial"
@@ -848,7 +848,7 @@ def test_an_interrupted_training_keeps_nothing_and_says_so(tmp_path, monkeypatch
     monkeypatch.setattr(TR, "write_curve", interrupted)  # after learning, before the model is kept
     assert cli.main(["train", str(_tiny(tmp_path)), "--out", str(out)]) == 130
     assert (
-        "interrupted while training, before its first checkpoint (one every 5 minutes): no "
+        "pb-gym: interrupted; while training, before its first checkpoint (one every 5 minutes): no "
         "training was kept; the same command trains again from the start (256 timesteps)"
     ) in capsys.readouterr().err
     assert not (out / ".partial").exists()
@@ -886,7 +886,7 @@ def test_an_interrupted_discovery_scoring_resumes_on_the_kept_model(tmp_path, mo
     monkeypatch.setattr(D, "plot_calibration", interrupted)
     assert cli.main(["train", str(path), "--out", str(out)]) == 130
     assert (
-        f"interrupted while scoring the trained model (discovery): the trained model is kept in "
+        f"pb-gym: interrupted; while scoring the trained model (discovery): the trained model is kept in "
         f"{out / '.partial'}; rerun the same command"
     ) in capsys.readouterr().err
     monkeypatch.undo()
@@ -1142,7 +1142,7 @@ def test_an_interrupted_training_run_says_where_it_continues_and_does(tmp_path, 
     assert cli.main(["train", str(path), "--out", str(out), "--checkpoint-minutes", "1e-9"]) == 130
     err = capsys.readouterr().err
     assert (
-        "interrupted while training: its checkpoint at 256 of 512 timesteps is kept in "
+        "pb-gym: interrupted; while training: its checkpoint at 256 of 512 timesteps is kept in "
         f"{out / '.partial'}; rerun the same command"
     ) in err
     monkeypatch.undo()
