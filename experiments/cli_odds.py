@@ -176,11 +176,14 @@ def _odds_known(
     from pb_gym import catalog, known_cards
     from pb_gym import rules as R
 
+    # --known may be given several times (its values add up: a position given twice is refused)
+    given = args.known if isinstance(args.known, str) else ",".join(args.known)
     try:
-        known = known_cards.parse_known(args.known)
+        known = known_cards.parse_known(given)
         law = known_cards.hand_class_probabilities(composition, known)
     except ValueError as error:
-        raise UsageError(str(error) if str(error).startswith("--known") else f"--known: {error}") from None
+        text = str(error).removeprefix("known: ")  # (the core's name of the argument: said once)
+        raise UsageError(text if text.startswith("--known") else f"--known: {text}") from None
     ev = law @ catalog.pay_matrix(names, rules)
     pt, bt = R.hand_class_fields(np.arange(R.N_HAND_CLASSES))[:2]
     result["probabilities"] = {

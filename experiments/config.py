@@ -73,9 +73,11 @@ class Strict(BaseModel):
     """Base of every config section: unknown keys are errors, values are immutable, true/false is
     not a number (pydantic would read ``sessions: true`` as 1), a quoted string is not a number either
     (pydantic would read ``win_goal: '10'`` as 10), and a switch is true or false (pydantic would read
-    ``one_shoe: 1`` or ``one_shoe: "yes"`` as true)."""
+    ``one_shoe: 1`` or ``one_shoe: "yes"`` as true). A default is checked like a value the user wrote
+    (pydantic would take it unchecked): a default that a user's other value makes wrong (ruin's
+    default starting bankrolls against a smaller target) is refused, not crashed on after the run."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -201,9 +203,11 @@ names the field and what is allowed (``rules: Rules.decks=10 is not allowed; all
 class TableLimits(Strict):
     """The ``table:`` section: betting unit and table limits, in money."""
 
-    unit: float = Field(1.0, gt=0)
-    minimum: float = Field(1.0, gt=0)
-    maximum: float = Field(1000.0, gt=0)
+    unit: float = Field(
+        1.0, gt=0, description="one betting unit, in money (the systems' stakes are in units)"
+    )
+    minimum: float = Field(1.0, gt=0, description="the table minimum stake, in money")
+    maximum: float = Field(1000.0, gt=0, description="the table maximum stake, in money (at least minimum)")
 
     @model_validator(mode="after")
     def _limits_are_ordered(self) -> TableLimits:
@@ -449,9 +453,42 @@ def parse_yaml(text: str, source: str = "config") -> object:
     except _YamlLimit as error:
         raise ConfigError(f"{source}: {error}") from None
     except yaml.YAMLError as error:
-        raise ConfigError(f"{source}: not valid YAML: {error}") from None
+        raise ConfigError(f"{source}: {_yaml_problem(error, text)}") from None
     except RecursionError:  # unreachable with MAX_DEPTH below Python's limit; kept as a guard
         raise ConfigError(f"{source}: nested too deeply") from None
+
+
+def _yaml_problem(error: yaml.YAMLError, source_text: str) -> str:
+    """PyYAML's error on one line, placed by line and column (PyYAML's own text takes several lines,
+    quotes the source line, and names the text ``"<unicode string>"`` instead of the file)."""
+    if isinstance(error, yaml.reader.ReaderError):  # a character YAML refuses (a control character)
+        at = max(0, min(error.position, len(source_text)))
+        line, column = source_text.count("\n", 0, at) + 1, at - source_text.rfind("\n", 0, at)
+        code = ord(error.character) if isinstance(error.character, str) else int(error.character)
+        escape = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+        return (
+            f"line {line}, column {column}: not valid YAML: the character U+{code:04X} is not "
+            f'allowed in YAML text; write it escaped in a double-quoted string ("{escape}")'
+        )
+    if not isinstance(error, yaml.MarkedYAMLError):
+        return "not valid YAML: " + " ".join(str(error).replace('in "<unicode string>", ', "").split())
+    problem, mark = error.problem, error.problem_mark or error.context_mark
+    if problem is None:
+        problem, mark = error.context, error.context_mark
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    tag = re.fullmatch(r"could not determine a constructor for the tag (.+)", problem or "")
+    if tag is not None:
+        return (
+            f"{where}the tag {tag.group(1)} is not allowed; a config holds plain values "
+            "(numbers, text, true/false, lists, mappings) without !tags"
+        )
+    text = f"not valid YAML: {problem}"
+    if error.context and error.problem is not None:  # where the enclosing construct began
+        start = error.context_mark
+        text += f" ({error.context}" + (
+            f" that begins on line {start.line + 1}, column {start.column + 1})" if start is not None else ")"
+        )
+    return where + " ".join(text.split())
 
 
 PIPE_SECONDS = 10.0

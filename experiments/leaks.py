@@ -78,9 +78,9 @@ class LeaksConfig(Strict):
     decks: int = Field(8, ge=1, le=8, description="decks in the shoe")
     hands: int = Field(200_000, ge=100, description="simulated leak events per leak")
     chunk_hands: int = Field(50_000, ge=100, description="tables dealt at once (bounds the memory)")
-    seed: int = Field(1, ge=0)
+    seed: int = Field(1, ge=0, description="seed of the simulated deals and of the frequency shoes")
     frequency_shoes: int = Field(200, ge=10, description="shoes dealt to measure the hands per shoe")
-    leaks: tuple[Leak, ...] = LEAKS
+    leaks: tuple[Leak, ...] = Field(LEAKS, min_length=1, description="the leaks studied (one or more)")
 
 
 # --------------------------------------------------------------------------------------------------

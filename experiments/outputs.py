@@ -180,7 +180,7 @@ def lock(final: Path, option: str = "--out") -> None:
         return
     import hashlib
 
-    name = hashlib.sha256(f"{os.getuid()}:{final}".encode()).hexdigest()[:40]
+    name = hashlib.sha256(f"{os.getuid()}:{_identity(final)}".encode()).hexdigest()[:40]
     holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         holder.bind(f"\0pb-gym-out-{name}")
@@ -191,6 +191,20 @@ def lock(final: Path, option: str = "--out") -> None:
             "for it to finish, or choose another folder"
         ) from None
     _LOCKS[final] = holder
+
+
+def _identity(final: Path) -> str:
+    """The folder ``final`` however it is spelled: its parent's device and inode, and its name. Two
+    spellings of one folder (a symlinked parent, ``//tmp/x`` and ``/tmp/x``, a bind mount) are one
+    lock, where the path text would be two, and two runs would write into one folder at once. The
+    folder itself may not exist yet, and is replaced as a whole when a run ends (a new inode), so
+    its parent names it; :func:`prepare` creates the parent before it takes the lock. A parent
+    that cannot be read falls back to the path with every symlink resolved."""
+    try:
+        parent = os.stat(final.parent)
+    except OSError:
+        return os.path.realpath(final)
+    return f"{parent.st_dev}:{parent.st_ino}/{final.name}"
 
 
 def release(final: Path) -> None:
@@ -283,10 +297,10 @@ def _prepare(final: Path, text: str, owned: frozenset[str], option: str) -> Dest
         ancestor = ancestor.parent
     if not ancestor.is_dir():
         raise OutputError(f"{option} {text}: {ancestor} is not a folder")
-    lock(final, option)
-    _remove_abandoned(final)
     try:  # the one test that tells: create (and remove) a folder where the staging folder will go,
         final.parent.mkdir(parents=True, exist_ok=True)  # with a name as long as the staging one
+        lock(final, option)  # (keyed by the parent, which exists now)
+        _remove_abandoned(final)
         probe = tempfile.mkdtemp(prefix=_owned_prefix(final, "staging"), dir=final.parent)
         os.rmdir(probe)
     except OSError as error:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from pb_gym import procedures
 from pb_gym import rules as R
@@ -40,14 +40,25 @@ from pb_gym.experiments.config import Strict
 class ProcedureConfig(Strict):
     """One procedure of the study."""
 
-    name: str = Field(min_length=1)
-    shuffle: Literal["hand", "csm"] = "hand"
-    csm_delay: int = Field(0, ge=0, le=procedures.MAX_CSM_DELAY)
+    name: str = Field(min_length=1, description="the procedure's row in the report")
+    shuffle: Literal["hand", "csm"] = Field(
+        "hand", description="hand: a shoe to the cut card; csm: a continuous shuffling machine"
+    )
+    csm_delay: int = Field(
+        0,
+        ge=0,
+        le=procedures.MAX_CSM_DELAY,
+        description="hands a dealt card waits before the CSM takes it back",
+    )
     cut_card: int = Field(14, ge=6, description="cards behind the cut card (hand shuffle)")
     cut_range: tuple[int, int] | None = Field(
         None, description="(low, high): cards behind the cut drawn per shoe (hand shuffle); None: cut_card"
     )
-    burn: Literal["rules", "value", "one_down", "one_up", "none"] = "rules"
+    burn: Literal["rules", "value", "one_down", "one_up", "none"] = Field(
+        "rules",
+        description="after a shuffle: rules (the rules' burn), value (turn a card, burn its value), "
+        "one_down, one_up (one card, shown) or none",
+    )
 
     @model_validator(mode="after")
     def _valid(self) -> ProcedureConfig:
@@ -64,20 +75,33 @@ class ProcedureConfig(Strict):
 class ProceduresConfig(Strict):
     """``configs/experiments/procedures.yaml``."""
 
-    decks: int = Field(8, ge=1, le=8)
-    bets: Literal["all"] | tuple[str, ...] = Field("all", description="all (the catalog) or a list of names")
+    decks: int = Field(8, ge=1, le=8, description="decks in the shoe")
+    bets: Literal["all"] | tuple[str, ...] = Field(
+        "all", description="all (the catalog) or a list of one or more names"
+    )
     tables: int = Field(200, ge=2, description="tables dealt per procedure (the CIs' groups)")
     csm_hands: int = Field(80, ge=1, description="hands per CSM table (about a shoe's)")
     training_tables: int = Field(200, ge=2, description="tables of the deal that fits the thresholds")
-    seed: int = Field(1, ge=0)
-    training_seed: int = Field(1_000_001, ge=0)
-    max_tag: float = Field(10.0, gt=0)
-    procedures: tuple[ProcedureConfig, ...] = (
-        ProcedureConfig(name="hand-shuffled"),
-        ProcedureConfig(name="csm-delay-0", shuffle="csm"),
-        ProcedureConfig(name="csm-delay-1", shuffle="csm", csm_delay=1),
-        ProcedureConfig(name="csm-delay-5", shuffle="csm", csm_delay=5),
+    seed: int = Field(1, ge=0, description="seed of the main deal")
+    training_seed: int = Field(1_000_001, ge=0, description="seed of the threshold deal (not seed)")
+    max_tag: float = Field(10.0, gt=0, description="largest |tag| of the EoR count")
+    procedures: tuple[ProcedureConfig, ...] = Field(
+        (
+            ProcedureConfig(name="hand-shuffled"),
+            ProcedureConfig(name="csm-delay-0", shuffle="csm"),
+            ProcedureConfig(name="csm-delay-1", shuffle="csm", csm_delay=1),
+            ProcedureConfig(name="csm-delay-5", shuffle="csm", csm_delay=5),
+        ),
+        min_length=1,
+        description="the dealing procedures compared, one row each",
     )
+
+    @field_validator("bets")
+    @classmethod
+    def _some_bets(cls, bets: str | tuple[str, ...]) -> str | tuple[str, ...]:
+        if not bets:  # (the bet book would read an empty list as every bet of the catalog)
+            raise ValueError("an empty list is not allowed; allowed: all, or a list of one or more bet names")
+        return bets
 
 
 def deal(

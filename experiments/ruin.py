@@ -79,8 +79,10 @@ Bet = Literal["player", "banker", "fair_coin"]
 class VsStart(Strict):
     """Curves against the starting bankroll, for one target."""
 
-    target: int = Field(20, ge=2, le=1000)
-    simulate: tuple[int, ...] = (2, 5, 10, 15, 18)
+    target: int = Field(20, ge=2, le=1000, description="the target bankroll, in units")
+    simulate: tuple[int, ...] = Field(
+        (2, 5, 10, 15, 18), min_length=1, description="starting bankrolls also simulated (below target)"
+    )
 
     @field_validator("simulate")
     @classmethod
@@ -90,17 +92,26 @@ class VsStart(Strict):
         if bad and target is not None:
             raise ValueError(
                 f"every starting bankroll must be in 1..{target - 1} (below the "
-                f"target {target}); {bad[0]} is not"
+                f"target {target}); {bad[0]} is not{_default_note(cls, 'simulate', simulate)}"
             )
         return simulate
+
+
+def _default_note(model: type[Strict], key: str, value: tuple[int, ...]) -> str:
+    """Where ``value`` is ``key``'s default, say so: the user did not write it, and must now."""
+    if value != model.model_fields[key].default:
+        return ""
+    return f" ({key} was not given, and its default {list(value)} does not fit: give {key} too)"
 
 
 class VsTarget(Strict):
     """Curves against the target, for one starting bankroll."""
 
-    start: int = Field(10, ge=1, le=1000)
-    max_target: int = Field(100, ge=2, le=1000)
-    simulate: tuple[int, ...] = (12, 15, 20, 40, 70, 100)
+    start: int = Field(10, ge=1, le=1000, description="the starting bankroll, in units")
+    max_target: int = Field(100, ge=2, le=1000, description="the curve's largest target, in units")
+    simulate: tuple[int, ...] = Field(
+        (12, 15, 20, 40, 70, 100), min_length=1, description="targets also simulated (above start)"
+    )
 
     @field_validator("max_target")
     @classmethod
@@ -120,7 +131,7 @@ class VsTarget(Strict):
         if bad:
             raise ValueError(
                 f"every target must be in {start + 1}..{top} (above start, at most "
-                f"max_target); {bad[0]} is not"
+                f"max_target); {bad[0]} is not{_default_note(cls, 'simulate', simulate)}"
             )
         return simulate
 
@@ -128,19 +139,21 @@ class VsTarget(Strict):
 class RuinConfig(Strict):
     """``configs/experiments/ruin.yaml``."""
 
-    martingale: MartingaleIllusion | None = MartingaleIllusion()
+    martingale: MartingaleIllusion | None = Field(
+        MartingaleIllusion(), description="the Martingale illusion under table maximums (null: left out)"
+    )
 
-    rules: RulesConfig = RulesConfig()
-    bets: tuple[Bet, ...] = ("player", "banker", "fair_coin")
-    vs_start: VsStart = VsStart()
-    vs_target: VsTarget = VsTarget()
+    rules: RulesConfig = Field(RulesConfig(), description="the rules of the shoes dealt")
+    bets: tuple[Bet, ...] = Field(("player", "banker", "fair_coin"), description="the bets studied")
+    vs_start: VsStart = Field(VsStart(), description="curves against the starting bankroll")
+    vs_target: VsTarget = Field(VsTarget(), description="curves against the target")
     sessions: int = Field(2000, ge=10, description="simulated sessions per (start, target) point")
     chunk_sessions: int = Field(
         5000,
         ge=1,
         description="simulated sessions per chunk (the unit of work of a backend; changes the dealt hands)",
     )
-    seed: int = Field(1, ge=0)
+    seed: int = Field(1, ge=0, description="seed of the deal (chunk i: SeedSequence(seed).spawn(n)[i])")
     max_hands: int = Field(1_000_000, ge=100, description="safety cap on a session's length")
 
     @field_validator("bets")

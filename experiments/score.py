@@ -1,11 +1,16 @@
 """``pb-gym score``: a policy scored on a benchmark task by :func:`pb_gym.benchmark.score`.
 
-The policy is a model folder written by ``pb-gym train`` (or its ``model.zip``), or ``module:callable``
-naming any importable callable from observations ``(N, obs_dim)`` to actions ``(N,)`` (a module of
-the current folder works too: ``my_agent:act``)::
+The policy is a model folder written by ``pb-gym train`` (or its ``model.zip``), a ``model.zip`` saved
+by stable-baselines3 itself (``model.save``, no ``env.json`` beside it) from a model trained on the
+``--task``'s own env (``gymnasium.make(task)``), or ``module:callable`` naming any importable callable
+from observations ``(N, obs_dim)`` to actions ``(N,)`` (a module of the current folder works too:
+``my_agent:act``)::
 
     pb-gym score out/train/discover-fast --task pb_gym/Discover-v0
+    pb-gym score ppo_discover.zip --task pb_gym/Discover-v0
     pb-gym score my_agent:act --task Discover-v0 --tables 64 --hands 400 --json
+
+A policy's own failure (an exception, a call of ``exit()``) is reported as one line naming it.
 
 :func:`model_policy` is the adapter of a ``pb-gym train`` model to a task's observations: the task's
 flat, scaled observation is turned back into the model's own (its Dict in raw units, its observation
@@ -129,6 +134,108 @@ class ModelPolicy:
         return actions
 
 
+class PlainModelPolicy(ModelPolicy):
+    """A plain stable-baselines3 model (saved by ``model.save()``, no ``env.json``) as a policy of a
+    task: a model trained on the task's own env (``gymnasium.make(task)``), whose observations are
+    the task's flat ones as they are."""
+
+    def __init__(self, model, algorithm: str, task: str | Task) -> None:
+        spec = get_task(task)
+        super().__init__(model, algorithm, dict(spec.kwargs), "none", None, spec)
+
+    def model_obs(self, obs: np.ndarray) -> Any:
+        return np.asarray(obs, dtype=np.float32)
+
+
+def _plain_zip(path: Path) -> Path | None:
+    """The zip of a plain SB3 model at ``path`` (a zip, or a folder holding ``model.zip``) with no
+    ``env.json`` beside it; None for anything else (a ``pb-gym train`` model, checked as such)."""
+    import zipfile
+
+    from pb_gym.agents import learned as L
+
+    zip_path = path / L.MODEL_FILE if path.is_dir() else path
+    if zip_path.is_file() and not (zip_path.parent / L.ENV_FILE).exists() and zipfile.is_zipfile(zip_path):
+        return zip_path
+    return None
+
+
+def _sb3_algorithm(zip_path: Path) -> str:
+    """The algorithm that saved the SB3 model ``zip_path``, read from its ``data`` (JSON: nothing of
+    the model is unpickled to tell): the module of its policy, and for PPO and A2C (one policy
+    module) PPO's ``clip_range``."""
+    import json
+    import zipfile
+
+    from pb_gym.agents import learned as L
+
+    try:
+        with zipfile.ZipFile(zip_path) as archive:
+            data = json.loads(archive.read("data"))
+        module = data["policy_class"]["__module__"]
+    except Exception:  # noqa: BLE001 (a zip that is not an SB3 model: any of many errors)
+        raise ValueError(
+            f"{zip_path}: not a stable-baselines3 model, and no {L.ENV_FILE} beside it; allowed: a "
+            "model folder written by pb-gym train, or a model saved by SB3's model.save()"
+        ) from None
+    names = [name for name, policies in L.POLICY_MODULES.items() if policies == module]
+    if not names:
+        raise ValueError(
+            f"{zip_path}: its policy comes from {module!r}; allowed: a model of {', '.join(L.ALGORITHMS)}"
+        )
+    if len(names) > 1:  # PPO and A2C share their policies
+        return "PPO" if "clip_range" in data else "A2C"
+    return names[0]
+
+
+def plain_model_policy(zip_path: str | Path, task: str | Task) -> PlainModelPolicy:
+    """A plain SB3 model (``model.save()``, no ``env.json``) as a policy of ``task``: it must have
+    been trained on the task's env (its observation and action spaces are checked).
+
+    Raises:
+        ValueError: not an SB3 model, or one of other spaces than the task's (named).
+    """
+    from pb_gym.agents import learned as L
+
+    zip_path = Path(zip_path)
+    spec = get_task(task)
+    algorithm = _sb3_algorithm(zip_path)
+    try:
+        model = L.algorithm_class(algorithm).load(zip_path, device="cpu")
+    except L.MissingExtra:
+        raise
+    except Exception as error:  # noqa: BLE001 (a damaged or foreign zip: any of many errors)
+        raise ValueError(f"{zip_path}: the {algorithm} model cannot be loaded ({_one_line(error)})") from None
+    cfg = T.make_config(**spec.kwargs)
+    differ = [
+        f"{name}: model {L._space_form(got)}, task {L._space_form(want)}"
+        for name, got, want in (
+            ("observation space", model.observation_space, T.observation_space(cfg)),
+            ("action space", model.action_space, T.action_space(cfg)),
+        )
+        if L._space_form(got) != L._space_form(want)
+    ]
+    if differ:
+        raise ValueError(
+            f"{zip_path}: a model with no {L.ENV_FILE} beside it is scored as trained on --task's own "
+            f"env, and {spec.id}'s differs ({'; '.join(differ)}); allowed: --task the task it was "
+            f"trained on, or the folder pb-gym train wrote (with its {L.ENV_FILE})"
+        )
+    return PlainModelPolicy(model, algorithm, spec)
+
+
+def _one_line(error: BaseException, limit: int = 200) -> str:
+    """An exception as one short line for a message: its type and text, line breaks and control
+    characters escaped (a policy's own error may hold anything)."""
+    from pb_gym.progress import printable
+
+    if isinstance(error, SystemExit):
+        return f"it called exit({error.code!r})"
+    text = " ".join(str(error).split())
+    text = printable(text if len(text) <= limit else text[:limit] + "...")
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
 def model_policy(path: str | Path, task: str | Task) -> ModelPolicy:
     """The ``pb-gym train`` model at ``path`` (its folder or ``model.zip``) as a policy of ``task``."""
     from pb_gym.agents import learned as L
@@ -150,13 +257,19 @@ def load_policy(source: str, task: str | Task):
     """A policy from the command line: a model folder or ``model.zip``, else ``module:callable``."""
     path = Path(source)
     if path.exists():
-        return model_policy(path, task)
+        plain = _plain_zip(path)
+        return model_policy(path, task) if plain is None else plain_model_policy(plain, task)
     module_name, sep, attr = source.partition(":")
     if not sep or not module_name or not attr:
         raise ValueError(
             f"policy {source!r} is not allowed; allowed: a model folder (or model.zip) "
-            "written by pb-gym train, or module:callable (an importable callable from "
-            "observations (N, obs_dim) to actions (N,))"
+            "written by pb-gym train, a model.zip saved by SB3, or module:callable (an "
+            "importable callable from observations (N, obs_dim) to actions (N,))"
+        )
+    if module_name.startswith("."):  # (importlib needs a package to resolve it against)
+        raise ValueError(
+            f"policy {source!r}: a relative module name ({module_name!r}) is not allowed; allowed: "
+            f"an absolute one, e.g. {module_name.lstrip('.') or 'my_agent'}:{attr} from its folder"
         )
     here = os.getcwd()  # a module of the current folder, as `python -m` finds it (for this import only)
     sys.path.insert(0, here)
@@ -164,6 +277,12 @@ def load_policy(source: str, task: str | Task):
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise ValueError(f"policy {source!r}: module {module_name!r} cannot be imported ({error})") from None
+    except (KeyboardInterrupt, MemoryError):
+        raise
+    except BaseException as error:  # its own code failed (or exited) while it was imported
+        raise ValueError(
+            f"policy {source!r}: module {module_name!r} failed while it was imported ({_one_line(error)})"
+        ) from None
     finally:
         sys.path.remove(here)
     obj: Any = module
@@ -181,10 +300,42 @@ def run(source: str, task: str, tables: int, hands: int, seed: int) -> dict:
     policy = load_policy(source, task)
     reset = getattr(policy, "reset", None)
     result = B.score(
-        policy, task, tables=tables, hands=hands, seed=seed, reset=reset if callable(reset) else None
+        _guarded(policy, source, "called with observations (N, obs_dim) float32"),
+        task,
+        tables=tables,
+        hands=hands,
+        seed=seed,
+        reset=_guarded(reset, source, "reset") if callable(reset) else None,
     )
     result["policy"] = source
     return result
 
 
-__all__ = ["ModelPolicy", "check_same_table", "load_policy", "model_policy", "run"]
+def _guarded(call: Any, source: str, doing: str) -> Any:
+    """``call`` with its failures (any exception, a ``SystemExit``) made one :class:`ValueError`
+    naming the policy: the user's code may raise anything, or call ``exit()``, which would otherwise
+    end the command silently with its status."""
+
+    def guarded(*args: Any) -> Any:
+        try:
+            return call(*args)
+        except (KeyboardInterrupt, MemoryError):
+            raise
+        except BaseException as error:
+            raise ValueError(
+                f"policy {source!r} failed when {doing} ({_one_line(error)}); allowed: a callable "
+                "from observations (N, obs_dim) float32 to actions (N,)"
+            ) from None
+
+    return guarded
+
+
+__all__ = [
+    "ModelPolicy",
+    "PlainModelPolicy",
+    "check_same_table",
+    "load_policy",
+    "model_policy",
+    "plain_model_policy",
+    "run",
+]

@@ -182,11 +182,20 @@ class Deal:
     def __init__(self, env_kwargs: Mapping[str, Any], tables: int, seed: int, keys: Sequence[str]) -> None:
         from gymnasium.vector import AutoresetMode
 
+        from pb_gym import memory
+        from pb_gym.envs import table as T
+        from pb_gym.envs.config import EnvConfig
         from pb_gym.envs.vector import PuntoBancoVectorEnv
+        from pb_gym.rules import N_RANKS
 
-        self.env = PuntoBancoVectorEnv(
-            tables, autoreset_mode=AutoresetMode.DISABLED, **dict(env_kwargs, reward="realized")
-        )
+        settings = dict(env_kwargs, reward="realized")
+        config = EnvConfig(**settings)
+        # checked here, in this function's terms (the env's own check would say "num_envs"): the
+        # tables, and per table the sums, the unseen cards, the EVs, stakes and the observation
+        per_table = T.table_bytes(config) + 4 * config.obs_size
+        per_table += 8 * (2 * (len(keys) + 1) + N_RANKS + 4 * config.n_columns)
+        memory.require(tables * per_table, f"dealing {tables:,} held-out tables at once", "use fewer tables")
+        self.env = PuntoBancoVectorEnv(tables, autoreset_mode=AutoresetMode.DISABLED, **settings)
         self.cfg = self.env.config
         self.pay = self.env.tables.session.payoffs  # net win per unit of every column, by hand class
         self.obs, _ = self.env.reset(seed=seed)
