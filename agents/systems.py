@@ -180,7 +180,8 @@ class BettingSystem:
     Args:
         bet: the bet the system plays (a name offered at the table).
         base: the base stake in betting units.
-        on_cap: ``"cap"`` or ``"reset"`` (see the module docstring).
+        on_cap: at the table maximum, ``"cap"`` stakes the maximum and keeps the progression going;
+            ``"reset"`` abandons the series and stakes one ``base`` instead (see the module docstring).
         name: a display name (defaults to the system's key).
     """
 
@@ -380,6 +381,10 @@ class Martingale(Programmed):
     so that a win recovers every loss of the series plus one base unit even at 19:20 (the plain
     doubling on banker does not: after k >= 1 losses a win nets +0.95, +0.90, +0.80, ... and turns
     negative after five). At the table maximum see ``on_cap``.
+
+    Args:
+        recovering: after a loss, stake what recovers the series' losses plus one ``base`` (instead of
+            doubling).
     """
 
     key = "martingale"
@@ -410,7 +415,12 @@ class GrandMartingale(Martingale):
 class Paroli(Programmed):
     """Paroli (reverse Martingale with a goal): double after each win; after ``wins_to_reset``
     consecutive wins (default 3) bank the gain and restart at ``base``; a loss restarts at ``base``;
-    a push changes nothing. ``wins_to_reset=None`` never banks: the plain reverse Martingale."""
+    a push changes nothing. ``wins_to_reset=None`` never banks: the plain reverse Martingale.
+
+    Args:
+        wins_to_reset: consecutive wins after which the gain is banked and the stake restarts at
+            ``base`` (null: never).
+    """
 
     key = "paroli"
 
@@ -487,7 +497,11 @@ class Labouchere(Programmed):
     first plus the last (the single number when one is left); a win crosses both off, a loss appends
     the amount lost (in units of ``base``); when the line is empty the series is won (its original sum)
     and a new line starts. A push changes nothing. At the table maximum see ``on_cap`` (``"reset"``
-    starts a new line)."""
+    starts a new line).
+
+    Args:
+        line: the starting line, in units of ``base``.
+    """
 
     key = "labouchere"
 
@@ -552,7 +566,12 @@ class Chop(FollowTheWinner):
 
 class RandomBettor(Programmed):
     """Random bettor: each hand, with probability ``p_bet``, flat ``base`` on a bet drawn uniformly from
-    ``bets`` (default banker or player)."""
+    ``bets`` (default banker or player).
+
+    Args:
+        bets: the bets drawn from.
+        p_bet: the probability of betting on a hand.
+    """
 
     key = "random"
     not_configurable = ("bet",)
@@ -621,6 +640,10 @@ class Kelly(BettingSystem):
     shows that every bet in ``bets`` has EV < 0 (about nine hands in ten), nothing can be staked, and
     the exact EV is computed only for the other hands. The decisions are the same as with the exact
     EV everywhere (``skip_proven=False``), only faster.
+
+    Args:
+        bets: the bets priced before each hand (the best positive one is staked).
+        fraction: the share of the Kelly stake staked (0.5: half Kelly).
     """
 
     key = "kelly"

@@ -146,7 +146,7 @@ def _by_suit_of_removal(compositions: np.ndarray, decks: int) -> np.ndarray:
 class AtlasConfig(Strict):
     """``configs/experiments/atlas.yaml``."""
 
-    rules: RulesConfig = RulesConfig()
+    rules: RulesConfig = Field(RulesConfig(), description="the rules of the shoes dealt")
     custom_bets: tuple[dict, ...] = Field(
         (),
         description="the user's own bets: {name, source, title, rows: [{when: {...}, pays}]} each, "
@@ -158,14 +158,14 @@ class AtlasConfig(Strict):
         "list of names (the suited bets too: perfect_pair, perfect_pair_v1)",
     )
     shoes: int = Field(10_000, ge=2, description="shoes dealt (one engine table each, first shoe only)")
-    seed: int = Field(1, ge=0)
+    seed: int = Field(1, ge=0, description="seed of the main deal (chunk i: SeedSequence(seed).spawn(n)[i])")
     chunk_shoes: int = Field(1_000, ge=1, description="shoes per chunk of the main deal")
     training_shoes: int = Field(2_000, ge=2, description="shoes of the deal that fits the thresholds")
-    training_seed: int = Field(1_000_001, ge=0)
+    training_seed: int = Field(1_000_001, ge=0, description="seed of the threshold deal (not seed)")
     max_tag: float = Field(10.0, gt=0, description="largest |tag| of the EoR count")
     integer_max_tag: int = Field(6, ge=1, le=20, description="integer counts tried: largest tag 1..N")
     published: bool = Field(True, description="replay and compare the published counts")
-    advantage: RiskConfig = RiskConfig()
+    advantage: RiskConfig = Field(RiskConfig(), description="the advantage player's figures (below)")
 
     @field_validator("training_seed")
     @classmethod

@@ -90,7 +90,7 @@ class CountConfig(Strict):
     """A count given by its tags (an entry of ``counts:``): how a player keeps it, replayed as given."""
 
     name: str = Field(min_length=1, max_length=64, description="the count's name in the report")
-    bet: StudiedBet
+    bet: StudiedBet = Field(description="the bet the count plays")
     tags: tuple[float, ...] = Field(description="10 tags: A, 2, ..., 9, then the ten-value cards")
     start: float = Field(0.0, description="the running count at the start of the shoe")
     count: Literal["running", "true"] = Field(
@@ -110,9 +110,9 @@ class CountConfig(Strict):
 class CountingConfig(Strict):
     """``configs/experiments/counting.yaml``."""
 
-    rules: RulesConfig = RulesConfig()
+    rules: RulesConfig = Field(RulesConfig(), description="the rules of the shoes dealt")
     shoes: int = Field(10_000, ge=2, description="shoes dealt (one engine table each)")
-    seed: int = Field(1, ge=0)
+    seed: int = Field(1, ge=0, description="seed of the main deal (chunk i: SeedSequence(seed).spawn(n)[i])")
     chunk_shoes: int = Field(
         2_500,
         ge=1,
@@ -120,8 +120,11 @@ class CountingConfig(Strict):
         "work of a backend; changes the dealt hands)",
     )
     training_shoes: int = Field(2_000, ge=2, description="shoes of the deal that picks thresholds")
-    training_seed: int = Field(1_000_001, ge=0)
-    count_bets: tuple[StudiedBet, ...] = ("dragon7", "panda8", "tie_9to1", "player_pair", "banker_pair")
+    training_seed: int = Field(1_000_001, ge=0, description="seed of the threshold deal (not seed)")
+    count_bets: tuple[StudiedBet, ...] = Field(
+        ("dragon7", "panda8", "tie_9to1", "player_pair", "banker_pair"),
+        description="the bets given a fitted linear count",
+    )
     max_tag: float = Field(10.0, gt=0, description="largest |tag| of a count")
     integer_tags: bool = Field(
         True, description="round the tags to the nearest balanced whole numbers (sum over a full shoe 0)"
@@ -130,7 +133,7 @@ class CountingConfig(Strict):
     counts: tuple[CountConfig, ...] = Field(
         (), max_length=16, description="counts given by their tags, replayed beside the fitted ones"
     )
-    advantage: RiskConfig = RiskConfig()
+    advantage: RiskConfig = Field(RiskConfig(), description="the advantage player's figures (below)")
 
     @field_validator("counts")
     @classmethod

@@ -65,13 +65,15 @@ class DiscoveryConfig(Strict):
         description="points of the exact learning curve "
         "(0: none); each scores the policy on curve_tables x curve_hands",
     )
-    curve_tables: int = Field(128, ge=2)
-    curve_hands: int = Field(400, ge=1)
-    curve_seed: int = Field(3_000_017, ge=0)
+    curve_tables: int = Field(128, ge=2, description="held-out tables of each curve point")
+    curve_hands: int = Field(400, ge=1, description="hands per table of each curve point")
+    curve_seed: int = Field(3_000_017, ge=0, description="held-out seed of the curve's deal")
     count_training_shoes: int = Field(
         2000, ge=2, description="shoes of the deal that picks each count's threshold (counting study method)"
     )
-    count_training_seed: int = Field(1_000_001, ge=0)
+    count_training_seed: int = Field(
+        1_000_001, ge=0, description="seed of the deal that picks the thresholds"
+    )
 
 
 # ------------------------------------------------------------------------------------ the policy

@@ -89,7 +89,7 @@ class BenchmarkConfig(Strict):
     tables: int = Field(SCORE_TABLES, ge=2, description="held-out tables of the final score")
     hands: int = Field(SCORE_HANDS, ge=1, description="hands per held-out table")
     seed: int = Field(SCORE_SEED, ge=0, description="held-out seed: table i is seeded seed + i")
-    curve: CurveConfig = CurveConfig()
+    curve: CurveConfig = Field(CurveConfig(), description="the exact learning curve of every run")
     bootstrap_reps: int = Field(50_000, ge=100, le=1_000_000, description="stratified bootstrap replicates")
     bootstrap_seed: int = Field(0, ge=0, description="seed of the bootstrap replicates")
     confidence: float = Field(0.95, gt=0, lt=1, description="coverage of the bootstrap intervals")

@@ -33,8 +33,10 @@ class MartingaleIllusion(Strict):
 
     bankroll: int = Field(1000, ge=2, description="starting bankroll, in units (the base stake)")
     goal: int = Field(10, ge=1, description="stop as soon as up this many units")
-    table_max: tuple[int, ...] = (8, 32, 128, 512)
-    sessions: int = Field(10_000, ge=10)
+    table_max: tuple[int, ...] = Field(
+        (8, 32, 128, 512), description="the table maximums compared, in units (a series restarts there)"
+    )
+    sessions: int = Field(10_000, ge=10, description="sessions per table maximum, on the same hands")
     hands: int = Field(1000, ge=10, description="hands per session at most")
 
     @field_validator("table_max")

@@ -99,15 +99,15 @@ sub-section), so the trained env is the env as documented. Money amounts in mone
 class NormalizeConfig(Strict):
     """The ``normalize:`` section (VecNormalize; the statistics are saved with the model)."""
 
-    observations: bool = True
-    rewards: bool = False
-    clip_obs: float = Field(10.0, gt=0)
+    observations: bool = Field(True, description="normalize the observations by their running mean and SD")
+    rewards: bool = Field(False, description="scale the rewards by the SD of the running discounted return")
+    clip_obs: float = Field(10.0, gt=0, description="clip the normalized observations to +-this")
 
 
 class EvaluationConfig(Strict):
     """The ``evaluation:`` section: the held-out study run after training."""
 
-    sessions: int = Field(2000, ge=1)
+    sessions: int = Field(2000, ge=1, description="held-out sessions of every system")
     hands: int | None = Field(
         None,
         ge=1,
@@ -122,10 +122,14 @@ class EvaluationConfig(Strict):
     seed: int = Field(1_000_003, ge=0, description="held-out seed (must differ from the training seed)")
     bankroll: float | None = Field(None, gt=0, description="default: env.bankroll")
     win_goal: float | None = Field(None, gt=0, description="default: env.win_target - env.bankroll")
-    stop_loss: float | None = Field(None, gt=0)
-    deterministic: bool = True
-    baselines: bool = True
-    sample_paths: int = Field(5, ge=0, le=50)
+    stop_loss: float | None = Field(
+        None, gt=0, description="stop when down by this much money (default: none)"
+    )
+    deterministic: bool = Field(True, description="the agent plays its most likely action (false: samples)")
+    baselines: bool = Field(True, description="play flat banker and never betting beside the agent")
+    sample_paths: int = Field(
+        5, ge=0, le=50, description="sessions whose whole bankroll path is kept per system (paths.json)"
+    )
     exact_conditional: bool = Field(
         False,
         description="compare each system's EV per unit wagered "
@@ -276,18 +280,24 @@ class TrainConfig(Strict):
     """``configs/train/*.yaml``."""
 
     name: str = Field("train", description="the run's folder name: out/train/NAME")
-    algorithm: Literal["PPO", "A2C", "DQN", "MaskablePPO", "RecurrentPPO"]
-    policy: str = "MultiInputPolicy"
-    hyperparameters: dict[str, Any] = Field(default_factory=dict)
-    env: EnvConfig = EnvConfig()
-    obs_transform: Literal[L.OBS_TRANSFORMS] = "none"  # type: ignore[valid-type]
-    normalize: NormalizeConfig = NormalizeConfig()
+    algorithm: Literal["PPO", "A2C", "DQN", "MaskablePPO", "RecurrentPPO"] = Field(
+        description="the stable-baselines3 (or sb3-contrib) algorithm"
+    )
+    policy: str = Field("MultiInputPolicy", description="the SB3 policy class, by name")
+    hyperparameters: dict[str, Any] = Field(
+        default_factory=dict, description="keyword arguments of the algorithm (checked against its signature)"
+    )
+    env: EnvConfig = Field(EnvConfig(), description="the environment trained on (its keyword arguments)")
+    obs_transform: Literal[L.OBS_TRANSFORMS] = Field(  # type: ignore[valid-type]
+        "none", description="what the policy sees of the observation (pb_gym.agents.learned.OBS_TRANSFORMS)"
+    )
+    normalize: NormalizeConfig = Field(NormalizeConfig(), description="VecNormalize's settings")
     n_envs: int = Field(64, ge=1, le=65536, description="parallel tables")
     total_timesteps: int = Field(
         ge=1, le=10**10, description="environment steps of training (at most 10 billion)"
     )
-    seed: int = Field(0, ge=0)
-    curve_points: int = Field(100, ge=2, le=10_000)
+    seed: int = Field(0, ge=0, description="training seed (the tables' deal and the algorithm's)")
+    curve_points: int = Field(100, ge=2, le=10_000, description="points of the learning curve")
     threads: int = Field(1, ge=1, description="torch threads (at most the machine's cores)")
     learning_rate_schedule: Literal["constant", "linear"] = Field(
         "constant", description="linear: hyperparameters.learning_rate decays linearly to 0"
@@ -299,7 +309,9 @@ class TrainConfig(Strict):
         description="added to the no-bet logit of the initial policy (actor-critic "
         "algorithms): the agent starts by mostly abstaining instead of betting at random",
     )
-    evaluation: EvaluationConfig = EvaluationConfig()
+    evaluation: EvaluationConfig = Field(
+        EvaluationConfig(), description="the held-out study beside the systems, run after training"
+    )
     discovery: DiscoveryConfig | None = Field(
         None,
         description="score the agent against the perfect-information bettor (exact EVs): "

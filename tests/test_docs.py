@@ -49,6 +49,19 @@ def test_config_reference_names_every_system_and_study_key():
     assert "| `decks` | integer | `8` | an integer from 1 to 8 |" in text  # Rules' own check
 
 
+def test_config_reference_covers_every_study_and_gives_every_key_a_meaning():
+    """A section for each config-driven command, and no key row with an empty meaning (a new field
+    without a Field description, or a system parameter missing from its docstring's Args, shows here)."""
+    from pb_gym.experiments.cli import STUDIES
+
+    text = (DOCS / "reference" / "config.md").read_text()
+    for section in ["evaluate", "train", *(f"experiment {study}" for study in STUDIES)]:
+        assert f"\n## {section}\n" in text, section
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    empty = [row[:80] for row in rows if row.rstrip().endswith("|  |")]
+    assert rows and not empty, f"config reference rows without a meaning: {empty}"
+
+
 def test_config_reference_generator_detects_drift(tmp_path, monkeypatch):
     """The check mode fails on a page that differs from the schemas (so the test above can fail)."""
     pytest.importorskip("stable_baselines3", reason="the train section needs the rl extra")
@@ -110,3 +123,19 @@ def test_help_points_to_the_config_reference(command, capsys):
     help_text = " ".join(capsys.readouterr().out.split())
     assert "docs/reference/config.md" in help_text
     assert (ROOT / "docs" / "reference" / "config.md").is_file()
+
+
+def test_the_site_keeps_a_table_cells_intervals_on_one_line():
+    """docs/hooks.py wraps an estimate and its interval in span.pb-ci (kept whole by extra.css), in table
+    cells only."""
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    html = (
+        "<td>-1.067% [-1.125, -1.009]</td><td><strong>95.1% [94.9, 95.4]</strong></td><p>0.4 [0.1, 0.9]</p>"
+    )
+    out = hooks.keep_intervals_whole(html)
+    assert '<td><span class="pb-ci">-1.067% [-1.125, -1.009]</span></td>' in out
+    assert '<strong><span class="pb-ci">95.1% [94.9, 95.4]</span></strong>' in out
+    assert "<p>0.4 [0.1, 0.9]</p>" in out  # (prose wraps as it likes)
+    assert "pb-ci" in (DOCS / "stylesheets" / "extra.css").read_text()
