@@ -12,7 +12,10 @@ figures; this module computes them for a baccarat count from its per-bet figures
   (e^-2) risk of ruin; with the diffusion formula below it is DI^2;
 * risk of ruin for a bankroll: the diffusion formula exp(-2 EV B / var) (no goal, no time limit), and,
   because 40:1 and 200:1 tails break the normal approximation, a simulated double barrier (a goal and a
-  hand limit) with 95% CIs (:func:`double_barrier`).
+  hand limit) with 95% CIs (:func:`double_barrier`); the same barrier for the normal model
+  (:func:`diffusion_barrier`, a closed-form series) and for independent two-outcome bets
+  (:func:`walk_barrier`, exact), so that the tail's and the shoe's parts of a risk of ruin can be told
+  apart (:func:`barrier_models`).
 
 Jacobson's published desirability index for his side-bet counts is reproduced by
 :func:`jacobson_di`: it divides the win per hand dealt by the SD of the bet *off the top of the shoe*
@@ -180,6 +183,132 @@ def double_barrier(
     half = 1.96 * float(win.std(ddof=1)) / math.sqrt(sessions) if sessions > 1 else math.nan
     counts = (int(ruined.sum()), int(reached.sum()), int(behind.sum()))
     return _risk_figures(*counts, sessions, float(win.mean()), half)
+
+
+def diffusion_barrier(
+    mean: float, variance: float, bankroll: float, goal: float, steps: float, stake: float = 1.0
+) -> dict:
+    """The normal (diffusion) double barrier: the chance that a Brownian motion with drift ``mean`` and
+    ``variance`` per step, started at 0, falls to ``-(bankroll - stake)`` (ruin: the bankroll below one
+    ``stake``) before it reaches ``+goal`` and within ``steps`` steps, and the chance it reaches the goal
+    first within them.
+
+    With ``a = bankroll - stake``, ``L = a + goal``, ``theta = 2 mean / variance``, the chance of ever
+    leaving by the lower side is ``(1 - exp(-theta goal)) / (exp(theta a) - exp(-theta goal))``; the
+    chance of doing so after ``steps`` is the eigenfunction series of the first-exit density (the
+    driftless density times Girsanov's ``exp(-mean a / variance - mean^2 t / (2 variance))``):
+    ``exp(-mean a / variance) (pi variance / L^2) sum_n n sin(n pi a / L) exp(-lambda_n T) / lambda_n``
+    with ``lambda_n = mean^2 / (2 variance) + n^2 pi^2 variance / (2 L^2)``, summed until its terms are
+    below ``exp(-40)``. The goal's side is the same with the drift reversed. Returns ``p_ruin`` and
+    ``p_goal``.
+    """
+    if not variance > 0:
+        raise ValueError(f"variance={variance!r} is not allowed; allowed: a number > 0")
+    if not bankroll > stake or not goal > 0 or not steps > 0:
+        raise ValueError(
+            f"bankroll={bankroll!r}, goal={goal!r}, steps={steps!r}, stake={stake!r} are not allowed; "
+            "allowed: bankroll > stake > 0, goal > 0, steps > 0"
+        )
+    a = float(bankroll - stake)
+    return {
+        "p_ruin": _lower_exit(mean, variance, a, float(goal), float(steps)),
+        "p_goal": _lower_exit(-mean, variance, float(goal), a, float(steps)),
+    }
+
+
+def _lower_exit(mean: float, variance: float, a: float, b: float, steps: float) -> float:
+    """P(a Brownian motion of drift ``mean`` and ``variance`` from 0 hits ``-a`` before ``+b`` and by
+    time ``steps``) (:func:`diffusion_barrier`)."""
+    width = a + b
+    theta = 2.0 * mean / variance
+    if theta == 0.0:
+        ever = b / width
+    elif (
+        theta > 0.0
+    ):  # in a form that cannot overflow: exp(-theta a) (1 - exp(-theta b)) / (1 - exp(-theta L))
+        ever = math.exp(-theta * a) * -math.expm1(-theta * b) / -math.expm1(-theta * width)
+    else:  # 1 - P(the upper side first), the upper side's chance written the same way with -theta
+        ever = 1.0 - math.exp(theta * b) * -math.expm1(theta * a) / -math.expm1(theta * width)
+    scale = math.pi**2 * variance * steps / (2.0 * width * width)
+    terms = math.ceil(math.sqrt(40.0 / scale)) + 2  # the n-th term carries exp(-n^2 scale)
+    if terms > 10_000_000:  # the horizon is a vanishing part of the time to cross: nothing crosses
+        return 0.0
+    n = np.arange(1, terms + 1, dtype=np.float64)
+    rate = mean * mean / (2.0 * variance) + n * n * math.pi**2 * variance / (2.0 * width * width)
+    log_factor = -mean * a / variance - rate * steps
+    later = (
+        math.pi
+        * variance
+        / width**2
+        * float(np.sum(n * np.sin(n * math.pi * a / width) * np.exp(log_factor) / rate))
+    )
+    return min(max(ever - later, 0.0), 1.0)
+
+
+def two_outcome_bet(mean: float, sd: float) -> tuple[float, float]:
+    """The bet that wins ``win`` units with probability ``p`` and otherwise loses one, with this
+    ``mean`` and ``sd``: ``win + 1 = (sd^2 + (1 + mean)^2) / (1 + mean)``, ``p = (1 + mean) / (win + 1)``.
+    Returns ``(win, p)`` (for a Dragon 7 count's bets, about 40:1)."""
+    if not mean > -1.0 or not sd > 0:
+        raise ValueError(f"mean={mean!r}, sd={sd!r} are not allowed; allowed: mean > -1, sd > 0")
+    spread = (sd * sd + (1.0 + mean) ** 2) / (1.0 + mean)
+    return spread - 1.0, (1.0 + mean) / spread
+
+
+@numba.njit(cache=True, nogil=True)
+def _walk(win, p, bankroll, goal, stake, bets, alive):
+    """The exact walk of :func:`walk_barrier` over the number of wins ``k`` (the position after ``t``
+    bets is ``bankroll + stake (k (win + 1) - t)``): ``(ruin, goal, behind)``."""
+    alive[0] = 1.0
+    lo, hi = 0, 0
+    ruin = reached = 0.0
+    for t in range(1, bets + 1):
+        alive[hi + 1] = alive[hi] * p
+        for k in range(hi, lo, -1):
+            alive[k] = alive[k] * (1.0 - p) + alive[k - 1] * p
+        alive[lo] = alive[lo] * (1.0 - p)
+        hi += 1
+        while lo <= hi and bankroll + stake * (lo * (win + 1.0) - t) < stake:
+            ruin += alive[lo]
+            alive[lo] = 0.0
+            lo += 1
+        while hi >= lo and bankroll + stake * (hi * (win + 1.0) - t) >= bankroll + goal:
+            reached += alive[hi]
+            alive[hi] = 0.0
+            hi -= 1
+        if lo > hi:
+            break
+        if t % 1024 == 0 and alive[lo : hi + 1].sum() < 1e-15:  # every session has ended
+            break
+    behind = 0.0
+    for k in range(lo, hi + 1):
+        if stake * (k * (win + 1.0) - bets) < 0.0:
+            behind += alive[k]
+    return ruin, reached, behind
+
+
+def walk_barrier(win: float, p: float, bankroll: float, goal: float, bets: int, stake: float = 1.0) -> dict:
+    """The double barrier of independent bets, exactly: each bet wins ``win`` units (per unit staked)
+    with probability ``p`` and otherwise loses one; a session starts at ``bankroll``, ends at ruin (the
+    bankroll below ``stake``), at the goal (``bankroll + goal`` reached) or after ``bets`` bets.
+
+    The walk is followed by its number of wins (the position is a function of it and of the bets made),
+    so the chances are exact, not simulated. Returns ``p_ruin``, ``p_goal`` and ``p_behind`` (the
+    session ends below its start: ruined, or behind after the last bet)."""
+    if not win > 0 or not 0.0 < p < 1.0:
+        raise ValueError(f"win={win!r}, p={p!r} are not allowed; allowed: win > 0, 0 < p < 1")
+    if not bankroll >= stake > 0 or not goal > 0:
+        raise ValueError(
+            f"bankroll={bankroll!r}, goal={goal!r}, stake={stake!r} are not allowed; "
+            "allowed: bankroll >= stake > 0, goal > 0"
+        )
+    if isinstance(bets, bool) or not isinstance(bets, (int, np.integer)) or bets < 1:
+        raise ValueError(f"bets={bets!r} is not allowed; allowed: an integer >= 1")
+    alive = np.zeros(int(bets) + 2)
+    ruin, reached, behind = _walk(
+        float(win), float(p), float(bankroll), float(goal), float(stake), int(bets), alive
+    )
+    return {"p_ruin": float(ruin), "p_goal": float(reached), "p_behind": float(behind + ruin)}
 
 
 def _risk_figures(ruined: int, reached: int, behind: int, sessions: int, mean: float, half: float) -> dict:
@@ -430,7 +559,8 @@ def bettor_report(
     The win rate per hand bet is the exact EV (the estimate with the least noise); its SD is the dealt
     payoffs' (second moment minus the square of their mean). Then :func:`figures` (win and SD per hand
     bet, per 100 hands dealt and per hour; DI, N0, SCORE), the diffusion risk of ruin at
-    ``risk.bankroll`` and, with ``barrier``, the double barrier over shoes (:func:`barrier_with_ci`).
+    ``risk.bankroll`` and, with ``barrier``, the double barrier over shoes (:func:`barrier_with_ci`)
+    and the same barrier for the normal model and for independent bets (:func:`barrier_models`).
     """
     n_bets, n_hands, shoes = float(bets.sum()), float(hands.sum()), len(hands)
     if n_bets <= 0:
@@ -454,11 +584,47 @@ def bettor_report(
     )
     if barrier:
         out["double_barrier"] = barrier_with_ci(payoff, low, high, bets, ev, risk)
+        out["barrier_models"] = barrier_models(mean, sd, n_bets / shoes, risk)
     return out
+
+
+def barrier_models(
+    mean: float, sd: float, bets_per_shoe: float, risk: RiskConfig, stake: float = 1.0
+) -> dict:
+    """The double barrier of ``risk`` (bankroll, goal, ``session_shoes``) for two models of the bets,
+    beside the resampled shoes of :func:`barrier_with_ci`: over ``bets`` = ``bets_per_shoe`` x
+    ``session_shoes`` bets (rounded) of this ``mean`` and ``sd`` (per bet), the ``normal`` one (a
+    diffusion of the same drift and variance, :func:`diffusion_barrier`) and the ``walk`` of
+    independent bets (the two-outcome bet of the same mean and SD, :func:`two_outcome_bet`: ``win``
+    units with probability ``p_win``, else -1; :func:`walk_barrier`, exact). The normal model has no
+    tail, the walk has the bet's tail but no shoe: bets independent, as many in every session."""
+    bets = max(1, round(bets_per_shoe * risk.session_shoes))
+    if risk.bankroll <= stake:
+        return {"bets": bets, "note": f"a bankroll of {risk.bankroll:g} does not cover one bet"}
+    win, p_win = two_outcome_bet(mean, sd)
+    return {
+        "bets": bets,
+        "normal": diffusion_barrier(mean, sd * sd, risk.bankroll, risk.goal, bets, stake),
+        "walk": {
+            "win": win,
+            "p_win": p_win,
+            **walk_barrier(win, p_win, risk.bankroll, risk.goal, bets, stake),
+        },
+    }
 
 
 def _pct(value: float | None, digits: int = 1) -> str:
     return "n/a" if value is None or not math.isfinite(value) else f"{100 * value:.{digits}f}"
+
+
+def _model_cells(models: dict | None) -> list[str]:
+    """The ruin % of :func:`barrier_models`' two models (``n/a`` without them)."""
+    if not models or "note" in models:
+        return ["n/a", "n/a"]
+    return [
+        _pct(models["normal"]["p_ruin"]),
+        f"{_pct(models['walk']['p_ruin'])} ({models['walk']['win']:.1f}:1)",
+    ]
 
 
 def advantage_table(rows: list[tuple[str, dict]], risk: dict) -> str:
@@ -469,12 +635,13 @@ def advantage_table(rows: list[tuple[str, dict]], risk: dict) -> str:
         "| bettor | hands bet % | win/bet % | SD/bet | units/100 hands | SD/100 hands | "
         f"units/hour ({risk['hands_per_hour']:g} hands) | DI | SCORE | N0 (hands) | units/shoe | "
         f"risk of ruin, formula ({risk['bankroll']:g} units) % | ruin % ({barrier}) | goal % | "
-        "behind % | mean win (units) |",
-        "|---|" + "---|" * 15,
+        "behind % | mean win (units) | ruin %, same barrier: normal model | ruin %, same barrier: "
+        "independent bets |",
+        "|---|" + "---|" * 17,
     ]
     for name, a in rows:
         if "note" in a:
-            lines.append(f"| {name} | " + " | ".join([a["note"]] + [""] * 14) + " |")
+            lines.append(f"| {name} | " + " | ".join([a["note"]] + [""] * 16) + " |")
             continue
         freq = a["win_per_100_dealt"] / 100.0 / a["win_rate_per_bet"] if a["win_rate_per_bet"] else math.nan
         b = a.get("double_barrier")
@@ -501,6 +668,7 @@ def advantage_table(rows: list[tuple[str, dict]], risk: dict) -> str:
             ci("p_goal"),
             ci("p_behind"),
             ci("mean_win", 1.0, 0),
+            *_model_cells(a.get("barrier_models")),
         ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

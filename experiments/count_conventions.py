@@ -10,8 +10,10 @@ and replays the count under each convention on the same hands, so the convention
 rule alone; a different cut or burn rule is a deal of its own.
 
 ``pb-gym experiment`` does not run it; it is a script:
-``python -m pb_gym.experiments.count_conventions [--shoes N] [--json PATH]`` prints the table of
-docs/guides/advantage.md (Jacobson's 3 Giving 8).
+``python -m pb_gym.experiments.count_conventions [--shoes N] [--json PATH]`` prints the tables of
+docs/guides/advantage.md (Jacobson's 3 Giving 8): every convention at the published trigger, then each
+way of counting with its trigger moved to the published share of hands (:func:`at_frequency`), beside
+perfect information.
 """
 
 from __future__ import annotations
@@ -157,6 +159,27 @@ def figures(hands: dict, bet: np.ndarray, published: Published, house_edge: floa
     }
 
 
+def count_families(hands: dict, tags: np.ndarray) -> dict[str, np.ndarray]:
+    """The values a bettor thresholds, per family: the true count per deck unseen (the baseline's), the
+    running count over the shoe's 8 decks (the closest convention), and the exact EV itself (perfect
+    information: the most edge any rule can have at a given share of hands)."""
+    running = _running(hands, tags)
+    return {
+        "true count per deck unseen": running / _decks(hands),
+        "running count / the shoe's 8 decks": running / 8,
+        "perfect information (the exact EV)": np.asarray(hands["ev"], dtype=np.float64),
+    }
+
+
+def at_frequency(values: np.ndarray, frequency: float) -> tuple[float, np.ndarray]:
+    """The trigger ``x`` whose share of hands with ``values >= x`` is nearest ``frequency`` (the
+    values' own levels: a count moves in steps), and the hands bet."""
+    levels, counts = np.unique(values, return_counts=True)
+    shares = np.cumsum(counts[::-1])[::-1] / values.size  # share of values >= each level
+    x = float(levels[int(np.argmin(np.abs(shares - frequency)))])
+    return x, values >= x
+
+
 def _rules(change: dict[str, Any]) -> R.Rules:
     """The published conditions (:data:`experiments.atlas_published.PUBLISHED_RULES`), changed."""
     setting: dict[str, Any] = {**PUBLISHED_RULES, **change}
@@ -194,6 +217,14 @@ def study(bet: str = "three_giving_eight", n_shoes: int = 3000, seed: int = 7) -
                 **figures(other, baseline(other, tags, published.trigger), published, house_edge),
             }
         )
+    # each family at the published share of hands bet (its trigger moved there): the edge it then has
+    same_share = []
+    if published.bet_frequency is not None:
+        for family, values in count_families(hands, tags).items():
+            trigger, bet_on = at_frequency(values, published.bet_frequency)
+            same_share.append(
+                {"family": family, "trigger": trigger, **figures(hands, bet_on, published, house_edge)}
+            )
     target = {
         "bet_frequency": published.bet_frequency,
         "average_edge": published.average_edge,
@@ -212,6 +243,7 @@ def study(bet: str = "three_giving_eight", n_shoes: int = 3000, seed: int = 7) -
         "shoes": n_shoes,
         "seed": seed,
         "rows": rows,
+        "at_published_frequency": same_share,
     }
 
 
@@ -247,7 +279,26 @@ def markdown(report: dict) -> str:
             ]
         )
     header = "convention | hands bet | edge when betting | units / 100 hands [95% CI] | DI | reproduces"
-    return _table(header, published, rows)
+    table = _table(header, published, rows)
+    if not report.get("at_published_frequency"):
+        return table
+    same = []
+    for r in report["at_published_frequency"]:
+        lo, hi = r["average_edge_ci"]
+        w_lo, w_hi = r["units_per_100_hands_ci"]
+        same.append(
+            [
+                r["family"],
+                f"{r['trigger']:.4g}",
+                f"{100 * r['bet_frequency']:.2f}%",
+                f"{100 * r['average_edge']:.2f}% [{100 * lo:.2f}, {100 * hi:.2f}]",
+                f"{r['units_per_100_hands']:.3f} [{w_lo:.3f}, {w_hi:.3f}]",
+            ]
+        )
+    header = "at the published share of hands | trigger | hands bet | edge when betting [95% CI] | "
+    header += "units / 100 hands"
+    first = ["**published**", "", published[1], published[2], published[3]]
+    return table + "\n\n" + _table(header, first, same)
 
 
 def ruin_study(shoes: int = 20_000, seed: int = 1, sessions: int = 10_000) -> dict:

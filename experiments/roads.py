@@ -20,7 +20,9 @@ follows the roads (:class:`pb_gym.roads.RoadTracker`) and every pattern of
    the full-shoe probabilities (a simulation of the same size, from the chunk's own seed) and fed to
    the same roads: completed Big Road column lengths per side (chi-square goodness of fit against the
    geometric law of independent hands), the longest streak per shoe, and each derived road's red
-   share (not 50% even for independent hands).
+   share with its 95% CI over shoes, beside its exact long-run value for independent hands
+   (:func:`pb_gym.roads.red_share_independent`: 50.003% for Big Eye Boy and Cockroach Pig, 50.011% for
+   Small Road at the full shoe's odds; the z of each share against it and of real against simulated).
 
 Output: ``roads.json``, ``roads.csv`` (the systems), ``roads.md`` (tables), ``systems.png``,
 ``streaks.png`` and ``scoreboard.png`` (the first dealt shoe of the first chunk). Chunked and resumable
@@ -69,9 +71,9 @@ OUTPUT_NAMES = ("roads.json", "roads.csv", "roads.md", "systems.png", "streaks.p
 class RoadsConfig(Strict):
     """``configs/experiments/roads.yaml``."""
 
-    rules: RulesConfig = RulesConfig()
+    rules: RulesConfig = Field(RulesConfig(), description="the rules of the shoes dealt")
     shoes: int = Field(10_000, ge=2, description="shoes dealt (one engine table each, to the cut card)")
-    seed: int = Field(23, ge=0)
+    seed: int = Field(23, ge=0, description="seed of the deal (chunk i: SeedSequence(seed).spawn(n)[i])")
     chunk_shoes: int = Field(
         2_500, ge=1, description="shoes per chunk (the unit of work; changes the dealt hands)"
     )
@@ -106,7 +108,8 @@ def deal_chunk(chunk: scale.Chunk, rules: R.Rules) -> dict:
     state_sums = {name: np.zeros((size, 4)) for name, size in states.items()}  # n, banker, p, p^2
     columns = {"real": np.zeros((2, LONGEST + 1)), "independent": np.zeros((2, LONGEST + 1))}
     streak = {"real": np.zeros(n, dtype=np.int64), "independent": np.zeros(n, dtype=np.int64)}
-    red = {"real": np.zeros((3, 2)), "independent": np.zeros((3, 2))}  # reds, marks
+    # per shoe and derived road: red marks, marks
+    red = {"real": np.zeros((n, 3, 2)), "independent": np.zeros((n, 3, 2))}
     first_shoe: list[int] = []
     pairs: list[tuple[bool, bool]] = []
     tables = np.arange(n)
@@ -166,8 +169,8 @@ def deal_chunk(chunk: scale.Chunk, rules: R.Rules) -> dict:
             )
             tracker.record(result)
             np.maximum(streak[kind], tracker.lengths[:, 0], out=streak[kind])
-            red[kind][:, 0] += (tracker.made == 1).sum(axis=0)
-            red[kind][:, 1] += (tracker.made != 0).sum(axis=0)
+            red[kind][:, :, 0] += tracker.made == 1
+            red[kind][:, :, 1] += tracker.made != 0
     return {
         "sums": sums,
         "per_shoe": per_shoe,
@@ -198,7 +201,7 @@ def merge(parts: list[dict]) -> dict:
         "state_sums": {k: sum(p["state_sums"][k] for p in parts) for k in first["state_sums"]},
         "columns": {k: sum(p["columns"][k] for p in parts) for k in first["columns"]},
         "longest": {k: sum(p["longest"][k] for p in parts) for k in first["longest"]},
-        "red": {k: sum(p["red"][k] for p in parts) for k in first["red"]},
+        "red": {k: np.concatenate([p["red"][k] for p in parts]) for k in first["red"]},
         "first_shoe": first["first_shoe"],
         "first_pairs": first["first_pairs"],
     }
@@ -296,7 +299,19 @@ def run(
             "variance_of_exact_p_banker": float(variance),
             "share_of_variance_explained": between / variance if variance > 0 else math.nan,
         }
-    independence = {}
+    # each derived road's red share, per shoe summed (a ratio over shoes: the marks of a shoe are
+    # correlated), and its exact long-run value for independent hands at the full shoe's odds
+    exact_red = {
+        road: roads.red_share_independent(p_full[0], p_full[1], k) for road, k in roads.DERIVED_ROADS.items()
+    }
+    red_shares = {
+        kind: {
+            road: stats.ratio_ci(main["red"][kind][:, i, 0], main["red"][kind][:, i, 1])
+            for i, road in enumerate(roads.DERIVED_ROADS)
+        }
+        for kind in ("real", "independent")
+    }
+    independence: dict = {"red_share_exact_independent": exact_red}
     for kind in ("real", "independent"):
         columns = main["columns"][kind]
         q = {"banker": p_full[0] / (p_full[0] + p_full[1]), "player": p_full[1] / (p_full[0] + p_full[1])}
@@ -305,11 +320,13 @@ def run(
             "columns": {side: _goodness_of_fit(columns[i], q[side]) for i, side in enumerate(q)},
             "longest_streak_mean": float((np.arange(LONGEST + 1) * longest).sum() / longest.sum()),
             "longest_streak_counts": longest.astype(int).tolist(),
-            "red_share": {
-                road: float(main["red"][kind][i, 0] / max(main["red"][kind][i, 1], 1))
-                for i, road in enumerate(roads.DERIVED_ROADS)
+            "red_share": {road: red_shares[kind][road]["estimate"] for road in roads.DERIVED_ROADS},
+            "red_share_ci95": {road: red_shares[kind][road]["ci95"] for road in roads.DERIVED_ROADS},
+            "red_share_se": {road: red_shares[kind][road]["se"] for road in roads.DERIVED_ROADS},
+            "marks": {road: red_shares[kind][road]["n"] for road in roads.DERIVED_ROADS},
+            "red_share_z_against_exact": {
+                road: _z(red_shares[kind][road], exact_red[road]) for road in roads.DERIVED_ROADS
             },
-            "marks": {road: int(main["red"][kind][i, 1]) for i, road in enumerate(roads.DERIVED_ROADS)},
         }
     # the column lengths, real against independent (the same hands per shoe): a chi-square test of
     # homogeneity; the geometric law alone is not the reference (a column cut by the shoe's end is not
@@ -327,13 +344,17 @@ def run(
             "dof": dof,
             "p_value": chi_square_p(statistic, dof),
         }
-    # the red shares, real against independent: a two-proportion z test per road
+    # the red shares, real against the simulated independent hands: the difference over its SE (each
+    # share's SE over shoes; the two deals are independent)
     for road in roads.DERIVED_ROADS:
         a, b = independence["real"], independence["independent"]
-        p1, n1, p2, n2 = a["red_share"][road], a["marks"][road], b["red_share"][road], b["marks"][road]
-        pooled = (p1 * n1 + p2 * n2) / (n1 + n2)
-        se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
-        a.setdefault("red_share_z_against_independent", {})[road] = (p1 - p2) / se if se > 0 else 0.0
+        difference = {
+            "estimate": None if a["red_share"][road] is None else a["red_share"][road] - b["red_share"][road],
+            "se": None
+            if a["red_share"][road] is None
+            else math.hypot(a["red_share_se"][road], b["red_share_se"][road]),
+        }
+        a.setdefault("red_share_z_against_independent", {})[road] = _z(difference, 0.0)
     letters = "BPT"
     return {
         "shoes": config.shoes,
@@ -348,6 +369,15 @@ def run(
         "first_shoe_pairs": main["first_pairs"],
         "timings": {"deal_s": elapsed},
     }
+
+
+def _z(share: dict, reference: float) -> float | None:
+    """(estimate - reference) / SE of a :func:`experiments.stats.ratio_ci` entry; None without a finite
+    SE (no marks, or a single shoe)."""
+    estimate, se = share["estimate"], share["se"]
+    if estimate is None or se is None or not 0 < se < math.inf:
+        return None
+    return (estimate - reference) / se
 
 
 def _state_name(family: str, code: int) -> str:
@@ -420,13 +450,34 @@ def markdown(result: dict) -> str:
         f"| longest streak per shoe, mean | {real['longest_streak_mean']:.3f} | "
         f"{iid['longest_streak_mean']:.3f} |"
     )
+    exact_red = result["independence"]["red_share_exact_independent"]
+    lines += [
+        "",
+        "| derived road | red share: exact, independent hands (long run) | real shoes [95% CI] (z against "
+        "exact) | independent hands, simulated [95% CI] (z against exact) | real against simulated (z) |",
+        "|---|---|---|---|---|",
+    ]
     for road in roads.DERIVED_ROADS:
         lines.append(
-            f"| {road} red share | {100 * real['red_share'][road]:.3f}% "
-            f"(z {real['red_share_z_against_independent'][road]:+.2f}) | "
-            f"{100 * iid['red_share'][road]:.3f}% |"
+            f"| {road} | {100 * exact_red[road]:.4f}% | {_share(real, road)} | {_share(iid, road)} | "
+            f"{_signed(real['red_share_z_against_independent'][road])} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _signed(z: float | None) -> str:
+    return "n/a" if z is None else f"{z:+.2f}"
+
+
+def _share(entry: dict, road: str) -> str:
+    """A red share with its 95% CI over shoes and its z against the exact value."""
+    share, interval = entry["red_share"][road], entry["red_share_ci95"][road]
+    if share is None:
+        return "no marks"
+    return (
+        f"{100 * share:.3f}% [{100 * interval[0]:.3f}, {100 * interval[1]:.3f}] "
+        f"(z {_signed(entry['red_share_z_against_exact'][road])})"
+    )
 
 
 def report(result: dict) -> str:

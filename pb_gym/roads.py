@@ -170,6 +170,41 @@ def derived_marks(lengths: Sequence[int], k: int) -> list[str]:
     return marks
 
 
+def red_share_independent(banker: float, player: float, k: int) -> float:
+    """The long-run share of red marks on the derived road of offset ``k`` when every hand is
+    independent, banker winning with probability ``banker`` and player with ``player`` (ties make no
+    Big Road entry, so only ``p = banker / (banker + player)`` and ``q = 1 - p`` matter).
+
+    The Big Road's columns then alternate sides and their lengths are independent: a banker column has
+    length ``l`` with probability ``p^(l-1) q``, a player column ``q^(l-1) p``. Column ``c`` makes one
+    mark per entry: its first entry is blue when columns ``c-1`` and ``c-1-k`` differ in length, and of
+    its entries down only the one at row ``L(c-k) + 1`` is blue, which exists when ``L(c) > L(c-k)``.
+    Over a banker and a player column (``1/q + 1/p = 1/(pq)`` marks), the expected blues are, for odd
+    ``k`` (columns ``c-1``, ``c-1-k`` and ``c``, ``c-k`` of opposite sides: equal lengths with
+    probability ``pq / (1 - pq)``, ``P(L(c) > L(c-k)) = p^2 / (1 - pq)`` for a banker column),
+    ``3 (1 - 2pq) / (1 - pq)``; for even ``k`` (the same sides: equal with probability ``(1-s)/(1+s)``,
+    longer with ``s / (1+s)``, ``s`` the side's ``p`` or ``q``), ``3 (p / (1+p) + q / (1+q))``. So the
+    red share is::
+
+        odd k (Big Eye Boy, Cockroach Pig):  1 - 3 pq (1 - 2pq) / (1 - pq)
+        even k (Small Road):                 1 - 3 pq (p / (1 + p) + q / (1 + q))
+
+    Both are 1/2 at ``p = q``; at the full 8-deck shoe's odds they are 50.0031% (Big Eye Boy, Cockroach
+    Pig) and 50.0114% (Small Road). A shoe starts its roads afresh (its first columns already follow
+    these laws) and the cut card ends its last column early: a boundary effect of about one column a
+    shoe, which the roads study's independent hands carry and this long-run share does not.
+    """
+    if not banker > 0 or not player > 0:
+        raise ValueError(f"banker={banker!r}, player={player!r} are not allowed; allowed: both > 0")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k={k!r} is not allowed; allowed: an integer >= 1")
+    p = banker / (banker + player)
+    q = 1.0 - p
+    pq = p * q
+    blue = 3.0 * pq * (1.0 - 2.0 * pq) / (1.0 - pq) if k % 2 else 3.0 * pq * (p / (1.0 + p) + q / (1.0 + q))
+    return 1.0 - blue
+
+
 def next_marks(lengths: Sequence[int], last_winner: str | None, winner: str) -> dict[str, str | None]:
     """What each derived road would mark if the next decision were ``winner`` (the ask road)."""
     if last_winner == winner:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -58,6 +59,66 @@ def test_the_double_barrier_agrees_with_the_exact_gamblers_ruin():
     assert abs(result["p_goal"] - exact) < 3.29 * se
     assert result["p_goal_ci95"][0] < result["p_goal"] < result["p_goal_ci95"][1]
     assert result["p_ruin"] + result["p_goal"] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_the_diffusion_barrier_is_the_single_barrier_law_when_the_goal_is_out_of_reach():
+    # drift 0.05, variance 4, 400 steps, ruin 10 below the start (bankroll 11, a stake of 1): the goal
+    # at +1000 is 24 SDs beyond the horizon, so the chance of ruin is the inverse Gaussian law's
+    # P(min <= -a by T) = Phi((-a - mu T) / (s sqrt T)) + exp(-2 mu a / s^2) Phi((-a + mu T) / (s sqrt T))
+    mu, var, a, steps = 0.05, 4.0, 10.0, 400
+    s = math.sqrt(var * steps)
+    phi = NormalDist().cdf
+    law = phi((-a - mu * steps) / s) + math.exp(-2 * mu * a / var) * phi((-a + mu * steps) / s)
+    result = A.diffusion_barrier(mu, var, a + 1, 1000, steps)
+    assert result["p_ruin"] == pytest.approx(law, rel=1e-9)
+    assert result["p_goal"] < 1e-9  # about 1e-130: the series leaves only its rounding
+
+
+def test_the_diffusion_barrier_without_a_time_limit_is_the_two_sided_ruin_formula():
+    mu, var, a, b = 0.0778, 6.515**2, 499.0, 1000.0
+    theta = 2 * mu / var
+    ever = (1 - math.exp(-theta * b)) / (math.exp(theta * a) - math.exp(-theta * b))
+    result = A.diffusion_barrier(mu, var, a + 1, b, 1e9)
+    assert result["p_ruin"] == pytest.approx(ever, rel=1e-9)
+    assert result["p_goal"] == pytest.approx(1 - ever, rel=1e-9)
+    # no drift, equal distances: either side is as likely, at any horizon
+    even = A.diffusion_barrier(0.0, 1.0, 21, 20, 300)
+    assert even["p_ruin"] == pytest.approx(even["p_goal"], rel=1e-9) and 0 < even["p_ruin"] < 0.5
+
+
+def test_the_exact_walk_is_the_gamblers_ruin_and_the_simulated_barrier():
+    # +1 / -1 at 0.49 / 0.51 from 10, goal +10, long enough for every session to end: the closed form
+    walk = A.walk_barrier(1.0, 0.49, 10, 10, 5000)
+    exact = float(ruin_model.closed_form(0.49, 0.51, np.array([10]), 20)["p_win"][0])
+    assert walk["p_goal"] == pytest.approx(exact, rel=1e-9)
+    assert walk["p_ruin"] == pytest.approx(1 - exact, rel=1e-9)
+    # a 40:1 bet at +8% against the simulated barrier of the same walk: 99.9% binomial bounds
+    win, p = A.two_outcome_bet(0.08, 6.5)
+    assert p * win - (1 - p) == pytest.approx(0.08, rel=1e-12)
+    assert math.sqrt(p * (1 - p)) * (win + 1) == pytest.approx(6.5, rel=1e-12)
+    walk = A.walk_barrier(win, p, 60, 120, 800)
+    sessions = 20_000
+    simulated = A.double_barrier(np.array([win, -1.0]), np.array([p, 1 - p]), 60, 120, 800, sessions, seed=3)
+    for key in ("p_ruin", "p_goal"):
+        se = math.sqrt(walk[key] * (1 - walk[key]) / sessions)
+        assert abs(simulated[key] - walk[key]) < 3.29 * se, key
+    # the walk's p_behind counts the ruined; the simulated one only those behind at the limit
+    behind = walk["p_behind"] - walk["p_ruin"]
+    assert abs(simulated["p_behind"] - behind) < 3.29 * math.sqrt(behind * (1 - behind) / sessions)
+
+
+def test_hows_figures_under_the_three_models_of_the_barrier():
+    """The double barrier of How's count (its study's per-bet figures: +0.0778 a bet, SD 6.515, 6.84
+    bets a shoe; 500 units, goal +1,000, 500 shoes) under the normal model and for independent bets:
+    both above his 3.5%; the normal model above the walk (the 40:1 tail lowers the risk of ruin)."""
+    risk = A.RiskConfig(**HOW["risk"])
+    models = A.barrier_models(0.0778, 6.515, 6.84, risk)
+    assert models["bets"] == 3420
+    assert round(models["normal"]["p_ruin"], 3) == 0.066
+    assert round(models["walk"]["p_ruin"], 3) == 0.054 and round(models["walk"]["win"]) == 39
+    # a 40:1 bet of the same mean (its SD 6.56, not 6.515)
+    forty = A.walk_barrier(40.0, 1.0778 / 41, 500, 1000, 3420)
+    assert round(forty["p_ruin"], 3) == 0.056
 
 
 HOW = json.loads((Path(__file__).parent / "data" / "how_dragon7_count.json").read_text())
@@ -189,6 +250,9 @@ def test_the_bettor_report_follows_the_figures():
     variance = (f["sd_per_100_dealt"] / 10) ** 2
     assert r["risk_of_ruin_formula"] == pytest.approx(A.risk_of_ruin(500, mean * 24 / 320, variance))
     assert r["double_barrier"]["bankroll"] == 500 and r["double_barrier"]["shoes_resampled"] == 4
+    assert r["barrier_models"] == A.barrier_models(mean, sd, 6.0, risk)
+    assert r["barrier_models"]["bets"] == 3000  # 6 bets a shoe, 500 shoes
+    assert "| ruin %, same barrier: normal model |" in A.advantage_table([("x", r)], risk.model_dump())
     assert A.bettor_report(hands, np.zeros(4), ev, payoff, payoff_sq, low, high, risk) == {
         "note": "never bets"
     }
@@ -202,9 +266,9 @@ def test_hows_dragon7_count_reproduced():
     more hand after the cut card; as the notes state it (>= 0) the count bets 8.2 hands a shoe. With
     that convention his win per shoe (+0.52), his +250 units a session and his 24% of sessions behind
     after 500 shoes are reproduced within the tolerances below (about 2.5 times our 95% half-widths
-    at 10,000 shoes); his 3.5% risk of ruin is not: ours is 5-7% (as the diffusion approximation of
-    the same drift and variance says), and the test records that the published figure lies below our
-    95% CI.
+    at 10,000 shoes); his 3.5% risk of ruin is not: ours is 5-7% (the normal model of the same drift
+    and variance gives more, independent 40:1 bets about the same: see the test of the three models),
+    and the test records that the published figure lies below our 95% CI.
     """
     rules = R.Rules(decks=8, cut_card=16, burn=True, hand_after_cut=True)
     spec = HOW["count"]

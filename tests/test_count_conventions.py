@@ -74,3 +74,23 @@ def test_the_ruin_barriers_on_the_same_draws():
     assert richer["p_ruin"] <= within["p_ruin"]
     stated = rows[("bet at >= 0 (as stated)", deal, "ruin below one bet, within the shoe (ours)")]
     assert stated["bets_per_shoe"] > within["bets_per_shoe"]  # >= 0 bets on every hand > 0 bets on
+
+
+def test_each_family_at_the_published_share_of_hands(hands):
+    x, bet = C.at_frequency(np.array([0.0, 1.0, 1.0, 2.0, 3.0]), 0.35)
+    assert x == 2.0 and bet.tolist() == [False, False, False, True, True]  # 40%: the nearest share
+    families = C.count_families(hands, TAGS)
+    running = hands["seen"] @ TAGS
+    assert np.array_equal(families["running count / the shoe's 8 decks"], running / 8)
+    true = true_counts(hands["unseen"], TAGS[None, :], 8)[:, 0]
+    np.testing.assert_allclose(families["true count per deck unseen"], true, rtol=1e-12)
+    frequency = PUBLISHED_3G8.bet_frequency
+    chosen = {}
+    for name, values in families.items():
+        trigger, bet = C.at_frequency(values, frequency)
+        levels = np.unique(values)
+        shares = np.array([(values >= level).mean() for level in levels])
+        assert abs(bet.mean() - frequency) == pytest.approx(np.abs(shares - frequency).min(), abs=1e-15)
+        chosen[name] = bet
+    perfect = chosen["perfect information (the exact EV)"]  # the hands of the highest exact EV
+    assert hands["ev"][perfect].min() >= hands["ev"][~perfect].max()

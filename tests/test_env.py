@@ -73,6 +73,57 @@ def test_gymnasium_checker_is_silent(mode, observation, scale):
         )
 
 
+INF_NOTE = "A Box observation space maximum value is infinity. This is probably too high."
+
+
+@pytest.mark.parametrize("env_id", sorted(i for i in gym.registry if i.startswith("pb_gym/")))
+def test_every_registered_id_bounds_its_observation_where_its_episode_is_bounded(env_id):
+    """Gymnasium's checker on the unwrapped env of every registered id: the benchmark's tasks (one shoe
+    an episode) have finite bounds everywhere, so no note on an infinite bound; PuntoBanco-v0
+    (``max_hands=None``, episodes across shoes: only ``TimeLimit``, outside the env, ends them) has
+    exactly two infinite bounds, the bankroll and the episode hands, and the note."""
+    env = gym.make(env_id).unwrapped
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(env, skip_render_check=True)
+    notes = [str(w.message) for w in caught if INF_NOTE in str(w.message)]
+    high = env.observation_space.high
+    unbounded = np.flatnonzero(np.isinf(high))
+    if env_id == pb_gym.envs.ENV_ID:
+        offsets = env.config.obs_offsets
+        assert unbounded.tolist() == [offsets["bankroll"][0], offsets["hands"][0]] and notes
+    else:
+        assert unbounded.size == 0 and notes == []
+        assert env.config.one_shoe and env.config.max_hands is None
+        assert high[env.config.obs_offsets["hands"][0]] == np.float32(104 / 100)  # a shoe's 416 cards / 4
+
+
+def test_the_bankroll_bound_is_the_most_the_episode_can_win():
+    from pb_gym.envs.spaces import bankroll_high, episode_hands_high
+
+    # 100 units, the tie's 8:1 the largest payout, 3 hands at 50% of the bankroll (the table maximum
+    # 500 units): 100 -> 100 + 8 x 50 = 500 -> 500 + 8 x 250 = 2500 -> 2500 + 8 x 500 = 6500
+    cfg = EnvConfig(side_bets=(), max_hands=3, stake_unit="fraction", stake_levels=(0.5,))
+    assert bankroll_high(cfg) == 6500.0 and episode_hands_high(cfg) == 3
+    # a constant stake: 25 units a hand for 100 hands; a win target ends the episode first
+    assert bankroll_high(EnvConfig(side_bets=())) == 100 + 100 * 8 * 25
+    assert bankroll_high(EnvConfig(side_bets=(), win_target=2000)) == 200 + 8 * 25
+    # box: every spot at once, together at most the bankroll: 1 -> 9 -> 81 (each spot <= 500 units)
+    assert bankroll_high(EnvConfig(side_bets=(), action_mode="box", bankroll=10, max_hands=2)) == 81.0
+    # no hand limit, no target, episodes across shoes: nothing bounds it
+    assert bankroll_high(EnvConfig(max_hands=None)) == np.inf
+    assert episode_hands_high(EnvConfig(max_hands=None, one_shoe=True)) == 104
+    # and a policy that always stakes the most on the tie stays inside the space
+    env = PuntoBancoEnv(side_bets=(), max_hands=40, stake_unit="fraction", stake_levels=(0.5,))
+    obs, _ = env.reset(seed=3)
+    tie = env.config.action_index("tie", 0)
+    for _ in range(40):
+        obs, _, terminated, truncated, _ = env.step(tie)
+        assert env.observation_space.contains(obs)
+        if terminated or truncated:
+            break
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.filterwarnings("ignore:We recommend you to use a symmetric")  # box is [0, 1] by design
 def test_sb3_checker(mode):
@@ -96,9 +147,10 @@ def test_spaces():
         "last_hand": (24, 34),
         "shoe": (34, 47),
     }
-    # every bounded feature lies in [0, 1]; the bankroll (x starting bankroll) has no upper bound
+    # every feature but the bankroll lies in [0, 1]; the bankroll (x starting bankroll) up to the most
+    # 100 hands can win: 25 units a hand at Dragon 7's 40:1 from 100 units
     assert (env.observation_space.low == 0).all() and (env.observation_space.high[1:] == 1).all()
-    assert env.observation_space.high[0] == np.inf  # unbounded: Gymnasium's convention
+    assert env.observation_space.high[0] == np.float32((100 + 100 * 40 * 25) / 100)
     env = raw_env()
     assert env.action_space == gym.spaces.MultiDiscrete([8, 5])
     assert list(env.observation_space.spaces) == [

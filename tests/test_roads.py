@@ -220,3 +220,84 @@ def test_the_env_renders_the_roads_of_its_shoe_as_the_scoreboard_does():
         expected = roads.scoreboard_text(roads.read_roads(results, banker_pairs, player_pairs), ROAD_COLUMNS)
         assert env.render().endswith(expected)
     assert shuffles >= 3
+
+
+# the full 8-deck shoe's exact P(banker), P(player), P(tie) (pb_gym.exact; as published, to six places,
+# in tests/data/published_figures.json)
+SHOE_ODDS = (0.458597423, 0.446246609, 0.095155968)
+
+
+def _geometric(stay: float, longest: int) -> np.ndarray:
+    """P(a column has length 1..longest) when the same side wins again with probability ``stay``."""
+    return stay ** np.arange(longest) * (1 - stay)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("banker", [SHOE_ODDS[0] / (SHOE_ODDS[0] + SHOE_ODDS[1]), 0.7])
+def test_the_red_share_of_independent_hands_is_the_rules_expected_marks(banker, k):
+    """The closed form against the derivation rule itself (``derived_mark``): the expected blue marks
+    of a banker and of a player column, summed over every pair of the column lengths the marks
+    depend on (geometric laws, lengths up to 50: the tail left out is below 1e-7)."""
+    longest = 50
+    side = {0: banker, 1: 1 - banker}  # the chance that the side of a column wins again
+    c = k + 2  # column c's row-1 mark reads columns c-1 and 1 (= c-1-k); its rows down read column 2
+    blues = marks = 0.0
+    for own in (0, 1):
+        other = 1 - own
+        law = {s: _geometric(side[s], longest) for s in (0, 1)}
+        first = own if (k + 1) % 2 == 0 else other  # the side of column c-1-k
+        down = own if k % 2 == 0 else other  # the side of column c-k
+        for before, p_before in enumerate(law[other], start=1):  # column c-1
+            for oldest, p_oldest in enumerate(law[first], start=1):  # column c-1-k
+                lengths = [oldest] + [1] * (c - 3) + [before, 1]
+                blues += p_before * p_oldest * (roads.derived_mark(lengths, c, 1, k) == roads.BLUE)
+        for earlier, p_earlier in enumerate(law[down], start=1):  # column c-k
+            for length, p_length in enumerate(law[own], start=1):  # column c
+                lengths = [1, earlier] + [1] * (c - 3) + [length]
+                down_blues = sum(
+                    roads.derived_mark(lengths, c, r, k) == roads.BLUE for r in range(2, length + 1)
+                )
+                blues += p_earlier * p_length * down_blues
+        marks += 1 / (1 - side[own])
+    assert roads.red_share_independent(banker, 1 - banker, k) == pytest.approx(1 - blues / marks, abs=1e-6)
+
+
+def test_the_red_share_of_independent_hands_has_its_closed_form_values():
+    p = SHOE_ODDS[0] / (SHOE_ODDS[0] + SHOE_ODDS[1])
+    q = 1 - p
+    odd = 1 - 3 * p * q * (1 - 2 * p * q) / (1 - p * q)
+    even = 1 - 3 * p * q * (p / (1 + p) + q / (1 + q))
+    shares = [roads.red_share_independent(*SHOE_ODDS[:2], k) for k in (1, 2, 3)]
+    assert shares == [
+        pytest.approx(odd, rel=1e-15),
+        pytest.approx(even, rel=1e-15),
+        pytest.approx(odd, rel=1e-15),
+    ]
+    assert [round(100 * s, 4) for s in shares] == [50.0031, 50.0114, 50.0031]
+    assert roads.red_share_independent(0.4, 0.4, 1) == roads.red_share_independent(0.4, 0.4, 2) == 0.5
+    with pytest.raises(ValueError, match="k=0 is not allowed"):
+        roads.red_share_independent(0.5, 0.5, 0)
+
+
+@pytest.mark.parametrize("odds", [SHOE_ODDS, (0.55, 0.30, 0.15)])
+def test_the_tracker_on_independent_hands_gives_the_exact_red_share(odds):
+    """2,000 tables of 2,000 independent hands each (ties included: they make no mark), through the
+    tracker the roads study uses: each road's red share within 3.29 standard errors (99.9%) of the
+    closed form, the SE over tables (marks within a table are correlated, tables independent). At
+    the shoe's odds the SE is about 0.03 points, so a red share of 50.13% would fail."""
+    tables, hands = 2_000, 2_000
+    rng = np.random.default_rng(11)
+    tracker = roads.RoadTracker(tables)
+    red = np.zeros((tables, 3))
+    made = np.zeros((tables, 3))
+    for _ in range(hands):
+        tracker.record(rng.choice(3, size=tables, p=odds))
+        red += tracker.made == 1
+        made += tracker.made != 0
+    for j, k in enumerate(roads.DERIVED_ROADS.values()):
+        share = red[:, j].sum() / made[:, j].sum()
+        residual = red[:, j] - share * made[:, j]
+        se = np.sqrt(tables / (tables - 1) * np.sum(residual**2)) / made[:, j].sum()
+        assert abs(share - roads.red_share_independent(odds[0], odds[1], k)) < 3.29 * se, k
+        if odds == SHOE_ODDS:
+            assert se < 0.0004

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from pb_gym import roads
 from pb_gym.experiments import cli
 from pb_gym.experiments import roads as study
 
@@ -72,6 +73,25 @@ def test_smoke_files_and_figures(smoke, capsys):
     markdown = (out / "roads.md").read_text()
     assert "| ask road unanimous |" in markdown and "Perfect information" in markdown
     assert (out / "scoreboard.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_red_shares_stand_beside_their_exact_value_for_independent_hands(smoke):
+    out, result = smoke
+    independence = result["independence"]
+    p = result["p_full_shoe"]
+    exact = independence["red_share_exact_independent"]
+    for road, k in roads.DERIVED_ROADS.items():
+        assert exact[road] == pytest.approx(
+            roads.red_share_independent(p["banker"], p["player"], k), rel=1e-12
+        )
+        for kind in ("real", "independent"):
+            entry = independence[kind]
+            low, high = entry["red_share_ci95"][road]
+            assert low < entry["red_share"][road] < high and entry["marks"][road] > 1000
+            z = (entry["red_share"][road] - exact[road]) / entry["red_share_se"][road]
+            assert entry["red_share_z_against_exact"][road] == pytest.approx(z, rel=1e-12)
+    assert round(100 * exact["big_eye_boy"], 4) == 50.0031 and round(100 * exact["small_road"], 4) == 50.0114
+    assert "| big_eye_boy | 50.0031% |" in (out / "roads.md").read_text()
 
 
 def test_a_second_run_gives_the_same_result(smoke, tmp_path, capsys):

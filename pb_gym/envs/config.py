@@ -40,7 +40,8 @@ units (cards, betting units, hands)."""
 HANDS_SCALE = 100
 """Hands that scale the episode-hands feature when the env has no ``max_hands`` of its own (the limit
 is then Gymnasium's ``TimeLimit``; 100 is the registered ``max_episode_steps``): the scaled feature is
-``hands / 100`` and exceeds 1 in an episode longer than 100 hands (its bound is then ``inf``)."""
+``hands / 100`` and exceeds 1 in an episode longer than 100 hands (its bound is then the episode's
+most hands over 100, :func:`pb_gym.envs.spaces.episode_hands_high`: ``inf`` without a limit)."""
 STAKE_UNITS: tuple[str, ...] = ("units", "fraction")
 """``stake_unit`` options, the default first."""
 REWARDS: tuple[str, ...] = ("realized", "expected", "log_growth")
@@ -433,7 +434,8 @@ class EnvConfig:
     def obs_factors(self) -> np.ndarray | None:
         """What the observation kernel multiplies the raw flat observation by (``obs_scale="scaled"``),
         one float32 per entry; None for ``"raw"``. Each field is divided by its bound: bankroll by the
-        starting bankroll (1 at the start, 0 at ruin, unbounded above), the bead plate by 3, cards left
+        starting bankroll (1 at the start, 0 at ruin; above, bounded only by the episode's limits:
+        :func:`pb_gym.envs.spaces.bankroll_high`), the bead plate by 3, cards left
         by the cards of a full shoe, episode hands by ``max_hands`` (or :data:`HANDS_SCALE` = 100 when
         ``max_hands`` is None: then the feature passes 1 after 100 hands), hands of this shoe by the
         most a shoe can deal (``n_cards / 4``: a hand takes at least 4 cards), the last hand by its

@@ -40,10 +40,14 @@ Observation space (``observation``, ``obs_scale``)
 --------------------------------------------------
 By default (``observation="flat"``, ``obs_scale="scaled"``) one float32 ``Box`` whose fields lie at
 these offsets (``env.config.obs_offsets``; the defaults: ``history=20``, ``visible_discards=True``, 47
-entries), each divided by the bound in the last column so that it lies in [0, 1] (the bankroll: 1 at
-the start, 0 at ruin, unbounded above: its bound is ``inf``). The episode-hands feature is divided by
-``max_hands``; without one (``gymnasium.make`` passes ``max_hands=None`` and ``TimeLimit`` ends the
-episode) by 100, so it passes 1 in an episode longer than 100 hands and its bound is ``inf`` too.
+entries), each divided by the bound in the last column so that it lies in [0, 1], but two. The
+bankroll is 1 at the start and 0 at ruin; its bound is the most the episode can win
+(:func:`pb_gym.envs.spaces.bankroll_high`) over the starting bankroll. The episode-hands feature is
+divided by ``max_hands`` (by 100 without one); its bound is the episode's most hands
+(:func:`pb_gym.envs.spaces.episode_hands_high`: ``max_hands``, and with ``one_shoe`` a shoe's
+``n_cards / 4``). Both are finite with a hand limit, ``one_shoe`` or (the bankroll) a ``win_target``,
+and ``inf`` without: ``gymnasium.make`` passes ``max_hands=None`` and ``TimeLimit``, outside the env,
+ends the episode, so nothing inside the env bounds them. No value is clipped.
 ``obs_scale="raw"`` gives the raw units (column "raw"); ``observation="dict"`` gives the same fields as
 a ``Dict`` of Boxes (keys in this order). ``gymnasium.spaces.flatten`` of the dict equals the flat
 observation.
@@ -116,6 +120,9 @@ there; ``docs/env.md`` has the table). An unknown keyword is a ``TypeError``, a 
 
 Version History
 ---------------
+* v0 (after 2026-12-02): the bankroll's and the episode hands' bounds are the most the episode allows
+  (finite with a hand limit, ``one_shoe`` or a ``win_target``), not ``inf`` always; observations
+  unchanged bit for bit.
 * v0 (2026-12-02): one configuration dataclass and explicit keyword-only arguments; ``side_bets`` the
   one way to offer a bet (``extra_bets``, ``custom_bets``, ``flatten_obs`` removed); ``inf`` bounds; a
   step after the episode ended raises; the ``ansi`` / ``human`` render draws the shoe's roads. Dealt

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from gymnasium import spaces
 
@@ -9,30 +11,101 @@ from pb_gym import rules as R
 from pb_gym.envs.config import LAST_HAND_HIGH, EnvConfig, leak_bounds
 
 
+def episode_hands_high(cfg: EnvConfig) -> float:
+    """The most hands an episode of ``cfg`` can deal: ``max_hands``, and with ``one_shoe`` the most a
+    shoe can deal (``n_cards / 4``: a hand takes at least 4 cards), whichever is smaller; ``inf``
+    without either (``gymnasium.make`` passes ``max_hands=None``: only its ``TimeLimit``, outside the
+    env, ends such an episode)."""
+    limits = [math.inf]
+    if cfg.max_hands is not None:
+        limits.append(float(cfg.max_hands))
+    if cfg.one_shoe:
+        limits.append(cfg.rules.n_cards / 4.0)
+    return min(limits)
+
+
+def bankroll_high(cfg: EnvConfig) -> float:
+    """The most the bankroll (units) can reach in an episode of ``cfg``: ``inf`` unless the episode
+    has a hand limit (:func:`episode_hands_high`) or a ``win_target``.
+
+    Every hand the bankroll ``b`` grows by at most ``P x S(b)``, ``P`` the largest net win per unit of
+    any offered bet and ``S(b)`` the most that can be staked (the session's stake rules): one spot
+    (``discrete``, ``multidiscrete``) at the largest stake level, or that fraction of ``b`` with
+    ``stake_unit="fraction"``, at most the table maximum; every offered spot (``box``), together at
+    most ``b``, each at most the table maximum; the table minimum when a bet is forced. The bound
+    follows ``b -> b + P S(b)`` for the episode's hands from the starting bankroll; with a
+    ``win_target`` it is at most the target plus one hand's win from it (the episode ends once the
+    bankroll reaches the target). A bound that holds, not one a policy can expect to reach: it wins
+    the largest payout on every hand."""
+    hands = episode_hands_high(cfg)
+    start = cfg.bankroll_units
+    pays = max(float(cfg.bets.pay_matrix()[:, cfg.bets.column(name)].max()) for name in cfg.bets.offered)
+    if pays <= 0.0:
+        return start
+    table_max, table_min = cfg.table_max / cfg.unit, cfg.table_min / cfg.unit
+    forced = 0.0 if cfg.allow_no_bet else table_min
+    top = float(max(cfg.stake_levels))
+    if cfg.action_mode == "box":
+        rate, cap = 1.0, len(cfg.bets.offered) * table_max  # S(b) = max(min(rate b, cap), forced)
+    elif cfg.stake_unit == "fraction":
+        rate, cap = top, table_max
+    else:
+        rate, cap = 0.0, max(min(top, table_max), forced)  # a constant stake
+
+    def stake(b: float) -> float:
+        return cap if rate == 0.0 else max(min(rate * b, cap), forced)
+
+    limit = math.inf if cfg.win_target is None else cfg.win_target / cfg.unit
+    limit = limit + pays * stake(limit) if math.isfinite(limit) else limit
+    if math.isinf(hands) and math.isinf(limit):
+        return math.inf
+    b, done = start, 0.0
+    while done < hands and b < limit:
+        if rate == 0.0 or rate * b >= cap:  # a constant stake from here on
+            b += (hands - done) * pays * stake(b)
+            break
+        if rate * b <= forced:  # the table minimum until rate x b passes it
+            steps = min(max(math.ceil((forced / rate - b) / (pays * forced)), 1), hands - done)
+            b, done = b + steps * pays * forced, done + steps
+            continue
+        b, done = b + pays * rate * b, done + 1
+    return min(b, limit)
+
+
 def _field_bounds(cfg: EnvConfig, key: str) -> tuple[np.ndarray, np.ndarray]:
-    """Raw-unit bounds of one field (the bankroll, and the episode hands without ``max_hands``, have
-    none: ``inf``)."""
+    """Raw-unit bounds of one field. The bankroll and the episode hands are bounded by the episode's
+    limits (:func:`bankroll_high`, :func:`episode_hands_high`); an episode without a hand limit (and,
+    for the bankroll, without a ``win_target``) leaves them ``inf``: nothing inside the env bounds
+    them."""
     size = cfg.obs_sizes[key]
     high = {
-        "bankroll": np.full(1, np.inf),
+        "bankroll": np.full(1, bankroll_high(cfg)),
         "bead_plate": np.full(size, 3.0),
         "cards_left": np.full(1, float(cfg.rules.n_cards)),
-        "hands": np.array(
-            [np.inf if cfg.max_hands is None else float(cfg.max_hands), cfg.rules.n_cards / 4.0]
-        ),
+        "hands": np.array([episode_hands_high(cfg), cfg.rules.n_cards / 4.0]),
         "last_hand": LAST_HAND_HIGH,
         "leak": np.array(leak_bounds(cfg)),
         "shoe": np.full(R.N_RANKS, float(R.CARDS_PER_RANK_PER_DECK * cfg.rules.decks)),
     }[key]
-    return np.zeros(size, dtype=np.float32), high.astype(np.float32)
+    return np.zeros(size, dtype=np.float32), _up(high)
+
+
+def _up(high: np.ndarray) -> np.ndarray:
+    """``high`` as float32, rounded up (a bound rounded down could fall below the value it bounds)."""
+    high = np.asarray(high, dtype=np.float64)
+    out = high.astype(np.float32)
+    below = out.astype(np.float64) < high
+    out[below] = np.nextafter(out[below], np.float32(np.inf))
+    return out
 
 
 def observation_space(cfg: EnvConfig) -> spaces.Dict | spaces.Box:
     """The observation space of one table: one float32 Box (``observation="flat"``, fields in
     :data:`OBS_KEYS` order at ``cfg.obs_offsets``) or a Dict of float32 Boxes. With ``obs_scale=
-    "scaled"`` the bounds are the raw ones times :attr:`EnvConfig.obs_factors` (every bounded
-    feature in [0, 1]; the unbounded ones, the bankroll and the episode hands without ``max_hands``,
-    keep ``inf``)."""
+    "scaled"`` the bounds are the raw ones times :attr:`EnvConfig.obs_factors`: every feature but two
+    lies in [0, 1]; the bankroll (1 at the start) up to :func:`bankroll_high` over the starting
+    bankroll, the episode hands up to :func:`episode_hands_high` over ``max_hands`` (100 without it),
+    each ``inf`` where the episode has no limit that bounds it."""
     bounds = {k: _field_bounds(cfg, k) for k in cfg.obs_keys}
     factors = cfg.obs_factors
     if factors is not None:
