@@ -25,10 +25,14 @@ $(VENV)/.docs: pyproject.toml constraints.txt | $(PY)
 	$(PIP) -e ".[studies,docs]"
 	touch $@
 
-# the main job: every classic betting system against the exact house edge (report, CSV, plots in out/)
+# the main job: every classic betting system against the exact house edge (report, CSV, plots in out/);
+# then it says what the README's quick start needs next: .venv activated, and the rl extra for its
+# `pb-gym train`
 demo: $(VENV)/.core
 	$(VENV)/bin/pb-gym odds --decks 8
 	$(VENV)/bin/pb-gym evaluate configs/systems/classic.yaml --out out/classic
+	@echo "next: . $(VENV)/bin/activate (pb-gym and python from $(VENV)), then the README's quick start;"
+	@echo "      pb-gym train needs the rl extra: pip install -e '.[rl]' -c constraints.txt"
 
 test: $(VENV)/.test lint
 	$(PY) -m pytest -m "not slow"

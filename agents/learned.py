@@ -82,17 +82,54 @@ class ModelMismatch(ValueError):
     """The study and the model's training environment disagree (rules, table limits)."""
 
 
-def algorithm_class(name: str) -> type[BaseAlgorithm]:
-    """The SB3 / sb3-contrib class of an algorithm name (imports torch)."""
-    if name in ("PPO", "A2C", "DQN"):
-        import stable_baselines3
+RL_MODULES: tuple[str, ...] = ("stable_baselines3", "sb3_contrib", "torch")
+"""The modules of the ``rl`` extra that the learned agents import."""
+RL_INSTALL = "pip install -e '.[rl]' -c constraints.txt"
+"""How to install the ``rl`` extra (pb-gym is not on PyPI: in the clone)."""
 
-        return getattr(stable_baselines3, name)
-    if name in ("MaskablePPO", "RecurrentPPO"):
+
+class MissingExtra(ImportError):
+    """A learned agent needs the ``rl`` extra, which is not installed; the message says, in one line,
+    what needs it and how to install it (``pb-gym`` reports it as bad input, status 2)."""
+
+
+def _missing_extra(what: str, error: object) -> MissingExtra:
+    return MissingExtra(
+        f"{what} needs the rl extra (stable-baselines3, sb3-contrib, torch), not installed here "
+        f"({error}); install it in the clone: {RL_INSTALL}"
+    )
+
+
+def require_rl(what: str) -> None:
+    """Raise :class:`MissingExtra` naming ``what`` unless the modules of the ``rl`` extra are installed
+    (found, not imported: torch loads only where a policy runs)."""
+    import importlib.util
+    import sys
+
+    for name in RL_MODULES:
+        try:  # (a module set to None in sys.modules is one that cannot be imported)
+            missing = sys.modules[name] is None if name in sys.modules else not importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            missing = True
+        if missing:
+            raise _missing_extra(what, f"no module named {name!r}")
+
+
+def algorithm_class(name: str) -> type[BaseAlgorithm]:
+    """The SB3 / sb3-contrib class of an algorithm name (imports torch); :class:`MissingExtra` without
+    the ``rl`` extra."""
+    if name not in ALGORITHMS:
+        raise ValueError(f"algorithm {name!r} is not allowed; allowed: {', '.join(ALGORITHMS)}")
+    try:
+        if name in ("PPO", "A2C", "DQN"):
+            import stable_baselines3
+
+            return getattr(stable_baselines3, name)
         import sb3_contrib
 
         return getattr(sb3_contrib, name)
-    raise ValueError(f"algorithm {name!r} is not allowed; allowed: {', '.join(ALGORITHMS)}")
+    except ImportError as error:
+        raise _missing_extra(f"the {name} algorithm", error) from error
 
 
 # ------------------------------------------------------------------------------ env kwargs <-> files
@@ -708,7 +745,11 @@ class NeverBet(S.BettingSystem):
 
 class PerfectInformation(S.BettingSystem):
     """Flat perfect-information bettor: ``base`` units on the bet of ``bets`` with the highest exact EV
-    for the cards not yet seen, whenever that EV is positive (no bet otherwise)."""
+    for the cards not yet seen, whenever that EV is positive (no bet otherwise).
+
+    Args:
+        bets: the bets whose exact EV is priced before each hand.
+    """
 
     key = "perfect"
     needs_composition = True
@@ -745,6 +786,8 @@ __all__ = [
     "save_policy",
     "model_files",
     "algorithm_class",
+    "MissingExtra",
+    "require_rl",
     "transform_obs",
     "obs_transform_wrapper",
     "ALGORITHMS",

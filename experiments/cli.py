@@ -39,6 +39,11 @@ def cmd_bench(args: argparse.Namespace) -> dict:
     from pb_gym import bench
     from pb_gym.experiments import bench_evaluate
 
+    if args.rl:  # (before the engine's figures: one line, not a traceback after the whole bench)
+        from pb_gym.agents import learned
+
+        learned.require_rl("pb-gym bench --rl")
+
     baseline = None
     if args.baseline:
         try:
@@ -325,7 +330,7 @@ STUDIES = {
     "procedures": "Dealing procedures: every bet's perfect-information gain and its EoR count's gain "
     "under a hand-shuffled shoe, a continuous shuffler keeping the last 0, 1 or 5 hands out, and the "
     "cut card 7 to 104 cards from the end. configs/experiments/procedures.yaml. --out DIR: "
-    "procedures.json, procedures.csv, procedures.md.",
+    "procedures.json, procedures.csv, procedures.md, procedures.png (gains against the cut card's depth).",
 }
 """The studies of ``pb-gym experiment``, described in its ``--help``."""
 
@@ -615,7 +620,8 @@ def _run(argv: Sequence[str] | None) -> int:
         parser.error("--scheduler needs --backend dask")
     try:
         result = args.func(args)
-    except (UsageError, memory.TooLarge) as error:
+    # (ImportError: an extra the command needs is not installed; agents.learned.MissingExtra names it)
+    except (UsageError, memory.TooLarge, ImportError) as error:
         parser.exit(EXIT_USAGE, f"pb-gym {args.command}: error: {error}\n")
     if args.json:
         sys.stdout.write(strict_json.dumps(result, indent=2) + "\n")

@@ -145,7 +145,9 @@ def system_config_model(key: str, cls: type[S.BettingSystem]) -> type[SystemSect
         __validators__=validators,
         **fields,
     )
-    model.__doc__ = f"``type: {key}``: {(cls.__doc__ or '').strip().splitlines()[0]}"
+    # the docstring's first paragraph: its first line alone may stop mid-sentence
+    summary = " ".join(inspect.cleandoc(cls.__doc__ or "").split("\n\n")[0].split())
+    model.__doc__ = f"``type: {key}``: {summary}"
     return model
 
 
@@ -185,11 +187,13 @@ def _warn_longer_sessions(model: str, index: int, hands: int, one_shoe: bool) ->
 class StudyConfig(Strict):
     """A study: rules, table, sessions and the systems to compare."""
 
-    name: str = "study"
-    rules: RulesConfig = RulesConfig()
-    table: TableLimits = TableLimits()
+    name: str = Field("study", description="the study's name, in the report and the progress line")
+    rules: RulesConfig = Field(RulesConfig(), description="the rules of the game dealt")
+    table: TableLimits = Field(TableLimits(), description="the betting unit and the table limits")
     bankroll: float = Field(1000.0, gt=0, description="starting bankroll, in money")
-    sessions: int = Field(10_000, ge=1)
+    sessions: int = Field(
+        10_000, ge=1, description="sessions played by every system, on the same dealt hands"
+    )
     hands: int = Field(
         1_000,
         ge=1,
@@ -203,9 +207,17 @@ class StudyConfig(Strict):
     )
     stop_loss: float | None = Field(None, gt=0, description="stop when down by this much money")
     win_goal: float | None = Field(None, gt=0, description="stop when up by this much money")
-    seed: int = Field(0, ge=0)
-    sample_paths: int = Field(5, ge=0, le=50)
-    chunk_sessions: int = Field(5000, ge=1, description="sessions per chunk (scale-out unit)")
+    seed: int = Field(
+        0,
+        ge=0,
+        description="seed of the deal and of the systems' draws (chunk i: SeedSequence(seed).spawn(n)[i])",
+    )
+    sample_paths: int = Field(
+        5, ge=0, le=50, description="sessions whose whole bankroll path is kept per system (paths.json)"
+    )
+    chunk_sessions: int = Field(
+        5000, ge=1, description="sessions per chunk (the scale-out unit; changes the dealt hands)"
+    )
     exact_conditional: bool = Field(
         False,
         description="also compute, for every system, the exact EV "
@@ -217,7 +229,9 @@ class StudyConfig(Strict):
         "chain, its exact outcome under independent hands at the full shoe's odds "
         "(pb_gym.experiments.exact_systems)",
     )
-    systems: list[AnySystem] = Field(min_length=1)
+    systems: list[AnySystem] = Field(
+        min_length=1, description="the systems compared, each {type: ..., its keys}"
+    )
     custom_bets: CustomBets = Field(
         (), description=CUSTOM_BETS_HELP + "; offer one by naming it in rules.side_bets"
     )
@@ -247,6 +261,7 @@ class StudyConfig(Strict):
                     f"below the table minimum {self.table.minimum:g}"
                 )
             if system.type == "sb3":  # refuse a model trained for other rules now, not mid-run
+                learned.require_rl(f"systems.{i} (type: sb3)")  # one line now, not a failed chunk later
                 problem = learned.training_mismatch(
                     learned.training_config(system.model),
                     rules,

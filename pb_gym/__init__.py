@@ -5,8 +5,10 @@ The core: :mod:`pb_gym.rules` (the rules as data), :mod:`pb_gym.engine` (the vec
 environments). Above it, in the same namespace: :mod:`pb_gym.agents` (betting systems and learned agents)
 and :mod:`pb_gym.experiments` (the studies and the ``pb-gym`` command line).
 
-Importing :mod:`pb_gym` registers its Gymnasium ids and nothing heavier: the names below load their
-modules on first use (PEP 562), so ``pb-gym``'s start-up, which imports this package first, stays cheap.
+Importing :mod:`pb_gym` registers its Gymnasium ids and points numba's compile cache at pb-gym's folder
+in the user's cache (``NUMBA_CACHE_DIR``, unless set: :mod:`pb_gym.kernel_cache`), and nothing heavier:
+the names below load their modules on first use (PEP 562), so ``pb-gym``'s start-up, which imports this
+package first, stays cheap.
 """
 
 from __future__ import annotations
@@ -16,8 +18,13 @@ from typing import TYPE_CHECKING, Any
 from pb_gym import kernel_cache as _kernel_cache
 from pb_gym import thread_count as _thread_count
 
+__version__ = "0.1.0"
+"""The package version, its one source: ``pyproject.toml`` reads it (``dynamic = ["version"]``) and
+``pb-gym --version`` prints it."""
+
 _thread_count.guard_numba_import()  # a bad NUMBA_NUM_THREADS: an error that names it (numba's does not)
-_kernel_cache.install()  # a cached kernel goes stale when any of pb-gym's sources changes, not only its own
+# before numba is imported: a compile cache per version and state of the sources, in the user's cache
+_kernel_cache.configure(__version__)
 
 import pb_gym.envs  # noqa: E402, F401  (registers pb_gym/PuntoBanco-v0 with Gymnasium)
 
@@ -25,10 +32,6 @@ if TYPE_CHECKING:
     from pb_gym.envs.punto_banco import PuntoBancoEnv
     from pb_gym.envs.vector import PuntoBancoVectorEnv
     from pb_gym.rules import BETS, OUTCOMES, RANKS, Rules
-
-__version__ = "0.1.0"
-"""The package version, its one source: ``pyproject.toml`` reads it (``dynamic = ["version"]``) and
-``pb-gym --version`` prints it."""
 
 __all__ = ["BETS", "OUTCOMES", "RANKS", "PuntoBancoEnv", "PuntoBancoVectorEnv", "Rules", "__version__"]
 

@@ -1,31 +1,47 @@
-"""numba's on-disk cache of pb-gym's kernels, kept valid for the whole package.
+"""Where numba keeps pb-gym's compiled kernels: one folder per version and source tree, per user.
 
 numba checks a cached kernel against its own source file only, but it compiles into a kernel the code
-of every kernel it calls and the values of the module constants it reads, wherever they are defined.
-After an edit (or a ``git pull``) of another file, such a kernel would load from the cache and run
-the old code of what it calls. :func:`install` makes numba stamp each cached kernel of pb-gym with the
-content of every Python file of the package as well as its own (:func:`package_stamp`), so that any
-change to pb-gym's sources makes all of its cached kernels stale and they compile afresh; other
-packages' kernels are cached as numba does.
+of every kernel it calls and the values of the module constants it reads, wherever they are defined:
+after an edit (or a ``git pull``) of another file, a kernel cached beside its source would load and run
+the old code of what it calls. So pb-gym gives numba a cache folder per state of its sources, with
+numba's documented setting: :func:`configure` (called by :mod:`pb_gym` on import, before any of its
+modules imports numba) sets ``NUMBA_CACHE_DIR`` to :func:`folder`,
+``<user cache>/pb-gym/<version>-<stamp>``, where the user cache is ``$XDG_CACHE_HOME``, by default
+``~/.cache``, and the stamp a hash of every Python file of the package (:func:`package_stamp`). An
+installed release keeps one folder; in a clone, an edit anywhere in pb-gym starts a fresh folder, so no
+kernel runs stale code, and :func:`prune` removes the oldest folders once a new one compiles.
 
-:mod:`pb_gym` calls :func:`install` on import, before any of its kernels is defined, without importing
-numba itself: the hook runs once ``numba.core.caching`` is imported (or at once, if it is already).
+What numba does inside the folder is numba's: a subfolder per source folder, named after its path, so a
+second copy of the same sources (another clone, another virtual environment) compiles once more, into
+the same folder. A ``NUMBA_CACHE_DIR`` the user has set is kept as it is: numba then caches there, and
+an edit of pb-gym's sources no longer starts a fresh folder (empty it after an edit or an upgrade).
+The variable holds for the whole process and its children: numba caches the kernels of other
+packages there too, once pb-gym is imported.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.abc
-import importlib.machinery
 import os
+import re
+import shutil
 import sys
-import types
-from typing import Any
+import time
 
 PACKAGE_ROOT = os.path.dirname(os.path.abspath(__file__))
 """The folder of the ``pb_gym`` package (its ``agents`` and ``experiments`` are inside it, as links
 in a checkout)."""
+
+STAMP_DIGITS = 16
+"""The hexadecimal digits of :func:`package_stamp` in a folder's name."""
+KEEP = 4
+"""The stamp folders :func:`prune` keeps at least: the current one and the most recently filled others
+(another clone or branch at another state keeps its kernels)."""
+IN_USE_HOURS = 1.0
+""":func:`prune` leaves the folders filled in the last hour or so (a test run, another process, may be
+using one)."""
+_FOLDER = re.compile(rf".+-[0-9a-f]{{{STAMP_DIGITS}}}")
 
 
 @functools.lru_cache(maxsize=1)
@@ -43,77 +59,62 @@ def package_stamp() -> str:
     return digest.hexdigest()
 
 
-@functools.lru_cache(maxsize=1)
-def _roots() -> tuple[str, ...]:
-    """The package's folders as real paths (``agents`` and ``experiments`` are links in a checkout)."""
-    return tuple(
-        {os.path.realpath(os.path.join(PACKAGE_ROOT, name)) for name in ("", "agents", "experiments")}
+def user_cache() -> str:
+    """pb-gym's folder in the user's cache: ``$XDG_CACHE_HOME/pb-gym``, by default ``~/.cache/pb-gym``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "pb-gym")
+
+
+def folder(version: str) -> str:
+    """The kernel cache of this version and state of the sources: ``<user cache>/pb-gym/VERSION-STAMP``."""
+    return os.path.join(user_cache(), f"{version}-{package_stamp()[:STAMP_DIGITS]}")
+
+
+def _ours(path: str) -> bool:
+    """Whether ``path`` is one of the stamp folders of :func:`user_cache`."""
+    path = os.path.abspath(path)
+    return os.path.dirname(path) == os.path.abspath(user_cache()) and bool(
+        _FOLDER.fullmatch(os.path.basename(path))
     )
 
 
-def _ours(py_file: str) -> bool:
-    real = os.path.realpath(py_file)
-    return any(real.startswith(root + os.sep) for root in _roots())
+def configure(version: str) -> str:
+    """Point numba's cache at :func:`folder` unless the user has set ``NUMBA_CACHE_DIR`` to a folder
+    of their own; returns the folder numba caches in. One of pb-gym's folders, inherited from the
+    process that started this one, is replaced by this process's own (its sources may have changed
+    since). Creates nothing: numba makes the folder when it first saves a kernel (and falls back to its
+    own places where it cannot)."""
+    chosen = os.environ.get("NUMBA_CACHE_DIR")
+    if chosen and not _ours(chosen):
+        return chosen
+    chosen = os.environ["NUMBA_CACHE_DIR"] = folder(version)
+    config = sys.modules.get("numba.core.config")
+    if config is not None and (not config.CACHE_DIR or _ours(config.CACHE_DIR)):
+        # numba, imported before pb-gym, read the variable already: its setting, as the variable gives it
+        setattr(config, "CACHE_DIR", chosen)  # noqa: B010  (a module's attribute mypy does not know)
+    return chosen
 
 
-def _locators(caching: types.ModuleType) -> list[type]:
-    """numba's locators for a source file, restricted to pb-gym's files, with the package's stamp."""
-
-    class PackageStamp:
-        def get_source_stamp(self) -> Any:
-            return (super().get_source_stamp(), package_stamp())  # type: ignore[misc]
-
-        @classmethod
-        def from_function(cls, py_func: Any, py_file: str) -> Any:
-            return super().from_function(py_func, py_file) if _ours(py_file) else None  # type: ignore[misc]
-
-    return [
-        type(f"PbGym{base.__name__}", (PackageStamp, base), {})
-        for base in (
-            caching.UserProvidedCacheLocator,
-            caching.InTreeCacheLocator,
-            caching.UserWideCacheLocator,
-        )
-    ]
-
-
-def _register(caching: types.ModuleType) -> None:
-    impl = caching.CacheImpl
-    if not any(getattr(cls, "__name__", "").startswith("PbGym") for cls in impl._locator_classes):
-        impl._locator_classes = _locators(caching) + list(impl._locator_classes)
-
-
-class _AfterCaching(importlib.abc.MetaPathFinder):
-    """Registers pb-gym's locators right after ``numba.core.caching`` is imported."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != "numba.core.caching":
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or spec.loader is None:
-            return spec
-        loader = spec.loader
-        run = loader.exec_module
-
-        def exec_module(module: types.ModuleType) -> None:
-            run(module)
-            try:
-                _register(module)
-            except Exception:  # numba's cache layout is not an API: then numba caches as it does
-                pass
-
-        loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
-
-
-def install() -> None:
-    """Make numba stamp pb-gym's cached kernels with :func:`package_stamp` (see the module docstring).
-    Idempotent; where numba's cache internals are not as expected, numba's own caching is left as is."""
+def prune(current: str | None = None, keep: int = KEEP, hours: float = IN_USE_HOURS) -> list[str]:
+    """Remove the stamp folders of :func:`user_cache` but ``current`` (default: ``NUMBA_CACHE_DIR``),
+    those modified in the last ``hours`` (another process may be using them) and the most recently
+    modified others, ``keep`` in all; nothing when ``current`` is not one of them (a folder the user
+    chose), and other entries there are left alone. Returns what was removed. A process still
+    loading from a removed folder compiles what it misses, as numba does."""
+    current = os.path.abspath(current or os.environ.get("NUMBA_CACHE_DIR") or user_cache())
+    if not _ours(current):
+        return []
     try:
-        caching = sys.modules.get("numba.core.caching")
-        if caching is not None:
-            _register(caching)
-        elif not any(isinstance(finder, _AfterCaching) for finder in sys.meta_path):
-            sys.meta_path.insert(0, _AfterCaching())
-    except Exception:  # numba's cache layout is not an API: caching as numba does is the fallback
-        return
+        entries = [
+            (entry.stat().st_mtime, entry.path)
+            for entry in os.scandir(user_cache())
+            if entry.is_dir() and _FOLDER.fullmatch(entry.name) and os.path.abspath(entry.path) != current
+        ]
+    except OSError:
+        return []
+    entries.sort(reverse=True)
+    recent = time.time() - 3600 * hours
+    removed = [path for mtime, path in entries[max(keep - 1, 0) :] if mtime < recent]
+    for path in removed:
+        shutil.rmtree(path, ignore_errors=True)
+    return removed

@@ -204,7 +204,8 @@ QUIET = "PB_GYM_COMPILE_NOTE"
 """The environment variable that, set to ``0``, leaves the line out (the test suite sets it, so that
 its checks of stderr hold whether the cache is warm or not)."""
 
-_compile_lock = threading.Lock()
+_arm_lock = threading.Lock()
+_note_lock = threading.Lock()
 _compile_armed = False
 _compile_noted = False
 
@@ -228,7 +229,7 @@ def note_compiling(module: Any = None, stream: TextIO | None = None) -> None:
     global _compile_armed
     if _compile_armed:
         return
-    with _compile_lock:
+    with _arm_lock:
         if _compile_armed:
             return
         from numba.core import event
@@ -250,7 +251,7 @@ def _compiling(dispatcher: Any, stream: TextIO | None) -> None:
     global _compile_noted
     if _compile_noted or not _cached_kernel_of_pb_gym(dispatcher):
         return
-    with _compile_lock:
+    with _note_lock:
         if _compile_noted:
             return
         _compile_noted = True

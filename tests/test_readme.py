@@ -355,13 +355,14 @@ class Workdir:
 
         real = evaluate.plot
 
-        def plot(report: dict, out: Path, fans=None) -> list[Path]:
+        def plot(report: dict, out: Path, *rest) -> list[Path]:
             if self.plotted:
-                if fans is not None:
-                    fans.cancel()  # (the fan figure's copy, sent the report already)
+                for aside in rest:  # a figure drawn aside (the fans' copy), sent the report already
+                    if aside is not None:
+                        aside.cancel()
                 return []
             self.plotted = True
-            return real(report, out, fans)
+            return real(report, out, *rest)
 
         return mock.patch.object(evaluate, "plot", plot)
 
@@ -511,6 +512,114 @@ def test_command_block(block, workdir):
     assert lines, f"{block.label}: no command"
     for line in lines:
         check_command(line, block.label, workdir, run=block.kind == "commands")
+
+
+# ------------------------------------------------------------------ the quick start after make demo
+def extras_closure(extras: set[str]) -> set[str]:
+    """``extras`` and those they bring (``zoo`` brings ``rl``: ``pb-gym[rl]`` in pyproject.toml)."""
+    table = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    found, pending = set(), list(extras)
+    while pending:
+        extra = pending.pop()
+        if extra in found or extra not in table:
+            continue
+        found.add(extra)
+        for requirement in table[extra]:
+            match = re.fullmatch(r"pb-gym\[([\w,\-]+)\]", requirement.replace(" ", ""))
+            pending += match[1].split(",") if match else []
+    return found
+
+
+def make_extras(target: str) -> set[str]:
+    """The extras ``make TARGET`` installs: the ``-e ".[...]"`` of its recipes and its prerequisites'."""
+    rules: dict[str, tuple[list[str], list[str]]] = {}
+    current = None
+    for line in (ROOT / "Makefile").read_text().splitlines():
+        if line.startswith("\t") and current is not None:
+            rules[current][1].append(line)
+        elif re.match(r"[^\s#][^=]*:(?!=)", line):  # a rule (an assignment has = before or after its :)
+            name, _, prerequisites = line.partition(":")
+            current = name.strip()
+            rules[current] = (prerequisites.replace("|", " ").split(), [])
+        else:
+            current = None
+    extras, pending, seen = set(), [target], set()
+    while pending:
+        name = pending.pop()
+        if name in seen or name not in rules:
+            continue
+        seen.add(name)
+        prerequisites, recipe = rules[name]
+        pending += prerequisites
+        for line in recipe:
+            if line.strip().lstrip("@-").startswith("echo"):
+                continue  # a hint printed, not run
+            for match in re.finditer(r"-e\s+[\"']?\.\[([\w,\-]+)\]", line):
+                extras.update(match[1].split(","))
+    return extras
+
+
+STUDY_COMMANDS = {"evaluate", "train", "experiment"}  # pb-gym subcommands that need the studies extra
+
+
+def quick_start_problems(steps: list[tuple[str, str, str]]) -> list[str]:
+    """What fails for a reader who runs ``steps`` in order: ``(where, kind, text)``, ``kind`` "line" (a
+    shell line) or "python" (a Python block). Only ``make demo`` of the make lines is run (the set-up
+    the README asks first); a program of .venv needs it activated (or called by its path), and a
+    command the extras it needs, installed by then (``make demo``'s or a ``pip install -e`` line's)."""
+    problems, extras, activated = [], set(), False
+    for where, kind, text in steps:
+        installed = extras_closure(extras)
+        if kind == "python":
+            if not activated:
+                problems.append(f"{where}: a Python block before .venv is activated")
+            if needs_rl(text) and "rl" not in installed:
+                problems.append(f"{where}: a Python block that needs the rl extra, not installed by then")
+            continue
+        words = shlex.split(text)
+        if words[:2] == ["make", "demo"]:
+            extras |= make_extras("demo")
+        elif words[0] in (".", "source") and words[1:2] == [".venv/bin/activate"]:
+            activated = True
+        elif words[:2] == ["pip", "install"]:
+            for word in words[2:]:
+                match = re.fullmatch(r"\.\[([\w,\-]+)\]", word)
+                extras |= set(match[1].split(",")) if match else set()
+        elif words[0] in ("pb-gym", "python"):
+            if not activated:
+                problems.append(f"{where}: {words[0]} is not on the PATH yet: activate .venv before it")
+            for extra in extras_needed(words) - installed:
+                problems.append(f"{where}: `{text}` needs the {extra} extra, not installed by then")
+    return problems
+
+
+def extras_needed(words: list[str]) -> set[str]:
+    """The extras a ``pb-gym`` line needs: ``studies`` for a study, ``rl`` for training or a config
+    (of the repository) with a learned agent."""
+    if words[0] != "pb-gym" or len(words) < 2:
+        return set()
+    configs = [ROOT / word for word in words[2:] if word.endswith(".yaml") and (ROOT / word).is_file()]
+    rl = words[1] == "train" or any(needs_rl(path.read_text()) for path in configs)
+    return {name for name, needed in (("studies", words[1] in STUDY_COMMANDS), ("rl", rl)) if needed}
+
+
+def test_the_quick_start_runs_after_make_demo_in_the_order_written():
+    """``make demo`` (the README's first command), the lines after it in its block, then the Quick start
+    section's blocks in order: each runs (see :func:`quick_start_problems`)."""
+    readme = [block for block in BLOCKS if block.page == "README.md"]
+    lines = README.read_text().splitlines()
+    start = lines.index("## Quick start") + 1
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("## ")) + 1
+    setup = next(b for b in readme if b.kind == "commands" and "make demo" in command_lines(b.text)[0])
+    steps = [(setup.label, "line", line) for line in command_lines(setup.text)]
+    for block in readme:
+        if start <= block.line <= end and block.kind in ("python", "commands", "commands-parse"):
+            if block.kind == "python":
+                steps.append((block.label, "python", block.text))
+            else:
+                steps += [(block.label, "line", line) for line in command_lines(block.text)]
+    assert any(kind == "line" and text.startswith("pb-gym train") for _, kind, text in steps)
+    assert quick_start_problems(steps) == []
 
 
 # ---------------------------------------------------------------------------------- config blocks
@@ -693,6 +802,15 @@ def test_checks_refuse_what_a_newcomer_could_not_run():
         parse_pb_gym(["evaluate", "configs/systems/nosuch.yaml"], "here")
     with pytest.raises(AssertionError, match="no longer contains 'num_envs=64'"):
         substituted(Block(1, "python", "model.learn(5)", "python", "sb3-ppo"))
+    train = "pb-gym train configs/train/ppo-smoke.yaml"
+    steps = [("here", "line", line) for line in ("make demo", "pb-gym odds", ". .venv/bin/activate", train)]
+    assert quick_start_problems(steps) == [
+        "here: pb-gym is not on the PATH yet: activate .venv before it",
+        f"here: `{train}` needs the rl extra, not installed by then",
+    ]
+    rl = "pip install -e '.[zoo]' -c constraints.txt"  # (zoo brings rl)
+    steps = [("here", "line", line) for line in ("make demo", ". .venv/bin/activate", rl, train)]
+    assert quick_start_problems(steps) == []
     data = yaml.safe_load((ROOT / "configs" / "train" / "ppo-smoke.yaml").read_text())
     data["evaluation"]["systems"] = [{"type": "perfect", "bets": ["dragon7", "panda8"]}]
     pytest.importorskip("stable_baselines3", reason="the rl extra is not installed")
