@@ -247,11 +247,174 @@ def report(result: dict) -> str:
     return "Dealing procedures: the most a count can gain, and the EoR count's gain\n" + markdown(result)
 
 
-OUTPUT_NAMES = ("procedures.json", "procedures.csv", "procedures.md")
+FIGURE_BETS = ("three_giving_eight", "dragon7", "panda8", "player_pair")
+"""The bets of ``procedures.png`` where the config deals them: the side bets the results page reports
+(3 Giving 8 and Dragon 7, the counted bets with the most to gain; Panda 8; a pair bet, which needs the
+shoe's very end). Other configs fill the panels with their bets of largest perfect-information gain."""
+FIGURE_PANELS = 4
+OKABE_ITO = {"blue": "#0072B2", "vermilion": "#D55E00", "grey": "#999999"}
+"""Okabe and Ito's colours, told apart with every common colour-vision deficiency (the markers and
+line styles tell the bettors apart in grey print too)."""
+BETTORS = (
+    ("perfect_gain_per_hand", "perfect information (bets when the exact EV > 0)", "blue", "o", "-"),
+    ("count_gain_per_hand", "EoR count (threshold fitted on another deal)", "vermilion", "s", "--"),
+)
+"""The two bettors of the figure: the result's key, legend label, colour, marker and line style."""
+
+
+def figure_bets(result: dict) -> list[str]:
+    """The bets drawn in ``procedures.png``: those of :data:`FIGURE_BETS` the run dealt, then the
+    others by perfect-information gain under the first procedure; :data:`FIGURE_PANELS` at most."""
+    chosen = [b for b in FIGURE_BETS if b in result["bets"]]
+    ranked = best_bets(result, len(result["bets"]))
+    return (chosen + [b for b in ranked if b not in chosen])[:FIGURE_PANELS]
+
+
+def _bet_title(name: str, decks: int) -> str:
+    from pb_gym import catalog
+
+    bet = catalog.catalog(R.Rules(decks=decks)).get(name)
+    return bet.title if bet is not None and bet.title else name
+
+
+def _figure_rows(result: dict) -> tuple[list[dict], list[dict], list[dict]]:
+    """The procedures the figure draws, each group sorted along its axis: the hand-shuffled shoe at
+    each cut card's depth (with the rules' burn only: one point per depth), the cuts drawn per shoe,
+    and the continuous shufflers. The other burns are in the tables only."""
+    hand = [p for p in result["procedures"] if p["dealing"]["shuffle"] == "hand"]
+    depths = [p for p in hand if p["dealing"]["cut_range"] is None and p["dealing"]["burn"] == "rules"]
+    ranges = [p for p in hand if p["dealing"]["cut_range"] is not None]
+    csm = [p for p in result["procedures"] if p["dealing"]["shuffle"] == "csm"]
+    depths.sort(key=lambda p: p["dealing"]["cut_card"])
+    csm.sort(key=lambda p: p["dealing"]["csm_delay"])
+    return depths, ranges, csm
+
+
+def _gains(rows: list[dict], bet: str, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per 100 hands: the estimates and their CI's distances below and above (for ``errorbar``)."""
+    entries = [row["bets"][bet][key] for row in rows]
+    est = np.array([100 * (e["estimate"] or 0.0) for e in entries])
+    low = np.array([100 * e["ci95"][0] if e["ci95"] else 100 * (e["estimate"] or 0.0) for e in entries])
+    high = np.array([100 * e["ci95"][1] if e["ci95"] else 100 * (e["estimate"] or 0.0) for e in entries])
+    return est, np.vstack([np.maximum(est - low, 0.0), np.maximum(high - est, 0.0)])
+
+
+def _draw_csm(ax, csm: list[dict], bet: str) -> None:
+    """The continuous shufflers, one column per delay: every gain 0 or within a hair of it."""
+    x = np.arange(len(csm))
+    for (key, _, colour, marker, _), shift in zip(BETTORS, (-0.12, 0.12), strict=True):
+        est, err = _gains(csm, bet, key)
+        ax.errorbar(x + shift, est, yerr=err, fmt=marker, color=OKABE_ITO[colour], ms=6, capsize=3)
+    ax.set_xticks(x, [str(p["dealing"]["csm_delay"]) for p in csm])
+    # (the gains are too small to see at the shoe's scale: their size is written out)
+    top = max(100 * (p["bets"][bet][key]["estimate"] or 0.0) for p in csm for key, *_ in BETTORS)
+    note = "every gain\nexactly 0" if top == 0 else f"largest gain\n{top:.2g}"
+    ax.text(0.5, 0.5, note, transform=ax.transAxes, ha="center", va="center", fontsize=9, color="0.25")
+    ax.set_xlim(-0.6, len(csm) - 0.4)
+    ax.set_xlabel("hands kept out")
+    ax.set_title("continuous shuffler", fontsize=9.5)
+    ax.set_facecolor("#F2F2F2")  # (a panel of another kind of dealing, not a continuation of the axis)
+
+
+def _draw_depths(ax, depths: list[dict], ranges: list[dict], bet: str) -> None:
+    """The hand-shuffled shoe against the cut card's depth (a log axis where the depths span a factor
+    of 4 or more: each halving of the cut then takes the same width), and the cuts drawn per shoe as
+    a segment over their range."""
+    cuts = np.array([p["dealing"]["cut_card"] for p in depths], dtype=float)
+    log = cuts.size > 1 and cuts.max() >= 4 * cuts.min()
+    for (key, _, colour, marker, style), shift in zip(BETTORS, (0.96, 1.04), strict=True):
+        est, err = _gains(depths, bet, key)
+        x = cuts * shift if log else cuts + (shift - 1) * 25
+        ax.errorbar(x, est, yerr=err, fmt=marker + style, color=OKABE_ITO[colour], ms=6, capsize=3, lw=1.6)
+    for row in ranges:  # (the perfect-information gain: a count's is within a few percent of it)
+        low, high = row["dealing"]["cut_range"]
+        gain = 100 * (row["bets"][bet]["perfect_gain_per_hand"]["estimate"] or 0.0)
+        ax.plot([low, high], [gain, gain], ":", color=OKABE_ITO["grey"], lw=2.2)
+    if all(row["bets"][bet]["count_threshold"] is None for row in depths):
+        ax.text(
+            0.97,
+            0.93,
+            "the EoR count never bets it: no\nthreshold paid on the training deal",
+            transform=ax.transAxes,
+            ha="right",
+            va="top",
+            fontsize=9,
+            color=OKABE_ITO["vermilion"],
+        )
+    if log:
+        ax.set_xscale("log")
+        ax.set_xticks(cuts, [f"{c:.0f}" for c in cuts])
+        ax.minorticks_off()
+    ax.set_xlabel("cards behind the cut card" + (" (log scale)" if log else ""))
+    ax.set_title("hand-shuffled shoe, dealt to the cut card", fontsize=9.5)
+
+
+def _draw_bet(panel, result: dict, bet: str, rows: tuple[list[dict], list[dict], list[dict]]) -> None:
+    depths, ranges, csm = rows
+    groups = [g for g in (csm, depths) if g]
+    axes = panel.subplots(1, len(groups), sharey=True, width_ratios=[1, 3.6][-len(groups) :] if csm else None)
+    axes = list(np.atleast_1d(axes))
+    if csm:
+        _draw_csm(axes[0], csm, bet)
+    if depths:
+        _draw_depths(axes[-1], depths, ranges, bet)
+    for ax in axes:
+        ax.axhline(0, color="black", lw=0.8)
+        ax.grid(axis="y", color="#DDDDDD", lw=0.6)
+        ax.set_axisbelow(True)
+    axes[0].set_ylabel("units won per 100 hands dealt")
+    axes[0].set_ylim(bottom=min(0.0, axes[0].get_ylim()[0]))
+    panel.suptitle(
+        f"{_bet_title(bet, result['decks'])}: gain per 100 hands dealt",
+        fontsize=11.5,
+        weight="bold",
+    )
+
+
+def plot(result: dict, path: Path) -> Path:
+    """``procedures.png``: for each of :func:`figure_bets`, the two bettors' gain per 100 hands with
+    their 95% CIs, the continuous shufflers beside the hand-shuffled shoe's cut card depths."""
+    from matplotlib.lines import Line2D
+
+    from pb_gym.experiments import plotting
+
+    plt = plotting.pyplot()
+    bets = figure_bets(result)
+    rows = _figure_rows(result)
+    ncols = 2 if len(bets) > 1 else 1
+    nrows = -(-len(bets) // ncols)
+    fig = plt.figure(figsize=(6 * ncols, 0.6 + 3.7 * nrows), layout="constrained")
+    panels = np.atleast_1d(fig.subfigures(nrows, ncols, wspace=0.03, hspace=0.05)).ravel()
+    for panel, bet in zip(panels, bets, strict=False):
+        _draw_bet(panel, result, bet, rows)
+    handles = [
+        Line2D([], [], color=OKABE_ITO[colour], marker=marker, ls=style, label=label)
+        for _, label, colour, marker, style in BETTORS
+    ]
+    if rows[1]:
+        spans = sorted({tuple(row["dealing"]["cut_range"]) for row in rows[1]})
+        label = (
+            f"cut drawn per shoe, {', '.join(f'{lo}-{hi}' for lo, hi in spans)} cards (perfect information)"
+        )
+        handles.append(Line2D([], [], color=OKABE_ITO["grey"], ls=":", lw=2.2, label=label))
+    tables = {p["tables"] for p in result["procedures"]}
+    fig.suptitle(
+        f"What the dealing procedure leaves a counter: {result['decks']} decks, units per 100 hands dealt, "
+        f"95% CIs over {'/'.join(map(str, sorted(tables)))} tables",
+        fontsize=12,
+    )
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9, frameon=False)
+    return plotting.save(fig, path, tight=False)
+
+
+OUTPUT_NAMES = ("procedures.json", "procedures.csv", "procedures.md", "procedures.png")
 
 
 def write_outputs(result: dict, folder: Path) -> list[Path]:
-    """``procedures.json``, ``procedures.csv`` (a row per procedure and bet) and ``procedures.md``."""
+    """``procedures.json``, ``procedures.csv`` (a row per procedure and bet), ``procedures.md`` and
+    ``procedures.png`` (:func:`plot`)."""
+    from pb_gym.experiments import plotting
+
     figures = ["perfect_gain_per_hand", "perfect_bet_rate", "count_gain_per_hand", "count_bet_rate"]
     rows = [
         {"procedure": proc["name"], "bet": bet, **{f: entry[f]["estimate"] for f in figures}}
@@ -259,13 +422,26 @@ def write_outputs(result: dict, folder: Path) -> list[Path]:
         for bet, entry in proc["bets"].items()
     ]
     fields = ["procedure", "bet", *figures]
-    return study.write_table_files("procedures", result, folder, fields, rows, markdown(result))
+    written = study.write_table_files("procedures", result, folder, fields, rows, markdown(result))
+    png = folder / "procedures.png"
+    return written + plotting.drawn_or_noted(lambda: [plot(result, png)], folder, [png.name])
 
 
 main = study.command("procedures", ProceduresConfig, OUTPUT_NAMES, run, write_outputs, report)
 """``pb-gym experiment procedures CONFIG``: the study's entry point (:func:`experiments.study.command`)."""
 
-__all__ = ["ProceduresConfig", "best_bets", "deal", "main", "markdown", "report", "run", "write_outputs"]
+__all__ = [
+    "ProceduresConfig",
+    "best_bets",
+    "deal",
+    "figure_bets",
+    "main",
+    "markdown",
+    "plot",
+    "report",
+    "run",
+    "write_outputs",
+]
 
 if __name__ == "__main__":  # python -m pb_gym.experiments.procedures CONFIG [OUT]
     main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None, as_json=bool(os.environ.get("PB_GYM_JSON")))

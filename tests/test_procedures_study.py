@@ -1,5 +1,6 @@
 """The dealing-procedures study on its smoke config: a CSM with no delay leaves nothing to count."""
 
+import struct
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,18 @@ def test_the_random_cut_and_burn_rows_are_dealt(result):
 def test_a_bad_cut_range_is_named():
     with pytest.raises(ValueError, match="cut_range"):
         study.ProceduresConfig(procedures=[{"name": "x", "cut_range": [3, 10]}])
+
+
+def test_the_study_draws_its_figure(result, tmp_path):
+    """procedures.png is written beside the tables: a PNG of a docs page's width and weight, its
+    panels the page's side bets the run dealt, then its bets of largest gain."""
+    written = study.write_outputs(result, tmp_path)
+    assert sorted(p.name for p in written) == sorted(study.OUTPUT_NAMES)
+    data = (tmp_path / "procedures.png").read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk, first after the signature
+    # (a placeholder, written where matplotlib could not draw the data, is some 660 x 180 pixels)
+    assert 1000 <= width <= 1400 and 500 <= height <= 1200, (width, height)
+    assert 20_000 < len(data) < 300_000
+    bets = study.figure_bets(result)
+    assert bets[:2] == ["dragon7", "panda8"] and sorted(bets[2:]) == ["banker", "tie"]
