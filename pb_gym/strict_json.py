@@ -33,6 +33,8 @@ def to_jsonable(value: Any, path: str = "", nulls: dict[str, str] | None = None)
         return {str(k): to_jsonable(v, f"{path}.{k}" if path else str(k), nulls) for k, v in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):
         items = value.tolist() if isinstance(value, np.ndarray) else value
+        if all(type(v) is float for v in items) and all(map(math.isfinite, items)):
+            return list(items)  # (a bankroll path of a million hands: nothing to convert or record)
         return [to_jsonable(v, f"{path}.{i}" if path else str(i), nulls) for i, v in enumerate(items)]
     if isinstance(value, np.generic):
         value = value.item()

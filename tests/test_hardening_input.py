@@ -335,6 +335,18 @@ def test_strict_json_writes_null_and_says_why():
         strict_json.dumps({"a": {"b": {1}}})
 
 
+def test_strict_json_takes_a_list_of_plain_finite_floats_whole_and_checks_any_other():
+    from pb_gym import strict_json
+
+    path = [1000.0, 990.0, -0.0, 1e300]
+    assert strict_json.to_jsonable({"p": path}) == {"p": path} and strict_json.to_jsonable(path) is not path
+    nulls: dict = {}
+    assert strict_json.to_jsonable([1.0, float("inf"), True, 2], "p", nulls) == [1.0, None, True, 2]
+    assert nulls == {"p.1": strict_json.WHY["inf"]}
+    with pytest.raises(TypeError, match=r"^p.1: set is not JSON serializable$"):
+        strict_json.to_jsonable([1.0, {1}], "p")
+
+
 # ------------------------------------------------------- the command line: exit statuses (item 8)
 PB_GYM = str(__import__("pathlib").Path(__file__).resolve().parents[1] / ".venv" / "bin" / "pb-gym")
 
@@ -392,14 +404,17 @@ def test_cli_too_large_a_run_is_refused_before_allocating():
 
 
 def test_cli_environment_failures_are_status_1_and_one_line():
+    import os
     import subprocess
 
     with open("/dev/full", "w") as full:
         status, _, err = _cli("odds", "--json", stdout=full)
     assert (status, err) == (1, "pb-gym: error: No space left on device\n")
-    # the reader goes away before pb-gym writes (`pb-gym odds --json | head -c 0`)
-    process = subprocess.Popen([PB_GYM, "odds", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    process.stdout.close()
+    # the reader goes away before pb-gym writes (`pb-gym odds --json | head -c 0`): gone before it starts
+    reader, writer = os.pipe()
+    os.close(reader)
+    process = subprocess.Popen([PB_GYM, "odds", "--json"], stdout=writer, stderr=subprocess.PIPE)
+    os.close(writer)
     err = process.stderr.read().decode()
     assert process.wait(timeout=120) == 1
     assert err == "pb-gym: error: the output was closed before it was all written (broken pipe)\n"
