@@ -378,11 +378,18 @@ def _run_threads(
             _worker.stop = None
 
     pool = futures.ThreadPoolExecutor(max_workers=min(workers, len(chunks)), thread_name_prefix="chunk")
-    running = {pool.submit(attempt, chunk): chunk for chunk in chunks}
+    pending = collections.deque(chunks)  # (started from here, one as each running one ends: a pool
+    # thread that ends a chunk takes no other by itself, so a failure starts none)
+    running: dict[futures.Future, Chunk] = {}
     failure: BaseException | None = None
     wait = True
     try:
-        while running:
+        while pending or running:
+            while pending and len(running) < workers and failure is None:
+                chunk = pending.popleft()
+                running[pool.submit(attempt, chunk)] = chunk
+            if not running:
+                break
             done, _ = futures.wait(running, timeout=WAIT_S, return_when=futures.FIRST_COMPLETED)
             interrupts.check()
             for future in sorted(done, key=lambda f: running[f].index):
@@ -394,8 +401,7 @@ def _run_threads(
                 if not isinstance(error, ChunkError):
                     raise error  # (Ctrl-C inside a task)
                 failure = failure or error
-                for waiting in [f for f in running if f.cancel()]:  # (not started: never will)
-                    del running[waiting]
+                pending.clear()  # (not started: never will)
                 if running:
                     print(
                         f"{error}; waiting for the {len(running)} chunk(s) still running, "

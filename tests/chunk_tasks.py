@@ -3,6 +3,7 @@ and the lost evaluation chunk that the scale, output and train tests inject."""
 
 import os
 import signal
+import threading
 import time
 
 import numpy as np
@@ -67,7 +68,9 @@ def interrupted_after(chunk):
 def lose_evaluate_chunk(monkeypatch, index: int = 1):
     """Patch :func:`experiments.evaluate.run_chunk` so that chunk ``index`` raises
     ``RuntimeError("worker lost")`` every time it runs (so it fails twice) while the others run as
-    before; seen by the serial backend, which runs the chunks in this process. Returns the real one."""
+    before; seen by the backends that run the chunks in this process. Run it with ``--backend serial``
+    where the chunks kept matter: on ``threads``, whether a chunk after it starts (and is kept) before
+    the failure stops the run depends on the threads' timing and on the cores. Returns the real one."""
     from pb_gym.experiments import evaluate as E
 
     real = E.run_chunk
@@ -82,27 +85,76 @@ def lose_evaluate_chunk(monkeypatch, index: int = 1):
 
 
 def sleeps(chunk):
-    """Sleeps a minute (a worker still computing when its parent is killed)."""
+    """Sleeps a minute (a worker still computing when its parent is killed), once it has said that it
+    started (a file ``started-INDEX`` under $PB_GYM_TEST_DIR, when set)."""
+    if os.environ.get("PB_GYM_TEST_DIR"):
+        open(os.path.join(os.environ["PB_GYM_TEST_DIR"], f"started-{chunk.index}"), "w").close()
     time.sleep(60)
     return chunk.index
 
 
+HELD_EVALUATION = (
+    "import sys; sys.path.insert(0, sys.argv[1]); import chunk_tasks; "
+    "from pb_gym.experiments import cli; chunk_tasks.hold_evaluate_chunks_after_the_first(); "
+    "sys.exit(cli.main(sys.argv[2:]))"
+)
+"""``python -c HELD_EVALUATION TESTS_FOLDER evaluate ...``: the command line, its evaluation chunks held
+by :func:`hold_evaluate_chunks_after_the_first`."""
+
+
+def hold_evaluate_chunks_after_the_first():
+    """Patch :func:`experiments.evaluate.run_chunk` (in a process a test starts) so that chunk 0 runs
+    as before and every other chunk waits (up to ten minutes) until the run stops (the threads
+    backend, the default, tells it: :func:`experiments.scale.stop_requested`): however fast the
+    machine, the run is still running when a test signals it once chunk 0 is kept."""
+    from pb_gym.experiments import evaluate as E
+    from pb_gym.experiments import scale
+
+    real = E.run_chunk
+
+    def held(config_data, chunk, *args, **kwargs):
+        deadline = time.monotonic() + 600
+        while chunk.index and time.monotonic() < deadline:
+            if scale.stop_requested():
+                raise scale.ChunkStopped(chunk.describe())
+            time.sleep(0.01)
+        return real(config_data, chunk, *args, **kwargs)
+
+    E.run_chunk = held
+
+
+RUNNING, STOPPED = threading.Event(), threading.Event()
+"""Set by :func:`waits_for_the_stop` when its chunk 1 runs, and when it stops (a test clears them)."""
+
+
 def waits_for_the_stop(chunk):
-    """Chunk 0 returns at once; every other chunk waits (up to a minute) until the run stops, as a
-    long chunk on the threads backend checks :func:`experiments.scale.stop_requested`."""
+    """Chunk 0 returns once chunk 1 runs (on two threads); every other chunk waits (up to a minute)
+    until the run stops, as a long chunk on the threads backend checks
+    :func:`experiments.scale.stop_requested`, and then sets :data:`STOPPED`."""
     from pb_gym.experiments import scale
 
     deadline = time.monotonic() + 60
+    if chunk.index == 0:
+        RUNNING.wait(60)
+    elif chunk.index == 1:
+        RUNNING.set()
     while chunk.index and time.monotonic() < deadline:
         if scale.stop_requested():
+            STOPPED.set()
             raise scale.ChunkStopped(chunk.describe())
         time.sleep(0.01)
     return chunk.index
 
 
 def fails_beside_a_slower_chunk(chunk):
-    """Chunk 1 raises at once, every time; chunk 0 takes 1 s (it is running when chunk 1 fails)."""
+    """Chunk 1 raises at once, every time; the others (threads backend) run until the run has said
+    that it waits for the chunks still running (on stderr, captured by pytest), so chunk 0 is running
+    when chunk 1 fails whatever the threads' timing (up to a minute)."""
+    import sys
+
     if chunk.index == 1:
         raise ValueError("injected failure")
-    time.sleep(1.0)
+    deadline = time.monotonic() + 60
+    while "chunk(s) still running" not in sys.stderr.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.01)
     return chunk.index

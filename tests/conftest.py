@@ -6,4 +6,4 @@ import os
 # whichever test, or process a test starts, first compiles a kernel on a cold cache (after any edit of
 # the sources): the checks of stderr hold the same, warm cache or cold, without it. Its own tests turn it
 # back on.
-os.environ.setdefault("PB_GYM_COMPILE_NOTE", "0")
+os.environ["PB_GYM_COMPILE_NOTE"] = "0"

@@ -75,7 +75,8 @@ def test_the_line_can_be_left_out(note, tmp_path, capsys, monkeypatch):
 def test_a_new_process_with_an_empty_cache_says_it_and_a_warm_one_does_not(tmp_path):
     """The engine's first shuffle, in a script whose stderr is a pipe; then the same from the cache."""
     env = {k: v for k, v in os.environ.items() if k != progress.QUIET}
-    env.update(NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    # (a home outside the temp folder: the line writes a cache folder under the home as ~/...)
+    env.update(NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT), HOME=str(tmp_path / "home"))
     code = "from pb_gym import engine, rules; engine.init(rules.Rules(), 1)"
     runs = [
         subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)

