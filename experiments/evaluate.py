@@ -5,7 +5,8 @@ table session (:class:`pb_gym.session.Session`), session ``s`` is its table ``s`
 its own bankroll over those hands. Differences between systems are therefore differences of staking,
 not of luck. The session applies the table's stake rules, settles, and ends a system's session at
 ruin (bankroll below the table minimum), at the stop-loss or at the win goal; an ended session stops
-betting; the study's hand limit ends them all.
+betting; the study's hand limit ends them all. A chunk whose sessions have all ended deals no more
+hands: what it reports is what those hands would have left it (:meth:`ChunkPlay.finish`).
 
 The study is cut into chunks of sessions (:mod:`experiments.scale`); a chunk returns mergeable
 statistics (sums, counts, histograms, the bounded summaries of :mod:`experiments.evaluate_summary`),
@@ -34,7 +35,7 @@ from pb_gym import rules as R
 from pb_gym import session as session_
 from pb_gym.agents import staking
 from pb_gym.agents import systems as S
-from pb_gym.experiments import chunk_store, outputs, scale
+from pb_gym.experiments import chunk_store, outputs, plotting, scale
 from pb_gym.experiments import evaluate_hand as EH
 from pb_gym.experiments import evaluate_ledger as LG
 from pb_gym.experiments import evaluate_summary as summaries
@@ -44,7 +45,6 @@ from pb_gym.experiments.evaluate_report import (
     EXACT_OUTPUT_NAMES,
     OUTPUT_NAMES,
     fan_summary,
-    figures_aside,
     json_report,
     print_report,
     system_summary,
@@ -144,6 +144,8 @@ class ChunkPlay:
         self.checkpoints = checkpoint_hands(config.hands)
         self.fan_edges = np.linspace(0.0, fan_range(config), FAN_BINS + 1)
         self.samples = min(config.sample_paths, n) if chunk.index == 0 else 0
+        # the sample paths' bankrolls at each hand recorded, every seat's at once ((K, samples) a hand)
+        self.path_rows: list[np.ndarray] = []
         self.ledgers = LG.Ledgers.start(self.seats.bankroll, table_bets.n_columns)
         self.ledger = [
             LG.Ledger(system, self.seats, k, self.ledgers, len(self.checkpoints), FAN_BINS, STATES)
@@ -207,6 +209,7 @@ class ChunkPlay:
         self.hands_since_drop = 0
         self.session_hands = np.zeros(n, dtype=np.int64)  # each session's: its shoe's, whoever sat out
         self.in_shoe = np.ones(n, dtype=bool)  # one_shoe: the session's shoe is still dealing
+        self.dealt = config.hands  # the hands dealt at the tables (fewer: see finish)
 
     def view(self, k: int, hand_index: int, composition: np.ndarray | None) -> S.TableView:
         """What seat ``k``'s system sees before (and, with this hand's results, after) the hand."""
@@ -332,14 +335,15 @@ class ChunkPlay:
     def record(self, hand: int) -> None:
         """Every seat's sample paths, and at a checkpoint its bankroll fan, distinct bankrolls and
         states (all seats at once: one compiled pass for the histograms and the counts of the ends)."""
-        bankroll = self.seats.bankroll
         if self.samples:
-            paths = bankroll[:, : self.samples].copy()
-            for k, ledger in enumerate(self.ledger):
-                ledger.path_rows.append(paths[k])
+            self.path_rows.append(self.seats.bankroll[:, : self.samples].copy())
         at = np.searchsorted(self.checkpoints, hand)
-        if not (at < len(self.checkpoints) and self.checkpoints[at] == hand):
-            return
+        if at < len(self.checkpoints) and self.checkpoints[at] == hand:
+            self.record_checkpoint(int(at))
+
+    def record_checkpoint(self, at: int) -> None:
+        """Checkpoint ``at``'s bankroll fans, distinct bankrolls and states of every seat."""
+        bankroll = self.seats.bankroll
         n = bankroll.shape[1]
         # bin i holds [edge_i, edge_i+1); the last bin also everything above the range
         fans, states = LG.fan_checkpoint(bankroll, self.fan_edges, self.seats.ended, STATE_CODES)
@@ -372,12 +376,49 @@ class ChunkPlay:
         if config.one_shoe:
             self.in_shoe &= ~engine.shoe_over(self.rules, self.session.shoe)
 
+    def over(self) -> bool:
+        """Whether no hand left to deal can change anything the chunk reports: every seat at every
+        table has ended (its bankroll, its state and its sums stand; the seats' lists of live tables,
+        shortened every :data:`DROP_EVERY` hands, are empty), or, in a ``one_shoe`` study, every
+        shoe is over (its seats ended with it). A ``one_shoe`` session's hands are its shoe's, which
+        deals on after its seats have ended: the chunk stops only with the last shoe."""
+        if self.config.one_shoe:
+            return not self.in_shoe.any()
+        return not self.live_count.any()
+
+    def finish(self, dealt: int) -> None:
+        """After :meth:`over`, with ``dealt`` hands dealt: the hands left, undealt, as if dealt. Each
+        session counts them (a session's hands are its table's, whoever sat out), and the fans of
+        the checkpoints left repeat the final bankrolls and states. The sample paths stop at the
+        last hand recorded (:meth:`sample_paths`)."""
+        self.session_hands += (self.config.hands - dealt) * self.in_shoe
+        for at in np.flatnonzero(self.checkpoints > dealt):
+            self.record_checkpoint(int(at))
+        self.dealt = dealt
+
+    def sample_paths(self) -> list[np.ndarray]:
+        """Each seat's sample paths ``(samples, hands recorded)``: the bankroll at hand 0 and after
+        each hand recorded (chunk 0 alone keeps any). A chunk that stopped early (:meth:`finish`)
+        recorded fewer than ``hands + 1``: its sessions had ended, and each path's last bankroll
+        stands for the hands not dealt (:func:`sample_lists`), so that the paths of a million hands
+        of sessions that end within tens take the memory of tens."""
+        if not self.path_rows:
+            return [np.array([]) for _ in self.ledger]  # (no paths: as an array of no rows was)
+        rows = np.array(self.path_rows)  # (hands recorded, K, samples)
+        return [np.ascontiguousarray(rows[:, k]).T for k in range(len(self.ledger))]
+
     def result(self, index: int) -> dict:
-        """The mergeable statistics of chunk ``index`` (:func:`merge_into`)."""
+        """The mergeable statistics of chunk ``index`` (:func:`merge_into`), and ``hands_run``: the
+        hands the chunk dealt at its tables (``hands``, or fewer where every session ended before)."""
         config, systems = self.config, self.systems
+        paths = self.sample_paths()
         return {
             "chunk": index,
-            "systems": [ledger.statistics(self.session_hands) for ledger in self.ledger],
+            "hands_run": self.dealt,
+            "systems": [
+                ledger.statistics(self.session_hands, samples)
+                for ledger, samples in zip(self.ledger, paths, strict=True)
+            ],
             "names": [system.name for system in systems],
             "types": [system.key for system in systems],
             "bets": [system.bet for system in systems],
@@ -394,7 +435,8 @@ def run_chunk(
     The systems are the seats of one :class:`pb_gym.session.Session` of ``chunk.size`` tables: each
     proposes a stake per session, the session applies the table's stake rules, deals one hand at every
     table (the same hand for every system), settles, and ends the sessions (:class:`ChunkPlay`). The
-    chunk's seed deals its sessions and seeds its systems; everything returned merges exactly.
+    chunk's seed deals its sessions and seeds its systems; everything returned merges exactly. Once
+    every session has ended (:meth:`ChunkPlay.over`) the chunk stops dealing.
     ``show_progress``: the study's :class:`pb_gym.progress.Progress` to count the hands dealt in (the
     serial backend), or True for a display of this chunk alone.
     """
@@ -408,11 +450,11 @@ def run_chunk(
         )
     play.record(0)
     for hand_index in range(hands):
-        if config.one_shoe and not play.in_shoe.any():
-            # every shoe is over and every seat has ended: the bankrolls are final, so the rest of
-            # the fans and sample paths repeat them (no more hands to deal)
-            for rest in range(hand_index + 1, hands + 1):
-                play.record(rest)
+        if play.over():
+            # every session has ended: the hands left would deal cards and change nothing reported
+            play.finish(hand_index)
+            if bar is not None:
+                bar.update(play.n * (hands - hand_index), chunk.index)
             break
         if scale.stop_requested():  # (Ctrl-C, on the threads backend)
             raise scale.ChunkStopped(chunk.describe())
@@ -422,6 +464,25 @@ def run_chunk(
     if show_progress is True and bar is not None:
         bar.close()
     return play.result(chunk.index)
+
+
+def sample_lists(samples: np.ndarray, length: int) -> list:
+    """A system's sample paths ``(paths, hands recorded)`` as the report's lists of ``length``
+    bankrolls (hand 0 to the last): a path recorded to fewer hands (a chunk that stopped when its
+    sessions had ended, :meth:`ChunkPlay.finish`) keeps its last bankroll for the rest. The bankroll
+    a path ends on, often for most of its hands, is one float object repeated, not one a hand (8
+    bytes a hand rather than 32); the values are those of ``tolist()`` of the whole path."""
+    if samples.ndim < 2:
+        return samples.tolist()  # (no sample paths)
+    paths = []
+    for path in samples:
+        bits = path.view(np.int64)  # (equal bits: -0.0 is not 0.0, and a NaN is itself)
+        changes = np.flatnonzero(bits[1:] != bits[:-1])
+        last = int(changes[-1]) + 1 if changes.size else 0  # where the last value starts
+        values = [float(path[last])] * length
+        values[:last] = path[:last].tolist()  # (in place: no second list of the whole path)
+        paths.append(values)
+    return paths
 
 
 def checkpoint_hands(hands: int) -> np.ndarray:
@@ -666,7 +727,8 @@ def run_study(
 
         exact_systems.attach(report, config)
     report["paths"] = {
-        stats["name"]: fan_summary(stats, edges, STATES) | {"samples": stats["samples"].tolist()}
+        stats["name"]: fan_summary(stats, edges, STATES)
+        | {"samples": sample_lists(stats["samples"], config.hands + 1)}
         for stats in systems
     }
     report["final_summaries"] = {stats["name"]: stats["final"] for stats in systems}
@@ -709,34 +771,30 @@ def main(
     """
     config = load(config_path, StudyConfig)
     destination = outputs.prepare(out, OUTPUT_NAMES + EXACT_OUTPUT_NAMES)
-    # the figures' copy is forked now, before the run's threads, and builds the fans' grid beside the run
-    figures = figures_aside(len(config.systems)) if destination is not None else None
-    try:
-        store = outputs.chunk_store(
-            destination,
-            {
-                "study": "evaluate",
-                "config": config.model_dump(mode="json"),
-                "models": _model_checksums(config),
-            },
-            resume,
-        )
-        report = run_study(
-            config,
-            progress=not as_json,
-            backend=backend,
-            scheduler=scheduler,
-            workers=workers,
-            store=store,
-            final_bankrolls=False,
-        )
-        if destination is not None:
-            with destination.staging() as staged:
-                written = write_outputs(report, staged, figures)
-            report["written"] = [str(destination.final_path(p, staged)) for p in written]
-    finally:
-        if figures is not None:
-            figures.cancel()  # (a run that failed: its figures are not wanted; once drawn, a no-op)
+    if destination is not None:
+        plotting.preload()  # (the figures are drawn after the run: matplotlib's import overlaps it)
+    store = outputs.chunk_store(
+        destination,
+        {
+            "study": "evaluate",
+            "config": config.model_dump(mode="json"),
+            "models": _model_checksums(config),
+        },
+        resume,
+    )
+    report = run_study(
+        config,
+        progress=not as_json,
+        backend=backend,
+        scheduler=scheduler,
+        workers=workers,
+        store=store,
+        final_bankrolls=False,
+    )
+    if destination is not None:
+        with destination.staging() as staged:
+            written = write_outputs(report, staged)
+        report["written"] = [str(destination.final_path(p, staged)) for p in written]
     if not as_json:
         print_report(report)
         if out is not None:

@@ -265,7 +265,6 @@ class Ledger:
         self.fan_max = np.zeros(n_checkpoints)
         self.state_names = states
         self.states = np.zeros((n_checkpoints, len(states)), dtype=np.int64)
-        self.path_rows: list[np.ndarray] = []
 
     @property
     def bankroll(self) -> np.ndarray:
@@ -277,10 +276,11 @@ class Ledger:
         ended = self.seats.ended[self.seat]
         return [int((ended == session_.END_REASONS.index(state)).sum()) for state in self.state_names]
 
-    def statistics(self, session_hands: np.ndarray) -> dict:
-        """What the merge needs: sums, counts, histograms, the summary of the final bankrolls, and
-        the final bankroll and hands dealt of each session (which the merge keeps only when asked
-        to). ``session_hands``: the hands dealt in each session (its table's, whatever the seat)."""
+    def statistics(self, session_hands: np.ndarray, samples: np.ndarray) -> dict:
+        """What the merge needs: sums, counts, histograms, the summary of the final bankrolls, the
+        sample paths, and the final bankroll and hands dealt of each session (which the merge keeps
+        only when asked to). ``session_hands``: the hands dealt in each session (its table's,
+        whatever the seat); ``samples``: the seat's sample paths (``(paths, hands recorded)``)."""
         k, ledgers = self.seat, self.ledgers
         # fresh arrays, as a seat's own statistics were before they were stacked (the same sums)
         net, wagered, drawdown = (
@@ -312,7 +312,7 @@ class Ledger:
             "fan_min": self.fan_min,
             "fan_max": self.fan_max,
             "states": self.states,
-            "samples": np.array(self.path_rows).T,
+            "samples": samples,
             "final_bankrolls": final,
             "session_hands": session_hands,
         }

@@ -1,6 +1,5 @@
 """pb-gym evaluate: config validation, an end-to-end study, common random numbers, the statistics."""
 
-import copy
 import json
 import math
 import pickle
@@ -243,9 +242,11 @@ def test_config_file_errors(tmp_path, capsys):
     ],
 )
 def test_shipped_configs_are_valid(path):
+    from pathlib import Path
+
     from pb_gym.experiments.config import load
 
-    config = load(path, E.StudyConfig)
+    config = load(Path(__file__).resolve().parent.parent / path, E.StudyConfig)  # (from any folder)
     assert config.systems
     if path.endswith("classic.yaml"):
         assert {s.type for s in config.systems} == set(E.S.SYSTEMS)
@@ -668,8 +669,8 @@ def test_a_one_shoe_study_is_the_same_in_any_chunking_and_says_so_in_its_header(
 
 
 def test_the_final_bankroll_figure_shows_both_peaks_of_a_progression(tmp_path, monkeypatch):
-    # a Martingale's sessions end at the goal or ruined: the figure labels both peaks with the share
-    # of sessions that the report's own ends give (a box plot would show one box between them)
+    # a Martingale's sessions end at the goal or ruined: its row has bars at both ends, and beside it
+    # the shares of sessions that the report's own ends give (a box plot would show one box between)
     from pb_gym.experiments import evaluate_report, plotting
     from pb_gym.experiments.evaluate import run_study
     from pb_gym.experiments.evaluate_config import StudyConfig
@@ -693,18 +694,100 @@ def test_the_final_bankroll_figure_shows_both_peaks_of_a_progression(tmp_path, m
     evaluate_report.plot_final_bankrolls(report, tmp_path / "final.png")
     labels = {t.get_text() for t in drawn["fig"].axes[0].texts}
     assert 0.2 < entry["p_ruin"] < 0.8 and entry["p_ruin"] + entry["p_target"] == pytest.approx(1.0)
-    assert {f"{entry['p_ruin']:.0%}", f"{entry['p_target']:.0%}"} <= labels
-    # the violin (here its two peaks): one collection of axis-aligned bars centred on the system's x,
-    # the widest 0.84 wide (the largest share), every bar at least 2% of the bankroll axis tall
-    (violin,) = drawn["fig"].axes[0].collections[:1]
-    bars = np.array([path.vertices[:4] for path in violin.get_paths()])
-    x, y = bars[..., 0], bars[..., 1]
-    assert len(bars) >= 2 and np.array_equal(x[:, 0], x[:, 3]) and np.array_equal(y[:, 0], y[:, 1])
-    np.testing.assert_allclose((x[:, 0] + x[:, 1]) / 2, 1.0, atol=1e-12)
-    assert (x[:, 1] - x[:, 0]).max() == pytest.approx(0.84)
-    heights = y[:, 2] - y[:, 0]
-    np.testing.assert_allclose(heights, heights[0], rtol=1e-12)
-    assert heights[0] >= 0.02 * (y.max() - y.min() - heights[0]) * (1 - 1e-12)
+    assert f"{entry['p_target']:.0%} at the goal, {entry['p_ruin']:.0%} ruined" in labels
+    # the bars: one collection of axis-aligned bars on the row's base, the tallest BAR_HEIGHT tall,
+    # at ruin (0) and at the goal (150)
+    (bars,) = drawn["fig"].axes[0].collections[:1]
+    corners = np.array([path.vertices[:4] for path in bars.get_paths()])
+    x, y = corners[..., 0], corners[..., 1]
+    assert np.array_equal(x[:, 0], x[:, 3]) and np.array_equal(y[:, 0], y[:, 1])
+    assert np.all(y[:, 0] == y[0, 0])
+    assert (y[:, 2] - y[:, 0]).max() == pytest.approx(evaluate_report.BAR_HEIGHT)
+    assert x.min() == 0.0 and x.max() == 150.0
+
+
+def test_the_systems_are_grouped_by_kind():
+    systems = [{"type": t} for t in ("kelly", "martingale", "flat", "paroli", "chop", "sb3", "dalembert")]
+    assert ER.system_groups(systems) == [
+        (ER.KINDS[0][0], [2, 4]),
+        (ER.KINDS[1][0], [1, 6]),
+        (ER.KINDS[2][0], [3]),
+        (ER.OTHER_KIND, [0, 5]),
+    ]
+    assert [heading for heading, _ in ER.system_groups([{"type": "kelly"}])] == [ER.OTHER_KIND]
+
+
+def _system(**changes):
+    return {
+        "hands": 5000,
+        "hands_dealt": 10000,
+        "p_target": 0.0,
+        "p_ruin": 0.0,
+        "p_stop_loss": 0.0,
+        "median_final_bankroll": 897.0,
+    } | changes
+
+
+def test_each_panel_says_what_its_sessions_came_to():
+    assert ER.outcome(_system(p_target=0.6463, p_ruin=0.3536), 10_000) == (
+        "65% reach the goal, 35% ruined, median 897"
+    )
+    assert ER.outcome(_system(p_target=0.042, p_ruin=0.002), 10_000) == (
+        "4% reach the goal, 0.2% ruined, median 897"
+    )
+    # three ends leave no room for the median
+    assert ER.outcome(_system(p_target=0.3, p_ruin=0.3, p_stop_loss=0.3), 10) == (
+        "30% reach the goal, 30% ruined, 30% stopped"
+    )
+    assert ER.outcome(_system(median_final_bankroll=1500.0), 10) == "median 1,500"
+    # a Kelly bettor that seldom finds an edge worth a bet, and a system that never bets
+    assert ER.outcome(_system(hands=821, hands_dealt=10_000_000), 10_000) == (
+        "821 bets in 10,000 sessions: it seldom bets"
+    )
+    assert ER.outcome(_system(hands=0), 10) == "no bet placed: the bankroll never moves"
+    assert ER.ends(_system(p_target=0.64, p_ruin=0.36)) == "64% at the goal, 36% ruined"
+    assert ER.ends(_system()) == "none at the goal or ruined"
+
+
+def test_the_bankroll_paths_figure_puts_each_kind_on_one_scale_in_panels_that_do_not_overlap(
+    report, tmp_path, monkeypatch
+):
+    """bankroll_paths.png: a panel a system, each group of systems of a kind on one bankroll scale under
+    its heading, each panel titled with its name and its outcome, its sessions' states in the
+    Okabe-Ito colours; laid out in inches, no panel (title, tick labels and state strip included)
+    overlaps another or leaves the figure."""
+    from pb_gym.experiments import plotting
+
+    drawn = {}
+    monkeypatch.setattr(plotting, "save", lambda fig, path, **_: drawn.setdefault("fig", fig) and path)
+    ER.plot_fans(report, tmp_path / "paths.png")
+    fig = drawn["fig"]
+    systems = report["systems"]
+    assert len(fig.axes) == len(systems)
+    groups = ER.system_groups(systems)
+    assert {heading for heading, _ in groups} <= {t.get_text() for t in fig.texts}
+    panels = iter(fig.axes)
+    by_system = {i: next(panels) for _, members in groups for i in members}
+    for _, members in groups:
+        assert len({by_system[i].get_ylim() for i in members}) == 1
+    assert len({by_system[members[0]].get_ylim() for _, members in groups}) > 1
+    for i, system in enumerate(systems):
+        ax = by_system[i]
+        assert ax.get_title(loc="left") == system["name"]
+        assert ER.outcome(system, report["sessions"]) in {t.get_text() for t in ax.texts}
+    ruined = [i for i, s in enumerate(systems) if s["p_ruin"] > 0]
+    strip = by_system[ruined[0]].collections[-1]
+    colours = {tuple(np.round(c[:3], 3)) for c in strip.get_facecolors()}
+    plt = plotting.pyplot()
+    to_rgb = plt.matplotlib.colors.to_rgb
+    assert tuple(np.round(to_rgb(ER.STATE_COLOURS["ruin"]), 3)) in colours
+    renderer = fig.canvas.get_renderer()
+    figure_box = fig.bbox.padded(1)
+    boxes = [ax.get_tightbbox(renderer) for ax in fig.axes]
+    assert all(figure_box.contains(b.x0, b.y0) and figure_box.contains(b.x1, b.y1) for b in boxes)
+    for k, box in enumerate(boxes):
+        assert not any(box.overlaps(other) for other in boxes[k + 1 :])
+    plt.close(fig)
 
 
 def around_edges(edges: np.ndarray, *more: object) -> np.ndarray:
@@ -779,52 +862,6 @@ def test_a_checkpoints_compiled_tallies_are_numpys(top):
     np.testing.assert_array_equal(
         ends, [np.bincount(row, minlength=len(session_.END_REASONS))[E.STATE_CODES] for row in codes]
     )
-
-
-@pytest.mark.parametrize("variant", ["as run", "six-digit bankrolls", "odd count", "offset", "long name"])
-def test_the_fan_grid_is_laid_out_as_tight_layout_would(report, variant, tmp_path, monkeypatch):
-    """bankroll_paths.png is laid out from two measured axes: its margins and gaps equal
-    tight_layout's (which measures every axes) for wider tick labels, an odd number of systems, and,
-    through tight_layout itself, an offset label or a name wider than its axes."""
-    from pb_gym.experiments import plotting
-
-    report = copy.deepcopy(report)
-    if variant in ("six-digit bankrolls", "offset"):
-        scale_by = 100 if variant == "six-digit bankrolls" else 10_000
-        report["bankroll"] *= scale_by
-        for fan in report["paths"].values():
-            fan["quantiles"] = (np.array(fan["quantiles"]) * scale_by).tolist()
-            fan["samples"] = (np.array(fan["samples"]) * scale_by).tolist()
-    if variant == "odd count":
-        report["systems"] = report["systems"][:-1]
-    if variant == "long name":
-        old = report["systems"][3]["name"]
-        report["systems"][3]["name"] = new = "a martingale whose name is far wider than its axes " * 3
-        report["paths"][new] = report["paths"].pop(old)
-    layouts = {}
-    names = ("left", "right", "top", "bottom", "wspace", "hspace")
-    real_layout = ER._fan_layout
-
-    def layout(fig, axes, used):
-        twin = pickle.loads(pickle.dumps(fig))  # tight_layout measures the figure as it is before
-        twin.tight_layout()
-        layouts["tight"] = [getattr(twin.subplotpars, k) for k in names]
-        measured_all = fig.tight_layout
-        fig.tight_layout = lambda: (layouts.setdefault("fell back", True), measured_all())
-        real_layout(fig, axes, used)
-        layouts["measured"] = [getattr(fig.subplotpars, k) for k in names]
-        plotting.pyplot().close("all")
-        raise Measured  # (the figures are not this test's)
-
-    class Measured(Exception):
-        pass
-
-    monkeypatch.setattr(ER, "_fan_layout", layout)
-    with pytest.raises(Measured):
-        ER.plot(report, tmp_path)
-    assert layouts["measured"] == pytest.approx(layouts["tight"], abs=1e-9)
-    # the two measured axes lay out the usual grid; only an offset or an outsized name measures all
-    assert layouts.get("fell back", False) == (variant in ("offset", "long name"))
 
 
 @pytest.mark.parametrize("only_python_seats", [False, True], ids=["programs and kelly", "kelly alone"])
@@ -938,3 +975,91 @@ def test_a_seat_leaves_its_list_the_hand_after_it_ended():
     live.drop_finished(rows, count, ended, terminated, truncated)
     assert count.tolist() == [3, 4]
     assert rows[0, :3].tolist() == [0, 2, 4] and rows[1, :4].tolist() == [0, 1, 2, 3]
+
+
+# ----------------------------------------------------------------------------- sessions that all end
+SHORT = {
+    "name": "short",
+    "rules": {"decks": 8},
+    "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+    "bankroll": 1000,
+    "sessions": 100,
+    "hands": 1_000_000,
+    "win_goal": 50,
+    "stop_loss": 50,
+    "seed": 4,
+    "sample_paths": 2,
+    "systems": [{"type": "flat", "bet": "banker"}, {"type": "martingale", "bet": "banker"}],
+}
+"""Sessions that all end within tens of hands (five units up or down), for a million hands."""
+
+
+def test_a_chunk_whose_sessions_have_all_ended_deals_no_more_hands():
+    """A million hands cost what the hands to the last session's end cost, and report what ten
+    thousand report but for the hands the sessions count (their table's, whoever sat out) and the
+    sample paths, whose final bankrolls stand to the million."""
+    long, short = (
+        validate(SHORT | {"hands": hands}, E.StudyConfig, "short.yaml") for hands in (10**6, 10**4)
+    )
+    (chunk,) = scale.plan(100, long.chunk_sessions, long.seed)
+    dealt = [E.run_chunk(config.model_dump(mode="json"), chunk)["hands_run"] for config in (long, short)]
+    assert dealt[0] == dealt[1] < 200
+    one, two = E.run_study(long), E.run_study(short)
+    assert one["hands_dealt"] == 100 * 10**6 and two["hands_dealt"] == 100 * 10**4
+    for a, b in zip(one["systems"], two["systems"], strict=True):
+        assert a.pop("hands_dealt") == 100 * 10**6 and b.pop("hands_dealt") == 100 * 10**4
+        assert a == b and a["p_target"] + a["p_stop_loss"] == 1.0
+    assert pickle.dumps(one["final_bankrolls"]) == pickle.dumps(two["final_bankrolls"])
+    assert np.array_equal(one["session_hands"], np.full(100, 10**6))
+    for name, fan in one["paths"].items():
+        assert fan["states"]["playing"][-1] == 0.0
+        assert all(fan["states"][state][-1] == two["paths"][name]["states"][state][-1] for state in E.STATES)
+        for path, shorter in zip(fan["samples"], two["paths"][name]["samples"], strict=True):
+            assert len(path) == 10**6 + 1 and path[: 10**4 + 1] == shorter
+            assert path[10**4 + 1 :] == [shorter[-1]] * (10**6 - 10**4)
+
+
+@pytest.mark.parametrize("python_seats", [False, True], ids=["programs", "python seats"])
+def test_stopping_when_the_sessions_have_ended_changes_no_bit(python_seats, monkeypatch):
+    """Chunks that stop dealing (the first, whose sample paths the report shows) and chunks that deal
+    to the hand limit give the report that dealing every hand gives, to the bit."""
+    from pb_gym.agents import systems as S
+
+    if python_seats:  # every system through its own propose and update
+        monkeypatch.setattr(S.Programmed, "compiled", lambda self: False)
+    systems = [
+        {"type": "flat", "bet": "banker"},
+        {"type": "martingale", "bet": "player"},
+        {"type": "paroli", "bet": "player"},
+        {"type": "labouchere"},
+        {"type": "oscars_grind"},
+        {"type": "chop"},
+        {"type": "random", "bets": ["banker", "tie"]},
+    ]
+    config = study(sessions=60, chunk_sessions=20, hands=500, win_goal=100, stop_loss=100, systems=systems)
+    run, ran = E.run_chunk, []
+    monkeypatch.setattr(E, "run_chunk", lambda *args, **kwargs: ran.append(run(*args, **kwargs)) or ran[-1])
+    stopped = E.run_study(config)
+    assert [part["hands_run"] < 500 for part in sorted(ran, key=lambda part: part["chunk"])] == [
+        True,
+        False,
+        False,
+    ]
+    monkeypatch.setattr(E.ChunkPlay, "over", lambda self: False)  # every hand dealt
+    dealt = E.run_study(config)
+    parts = [(r["systems"], r["paths"], r["final_bankrolls"], r["session_hands"]) for r in (stopped, dealt)]
+    assert pickle.dumps(parts[0]) == pickle.dumps(parts[1])
+    assert ER.json_report(stopped) | {"timings": 0} == ER.json_report(dealt) | {"timings": 0}
+
+
+def test_the_sample_paths_keep_their_last_bankroll_to_the_hand_limit():
+    """A path recorded to fewer hands than the study's is its last bankroll after; the values are
+    those of tolist(), signed zeros and NaN included, and the repeated tail is one float object."""
+    samples = np.array([[1.0, 2.0, 2.0], [0.0, -0.0, -0.0], [np.nan, np.nan, 3.0]])
+    paths = E.sample_lists(samples, 5)
+    assert paths[0] == [1.0, 2.0, 2.0, 2.0, 2.0]
+    assert [math.copysign(1.0, v) for v in paths[1]] == [1.0, -1.0, -1.0, -1.0, -1.0]
+    assert math.isnan(paths[2][0]) and math.isnan(paths[2][1]) and paths[2][2:] == [3.0] * 3
+    assert len({id(v) for v in paths[0][1:]}) == 1
+    full = np.random.default_rng(0).normal(size=(2, 6))
+    assert E.sample_lists(full, 6) == full.tolist() and E.sample_lists(np.array([]), 6) == []
