@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -22,6 +21,7 @@ from pb_gym.experiments import plotting
 from pb_gym.experiments.evaluate_config import StudyConfig
 from pb_gym.experiments.stats import holm, two_sided_p
 from pb_gym.experiments.stats import ratio_ci_from_moments as ratio_ci
+from pb_gym.progress import printable
 
 # ------------------------------------------------------------------------------ per system
 MIN_BETS_FOR_INTERVAL = 30
@@ -141,9 +141,17 @@ TABLE_WIDTH = 120
 figures it leaves out (wagered, mean final bankroll, drawdown, stakes) are in report.json and the CSV."""
 
 
+def _terminal_names(report: dict) -> dict:
+    """``report`` with the study's and the systems' names escaped for a terminal
+    (:func:`pb_gym.progress.printable`); the files keep them exact."""
+    systems = [{**s, "name": printable(s["name"])} for s in report["systems"]]
+    return {**report, "name": printable(report["name"]), "systems": systems}
+
+
 def print_report(report: dict) -> None:
     """The human-readable table, its footnotes, and a statistical note on the intervals that miss their
     exact edge: a WARNING only for the misses that Holm's family-wise check at 5% finds significant."""
+    report = _terminal_names(report)
     length = (
         f"one shoe ({report['hands_dealt'] / report['sessions']:.1f} hands on average)"
         if report.get("one_shoe")
@@ -282,36 +290,27 @@ EXACT_COLUMNS = (
 ``reason`` where a system has no finite chain; the distribution of the final bankroll is in report.json)."""
 
 
-def write_outputs(report: dict, out: Path, figures: plotting.Aside | None = None) -> list[Path]:
+def write_outputs(report: dict, out: Path) -> list[Path]:
     """Write report.json, systems.csv and the plots under ``out``; return the paths written. (``pb-gym
-    evaluate`` writes them into a staging folder moved into place whole: see pb_gym.experiments.outputs.)
-    ``figures``: the figures made ahead (:func:`figures_aside`)."""
+    evaluate`` writes them into a staging folder moved into place whole: see pb_gym.experiments.outputs.)"""
     out.mkdir(parents=True, exist_ok=True)
-    # first: the copies draw the figures while the tables are written
-    figures = draw_figures(report, out, figures)
-    try:
-        written = [out / "report.json", out / "systems.csv", out / "paths.json"]
-        (out / "report.json").write_text(strict_json.dumps(json_report(report), indent=2))
-        # bankroll quantiles at the checkpoints and the sample paths, to redraw the fan plots
-        (out / "paths.json").write_text(
-            strict_json.dumps({"checkpoints": report["checkpoints"], "paths": report["paths"]})
+    written = [out / "report.json", out / "systems.csv", out / "paths.json"]
+    (out / "report.json").write_text(strict_json.dumps(json_report(report), indent=2))
+    # bankroll quantiles at the checkpoints and the sample paths, to redraw the fan plots
+    (out / "paths.json").write_text(
+        strict_json.dumps({"checkpoints": report["checkpoints"], "paths": report["paths"]})
+    )
+    # with exact: true, the exact session outcome of each system (or why it has none) as columns too
+    exact = list(EXACT_COLUMNS) if any("exact" in s for s in report["systems"]) else []
+    with open(out / "systems.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            [k for k in SCALARS if k != "ci95"] + ["ci95_low", "ci95_high"] + [f"exact_{k}" for k in exact]
         )
-        # with exact: true, the exact session outcome of each system (or why it has none) as columns too
-        exact = list(EXACT_COLUMNS) if any("exact" in s for s in report["systems"]) else []
-        with open(out / "systems.csv", "w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(
-                [k for k in SCALARS if k != "ci95"]
-                + ["ci95_low", "ci95_high"]
-                + [f"exact_{k}" for k in exact]
-            )
-            for s in report["systems"]:
-                row = [s[k] for k in SCALARS if k != "ci95"] + list(s["ci95"])
-                writer.writerow(row + [s.get("exact", {}).get(k, "") for k in exact])
-        written += plotting.drawn_or_noted(lambda: plot(report, out, figures), out, OUTPUT_NAMES[3:])
-    except BaseException:
-        figures.cancel()  # (at once: the folder they would draw into is about to be removed)
-        raise
+        for s in report["systems"]:
+            row = [s[k] for k in SCALARS if k != "ci95"] + list(s["ci95"])
+            writer.writerow(row + [s.get("exact", {}).get(k, "") for k in exact])
+    written += plotting.drawn_or_noted(lambda: plot(report, out), out, OUTPUT_NAMES[3:])
     if any("p_target" in s.get("exact", {}) for s in report["systems"]):
         from pb_gym.experiments import exact_systems
 
@@ -353,291 +352,412 @@ def _ev_axis(
     return left - pad, right + pad
 
 
+# ------------------------------------------------------------------------------------- figures
+KINDS = (
+    ("Flat stakes: the same stake every hand", ("flat", "follow_winner", "chop", "random")),
+    (
+        "Negative progressions: the stake grows after a loss",
+        ("martingale", "grand_martingale", "dalembert", "fibonacci", "labouchere"),
+    ),
+    (
+        "Positive progressions: the stake grows after a win",
+        ("reverse_martingale", "paroli", "one_three_two_six", "oscars_grind"),
+    ),
+)
+"""The kinds of system the figures group, each with its heading and its systems' config ``type``;
+every other type (Kelly, learned policies, road patterns) is under :data:`OTHER_KIND`. A group's
+systems share a bankroll scale."""
+OTHER_KIND = "Other systems"
+
+OKABE_ITO = {
+    "sky blue": "#56B4E9",
+    "bluish green": "#009E73",
+    "blue": "#0072B2",
+    "vermilion": "#D55E00",
+    "reddish purple": "#CC79A7",
+}
+"""The colours of Okabe and Ito's palette the figures use: told apart with every common colour-vision
+deficiency."""
+STATE_COLOURS = {
+    "ruin": OKABE_ITO["vermilion"],
+    "stop_loss": OKABE_ITO["reddish purple"],
+    "playing": "#DDDDDD",
+    "one_shoe": OKABE_ITO["sky blue"],
+    "target": OKABE_ITO["bluish green"],
+}
+SAMPLE_COLOUR = "0.6"
+"""The sample sessions' grey (a colour would read as one of the states')."""
+STATE_LABELS = {
+    "ruin": "ruined",
+    "stop_loss": "stopped by the stop-loss",
+    "playing": "still playing",
+    "one_shoe": "shoe over",
+    "target": "at the goal",
+}
+STATE_ORDER = ("ruin", "stop_loss", "playing", "one_shoe", "target")
+"""Bottom to top in the strips of bankroll_paths.png: the losing ends below, the goal above."""
+SELDOM = 0.01
+"""A system that bets on fewer than this share of the hands dealt is said to seldom bet (a Kelly
+bettor stakes only where the cards left give an edge worth the table minimum)."""
+
+
+def system_groups(systems: list[dict]) -> list[tuple[str, list[int]]]:
+    """The systems (their indices, in the config's order) by kind, with each kind's heading; kinds
+    with no system are left out."""
+    kind_of = {kind: heading for heading, kinds in KINDS for kind in kinds}
+    groups: dict[str, list[int]] = {heading: [] for heading in [*(h for h, _ in KINDS), OTHER_KIND]}
+    for i, system in enumerate(systems):
+        groups[kind_of.get(system["type"], OTHER_KIND)].append(i)
+    return [(heading, members) for heading, members in groups.items() if members]
+
+
+def _share(x: float) -> str:
+    """A share of the sessions as a reader wants it: whole percents, one decimal below 1%."""
+    if x >= 0.01:
+        return f"{x:.0%}"
+    return f"{x:.1%}" if x >= 0.0005 else "<0.1%"
+
+
+TITLE_CHARACTERS = 48
+"""The longest outcome line of a bankroll_paths.png panel (7.5 pt, a panel 2.8 in wide); a name is cut
+at :data:`NAME_CHARACTERS` (8 pt, bold)."""
+NAME_CHARACTERS = 42
+
+
+def outcome(system: dict, sessions: int) -> str:
+    """What one system's sessions came to, in a few words: the shares at the goal, ruined and
+    stopped, and the median final bankroll where that fits; or how seldom it bets."""
+    if system["hands"] == 0:
+        return "no bet placed: the bankroll never moves"
+    if system["hands"] < SELDOM * system["hands_dealt"]:
+        return f"{system['hands']:,} bets in {sessions:,} sessions: it seldom bets"
+    parts = [
+        f"{_share(system[key])} {words}"
+        for key, words in (("p_target", "reach the goal"), ("p_ruin", "ruined"), ("p_stop_loss", "stopped"))
+        if system[key] > 0
+    ]
+    median = f"median {system['median_final_bankroll']:,.0f}"
+    line = ", ".join([*parts, median])
+    return line if len(line) <= TITLE_CHARACTERS or not parts else ", ".join(parts)
+
+
+def _group_limits(report: dict, names: list[str]) -> tuple[float, float]:
+    """The bankroll axis that a group of systems shares: every quantile and sample path drawn and the
+    starting bankroll, padded; at least 10% of the bankroll tall, so that a bankroll that barely
+    moves (a seldom-betting Kelly bettor) looks flat, not dramatic."""
+    bankroll = report["bankroll"]
+    low, high = bankroll, bankroll
+    for name in names:
+        fan = report["paths"][name]
+        q = np.asarray(fan["quantiles"], dtype=float)
+        drawn = [q[:, 0], q[:, -1], *[np.asarray(s, dtype=float) for s in fan["samples"]]]
+        low = min(low, *(float(np.min(v)) for v in drawn if len(v)))
+        high = max(high, *(float(np.max(v)) for v in drawn if len(v)))
+    span = max(high - low, 0.1 * abs(bankroll))
+    middle = (low + high) / 2 if high - low >= 0.1 * abs(bankroll) else bankroll
+    low, high = middle - span / 2, middle + span / 2
+    return low - 0.04 * span, high + 0.04 * span
+
+
+# bankroll_paths.png's grid, in inches: a panel is its two-line title, the fan, and below it a strip
+PANEL_WIDTH, FAN_HEIGHT, STRIP_HEIGHT = 2.8, 1.45, 0.3
+TITLE_HEIGHT, STRIP_GAP, TICKS_HEIGHT, ROW_GAP, COLUMN_GAP = 0.36, 0.03, 0.2, 0.12, 0.3
+LEFT, RIGHT, BOTTOM, HEADING, LEGEND_ROW = 0.65, 0.15, 0.35, 0.3, 0.2
+MIN_WIDTH = 7.0
+PATH_COLUMNS = 4
+"""Panels a row of bankroll_paths.png; a group with more goes on to the next row."""
+HAND_TICKS = 5
+"""Tick marks on each panel's hand axis (labelled below its strip)."""
+
+
+def plot_fans(report: dict, path: Path) -> Path:
+    """Each system's bankroll over the session (the median, the quartiles, the 5% and 95% quantiles
+    and a few sample sessions) and below it the share of its sessions ruined, still playing and at
+    the goal, hand by hand; grouped by kind (:data:`KINDS`), each group on one bankroll scale, each
+    panel titled with what its sessions came to (:func:`outcome`).
+
+    Quantile lines rather than shaded bands: a progression's sessions split between ruin and the
+    goal, and a band between its quantiles would fill the whole panel. The grid is laid out in
+    inches (no measuring of every tick label), every title placed where it goes."""
+    plt = plotting.pyplot()
+    from matplotlib.ticker import MaxNLocator
+
+    systems = report["systems"]
+    groups = system_groups(systems)
+    columns = min(PATH_COLUMNS, max(len(members) for _, members in groups))
+    rows = [math.ceil(len(members) / columns) for _, members in groups]
+    cell = TITLE_HEIGHT + FAN_HEIGHT + STRIP_GAP + STRIP_HEIGHT + TICKS_HEIGHT + ROW_GAP
+    width = max(MIN_WIDTH, LEFT + columns * PANEL_WIDTH + (columns - 1) * COLUMN_GAP + RIGHT)
+    legend = _fan_legend(plt, report, width)
+    top_margin = 0.45 + LEGEND_ROW * math.ceil(len(legend[0]) / legend[2])
+    height = top_margin + len(groups) * HEADING + sum(rows) * cell + BOTTOM
+    fig = plt.figure(figsize=(width, height))
+    x = np.asarray(report["checkpoints"], dtype=float)
+    hand_ticks = np.linspace(x[0], x[-1], HAND_TICKS)
+    hand_labels = [f"{t:.0f}" for t in hand_ticks]
+    outline = OKABE_ITO["blue"]
+    top = height - top_margin  # inches from the bottom, going down
+    for (heading, members), group_rows in zip(groups, rows, strict=True):
+        fig.text(LEFT / width, (top - HEADING / 2) / height, heading, fontsize=9, weight="bold", va="center")
+        top -= HEADING
+        limits = _group_limits(report, [systems[i]["name"] for i in members])
+        for k, i in enumerate(members):
+            row, column = divmod(k, columns)
+            left = LEFT + column * (PANEL_WIDTH + COLUMN_GAP)
+            fan_bottom = top - row * cell - TITLE_HEIGHT - FAN_HEIGHT
+            ax = fig.add_axes((left / width, fan_bottom / height, PANEL_WIDTH / width, FAN_HEIGHT / height))
+            name = systems[i]["name"]
+            fan = report["paths"][name]
+            q = np.asarray(fan["quantiles"], dtype=float)
+            for sample in fan["samples"]:
+                ax.plot(np.arange(len(sample)), sample, lw=0.5, color=SAMPLE_COLOUR, alpha=0.8)
+            ax.plot(x, q[:, [0, -1]], color=outline, lw=0.8, ls=(0, (3, 2)))
+            ax.plot(x, q[:, [1, 3]], color=outline, lw=1.0)
+            ax.plot(x, q[:, 2], color="black", lw=1.6)
+            ax.axhline(report["bankroll"], color="black", lw=0.6, ls=":")
+            ax.set_xlim(x[0], x[-1])
+            ax.set_ylim(*limits)
+            ax.yaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
+            ax.grid(axis="y", color="0.9", lw=0.5)
+            ax.tick_params(labelsize=7, labelleft=column == 0)
+            if column == 0:
+                ax.set_ylabel("bankroll", fontsize=7.5)
+            if len(name) > NAME_CHARACTERS:
+                name = name[: NAME_CHARACTERS - 1] + "…"
+            # (placed, not measured: y given, matplotlib does not look for tick labels above the axes)
+            ax.set_title(name, loc="left", fontsize=8, weight="bold", y=1.0, pad=11)
+            ax.text(0, 1.02, outcome(systems[i], report["sessions"]), transform=ax.transAxes, fontsize=7.5)
+            _seldom_note(ax, systems[i])
+            _state_strip(ax, x, fan["states"])
+            ax.set_xticks(hand_ticks, hand_labels)
+            # the hands' labels below the strip
+            ax.tick_params(axis="x", direction="in", length=3, pad=(STRIP_GAP + STRIP_HEIGHT) * 72 + 2)
+        top -= group_rows * cell
+    fig.text(0.5, BOTTOM / 2 / height, "hand of the session", ha="center", va="center", fontsize=8)
+    fig.text(
+        LEFT / width,
+        1 - 0.1 / height,
+        f"Bankroll over the session, {report['sessions']:,} sessions a system; below each, where its "
+        "sessions stand",
+        fontsize=10,
+        va="top",
+    )
+    fig.legend(
+        *legend[:2],
+        loc="upper left",
+        bbox_to_anchor=(LEFT / width - 0.01, 1 - 0.36 / height),
+        ncol=legend[2],
+        fontsize=7.5,
+        frameon=False,
+        handlelength=2.2,
+        columnspacing=1.4,
+        borderaxespad=0,
+    )
+    return plotting.save(fig, path, tight=False)
+
+
+def _state_strip(ax, x: np.ndarray, states: dict) -> None:
+    """Below ``ax`` (a fan, its x axis the hands), the share of a system's sessions in each state at
+    the checkpoints ``x``, stacked, the states that never occur left out: a strip of its own, not
+    an axes (one axes a panel: half the tick marks to make and draw)."""
+    from matplotlib.collections import PolyCollection
+    from matplotlib.patches import Rectangle
+
+    order = [s for s in STATE_ORDER if s in states and (s == "playing" or np.any(np.asarray(states[s]) > 0))]
+    shares = np.cumsum([np.zeros(len(x))] + [np.asarray(states[s], dtype=float) for s in order], axis=0)
+    shares /= np.maximum(shares[-1], 1e-300)  # (the states' shares add up to 1 but for rounding)
+    bottom, tall = -(STRIP_GAP + STRIP_HEIGHT) / FAN_HEIGHT, STRIP_HEIGHT / FAN_HEIGHT
+    polygons = [
+        np.column_stack([np.concatenate([x, x[::-1]]), bottom + tall * np.concatenate([low, high[::-1]])])
+        for low, high in zip(shares[:-1], shares[1:], strict=True)
+    ]
+    strip = ax.get_xaxis_transform()  # (x: the hands; y: a fraction of the fan's height)
+    ax.add_collection(
+        PolyCollection(
+            polygons,
+            facecolors=[STATE_COLOURS[s] for s in order],
+            linewidths=0,
+            transform=strip,
+            clip_on=False,
+        ),
+        autolim=False,
+    )
+    ax.add_patch(Rectangle((0, bottom), 1, tall, transform=ax.transAxes, fill=False, lw=0.8, clip_on=False))
+
+
+def _seldom_note(ax, system: dict) -> None:
+    """For a system that seldom or never bets (:data:`SELDOM`), a note inside its panel of how little
+    it moved (its fan is a flat line at the starting bankroll)."""
+    if system["hands"] >= SELDOM * system["hands_dealt"]:
+        return
+    text = (
+        "no bet placed"
+        if system["hands"] == 0
+        else f"a bet on {system['hands'] / system['hands_dealt']:.3%} of the hands dealt\n"
+        f"mean final bankroll {system['mean_final_bankroll']:,.1f}"
+    )
+    ax.text(0.5, 0.25, text, transform=ax.transAxes, ha="center", va="center", fontsize=7, color="0.25")
+
+
+def _fan_legend(plt, report: dict, width: float) -> tuple[list, list[str], int]:
+    """bankroll_paths.png's legend: its handles, labels and columns (as many as fit ``width``)."""
+    seen = {
+        s
+        for fan in report["paths"].values()
+        for s, shares in fan["states"].items()
+        if s == "playing" or np.any(np.asarray(shares) > 0)
+    }
+    line = plt.Line2D
+    handles = [
+        line([], [], color="black", lw=1.6),
+        line([], [], color=OKABE_ITO["blue"], lw=1.0),
+        line([], [], color=OKABE_ITO["blue"], lw=0.8, ls=(0, (3, 2))),
+        line([], [], color=SAMPLE_COLOUR, lw=0.5),
+        line([], [], color="black", lw=0.6, ls=":"),
+    ] + [plt.Rectangle((0, 0), 1, 1, color=STATE_COLOURS[s]) for s in STATE_ORDER if s in seen]
+    labels = ["median", "quartiles (25%, 75%)", "5% and 95%", "sample sessions", "starting bankroll"] + [
+        f"sessions {STATE_LABELS[s]}" for s in STATE_ORDER if s in seen
+    ]
+    return handles, labels, max(1, min(len(labels), int((width - LEFT) / 1.45)))
+
+
 FINAL_BINS = 80
 """Bins of the final-bankroll figure's value axis (shared by every system)."""
-VIOLIN_COLOUR = "#9ecae1"
-PEAK_LABEL = 0.1
-"""A bin of the final-bankroll figure holding at least this share of a system's sessions is labelled."""
+FINAL_SHOWN = 0.995
+"""final_bankrolls.png's value axis ends at the largest of the systems' quantile at this level (the
+sessions beyond are in its last bin, the label says up to where), where the largest final bankroll is
+more than :data:`FINAL_SQUEEZE` times that."""
+FINAL_SQUEEZE = 1.5
+ROW_INCHES, HEADING_ROWS, BAR_HEIGHT = 0.3, 0.8, 0.62
+"""final_bankrolls.png: a system's row, in inches; a heading's, in rows; the tallest bar, in rows."""
+
+
+def ends(system: dict) -> str:
+    """How a system's sessions ended, in a few words: the shares at the goal, ruined and stopped (the
+    rest played to the hand limit, or to the end of their shoe)."""
+    parts = [
+        f"{_share(system[key])} {words}"
+        for key, words in (("p_target", "at the goal"), ("p_ruin", "ruined"), ("p_stop_loss", "stopped"))
+        if system[key] > 0
+    ]
+    return ", ".join(parts) if parts else "none at the goal or ruined"
 
 
 def plot_final_bankrolls(report: dict, path: Path) -> Path:
-    """Where the sessions end, per system: the share of sessions at each final bankroll as a violin
-    (drawn from the bounded summaries: the distinct final bankrolls, or their buckets), with the mean
-    and the median. A box plot would hide what matters here: a progression's sessions pile up at two
-    peaks, the goal and ruin (or the stop-loss), and few end in between."""
+    """Where the sessions end, per system, a row each, grouped by kind (:data:`KINDS`): the share of
+    sessions at each final bankroll (drawn from the bounded summaries: the distinct final bankrolls,
+    or their buckets; the tallest bar of each row as tall as every row's), the median and the mean,
+    and at the end of the row the shares that ended at the goal, ruined or stopped (:func:`ends`). A
+    box plot would hide what matters here: a progression's sessions pile up at two peaks, the goal
+    and ruin (or the stop-loss), and few end in between."""
     plt = plotting.pyplot()
     from matplotlib.collections import PolyCollection
 
-    names = [s["name"] for s in report["systems"]]
-    tables = [summaries.final_table(report["final_summaries"][n])[:2] for n in names]
+    systems = report["systems"]
+    finals = [report["final_summaries"][s["name"]] for s in systems]
+    tables = [summaries.final_table(summary)[:2] for summary in finals]
     low = min(float(values.min()) for values, _ in tables)
-    high = max(float(values.max()) for values, _ in tables)
-    if not high > low:
-        high = low + 1.0
+    largest = max(float(values.max()) for values, _ in tables)
+    # a few sessions far above the rest (a lucky run of doubled tie bets) would squeeze every row
+    # into a corner: the axis then ends where FINAL_SHOWN of each system's sessions end, the last bin
+    # holding those beyond
+    high = max([report["bankroll"], *(summaries.final_quantiles(f, (FINAL_SHOWN,))[0] for f in finals)])
+    high = high if largest > FINAL_SQUEEZE * high else largest
+    if not high > low:  # (every session ends where it began)
+        high = low + max(1.0, 1e-6 * abs(low))
     edges = np.linspace(low, high, FINAL_BINS + 1)
-    centres = (edges[:-1] + edges[1:]) / 2
-    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(names)), 4.2))
-    for i, (values, counts) in enumerate(tables):
-        share = np.histogram(values, bins=edges, weights=counts)[0] / counts.sum()
-        width = 0.42 * share / share.max()
-        drawn = np.flatnonzero(share > 0)
-        # a peak one bin tall (every ruined session ends below the table minimum) is drawn at least
-        # 2% of the axis tall, so that it reads as the peak it is
-        height = max(edges[1] - edges[0], 0.02 * (high - low))
-        left = i + 1 - width[drawn]
-        right = left + 2 * width[drawn]
-        bottom = centres[drawn] - height / 2
-        top = bottom + height
-        # one collection of the violin's bars, each corner as barh's rectangle has it (a patch a bar
-        # cost the figure about 0.2 s; the same pixels)
-        ax.add_collection(
-            PolyCollection(
-                list(
-                    np.stack(
-                        [np.stack([left, right, right, left], 1), np.stack([bottom, bottom, top, top], 1)], 2
-                    )
-                ),
-                facecolors=VIOLIN_COLOUR,
-                linewidths=0,
+    groups = system_groups(systems)
+    rows = len(systems) + HEADING_ROWS * len(groups)
+    fig, ax = plt.subplots(figsize=(8.6, ROW_INCHES * rows + 1.3))
+    order = [i for _, members in groups for i in members]
+    bars, spans = [], []
+    bases = np.zeros(len(systems))  # the bottom of each system's row
+    y = rows  # the top of the next row; rows go down
+    ends_heading = ax.text(1.01, y - HEADING_ROWS / 2, "how they ended", transform=ax.get_yaxis_transform())
+    ends_heading.set(fontsize=7.5, weight="bold", va="center")
+    for heading, members in groups:
+        ax.axhline(y, color="0.75", lw=0.6)
+        y -= HEADING_ROWS
+        text = ax.text(0.005, y + HEADING_ROWS / 2, heading, transform=ax.get_yaxis_transform())
+        text.set(fontsize=7.5, weight="bold", va="center")
+        spans.append((y - len(members), y))
+        for i in members:
+            y -= 1
+            bases[i] = y + 0.12
+            values, counts = tables[i]
+            share = np.histogram(np.minimum(values, high), bins=edges, weights=counts)[0] / counts.sum()
+            drawn = np.flatnonzero(share > 0)
+            left, right = edges[drawn], edges[drawn + 1]
+            bottom, top = np.full(len(drawn), bases[i]), bases[i] + BAR_HEIGHT * share[drawn] / share.max()
+            bars += list(
+                np.stack(
+                    [np.stack([left, right, right, left], 1), np.stack([bottom, bottom, top, top], 1)], 2
+                )
             )
-        )
-        for k in np.flatnonzero(share >= PEAK_LABEL):  # the peaks, with their share of the sessions
-            ax.text(i + 1 + width[k] + 0.04, centres[k], f"{share[k]:.0%}", fontsize=6, va="center")
-        summary = report["final_summaries"][names[i]]
-        ax.plot([i + 0.7, i + 1.3], [summaries.final_median(summary)] * 2, color="C1", lw=1.5)
-        ax.scatter([i + 1], [summaries.final_mean(summary)], marker="D", s=18, color="black", zorder=3)
-    ax.set_xticks(range(1, len(names) + 1), names, rotation=60, ha="right", fontsize=8)
-    ax.set_xlim(0.4, len(names) + 0.6)
-    ax.axhline(report["bankroll"], color="k", lw=0.5, ls=":")
+            ax.text(
+                1.01,
+                bases[i] + BAR_HEIGHT / 2,
+                ends(systems[i]),
+                transform=ax.get_yaxis_transform(),
+                fontsize=7,
+                va="center",
+            )
+    ax.add_collection(PolyCollection(bars, facecolors=OKABE_ITO["blue"], linewidths=0, alpha=0.75))
+    medians = np.minimum([summaries.final_median(summary) for summary in finals], high)
+    means = np.minimum([summaries.final_mean(summary) for summary in finals], high)
+    ax.vlines(medians, bases, bases + BAR_HEIGHT, color=OKABE_ITO["vermilion"], lw=1.4)
+    ax.plot(means, bases + BAR_HEIGHT / 2, marker="D", ms=3.5, color="black", ls="")
+    # the starting bankroll through each group's rows (not through its heading)
+    ax.vlines([report["bankroll"]] * len(spans), *np.array(spans).T, color="black", lw=0.6, ls=":")
+    ax.set_yticks(bases[order] + BAR_HEIGHT / 2, [systems[i]["name"] for i in order])
+    ax.tick_params(axis="y", length=0, labelsize=7.5)
+    ax.set_ylim(0, rows)
+    pad = 0.01 * (high - low)
+    ax.set_xlim(low - pad, high + pad)
+    ax.tick_params(axis="x", labelsize=7.5)
+    beyond = f" (the last bin: every session ending above {high:,.0f}, up to {largest:,.0f})"
+    ax.set_xlabel("final bankroll" + (beyond if largest > high else ""), fontsize=8)
     handles = [
-        plt.Rectangle((0, 0), 1, 1, color=VIOLIN_COLOUR),
-        plt.Line2D([], [], color="C1", lw=1.5),
-        plt.Line2D([], [], color="black", marker="D", ls="", markersize=4),
-        plt.Line2D([], [], color="k", lw=0.5, ls=":"),
+        plt.Rectangle((0, 0), 1, 1, color=OKABE_ITO["blue"], alpha=0.75),
+        plt.Line2D([], [], color=OKABE_ITO["vermilion"], lw=1.4),
+        plt.Line2D([], [], color="black", marker="D", ls="", ms=3.5),
+        plt.Line2D([], [], color="black", lw=0.6, ls=":"),
     ]
     ax.legend(
         handles,
-        ["share of sessions ending there", "median", "mean", "starting bankroll"],
+        ["share of the system's sessions ending there", "median", "mean", "starting bankroll"],
         fontsize=7,
         ncol=4,
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.42 if max(len(n) for n in names) > 12 else -0.3),
+        loc="lower left",
+        bbox_to_anchor=(0, 1),
         frameon=False,
+        handlelength=1.6,
+        borderaxespad=0.2,
     )
-    ax.set_ylabel("final bankroll")
-    ax.set_title("Where the sessions end: progressions pile up at the goal and at ruin", fontsize=10)
+    ax.set_title(
+        f"Where the {report['sessions']:,} sessions of each system end: progressions pile up at the goal "
+        "and at ruin",
+        fontsize=9,
+        loc="left",
+        pad=16,
+    )
     return plotting.save(fig, path)
 
 
-def _fan_layout(fig, axes: np.ndarray, used: int) -> None:
-    """Lay the fan grid out as ``fig.tight_layout()`` would, from two measured axes instead of all.
-
-    tight_layout measures every tick label of every axes (0.9-1.2 s of the figure's 3 s for 15
-    systems). In this grid each fan axes (even columns) has the same title, x ticks and y label as
-    the first one, and each share axes (odd columns) the same decorations as the first one, so only
-    the fans' y tick labels differ: they are measured as text, and every margin and gap follows
-    tight_layout's own rule (its padding, its equal-width split for ``wspace``). ``used``: the
-    axes drawn on (those after it are off)."""
-    renderer = fig.canvas.get_renderer()
-    width, height = fig.get_size_inches()
-    dpi = fig.dpi
-
-    def overhang(ax) -> tuple[float, float, float, float]:  # inches beyond the axes: l, r, t, b
-        box, frame = ax.get_tightbbox(renderer), ax.get_window_extent(renderer)
-        return (
-            (frame.x0 - box.x0) / dpi,
-            (box.x1 - frame.x1) / dpi,
-            (box.y1 - frame.y1) / dpi,
-            (frame.y0 - box.y0) / dpi,
-        )
-
-    def label_width(ax) -> float:  # the widest y tick label drawn (inside the view), inches
-        low, high = sorted(ax.get_ylim())
-        ticks = [t for t in ax.yaxis.get_major_locator()() if low <= t <= high]
-        texts = ax.yaxis.get_major_formatter().format_ticks(ticks)
-        font = ax.yaxis.get_major_ticks(1)[0].label1.get_fontproperties() if ticks else None
-        sizes = [renderer.get_text_width_height_descent(t, font, ismath=False)[0] for t in texts]
-        return max(sizes, default=0.0) / dpi
-
-    fan_axes = [axes.flat[k] for k in range(0, used, 2)]
-    label_widths = [label_width(ax) for ax in fan_axes]  # (formatting the ticks sets any offset)
-    titles = [ax.title.get_window_extent(renderer) for ax in fan_axes]
-    frame_width = fan_axes[0].get_window_extent(renderer).width
-    offset = any(ax.yaxis.get_major_formatter().get_offset() for ax in fan_axes)  # (above the axes)
-    # (one line of the same font: heights equal but for rounding, a hundredth of a pixel at most)
-    taller = any(abs(t.height - titles[0].height) > 0.5 for t in titles)
-    if offset or taller or any(t.width > frame_width for t in titles):
-        fig.tight_layout()  # a name wider than its axes or of more lines, an offset: measure all
-        return
-    fan_l, fan_r, fan_t, fan_b = overhang(fan_axes[0])
-    widest = {column: 0.0 for column in range(0, axes.shape[1], 2)}
-    for k, width_k in zip(range(0, used, 2), label_widths, strict=True):
-        column = k % axes.shape[1]
-        widest[column] = max(widest[column], fan_l - label_widths[0] + width_k)
-    share_l, share_r, share_t, share_b = overhang(axes.flat[1])
-    pad = 1.08 * plotting.pyplot().rcParams["font.size"] / 72  # tight_layout's pad, inches
-    cols, rows = axes.shape[1], axes.shape[0]
-    left = (widest[0] + pad) / width
-    right = (share_r + pad) / width
-    top = (max(fan_t, share_t) + pad) / height
-    supxlabel = fig.get_supxlabel()
-    bottom = (max(fan_b, share_b) + pad) / height
-    if supxlabel:
-        bottom += fig._supxlabel.get_window_extent(renderer).height / dpi / height + pad / height
-    gaps = [fan_r + share_l if column % 2 else share_r + widest[column] for column in range(1, cols)]
-    gap = (max(gaps) + pad) / width
-    vgap = (max(fan_t, share_t) + max(fan_b, share_b) + pad) / height
-    fig.subplots_adjust(
-        left=left,
-        right=1 - right,
-        top=1 - top,
-        bottom=bottom,
-        wspace=gap / ((1 - right - left - gap * (cols - 1)) / cols),
-        hspace=vgap / ((1 - top - bottom - vgap * (rows - 1)) / rows),
-    )
-
-
-def plot(report: dict, out: Path, figures: plotting.Aside | None = None) -> list[Path]:
-    """Bankroll fans, final-bankroll distributions, and EV per unit wagered against the exact edge,
-    drawn aside (``figures``: the figures sent their data already, by :func:`draw_figures`; sent
-    here without it)."""
-    (figures or draw_figures(report, out)).join()
+def plot(report: dict, out: Path) -> list[Path]:
+    """Bankroll paths, final-bankroll distributions, and EV per unit wagered against the exact edge,
+    under ``out``. A figure that matplotlib cannot draw from the data does not stop the others: the
+    first such error is raised once they are drawn."""
+    failed: BaseException | None = None
+    for name, draw in zip(OUTPUT_NAMES[3:6], (plot_fans, plot_final_bankrolls, plot_ev), strict=True):
+        try:
+            draw(report, out / name)
+        except plotting.DRAWING_ERRORS as error:
+            failed = failed or error
+            plotting.pyplot().close("all")  # (the figure that failed)
+    if failed is not None:
+        raise failed
     return [out / name for name in OUTPUT_NAMES[3:6]]
-
-
-FIGURE_ENTRIES = ("systems", "checkpoints", "paths", "bankroll", "final_summaries")
-"""The report's entries the figures are drawn from (what is sent to the copy that draws them)."""
-
-
-def figures_aside(systems: int) -> plotting.Aside:
-    """The report's three figures for ``systems`` systems, drawn by a forked copy
-    (:class:`experiments.plotting.Aside`): the fans, the largest by far, by the copy itself, which
-    builds their grid at once (made before a run, beside the run), and the other two by a copy of
-    it once the data came. :func:`draw_figures` sends them the report."""
-    return plotting.Aside(
-        lambda grid, sent: plot_fans(sent[0], sent[1] / OUTPUT_NAMES[3], grid),
-        lambda: fan_grid(systems),
-        beside=[_final_and_ev],
-    )
-
-
-def _final_and_ev(sent: tuple[dict, Path]) -> None:
-    """The final-bankroll and EV figures of the report entries ``sent[0]``, under ``sent[1]``."""
-    report, out = sent
-    plot_final_bankrolls(report, out / OUTPUT_NAMES[4])
-    plot_ev(report, out / OUTPUT_NAMES[5])
-
-
-def draw_figures(report: dict, out: Path, figures: plotting.Aside | None = None) -> plotting.Aside:
-    """Send the figures (``figures``, from :func:`figures_aside`; made now without it) the report:
-    their copies draw them under ``out`` while this process goes on, until :meth:`~Aside.join`."""
-    figures = figures or figures_aside(len(report["systems"]))
-    figures.draw(({k: report[k] for k in FIGURE_ENTRIES}, out))
-    return figures
-
-
-def fan_grid(systems: int) -> tuple[Any, np.ndarray]:
-    """The fan figure's empty grid for ``systems`` systems: the figure and its axes, two a system
-    (its fan, and beside it where its sessions stand: a fan alone hides the two peaks of a
-    progression, sessions at the goal and ruined ones), with the tick marks most of them will draw
-    made ahead (ticks are made on demand, the same whenever they are made)."""
-    plt = plotting.pyplot()
-    pairs = min(2, systems)
-    rows_ = math.ceil(systems / pairs)
-    fig, axes = plt.subplots(
-        rows_,
-        2 * pairs,
-        figsize=(8.5 * pairs, 2.8 * rows_),
-        squeeze=False,
-        gridspec_kw={"width_ratios": [3, 2] * pairs},
-    )
-    for ax in axes.flat[: 2 * systems]:
-        ax.xaxis.get_major_ticks(FAN_TICKS)
-        ax.yaxis.get_major_ticks(FAN_TICKS)
-    return fig, axes
-
-
-FAN_TICKS = 6
-"""Tick marks made ahead on each axis of the fan figure (:func:`fan_grid`): the fewest its axes draw."""
-
-
-def plot_fans(report: dict, path: Path, grid: tuple[Any, np.ndarray] | None = None) -> Path:
-    """Each system's bankroll fan (quantiles and sample sessions), and beside it the share of its
-    sessions playing, at the goal, stopped and ruined, hand by hand. ``grid``: the empty grid from
-    :func:`fan_grid` (made here without it)."""
-    plt = plotting.pyplot()
-    names = [s["name"] for s in report["systems"]]
-    fig, axes = grid or fan_grid(len(names))
-    pairs = axes.shape[1] // 2
-    x = np.array(report["checkpoints"])
-    colors = {"playing": "0.8", "target": "C2", "stop_loss": "C1", "ruin": "C3", "one_shoe": "C0"}
-    labels = {
-        "playing": "still playing",
-        "target": "at the goal",
-        "stop_loss": "stop-loss",
-        "ruin": "ruined",
-        "one_shoe": "shoe over",
-    }
-    for i, name in enumerate(names):
-        ax, share_ax = axes[i // pairs, 2 * (i % pairs)], axes[i // pairs, 2 * (i % pairs) + 1]
-        fan = report["paths"][name]
-        q = np.array(fan["quantiles"])
-        ax.fill_between(x, q[:, 0], q[:, 4], alpha=0.2, color="C0", label="5-95%")
-        ax.fill_between(x, q[:, 1], q[:, 3], alpha=0.35, color="C0", label="25-75%")
-        ax.plot(x, q[:, 2], color="C0", label="median")
-        for k, sample in enumerate(np.array(fan["samples"])):  # grey: a sample path is no state
-            ax.plot(
-                np.arange(len(sample)),
-                sample,
-                lw=0.5,
-                alpha=0.6,
-                color="0.35",
-                label="sample sessions" if k == 0 else None,
-            )
-        ax.axhline(report["bankroll"], color="k", lw=0.5, ls=":")
-        # at least +-5% of the bankroll: a fan that barely moves (a seldom-betting Kelly bettor) should
-        # look flat, not dramatic
-        low, high = ax.get_ylim()
-        span = max(high - low, 0.1 * report["bankroll"])
-        middle = (max(high, report["bankroll"]) + min(low, report["bankroll"])) / 2
-        ax.set_ylim(min(low, middle - span / 2), max(high, middle + span / 2))
-        ax.set_title(name, fontsize=9)
-        ax.set_ylabel("bankroll", fontsize=7)
-        ax.tick_params(labelsize=7)
-        states = fan["states"]
-        order = [
-            k
-            for k in ["ruin", "stop_loss", "playing", "one_shoe", "target"]
-            if k in states and (k == "playing" or np.any(np.array(states[k]) > 0))
-        ]
-        share_ax.stackplot(
-            x,
-            *[np.array(states[k]) for k in order],
-            colors=[colors[k] for k in order],
-            labels=[labels[k] for k in order],
-        )
-        share_ax.set_ylim(0, 1)
-        share_ax.set_xlim(x[0], x[-1])
-        share_ax.set_title("share of sessions", fontsize=8)
-        share_ax.tick_params(labelsize=7)
-    for ax in list(axes.flat)[2 * len(names) :]:
-        ax.axis("off")
-    axes[0, 0].legend(fontsize=7)
-    # the legend of the states that occur in any system (one that cannot happen is not listed)
-    seen = [
-        k
-        for k in ["ruin", "stop_loss", "playing", "one_shoe", "target"]
-        if any(
-            k in report["paths"][n]["states"]
-            and (k == "playing" or np.any(np.array(report["paths"][n]["states"][k]) > 0))
-            for n in names
-        )
-    ]
-    handles = [plt.Rectangle((0, 0), 1, 1, color=colors[k]) for k in seen]
-    axes[0, 1].legend(handles, [labels[k] for k in seen], fontsize=6, loc="center left")
-    fig.supxlabel("hand")
-    _fan_layout(fig, axes, 2 * len(names))
-    return plotting.save(fig, path, tight=False)
 
 
 def plot_ev(report: dict, path: Path) -> Path:
@@ -695,7 +815,11 @@ __all__ = [
     "write_outputs",
     "plot",
     "plot_fans",
+    "plot_final_bankrolls",
     "plot_ev",
+    "system_groups",
+    "outcome",
+    "KINDS",
     "OUTPUT_NAMES",
     "EXACT_OUTPUT_NAMES",
     "SCALARS",
