@@ -111,6 +111,11 @@ def test_ctrl_c_at_many_random_moments_ends_the_command_with_one_line(tmp_path, 
     _interrupt_each(tmp_path, command, _moments(seed=100 + len(command), n=40), signal.SIGINT)
 
 
+def _status_and_stderr(code: str) -> tuple[int, str]:
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    return child.returncode, child.stderr
+
+
 def test_ctrl_c_inside_a_c_callback_is_not_dropped():
     """A KeyboardInterrupt raised in a C callback (llvmlite's object cache calls back into Python while
     numba loads or compiles a kernel) is printed by Python as "Exception ignored" and dropped; the
@@ -124,8 +129,7 @@ def test_ctrl_c_inside_a_c_callback_is_not_dropped():
         "cli._run = interrupted_run\n"
         "sys.exit(cli.main(['odds', '--decks', '1']))\n"
     )
-    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert (child.returncode, child.stderr) == (130, "pb-gym: interrupted\n")
+    assert _status_and_stderr(code) == (130, "pb-gym: interrupted\n")
 
 
 def test_an_error_caused_by_a_dropped_interrupt_is_reported_as_the_interruption():
@@ -142,8 +146,7 @@ def test_an_error_caused_by_a_dropped_interrupt_is_reported_as_the_interruption(
         "cli._run = broken\n"
         "sys.exit(cli.main(['odds']))\n"
     )
-    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert (child.returncode, child.stderr) == (130, "pb-gym: interrupted\n")
+    assert _status_and_stderr(code) == (130, "pb-gym: interrupted\n")
 
 
 def test_a_signal_dropped_while_a_command_runs_stops_it_at_its_next_progress_update():
@@ -160,5 +163,4 @@ def test_a_signal_dropped_while_a_command_runs_stops_it_at_its_next_progress_upd
         "progress.Progress.update = dropped_once\n"
         "sys.exit(cli.main(['simulate', '--hands', '10000000000', '--tables', '64']))\n"
     )
-    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert (child.returncode, child.stderr) == (130, "pb-gym: interrupted\n")
+    assert _status_and_stderr(code) == (130, "pb-gym: interrupted\n")
