@@ -280,9 +280,11 @@ def run(
             ) from error.__cause__
         raise
     except KeyboardInterrupt as interrupted:  # (its text ends the command's one line on stderr)
-        if store is not None and results:
+        # the files on disk, not the results in memory: the signal may have come during a save
+        kept = len(store.finished()) if store is not None else 0
+        if store is not None and kept:
             interrupted.args = (
-                f"{len(results)} finished chunk(s) are kept in {store.directory}; "
+                f"{kept} finished chunk(s) are kept in {store.directory}; "
                 "rerun the same command to compute only the others",
             )
         raise
