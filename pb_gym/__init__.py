@@ -14,9 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pb_gym import kernel_cache as _kernel_cache
-from pb_gym import thread_count as _thread_count
 
-_thread_count.guard_numba_import()  # a bad NUMBA_NUM_THREADS: an error that names it (numba's does not)
 _kernel_cache.install()  # a cached kernel goes stale when any of pb-gym's sources changes, not only its own
 
 import pb_gym.envs  # noqa: E402, F401  (registers pb_gym/PuntoBanco-v0 with Gymnasium)
