@@ -361,8 +361,9 @@ that, waking a thread costs more than the hands."""
 SHUFFLE_MIN_TABLES = 128
 """The same for a new engine's shuffles (:func:`init`; a shuffle is some hundreds of cards: threads pay
 off sooner)."""
-RESHUFFLE_MIN_TABLES = 128
-"""The same for :func:`shuffle` (a vector env's tables that start an episode each step)."""
+RESHUFFLE_MIN_TABLES = 48
+"""The same for :func:`shuffle` (a vector env's tables that start an episode each step: about a hundred
+at 4,096 tables)."""
 
 
 @numba.njit(cache=True, nogil=True)

@@ -115,10 +115,11 @@ def run_rows(kernel: Callable[..., Any], n_rows: int, min_rows: int, *args: obje
     are cut into contiguous chunks of at least ``min_rows // 2`` rows, one per thread, which the caller
     and the pool's threads take in turn (a pool thread that starts late finds them taken). An
     exception (a chunk's, or Ctrl-C) is raised once no thread runs a chunk any more."""
-    threads = get_num_threads()
+    if n_rows < min_rows:  # (first: a single env's reset pays for nothing more)
+        return [kernel(0, n_rows, *args)]
     cap = getattr(_local, "limit", None)
-    threads = min(threads if cap is None else min(threads, cap), n_rows // max(min_rows // 2, 1))
-    if n_rows < min_rows or threads <= 1:
+    threads = min(get_num_threads(), cap or n_rows, n_rows // max(min_rows // 2, 1))
+    if threads <= 1:
         return [kernel(0, n_rows, *args)]
     bounds = [n_rows * i // threads for i in range(threads + 1)]
     results: list = [None] * threads
@@ -150,7 +151,9 @@ def run_rows(kernel: Callable[..., Any], n_rows: int, min_rows: int, *args: obje
     return results
 
 
-def checked_rows(kernel: Callable[..., tuple[int, int]], n_rows: int, min_rows: int, *args: object) -> tuple:
+def checked_rows(
+    kernel: Callable[..., tuple[int, int]], n_rows: int, min_rows: int, *args: object
+) -> tuple[int, int]:
     """:func:`run_rows` of a kernel that returns ``(table, problem)`` (:data:`NO_PROBLEM` if none): the
     problem of the lowest table any chunk found."""
     if n_rows < min_rows:  # (first: a single env's step pays for nothing more)
