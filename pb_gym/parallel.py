@@ -138,14 +138,12 @@ def run_rows(kernel: Callable[..., Any], n_rows: int, min_rows: int, *args: obje
     for _ in chunks:  # (after an error, nobody starts another)
         pass
     for helper in helpers:
-        helper.cancel()  # (not started: never will)
-    while True:
-        try:
-            concurrent.futures.wait(helpers)
-            break
-        except BaseException as error:  # a Ctrl-C while waiting: raised once they have finished
-            raised = raised or error
-    raised = raised or next((h.exception() for h in helpers if not h.cancelled() and h.exception()), None)
+        while True:
+            try:  # (a helper not started yet never will: cancelled; else waited for)
+                raised = raised or (None if helper.cancel() else helper.exception())
+                break
+            except BaseException as error:  # a Ctrl-C while waiting: raised once they have finished
+                raised = raised or error
     if raised is not None:
         raise raised
     return results
