@@ -28,7 +28,6 @@ from pb_gym import exact
 from pb_gym import rules as R
 from pb_gym.agents.staking import _numpy_sum, kelly_bisection
 from pb_gym.ev_bound import _upper_kernel
-from pb_gym.threads import job_claim, job_done, job_end, job_rows, job_start
 
 RANK_VALUE = np.array(R.RANK_VALUES, dtype=np.int64)
 """The baccarat value of each rank A..K (:data:`pb_gym.rules.RANK_VALUES`), for the compiled code."""
@@ -158,15 +157,3 @@ def kelly_rows(
             out_column[t] = column
             out_fraction[t] = f[i]
     return -1, 0
-
-
-@numba.njit(cache=True, nogil=True)
-def kelly_claimed(job, flags, thread, spins, *args):
-    """:func:`kelly_rows` over the chunks of a pool job (:func:`pb_gym.threads.claim_rows`)."""
-    job_start(job, flags, thread)
-    while True:
-        chunk = job_claim(job, thread)
-        if chunk < 0:
-            return job_end(job, flags, thread, spins)
-        start, stop = job_rows(job, chunk)
-        job_done(job, chunk, kelly_rows(start, stop, *args))

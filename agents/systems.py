@@ -64,8 +64,8 @@ from annotated_types import Ge, Gt, Le, MinLen
 from pb_gym import catalog, engine, ev_bound, exact
 from pb_gym import rules as R
 from pb_gym.agents import kelly_rows, staking
+from pb_gym.parallel import run_rows
 from pb_gym.session import Session
-from pb_gym.threads import claim_rows
 
 NO_BET = staking.NO_BET
 BetName = Annotated[str, MinLen(1)]
@@ -729,9 +729,8 @@ class Kelly(BettingSystem):
             )
             best_column = np.full(len(ranks), NO_BET, dtype=np.int8)
             best_fraction = np.zeros(len(ranks))
-            claim_rows(
+            run_rows(
                 kelly_rows.kelly_rows,
-                kelly_rows.kelly_claimed,
                 len(ranks),
                 kelly_rows.KELLY_MIN_ROWS,
                 ranks,

@@ -607,9 +607,9 @@ def _fail(status: int, message: str) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    from pb_gym import threads
+    from pb_gym import parallel
 
-    problem = threads.environment_problem()  # (before numba is imported: it fails on 0 itself)
+    problem = parallel.environment_problem()  # (before numba is imported: it fails on 0 itself)
     if problem is not None:
         return _fail(EXIT_USAGE, f"pb-gym: error: {problem}")
     from pb_gym import memory, strict_json

@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from pb_gym import engine, memory, threads
+from pb_gym import engine, memory
 from pb_gym import progress as progress_display
 from pb_gym import rules as R
 from pb_gym import session as session_
@@ -51,8 +51,8 @@ from pb_gym.experiments.evaluate_report import (
     write_outputs,
 )
 from pb_gym.experiments.evaluate_summary import FAN_EXACT_VALUES, QUANTILES
+from pb_gym.parallel import checked_rows, cores
 from pb_gym.session import live as session_live
-from pb_gym.threads import claim_rows
 
 FAN_BINS = 400
 """Bins of the bankroll histogram of each fan checkpoint (over 0 .. :func:`fan_range`)."""
@@ -296,7 +296,7 @@ class ChunkPlay:
                 self.totals_done,
             )
         self.totals_done[0] = False
-        found = claim_rows(EH.hand_rows, EH.hand_claimed, self.n, session_.PLAY_MIN_TABLES, self._hand)
+        found = checked_rows(EH.hand_rows, self.n, session_.PLAY_MIN_TABLES, self._hand)
         if found[0] >= 0:
             engine.raise_table_problem(*found)
         seats = self.session.structs()[0]
@@ -670,7 +670,7 @@ def run_study(
         backend = "serial"
     parallel = 1 if backend == "serial" else workers or os.cpu_count() or 1
     if backend == "threads":  # (as many chunks at once as scale.run runs: the cores, at most)
-        parallel = min(workers or threads.cores(), count)
+        parallel = min(workers or cores(), count)
     batch = check_memory(config, parallel, final_bankrolls)
     # hands dealt: counted hand by hand when the chunks run here, chunk by chunk otherwise
     tracker = progress_display.Progress(

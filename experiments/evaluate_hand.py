@@ -4,8 +4,8 @@ Why. A hand of the main job touches, for each of its 15 seats at each of its 5,0
 ``(seats, tables)`` arrays: the progressions' proposals, the stake rules, settlement and ends
 (:mod:`pb_gym.session`), the ledgers' accounting and the progressions' updates. Four kernels called
 one after the other each stream those arrays (some 7 MB, more than a core's cache) and three of them
-ran on one thread. :func:`hand_claimed` runs all four over one chunk of tables at a time, on the
-session's threads (:func:`pb_gym.threads.claim_rows`): a chunk's arrays are read once a hand while
+ran on one thread. :func:`hand_rows` runs all four over one chunk of tables at a time, on the
+session's threads (:func:`pb_gym.parallel.checked_rows`): a chunk's arrays are read once a hand while
 they are in cache, and every part of the hand runs on every core.
 
 The results are the same bits. Each part does for a table what it did before, in the same order
@@ -27,7 +27,6 @@ from pb_gym.agents import staking
 from pb_gym.experiments import evaluate_ledger as LG
 from pb_gym.session import kernels as session_kernels
 from pb_gym.session import live as session_live
-from pb_gym.threads import job_claim, job_done, job_end, job_rows, job_start
 
 
 @structref.register
@@ -140,18 +139,6 @@ def _hand_parts(start, stop, hand, live, live_count, totals):
         live_count,
     )
     return found
-
-
-@numba.njit(cache=True, nogil=True)
-def hand_claimed(job, flags, thread, spins, hand):
-    """:func:`hand_rows` over the chunks of a pool job (:func:`pb_gym.threads.claim_rows`)."""
-    job_start(job, flags, thread)
-    while True:
-        chunk = job_claim(job, thread)
-        if chunk < 0:
-            return job_end(job, flags, thread, spins)
-        start, stop = job_rows(job, chunk)
-        job_done(job, chunk, hand_rows(start, stop, hand))
 
 
 def no_programs(n_tables: int) -> tuple[staking.ProgramTable, staking.ProgramState]:

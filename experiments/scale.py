@@ -12,11 +12,11 @@ Backends:
 
 * ``serial``: one chunk after the other, in this process (the default).
 * ``threads``: ``workers`` Python threads of this process (default: the cores), each running one chunk
-  at a time, its kernels on its own thread (:func:`pb_gym.threads.sharing`): what one chunk does in
-  Python (a betting system's proposal, the accounting between kernels) runs while the other chunks'
-  kernels run, with no process to start. Not for tasks that use a process-wide random state (a
-  learned policy seeds torch's): their draws would interleave. A chunk failing twice lets the
-  chunks running finish (kept for a rerun) and starts no other; Ctrl-C stops the running ones at
+  at a time, the kernels' threads shared out among them (:func:`pb_gym.parallel.limit`): what one
+  chunk does in Python (a betting system's proposal, the accounting between kernels) runs while the
+  other chunks' kernels run, with no process to start. Not for tasks that use a process-wide random
+  state (a learned policy seeds torch's): their draws would interleave. A chunk failing twice lets
+  the chunks running finish (kept for a rerun) and starts no other; Ctrl-C stops the running ones at
   their next :func:`stop_requested` check (a task that never checks finishes its chunk first).
 * ``processes``: a local process pool (``concurrent.futures``, spawn context: numba's threads and
   ``fork`` do not mix), ``workers`` processes (default: the cores).
@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from pb_gym import interrupts, threads
+from pb_gym import interrupts, parallel
 from pb_gym import progress as progress_display
 
 if TYPE_CHECKING:
@@ -267,7 +267,7 @@ def run(
         elif backend == "serial":
             _run_serial(task, todo, finished)
         elif backend == "threads":
-            _run_threads(task, todo, workers or threads.cores(), finished)
+            _run_threads(task, todo, workers or parallel.cores(), finished)
         elif backend == "processes":
             _run_processes(task, todo, workers or os.cpu_count() or 1, finished)
         else:
@@ -370,16 +370,20 @@ def _run_threads(
     rerun resumes from them) before the run stops; Ctrl-C stops them at their next
     :func:`stop_requested` check."""
     stop = threading.Event()
+    side_by_side = min(workers, len(chunks))
+    # each chunk's kernels on its share of the threads (with as many chunks as cores: its own thread
+    # alone, neither waiting for another thread nor taking a core another chunk needs)
+    share = max(1, parallel.get_num_threads() // side_by_side)
 
     def attempt(chunk: Chunk) -> Any:
         _worker.stop = stop
         try:
-            with threads.sharing():
+            with parallel.limit(share):
                 return _twice(task, chunk)
         finally:
             _worker.stop = None
 
-    pool = futures.ThreadPoolExecutor(max_workers=min(workers, len(chunks)), thread_name_prefix="chunk")
+    pool = futures.ThreadPoolExecutor(max_workers=side_by_side, thread_name_prefix="chunk")
     pending = collections.deque(chunks)  # (started from here, one as each running one ends: a pool
     # thread that ends a chunk takes no other by itself, so a failure starts none)
     running: dict[futures.Future, Chunk] = {}

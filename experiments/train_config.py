@@ -321,12 +321,12 @@ class TrainConfig(Strict):
     @field_validator("threads")
     @classmethod
     def _at_most_the_cores(cls, threads: int) -> int:
-        from pb_gym import threads as pb_threads
+        from pb_gym import parallel
 
-        if threads > pb_threads.cores():  # (thousands crash inside torch or libgomp)
+        if threads > parallel.cores():  # (thousands crash inside torch or libgomp)
             raise ValueError(
                 f"{threads} is not allowed; allowed: an integer from 1 to "
-                f"{pb_threads.cores()} (this machine's cores)"
+                f"{parallel.cores()} (this machine's cores)"
             )
         return threads
 

@@ -16,13 +16,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pb_gym import kernel_cache as _kernel_cache
-from pb_gym import thread_count as _thread_count
 
 __version__ = "0.1.0"
 """The package version, its one source: ``pyproject.toml`` reads it (``dynamic = ["version"]``) and
 ``pb-gym --version`` prints it."""
 
-_thread_count.guard_numba_import()  # a bad NUMBA_NUM_THREADS: an error that names it (numba's does not)
 # before numba is imported: a compile cache per version and state of the sources, in the user's cache
 _kernel_cache.configure(__version__)
 

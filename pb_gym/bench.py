@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from pb_gym import engine, exact, threads
+from pb_gym import engine, exact, parallel
 from pb_gym import rules as R
 from pb_gym.reference import LockstepDealer, ReferenceTable
 
@@ -53,7 +53,7 @@ def _rate(step: Callable[[], object], units_per_call: int, seconds: float, min_c
 @contextlib.contextmanager
 def busy_cores(n: int | None = None) -> Iterator[int]:
     """Run ``n`` busy processes (default: one per core this process may use) for the duration."""
-    count = n if n is not None else threads.get_num_threads()
+    count = n if n is not None else parallel.get_num_threads()
     procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
     try:
         time.sleep(0.3)  # let them start spinning
@@ -67,13 +67,13 @@ def busy_cores(n: int | None = None) -> Iterator[int]:
 
 @contextlib.contextmanager
 def thread_count(n: int) -> Iterator[None]:
-    """Run the block with ``n`` engine threads (:func:`pb_gym.threads.set_num_threads`)."""
-    before = threads.get_num_threads()
-    threads.set_num_threads(n)
+    """Run the block with ``n`` engine threads (:func:`pb_gym.parallel.set_num_threads`)."""
+    before = parallel.get_num_threads()
+    parallel.set_num_threads(n)
     try:
         yield
     finally:
-        threads.set_num_threads(before)
+        parallel.set_num_threads(before)
 
 
 def engine_hands_per_s(rules: R.Rules, n_tables: int, seconds: float = 1.0) -> float:
@@ -266,7 +266,7 @@ def run(quick: bool = False, load: bool = False) -> dict:
     measured beside one busy process per core are under ``"busy"``, and ``"busy_vs_idle"`` gives the
     ratios of the main ones. ``quick`` shortens each timing (smoke tests)."""
     seconds = 0.2 if quick else 1.5
-    figures = {"threads": threads.get_num_threads(), "cores": os.cpu_count(), **_condition(quick, seconds)}
+    figures = {"threads": parallel.get_num_threads(), "cores": os.cpu_count(), **_condition(quick, seconds)}
     if load:
         with busy_cores() as count:
             busy = _condition(quick, seconds)

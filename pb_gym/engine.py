@@ -3,8 +3,8 @@
 Design (after EnvPool / pgx): the whole state of every table is a handful of arrays in a
 :class:`ShoeState`; :func:`deal` is a state transition that deals one hand at every table and returns a
 :class:`HandResult` of per-table arrays; :func:`settle` turns stakes per bet spot into net wins. The hot
-loop is compiled with numba (one iteration per table, run on several threads by
-:mod:`pb_gym.threads`) because a hand is a short chain of data-dependent branches (naturals,
+loop is compiled with numba (one iteration per table, a large batch split over several threads by
+:mod:`pb_gym.parallel`) because a hand is a short chain of data-dependent branches (naturals,
 third cards, the tableau) that numpy can only express as many full-array passes; compiled, it deals
 tens of millions of hands per second on two cores.
 
@@ -30,6 +30,7 @@ import numpy as np
 from pb_gym import memory, progress
 from pb_gym import rules as R
 from pb_gym.kernel_arrays import borrowed, stack_int32
+from pb_gym.parallel import checked_rows, run_rows
 from pb_gym.rules import Rules
 from pb_gym.shoe_state import (
     HAND_VIEW_FIELDS,
@@ -52,7 +53,6 @@ from pb_gym.shoe_state import (
     stacked_shoe,
     table_seeds,
 )
-from pb_gym.threads import claim_rows, job_claim, job_done, job_end, job_rows, job_start, run_rows
 
 _U64 = np.uint64
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -355,29 +355,15 @@ def deal_checked_rows(start, stop, active, shoe, hand, hand_after_cut, burn, per
     return -1, 0
 
 
-@numba.njit(cache=True, nogil=True)
-def deal_claimed(job, flags, thread, spins, active, shoe, hand, hand_after_cut, burn, per_rank):
-    """:func:`deal_checked_rows` over the chunks of a pool job (:func:`pb_gym.threads.claim_rows`)."""
-    job_start(job, flags, thread)
-    while True:
-        chunk = job_claim(job, thread)
-        if chunk < 0:
-            return job_end(job, flags, thread, spins)
-        start, stop = job_rows(job, chunk)
-        found = deal_checked_rows(start, stop, active, shoe, hand, hand_after_cut, burn, per_rank)
-        job_done(job, chunk, found)
-
-
 DEAL_MIN_TABLES = 2048
-"""Batches of at least this many tables are dealt on several threads (:mod:`pb_gym.threads`); below
+"""Batches of at least this many tables are dealt on several threads (:mod:`pb_gym.parallel`); below
 that, waking a thread costs more than the hands."""
 SHUFFLE_MIN_TABLES = 128
 """The same for a new engine's shuffles (:func:`init`; a shuffle is some hundreds of cards: threads pay
 off sooner)."""
 RESHUFFLE_MIN_TABLES = 48
-"""The same for :func:`shuffle` (a claiming kernel, :func:`pb_gym.threads.claim_rows`, whose handoff
-costs less: a vector env's tables that start an episode each step, about a hundred at 4,096 tables,
-are shuffled on two threads; measured there: 8.0-8.5M steps/s from 48 tables down, 7.2-7.4M from 128)."""
+"""The same for :func:`shuffle` (a vector env's tables that start an episode each step: about a hundred
+at 4,096 tables)."""
 
 
 @numba.njit(cache=True, nogil=True)
@@ -398,26 +384,6 @@ def _shuffle_rows(start, stop, tables, shoe, burn):
         shoe.hands_in_shoe[t] = 0
         shoe.shoes_started[t] += 1
         shoe.cut_hands[t] = 0
-
-
-@numba.njit(cache=True, nogil=True)
-def _shuffle_checked(start, stop, tables, shoe, burn):
-    """:func:`_shuffle_rows` in the form of :func:`pb_gym.threads.claim_rows`' row kernels."""
-    _shuffle_rows(start, stop, tables, shoe, burn)
-    return -1, 0
-
-
-@numba.njit(cache=True, nogil=True)
-def _shuffle_claimed(job, flags, thread, spins, tables, shoe, burn):
-    """:func:`_shuffle_rows` over the chunks of a pool job (:func:`pb_gym.threads.claim_rows`)."""
-    job_start(job, flags, thread)
-    while True:
-        chunk = job_claim(job, thread)
-        if chunk < 0:
-            return job_end(job, flags, thread, spins)
-        start, stop = job_rows(job, chunk)
-        _shuffle_rows(start, stop, tables, shoe, burn)
-        job_done(job, chunk, (-1, 0))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -633,9 +599,8 @@ def deal(
     hand_after_cut, burn, per_rank = bool(rules.hand_after_cut), bool(rules.burn), _per_rank(rules)
     shoe, hand = state.view, result.view
     # each block of tables is checked just before it is dealt (its rows are then in cache)
-    found = claim_rows(
+    found = checked_rows(
         deal_checked_rows,
-        deal_claimed,
         n,
         DEAL_MIN_TABLES,
         active,
@@ -682,7 +647,7 @@ def shuffle(
     if index.size >= min_tables and np.unique(index).size != index.size:
         min_tables = index.size + 1
     burn = bool(rules.burn)
-    claim_rows(_shuffle_checked, _shuffle_claimed, index.size, min_tables, index, state.view, burn)
+    run_rows(_shuffle_rows, index.size, min_tables, index, state.view, burn)
     return state
 
 

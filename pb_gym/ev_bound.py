@@ -69,7 +69,7 @@ import numpy as np
 from pb_gym import exact, table_cache
 from pb_gym import rules as R
 from pb_gym.kernel_arrays import borrowed, stack_float64
-from pb_gym.threads import claim_rows, job_claim, job_done, job_end, job_rows, job_start
+from pb_gym.parallel import run_rows
 
 DEGREE = 6
 """Cards in a deal counted by the exact method; the degree of G."""
@@ -362,9 +362,8 @@ class EVBound:
         self, ranks: np.ndarray, first: int, tables: tuple[np.ndarray, ...], refine: bool, out: np.ndarray
     ) -> None:
         """:func:`_upper_kernel` over ``ranks`` into ``out``, on the threads when they are many."""
-        claim_rows(
-            _upper_checked,
-            _upper_claimed,
+        run_rows(
+            _upper_kernel,
             len(ranks),
             UPPER_MIN_ROWS,
             ranks,
@@ -610,30 +609,7 @@ def _upper_kernel(  # noqa: C901 - a compiled kernel: its stages are one pass ov
 
 
 UPPER_MIN_ROWS = 2048
-"""Batches of at least this many compositions are bounded on several threads (:mod:`pb_gym.threads`:
-a claiming kernel, whose handoff costs a few microseconds; the old pool's Python handoff cost more
-than the work on a loaded machine, so the bound used to stay on one thread)."""
-
-
-@numba.njit(cache=True, nogil=True)
-def _upper_checked(start, stop, *args):
-    """:func:`_upper_kernel` in the form of :func:`pb_gym.threads.claim_rows`' row kernels (no row
-    can be unusable: the compositions were checked)."""
-    _upper_kernel(start, stop, *args)
-    return -1, 0
-
-
-@numba.njit(cache=True, nogil=True)
-def _upper_claimed(job, flags, thread, spins, *args):
-    """:func:`_upper_kernel` over the chunks of a pool job (:func:`pb_gym.threads.claim_rows`)."""
-    job_start(job, flags, thread)
-    while True:
-        chunk = job_claim(job, thread)
-        if chunk < 0:
-            return job_end(job, flags, thread, spins)
-        start, stop = job_rows(job, chunk)
-        _upper_kernel(start, stop, *args)
-        job_done(job, chunk, (-1, 0))
+"""Batches of at least this many compositions are bounded on several threads (:mod:`pb_gym.parallel`)."""
 
 
 def _dense(groups: dict[tuple[int, ...], np.ndarray], degree: int, powers: int) -> np.ndarray:

@@ -11,7 +11,7 @@ where ``W[m, o]`` is how many orderings of ``m`` end in outcome ``o`` when dealt
 (:data:`pb_gym.rules.BANKER_TABLEAU` and friends). ``W`` is built once by dealing all 10^6 value
 sequences through the rule tables; evaluating a composition is then a walk over the multiset tree with
 one multiplication per node plus a 6-wide multiply-add per leaf, compiled with numba and run on several
-threads over compositions (:mod:`pb_gym.threads`). With integer arithmetic the counts are exact (they fit
+threads over compositions (:mod:`pb_gym.parallel`). With integer arithmetic the counts are exact (they fit
 in int64 for up to 8 decks); the fast path uses float64.
 
 Pair bets depend on ranks, not values, and have a closed form: ``P(pair) = sum_r n_r (n_r - 1) /
@@ -30,8 +30,8 @@ import numpy as np
 from pb_gym import progress, table_cache
 from pb_gym import rules as R
 from pb_gym.kernel_arrays import stack_float64
+from pb_gym.parallel import run_rows
 from pb_gym.rules import Rules
-from pb_gym.threads import run_rows
 
 MIN_CARDS = 6
 """A composition must hold at least six cards: a hand may need all of them."""

@@ -37,9 +37,9 @@ import numpy as np
 
 from pb_gym import engine, exact
 from pb_gym import rules as R
+from pb_gym.parallel import run_rows
 from pb_gym.rules import Rules
 from pb_gym.shoe_state import ShoeState
-from pb_gym.threads import run_rows
 
 SHUFFLES: tuple[str, ...] = ("hand", "csm")
 """``Dealing.shuffle`` options: a hand-shuffled shoe dealt to the cut card, or a continuous shuffler."""

@@ -9,9 +9,8 @@ import tempfile
 import numpy as np
 import pytest
 
-from pb_gym import engine, exact
+from pb_gym import engine, exact, parallel
 from pb_gym import rules as R
-from pb_gym import threads as pb_threads
 from pb_gym.reference import deal_hand
 from pb_gym.rules import Rules
 
@@ -479,8 +478,8 @@ def test_hands_do_not_depend_on_the_threads_or_the_batch_size(threads):
     """A table deals the same hands alone, in a small (one-thread) batch and in a large batch split
     into chunks over several threads; reshuffles included."""
     rules = Rules(decks=1)  # short shoes: several reshuffles within the 90 hands
-    before = pb_threads.get_num_threads()
-    pb_threads.set_num_threads(threads)
+    before = parallel.get_num_threads()
+    parallel.set_num_threads(threads)
     try:
         small = engine.init(rules, 8, seed=[1] * 8)
         large = engine.init(rules, 3 * engine.DEAL_MIN_TABLES + 1, seed=1)
@@ -491,19 +490,19 @@ def test_hands_do_not_depend_on_the_threads_or_the_batch_size(threads):
             _, b = engine.deal(rules, alone)
             assert np.array_equal(a.player_cards[0], b.player_cards[0])
             _, c = engine.deal(rules, large)
-            pb_threads.set_num_threads(1)
+            parallel.set_num_threads(1)
             _, d = engine.deal(rules, reference)
-            pb_threads.set_num_threads(threads)
+            parallel.set_num_threads(threads)
             assert np.array_equal(c.player_cards, d.player_cards)
             assert np.array_equal(c.banker_cards, d.banker_cards)
         assert np.array_equal(large.unseen, reference.unseen)
         assert large.shoes_started.min() > 1
     finally:
-        pb_threads.set_num_threads(before)
+        parallel.set_num_threads(before)
 
 
 def test_no_numba_threading_layer_is_ever_started():
-    """pb-gym runs its kernels on its own thread pool (pb_gym.threads), never on numba's parallel
+    """pb-gym runs its kernels on a standard thread pool (pb_gym.parallel), never on numba's parallel
     runtime: GNU OpenMP would spin on a busy machine and abort a later fork()."""
     code = (
         "import numba, numpy as np\n"
@@ -529,8 +528,8 @@ def test_fork_after_dealing_is_safe():
     (SubprocVecEnv and AsyncVectorEnv fork after the parent has stepped its envs)."""
     code = (
         "import os, numpy as np\n"
-        "from pb_gym import Rules, engine, threads\n"
-        "threads.set_num_threads(2)\n"
+        "from pb_gym import Rules, engine, parallel\n"
+        "parallel.set_num_threads(2)\n"
         "s = engine.init(Rules(), 20000, seed=0); engine.deal(Rules(), s)\n"
         "import threading\n"
         "assert any(t.name.startswith('pb-gym') for t in threading.enumerate())  # the pool ran\n"
@@ -653,14 +652,14 @@ def test_array_replacements_are_counted_per_object_and_per_session():
 
 
 def test_parallel_calls_from_several_python_threads_deal_the_same_hands():
-    """Two Python threads dealing large batches at once (the pool serves one call; the other runs on
-    its caller's thread) deal exactly the hands of one thread alone."""
+    """Two Python threads dealing large batches at once (their chunks share the pool) deal exactly the
+    hands of one thread alone."""
     import threading
 
     rules = Rules(decks=1)
     n = 2 * engine.DEAL_MIN_TABLES
-    before = pb_threads.get_num_threads()
-    pb_threads.set_num_threads(2)
+    before = parallel.get_num_threads()
+    parallel.set_num_threads(2)
     try:
         states = [engine.init(rules, n, seed=s) for s in (1, 2)]
         expected = [engine.init(rules, n, seed=s) for s in (1, 2)]
@@ -675,12 +674,12 @@ def test_parallel_calls_from_several_python_threads_deal_the_same_hands():
             worker.start()
         for worker in workers:
             worker.join()
-        pb_threads.set_num_threads(1)
+        parallel.set_num_threads(1)
         for i in (0, 1):
             for k in range(30):
                 assert np.array_equal(cards[i][k], engine.deal(rules, expected[i])[1].player_cards)
     finally:
-        pb_threads.set_num_threads(before)
+        parallel.set_num_threads(before)
 
 
 def _reference_shuffle(seed: int, n_cards: int) -> np.ndarray:

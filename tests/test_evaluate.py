@@ -870,7 +870,7 @@ def test_a_chunk_played_on_two_threads_is_the_same_bits_as_on_one(only_python_se
     more); what sums over the tables (the money staked on each column) is summed in table order
     after it, or, on one thread, inside the pass in the same order, so the report does not depend
     on the threads. A chunk of Python seats alone (Kelly) runs the same pass over no program."""
-    from pb_gym import threads
+    from pb_gym import parallel
     from pb_gym.experiments import evaluate_ledger as LG
 
     kelly = [s for s in SMALL["systems"] if s["type"] == "kelly"]  # (its side bets turn positive)
@@ -880,14 +880,14 @@ def test_a_chunk_played_on_two_threads_is_the_same_bits_as_on_one(only_python_se
     totals = LG.account_totals
     monkeypatch.setattr(LG, "account_totals", lambda *args: summed_after.append(1) or totals(*args))
     reports, calls = [], []
-    before = threads.get_num_threads()
+    before = parallel.get_num_threads()
     try:
         for n in (1, 2):
-            threads.set_num_threads(n)
+            parallel.set_num_threads(n)
             reports.append(E.run_study(config))
             calls.append(len(summed_after))
     finally:
-        threads.set_num_threads(before)
+        parallel.set_num_threads(before)
     assert calls[0] == 0 and calls[1] > 0  # (both ways were taken: in the pass, then after it)
     one, two = ((r["systems"], r["paths"], r["final_bankrolls"]) for r in reports)
     assert pickle.dumps(one) == pickle.dumps(two)

@@ -98,19 +98,19 @@ def test_a_bad_thread_count_in_the_environment_is_one_line_exit_2(name, value):
     assert done.stderr.count("\n") == 1 and not done.stdout
 
 
-@pytest.mark.parametrize("value", ["0", "-2", "abc"])
-def test_a_library_import_with_a_bad_numba_thread_count_names_the_variable(value):
-    """numba reads NUMBA_NUM_THREADS when it is imported and refuses 0 with an error that does not name
-    it; importing the core says which variable is wrong and what it takes."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_NUM_THREADS": value}
-    env.pop("PB_GYM_NUM_THREADS", None)
-    code = "import gymnasium, pb_gym; gymnasium.make('pb_gym/PuntoBanco-v0')"
+@pytest.mark.parametrize(
+    "name,value", [("PB_GYM_NUM_THREADS", "0"), ("PB_GYM_NUM_THREADS", "abc"), ("NUMBA_NUM_THREADS", "abc")]
+)
+def test_a_bad_thread_count_is_named_where_the_library_reads_it(name, value):
+    """The library reads the thread count when a batch is large enough to split: a bad value is then a
+    ValueError naming the variable and what it takes. (numba itself refuses a NUMBA_NUM_THREADS
+    below 1 when it is imported, with its own one-line ValueError.)"""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), name: value}
+    code = "from pb_gym import Rules, engine; engine.init(Rules(), 4096, seed=0)"
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith(
-        f"ValueError: NUMBA_NUM_THREADS={value!r} is not allowed; allowed: an integer from 1 to "
-    )
+    assert last.startswith(f"ValueError: {name}={value!r} is not allowed; allowed: an integer from 1 to ")
     assert "per core of this machine's" in last
 
 

@@ -3,13 +3,12 @@ identical results, retries, and the error of a chunk that fails twice."""
 
 import json
 import re
-import threading
 
 import numpy as np
 import pytest
 import yaml
 
-from pb_gym import threads
+from pb_gym import parallel
 from pb_gym.experiments import cli, scale
 from pb_gym.experiments import evaluate as E
 from pb_gym.experiments.config import validate
@@ -101,18 +100,16 @@ def test_threads_share_the_cores_among_the_chunks_running(monkeypatch):
     """Each chunk thread's kernels get the cores shared out among the chunks running at once: with
     two threads for two chunks, a kernel runs on its caller's thread alone."""
     seen = []
-    both_running = threading.Barrier(2, timeout=30)
 
     def task(chunk):
-        both_running.wait()
-        seen.append(threads._share())
-        both_running.wait()  # (neither has finished when the other looks)
+        seen.append(parallel._local.limit)
         return chunk.index
 
-    monkeypatch.setattr(threads, "_threads", 2)
-    assert threads._share() == 2
+    monkeypatch.setattr(parallel, "_threads", 2)
     assert scale.run(task, scale.plan(2, 1, 0), "threads", workers=2) == [0, 1]
-    assert seen == [1, 1] and threads._share() == 2
+    assert seen == [1, 1]
+    assert scale.run(task, scale.plan(1, 1, 0), "threads", workers=2) == [0]  # one chunk: both threads
+    assert seen[-1] == 2 and getattr(parallel._local, "limit", None) is None
 
 
 @pytest.mark.parametrize("backend, workers", [("processes", 2), ("dask", 2)])

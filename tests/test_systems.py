@@ -218,7 +218,7 @@ def test_a_kelly_bettor_on_one_bet_prices_in_one_compiled_pass_with_the_same_bit
     """A bettor on one bet prices every table in one compiled pass (agents.kelly_rows): on real shoes
     at every depth, the spot and the fraction are those of the numpy steps with the exact EV
     everywhere, bit for bit, on one thread and on several (batches of 2,048 tables and more)."""
-    from pb_gym import engine, threads
+    from pb_gym import engine, parallel
 
     state = engine.init(rules, 700, seed=5)
     out = engine.HandResult.empty(700)
@@ -231,15 +231,15 @@ def test_a_kelly_bettor_on_one_bet_prices_in_one_compiled_pass_with_the_same_bit
     assert kelly._pricing(rules)[3] is not None  # (the compiled pass)
     exact_spot, exact_f = S.Kelly(bets=[bet], skip_proven=False).stake_fractions(comps, rules)
     assert (exact_spot != S.NO_BET).sum() >= 5  # the bet is positive somewhere: decisions compared
-    before = threads.get_num_threads()
+    before = parallel.get_num_threads()
     try:
-        for count in sorted({1, min(2, threads.max_threads())}):
-            threads.set_num_threads(count)
+        for count in sorted({1, min(2, parallel.max_threads())}):
+            parallel.set_num_threads(count)
             spot, f = kelly.stake_fractions(comps, rules)
             np.testing.assert_array_equal(spot, exact_spot)
             np.testing.assert_array_equal(f, exact_f)
     finally:
-        threads.set_num_threads(before)
+        parallel.set_num_threads(before)
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,8 @@ import numpy as np
 
 from pb_gym.envs.config import LOG_GROWTH_FLOOR, EnvConfig, bad, is_number
 from pb_gym.envs.tables import Tables, check_batch
+from pb_gym.parallel import run_rows
 from pb_gym.session import Session
-from pb_gym.threads import run_rows
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -24,7 +24,7 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 
 OBS_MIN_TABLES = 16384
 """Batches of at least this many tables write their observations on several threads
-(:mod:`pb_gym.threads`)."""
+(:mod:`pb_gym.parallel`)."""
 
 
 @functools.lru_cache(maxsize=64)

@@ -16,8 +16,8 @@ from pb_gym.envs.actions import BOX, bad_action, decode_rows, decode_struct
 from pb_gym.envs.config import EnvConfig
 from pb_gym.envs.observation import OBS_MIN_TABLES, exact_reward, obs_rows, obs_struct
 from pb_gym.envs.tables import Tables, check_batch, limits_struct, scratch
+from pb_gym.parallel import checked_rows
 from pb_gym.session import MAX_CARDS, PLAY_MIN_TABLES, deal_constants, play_rows, restart_rows
-from pb_gym.threads import claim_rows, job_claim, job_done, job_end, job_rows, job_start
 
 _play_rows = numba.njit(nogil=True, inline="always")(play_rows.py_func)
 """The session's hand (:func:`pb_gym.session.play_rows`, the same Python function) compiled to be
@@ -297,18 +297,6 @@ def _play_obs_state(start, stop, state, obs):
     return found
 
 
-@numba.njit(cache=True, nogil=True)
-def _play_obs_claimed(job, flags, thread, spins, state, obs):
-    """:func:`_play_obs_state` over the chunks of a pool job (:func:`pb_gym.threads.claim_rows`)."""
-    job_start(job, flags, thread)
-    while True:
-        chunk = job_claim(job, thread)
-        if chunk < 0:
-            return job_end(job, flags, thread, spins)
-        start, stop = job_rows(job, chunk)
-        job_done(job, chunk, _play_obs_state(start, stop, state, obs))
-
-
 def decode_state(cfg: EnvConfig, state: StepState, ints: np.ndarray) -> None:
     """Step 1 of :func:`play_state`: the actions in the buffers of ``state`` (checked layout, see
     :func:`action_array`) into requested stakes at its active tables; ValueError naming the first
@@ -328,7 +316,7 @@ def play_state(
     ``(reward, terminated, truncated)`` (:func:`hand_outcome`)."""
     check_batch(cfg, tables)
     engine.check_state(cfg.rules, tables.session.shoe, deals=False)
-    found = claim_rows(_play_obs_state, _play_obs_claimed, tables.n, STEP_MIN_TABLES, state, obs)
+    found = checked_rows(_play_obs_state, tables.n, STEP_MIN_TABLES, state, obs)
     if found[0] >= 0:
         engine.raise_table_problem(*found)
     return hand_outcome(cfg, tables, active)
@@ -362,7 +350,7 @@ def restart_all(state, bankroll0, obs):
 
 
 STEP_MIN_TABLES = PLAY_MIN_TABLES
-"""Batches of at least this many tables are stepped on several threads (:mod:`pb_gym.threads`)."""
+"""Batches of at least this many tables are stepped on several threads (:mod:`pb_gym.parallel`)."""
 SMALL_BATCH = min(STEP_MIN_TABLES, OBS_MIN_TABLES)
 """Below this many tables a vector step runs on one thread anyway: :func:`step_small_batch` makes it
 one compiled call instead of three (decode, play, observe)."""

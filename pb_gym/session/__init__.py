@@ -40,7 +40,7 @@ Design (after EnvPool / pgx): the state is arrays (:class:`Seats` ``(K, N, ...)`
 the compiled kernels are pure functions of them that take *structs* (named tuples of the state's arrays:
 :func:`seat_struct`, :func:`record_struct`, ...) rather than long argument lists; each works on a
 ``[start, stop)`` range of tables, run serially below a batch size and on several threads above it by
-:func:`pb_gym.threads.run_rows` (nogil kernels; numba's own threading layer never starts).
+:func:`pb_gym.parallel.run_rows` (nogil kernels; numba's own threading layer never starts).
 
 A new stake rule is a change in :func:`_place_seat`; a new bet column is a column of the payoff
 matrix (the bet catalog's, or ``Rules.payoff_matrix``).
@@ -55,6 +55,7 @@ import numpy as np
 
 from pb_gym import engine, progress
 from pb_gym import rules as R
+from pb_gym.parallel import checked_rows, run_rows
 from pb_gym.rules import Rules
 from pb_gym.session import kernels
 
@@ -92,7 +93,6 @@ from pb_gym.session.state import payoff_matrix as payoff_matrix
 from pb_gym.session.state import record_struct as record_struct
 from pb_gym.session.state import seat_struct as seat_struct
 from pb_gym.session.state import shoe_struct as shoe_struct
-from pb_gym.threads import claim_rows, run_rows
 
 __all__ = [
     "END_REASONS",
@@ -376,9 +376,8 @@ class Session:
 
     def _run(self, requested: np.ndarray, chosen: np.ndarray, deal: np.ndarray) -> None:
         state = self._state()
-        found = claim_rows(
+        found = checked_rows(
             kernels.play_state_rows,
-            kernels.play_state_claimed,
             self.n_tables,
             PLAY_MIN_TABLES,
             deal,

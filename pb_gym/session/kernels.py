@@ -35,7 +35,6 @@ from pb_gym.session.state import (
     STOP_LOSS,
     TARGET,
 )
-from pb_gym.threads import job_claim, job_done, job_end, job_rows, job_start
 
 _class_index = numba.njit(cache=True, nogil=True, inline="always")(R.class_index)
 """The hand class of a finished hand (:func:`pb_gym.rules.class_index` compiled; int64 arguments)."""
@@ -466,15 +465,3 @@ def play_state_rows(start, stop, deal, requested, chosen, sticky, state, live=No
         live,
         live_count,
     )
-
-
-@numba.njit(cache=True, nogil=True)
-def play_state_claimed(job, flags, thread, spins, deal, requested, chosen, sticky, state):
-    """:func:`play_state_rows` over the chunks of a pool job (:func:`pb_gym.threads.claim_rows`)."""
-    job_start(job, flags, thread)
-    while True:
-        chunk = job_claim(job, thread)
-        if chunk < 0:
-            return job_end(job, flags, thread, spins)
-        start, stop = job_rows(job, chunk)
-        job_done(job, chunk, play_state_rows(start, stop, deal, requested, chosen, sticky, state))

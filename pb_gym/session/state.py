@@ -59,10 +59,10 @@ MAX_CARDS = 3
 SHOE_MISMATCH = engine.SHOE_MISMATCH
 
 PLAY_MIN_TABLES = engine.DEAL_MIN_TABLES
-"""Batches of at least this many tables are played on several threads (:mod:`pb_gym.threads`): the
+"""Batches of at least this many tables are played on several threads (:mod:`pb_gym.parallel`): the
 deal dominates a hand's work, so the engine's threshold applies. (A study's session of 15 seats at
 5,000 tables was slower on two threads than on one on a loaded machine, measured side by side: a
-hand's handoff to a pool thread waits for that thread to be scheduled.)"""
+hand's handoff to another thread waits for that thread to be scheduled.)"""
 
 
 @functools.lru_cache(maxsize=32)
