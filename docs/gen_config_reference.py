@@ -2,7 +2,7 @@
 
 Every study's YAML config is a pydantic model (``pb_gym.experiments``): its keys, types, defaults and
 allowed ranges are read from the models' JSON schemas, their meanings from the ``Field`` descriptions;
-the betting systems' keys from the models that ``pb_gym.experiments.evaluate_config`` derives from
+the betting systems' keys from the models that ``pb_gym.experiments.evaluate.settings`` derives from
 their constructors, their meanings from the ``Args:`` sections of the systems' docstrings; the
 ``rules:`` section's allowed values from the checks of ``pb_gym.rules.Rules`` and its meanings from
 the ``Args:`` of its docstring; the environment's keyword arguments from
@@ -184,7 +184,7 @@ def model_table(
 
 def rules_section() -> list[str]:
     """The ``rules:`` keys: ``Rules``'s fields, with the allowed values its own checks state."""
-    from pb_gym.experiments.config import RulesConfig
+    from pb_gym.experiments.common.yaml_config import RulesConfig
     from pb_gym.rules import Rules
 
     source = inspect.getsource(Rules)
@@ -255,7 +255,7 @@ def env_section() -> list[str]:
 def page() -> str:
     from pb_gym.experiments.atlas import AtlasConfig
     from pb_gym.experiments.counting import CountingConfig
-    from pb_gym.experiments.evaluate_config import SYSTEM_CLASSES, SYSTEM_CONFIGS, StudyConfig
+    from pb_gym.experiments.evaluate.settings import SYSTEM_CLASSES, SYSTEM_CONFIGS, StudyConfig
     from pb_gym.experiments.ruin import RuinConfig
 
     out = [
@@ -312,7 +312,7 @@ def page() -> str:
         out += model_table(schema, schema.get("$defs", {}), "", "")
     from pb_gym.experiments.leaks import LeaksConfig
     from pb_gym.experiments.procedures import ProceduresConfig
-    from pb_gym.experiments.regret_table import BenchmarkConfig
+    from pb_gym.experiments.benchmark.regret_table import BenchmarkConfig
     from pb_gym.experiments.roads import RoadsConfig
 
     for title, model, page_link in (

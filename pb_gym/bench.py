@@ -13,7 +13,8 @@ per core running beside the benchmark, as SB3's torch threads or a user's other 
   ``SyncVectorEnv`` over single environments.
 
 The reinforcement-learning figures (SB3 PPO on this environment against PPO on ``CartPole-v1``) need
-torch, which the core never imports: they live in :mod:`experiments.bench_rl` (``pb-gym bench --rl``).
+torch, which the core never imports: they live in :mod:`pb_gym.experiments.train.ppo_speed` (``pb-gym bench
+--rl``).
 
 The figures of a run can be saved (:func:`save_baseline`, ``pb-gym bench --save-baseline FILE``) and
 a later run, of other code on the same machine, printed with its ratio to them (``--baseline FILE``):

@@ -162,7 +162,7 @@ class _Growth:
 class Deal:
     """A held-out deal at ``tables`` tables (seeded ``seed + i``) with its per-shoe sums: the one
     bookkeeping of :func:`score` and of ``pb-gym train``'s discovery scoring
-    (:func:`pb_gym.experiments.discovery.score`).
+    (:func:`pb_gym.experiments.benchmark.discovery.score`).
 
     The native vector env of ``env_kwargs`` (realized rewards, no autoreset) is dealt one hand at a
     time: :meth:`before` gives the unseen cards' composition and every column's exact EV before the

@@ -1,5 +1,5 @@
 """Confidence intervals the core reports itself (:mod:`pb_gym.benchmark`); the studies' statistics
-(:mod:`pb_gym.experiments.stats`) take these from here, so there is one copy of each.
+(:mod:`pb_gym.experiments.common.stats`) take these from here, so there is one copy of each.
 
 * :data:`Z95`: the two-sided 95% normal quantile.
 * :func:`ratio_ci`: ``sum x / sum n`` over independent groups (shoes, sessions) with the delta-method

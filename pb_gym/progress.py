@@ -8,7 +8,8 @@ long chunk runs::
 
 On a terminal the same figures show as a tqdm bar. Both are driven by one object: :meth:`Progress.update`
 counts work items (hands), and calling the object with a finished chunk (the ``progress`` callback of
-:func:`experiments.scale.run`) counts the chunk, and the items of that chunk not yet counted (a chunk
+:func:`pb_gym.experiments.common.scale.run`) counts the chunk, and the items of that chunk not yet counted (a
+chunk
 that ran in another process or machine reports its work only when it finishes).
 """
 
@@ -109,7 +110,8 @@ class Progress:
             self._advance(n)
 
     def __call__(self, chunk: Any) -> None:
-        """A chunk (:class:`experiments.scale.Chunk`) finished: count it, and its items not counted."""
+        """A chunk (:class:`pb_gym.experiments.common.scale.Chunk`) finished: count it, and its items not
+        counted."""
         interrupts.check()
         if not self.enabled:
             return

@@ -66,7 +66,7 @@ def interrupted_after(chunk):
 
 
 def lose_evaluate_chunk(monkeypatch, index: int = 1):
-    """Patch :func:`experiments.evaluate.run_chunk` so that chunk ``index`` raises
+    """Patch :func:`pb_gym.experiments.evaluate.run_chunk` so that chunk ``index`` raises
     ``RuntimeError("worker lost")`` every time it runs (so it fails twice) while the others run as
     before; seen by the backends that run the chunks in this process. Run it with ``--backend serial``
     where the chunks kept matter: on ``threads``, whether a chunk after it starts (and is kept) before
@@ -103,12 +103,12 @@ by :func:`hold_evaluate_chunks_after_the_first`."""
 
 
 def hold_evaluate_chunks_after_the_first():
-    """Patch :func:`experiments.evaluate.run_chunk` (in a process a test starts) so that chunk 0 runs
+    """Patch :func:`pb_gym.experiments.evaluate.run_chunk` (in a process a test starts) so that chunk 0 runs
     as before and every other chunk waits (up to ten minutes) until the run stops (the threads
-    backend, the default, tells it: :func:`experiments.scale.stop_requested`): however fast the
+    backend, the default, tells it: :func:`pb_gym.experiments.common.scale.stop_requested`): however fast the
     machine, the run is still running when a test signals it once chunk 0 is kept."""
     from pb_gym.experiments import evaluate as E
-    from pb_gym.experiments import scale
+    from pb_gym.experiments.common import scale
 
     real = E.run_chunk
 
@@ -130,8 +130,8 @@ RUNNING, STOPPED = threading.Event(), threading.Event()
 def waits_for_the_stop(chunk):
     """Chunk 0 returns once chunk 1 runs (on two threads); every other chunk waits (up to a minute)
     until the run stops, as a long chunk on the threads backend checks
-    :func:`experiments.scale.stop_requested`, and then sets :data:`STOPPED`."""
-    from pb_gym.experiments import scale
+    :func:`pb_gym.experiments.common.scale.stop_requested`, and then sets :data:`STOPPED`."""
+    from pb_gym.experiments.common import scale
 
     deadline = time.monotonic() + 60
     if chunk.index == 0:

@@ -1,4 +1,4 @@
-"""The advantage player's figures (experiments/advantage.py): identities, Jacobson's published
+"""The advantage player's figures (pb_gym/experiments/counting/advantage.py): identities, Jacobson's published
 desirability indexes, and the simulated double barrier against the exact gambler's ruin."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from pb_gym import rules as R
-from pb_gym.experiments import advantage as A
-from pb_gym.experiments import ruin_model
+from pb_gym.experiments.counting import advantage as A
+from pb_gym.experiments.ruin import model as ruin_model
 
 JACOBSON = json.loads((Path(__file__).parent / "data" / "jacobson_side_bet_counts.json").read_text())
 

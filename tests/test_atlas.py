@@ -15,9 +15,11 @@ import yaml
 
 from pb_gym import catalog, engine, exact
 from pb_gym import rules as R
-from pb_gym.experiments import atlas, counts, scale
-from pb_gym.experiments.config import ConfigError, validate
-from pb_gym.experiments.stats import z_value
+from pb_gym.experiments import atlas
+from pb_gym.experiments.common import scale
+from pb_gym.experiments.common.stats import z_value
+from pb_gym.experiments.common.yaml_config import ConfigError, validate
+from pb_gym.experiments.counting import counts
 
 from published_figures import edge8  # the published house edges (sources named in tests/data)
 

@@ -22,8 +22,8 @@ CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
 def trained(tmp_path_factory):
     """discover.yaml's settings trained for 4,096 steps from a policy that bets on most hands (no
     init_abstain): a model whose decisions vary, saved as pb-gym train saves it."""
-    from pb_gym.experiments import config as C
     from pb_gym.experiments import train as TR
+    from pb_gym.experiments.common import yaml_config as C
 
     config = C.load(CONFIGS / "discover.yaml", TR.TrainConfig)
     config = config.model_copy(
@@ -42,9 +42,9 @@ def trained(tmp_path_factory):
 
 
 def test_a_train_model_scores_the_same_figures_as_trains_discovery_scoring(trained):
-    from pb_gym.experiments import discovery as D
-    from pb_gym.experiments import score as S
     from pb_gym.experiments import train as TR
+    from pb_gym.experiments.benchmark import discovery as D
+    from pb_gym.experiments.benchmark import score as S
 
     config, out, result = trained
     policy = TR.make_policy(config, result["model_object"], result["normalizer"])
@@ -69,7 +69,7 @@ def test_a_train_model_scores_the_same_figures_as_trains_discovery_scoring(train
 
 
 def test_a_model_of_another_table_is_refused(trained):
-    from pb_gym.experiments import score as S
+    from pb_gym.experiments.benchmark import score as S
 
     _, out, _ = trained
     with pytest.raises(
@@ -82,7 +82,7 @@ def test_a_model_of_another_table_is_refused(trained):
 
 def test_pb_gym_score_scores_a_model_folder_and_a_module_callable(trained, tmp_path, monkeypatch, capsys):
     from pb_gym.experiments import cli
-    from pb_gym.experiments import score as S
+    from pb_gym.experiments.benchmark import score as S
 
     _, out, _ = trained
     assert (

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pb_gym.experiments.config import ConfigError, load
+from pb_gym.experiments.common.yaml_config import ConfigError, load
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = [

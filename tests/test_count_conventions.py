@@ -1,4 +1,4 @@
-"""The count-convention replays (experiments/count_conventions.py): each convention is the rule its
+"""The count-convention replays (pb_gym/experiments/atlas/conventions.py): each convention is the rule its
 name says, on the same dealt hands."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from pb_gym import rules as R
-from pb_gym.experiments import count_conventions as C
-from pb_gym.experiments.atlas_published import PUBLISHED
-from pb_gym.experiments.counts import tags_by_rank, true_counts
+from pb_gym.experiments.atlas import conventions as C
+from pb_gym.experiments.atlas.published import PUBLISHED
+from pb_gym.experiments.counting.counts import tags_by_rank, true_counts
 
 PUBLISHED_3G8 = next(p for p in PUBLISHED if p.bet == "three_giving_eight")
 TAGS = tags_by_rank(PUBLISHED_3G8.tags)

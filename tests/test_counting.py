@@ -9,8 +9,10 @@ import pytest
 
 from pb_gym import engine, exact
 from pb_gym import rules as R
-from pb_gym.experiments import counting, counts, scale
-from pb_gym.experiments.config import ConfigError, validate
+from pb_gym.experiments import counting
+from pb_gym.experiments.common import scale
+from pb_gym.experiments.common.yaml_config import ConfigError, validate
+from pb_gym.experiments.counting import counts
 
 from published_figures import edge8  # the published house edges (sources named in tests/data)
 
@@ -205,7 +207,8 @@ def test_config_validation_messages(tmp_path):
         validate({"count_bets": ["dragon8"]}, counting.CountingConfig)
     with pytest.raises(ConfigError, match=r"shoes: Input should be greater than or equal to 2"):
         validate({"shoes": 1}, counting.CountingConfig)
-    # the rules section is checked by Rules itself (one source for the rules: experiments/config.py)
+    # the rules section is checked by Rules itself (one source for the rules:
+    # pb_gym/experiments/common/yaml_config.py)
     with pytest.raises(
         ConfigError,
         match=r"^config: rules: Rules\.decks=9 is not allowed; allowed: an "

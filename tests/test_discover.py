@@ -265,7 +265,7 @@ def test_discovery_scores_catalog_bets_in_the_tables_columns():
     (Dragon 7): the perfect bettor earns (the atlas's edge), a policy that bets the same way from its
     observation earns nearly all of it, bets almost never at a negative EV, and the atlas's count
     earns most of it. Misaligned columns would make the scripted policy's exact profit collapse."""
-    from pb_gym.experiments import discovery as D
+    from pb_gym.experiments.benchmark import discovery as D
 
     kwargs = dict(
         decks=8,

@@ -37,7 +37,7 @@ def test_config_reference_is_generated_from_the_schemas():
 
 def test_config_reference_names_every_system_and_study_key():
     """The page holds every system type, and the keys with their defaults and ranges as the models say."""
-    from pb_gym.experiments.evaluate_config import SYSTEM_CONFIGS, StudyConfig
+    from pb_gym.experiments.evaluate.settings import SYSTEM_CONFIGS, StudyConfig
 
     text = (DOCS / "reference" / "config.md").read_text()
     for key in SYSTEM_CONFIGS:

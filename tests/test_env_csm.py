@@ -128,8 +128,8 @@ def test_the_sb3_adapter_deals_from_the_machine():
 
 def test_pb_gym_train_refuses_a_machine_it_would_evaluate_on_shoes():
     pytest.importorskip("stable_baselines3")
-    from pb_gym.experiments import train_config
-    from pb_gym.experiments.config import ConfigError, validate
+    from pb_gym.experiments.common.yaml_config import ConfigError, validate
+    from pb_gym.experiments.train import settings as train_config
 
     config = {"name": "x", "algorithm": "PPO", "policy": "MlpPolicy", "total_timesteps": 1000}
     with pytest.raises(ConfigError, match="env.shuffle='csm' is not allowed; allowed: 'hand'"):

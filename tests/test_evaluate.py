@@ -10,12 +10,13 @@ import yaml
 
 from pb_gym import engine
 from pb_gym import rules as R
-from pb_gym.experiments import cli, scale
+from pb_gym.experiments import cli
 from pb_gym.experiments import evaluate as E
-from pb_gym.experiments import evaluate_config as EC
-from pb_gym.experiments import evaluate_report as ER
-from pb_gym.experiments import evaluate_summary as ES
-from pb_gym.experiments.config import ConfigError, validate
+from pb_gym.experiments.common import scale
+from pb_gym.experiments.common.yaml_config import ConfigError, validate
+from pb_gym.experiments.evaluate import report as ER
+from pb_gym.experiments.evaluate import settings as EC
+from pb_gym.experiments.evaluate import summary as ES
 
 SMALL = {
     "name": "small",
@@ -244,7 +245,7 @@ def test_config_file_errors(tmp_path, capsys):
 def test_shipped_configs_are_valid(path):
     from pathlib import Path
 
-    from pb_gym.experiments.config import load
+    from pb_gym.experiments.common.yaml_config import load
 
     config = load(Path(__file__).resolve().parent.parent / path, E.StudyConfig)  # (from any folder)
     assert config.systems
@@ -488,7 +489,7 @@ def test_a_new_constructor_parameter_is_a_new_config_key():
 def test_the_rules_section_is_the_rules_dataclass():
     import dataclasses
 
-    from pb_gym.experiments.config import RulesConfig
+    from pb_gym.experiments.common.yaml_config import RulesConfig
 
     assert list(RulesConfig.model_fields) == [f.name for f in dataclasses.fields(R.Rules)]
     assert RulesConfig().to_rules() == R.Rules()
@@ -671,9 +672,10 @@ def test_a_one_shoe_study_is_the_same_in_any_chunking_and_says_so_in_its_header(
 def test_the_final_bankroll_figure_shows_both_peaks_of_a_progression(tmp_path, monkeypatch):
     # a Martingale's sessions end at the goal or ruined: its row has bars at both ends, and beside it
     # the shares of sessions that the report's own ends give (a box plot would show one box between)
-    from pb_gym.experiments import evaluate_report, plotting
+    from pb_gym.experiments.common import plotting
+    from pb_gym.experiments.evaluate import report as evaluate_report
     from pb_gym.experiments.evaluate import run_study
-    from pb_gym.experiments.evaluate_config import StudyConfig
+    from pb_gym.experiments.evaluate.settings import StudyConfig
 
     config = StudyConfig.model_validate(
         {
@@ -756,7 +758,7 @@ def test_the_bankroll_paths_figure_puts_each_kind_on_one_scale_in_panels_that_do
     its heading, each panel titled with its name and its outcome, its sessions' states in the
     Okabe-Ito colours; laid out in inches, no panel (title, tick labels and state strip included)
     overlaps another or leaves the figure."""
-    from pb_gym.experiments import plotting
+    from pb_gym.experiments.common import plotting
 
     drawn = {}
     monkeypatch.setattr(plotting, "save", lambda fig, path, **_: drawn.setdefault("fig", fig) and path)
@@ -803,7 +805,7 @@ def searched_bins(edges: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 def fan_histograms(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """The fan checkpoint's histograms of the rows of ``values`` (no end codes)."""
-    from pb_gym.experiments import evaluate_ledger as LG
+    from pb_gym.experiments.evaluate import ledger as LG
 
     codes = np.zeros(values.shape, dtype=np.int8)
     return LG.fan_checkpoint(values, edges, codes, E.STATE_CODES)[0]
@@ -835,7 +837,7 @@ def test_a_checkpoints_compiled_tallies_are_numpys(top):
     bit: the histogram of the binary search's bins (on the rounded edges, either side of them, below
     and above the range, at the infinities, NaN, both zeros) and the sessions' end codes."""
     from pb_gym import session as session_
-    from pb_gym.experiments import evaluate_ledger as LG
+    from pb_gym.experiments.evaluate import ledger as LG
 
     edges = np.linspace(0.0, top, E.FAN_BINS + 1)
     rng = np.random.default_rng(5)
@@ -871,7 +873,7 @@ def test_a_chunk_played_on_two_threads_is_the_same_bits_as_on_one(only_python_se
     after it, or, on one thread, inside the pass in the same order, so the report does not depend
     on the threads. A chunk of Python seats alone (Kelly) runs the same pass over no program."""
     from pb_gym import parallel
-    from pb_gym.experiments import evaluate_ledger as LG
+    from pb_gym.experiments.evaluate import ledger as LG
 
     kelly = [s for s in SMALL["systems"] if s["type"] == "kelly"]  # (its side bets turn positive)
     systems = kelly if only_python_seats else SMALL["systems"]
@@ -898,7 +900,7 @@ def test_a_checkpoint_row_with_more_than_the_exact_table_holds_is_told_without_s
     """The fans' checkpoints sort a seat's bankrolls only where they may fit the exact table: the hash
     count agrees with np.unique on either side of the limit, takes +0.0 and -0.0 as one value, and
     leaves a row with a NaN to the sort (its range is the sort's)."""
-    from pb_gym.experiments import evaluate_ledger as LG
+    from pb_gym.experiments.evaluate import ledger as LG
 
     rng = np.random.default_rng(3)
     most = ES.FAN_EXACT_VALUES

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from pb_gym.experiments import evaluate_report as ER
-from pb_gym.experiments import stats
+from pb_gym.experiments.common import stats
+from pb_gym.experiments.evaluate import report as ER
 
 
 def _system(name: str, ev: float, ci: list[float], exact: float, **more) -> dict:
@@ -105,7 +105,7 @@ def test_a_kelly_bettor_that_never_bets_says_why(capsys):
 def test_the_wrote_line_names_the_folder_once():
     import os
 
-    from pb_gym.experiments import outputs
+    from pb_gym.experiments.common import outputs
 
     line = outputs.wrote_line(
         ["out/classic/report.json", "out/classic/systems.csv", "out/classic/evaluation/paths.json"]

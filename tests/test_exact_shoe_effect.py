@@ -1,4 +1,4 @@
-"""The shoe-effect study of Labouchere (experiments/exact_shoe_effect.py): its Labouchere is the
+"""The shoe-effect study of Labouchere (pb_gym/experiments/evaluate/shoe_effect.py): its Labouchere is the
 evaluator's on the same hands, its value iteration is the exact chain, its split adds up."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from pb_gym.experiments import exact_shoe_effect as E
-from pb_gym.experiments.evaluate_config import StudyConfig
+from pb_gym.experiments.evaluate import shoe_effect as E
+from pb_gym.experiments.evaluate.settings import StudyConfig
 
 
 def test_its_labouchere_is_the_evaluators_on_the_same_hands():

@@ -1,4 +1,4 @@
-"""The betting systems' exact chains (experiments/exact_systems.py) against closed forms, a hand
+"""The betting systems' exact chains (pb_gym/experiments/evaluate/exact_chain.py) against closed forms, a hand
 enumeration and the simulator."""
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ import pytest
 from pb_gym import exact
 from pb_gym import rules as R
 from pb_gym.agents import staking
-from pb_gym.experiments import evaluate, ruin_model, scale
-from pb_gym.experiments import exact_systems as X
+from pb_gym.experiments import evaluate
+from pb_gym.experiments.common import scale
+from pb_gym.experiments.evaluate import exact_chain as X
 from pb_gym.experiments.evaluate import run_study
-from pb_gym.experiments.evaluate_config import StudyConfig
+from pb_gym.experiments.evaluate.settings import StudyConfig
+from pb_gym.experiments.ruin import model as ruin_model
 
 
 def study(systems, **overrides) -> StudyConfig:
@@ -183,7 +185,7 @@ def test_the_simulator_agrees_with_the_chain_at_999_confidence():
 
 
 def test_the_teaching_figure_is_written_from_the_exact_figures(tmp_path):
-    from pb_gym.experiments import evaluate_report
+    from pb_gym.experiments.evaluate import report as evaluate_report
 
     config = study(
         [{"type": "flat", "bet": "banker"}, {"type": "martingale", "bet": "banker"}, {"type": "random"}],

@@ -12,9 +12,9 @@ import pytest
 from pb_gym import catalog
 from pb_gym.envs.config import MAX_EPISODE_HANDS
 from pb_gym.envs.vector import PuntoBancoVectorEnv
-from pb_gym.experiments import scale
-from pb_gym.experiments.config import ConfigError, parse_yaml, validate
-from pb_gym.experiments.evaluate_config import StudyConfig
+from pb_gym.experiments.common import scale
+from pb_gym.experiments.common.yaml_config import ConfigError, parse_yaml, validate
+from pb_gym.experiments.evaluate.settings import StudyConfig
 
 STUDY = {"sessions": 10, "hands": 10, "systems": [{"type": "flat"}]}
 
@@ -72,7 +72,7 @@ def test_the_cli_refuses_a_roads_study_of_too_many_chunks_before_it_writes(tmp_p
     with pytest.raises(SystemExit) as exit_:
         cli.main(["experiment", "roads", str(config), "--out", str(tmp_path / "out")])
     assert exit_.value.code == 2 and not (tmp_path / "out").exists()
-    from pb_gym.experiments import outputs
+    from pb_gym.experiments.common import outputs
 
     assert tmp_path / "out" not in outputs._LOCKS  # a command that ended lets go of its folder
 

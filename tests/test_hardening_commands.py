@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from pb_gym.experiments import outputs
-from pb_gym.experiments.config import ConfigError, Strict, parse_yaml, validate
+from pb_gym.experiments.common import outputs
+from pb_gym.experiments.common.yaml_config import ConfigError, Strict, parse_yaml, validate
 from pb_gym.progress import Progress, printable
 
 BUSY = "another pb-gym run is writing to this folder now; wait for it to finish, or choose another folder"
@@ -209,7 +209,7 @@ def test_printable_escapes_what_would_drive_the_terminal():
 
 
 def test_evaluates_printed_lines_escape_the_names_and_the_files_keep_them(capsys):
-    from pb_gym.experiments import evaluate_report as ER
+    from pb_gym.experiments.evaluate import report as ER
 
     system = {
         "name": "x\x1b[31my",

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pb_gym.experiments import cli
-from pb_gym.experiments.config import ConfigError, parse_yaml
+from pb_gym.experiments.common.yaml_config import ConfigError, parse_yaml
 
 import chunk_tasks
 
@@ -195,7 +195,7 @@ def test_pool_workers_exit_when_the_parent_is_killed_9(tmp_path):
 
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); import chunk_tasks; "
-        "from pb_gym.experiments import scale; "
+        "from pb_gym.experiments.common import scale; "
         "scale.run(chunk_tasks.sleeps, scale.plan(4, 1, 0), backend='processes', workers=2)"
     )
     parent = subprocess.Popen(
@@ -241,11 +241,11 @@ def test_pool_workers_exit_when_the_parent_is_killed_9(tmp_path):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the lock is Linux's abstract socket")
 def test_an_output_folder_is_held_until_the_outputs_are_in_place(tmp_path):
-    from pb_gym.experiments import outputs
+    from pb_gym.experiments.common import outputs
 
     out = tmp_path / "out"
     code = (
-        "import sys; from pb_gym.experiments import outputs\n"
+        "import sys; from pb_gym.experiments.common import outputs\n"
         "try:\n    outputs.prepare(sys.argv[1], ['report.json'])\n"
         "except outputs.OutputError as e:\n    print(e)\nelse:\n    print('free')"
     )
@@ -326,7 +326,7 @@ def test_a_second_run_into_a_running_runs_folder_is_refused_and_a_dead_runs_is_t
 def test_a_config_that_is_a_named_pipe_nobody_writes_is_refused_not_waited_for(tmp_path, monkeypatch):
     import threading
 
-    from pb_gym.experiments import config
+    from pb_gym.experiments.common import yaml_config as config
 
     monkeypatch.setattr(config, "PIPE_SECONDS", 0.5)
     fifo = tmp_path / "c.yaml"

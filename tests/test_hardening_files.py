@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pb_gym.experiments import outputs
-from pb_gym.experiments.outputs import OutputError
+from pb_gym.experiments.common import outputs
+from pb_gym.experiments.common.outputs import OutputError
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = """name: tiny

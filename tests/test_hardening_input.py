@@ -168,7 +168,7 @@ def test_single_and_vector_env_both_refuse_a_step_before_reset():
 
 # -------------------------------------------------------------- YAML configs (items 3, 7, 8, 10)
 def _load(tmp_path, text: str | bytes, model=None):
-    from pb_gym.experiments.config import load
+    from pb_gym.experiments.common.yaml_config import load
     from pb_gym.experiments.evaluate import StudyConfig
 
     path = tmp_path / "c.yaml"
@@ -177,7 +177,7 @@ def _load(tmp_path, text: str | bytes, model=None):
 
 
 def _refused(tmp_path, text: str | bytes, model=None) -> str:
-    from pb_gym.experiments.config import ConfigError
+    from pb_gym.experiments.common.yaml_config import ConfigError
 
     with pytest.raises(ConfigError) as caught:
         _load(tmp_path, text, model)
@@ -221,7 +221,7 @@ def test_a_duplicate_key_is_an_error_naming_it(tmp_path):
     message = _refused(tmp_path, "systems:\n  - type: flat\n    base: 1\n    base: 2\n")
     assert "line 4: duplicate key 'base' (first given on line 3)" in message
     # a YAML merge key is not a duplicate: explicit keys override the merged ones
-    from pb_gym.experiments.config import parse_yaml
+    from pb_gym.experiments.common.yaml_config import parse_yaml
 
     assert parse_yaml("a: &a {x: 1, y: 2}\nb: {<<: *a, y: 3}\n")["b"] == {"x": 1, "y": 3}
 
@@ -284,7 +284,7 @@ def test_a_failed_whole_config_check_does_not_repeat_the_config(tmp_path):
 
 
 def test_files_that_are_not_configs_say_what_they_are(tmp_path):
-    from pb_gym.experiments.config import ConfigError, load
+    from pb_gym.experiments.common.yaml_config import ConfigError, load
     from pb_gym.experiments.evaluate import StudyConfig
 
     with pytest.raises(ConfigError, match=r": is a directory, not a config file$"):
@@ -423,7 +423,7 @@ def test_cli_environment_failures_are_status_1_and_one_line():
 # ------------------------------------------------------------ studies too large to hold (item 6)
 def test_a_study_says_which_part_is_too_large_and_what_to_change(monkeypatch):
     from pb_gym import memory
-    from pb_gym.experiments import scale
+    from pb_gym.experiments.common import scale
 
     monkeypatch.setattr(memory, "available_bytes", lambda: 1 << 30)  # 1 GiB available
     common = dict(item="session", items_key="sessions", chunk_key="chunk_sessions")

@@ -129,7 +129,8 @@ import numpy as np
 from numba.core import event
 from pb_gym import rules as R, session
 from pb_gym.envs import ENV_ID
-from pb_gym.experiments import evaluate, scale
+from pb_gym.experiments import evaluate
+from pb_gym.experiments.common import scale
 
 CONFIG = {
     "name": "warm", "bankroll": 100, "sessions": 20, "hands": 5, "seed": 1,
@@ -163,5 +164,5 @@ def test_a_warm_process_plays_and_steps_without_compiling():
         for _ in range(2)  # (the first warms the cache, if this checkout's tests have not yet)
     ]
     assert runs[1].stdout.strip() == "[]", runs[1].stdout + runs[1].stderr
-    # the kernels of pb_gym.agents (a link to agents/ in a checkout) are cached like the others
+    # the kernels of pb_gym.agents (pb_gym/agents/) are cached like the others
     assert any(Path(os.environ["NUMBA_CACHE_DIR"]).glob("agents_*/staking.*.nbi"))

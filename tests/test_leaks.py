@@ -67,7 +67,7 @@ def test_smoke_run_reproduces_the_figures_and_the_simulation_covers_them(tmp_pat
 
 
 def test_configs_validate_and_name_bad_keys(tmp_path):
-    from pb_gym.experiments.config import ConfigError, load
+    from pb_gym.experiments.common.yaml_config import ConfigError, load
 
     assert load(str(FULL), leaks.LeaksConfig).leaks == leaks.LEAKS
     bad = tmp_path / "bad.yaml"

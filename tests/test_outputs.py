@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import yaml
 
-from pb_gym.experiments import chunk_store, cli, outputs, scale
+from pb_gym.experiments import cli
 from pb_gym.experiments import evaluate as E
+from pb_gym.experiments.common import chunk_store, outputs, scale
 
 import chunk_tasks
 

@@ -34,20 +34,15 @@ def test_the_version_has_one_source(capsys):
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    """The wheel, built from a copy of the sources (the checkout's build/ and egg-info stay untouched);
-    the copy keeps pb_gym/agents and pb_gym/experiments as the links they are in the repository."""
+    """The wheel, built from a copy of the sources (the checkout's build/ and egg-info stay untouched)."""
     tmp_path = tmp_path_factory.mktemp("wheel")
     source = tmp_path / "src"
     source.mkdir()
     for name in ("pyproject.toml", "README.md", "pb_gym_cli.py"):
         shutil.copy(ROOT / name, source / name)
-    for package in ("pb_gym", "agents", "experiments"):
-        shutil.copytree(
-            ROOT / package,
-            source / package,
-            symlinks=True,
-            ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"),
-        )
+    shutil.copytree(
+        ROOT / "pb_gym", source / "pb_gym", ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc")
+    )
     subprocess.run(
         [
             sys.executable,
@@ -83,7 +78,11 @@ def test_the_wheel_ships_one_namespace_py_typed_the_version_and_the_console_scri
     # script's entry point, which takes Ctrl-C before the package is imported
     assert {name.split("/")[0] for name in names} == {"pb_gym", "pb_gym_cli.py", info}
     assert "pb_gym/py.typed" in names
-    assert {"pb_gym/experiments/cli.py", "pb_gym/agents/sb3_vec_env.py", "pb_gym/agents/systems.py"} <= names
+    assert {
+        "pb_gym/experiments/cli/__init__.py",
+        "pb_gym/agents/sb3_vec_env.py",
+        "pb_gym/agents/systems.py",
+    } <= names
     assert "pb-gym = pb_gym_cli:console" in entry_points.splitlines()
     assert f"\nVersion: {pb_gym.__version__}\n" in metadata
 

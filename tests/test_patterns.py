@@ -101,7 +101,7 @@ def test_user_rules_errors_name_the_rule(rules, message):
 
 
 def test_yaml_schema_and_errors():
-    from pb_gym.experiments.evaluate_config import StudyConfig, make_system
+    from pb_gym.experiments.evaluate.settings import StudyConfig, make_system
 
     good = StudyConfig.model_validate(
         {
@@ -149,8 +149,9 @@ def test_yaml_schema_and_errors():
 
 
 def test_a_pattern_bets_only_when_it_says_and_roads_restart_each_shoe():
-    from pb_gym.experiments import evaluate, scale
-    from pb_gym.experiments.evaluate_config import StudyConfig
+    from pb_gym.experiments import evaluate
+    from pb_gym.experiments.common import scale
+    from pb_gym.experiments.evaluate.settings import StudyConfig
 
     config = StudyConfig.model_validate(
         {
@@ -177,8 +178,8 @@ def test_a_pattern_bets_only_when_it_says_and_roads_restart_each_shoe():
 def test_exact_evaluate_gives_a_reason_for_road_patterns():
     """A pattern reads the shoe's whole sequence of results: no finite chain (a reason, not a wrong
     exact figure from a chain that never sees the roads)."""
-    from pb_gym.experiments import exact_systems
-    from pb_gym.experiments.evaluate_config import StudyConfig
+    from pb_gym.experiments.evaluate import exact_chain as exact_systems
+    from pb_gym.experiments.evaluate.settings import StudyConfig
 
     config = StudyConfig.model_validate(
         {"sessions": 10, "hands": 20, "systems": [{"type": "road_pattern", "pattern": "streak", "after": 2}]}

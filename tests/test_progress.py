@@ -9,7 +9,7 @@ import yaml
 
 from pb_gym import progress
 from pb_gym.experiments import evaluate as E
-from pb_gym.experiments import scale
+from pb_gym.experiments.common import scale
 
 LINE = re.compile(
     r"^job: (\d)/2 chunks, ([\d,]+)/100 hands, \d+ s elapsed, "

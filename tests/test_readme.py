@@ -351,7 +351,7 @@ class Workdir:
     def plot_once(self):
         """``evaluate``'s plots, drawn for the first run only (they take most of a small run's time;
         tests/test_evaluate.py checks them); later runs write everything else."""
-        from pb_gym.experiments import evaluate_report as evaluate
+        from pb_gym.experiments.evaluate import report as evaluate
 
         real = evaluate.plot
 
@@ -643,7 +643,7 @@ def train_commands() -> dict[str, list[str]]:
 
 @pytest.mark.parametrize("block", blocks_of("config"))
 def test_config_block_validates_and_runs(block, workdir):
-    from pb_gym.experiments.config import validate
+    from pb_gym.experiments.common.yaml_config import validate
 
     data = yaml.safe_load(block.text)
     assert isinstance(data, dict), f"{block.label}: not a YAML mapping"
@@ -676,7 +676,7 @@ def test_config_block_validates_and_runs(block, workdir):
 
 def test_shrink_keeps_configs_valid():
     """The shrunk repository configs still validate (so a failure above is the README's, not ours)."""
-    from pb_gym.experiments.config import validate
+    from pb_gym.experiments.common.yaml_config import validate
 
     for kind, folder in (
         ("evaluate", "systems"),
@@ -788,7 +788,7 @@ def test_checks_refuse_what_a_newcomer_could_not_run():
     """The failures that once reached the README: an install by name from an index, a synopsis line
     that is not a command, an extra that does not exist, a size substitution that no longer matches,
     and evaluation bettors on bets the rules do not offer."""
-    from pb_gym.experiments.config import ConfigError, validate
+    from pb_gym.experiments.common.yaml_config import ConfigError, validate
 
     with pytest.raises(AssertionError, match="not on a package index"):
         check_pip(shlex.split("pip install 'pb-gym[studies,dask]'"), "here")

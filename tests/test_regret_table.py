@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import yaml
 
-from pb_gym.experiments import stats
+from pb_gym.experiments.common import stats
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -76,7 +76,7 @@ pytest.importorskip("sb3_contrib")
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     """configs/benchmark/discover-smoke.yaml: five algorithms x two seeds at 4,096 hands each."""
-    from pb_gym.experiments import regret_table as RT
+    from pb_gym.experiments.benchmark import regret_table as RT
 
     out = tmp_path_factory.mktemp("benchmark") / "out"
     with pytest.MonkeyPatch.context() as patch:
@@ -148,8 +148,8 @@ def _small_config(path: Path, seeds: list[int]) -> str:
 
 
 def test_runs_are_kept_per_seed_and_a_study_with_more_seeds_trains_only_those(tmp_path, monkeypatch):
-    from pb_gym.experiments import regret_table as RT
-    from pb_gym.experiments.scale import ChunkError
+    from pb_gym.experiments.benchmark import regret_table as RT
+    from pb_gym.experiments.common.scale import ChunkError
 
     out = tmp_path / "out"
     trained: list[tuple[str, int]] = []
@@ -175,8 +175,8 @@ def test_runs_are_kept_per_seed_and_a_study_with_more_seeds_trains_only_those(tm
 
 
 def test_a_train_config_for_another_table_is_refused_before_training(tmp_path):
-    from pb_gym.experiments import regret_table as RT
-    from pb_gym.experiments.config import ConfigError
+    from pb_gym.experiments.benchmark import regret_table as RT
+    from pb_gym.experiments.common.yaml_config import ConfigError
 
     path = tmp_path / "c.yaml"
     path.write_text(
@@ -221,7 +221,7 @@ def _recorded_config(path: Path, seeds: list[int], recorded: list[str]) -> str:
 
 
 def test_recorded_rows_are_aggregated_without_training_and_written_back_as_read(tmp_path, monkeypatch):
-    from pb_gym.experiments import regret_table as RT
+    from pb_gym.experiments.benchmark import regret_table as RT
 
     def refused(*args, **kwargs):
         raise AssertionError("a recorded run was trained")
@@ -252,8 +252,8 @@ def test_recorded_rows_are_aggregated_without_training_and_written_back_as_read(
 
 
 def test_bad_recorded_files_are_refused_with_the_file_and_the_reason(tmp_path):
-    from pb_gym.experiments import regret_table as RT
-    from pb_gym.experiments.config import ConfigError
+    from pb_gym.experiments.benchmark import regret_table as RT
+    from pb_gym.experiments.common.yaml_config import ConfigError
 
     text = RECORDED.read_text().splitlines()
     (tmp_path / "twice.csv").write_text("\n".join([text[0], text[1], text[1]]) + "\n")
@@ -280,7 +280,8 @@ def test_bad_recorded_files_are_refused_with_the_file_and_the_reason(tmp_path):
 
 def test_the_curves_legend_names_each_algorithm_even_when_its_first_run_is_recorded(monkeypatch, tmp_path):
     """A recorded run carries no curve; the algorithm's label goes on its first drawn line instead."""
-    from pb_gym.experiments import plotting, regret_table
+    from pb_gym.experiments.benchmark import regret_table
+    from pb_gym.experiments.common import plotting
 
     drawn = {}
 

@@ -10,8 +10,8 @@ import os
 import pytest
 
 from pb_gym.experiments import evaluate as E
-from pb_gym.experiments import evaluate_report as ER
-from pb_gym.experiments import plotting
+from pb_gym.experiments.common import plotting
+from pb_gym.experiments.evaluate import report as ER
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pb_gym.experiments import chunk_store, scale
 from pb_gym.experiments import train as TR
-from pb_gym.experiments import train_checkpoint as CK
+from pb_gym.experiments.common import chunk_store, scale
+from pb_gym.experiments.train import checkpoint as CK
 
 import chunk_tasks  # noqa: E402
 

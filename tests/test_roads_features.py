@@ -58,7 +58,7 @@ def test_the_transform_replaces_the_bead_plate_and_batches_tables():
 
 def test_a_bead_plate_shorter_than_a_shoe_is_refused():
     from pb_gym.experiments import train as TR
-    from pb_gym.experiments.config import load
+    from pb_gym.experiments.common.yaml_config import load
 
     config = load(str(ROOT / "configs" / "train" / "discover-roads.yaml"), TR.TrainConfig)
     assert config.obs_transform == "roads" and config.env.history == 104

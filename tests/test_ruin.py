@@ -8,8 +8,12 @@ import numpy as np
 import pytest
 
 from pb_gym import rules as R
-from pb_gym.experiments import chunk_store, ruin, ruin_model, ruin_report, ruin_simulation, stats
-from pb_gym.experiments.config import ConfigError, validate
+from pb_gym.experiments import ruin
+from pb_gym.experiments.common import chunk_store, stats
+from pb_gym.experiments.common.yaml_config import ConfigError, validate
+from pb_gym.experiments.ruin import lesson as ruin_report
+from pb_gym.experiments.ruin import model as ruin_model
+from pb_gym.experiments.ruin import simulation as ruin_simulation
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "configs" / "experiments" / "ruin-smoke.yaml"
@@ -221,11 +225,11 @@ def test_smoke_run_end_to_end(tmp_path, capsys):
 def test_notebook_reproduces_the_report(tmp_path, monkeypatch):
     """The notebook's code cells, exec'd in order (no Jupyter kernel needed), write the same report as
     ``ruin.main`` on the same config."""
-    notebook = json.loads((ROOT / "experiments" / "ruin.ipynb").read_text())
+    notebook = json.loads((ROOT / "examples" / "ruin.ipynb").read_text())
     assert notebook["nbformat"] == 4
     monkeypatch.setenv("PB_GYM_RUIN_CONFIG", str(SMOKE))
     monkeypatch.setenv("PB_GYM_RUIN_OUT", str(tmp_path / "nb"))
-    monkeypatch.chdir(ROOT / "experiments")
+    monkeypatch.chdir(ROOT / "examples")
     namespace: dict = {}
     for cell in notebook["cells"]:
         if cell["cell_type"] == "code":

@@ -145,7 +145,7 @@ def test_bench_rl_measures_each_setup_and_the_same_spaces_ceiling():
     import gymnasium as gym
     from gymnasium.utils.env_checker import check_env
 
-    from pb_gym.experiments import bench_rl
+    from pb_gym.experiments.train import ppo_speed as bench_rl
 
     ceiling, env = bench_rl.SameSpacesEnv(), gym.make("pb_gym/PuntoBanco-v0")
     assert ceiling.observation_space == env.observation_space
@@ -165,7 +165,7 @@ def test_bench_rl_measures_each_setup_and_the_same_spaces_ceiling():
 
 
 def test_bench_rl_prints_idle_and_busy_side_by_side(capsys):
-    from pb_gym.experiments import bench_rl
+    from pb_gym.experiments.train import ppo_speed as bench_rl
 
     def condition(scale: float) -> dict:
         rates = {

@@ -9,9 +9,10 @@ import pytest
 import yaml
 
 from pb_gym import parallel
-from pb_gym.experiments import cli, scale
+from pb_gym.experiments import cli
 from pb_gym.experiments import evaluate as E
-from pb_gym.experiments.config import validate
+from pb_gym.experiments.common import scale
+from pb_gym.experiments.common.yaml_config import validate
 
 import chunk_tasks
 
@@ -69,7 +70,7 @@ def test_a_chunk_failing_twice_stops_the_run_naming_the_chunk_and_its_seed(backe
 def test_threads_keep_the_chunks_running_beside_one_that_fails_twice(tmp_path, capsys):
     """On the threads backend a chunk failing twice starts no other chunk, but the one running beside
     it finishes and is kept for a rerun, as the serial backend keeps the chunks it finished."""
-    from pb_gym.experiments import chunk_store
+    from pb_gym.experiments.common import chunk_store
 
     store = chunk_store.ChunkStore(tmp_path / ".partial", {"study": "test"})
     chunks = scale.plan(4, 1, 0)
@@ -264,7 +265,7 @@ def test_binned_quantiles_are_exact_to_a_bin():
     where = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, E.FAN_BINS)
     counts = np.bincount(where, minlength=E.FAN_BINS + 1)
     width = edges[1] - edges[0]
-    from pb_gym.experiments.evaluate_summary import binned_quantiles
+    from pb_gym.experiments.evaluate.summary import binned_quantiles
 
     np.testing.assert_allclose(binned_quantiles(counts, edges), np.quantile(values, E.QUANTILES), atol=width)
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from pb_gym import rules as R
-from pb_gym.experiments import counting, ruin, scale
+from pb_gym.experiments import counting, ruin
+from pb_gym.experiments.common import scale
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNTING = ROOT / "configs" / "experiments" / "counting-smoke.yaml"  # 200 shoes in 4 chunks

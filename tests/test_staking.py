@@ -13,7 +13,7 @@ import pytest
 from pb_gym.agents import staking
 from pb_gym.agents import systems as S
 from pb_gym.experiments import evaluate as E
-from pb_gym.experiments.config import validate
+from pb_gym.experiments.common.yaml_config import validate
 
 PROGRESSIONS = [
     {"type": "flat", "bet": "banker"},
@@ -195,7 +195,7 @@ def test_the_bench_measures_the_main_jobs_study():
     configs are no part of the package, so the bench holds a copy: it must not drift)."""
     import yaml
 
-    from pb_gym.experiments import bench_evaluate
+    from pb_gym.experiments.evaluate import seat_cost as bench_evaluate
 
     shipped = yaml.safe_load((Path(__file__).parent.parent / "configs/systems/classic.yaml").read_text())
     for key in ("sessions", "hands", "stop_loss"):

@@ -1,4 +1,5 @@
-"""experiments/stats.py: the normal quantile, Wilson, mean and ratio intervals every study shares,
+"""pb_gym/experiments/common/stats.py: the normal quantile, Wilson, mean and ratio intervals every study
+shares,
 against textbook values and direct computations on the data."""
 
 import math
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 from pb_gym import simulate
-from pb_gym.experiments import stats
+from pb_gym.experiments.common import stats
 
 
 def test_z_value_is_the_normal_quantile_to_the_last_bit():

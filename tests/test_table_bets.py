@@ -180,7 +180,7 @@ def test_older_records_map_onto_side_bets():
 # --------------------------------------------------------------------------------------------------
 def _study(**overrides):
     from pb_gym.experiments import evaluate as E
-    from pb_gym.experiments.config import validate
+    from pb_gym.experiments.common.yaml_config import validate
 
     data = {
         "name": "extra",
@@ -219,7 +219,7 @@ def test_evaluate_flat_on_catalog_and_custom_bets_and_kelly_on_a_catalog_bet():
 
 
 def test_evaluate_refuses_a_bet_the_table_does_not_offer():
-    from pb_gym.experiments.config import ConfigError
+    from pb_gym.experiments.common.yaml_config import ConfigError
 
     with pytest.raises(
         ConfigError,

@@ -17,13 +17,11 @@ from pb_gym.agents import learned as L  # noqa: E402
 from pb_gym.agents import systems as S  # noqa: E402
 from pb_gym.envs import table as T  # noqa: E402
 from pb_gym.envs.vector import PuntoBancoVectorEnv  # noqa: E402
-from pb_gym.experiments import (
-    cli,  # noqa: E402
-    stats,  # noqa: E402
-)
+from pb_gym.experiments import cli  # noqa: E402
 from pb_gym.experiments import evaluate as E  # noqa: E402
 from pb_gym.experiments import train as TR  # noqa: E402
-from pb_gym.experiments.config import ConfigError, validate  # noqa: E402
+from pb_gym.experiments.common import stats  # noqa: E402
+from pb_gym.experiments.common.yaml_config import ConfigError, validate  # noqa: E402
 
 import chunk_tasks  # noqa: E402
 
@@ -136,7 +134,7 @@ def test_a_study_with_a_learned_policy_runs_its_chunks_serially_on_threads(ppo_r
     """The threads backend (evaluate's default) runs a study with a learned policy one chunk after the
     other: the policy seeds torch's process-wide random state, which chunks side by side would
     share; a study of systems alone runs its chunks on threads."""
-    from pb_gym.experiments import scale
+    from pb_gym.experiments.common import scale
 
     out, _ = ppo_run
     backends = []
@@ -724,7 +722,7 @@ def _tiny(tmp_path, name="tiny.yaml", **evaluation) -> Path:
 
 def _interrupt_after_chunks(monkeypatch, n: int) -> list[int]:
     """Ctrl-C right after the n-th evaluation chunk is kept; returns the indexes of the kept chunks."""
-    from pb_gym.experiments import chunk_store
+    from pb_gym.experiments.common import chunk_store
 
     kept: list[int] = []
     save = chunk_store.ChunkStore.save
@@ -749,7 +747,7 @@ def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tm
     the missing chunk, and writes the outputs of an uninterrupted run."""
     import zipfile
 
-    from pb_gym.experiments import chunk_store
+    from pb_gym.experiments.common import chunk_store
 
     config = _tiny(tmp_path)
     whole = tmp_path / "whole"
@@ -864,7 +862,7 @@ def test_an_interrupted_discovery_scoring_resumes_on_the_kept_model(tmp_path, mo
     """Ctrl-C while the trained model is scored against the perfect-information bettor: the rerun
     loads the kept model (same weights, same VecNormalize statistics) and scores it exactly as the
     model in memory was scored by an uninterrupted run."""
-    from pb_gym.experiments import discovery as D
+    from pb_gym.experiments.benchmark import discovery as D
 
     path = _tiny(tmp_path, sessions=20)
     data = yaml.safe_load(path.read_text())
@@ -937,7 +935,7 @@ def test_a_chunk_failing_twice_keeps_the_trained_model(tmp_path, monkeypatch, ca
 def test_a_kept_model_that_changed_is_trained_again_and_its_chunks_discarded(tmp_path, monkeypatch, capsys):
     """The kept training step records the SHA-256 of its files: one changed since (or missing) means
     training again, and the evaluation chunks made with the old model are not mixed in."""
-    from pb_gym.experiments import chunk_store
+    from pb_gym.experiments.common import chunk_store
 
     out = tmp_path / "out"
     config = _tiny(tmp_path)
@@ -1013,7 +1011,7 @@ def test_a_custom_bet_trains_saves_and_evaluates(tmp_path, capsys):
     learned = result["evaluation"]["systems"][0]
     assert replay["systems"][0]["net"] == learned["net"]
     other = {**TIE_ON_7, "rows": [{"when": {"winner": "tie", "player_total": 7}, "pays": 30}]}
-    from pb_gym.experiments.scale import ChunkError
+    from pb_gym.experiments.common.scale import ChunkError
 
     with pytest.raises(
         ChunkError,
@@ -1046,8 +1044,8 @@ def _train_with_stop(tmp_path, monkeypatch, config, stop_after: int | None):
     """Train ``config`` into a fresh store with a checkpoint at every rollout; Ctrl-C right after the
     ``stop_after``-th checkpoint is kept, then the same call again (it continues from there). Returns
     the final ``train`` result and the timesteps of the checkpoints kept."""
-    from pb_gym.experiments import chunk_store
-    from pb_gym.experiments import train_checkpoint as CK
+    from pb_gym.experiments.common import chunk_store
+    from pb_gym.experiments.train import checkpoint as CK
 
     store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "checkpoint"})
     saved: list[int] = []
@@ -1130,7 +1128,7 @@ def _two_rollouts(tmp_path) -> Path:
 
 
 def test_an_interrupted_training_run_says_where_it_continues_and_does(tmp_path, monkeypatch, capsys):
-    from pb_gym.experiments import train_checkpoint as CK
+    from pb_gym.experiments.train import checkpoint as CK
 
     save = CK.save
 
@@ -1158,8 +1156,8 @@ def test_an_interrupted_training_run_says_where_it_continues_and_does(tmp_path, 
 def _stopped_after_a_checkpoint(tmp_path, monkeypatch, config):
     """Train ``config`` with a checkpoint at every rollout, Ctrl-C right after the first is kept;
     returns the store that keeps it."""
-    from pb_gym.experiments import chunk_store
-    from pb_gym.experiments import train_checkpoint as CK
+    from pb_gym.experiments.common import chunk_store
+    from pb_gym.experiments.train import checkpoint as CK
 
     store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "stopped"})
     save = CK.save
@@ -1176,7 +1174,7 @@ def _stopped_after_a_checkpoint(tmp_path, monkeypatch, config):
 
 
 def test_a_changed_checkpoint_is_not_loaded(tmp_path, monkeypatch, capsys):
-    from pb_gym.experiments import train_checkpoint as CK
+    from pb_gym.experiments.train import checkpoint as CK
 
     config = TR.load(_two_rollouts(tmp_path), TR.TrainConfig)
     store = _stopped_after_a_checkpoint(tmp_path, monkeypatch, config)
@@ -1200,8 +1198,8 @@ def test_checkpoint_minutes_must_be_a_number_of_minutes(value, capsys):
 def test_a_checkpoint_that_cannot_be_written_does_not_stop_training(tmp_path, monkeypatch, capsys):
     """A full disk while a checkpoint is written: a warning, no half-written checkpoint, and the
     training goes on to the end."""
-    from pb_gym.experiments import chunk_store
-    from pb_gym.experiments import train_checkpoint as CK
+    from pb_gym.experiments.common import chunk_store
+    from pb_gym.experiments.train import checkpoint as CK
 
     config = TR.load(_two_rollouts(tmp_path), TR.TrainConfig)
     store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "full disk"})
@@ -1238,7 +1236,7 @@ def test_discovery_scores_any_bet_the_table_offers():
 def test_a_checkpoint_that_cannot_be_loaded_trains_from_the_start(tmp_path, monkeypatch, capsys):
     """A whole checkpoint that the installed SB3 or torch cannot load (e.g. written by another
     version): one line says so, and training starts again, as a run with no checkpoint would."""
-    from pb_gym.experiments import train_checkpoint as CK
+    from pb_gym.experiments.train import checkpoint as CK
 
     config = TR.load(_two_rollouts(tmp_path), TR.TrainConfig)
     straight = TR.train(config, tmp_path / "straight")

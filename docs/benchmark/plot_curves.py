@@ -16,7 +16,7 @@ import csv
 import sys
 from pathlib import Path
 
-from pb_gym.experiments import plotting
+from pb_gym.experiments.common import plotting
 
 RUNS = {
     "discover-fast.yaml": "discover-fast.yaml (512 tables x 8 steps, 2 epochs, lr 0.004)",

@@ -1,0 +1,677 @@
+"""The ``pb-gym`` command line: ``odds``, ``simulate``, ``evaluate``, ``train``, ``experiment``, ``bench``.
+
+Every subcommand has ``--help`` and ``--json`` (one strict JSON object on stdout, nothing else: a
+statistic that is undefined is ``null``, explained under ``null_values``). Exit status: 0 done; 2 bad
+input (an option, a config, a run too large for this machine), with a message naming the option or key
+and the allowed values; 1 the environment failed (a full disk, the output closed early, a lost worker);
+130 interrupted (Ctrl-C). Every failure is one line on stderr, never a traceback.
+
+This shell lives in the top layer because it dispatches to the studies of :mod:`experiments`; the
+core (:mod:`pb_gym`) never imports it. It imports only the standard library when it is loaded: numpy,
+numba, gymnasium and the core are imported inside :func:`main`'s handlers, so that Ctrl-C while they
+load (a second or more on a cold start) is reported like any other interrupt, as one line and status
+130, not as a traceback from the import machinery.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+
+from pb_gym import interrupts
+from pb_gym.experiments.cli.odds import UsageError, add_rules_options, cmd_odds, cmd_simulate
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy and ruff know the name)
+if TYPE_CHECKING:  # for the annotations only; the modules are imported where they are used
+    from collections.abc import Sequence
+
+
+def cmd_bench(args: argparse.Namespace) -> dict:
+    """Throughput of the engine, the exact calculator and the environments, and the cost of evaluate
+    per seat-hand, idle and (--busy) beside one busy process per core; --rl adds SB3 PPO on this env
+    against PPO on CartPole-v1 (needs the rl extra). Figures and side-by-side ratios of one run;
+    --save-baseline FILE keeps them, and a later run with --baseline FILE prints each figure with its
+    ratio to the kept one (code before a change)."""
+    import importlib
+
+    from pb_gym import bench
+    from pb_gym.experiments.evaluate import seat_cost as bench_evaluate
+
+    if args.rl:  # (before the engine's figures: one line, not a traceback after the whole bench)
+        from pb_gym.agents import learned
+
+        learned.require_rl("pb-gym bench --rl")
+
+    baseline = None
+    if args.baseline:
+        try:
+            baseline = bench.load_baseline(args.baseline)
+        except (OSError, ValueError) as error:
+            raise UsageError(f"--baseline: {error}") from None
+    figures = bench.run(quick=args.quick, load=args.load)
+    figures["evaluate"] = bench_evaluate.run(quick=args.quick, load=args.load)
+    # the first run's compile (--quick: only the warm start, from the machine's own cache)
+    figures["compile"] = bench.compile_cost(cold=not args.quick)
+    if args.rl:  # torch: only the top layer may import it
+        rl = importlib.import_module("pb_gym.experiments.train.ppo_speed")
+        figures["rl"] = rl.run(quick=args.quick, load=args.load)
+    if args.save_baseline:
+        bench.save_baseline(figures, args.save_baseline)
+    if not args.json:
+        bench.print_figures(figures, baseline)
+        bench_evaluate.print_figures(figures["evaluate"])
+        bench.print_compile_cost(figures["compile"])
+        if args.rl:
+            rl.print_figures(figures["rl"])
+    return figures
+
+
+def cmd_score(args: argparse.Namespace) -> dict:
+    """Score a policy on a benchmark task against the perfect-information bettor (pb_gym.benchmark):
+    POLICY is a model folder (or model.zip) written by pb-gym train, a model.zip saved by
+    stable-baselines3 (model.save) from a model trained on --task's env, or module:callable naming a
+    callable from observations (N, obs_dim) float32 to actions (N,)."""
+    import importlib
+
+    from pb_gym import benchmark
+
+    try:
+        score = importlib.import_module("pb_gym.experiments.benchmark.score")
+        result = score.run(args.policy, args.task, args.tables, args.hands, args.seed)
+    except (ValueError, ImportError) as error:  # (ImportError: the rl extra a model needs is missing)
+        raise UsageError(str(error)) from None
+    if not args.json:
+        print(benchmark.report(result))
+    return result
+
+
+def cmd_roads(args: argparse.Namespace) -> dict:
+    """The roads of a sequence of results (B banker, P player, T tie, oldest first) as a casino
+    scoreboard: bead plate, Big Road, Big Eye Boy, Small Road, Cockroach Pig and the ask road
+    (the rules: pb_gym.roads). --json prints them as data, --png FILE draws the table's display."""
+    from pb_gym import roads
+
+    try:
+        outcomes = roads.parse_outcomes(args.outcomes)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    board = roads.read_roads(outcomes)
+    png = None if args.png is None else _png_file(args.png)
+    if png is not None:
+        try:
+            from pb_gym.experiments.roads import plot as roads_plot
+        except ImportError as error:
+            raise UsageError(f"--png needs matplotlib ({error}); install the studies extra") from None
+        roads_plot.draw_scoreboard(board, png)
+    if not args.json:
+        sys.stdout.write(roads.scoreboard_text(board))
+        if png is not None:
+            print(f"scoreboard drawn in {png}")
+    return board.to_dict()
+
+
+def _png_file(text: str) -> str:
+    """The file ``--png`` names, checked before anything is drawn: a PNG file in an existing folder
+    (``.png`` added to a name without a suffix, as matplotlib would add it, so that the file named
+    in the output is the file written). A folder or a device is refused, not written beside."""
+    from pathlib import Path
+
+    allowed = "allowed: a PNG file path, e.g. scoreboard.png (.png is added to a name without a suffix)"
+    if not text.strip():
+        raise UsageError(f"--png {text!r} is not allowed; {allowed}")
+    path = Path(text)
+    if text.endswith(("/", os.sep)) or path.is_dir():
+        raise UsageError(f"--png {text}: is a folder; {allowed}")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"--png {text}: is not a regular file (a device, a pipe or a socket); {allowed}")
+    if not path.suffix:
+        path = path.with_name(path.name + ".png")
+    elif path.suffix.lower() != ".png":
+        raise UsageError(f"--png {text}: the suffix {path.suffix} is not allowed; {allowed}")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"--png {path}: is not a regular file (a folder, a device...); {allowed}")
+    if not path.parent.is_dir():
+        raise UsageError(f"--png {text}: the folder {path.parent} does not exist; {allowed}")
+    return str(path)
+
+
+# ------------------------------------------------------------------------- studies (dispatch only)
+def _study(module: str, args: argparse.Namespace) -> dict:
+    """Run a study of :mod:`pb_gym.experiments` (imported only when its command runs: a missing extra is then
+    a
+    clear usage error, and the other commands start without loading pydantic, matplotlib or torch)."""
+    import importlib
+
+    try:
+        study = importlib.import_module(module)
+    except ImportError as error:  # the `studies` extra (pyyaml, pydantic, matplotlib) is missing
+        raise UsageError(
+            f"{error}; install the studies extra (pb-gym is not on PyPI; in the clone): "
+            "pip install -e '.[studies]'"
+        ) from None
+    from pb_gym.experiments.common.chunk_store import ResumeError
+    from pb_gym.experiments.common.outputs import OutputError
+    from pb_gym.experiments.common.scale import (
+        ChunkError,
+        RunTooLarge,
+        SchedulerError,
+        check_scheduler_address,
+    )
+    from pb_gym.experiments.common.yaml_config import ConfigError
+
+    options = {"resume": args.resume} if getattr(args, "resume", None) is not None else {}
+    if args.backend is not None:  # (else the study's own default)
+        options["backend"] = args.backend
+    if getattr(args, "checkpoint_minutes", None) is not None:
+        options["checkpoint_minutes"] = args.checkpoint_minutes
+    if args.scheduler is not None:  # before any work: a malformed address is a usage error
+        try:
+            check_scheduler_address(args.scheduler)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    try:
+        return study.main(
+            args.config,
+            out=args.out,
+            as_json=args.json,
+            scheduler=args.scheduler,
+            workers=args.workers,
+            **options,
+        )
+    except ConfigError as error:  # one line for one problem; several are listed one per line
+        text = str(error)
+        raise UsageError(f"invalid config{chr(10) if chr(10) in text else ': '}{text}") from None
+    except (OutputError, ResumeError, RunTooLarge) as error:
+        raise UsageError(str(error)) from None
+    except (ChunkError, SchedulerError) as error:
+        print(f"pb-gym {args.command}: error: {error}", file=sys.stderr)
+        raise SystemExit(1) from None
+    finally:  # the command is over: its output folder is free again, whatever happened
+        from pb_gym.experiments.common import outputs
+
+        outputs.release_all()
+
+
+def cmd_evaluate(args: argparse.Namespace) -> dict:
+    """Evaluate betting systems side by side from a YAML study config (common random numbers)."""
+    return _study("pb_gym.experiments.evaluate", args)
+
+
+def cmd_train(args: argparse.Namespace) -> dict:
+    """Train a stable-baselines3 agent from a YAML config and evaluate it beside the betting systems."""
+    return _study("pb_gym.experiments.train", args)
+
+
+def cmd_experiment(args: argparse.Namespace) -> dict:
+    """Run a study: ``counting``, ``atlas`` (every bet: how far a count beats it), ``ruin``, ``roads``,
+    ``leaks``, ``procedures`` or ``benchmark`` (RL algorithms over seeds against the known optimum)."""
+    return _study(f"pb_gym.experiments.{STUDY_MODULES.get(args.study, args.study)}", args)
+
+
+# ------------------------------------------------------------------------------------------ main
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: an integer >= 1")
+    return int(text)
+
+
+def _task_id(text: str) -> str:
+    from pb_gym.envs import tasks
+
+    try:
+        return tasks.get_task(text).id
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _seed(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: an integer >= 0")
+    return int(text)
+
+
+def _minutes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not allowed; allowed: a number of minutes >= 0 (0: no checkpoints)"
+        )
+    return value
+
+
+def _add_study_arguments(parser: argparse.ArgumentParser, config_help: str, out_help: str) -> None:
+    """CONFIG, --out, --json and the scale-out options, shared by every study subcommand."""
+    parser.add_argument("config", help=config_help)
+    parser.add_argument("--out", default=None, metavar="DIR", help=out_help)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_backend_options(parser)
+
+
+def _add_resume_option(parser: argparse.ArgumentParser, help_text: str | None = None) -> None:
+    parser.add_argument(
+        "--resume",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=help_text
+        or "with --out DIR: finished chunks are kept in DIR/.partial "
+        "until the run ends, and a rerun computes only the missing ones (the default "
+        "when DIR holds an unfinished run of the same config; --resume also "
+        "requires --out); --no-resume discards them and starts over",
+    )
+
+
+def _add_backend_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--backend",
+        default=None,
+        choices=("serial", "threads", "processes", "dask"),
+        help="where the study's chunks run: serially here, side by side on this process's threads, "
+        "in local processes, or on Dask; the results are identical (default: threads for "
+        "evaluate, serial for the other studies)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 (default with "
+        "--backend dask: a local cluster on 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        help="chunks at once for --backend threads, processes for --backend processes, or the local "
+        "Dask cluster's workers (default: the cores)",
+    )
+
+
+STUDIES = {
+    "counting": "Where card counting wins. Deals real shoes and computes, before every hand, the exact EV "
+    "of ten bets (banker, player, tie 8:1 and 9:1, pairs, Dragon 7, Panda 8, no-commission "
+    "and EZ banker) from the cards not yet seen; reports how often and by how much each "
+    "turns positive, the perfect-information bettor's gain, linear counts (tags from the "
+    "effects of removal, thresholds chosen on a separate deal) and the cut-card effect, "
+    "with 95% CIs over shoes. configs/experiments/counting.yaml: 10,000 shoes, about "
+    "10 s on 2 idle cores, a minute on a busy machine. --out DIR: counting.json, "
+    "counting.txt, depth.png.",
+    "atlas": "The counting atlas: every bet of the catalog, exact. Deals real shoes and, per bet, gives "
+    "the full-shoe house edge, the share of hands with a positive exact EV, the "
+    "perfect-information gain per 100 hands and per shoe, the best linear count (tags from "
+    "the effects of removal) and an integer count (thresholds fitted on a separate deal), "
+    "published counts replayed beside the published figures, and the cut-card effect, with "
+    "95% CIs over shoes; ranked by the count's gain. configs/experiments/atlas.yaml: 10,000 "
+    "shoes. --out DIR: atlas.json, atlas.csv, atlas.md, atlas.txt, atlas.png.",
+    "ruin": "Gambler's ruin, for teaching. Flat one-unit bets on player, banker or a fair coin until a "
+    "target or ruin: the exact probability of reaching the target and the expected hands "
+    "(closed form and an exact Markov chain) against simulated sessions dealt by the "
+    "engine, and the Martingale illusion under table maximums. "
+    "configs/experiments/ruin.yaml: about 30 s on 2 idle cores, 2-3 minutes on a busy "
+    "machine. --out DIR: report.md (the teaching page), ruin.json and the plots; "
+    "examples/ruin.ipynb builds the same page.",
+    "roads": "Do the roads predict? Real shoes with the exact odds of every hand: the road pattern "
+    "systems (streak, chop, copy the column, BB-PP, the ask road) with 95% CIs over shoes "
+    "beside the exact EV of the bets they made, the information bound (perfect information "
+    "against what the road state says about P(banker)), and the streaks, column lengths and "
+    "derived roads' red share of real shoes against independent hands, with a "
+    "goodness-of-fit test. configs/experiments/roads.yaml: 10,000 shoes. --out DIR: "
+    "roads.json, roads.csv, roads.md, systems.png, streaks.png, scoreboard.png.",
+    "benchmark": "The regret table of RL algorithms on a benchmark task (pb_gym/Discover-v0): each "
+    "algorithm trained from its pb-gym train config once per seed, scored by benchmark.score "
+    "against the perfect-information bettor, aggregated over the seeds as rliable recommends "
+    "(interquartile mean, stratified bootstrap CI) with the training wall time of each run; "
+    "each run is kept as it finishes (resumable). configs/benchmark/discover.yaml: 5 "
+    "algorithms x 5 seeds, about an hour on 2 cores. --out DIR: benchmark.json, benchmark.md, "
+    "benchmark.csv, benchmark.txt, curves.png (exact learning curves against wall time).",
+    "leaks": "Information leaks: a card known at dealing positions 1-6, edge sorting (one card, four "
+    "cards, the best split of the values), the burned cards shown, the bottom card known "
+    "from a ribbon-spread cut. The exact edge of betting the best of banker / player / tie "
+    "when positive beside the published figure, a simulation on the engine's deal with its "
+    "95% CI, the leak's frequency and the edge per 100 hands. configs/experiments/leaks.yaml. "
+    "--out DIR: leaks.json, leaks.csv, leaks.md.",
+    "procedures": "Dealing procedures: every bet's perfect-information gain and its EoR count's gain "
+    "under a hand-shuffled shoe, a continuous shuffler keeping the last 0, 1 or 5 hands out, and the "
+    "cut card 7 to 104 cards from the end. configs/experiments/procedures.yaml. --out DIR: "
+    "procedures.json, procedures.csv, procedures.md, procedures.png (gains against the cut card's depth).",
+}
+"""The studies of ``pb-gym experiment``, described in its ``--help``."""
+
+STUDY_MODULES = {"benchmark": "benchmark.regret_table"}
+"""The module of :mod:`pb_gym.experiments` that runs each study not run by its package's own ``main``."""
+
+CONFIG_REFERENCE = (
+    "every config key, with its type, default and allowed values: docs/reference/config.md "
+    "(the configuration reference, generated from the schemas; `make docs` serves it)"
+)
+"""Where ``evaluate --help`` and ``train --help`` send a reader for the config's keys."""
+
+
+def _studies_description() -> str:
+    import textwrap
+
+    lines = [cmd_experiment.__doc__ or "", "", "studies:"]
+    for name, text in STUDIES.items():
+        lines += textwrap.wrap(text, width=90, initial_indent=f"  {name:<10}", subsequent_indent=" " * 12)
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``pb-gym`` and its subcommands."""
+    from pb_gym import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="pb-gym",
+        description="Punto Banco as a research instrument: exact odds, a vectorized "
+        "shoe engine, environments and studies.",
+    )
+    parser.add_argument("--version", action="version", version=f"pb-gym {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    odds = sub.add_parser(
+        "odds", help="exact probabilities and EV of every bet", description=cmd_odds.__doc__
+    )
+    shoe = odds.add_mutually_exclusive_group()
+    shoe.add_argument("--decks", type=int, default=None, help="a full shoe of 1-8 decks (default 8)")
+    shoe.add_argument(
+        "--ranks",
+        default=None,
+        metavar="c_A,c_2,...,c_K",
+        help="13 comma-separated counts of the cards remaining (A,2,...,10,J,Q,K) instead of a full shoe",
+    )
+    odds.add_argument(
+        "--bets",
+        default=None,
+        metavar="NAME,NAME,...",
+        help="the catalog bets to price: all (default) or comma-separated names, e.g. "
+        "banker,dragon_bonus_player,lucky6 (the list: pb_gym.catalog.bet_names())",
+    )
+    odds.add_argument(
+        "--known",
+        action="append",
+        default=None,
+        metavar="POS=RANKS[,...]",
+        help="cards known at dealing positions 1-6 (player, banker, player, banker, then "
+        "the next two cards): a rank (1=9) or a set of ranks an edge sorter sees "
+        "(1=6789); ranks A,2-9,T,J,Q,K; may be given several times (1=9 --known 4=T), "
+        "each position once",
+    )
+    add_rules_options(odds)
+    odds.set_defaults(func=cmd_odds)
+
+    sim = sub.add_parser(
+        "simulate",
+        help="deal hands with the engine and compare with the exact odds",
+        description=cmd_simulate.__doc__,
+    )
+    sim.add_argument("--decks", type=int, default=8, help="decks in the shoe, 1-8 (default 8)")
+    sim.add_argument("--hands", type=int, default=1_000_000, help="hands to deal (default 1,000,000)")
+    sim.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    sim.add_argument(
+        "--tables", type=int, default=None, help="tables dealt in parallel (default min(hands, 4096))"
+    )
+    add_rules_options(sim)
+    sim.set_defaults(func=cmd_simulate)
+
+    evaluate = sub.add_parser(
+        "evaluate",
+        help="betting systems side by side from a YAML config",
+        description=cmd_evaluate.__doc__,
+        epilog=CONFIG_REFERENCE,
+    )
+    _add_study_arguments(
+        evaluate,
+        "study config, e.g. configs/systems/classic.yaml",
+        "write report.json, systems.csv and PNG plots here",
+    )
+    _add_resume_option(evaluate)
+    evaluate.set_defaults(func=cmd_evaluate)
+
+    train = sub.add_parser(
+        "train",
+        help="train an RL agent (stable-baselines3) from a YAML config",
+        description=cmd_train.__doc__,
+        epilog=CONFIG_REFERENCE,
+    )
+    _add_study_arguments(
+        train,
+        "training config, e.g. configs/train/ppo.yaml",
+        "model, settings, learning curve and evaluation (default out/train/NAME)",
+    )
+    _add_resume_option(
+        train,
+        "the trained model and the held-out evaluation's finished chunks are "
+        "kept in OUT/.partial until the run ends, and a rerun does not train "
+        "again and computes only the missing chunks (the default when OUT holds "
+        "an unfinished run of the same config); --no-resume discards them and "
+        "starts over",
+    )
+    train.add_argument(
+        "--checkpoint-minutes",
+        type=_minutes,
+        default=None,
+        metavar="M",
+        help="keep a checkpoint of the training in OUT/.partial every M minutes (default "
+        "5; 0: none): an interrupted training continues from the last one, with "
+        "the same result as a run without a stop",
+    )
+    train.set_defaults(func=cmd_train)
+
+    experiment = sub.add_parser(
+        "experiment",
+        help="the counting, atlas and gambler's-ruin studies",
+        description=_studies_description(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    experiment.add_argument("study", choices=tuple(STUDIES), help="which study (described above)")
+    _add_study_arguments(
+        experiment, "study config, e.g. configs/experiments/counting.yaml", "write the report and plots here"
+    )
+    _add_resume_option(experiment)
+    experiment.set_defaults(func=cmd_experiment)
+
+    from pb_gym.envs import tasks
+
+    score = sub.add_parser(
+        "score",
+        help="score a policy on a benchmark task (pb_gym/Discover-v0, ...)",
+        description=cmd_score.__doc__,
+    )
+    score.add_argument(
+        "policy", metavar="MODEL_OR_MODULE:CALLABLE", help="a pb-gym train model folder, or module:callable"
+    )
+    score.add_argument(
+        "--task",
+        default="pb_gym/Discover-v0",
+        type=_task_id,
+        help="the benchmark task: " + ", ".join(tasks.TASKS) + " (the namespace may be "
+        "left out; default pb_gym/Discover-v0)",
+    )
+    score.add_argument(
+        "--tables",
+        type=_positive_int,
+        default=tasks.SCORE_TABLES,
+        help=f"held-out tables (default {tasks.SCORE_TABLES})",
+    )
+    score.add_argument(
+        "--hands",
+        type=_positive_int,
+        default=tasks.SCORE_HANDS,
+        help=f"hands per table (default {tasks.SCORE_HANDS})",
+    )
+    score.add_argument(
+        "--seed",
+        type=_seed,
+        default=tasks.SCORE_SEED,
+        help=f"held-out seed: table i is seeded seed + i (default {tasks.SCORE_SEED})",
+    )
+    score.add_argument("--json", action="store_true", help="print one JSON object")
+    score.set_defaults(func=cmd_score)
+
+    road = sub.add_parser(
+        "roads",
+        help="the bead plate, Big Road and derived roads of a shoe's results",
+        description=cmd_roads.__doc__,
+    )
+    road.add_argument(
+        "outcomes",
+        metavar="OUTCOMES",
+        help="the results, oldest first: a string of B, P and T, e.g. BBPTPPPB",
+    )
+    road.add_argument("--json", action="store_true", help="print the roads as one JSON object")
+    road.add_argument("--png", default=None, metavar="FILE", help="draw the scoreboard in this PNG file")
+    road.set_defaults(func=cmd_roads)
+
+    bench = sub.add_parser(
+        "bench", help="throughput of the engine, exact odds and environments", description=cmd_bench.__doc__
+    )
+    bench.add_argument("--quick", action="store_true", help="short timings (smoke test)")
+    bench.add_argument(
+        "--busy",
+        "--load",
+        dest="load",
+        action="store_true",
+        help="measure again beside one busy process per core that the bench starts (a loaded machine)",
+    )
+    bench.add_argument(
+        "--save-baseline",
+        default=None,
+        metavar="FILE",
+        help="also write the figures as JSON to FILE (the code before a change)",
+    )
+    bench.add_argument(
+        "--baseline",
+        default=None,
+        metavar="FILE",
+        help="print each figure with its ratio to those of FILE (written by --save-baseline)",
+    )
+    bench.add_argument(
+        "--rl",
+        action="store_true",
+        help="add SB3 PPO steps/s on this env vs CartPole-v1 (needs the rl extra)",
+    )
+    bench.add_argument("--json", action="store_true", help="print one JSON object")
+    bench.set_defaults(func=cmd_bench)
+    return parser
+
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+"""The environment failed: a full disk, output closed early (broken pipe), a lost worker."""
+EXIT_USAGE = 2
+"""Bad input: an option, a config file, a run too large for this machine."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C (128 + SIGINT, as shells report it)."""
+EXIT_TERMINATED = 143
+"""SIGTERM (128 + 15): stopped like Ctrl-C, its finished work kept for a rerun."""
+
+Terminated = interrupts.Terminated
+
+
+def _silence_broken_stdout() -> None:
+    """If stdout cannot be written (a full disk, a closed pipe), point it at /dev/null, so that
+    Python's final flush of what is still buffered cannot fail a second time, with a traceback,
+    after the failure has been reported. A working stdout is left alone."""
+    try:
+        sys.stdout.flush()
+        return
+    except (OSError, ValueError):
+        pass
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _usable_streams() -> None:
+    """A closed stdout or stderr (``>&-``) writes to /dev/null instead of failing after the work is
+    done; a stream whose encoding cannot write a name (``PYTHONIOENCODING=ascii`` and a system named
+    in another script) writes it escaped (``\\xe8``) instead of raising UnicodeEncodeError."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None:
+            setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 (for the process's life)
+        elif hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (OSError, ValueError):
+                pass
+
+
+def _fail(status: int, message: str) -> int:
+    _silence_broken_stdout()
+    try:
+        print(message, file=sys.stderr)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    return status
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    from pb_gym import parallel
+
+    problem = parallel.environment_problem()  # (before numba is imported: it fails on 0 itself)
+    if problem is not None:
+        return _fail(EXIT_USAGE, f"pb-gym: error: {problem}")
+    from pb_gym import memory, strict_json
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "scheduler", None) and args.backend != "dask":
+        parser.error("--scheduler needs --backend dask")
+    try:
+        result = args.func(args)
+    # (ImportError: an extra the command needs is not installed; agents.learned.MissingExtra names it)
+    except (UsageError, memory.TooLarge, ImportError) as error:
+        parser.exit(EXIT_USAGE, f"pb-gym {args.command}: error: {error}\n")
+    if args.json:
+        sys.stdout.write(strict_json.dumps(result, indent=2) + "\n")
+    sys.stdout.flush()  # here, where a full disk or a closed pipe can still be reported
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``pb-gym`` command line. Exit status: 0 success, 1 the environment failed
+    (a full disk, output closed early, a lost worker), 2 bad input (an option, a config, a run too
+    large for this machine), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM); each failure is one
+    line on stderr. A signal received at any moment ends the command as interrupted, whatever error
+    it caused on its way (:mod:`pb_gym.interrupts`)."""
+    _usable_streams()
+    with interrupts.handled():
+        try:
+            status = _run(argv)
+        except BaseException as error:  # noqa: BLE001 (each kind is reported or raised again below)
+            interrupts.settle()
+            return _failure(error)
+        interrupts.settle()
+        if interrupts.received() is not None:  # (dropped inside a callback, and the command ended)
+            return _failure(KeyboardInterrupt())
+        return status
+
+
+def _failure(error: BaseException) -> int:
+    """The exit status of a command that raised ``error``, its one line written; an error that is not
+    the command line's to report (argparse's SystemExit, a bug's traceback) is raised again."""
+    signum = interrupts.received()
+    if signum is not None or isinstance(error, KeyboardInterrupt):
+        kept = f"; {error}" if isinstance(error, KeyboardInterrupt) and str(error) else ""
+        if signum == signal.SIGTERM or isinstance(error, Terminated):
+            return _fail(EXIT_TERMINATED, f"pb-gym: terminated (SIGTERM){kept}")
+        return _fail(EXIT_INTERRUPTED, f"pb-gym: interrupted{kept}")
+    if isinstance(error, BrokenPipeError):
+        return _fail(
+            EXIT_FAILURE, "pb-gym: error: the output was closed before it was all written (broken pipe)"
+        )
+    if isinstance(error, OSError):  # a full disk, a read-only or vanished folder, ...
+        where = f": {error.filename}" if error.filename else ""
+        return _fail(EXIT_FAILURE, f"pb-gym: error: {error.strerror or error}{where}")
+    if isinstance(error, MemoryError):
+        return _fail(
+            EXIT_FAILURE, "pb-gym: error: out of memory; use fewer tables, sessions or shoes per chunk"
+        )
+    raise error

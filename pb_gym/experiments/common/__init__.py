@@ -1,0 +1,2 @@
+"""What the studies share: their YAML configs, output folders, chunk store, scale-out, statistics
+and figures."""
