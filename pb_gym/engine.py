@@ -183,8 +183,8 @@ def shuffle_row(t, cards, suits, counts, unseen, rng, start, burn, draws):
     """Shuffle the cards below ``start`` of row ``t`` of a shoe's arrays (cards above are a stacked
     top), then burn with ``burn``: returns the position of the next card. ``draws`` is scratch
     space of at least a shoe's cards (:func:`_scratch`, on the caller's stack). The callers hand it
-    the arrays borrowed, not the :class:`ShoeView`: each array taken from the view took an atomic
-    reference count, which measured a quarter of a shuffle and was contended by both threads.
+    the arrays borrowed, not the :class:`ShoeView`: each array taken from the view takes an atomic
+    reference count, a large share of a shuffle's work, contended by every thread.
 
     Each table's stream is splitmix64 over a counter (``rng[t]``, advanced by the golden gamma per
     draw): the Fisher-Yates swap of position ``i`` takes ``start + floor(u * (i - start + 1))`` with
@@ -674,7 +674,7 @@ def next_hand_composition(rules: Rules, state: ShoeState) -> np.ndarray:
     the odds of the next hand given everything seen."""
     # (shoe_over checks the state: a full shoe of other rules would be wrong odds)
     due = shoe_over(rules, state)
-    composition = state.unseen.astype(np.int64)  # (a copy: 4x faster than np.where's broadcast)
+    composition = state.unseen.astype(np.int64)  # (a copy: faster than np.where's broadcast)
     composition[due] = R.full_shoe(rules.decks)
     return composition
 

@@ -524,7 +524,7 @@ def _upper_kernel(  # noqa: C901 - a compiled kernel: its stages are one pass ov
     table1, table2, table3 = borrowed(table1), borrowed(table2), borrowed(table3)
     cubic_by_pair, quartic_by_pairs = borrowed(cubic_by_pair), borrowed(quartic_by_pairs)
     # (scratch in the stack frame: arrays the compiler knows no other overlaps, so the dense sums over
-    # them vectorize without overlap checks; 1.15-1.2x faster, the bound moved by rounding alone)
+    # them vectorize without overlap checks; the bound may move by rounding alone, far below MARGIN)
     delta = stack_float64(N_DELTA)
     pairs = stack_float64(N_PAIRS)  # delta_i delta_j (i <= j), lexicographic
     by_pair = stack_float64(N_PAIRS)  # a cubic form's coefficient of each pair, summed over delta_k

@@ -169,7 +169,7 @@ BLOCK = 16
 """Compositions evaluated together by the float kernels: their inner loops run over a block, so the
 compiler vectorizes them (SIMD); about twice the scalar kernel's speed. Fewer compositions than a
 block go in one narrower block (:func:`block_width`) instead of a padded one: a single env prices one
-composition per step, and padding it to 16 cost 2-3x the walk."""
+composition per step, and padding it to 16 would multiply the walk's work."""
 
 
 @numba.njit(cache=True)
@@ -203,8 +203,7 @@ def _expectation_kernel(start, stop, blocks, weights, out):
         raise ValueError("a block of compositions is at most BLOCK wide")
     # the scratch arrays made once a call, not once a block; from STACK_WIDTH lanes on, in the stack
     # frame: arrays the compiler knows no other overlaps, so the loops over the lanes keep no overlap
-    # checks (measured: the walk 1.2-1.5x faster at 8 and 16 lanes, 1.1-1.8x below them, the same
-    # bits; 4 lanes of several sums compiled 1.3x slower on the stack than as these arrays)
+    # checks (the same bits either way; below STACK_WIDTH lanes the heap arrays compile to faster code)
     if width >= STACK_WIDTH:
         _walk_blocks(
             start,

@@ -3,10 +3,9 @@
 numba counts the references to every array it holds (an atomic add on the array's ``MemInfo`` each
 time an array is handed to a helper or copied into a variable, and an atomic subtract when that copy
 dies) and its pruning pass removes the pairs only within simple control flow. In a hot loop that hands
-arrays to inlined helpers (the stake rules, a seat sitting out) the pairs stay: measured, they made
-:func:`pb_gym.session.kernels.settle_rows` about seven times slower than its arithmetic, and on
-several threads it got slower still, since every thread adds to the same counters (one cache line
-passed from core to core at each row).
+arrays to inlined helpers (the stake rules, a seat sitting out) the pairs stay and can cost more than
+the arithmetic itself, more still on several threads, since every thread adds to the same counters
+(one cache line passed from core to core at each row; the figures are in the performance history).
 
 :func:`borrowed` returns an array without a ``MemInfo``: numba then skips its counting (the
 compiled code tests for a null pointer, and the compiler removes even that). The caller keeps the

@@ -2,9 +2,9 @@
 
 Why. The exact calculators derive their tables from the rules once per process: the 10^6 value
 sequences dealt through the drawing tableau (:func:`pb_gym.exact.multiset_weights` and the hand-class
-weights read them) took 0.48 s, the EV bound's Taylor coefficients 0.47 s more, in every process that
-prices a bet exactly (a Kelly seat, an env with ``reward="expected"``, each test worker). Loaded, they
-take a few milliseconds, and they are the same bits.
+weights read them) and the EV bound's Taylor coefficients take about a second of CPU in every process
+that prices a bet exactly (a Kelly seat, an env with ``reward="expected"``, each test worker). Loaded,
+they take a few milliseconds, and they are the same bits.
 
 Where. Beside numba's cache of the kernels: ``$NUMBA_CACHE_DIR/pb_gym`` when that variable is set, else
 the package's own ``__pycache__`` when it is writable, else the user's cache folder

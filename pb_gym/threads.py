@@ -1,8 +1,5 @@
-"""Deprecated: :mod:`pb_gym.parallel` (this name goes in the next release).
-
-The engine's own thread pool was replaced by coarse chunks on a standard thread pool
-(:mod:`pb_gym.parallel`); the names users called are kept here for one release.
-"""
+"""Deprecated name of :mod:`pb_gym.parallel` (this name goes in the next release): the names users
+called are kept here for one release."""
 
 from __future__ import annotations
 

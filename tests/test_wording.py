@@ -32,3 +32,21 @@ def test_the_code_and_docs_speak_of_the_project_not_of_its_tracker():
                 if TRACKER.search(line):
                     found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
     assert not found, "tracker numbers or 'today' in:\n" + "\n".join(found)
+
+
+# a measurement or a story of past changes in the code: they go to docs/performance.md (and its
+# history) and CHANGELOG.md, where a reader looks for them and where they can be rerun or dated
+HISTORY = re.compile(
+    r"\b\d+(?:\.\d+)?x (?:faster|slower)\b|\b\d+(?:\.\d+)? ?(?:us|µs|ns) (?:a|per)\b|\(measured[:,]"
+    r"|\b202\d-\d\d-\d\d\b|\bcommit [0-9a-f]{7}|\b(?:used to|was replaced|previously)\b",
+    re.IGNORECASE,
+)
+
+
+def test_the_code_holds_no_measurements_or_history():
+    found = []
+    for path in sorted([*(ROOT / "pb_gym").rglob("*.py"), ROOT / "pb_gym_cli.py"]):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if HISTORY.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
+    assert not found, "measurements or history in the code:\n" + "\n".join(found)

@@ -5,9 +5,8 @@ the EV bound of :mod:`pb_gym.ev_bound` first, the exact EV (:func:`pb_gym.exact.
 the bound cannot rule the bet out, the probabilities of its payoffs where the exact EV does not
 either, and the Kelly fraction (:func:`agents.staking.kelly_bisection`) where the bet is positive.
 Done as numpy calls, each step over the rows the step before left, the glue between the kernels
-(checks, gathers, the layout of the exact walk's blocks) cost a chunk of 5,000 tables about 0.25 ms a
-hand, as much as a third of what the kernels cost, and every call let go of the GIL that the other
-chunks' threads then took. :func:`kelly_rows` does the same steps for a range of tables in one call.
+(checks, gathers, the layout of the exact walk's blocks) costs a large share of what the kernels
+cost, and every call lets go of the GIL that the other chunks' threads then take. :func:`kelly_rows` does the same steps for a range of tables in one call.
 
 The results are the same bits as :meth:`agents.systems.Kelly.stake_fractions`' numpy steps. Each
 row's exact EV and payoff probabilities come from :func:`pb_gym.exact._expectation_kernel` (its

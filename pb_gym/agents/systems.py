@@ -617,8 +617,8 @@ class RandomBettor(Programmed):
 
 
 DRAW_AHEAD = 32
-"""Hands of bets a :class:`RandomBettor` betting every hand draws at once (a draw of 5,000 tables
-cost some 40 us a hand)."""
+"""Hands of bets a :class:`RandomBettor` betting every hand draws at once: one call to the generator
+for many hands, whose overhead is a draw's main cost at a study's batch sizes."""
 
 
 _PayoffGroup = tuple[int, np.ndarray, "slice | np.ndarray | None"]

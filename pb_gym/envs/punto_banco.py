@@ -120,16 +120,13 @@ there; ``docs/env.md`` has the table). An unknown keyword is a ``TypeError``, a 
 
 Version History
 ---------------
-* v0 (after 2026-12-02): the bankroll's and the episode hands' bounds are the most the episode allows
-  (finite with a hand limit, ``one_shoe`` or a ``win_target``), not ``inf`` always; observations
-  unchanged bit for bit.
-* v0 (2026-12-02): one configuration dataclass and explicit keyword-only arguments; ``side_bets`` the
-  one way to offer a bet (``extra_bets``, ``custom_bets``, ``flatten_obs`` removed); ``inf`` bounds; a
-  step after the episode ended raises; the ``ansi`` / ``human`` render draws the shoe's roads. Dealt
-  hands unchanged bit for bit.
-* v0 (2026-11-30): the flat scaled ``Box`` and discrete actions became the defaults; catalog and user
-  bets; ``reward="expected"`` / ``"log_growth"``.
-* v0 (2026-11-29, 0.1.0): first version.
+* v0: the first version, in pb-gym 0.1.0, which has had no release yet. Before that release v0
+  changed (the flat scaled ``Box`` and discrete actions became the defaults; catalog and user bets;
+  ``reward="expected"`` and ``"log_growth"``; one configuration dataclass with keyword-only
+  arguments, ``side_bets`` the one way to offer a bet; a step after the episode ended raises; the
+  ``ansi`` and ``human`` renders draw the roads; the bankroll's and the episode hands' bounds finite
+  where the episode bounds them), each listed in CHANGELOG.md. From the first release on, a change of
+  behaviour is a new version id.
 """
 
 from __future__ import annotations

@@ -359,8 +359,8 @@ class Session:
         :meth:`check_requests`; every table deals, each seat's default column). Its rows return
         ``(table, problem)``: :func:`pb_gym.engine.raise_table_problem` raises what :meth:`play` would.
         ``checked_seats`` (:meth:`check_requests`): the caller's pass writes the other seats'
-        requests itself and answers for them (the evaluator's compiled progressions: the
-        main job's 14 of 15 seats, whose check cost some 80 us a hand)."""
+        requests itself and answers for them (the evaluator's compiled progressions, most seats of
+        the main job, whose checks here would repeat that pass's)."""
         requested = self.check_requests(requested, checked_seats)
         return self._all, requested, self._chosen, self.sticky_ends, self._state()
 

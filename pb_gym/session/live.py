@@ -4,8 +4,7 @@ Why. A seat whose session has ended sits out every hand after, and once its last
 (:func:`pb_gym.session.kernels.settle_rows` clears it the next hand) nothing of it changes again. In
 the evaluator's main job about half of all seat-rows are such seats, spread at random among the
 live ones: a kernel that visits every row and tests each spends on them nearly as much as on a seat
-that plays (15 Martingale seats, most finished by hand 100, cost 16-18 ns a seat-row in the
-evaluator's pass, 15 flat seats that play on 23-26; with the lists, 10).
+that plays.
 
 ``live[k, :live_count[k]]`` lists, in increasing order, the tables where seat ``k`` may still have
 work; a kernel given the lists visits those rows alone, in the same order as the rows of a range,

@@ -60,9 +60,8 @@ SHOE_MISMATCH = engine.SHOE_MISMATCH
 
 PLAY_MIN_TABLES = engine.DEAL_MIN_TABLES
 """Batches of at least this many tables are played on several threads (:mod:`pb_gym.parallel`): the
-deal dominates a hand's work, so the engine's threshold applies. (A study's session of 15 seats at
-5,000 tables was slower on two threads than on one on a loaded machine, measured side by side: a
-hand's handoff to another thread waits for that thread to be scheduled.)"""
+deal dominates a hand's work, so the engine's threshold applies (below it, a hand's handoff to another
+thread, which waits for that thread to be scheduled, costs more than it saves)."""
 
 
 @functools.lru_cache(maxsize=32)
