@@ -6,7 +6,8 @@ the bound cannot rule the bet out, the probabilities of its payoffs where the ex
 either, and the Kelly fraction (:func:`agents.staking.kelly_bisection`) where the bet is positive.
 Done as numpy calls, each step over the rows the step before left, the glue between the kernels
 (checks, gathers, the layout of the exact walk's blocks) costs a large share of what the kernels
-cost, and every call lets go of the GIL that the other chunks' threads then take. :func:`kelly_rows` does the same steps for a range of tables in one call.
+cost, and every call lets go of the GIL that the other chunks' threads then take. :func:`kelly_rows`
+does the same steps for a range of tables in one call.
 
 The results are the same bits as :meth:`agents.systems.Kelly.stake_fractions`' numpy steps. Each
 row's exact EV and payoff probabilities come from :func:`pb_gym.exact._expectation_kernel` (its
