@@ -291,6 +291,58 @@ def test_sb3_subproc_default_start_method_without_a_script(tmp_path):
     assert out.stdout.split() == ["100", "(2,", "47)", "PuntoBancoEnv"]
 
 
+SPAWNED_WORKERS = """
+import json
+import numpy as np
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.vec_env import SubprocVecEnv
+env = make_vec_env(ENV, n_envs=2, seed=3, vec_env_cls=SubprocVecEnv,
+                   vec_env_kwargs={"start_method": "spawn"})
+obs = env.reset()
+banker = env.env_method("action_index", "banker", 0)[0]
+rewards = [env.step(np.array([banker, 0]))[1].tolist() for _ in range(5)]
+print(json.dumps({"shape": list(obs.shape), "rewards": rewards}))
+env.close()
+"""
+
+
+def _spawned(env_id: str, cwd: Path) -> subprocess.CompletedProcess:
+    code = SPAWNED_WORKERS.replace("ENV", repr(env_id))
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=300, env=ENV
+    )
+
+
+def test_spawned_workers_from_python_c_need_the_module_prefix(tmp_path):
+    """SubprocVecEnv workers started by ``spawn`` from ``python -c`` (no script for them to re-import),
+    as docs/rl-libraries.md says: the ``pb_gym:`` id works (two tables, five hands, the rewards the
+    table pays), the plain id dies in the worker with ``NamespaceNotFound``. Gymnasium 1.x loads no
+    plugin entry points, so nothing else imports pb_gym there."""
+    pytest.importorskip("stable_baselines3")
+    out = _spawned("pb_gym:pb_gym/PuntoBanco-v0", tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["shape"] == [2, 47]
+    paid = np.round(np.array(result["rewards"]), 6)  # table 0 bets one unit on the banker each hand
+    assert paid.shape == (5, 2) and not paid[:, 1].any()
+    assert np.isin(paid[:, 0], [-1.0, 0.0, 0.95]).all() and paid[:, 0].any()
+    plain = _spawned("pb_gym/PuntoBanco-v0", tmp_path)
+    assert plain.returncode != 0
+    assert "NamespaceNotFound" in plain.stderr and "Namespace pb_gym not found" in plain.stderr
+
+
+def test_gymnasium_loads_no_plugin_entry_points():
+    """Why the ``pb_gym:`` prefix and not an entry point: Gymnasium 1.x (pb-gym needs >= 1.0) has no
+    plugin loader; its registration reads no ``gymnasium.envs`` entry points (0.26-0.29 did)."""
+    import inspect
+
+    from gymnasium.envs import registration
+
+    source = inspect.getsource(registration)
+    assert not hasattr(registration, "load_plugin_envs") and "entry_points(" not in source
+    assert "importlib.import_module(module)" in source  # the module prefix of an id is imported
+
+
 # ----------------------------------------------------------------------------------- RL Zoo
 ZOO_DRIVER = """
     import runpy, sys
