@@ -452,3 +452,53 @@ def test_saved_models_from_before_the_new_defaults_keep_their_interface():
     assert (old["observation"], old["obs_scale"], old["action_mode"]) == ("dict", "raw", "multidiscrete")
     assert L.env_kwargs_from_json({"flatten_obs": True})["observation"] == "flat"
     assert pb_gym.envs.table.make_config(**old).observation == "dict"
+
+
+@pytest.mark.parametrize("algo", ["ppo", "a2c", "dqn"])
+def test_rl_zoo_finds_hyperparameters_for_every_benchmark_task(algo, tmp_path):
+    """configs/rlzoo/{ppo,a2c,dqn}.yml hold an entry for every registered benchmark task (without one,
+    RL Zoo stops with ``Hyperparameters not found for ppo-pb_gym/Discover-v0``), and RL Zoo's own
+    reader and preprocessing take each: the settings of configs/train/discover*.yaml."""
+    pytest.importorskip("rl_zoo3")
+    import argparse
+    import contextlib
+    import io
+
+    import yaml
+    from rl_zoo3.exp_manager import ExperimentManager
+
+    from pb_gym.envs.tasks import TASKS
+
+    path = ROOT / "configs" / "rlzoo" / f"{algo}.yml"
+    shipped = yaml.safe_load(path.read_text())
+    missing = sorted(set(TASKS) - set(shipped))
+    assert not missing, f"add RL Zoo hyperparameters for {missing} to configs/rlzoo/{algo}.yml"
+    first_rate = {"ppo": 0.001, "a2c": 0.001, "dqn": 0.0005}[algo]
+    for task in TASKS:
+        manager = ExperimentManager(argparse.Namespace(), algo, task, str(tmp_path), config=str(path))
+        with contextlib.redirect_stdout(io.StringIO()):  # RL Zoo prints what it reads
+            hyperparams, _ = manager.read_hyperparameters()
+            kwargs, _, _, _ = manager._preprocess_hyperparams(hyperparams)
+        assert manager.n_envs == shipped[task]["n_envs"] >= 128, task
+        assert manager.normalize and manager.normalize_kwargs["norm_obs"], task
+        assert not manager.normalize_kwargs["norm_reward"], task
+        assert kwargs["gamma"] == 0.0 and kwargs["policy"] == "MlpPolicy", task
+        rate = kwargs["learning_rate"]  # linear to 0 over training (progress remaining 1 -> 0)
+        expected = 0.003 if task.endswith("EdgeSort-v0") and algo == "ppo" else first_rate
+        assert rate(1.0) == pytest.approx(expected) and rate(0.0) == 0.0, task
+        width = kwargs["policy_kwargs"]["net_arch"][0]
+        assert width == (256 if task.endswith("DiscoverAll-v0") and algo != "dqn" else 64), task
+
+
+def test_rl_zoo_trains_a_benchmark_task_with_the_shipped_hyperparameters(tmp_path):
+    """``rl_zoo3.train --env pb_gym/Discover-v0 --conf-file configs/rlzoo/ppo.yml`` (at a small size:
+    4 tables, 256 hands) finds the hyperparameters and trains."""
+    conf = ROOT / "configs" / "rlzoo" / "ppo.yml"
+    call = (
+        f'run("train", "--algo", "ppo", "--env", "pb_gym/Discover-v0", "--gym-packages", "pb_gym", '
+        f'"--conf-file", r"{conf}", "-n", "256", "--seed", "0", "-f", "logs", "--hyperparams", '
+        '"n_envs:4", "n_steps:32", "batch_size:64")'
+    )
+    _zoo(tmp_path, [call])
+    runs = sorted((tmp_path / "logs" / "ppo").glob("pb_gym-Discover-v0_*"))
+    assert runs and (runs[-1] / "pb_gym-Discover-v0.zip").is_file()
