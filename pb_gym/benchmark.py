@@ -27,14 +27,25 @@ of a shoe are correlated, shoes are independent: ratio estimators of per-shoe su
 * ``normalized_score``: the policy's exact profit over the perfect bettor's (0 never betting, 1 the
   optimum; a ratio of paired per-shoe sums);
 * ``realized_profit_per_hand`` (and ``perfect_realized_profit_per_hand``): the dealt outcomes;
-* ``bet_rate``: the share of hands the policy bets on.
+* ``bet_rate``: the share of hands the policy bets on;
+* ``below_minimum_rate``: the share of hands on which the policy chose a bet whose stake came out
+  below the table minimum, so that the table took no bet (a stake level in fractions of a bankroll
+  that has shrunk: Sizing-v0's 0.1% once the bankroll is below its starting 1,000 units);
+* ``regret_per_1000_hands``: ``regret_per_hand`` per 1,000 hands, and
+  ``never_bet_regret_per_1000_hands``, never betting's (the perfect bettor's profit);
+* ``headline``: the name of the figure a result is read by (:func:`headline`): ``normalized_score``,
+  for the controls (``edge=False``) ``regret_per_1000_hands``, for ``Sizing-v0``
+  ``normalized_log_growth``.
 
 For ``objective="log_growth"`` tasks (``Sizing-v0``) the same for the exact expected log growth of the
 bankroll (Kelly's objective): ``log_growth_per_hand`` (the policy's), ``perfect_log_growth_per_hand``
-(the best action of the task's own for each hand: the one-hand optimum over its stake levels),
-``kelly_log_growth_per_hand`` (the Kelly bettor: the best bet at its continuous Kelly fraction, an upper
-bound no stake level reaches), and ``normalized_log_growth`` (policy over the best action's); there the
-perfect bettor of the profit figures stakes the smallest level.
+(the best action of the task's own for each hand, at the policy's bankroll: the one-hand optimum over
+the stake levels the table takes there), ``kelly_log_growth_per_hand`` (the Kelly bettor: the best bet
+at its continuous Kelly fraction, an upper bound no stake level reaches), and ``normalized_log_growth``
+(policy over the best action's: the headline). The perfect bettor of the profit figures stakes the
+smallest level of the task's starting bankroll (one unit, as in Discover-v0) whatever the policy's
+bankroll, so its profit is the same for every policy; ``normalized_score`` is then the exact profit
+over the one-unit bettor's, above 1 for a policy that stakes more.
 """
 
 from __future__ import annotations
@@ -58,6 +69,30 @@ def _check_int(name: str, value: object, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
         raise ValueError(f"{name}={value!r} is not allowed; allowed: an integer >= {low}")
     return int(value)
+
+
+def headline(task: str | Task) -> str:
+    """The figure a :func:`score` result of ``task`` is read by (``result["headline"]``):
+    ``normalized_log_growth`` for a stake-sizing task (its objective; its ``normalized_score`` is the
+    exact profit over the one-unit perfect bettor's, which a bigger stake exceeds),
+    ``regret_per_1000_hands`` for a control (``edge=False``: the optimum is about 0, or out of the
+    observation's reach, so a share of it says nothing), else ``normalized_score``."""
+    spec = get_task(task)
+    if spec.objective == "log_growth":
+        return "normalized_log_growth"
+    return "normalized_score" if spec.edge else "regret_per_1000_hands"
+
+
+def _scaled(entry: dict, factor: float) -> dict:
+    """A :func:`pb_gym.ci.ratio_ci` figure in other units (estimate, interval and error times
+    ``factor``)."""
+    out = dict(entry)
+    for key in ("estimate", "se"):
+        if out.get(key) is not None:
+            out[key] = out[key] * factor
+    if out.get("ci95") is not None:
+        out["ci95"] = [bound * factor for bound in out["ci95"]]
+    return out
 
 
 def _actions(policy: Policy, obs: np.ndarray, n_actions: int) -> np.ndarray:
@@ -294,7 +329,8 @@ def score(
         )
     kinds = ["exact", "real", "bets"] + (["growth"] if spec.objective == "log_growth" else [])
     systems = ["policy", "perfect"] + (["sizer", "kelly"] if spec.objective == "log_growth" else [])
-    deal = Deal(spec.kwargs, tables, seed, [f"{k}/{s}" for k in kinds for s in systems])
+    keys = [f"{k}/{s}" for k in kinds for s in systems] + ["below_minimum/policy"]
+    deal = Deal(spec.kwargs, tables, seed, keys)
     cfg = deal.cfg
     n_actions = cfg.n_actions
     spots = np.array([cfg.bets.column(b) for b in spec.bets], dtype=np.int64)
@@ -305,15 +341,22 @@ def score(
     rows = np.arange(tables)
     stakes = np.zeros((tables, cfg.n_columns))
     perfect = np.zeros_like(stakes)
+    # the perfect bettor stakes on the task's starting bankroll, whatever the policy's has become: its
+    # profit is then the same for every policy (with Sizing-v0's fractions it is one unit, as in
+    # Discover-v0; on the policy's bankroll its smallest level fell below the table minimum, and out
+    # of play, after any net loss of the policy)
+    start = np.full(tables, cfg.bankroll_units)
     for _ in range(hands):
         composition, ev, bankroll = deal.before()
         actions = _actions(policy, deal.obs, n_actions)
         T.decode_actions(cfg, actions, bankroll, stakes)
+        # a bet chosen whose stake the table does not take (below its minimum): no bet, and counted
+        below_minimum = (actions != 0) & ~(stakes > 0).any(axis=1)
         # the perfect bettor: the smallest stake on the best scored bet, where its exact EV is > 0
         side_ev = ev[:, spots]
         best = side_ev.argmax(axis=1)
         positive = side_ev[rows, best] > 0
-        T.decode_actions(cfg, np.where(positive, unit_action[best], 0), bankroll, perfect)
+        T.decode_actions(cfg, np.where(positive, unit_action[best], 0), start, perfect)
         reward, payoffs, done = deal.step(actions)
         placed = {"policy": stakes, "perfect": perfect}
         realized = {"policy": reward, "perfect": (perfect * payoffs).sum(axis=1)}
@@ -328,6 +371,7 @@ def score(
             deal.add(f"bets/{name}", (st > 0).any(axis=1))
         for name, g in grown.items():
             deal.add(f"growth/{name}", g)
+        deal.add("below_minimum/policy", below_minimum)
         deal.end_hand(done)
     sums, n = deal.totals()
 
@@ -351,6 +395,10 @@ def score(
         "perfect_realized_profit_per_hand": per_hand("real/perfect"),
         "bet_rate": per_hand("bets/policy"),
         "perfect_bet_rate": per_hand("bets/perfect"),
+        "below_minimum_rate": per_hand("below_minimum/policy"),
+        "regret_per_1000_hands": _scaled(ratio_ci(best_exact - mine, n), 1000.0),
+        "never_bet_regret_per_1000_hands": _scaled(per_hand("exact/perfect"), 1000.0),
+        "headline": headline(spec),
     }
     if growth is not None:
         out.update(
@@ -472,12 +520,36 @@ def _fmt(entry: dict, scale: float = 1.0, digits: int = 4) -> str:
 
 
 def report(result: dict) -> str:
-    """A :func:`score` result as text."""
+    """A :func:`score` result as text, its headline (:func:`headline`) first."""
+    sizing = "log_growth_per_hand" in result
     lines = [
         f"{result['task']}: {result['hands']:,} held-out hands ({result['tables']} tables x "
         f"{result['hands_per_table']} hands, {result['shoes']:,} shoes, seed {result['seed']}); "
         "units per hand dealt, 95% CIs over shoes",
-        f"normalized score (policy / perfect, exact): {_fmt(result['normalized_score'], 1, 4)}",
+    ]
+    regret = (
+        f"regret / 1,000 hands (paired): {_fmt(result['regret_per_1000_hands'], 1, 3)}   never betting's "
+        f"{_fmt(result['never_bet_regret_per_1000_hands'], 1, 3)}"
+    )
+    growth = (
+        [
+            f"normalized log growth (policy / best action): {_fmt(result['normalized_log_growth'], 1, 4)}",
+            f"log growth / hand (x1e6): policy {_fmt(result['log_growth_per_hand'], 1e6, 3)}   "
+            f"best action {_fmt(result['perfect_log_growth_per_hand'], 1e6, 3)}   Kelly "
+            f"{_fmt(result['kelly_log_growth_per_hand'], 1e6, 3)}",
+        ]
+        if sizing
+        else []
+    )
+    normalized = f"normalized score (policy / perfect, exact): {_fmt(result['normalized_score'], 1, 4)}"
+    if sizing:  # the objective first; the profit is over the one-unit bettor's, which stakes less
+        lines += growth
+        normalized = f"exact profit / the one-unit perfect bettor's: {_fmt(result['normalized_score'], 1, 4)}"
+    if result.get("headline") == "regret_per_1000_hands":  # a control: the optimum is about 0
+        lines.append(regret)
+        normalized += " (a control: not a share of a reachable optimum)"
+    lines += [
+        normalized,
         f"exact profit / hand:     policy {_fmt(result['exact_profit_per_hand'], 1, 5)}   perfect "
         f"{_fmt(result['perfect_profit_per_hand'], 1, 5)}",
         f"regret / hand (paired):  {_fmt(result['regret_per_hand'], 1, 5)}",
@@ -486,13 +558,12 @@ def report(result: dict) -> str:
         f"bet rate:                policy {result['bet_rate']['estimate']:.4%}   perfect "
         f"{result['perfect_bet_rate']['estimate']:.4%}",
     ]
-    if "log_growth_per_hand" in result:
-        lines += [
-            f"log growth / hand (x1e6): policy {_fmt(result['log_growth_per_hand'], 1e6, 3)}   "
-            f"best action {_fmt(result['perfect_log_growth_per_hand'], 1e6, 3)}   Kelly "
-            f"{_fmt(result['kelly_log_growth_per_hand'], 1e6, 3)}",
-            f"normalized log growth (policy / best action): {_fmt(result['normalized_log_growth'], 1, 4)}",
-        ]
+    below = result.get("below_minimum_rate", {}).get("estimate")
+    if below:
+        lines.append(
+            f"bets below the table minimum (chosen, not placed): {below:.4%} of hands "
+            "(a stake level that the bankroll has made smaller than the table minimum)"
+        )
     return "\n".join(lines)
 
 
@@ -505,6 +576,7 @@ __all__ = [
     "action_index",
     "action_meanings",
     "get_task",
+    "headline",
     "never_bet",
     "perfect_policy",
     "report",

@@ -115,18 +115,53 @@ def test_never_betting_scores_exactly_0_and_the_perfect_bettor_exactly_1(task_id
 
 def test_sizing_scores_log_growth_against_the_best_stake_and_kelly():
     best = B.score(B.perfect_policy("Sizing-v0"), "Sizing-v0", tables=8, hands=200, seed=5)
+    assert best["headline"] == "normalized_log_growth"
     assert best["normalized_log_growth"]["estimate"] == 1.0
+    assert best["below_minimum_rate"]["estimate"] == 0.0  # it picks only stakes the table takes
     growth = best["log_growth_per_hand"]["estimate"]
     kelly = best["kelly_log_growth_per_hand"]["estimate"]
     assert 0 < growth <= kelly  # continuous Kelly bounds every stake level
+    # the profit reference is the one-unit perfect bettor on the starting bankroll: the same whatever
+    # the policy (its bankroll no longer moves it), and Discover-v0's on the same hands
+    never = B.score(B.never_bet, "Sizing-v0", tables=8, hands=200, seed=5)
+    discover = B.score(B.never_bet, "Discover-v0", tables=8, hands=200, seed=5)
+    for key in ("perfect_profit_per_hand", "perfect_realized_profit_per_hand", "perfect_bet_rate"):
+        assert best[key] == never[key] == discover[key], key
+    assert best["normalized_score"]["estimate"] > 1  # it stakes more than one unit where it bets
     flat = B.perfect_policy("Discover-v0")  # the same observation; its action k bets tasks' bet k-1
     smallest = np.array(
         [0] + [B.action_index("Sizing-v0", bet, 0.001) for bet in tasks.get_task("Discover-v0").bets]
     )
     unit = B.score(lambda obs: smallest[flat(obs)], "Sizing-v0", tables=8, hands=200, seed=5)
-    # one unit (0.1% of the bankroll) on every positive bet: positive growth, below the best level's
-    assert unit["normalized_score"]["estimate"] == 1.0
+    # 0.1% of the bankroll on every positive bet: one unit or more while the bankroll is at or above
+    # its start, below the table minimum (no bet, counted) once it has lost
+    below = unit["below_minimum_rate"]["estimate"]
+    assert 0 < below < unit["perfect_bet_rate"]["estimate"]
+    assert unit["bet_rate"]["estimate"] + below == pytest.approx(unit["perfect_bet_rate"]["estimate"])
     assert 0 < unit["normalized_log_growth"]["estimate"] < 1
+    assert "bets below the table minimum" in B.report(unit)
+
+
+@pytest.mark.parametrize("task_id", ["DiscoverMainBets-v0", "DiscoverHidden-v0"])
+def test_the_controls_are_read_by_their_regret_per_1000_hands(task_id):
+    """A control's optimum is about 0 (MainBets) or out of the observation's reach (Hidden), so a
+    share of it says nothing: its headline is the regret per 1,000 hands, never betting's beside it."""
+    rng = np.random.default_rng(0)
+    n = len(B.action_meanings(task_id))
+    result = B.score(lambda obs: rng.integers(0, n, len(obs)), task_id, tables=8, hands=100, seed=3)
+    assert result["headline"] == B.headline(task_id) == "regret_per_1000_hands"
+    regret, per_hand = result["regret_per_1000_hands"], result["regret_per_hand"]
+    assert regret["estimate"] == pytest.approx(1000 * per_hand["estimate"])
+    assert regret["ci95"] == pytest.approx([1000 * x for x in per_hand["ci95"]])
+    floor = result["never_bet_regret_per_1000_hands"]["estimate"]
+    assert floor == pytest.approx(1000 * result["perfect_profit_per_hand"]["estimate"])
+    assert regret["estimate"] > floor >= 0  # random betting pays the house edge
+    lines = B.report(result).splitlines()
+    assert lines[1].startswith("regret / 1,000 hands (paired):") and "never betting's" in lines[1]
+    never = B.score(B.never_bet, task_id, tables=8, hands=100, seed=3)
+    assert never["regret_per_1000_hands"] == never["never_bet_regret_per_1000_hands"]
+    assert B.headline("Discover-v0") == "normalized_score"
+    assert B.headline("Sizing-v0") == "normalized_log_growth"
 
 
 def test_a_users_callable_is_scored_with_a_paired_regret():

@@ -291,6 +291,58 @@ def test_sb3_subproc_default_start_method_without_a_script(tmp_path):
     assert out.stdout.split() == ["100", "(2,", "47)", "PuntoBancoEnv"]
 
 
+SPAWNED_WORKERS = """
+import json
+import numpy as np
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.vec_env import SubprocVecEnv
+env = make_vec_env(ENV, n_envs=2, seed=3, vec_env_cls=SubprocVecEnv,
+                   vec_env_kwargs={"start_method": "spawn"})
+obs = env.reset()
+banker = env.env_method("action_index", "banker", 0)[0]
+rewards = [env.step(np.array([banker, 0]))[1].tolist() for _ in range(5)]
+print(json.dumps({"shape": list(obs.shape), "rewards": rewards}))
+env.close()
+"""
+
+
+def _spawned(env_id: str, cwd: Path) -> subprocess.CompletedProcess:
+    code = SPAWNED_WORKERS.replace("ENV", repr(env_id))
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=300, env=ENV
+    )
+
+
+def test_spawned_workers_from_python_c_need_the_module_prefix(tmp_path):
+    """SubprocVecEnv workers started by ``spawn`` from ``python -c`` (no script for them to re-import),
+    as docs/rl-libraries.md says: the ``pb_gym:`` id works (two tables, five hands, the rewards the
+    table pays), the plain id dies in the worker with ``NamespaceNotFound``. Gymnasium 1.x loads no
+    plugin entry points, so nothing else imports pb_gym there."""
+    pytest.importorskip("stable_baselines3")
+    out = _spawned("pb_gym:pb_gym/PuntoBanco-v0", tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["shape"] == [2, 47]
+    paid = np.round(np.array(result["rewards"]), 6)  # table 0 bets one unit on the banker each hand
+    assert paid.shape == (5, 2) and not paid[:, 1].any()
+    assert np.isin(paid[:, 0], [-1.0, 0.0, 0.95]).all() and paid[:, 0].any()
+    plain = _spawned("pb_gym/PuntoBanco-v0", tmp_path)
+    assert plain.returncode != 0
+    assert "NamespaceNotFound" in plain.stderr and "Namespace pb_gym not found" in plain.stderr
+
+
+def test_gymnasium_loads_no_plugin_entry_points():
+    """Why the ``pb_gym:`` prefix and not an entry point: Gymnasium 1.x (pb-gym needs >= 1.0) has no
+    plugin loader; its registration reads no ``gymnasium.envs`` entry points (0.26-0.29 did)."""
+    import inspect
+
+    from gymnasium.envs import registration
+
+    source = inspect.getsource(registration)
+    assert not hasattr(registration, "load_plugin_envs") and "entry_points(" not in source
+    assert "importlib.import_module(module)" in source  # the module prefix of an id is imported
+
+
 # ----------------------------------------------------------------------------------- RL Zoo
 ZOO_DRIVER = """
     import runpy, sys
@@ -400,3 +452,53 @@ def test_saved_models_from_before_the_new_defaults_keep_their_interface():
     assert (old["observation"], old["obs_scale"], old["action_mode"]) == ("dict", "raw", "multidiscrete")
     assert L.env_kwargs_from_json({"flatten_obs": True})["observation"] == "flat"
     assert pb_gym.envs.table.make_config(**old).observation == "dict"
+
+
+@pytest.mark.parametrize("algo", ["ppo", "a2c", "dqn"])
+def test_rl_zoo_finds_hyperparameters_for_every_benchmark_task(algo, tmp_path):
+    """configs/rlzoo/{ppo,a2c,dqn}.yml hold an entry for every registered benchmark task (without one,
+    RL Zoo stops with ``Hyperparameters not found for ppo-pb_gym/Discover-v0``), and RL Zoo's own
+    reader and preprocessing take each: the settings of configs/train/discover*.yaml."""
+    pytest.importorskip("rl_zoo3")
+    import argparse
+    import contextlib
+    import io
+
+    import yaml
+    from rl_zoo3.exp_manager import ExperimentManager
+
+    from pb_gym.envs.tasks import TASKS
+
+    path = ROOT / "configs" / "rlzoo" / f"{algo}.yml"
+    shipped = yaml.safe_load(path.read_text())
+    missing = sorted(set(TASKS) - set(shipped))
+    assert not missing, f"add RL Zoo hyperparameters for {missing} to configs/rlzoo/{algo}.yml"
+    first_rate = {"ppo": 0.001, "a2c": 0.001, "dqn": 0.0005}[algo]
+    for task in TASKS:
+        manager = ExperimentManager(argparse.Namespace(), algo, task, str(tmp_path), config=str(path))
+        with contextlib.redirect_stdout(io.StringIO()):  # RL Zoo prints what it reads
+            hyperparams, _ = manager.read_hyperparameters()
+            kwargs, _, _, _ = manager._preprocess_hyperparams(hyperparams)
+        assert manager.n_envs == shipped[task]["n_envs"] >= 128, task
+        assert manager.normalize and manager.normalize_kwargs["norm_obs"], task
+        assert not manager.normalize_kwargs["norm_reward"], task
+        assert kwargs["gamma"] == 0.0 and kwargs["policy"] == "MlpPolicy", task
+        rate = kwargs["learning_rate"]  # linear to 0 over training (progress remaining 1 -> 0)
+        expected = 0.003 if task.endswith("EdgeSort-v0") and algo == "ppo" else first_rate
+        assert rate(1.0) == pytest.approx(expected) and rate(0.0) == 0.0, task
+        width = kwargs["policy_kwargs"]["net_arch"][0]
+        assert width == (256 if task.endswith("DiscoverAll-v0") and algo != "dqn" else 64), task
+
+
+def test_rl_zoo_trains_a_benchmark_task_with_the_shipped_hyperparameters(tmp_path):
+    """``rl_zoo3.train --env pb_gym/Discover-v0 --conf-file configs/rlzoo/ppo.yml`` (at a small size:
+    4 tables, 256 hands) finds the hyperparameters and trains."""
+    conf = ROOT / "configs" / "rlzoo" / "ppo.yml"
+    call = (
+        f'run("train", "--algo", "ppo", "--env", "pb_gym/Discover-v0", "--gym-packages", "pb_gym", '
+        f'"--conf-file", r"{conf}", "-n", "256", "--seed", "0", "-f", "logs", "--hyperparams", '
+        '"n_envs:4", "n_steps:32", "batch_size:64")'
+    )
+    _zoo(tmp_path, [call])
+    runs = sorted((tmp_path / "logs" / "ppo").glob("pb_gym-Discover-v0_*"))
+    assert runs and (runs[-1] / "pb_gym-Discover-v0.zip").is_file()

@@ -90,14 +90,23 @@ Gymnasium's own ``TimeLimit`` with the registered ``max_episode_steps=100`` (``e
 class directly, ``max_hands`` (default 100, None = no limit) is the limit. Given both, the first limit
 reached truncates. ``reset()`` always starts a fresh shoe (seeded when a seed is given) and the starting
 bankroll; ``reset(seed=s)`` deals exactly the hands of table ``i`` of the vector environment reset with
-seed ``s - i``. A ``step`` after the episode ended (terminated or truncated) raises
-``gymnasium.error.ResetNeeded``: call ``reset()`` first.
+seed ``s - i``. A ``step`` after the env's own episode end (terminated, or truncated by ``max_hands`` or
+``one_shoe``) raises ``gymnasium.error.ResetNeeded``: call ``reset()`` first. Gymnasium's ``TimeLimit``
+is outside the env, and the env does not see its truncation. ``gymnasium.make`` gives the unwrapped
+env a spec without ``max_episode_steps``. ``OrderEnforcing`` refuses only a step before the first
+reset, and ``PassiveEnvChecker`` checks only the first reset and step. So a further step deals a hand,
+and ``TimeLimit`` answers ``truncated=True`` again. To get the error there, pass the env its own
+limit, ``gymnasium.make(id, max_hands=N)`` (``TimeLimit`` at N as well: the first limit reached
+truncates).
 
 ``info`` (``hand_info=True``, the default): ``player_cards``/``banker_cards`` (card codes 1..13 = A..K,
 0 = no third card), ``player_total``, ``banker_total``, ``winner`` (:class:`pb_gym.rules.Outcome`),
 ``natural``, ``player_pair``, ``banker_pair``, ``shuffled`` (a new shoe was started for this hand),
 ``stakes`` (units per spot, BETS order), ``bankroll`` (units, after the hand); with ``info_ev=True``
-``ev``: exact EV per unit of each of the 7 bet spots before the hand, given the cards seen. The
+``ev``: exact EV per unit of each of the 7 bet spots on the hand this step dealt, for the cards unseen
+before it (the EV its stakes were placed at). The first hand's EV is in the first step's info. The
+reset's info is empty, since no hand has been dealt. To price the next hand before acting, use
+``env.config.bets.expected_values(engine.next_hand_composition(env.rules, env.tables.shoe))``. The
 info's arrays are read-only (the env never changes them after returning them, so a deep copy of the
 info, as stable-baselines3's ``DummyVecEnv`` makes at every step, is a new dict sharing them; copy an
 array to change it).

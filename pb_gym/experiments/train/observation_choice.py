@@ -6,8 +6,11 @@
 For each form (``flat`` / ``dict``) x scale (``scaled`` / ``raw``) and seed: PPO trains on 16 tables of
 the default environment (the native vector env through :class:`agents.sb3_vec_env.PuntoBancoSB3VecEnv`)
 for ``--hands`` hands, then its greedy policy plays 100 held-out tables x 200 hands (seed 10,000 +
-seed). Printed per run (one JSON line): the mean reward per hand (units; never betting, 0, is the best
-policy there is: every bet loses on average), the share of hands bet, the training seconds.
+seed). Printed per run (one JSON line): the mean reward per hand (units), the share of hands bet, the
+training seconds. Never betting scores 0, which is not the optimum: on about 11% of the env's hands
+some bet has a positive exact EV for the unseen cards. The perfect-information bettor earns about
++0.008 units a hand at one unit (:mod:`.default_env_optimum`; docs/rl-libraries.md compares the rows
+with it).
 
 ``--hyperparameters zoo``: those of ``configs/rlzoo/ppo.yml`` (gamma 0, gae_lambda 0, batch 1024, 4
 epochs, entropy 0.01, 64x64 MLP); ``sb3``: SB3's PPO defaults with the same rollout (16 x 256).
