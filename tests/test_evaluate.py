@@ -14,6 +14,7 @@ from pb_gym.experiments import cli
 from pb_gym.experiments import evaluate as E
 from pb_gym.experiments.common import scale
 from pb_gym.experiments.common.yaml_config import ConfigError, validate
+from pb_gym.experiments.evaluate import figures as EF
 from pb_gym.experiments.evaluate import report as ER
 from pb_gym.experiments.evaluate import settings as EC
 from pb_gym.experiments.evaluate import summary as ES
@@ -673,7 +674,6 @@ def test_the_final_bankroll_figure_shows_both_peaks_of_a_progression(tmp_path, m
     # a Martingale's sessions end at the goal or ruined: its row has bars at both ends, and beside it
     # the shares of sessions that the report's own ends give (a box plot would show one box between)
     from pb_gym.experiments.common import plotting
-    from pb_gym.experiments.evaluate import report as evaluate_report
     from pb_gym.experiments.evaluate import run_study
     from pb_gym.experiments.evaluate.settings import StudyConfig
 
@@ -693,7 +693,7 @@ def test_the_final_bankroll_figure_shows_both_peaks_of_a_progression(tmp_path, m
     entry = report["systems"][0]
     drawn = {}
     monkeypatch.setattr(plotting, "save", lambda fig, path, **_: drawn.setdefault("fig", fig) and path)
-    evaluate_report.plot_final_bankrolls(report, tmp_path / "final.png")
+    EF.plot_final_bankrolls(report, tmp_path / "final.png")
     labels = {t.get_text() for t in drawn["fig"].axes[0].texts}
     assert 0.2 < entry["p_ruin"] < 0.8 and entry["p_ruin"] + entry["p_target"] == pytest.approx(1.0)
     assert f"{entry['p_target']:.0%} at the goal, {entry['p_ruin']:.0%} ruined" in labels
@@ -704,19 +704,19 @@ def test_the_final_bankroll_figure_shows_both_peaks_of_a_progression(tmp_path, m
     x, y = corners[..., 0], corners[..., 1]
     assert np.array_equal(x[:, 0], x[:, 3]) and np.array_equal(y[:, 0], y[:, 1])
     assert np.all(y[:, 0] == y[0, 0])
-    assert (y[:, 2] - y[:, 0]).max() == pytest.approx(evaluate_report.BAR_HEIGHT)
+    assert (y[:, 2] - y[:, 0]).max() == pytest.approx(EF.BAR_HEIGHT)
     assert x.min() == 0.0 and x.max() == 150.0
 
 
 def test_the_systems_are_grouped_by_kind():
     systems = [{"type": t} for t in ("kelly", "martingale", "flat", "paroli", "chop", "sb3", "dalembert")]
-    assert ER.system_groups(systems) == [
-        (ER.KINDS[0][0], [2, 4]),
-        (ER.KINDS[1][0], [1, 6]),
-        (ER.KINDS[2][0], [3]),
-        (ER.OTHER_KIND, [0, 5]),
+    assert EF.system_groups(systems) == [
+        (EF.KINDS[0][0], [2, 4]),
+        (EF.KINDS[1][0], [1, 6]),
+        (EF.KINDS[2][0], [3]),
+        (EF.OTHER_KIND, [0, 5]),
     ]
-    assert [heading for heading, _ in ER.system_groups([{"type": "kelly"}])] == [ER.OTHER_KIND]
+    assert [heading for heading, _ in EF.system_groups([{"type": "kelly"}])] == [EF.OTHER_KIND]
 
 
 def _system(**changes):
@@ -731,24 +731,24 @@ def _system(**changes):
 
 
 def test_each_panel_says_what_its_sessions_came_to():
-    assert ER.outcome(_system(p_target=0.6463, p_ruin=0.3536), 10_000) == (
+    assert EF.outcome(_system(p_target=0.6463, p_ruin=0.3536), 10_000) == (
         "65% reach the goal, 35% ruined, median 897"
     )
-    assert ER.outcome(_system(p_target=0.042, p_ruin=0.002), 10_000) == (
+    assert EF.outcome(_system(p_target=0.042, p_ruin=0.002), 10_000) == (
         "4% reach the goal, 0.2% ruined, median 897"
     )
     # three ends leave no room for the median
-    assert ER.outcome(_system(p_target=0.3, p_ruin=0.3, p_stop_loss=0.3), 10) == (
+    assert EF.outcome(_system(p_target=0.3, p_ruin=0.3, p_stop_loss=0.3), 10) == (
         "30% reach the goal, 30% ruined, 30% stopped"
     )
-    assert ER.outcome(_system(median_final_bankroll=1500.0), 10) == "median 1,500"
+    assert EF.outcome(_system(median_final_bankroll=1500.0), 10) == "median 1,500"
     # a Kelly bettor that seldom finds an edge worth a bet, and a system that never bets
-    assert ER.outcome(_system(hands=821, hands_dealt=10_000_000), 10_000) == (
+    assert EF.outcome(_system(hands=821, hands_dealt=10_000_000), 10_000) == (
         "821 bets in 10,000 sessions: it seldom bets"
     )
-    assert ER.outcome(_system(hands=0), 10) == "no bet placed: the bankroll never moves"
-    assert ER.ends(_system(p_target=0.64, p_ruin=0.36)) == "64% at the goal, 36% ruined"
-    assert ER.ends(_system()) == "none at the goal or ruined"
+    assert EF.outcome(_system(hands=0), 10) == "no bet placed: the bankroll never moves"
+    assert EF.ends(_system(p_target=0.64, p_ruin=0.36)) == "64% at the goal, 36% ruined"
+    assert EF.ends(_system()) == "none at the goal or ruined"
 
 
 def test_the_bankroll_paths_figure_puts_each_kind_on_one_scale_in_panels_that_do_not_overlap(
@@ -762,11 +762,11 @@ def test_the_bankroll_paths_figure_puts_each_kind_on_one_scale_in_panels_that_do
 
     drawn = {}
     monkeypatch.setattr(plotting, "save", lambda fig, path, **_: drawn.setdefault("fig", fig) and path)
-    ER.plot_fans(report, tmp_path / "paths.png")
+    EF.plot_fans(report, tmp_path / "paths.png")
     fig = drawn["fig"]
     systems = report["systems"]
     assert len(fig.axes) == len(systems)
-    groups = ER.system_groups(systems)
+    groups = EF.system_groups(systems)
     assert {heading for heading, _ in groups} <= {t.get_text() for t in fig.texts}
     panels = iter(fig.axes)
     by_system = {i: next(panels) for _, members in groups for i in members}
@@ -776,13 +776,13 @@ def test_the_bankroll_paths_figure_puts_each_kind_on_one_scale_in_panels_that_do
     for i, system in enumerate(systems):
         ax = by_system[i]
         assert ax.get_title(loc="left") == system["name"]
-        assert ER.outcome(system, report["sessions"]) in {t.get_text() for t in ax.texts}
+        assert EF.outcome(system, report["sessions"]) in {t.get_text() for t in ax.texts}
     ruined = [i for i, s in enumerate(systems) if s["p_ruin"] > 0]
     strip = by_system[ruined[0]].collections[-1]
     colours = {tuple(np.round(c[:3], 3)) for c in strip.get_facecolors()}
     plt = plotting.pyplot()
     to_rgb = plt.matplotlib.colors.to_rgb
-    assert tuple(np.round(to_rgb(ER.STATE_COLOURS["ruin"]), 3)) in colours
+    assert tuple(np.round(to_rgb(EF.STATE_COLOURS["ruin"]), 3)) in colours
     renderer = fig.canvas.get_renderer()
     figure_box = fig.bbox.padded(1)
     boxes = [ax.get_tightbbox(renderer) for ax in fig.axes]

@@ -19,7 +19,8 @@ chunks however many sessions it has. The files, one job each:
 :class:`Ledger`), the
   merge and :func:`run_study`, and ``main``;
 * ``pb_gym/experiments/evaluate/summary.py``: the mergeable summaries of the bankrolls and their quantiles;
-* ``pb_gym/experiments/evaluate/report.py``: the per-system figures, the terminal table, JSON, CSV and plots.
+* ``pb_gym/experiments/evaluate/report.py``: the per-system figures, the terminal table, JSON and CSV;
+  ``figures.py``: the plots.
 """
 
 from __future__ import annotations
