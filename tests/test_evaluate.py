@@ -10,10 +10,12 @@ import yaml
 
 from pb_gym import engine
 from pb_gym import rules as R
+from pb_gym.agents import systems as S
 from pb_gym.experiments import cli
 from pb_gym.experiments import evaluate as E
 from pb_gym.experiments.common import scale
 from pb_gym.experiments.common.yaml_config import ConfigError, validate
+from pb_gym.experiments.evaluate import chunk_play as EP
 from pb_gym.experiments.evaluate import figures as EF
 from pb_gym.experiments.evaluate import report as ER
 from pb_gym.experiments.evaluate import settings as EC
@@ -251,7 +253,7 @@ def test_shipped_configs_are_valid(path):
     config = load(Path(__file__).resolve().parent.parent / path, E.StudyConfig)  # (from any folder)
     assert config.systems
     if path.endswith("classic.yaml"):
-        assert {s.type for s in config.systems} == set(E.S.SYSTEMS)
+        assert {s.type for s in config.systems} == set(S.SYSTEMS)
         assert all(
             list(getattr(s, "bets", [getattr(s, "bet", None)])) == ["banker"]
             for s in config.systems
@@ -305,8 +307,6 @@ def test_kelly_report_is_bit_identical_with_and_without_the_ev_bound(monkeypatch
     where it bets often (1-deck shoes) gives the same report, to the last bit, with the skip off."""
     import functools
 
-    from pb_gym.agents import systems as S
-
     kellys = [
         {"type": "kelly", "bets": ["banker", "player", "tie", "dragon7", "panda8"]},
         {"type": "kelly", "bets": ["panda8", "banker"], "fraction": 0.5, "name": "half kelly"},
@@ -354,7 +354,7 @@ def test_fan_quantiles_are_exact_where_the_bankrolls_take_few_values(fan_report)
 
 
 def test_fan_quantiles_fall_back_to_the_histogram_inside_the_exact_range(monkeypatch):
-    monkeypatch.setattr(E, "FAN_EXACT_VALUES", 10)
+    monkeypatch.setattr(EP, "FAN_EXACT_VALUES", 10)
     config = study(**{**FAN_STUDY, "hands": 60})
     report = E.run_study(config)
     width = E.fan_range(config) / E.FAN_BINS
@@ -471,7 +471,7 @@ def test_a_new_constructor_parameter_is_a_new_config_key():
 
     from annotated_types import Ge
 
-    class Capped(E.S.Flat):
+    class Capped(S.Flat):
         """Flat, but stops after ``stop_after`` bets (a test system)."""
 
         key = "capped"
@@ -590,14 +590,14 @@ def test_the_systems_are_seats_of_one_table_session(monkeypatch):
     for k, stats in enumerate(part["systems"]):
         assert np.array_equal(stats["final_bankrolls"], table_session.seats.bankroll[k])
 
-    class Stray(E.S.Flat):
+    class Stray(S.Flat):
         key = "stray"
 
         def propose(self, view):
             proposal = super().propose(view)
             return proposal._replace(column=np.full_like(proposal.column, R.BETS.index("tie")))
 
-    monkeypatch.setattr(E, "make_system", lambda system_config: Stray(name="stray"))
+    monkeypatch.setattr(EP, "make_system", lambda system_config: Stray(name="stray"))
     with pytest.raises(
         ValueError,
         match=r"system 'stray' proposed a bet column outside its "
@@ -1025,8 +1025,6 @@ def test_a_chunk_whose_sessions_have_all_ended_deals_no_more_hands():
 def test_stopping_when_the_sessions_have_ended_changes_no_bit(python_seats, monkeypatch):
     """Chunks that stop dealing (the first, whose sample paths the report shows) and chunks that deal
     to the hand limit give the report that dealing every hand gives, to the bit."""
-    from pb_gym.agents import systems as S
-
     if python_seats:  # every system through its own propose and update
         monkeypatch.setattr(S.Programmed, "compiled", lambda self: False)
     systems = [
