@@ -22,7 +22,8 @@ import numpy as np
 from pb_gym import rules as R
 from pb_gym.experiments.common.stats import ratio_ci
 from pb_gym.experiments.counting import counts
-from pb_gym.experiments.counting.advantage import RiskConfig, bettor_report, shoe_extremes
+from pb_gym.experiments.counting.advantage import RiskConfig, bettor_report
+from pb_gym.experiments.counting.barriers import shoe_extremes
 
 # --------------------------------------------------------------------------------------------------
 # One chunk of the main deal: mergeable sums (per shoe, per depth bin, moments of true count and EV)
@@ -67,7 +68,7 @@ def shoe_sums(
     ``ev``, the number of hands with EV > 0 (``positive``), the sum of max(EV, 0) (``gain``: the
     perfect-information bettor's predicted profit) and of the dealt payoff on those hands
     (``realized``, its square ``realized_sq`` and the running win's extremes ``perfect_low`` and
-    ``perfect_high``, :func:`pb_gym.experiments.counting.advantage.shoe_extremes`); per count, the
+    ``perfect_high``, :func:`pb_gym.experiments.counting.barriers.shoe_extremes`); per count, the
     hands with true count >= its threshold (``count_bet``), the sums of the EV and of the dealt payoff
     on them, the payoff's square and the running win's extremes (``count_payoff_sq``, ``count_low``,
     ``count_high``). Per depth bin: ``depth_hands``, ``depth_positive``, ``depth_gain``, ``depth_ev``.
