@@ -10,10 +10,13 @@ import yaml
 
 from pb_gym import engine
 from pb_gym import rules as R
+from pb_gym.agents import systems as S
 from pb_gym.experiments import cli
 from pb_gym.experiments import evaluate as E
 from pb_gym.experiments.common import scale
 from pb_gym.experiments.common.yaml_config import ConfigError, validate
+from pb_gym.experiments.evaluate import chunk_play as EP
+from pb_gym.experiments.evaluate import figures as EF
 from pb_gym.experiments.evaluate import report as ER
 from pb_gym.experiments.evaluate import settings as EC
 from pb_gym.experiments.evaluate import summary as ES
@@ -250,7 +253,7 @@ def test_shipped_configs_are_valid(path):
     config = load(Path(__file__).resolve().parent.parent / path, E.StudyConfig)  # (from any folder)
     assert config.systems
     if path.endswith("classic.yaml"):
-        assert {s.type for s in config.systems} == set(E.S.SYSTEMS)
+        assert {s.type for s in config.systems} == set(S.SYSTEMS)
         assert all(
             list(getattr(s, "bets", [getattr(s, "bet", None)])) == ["banker"]
             for s in config.systems
@@ -304,8 +307,6 @@ def test_kelly_report_is_bit_identical_with_and_without_the_ev_bound(monkeypatch
     where it bets often (1-deck shoes) gives the same report, to the last bit, with the skip off."""
     import functools
 
-    from pb_gym.agents import systems as S
-
     kellys = [
         {"type": "kelly", "bets": ["banker", "player", "tie", "dragon7", "panda8"]},
         {"type": "kelly", "bets": ["panda8", "banker"], "fraction": 0.5, "name": "half kelly"},
@@ -353,7 +354,7 @@ def test_fan_quantiles_are_exact_where_the_bankrolls_take_few_values(fan_report)
 
 
 def test_fan_quantiles_fall_back_to_the_histogram_inside_the_exact_range(monkeypatch):
-    monkeypatch.setattr(E, "FAN_EXACT_VALUES", 10)
+    monkeypatch.setattr(EP, "FAN_EXACT_VALUES", 10)
     config = study(**{**FAN_STUDY, "hands": 60})
     report = E.run_study(config)
     width = E.fan_range(config) / E.FAN_BINS
@@ -470,7 +471,7 @@ def test_a_new_constructor_parameter_is_a_new_config_key():
 
     from annotated_types import Ge
 
-    class Capped(E.S.Flat):
+    class Capped(S.Flat):
         """Flat, but stops after ``stop_after`` bets (a test system)."""
 
         key = "capped"
@@ -589,14 +590,14 @@ def test_the_systems_are_seats_of_one_table_session(monkeypatch):
     for k, stats in enumerate(part["systems"]):
         assert np.array_equal(stats["final_bankrolls"], table_session.seats.bankroll[k])
 
-    class Stray(E.S.Flat):
+    class Stray(S.Flat):
         key = "stray"
 
         def propose(self, view):
             proposal = super().propose(view)
             return proposal._replace(column=np.full_like(proposal.column, R.BETS.index("tie")))
 
-    monkeypatch.setattr(E, "make_system", lambda system_config: Stray(name="stray"))
+    monkeypatch.setattr(EP, "make_system", lambda system_config: Stray(name="stray"))
     with pytest.raises(
         ValueError,
         match=r"system 'stray' proposed a bet column outside its "
@@ -673,7 +674,6 @@ def test_the_final_bankroll_figure_shows_both_peaks_of_a_progression(tmp_path, m
     # a Martingale's sessions end at the goal or ruined: its row has bars at both ends, and beside it
     # the shares of sessions that the report's own ends give (a box plot would show one box between)
     from pb_gym.experiments.common import plotting
-    from pb_gym.experiments.evaluate import report as evaluate_report
     from pb_gym.experiments.evaluate import run_study
     from pb_gym.experiments.evaluate.settings import StudyConfig
 
@@ -693,7 +693,7 @@ def test_the_final_bankroll_figure_shows_both_peaks_of_a_progression(tmp_path, m
     entry = report["systems"][0]
     drawn = {}
     monkeypatch.setattr(plotting, "save", lambda fig, path, **_: drawn.setdefault("fig", fig) and path)
-    evaluate_report.plot_final_bankrolls(report, tmp_path / "final.png")
+    EF.plot_final_bankrolls(report, tmp_path / "final.png")
     labels = {t.get_text() for t in drawn["fig"].axes[0].texts}
     assert 0.2 < entry["p_ruin"] < 0.8 and entry["p_ruin"] + entry["p_target"] == pytest.approx(1.0)
     assert f"{entry['p_target']:.0%} at the goal, {entry['p_ruin']:.0%} ruined" in labels
@@ -704,19 +704,19 @@ def test_the_final_bankroll_figure_shows_both_peaks_of_a_progression(tmp_path, m
     x, y = corners[..., 0], corners[..., 1]
     assert np.array_equal(x[:, 0], x[:, 3]) and np.array_equal(y[:, 0], y[:, 1])
     assert np.all(y[:, 0] == y[0, 0])
-    assert (y[:, 2] - y[:, 0]).max() == pytest.approx(evaluate_report.BAR_HEIGHT)
+    assert (y[:, 2] - y[:, 0]).max() == pytest.approx(EF.BAR_HEIGHT)
     assert x.min() == 0.0 and x.max() == 150.0
 
 
 def test_the_systems_are_grouped_by_kind():
     systems = [{"type": t} for t in ("kelly", "martingale", "flat", "paroli", "chop", "sb3", "dalembert")]
-    assert ER.system_groups(systems) == [
-        (ER.KINDS[0][0], [2, 4]),
-        (ER.KINDS[1][0], [1, 6]),
-        (ER.KINDS[2][0], [3]),
-        (ER.OTHER_KIND, [0, 5]),
+    assert EF.system_groups(systems) == [
+        (EF.KINDS[0][0], [2, 4]),
+        (EF.KINDS[1][0], [1, 6]),
+        (EF.KINDS[2][0], [3]),
+        (EF.OTHER_KIND, [0, 5]),
     ]
-    assert [heading for heading, _ in ER.system_groups([{"type": "kelly"}])] == [ER.OTHER_KIND]
+    assert [heading for heading, _ in EF.system_groups([{"type": "kelly"}])] == [EF.OTHER_KIND]
 
 
 def _system(**changes):
@@ -731,24 +731,24 @@ def _system(**changes):
 
 
 def test_each_panel_says_what_its_sessions_came_to():
-    assert ER.outcome(_system(p_target=0.6463, p_ruin=0.3536), 10_000) == (
+    assert EF.outcome(_system(p_target=0.6463, p_ruin=0.3536), 10_000) == (
         "65% reach the goal, 35% ruined, median 897"
     )
-    assert ER.outcome(_system(p_target=0.042, p_ruin=0.002), 10_000) == (
+    assert EF.outcome(_system(p_target=0.042, p_ruin=0.002), 10_000) == (
         "4% reach the goal, 0.2% ruined, median 897"
     )
     # three ends leave no room for the median
-    assert ER.outcome(_system(p_target=0.3, p_ruin=0.3, p_stop_loss=0.3), 10) == (
+    assert EF.outcome(_system(p_target=0.3, p_ruin=0.3, p_stop_loss=0.3), 10) == (
         "30% reach the goal, 30% ruined, 30% stopped"
     )
-    assert ER.outcome(_system(median_final_bankroll=1500.0), 10) == "median 1,500"
+    assert EF.outcome(_system(median_final_bankroll=1500.0), 10) == "median 1,500"
     # a Kelly bettor that seldom finds an edge worth a bet, and a system that never bets
-    assert ER.outcome(_system(hands=821, hands_dealt=10_000_000), 10_000) == (
+    assert EF.outcome(_system(hands=821, hands_dealt=10_000_000), 10_000) == (
         "821 bets in 10,000 sessions: it seldom bets"
     )
-    assert ER.outcome(_system(hands=0), 10) == "no bet placed: the bankroll never moves"
-    assert ER.ends(_system(p_target=0.64, p_ruin=0.36)) == "64% at the goal, 36% ruined"
-    assert ER.ends(_system()) == "none at the goal or ruined"
+    assert EF.outcome(_system(hands=0), 10) == "no bet placed: the bankroll never moves"
+    assert EF.ends(_system(p_target=0.64, p_ruin=0.36)) == "64% at the goal, 36% ruined"
+    assert EF.ends(_system()) == "none at the goal or ruined"
 
 
 def test_the_bankroll_paths_figure_puts_each_kind_on_one_scale_in_panels_that_do_not_overlap(
@@ -762,11 +762,11 @@ def test_the_bankroll_paths_figure_puts_each_kind_on_one_scale_in_panels_that_do
 
     drawn = {}
     monkeypatch.setattr(plotting, "save", lambda fig, path, **_: drawn.setdefault("fig", fig) and path)
-    ER.plot_fans(report, tmp_path / "paths.png")
+    EF.plot_fans(report, tmp_path / "paths.png")
     fig = drawn["fig"]
     systems = report["systems"]
     assert len(fig.axes) == len(systems)
-    groups = ER.system_groups(systems)
+    groups = EF.system_groups(systems)
     assert {heading for heading, _ in groups} <= {t.get_text() for t in fig.texts}
     panels = iter(fig.axes)
     by_system = {i: next(panels) for _, members in groups for i in members}
@@ -776,13 +776,13 @@ def test_the_bankroll_paths_figure_puts_each_kind_on_one_scale_in_panels_that_do
     for i, system in enumerate(systems):
         ax = by_system[i]
         assert ax.get_title(loc="left") == system["name"]
-        assert ER.outcome(system, report["sessions"]) in {t.get_text() for t in ax.texts}
+        assert EF.outcome(system, report["sessions"]) in {t.get_text() for t in ax.texts}
     ruined = [i for i, s in enumerate(systems) if s["p_ruin"] > 0]
     strip = by_system[ruined[0]].collections[-1]
     colours = {tuple(np.round(c[:3], 3)) for c in strip.get_facecolors()}
     plt = plotting.pyplot()
     to_rgb = plt.matplotlib.colors.to_rgb
-    assert tuple(np.round(to_rgb(ER.STATE_COLOURS["ruin"]), 3)) in colours
+    assert tuple(np.round(to_rgb(EF.STATE_COLOURS["ruin"]), 3)) in colours
     renderer = fig.canvas.get_renderer()
     figure_box = fig.bbox.padded(1)
     boxes = [ax.get_tightbbox(renderer) for ax in fig.axes]
@@ -1025,8 +1025,6 @@ def test_a_chunk_whose_sessions_have_all_ended_deals_no_more_hands():
 def test_stopping_when_the_sessions_have_ended_changes_no_bit(python_seats, monkeypatch):
     """Chunks that stop dealing (the first, whose sample paths the report shows) and chunks that deal
     to the hand limit give the report that dealing every hand gives, to the bit."""
-    from pb_gym.agents import systems as S
-
     if python_seats:  # every system through its own propose and update
         monkeypatch.setattr(S.Programmed, "compiled", lambda self: False)
     systems = [

@@ -11,7 +11,7 @@ import pytest
 
 from pb_gym.experiments import evaluate as E
 from pb_gym.experiments.common import plotting
-from pb_gym.experiments.evaluate import report as ER
+from pb_gym.experiments.evaluate import figures as EF
 
 
 @pytest.mark.parametrize(
@@ -56,7 +56,7 @@ def test_a_figure_that_fails_leaves_the_others_drawn(tmp_path, capsys, monkeypat
     def fails(_report, _path):
         raise ValueError("degenerate fans")
 
-    monkeypatch.setattr(ER, "plot_fans", fails)
+    monkeypatch.setattr(EF, "plot_fans", fails)
     out = tmp_path / "out"
     E.main(str(path), str(out), as_json=True)
     note = [line for line in capsys.readouterr().err.splitlines() if "could not be drawn" in line]
@@ -104,7 +104,7 @@ def test_ctrl_c_while_the_figures_are_drawn_keeps_every_finished_chunk(tmp_path,
     def interrupted(_report, _path):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(ER, "plot_final_bankrolls", interrupted)
+    monkeypatch.setattr(EF, "plot_final_bankrolls", interrupted)
     assert cli.main(["evaluate", str(path), "--out", str(out)]) == 130
     assert sorted(p.name for p in out.iterdir()) == [".partial"]
     kept = sorted(p.name for p in (out / ".partial").iterdir() if p.name.startswith("chunk-"))

@@ -5,7 +5,9 @@
 
 The counting study (:mod:`pb_gym.experiments.counting`) asks where counting wins for the ten bets of its
 config; the
-atlas asks the same of every bet of the catalog and ranks them. One readable file, top to bottom:
+atlas asks the same of every bet of the catalog and ranks them. Read top to bottom, with the bet book in
+:mod:`pb_gym.experiments.atlas.book`, the deal in :mod:`pb_gym.experiments.atlas.deal` and the report
+in :mod:`pb_gym.experiments.atlas.ranking`:
 
 1. The bets. A *bet book* is the list of studied bets (the catalog's, :mod:`pb_gym.catalog`, and the
    user's own, ``custom_bets:``), their pay matrix over the hand classes
@@ -47,20 +49,20 @@ atlas asks the same of every bet of the catalog and ranks them. One readable fil
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 import os
 import sys
 import time
-from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
-from pb_gym import catalog, engine, exact
+from pb_gym import engine
 from pb_gym import rules as R
+from pb_gym.experiments.atlas.book import BetBook, available_bets, bet_book
+from pb_gym.experiments.atlas.deal import deal_chunk, deal_hands, merge, pair_share, training_deal
 from pb_gym.experiments.atlas.published import PUBLISHED, PUBLISHED_RULES, Published, compare_published
 from pb_gym.experiments.atlas.ranking import OUTPUT_NAMES, report, write_outputs
 from pb_gym.experiments.common import chunk_store, scale, study
@@ -72,69 +74,8 @@ from pb_gym.experiments.counting.counts import best_threshold, eor_tags, true_co
 
 
 # --------------------------------------------------------------------------------------------------
-# 1. The bets: names, pay matrix over the hand classes, exact EV of all of them for many compositions
+# 2. Effects of removal of a book with suited bets: its compositions by rank and suit
 # --------------------------------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class BetBook:
-    """The bets the atlas studies.
-
-    Attributes:
-        names: the bets, in column order.
-        pay: ``(N_HAND_CLASSES, k)`` net win per unit staked, row = :func:`pb_gym.rules.hand_class`.
-        expected_values: compositions ``(n, 13)`` -> exact EV of every bet ``(n, k)``; a suited book's
-            takes compositions by rank and suit ``(n, 13, 4)``.
-        suited: a bet of the book is settled on suits (:attr:`pb_gym.catalog.Bet.suited`): ``pay`` is
-            by suited hand class (:data:`pb_gym.rules.N_SUITED_CLASSES` rows), the deal tracks suits and
-            prices every hand from the unseen cards by rank and suit (the perfect-information bettor
-            knows the suits), while the counts stay counts by rank. A perfect pair is as likely for
-            every rank, so its effects of removal by rank vanish and no rank count can see it (as for
-            the rank pairs): its counts never bet.
-        suited_bets: which of ``names`` are suited bets (each also gets a pair count, by
-            :func:`pair_share`).
-    """
-
-    names: tuple[str, ...]
-    pay: np.ndarray
-    expected_values: Callable[[np.ndarray], np.ndarray]
-    suited: bool = False
-    suited_bets: tuple[bool, ...] = ()
-
-
-def _book_evs(compositions: np.ndarray, pay: np.ndarray) -> np.ndarray:
-    """Every bet's exact EV: hand-class probabilities (one walk per composition) times ``pay``, by
-    :func:`pb_gym.exact.hand_class_expectations` (its product is row by row, no BLAS threads to wake:
-    the last hands of a chunk have few live tables)."""
-    return exact.hand_class_expectations(compositions, pay)
-
-
-def available_bets(rules: R.Rules, custom: tuple[dict, ...] = ()) -> tuple[str, ...]:
-    """Every bet the atlas can study under ``rules``: the whole catalog (:mod:`pb_gym.catalog`), then
-    the user's bets ``custom`` (definitions for :func:`pb_gym.catalog.bet_from_dict`)."""
-    return catalog.bet_names(rules) + tuple(d["name"] for d in custom)
-
-
-def default_bets(rules: R.Rules, custom: tuple[dict, ...] = ()) -> tuple[str, ...]:
-    """``bets: all``: the catalog's bets settled by rank (:func:`pb_gym.catalog.rank_bets`) and the
-    user's bets; the suited bets are studied when named (their deal tracks suits)."""
-    return tuple(bet.name for bet in catalog.rank_bets(rules)) + tuple(d["name"] for d in custom)
-
-
-def bet_book(rules: R.Rules, names: tuple[str, ...] | None = None, custom: tuple[dict, ...] = ()) -> BetBook:
-    """The book of the bets ``names`` (default: :func:`default_bets`)."""
-    available = available_bets(rules, custom)
-    names = tuple(names) if names else default_bets(rules, custom)
-    unknown = [n for n in names if n not in available]
-    if unknown:
-        raise ValueError(f"unknown bet(s) {', '.join(unknown)}; allowed: {', '.join(available)}")
-    user = {d["name"]: catalog.bet_from_dict(d) for d in custom}
-    bets = catalog.resolve([user.get(n, n) for n in names], rules)
-    pay = np.ascontiguousarray(catalog.pay_matrix(bets, rules))
-    if any(bet.suited for bet in bets):
-        evs = functools.partial(catalog.expected_values, bets=bets, rules=rules)
-        return BetBook(names, pay, evs, True, tuple(bool(bet.suited) for bet in bets))
-    return BetBook(names, pay, functools.partial(_book_evs, pay=pay))
-
-
 def _by_suit_of_removal(compositions: np.ndarray, decks: int) -> np.ndarray:
     """Compositions by rank ``(n, 13)`` of a full shoe less at most ``decks`` cards of a rank, by rank
     and suit ``(n, 13, 4)``: the cards taken from the first suit. Exact for the effects of removal (a
@@ -217,158 +158,6 @@ class AtlasConfig(Strict):
         return bet_book(
             self.rules.to_rules(), None if self.bets == "all" else tuple(self.bets), self.custom_bets
         )
-
-
-# --------------------------------------------------------------------------------------------------
-# 4. Deal: the first shoe of n tables, hand by hand
-# --------------------------------------------------------------------------------------------------
-def deal_hands(rules: R.Rules, book: BetBook, n_shoes: int, seed: int | np.random.SeedSequence, state=None):
-    """Deal the first shoe of ``n_shoes`` tables; yield, hand by hand, ``(tables, unseen, ev, payoff,
-    by_suit)``: the live tables' indexes, their unseen compositions before the hand, the exact EV of
-    every bet before the hand ``(m, k)``, the dealt hand's net win per unit on every bet ``(m, k)``,
-    and for a book with suited bets the unseen cards by rank and suit before the hand ``(m, 13, 4)``
-    (None otherwise).
-    ``state``: the engine state to deal (``engine.init(rules, n_shoes, seed)``, tracking suits when
-    the book has suited bets, if None), for a caller that reads more of it before each hand (the
-    cards left in the shoe, the burned card)."""
-    state = engine.init(rules, n_shoes, seed=seed, suited=book.suited) if state is None else state
-    hand = engine.HandResult.empty(n_shoes)
-    while True:
-        live = counts.live_tables(rules, state)
-        if not live.any():
-            return
-        tables = np.flatnonzero(live)
-        unseen = state.unseen[tables].astype(np.int64)
-        by_suit = engine.unseen_by_suit(rules, state)[tables] if book.suited else None
-        ev = book.expected_values(unseen if by_suit is None else by_suit)
-        engine.deal(rules, state, hand)
-        if hand.shuffled[tables].any():
-            raise AssertionError("a live table reshuffled: the first-shoe bookkeeping is wrong")
-        classes = R.hand_class(
-            hand.player_total[tables],
-            hand.banker_total[tables],
-            hand.player_ncards[tables],
-            hand.banker_ncards[tables],
-            hand.player_pair[tables],
-            hand.banker_pair[tables],
-        )
-        if book.suited:  # the suited hand class: + N_HAND_CLASSES x the suit class
-            perfect = hand.perfect_pairs()[tables].astype(np.int64)
-            classes = classes + R.N_HAND_CLASSES * (perfect[:, 0] + 2 * perfect[:, 1])
-        yield tables, unseen, ev, book.pay[classes], by_suit
-
-
-def pair_share(by_suit: np.ndarray) -> np.ndarray:
-    """The chance that two cards drawn from each composition ``(n, 13, 4)`` by rank and suit are the
-    same card (rank and suit): ``sum n_i (n_i - 1) / (N (N - 1))`` over the 52 cards ``i``. The suited
-    bets' statistic: every card is alike for a perfect pair, so each card's effect of removal is the
-    same and no linear count moves; what moves their EV is how unevenly the cards are left."""
-    n = by_suit.reshape(by_suit.shape[0], -1).astype(np.float64)
-    total = n.sum(axis=1)
-    return (n * (n - 1.0)).sum(axis=1) / np.maximum(total * (total - 1.0), 1.0)
-
-
-def training_deal(rules: R.Rules, book: BetBook, n_shoes: int, seed: int) -> dict[str, np.ndarray]:
-    """Every hand of the training deal: ``unseen`` (hands, 13) and ``ev`` (hands, k), and for a book
-    with suited bets ``pair_share`` (hands,)."""
-    unseen, ev, shares = [], [], []
-    for _, u, e, _, by_suit in deal_hands(rules, book, n_shoes, seed):
-        unseen.append(u.astype(np.int16))
-        ev.append(e)
-        if by_suit is not None:
-            shares.append(pair_share(by_suit))
-    deal = {"unseen": np.concatenate(unseen), "ev": np.concatenate(ev)}
-    if shares:
-        deal["pair_share"] = np.concatenate(shares)
-    return deal
-
-
-PER_SHOE = (
-    "hands",
-    "ev",
-    "payoff",
-    "positive",
-    "gain",
-    "realized",
-    "realized_sq",
-    "perfect_low",
-    "perfect_high",
-    "count_bets",
-    "count_ev",
-    "count_payoff",
-    "count_payoff_sq",
-    "count_low",
-    "count_high",
-)
-"""The chunk's sums, one row per shoe (the merge concatenates them in chunk order)."""
-
-
-def deal_chunk(
-    chunk: scale.Chunk,
-    rules: R.Rules,
-    bets: tuple[str, ...],
-    tags: np.ndarray,
-    thresholds: np.ndarray,
-    count_bet: np.ndarray,
-    custom: tuple[dict, ...] = (),
-    pair: np.ndarray | None = None,
-) -> dict[str, np.ndarray]:
-    """The task of one chunk: deal its shoes and return per-shoe sums.
-
-    Per shoe: ``hands``; per bet (columns of ``bets``) the sums of the exact EV and of the dealt payoff
-    over every hand (``ev``, ``payoff``: the calibration check), the hands with EV > 0,
-    the sum of max(EV, 0) (the perfect-information bettor's predicted profit) and of the dealt payoff
-    on those hands (and its square, and the running win's lowest and highest point); per count (rows
-    of ``tags``, betting on bet ``count_bet[j]`` when the true count is at least ``thresholds[j]``)
-    the hands bet, the sums of the EV and of the dealt payoff on them, its square and the running
-    win's extremes (what :func:`pb_gym.experiments.counting.advantage.bettor_report` reads). A count where
-    ``pair[j]`` compares the :func:`pair_share` of the unseen cards with its threshold instead of a
-    true count (a suited bet's pair count).
-    Module level with plain arguments, so processes and Dask workers can run it.
-    """
-    book = bet_book(rules, bets, custom)
-    k, c, n = len(bets), len(count_bet), chunk.size
-    sums = {"hands": np.zeros(n)}
-    sums.update({key: np.zeros((n, k)) for key in ("ev", "payoff", "positive", "gain", "realized")})
-    sums.update({key: np.zeros((n, k)) for key in ("realized_sq", "perfect_low", "perfect_high")})
-    sums.update({key: np.zeros((n, c)) for key in ("count_bets", "count_ev", "count_payoff")})
-    sums.update({key: np.zeros((n, c)) for key in ("count_payoff_sq", "count_low", "count_high")})
-    perfect_win, count_win = np.zeros((n, k)), np.zeros((n, c))  # the running wins of this shoe
-    pair = np.zeros(c, dtype=np.bool_) if pair is None else pair
-    for tables, unseen, ev, payoff, by_suit in deal_hands(rules, book, n, chunk.seed):
-        positive, gain, realized = counts.perfect_bettor(ev, payoff)
-        sums["hands"][tables] += 1
-        sums["ev"][tables] += ev
-        sums["payoff"][tables] += payoff
-        sums["positive"][tables] += positive
-        sums["gain"][tables] += gain
-        sums["realized"][tables] += realized
-        _track(sums, "perfect", perfect_win, tables, realized)
-        sums["realized_sq"][tables] += realized * realized
-        if c:
-            statistic = true_counts(unseen, tags, rules.decks)
-            if by_suit is not None and pair.any():
-                statistic[:, pair] = pair_share(by_suit)[:, None]
-            bet = statistic >= thresholds[None, :]
-            won = np.where(bet, payoff[:, count_bet], 0.0)
-            sums["count_bets"][tables] += bet
-            sums["count_ev"][tables] += np.where(bet, ev[:, count_bet], 0.0)
-            sums["count_payoff"][tables] += won
-            sums["count_payoff_sq"][tables] += won * won
-            _track(sums, "count", count_win, tables, won)
-    return sums
-
-
-def _track(sums: dict, who: str, running: np.ndarray, tables: np.ndarray, won: np.ndarray) -> None:
-    """Add this hand's wins ``won`` to the shoes' running wins; keep their lowest and highest point."""
-    running[tables] += won
-    sums[f"{who}_low"][tables] = np.minimum(sums[f"{who}_low"][tables], running[tables])
-    sums[f"{who}_high"][tables] = np.maximum(sums[f"{who}_high"][tables], running[tables])
-
-
-def merge(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """The chunks' per-shoe rows, concatenated in chunk order."""
-    return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
 
 
 # --------------------------------------------------------------------------------------------------
