@@ -205,6 +205,7 @@ def test_the_vector_env_autoresets(mode):
             assert terminated[1] and reward[1] == 0.0 and info["_is_success"][1] and not info["is_success"][1]
             if mode == "SameStep":
                 assert obs[1].tolist() == [0.5, 1.0] and info["final_obs"][1].tolist() == [0.5, 0.0]
+                assert info["hands_left"][1] == 3 and info["final_info"]["hands_left"][1] == 0
             else:
                 assert obs[1].tolist() == [0.5, 0.0]
         if step == 3 and mode == "NextStep":  # the table restarts, its action ignored

@@ -173,7 +173,8 @@ class SessionVectorEnv(VectorEnv):
             self._restart(restart)
             ticks = self.bankroll_ticks
             obs[restart] = s.observe(ticks[restart], self._hands_left[restart])
-            for key, value in step_info(s, ticks, self._hands_left, illegal, self._illegal).items():
+            fresh = step_info(s, ticks, self._hands_left, illegal & ~restart, self._illegal)
+            for key, value in fresh.items():  # the new episodes' first infos
                 info[key][restart] = value[restart]
         return obs, won.astype(np.float64), done, np.zeros(n, dtype=np.bool_), info
 
