@@ -37,6 +37,12 @@ of a shoe are correlated, shoes are independent: ratio estimators of per-shoe su
   for the controls (``edge=False``) ``regret_per_1000_hands``, for ``Sizing-v0``
   ``normalized_log_growth``.
 
+A session task (:data:`pb_gym.envs.tasks.SESSION_TASKS`: reach a goal within a hand limit) is scored
+by :func:`pb_gym.session_benchmark.score`: its P(goal) over held-out sessions against the exact optimum
+of :mod:`pb_gym.session_optimum` (``normalized_score``: 0 never betting, 1 the optimum), exact as well
+for a policy of the state; :func:`score`, :func:`report` and :func:`perfect_policy` pass such a task
+on to it.
+
 For ``objective="log_growth"`` tasks (``Sizing-v0``) the same for the exact expected log growth of the
 bankroll (Kelly's objective): ``log_growth_per_hand`` (the policy's), ``perfect_log_growth_per_hand``
 (the best action of the task's own for each hand, at the policy's bankroll: the one-hand optimum over
@@ -60,7 +66,16 @@ from pb_gym.ci import ratio_ci
 from pb_gym.envs.tasks import SCORE_HANDS as DEFAULT_HANDS
 from pb_gym.envs.tasks import SCORE_SEED as DEFAULT_SEED
 from pb_gym.envs.tasks import SCORE_TABLES as DEFAULT_TABLES
-from pb_gym.envs.tasks import TASKS, Task, action_index, action_meanings, get_task
+from pb_gym.envs.tasks import (
+    SESSION_TASKS,
+    TASKS,
+    SessionTask,
+    Task,
+    action_index,
+    action_meanings,
+    get_task,
+    is_session_task,
+)
 
 Policy = Callable[[np.ndarray], Any]
 
@@ -293,34 +308,51 @@ class Deal:
 
 
 def score(
-    policy: Policy,
-    task: str | Task = "pb_gym/Discover-v0",
-    tables: int = DEFAULT_TABLES,
-    hands: int = DEFAULT_HANDS,
+    policy: Any,
+    task: str | Task | SessionTask = "pb_gym/Discover-v0",
+    tables: int | None = None,
+    hands: int | None = None,
     seed: int = DEFAULT_SEED,
     *,
     reset: Callable[[], None] | None = None,
+    sessions: int | None = None,
+    exact: bool | None = None,
 ) -> dict:
     """Play ``policy`` on ``tables`` x ``hands`` held-out hands of ``task`` (seed ``seed``) beside the
-    perfect-information bettor; the JSON-ready figures of the module docstring.
+    perfect-information bettor; the JSON-ready figures of the module docstring. A session task
+    (``pb_gym/Session-v0``, ...) is scored by :func:`pb_gym.session_benchmark.score` instead: its
+    P(goal) over ``sessions`` sessions against the exact optimum.
 
     Args:
         policy: a callable from observations ``(N, obs_dim)`` float32 to actions ``(N,)`` (a tuple's
-            first item is taken: an SB3 ``predict``).
-        task: a task id of :data:`pb_gym.envs.tasks.TASKS` (``"Discover-v0"`` works too).
-        tables: tables dealt in parallel (each hand, one batch of ``tables`` observations).
-        hands: hands dealt at each table (a new shoe, and a new episode, starts where one ends).
-        seed: table ``i`` is seeded ``seed + i``.
-        reset: called before the first hand (a recurrent policy's state).
+            first item is taken: an SB3 ``predict``); for a session task also a
+            :class:`~pb_gym.session_optimum.PolicyTable` or a :class:`~pb_gym.session_benchmark.StatePolicy`.
+        task: a task id of :data:`pb_gym.envs.tasks.TASKS` or :data:`~pb_gym.envs.tasks.SESSION_TASKS`
+            (``"Discover-v0"`` works too).
+        tables: tables dealt in parallel (each hand, one batch of ``tables`` observations); None: 256
+            (a session task: the sessions played side by side, None: 4096).
+        hands: hands dealt at each table (a new shoe, and a new episode, starts where one ends); None:
+            1600. Not for a session task (a session lasts the task's hands).
+        seed: table ``i`` (a session task: session ``i``) is seeded ``seed + i``.
+        reset: called before the first hand (a recurrent policy's state; a session task: before each
+            batch of sessions).
+        sessions: a session task's sessions (None: 100,000); only for a session task.
+        exact: a session task's exact valuation (:func:`pb_gym.session_benchmark.score`); only for a
+            session task.
 
     Raises:
         ValueError: a bad argument (named), or a policy that returns other than one valid action per row.
     """
     from pb_gym.envs import table as T
 
+    if is_session_task(task):
+        return _score_session(policy, task, tables, hands, seed, reset, sessions, exact)
+    for name, value in (("sessions", sessions), ("exact", exact)):
+        if value is not None:
+            raise ValueError(f"{name}={value!r} is not allowed; allowed: None (only a session task takes it)")
     spec = get_task(task)
-    tables = _check_int("tables", tables, 2)
-    hands = _check_int("hands", hands, 1)
+    tables = _check_int("tables", DEFAULT_TABLES if tables is None else tables, 2)
+    hands = _check_int("hands", DEFAULT_HANDS if hands is None else hands, 1)
     seed = _check_int("seed", seed, 0)
     if not callable(policy):
         raise ValueError(
@@ -416,6 +448,34 @@ def score(
     return out
 
 
+def _score_session(
+    policy: Any,
+    task: str | SessionTask,
+    tables: int | None,
+    hands: int | None,
+    seed: int,
+    reset: Callable[[], None] | None,
+    sessions: int | None,
+    exact: bool | None,
+) -> dict:
+    from pb_gym import session_benchmark as SB
+
+    if hands is not None:
+        raise ValueError(
+            f"hands={hands!r} is not allowed; allowed: None for a session task (a session lasts the "
+            "task's hands; sessions= sets how many are played)"
+        )
+    return SB.score(
+        policy,
+        task,
+        SB.SCORE_SESSIONS if sessions is None else sessions,
+        seed,
+        tables=SB.SCORE_TABLES if tables is None else tables,
+        exact=exact,
+        reset=reset,
+    )
+
+
 def _sizing(
     growth: _Growth,
     cfg,
@@ -454,13 +514,14 @@ def _sizing(
     return out
 
 
-def perfect_policy(task: str | Task = "pb_gym/Discover-v0") -> Policy:
+def perfect_policy(task: str | Task | SessionTask = "pb_gym/Discover-v0") -> Policy:
     """The known optimum as a policy of ``task``'s observations, the reference a learned policy is
     measured against: the unseen cards read from the observation (``shoe`` x ``4 x decks``: exact in
     float32), then one unit (the smallest stake level) on the best offered bet whose exact EV is
     positive, else no bet. For ``objective="log_growth"`` tasks, the action of the task with the
     largest exact expected log growth (none: no bet), the bankroll read from the observation. It
-    scores exactly 1 on every seed (tested).
+    scores exactly 1 on every seed (tested). For a session task, the solver's optimal policy
+    (:func:`pb_gym.session_benchmark.optimal_policy`).
 
     Raises:
         ValueError: the task hides the discards (no policy of its observation can be perfect).
@@ -469,6 +530,10 @@ def perfect_policy(task: str | Task = "pb_gym/Discover-v0") -> Policy:
     from pb_gym import rules as R
     from pb_gym.envs import table as T
 
+    if is_session_task(task):
+        from pb_gym import session_benchmark
+
+        return session_benchmark.optimal_policy(task)
     spec = get_task(task)
     cfg = T.make_config(**spec.kwargs)
     if not cfg.visible_discards:
@@ -521,6 +586,10 @@ def _fmt(entry: dict, scale: float = 1.0, digits: int = 4) -> str:
 
 def report(result: dict) -> str:
     """A :func:`score` result as text, its headline (:func:`headline`) first."""
+    if "p_goal" in result:  # a session task's
+        from pb_gym import session_benchmark
+
+        return session_benchmark.report(result)
     sizing = "log_growth_per_hand" in result
     lines = [
         f"{result['task']}: {result['hands']:,} held-out hands ({result['tables']} tables x "
@@ -571,6 +640,7 @@ __all__ = [
     "DEFAULT_HANDS",
     "DEFAULT_SEED",
     "DEFAULT_TABLES",
+    "SESSION_TASKS",
     "TASKS",
     "Task",
     "action_index",

@@ -33,6 +33,55 @@ DiscoverEdgeSort-v0       banker, player, tie; the first card's sorted class (hi
                           6-9 or low) shown before each hand (``leaks``: edge sorting)
 ========================  =========================================================  =======  ========
 
+Session tasks (:data:`SESSION_TASKS`, :class:`SessionTask`): reach a goal from a bankroll within a
+hand limit, the problem :mod:`pb_gym.session_optimum` solves exactly (Dubins & Savage at a baccarat
+table). Each is a :class:`~pb_gym.envs.session_env.SessionEnv` (``gymnasium.make``) or
+:class:`~pb_gym.envs.session_vector.SessionVectorEnv` (``gymnasium.make_vec``); the exact optimum is
+that of the solver, because every hand is dealt from the full shoe by a continuous shuffler that takes
+the cards back at once (independent hands) and every amount is exact (``session_env``'s module
+docstring). Common to the three: 8 decks, the table minimum 1 unit, the bets banker (19:20), player
+and tie (8:1); an illegal action (a stake above the bankroll, masked in ``info["action_mask"]`` and
+``action_masks()``) is played as no bet and counted in ``info["illegal_actions"]``;
+:func:`pb_gym.benchmark.score` scores a policy by its P(goal) against the exact optimum.
+
+``pb_gym/Session-v0``: reach 60 units from 20 within 30 hands, stakes 1 to 5 units.
+
+=================  =========================================================================================
+Action Space       ``Discrete(16)``: 0 no bet; ``1 + 5 b + (s - 1)`` stakes ``s`` = 1..5 units on bet ``b``
+                   (0 banker, 1 player, 2 tie)
+Observation Space  ``Box(0, 1, (2,), float32)``: ``[min(bankroll, 60) / 60, hands left / 30]``
+Reward             1 on the hand that reaches 60 units, else 0
+Episode end        terminated at 60 (won), below 1 unit (ruin) or after 30 hands; never truncated
+P(goal) optimum    0.282916417064592 (:func:`pb_gym.session_optimum.solve`; it opens with 5 on the tie)
+P(goal) bold       0.111587908386914 on player (0.394 of the optimum), 0.097165805080941 on banker
+P(goal) timid      0 at 1 unit a hand on player or banker (30 hands cannot win 40 units)
+=================  =========================================================================================
+
+``pb_gym/SessionDouble-v0``: double 50 units within 20 hands, stakes 1 to 10 units.
+
+=================  =========================================================================================
+Action Space       ``Discrete(31)``: 0 no bet; ``1 + 10 b + (s - 1)`` stakes ``s`` = 1..10 units on bet ``b``
+Observation Space  ``Box(0, 1, (2,), float32)``: ``[min(bankroll, 100) / 100, hands left / 20]``
+Reward             1 on the hand that reaches 100 units, else 0
+Episode end        terminated at 100 (won), below 1 unit (ruin) or after 20 hands; never truncated
+P(goal) optimum    0.443445351949888 (it opens with 10 on player)
+P(goal) bold       0.228380922555073 on player (0.515 of the optimum), 0.198833473736703 on banker
+P(goal) timid      0 at 1 unit a hand on player or banker (20 hands cannot win 50 units)
+=================  =========================================================================================
+
+``pb_gym/SessionBold-v0``: double 10 units within 100 hands, stakes 1 to 10 units (the canonical case:
+one stake can reach the goal, and bold play on player is optimal, after Dubins & Savage).
+
+=================  =========================================================================================
+Action Space       ``Discrete(31)``: 0 no bet; ``1 + 10 b + (s - 1)`` stakes ``s`` = 1..10 units on bet ``b``
+Observation Space  ``Box(0, 1, (2,), float32)``: ``[min(bankroll, 20) / 20, hands left / 100]``
+Reward             1 on the hand that reaches 20 units, else 0
+Episode end        terminated at 20 (won), below 1 unit (ruin) or after 100 hands; never truncated
+P(goal) optimum    0.493175170055446 = bold play on player (10 units until a decision)
+P(goal) bold       0.493175170055446 on player (1 of the optimum), 0.482671055152989 on banker
+P(goal) timid      0.254244840312079 at 1 unit a hand on player, 0.227205804820933 on banker
+=================  =========================================================================================
+
 Importing this module registers the ids and needs only Gymnasium (the env classes load on first use).
 """
 
@@ -40,7 +89,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 import gymnasium
 
@@ -237,20 +286,116 @@ TASKS: dict[str, Task] = {
 """Every benchmark task by its Gymnasium id."""
 
 
-def get_task(task: str | Task) -> Task:
-    """The :class:`Task` called ``task`` (its id, or the id without ``pb_gym/``)."""
+def get_task(task: str | Task | SessionTask) -> Task:
+    """The :class:`Task` called ``task`` (its id, or the id without ``pb_gym/``); a session task is
+    refused (:func:`get_session_task`)."""
     if isinstance(task, Task):
         return task
+    if is_session_task(task):
+        name = task.id if isinstance(task, SessionTask) else task
+        raise ValueError(
+            f"task={name!r} is a session task (pb_gym.envs.tasks.get_session_task; "
+            f"pb_gym.benchmark.score scores it); allowed here: {', '.join(TASKS)}"
+        )
     key = task if "/" in str(task) else f"{NAMESPACE}/{task}"
     if key not in TASKS:
         raise ValueError(f"task={task!r} is not allowed; allowed: {', '.join(TASKS)}")
     return TASKS[key]
 
 
-def action_meanings(task: str | Task) -> tuple[str, ...]:
+@dataclasses.dataclass(frozen=True)
+class SessionTask:
+    """A session task: its Gymnasium id, its frozen settings and its exact figures.
+
+    Attributes:
+        id: the Gymnasium id (``pb_gym/Session...-v0``).
+        summary: one line on what the task asks.
+        kwargs: every keyword argument of :class:`~pb_gym.envs.session_env.SessionEnv` (bankroll,
+            goal, hands, table_min, table_max, bets, decks; amounts in units).
+        optimum: the optimal policy's P(goal), :func:`pb_gym.session_optimum.solve` (tested).
+        bold: bold play's P(goal) on player (:func:`pb_gym.session_optimum.bold_play`).
+        timid: timid play's P(goal), 1 unit a hand on player (:func:`pb_gym.session_optimum.timid_play`).
+    """
+
+    id: str
+    summary: str
+    kwargs: Mapping[str, Any]
+    optimum: float
+    bold: float
+    timid: float
+
+    @property
+    def name(self) -> str:
+        """The id without its namespace (``Session-v0``)."""
+        return self.id.split("/", 1)[1]
+
+
+def _session(name: str, summary: str, figures: tuple[float, float, float], **kwargs: Any) -> SessionTask:
+    kwargs = dict(kwargs, table_min=1, bets=MAIN_BETS, decks=8)
+    return SessionTask(f"{NAMESPACE}/{name}", summary, kwargs, *figures)
+
+
+SESSION_TASKS: dict[str, SessionTask] = {
+    task.id: task
+    for task in (
+        _session(
+            "Session-v0",
+            "reach 60 units from 20 within 30 hands, stakes 1 to 5 units",
+            (0.282916417064592, 0.111587908386914, 0.0),
+            bankroll=20,
+            goal=60,
+            hands=30,
+            table_max=5,
+        ),
+        _session(
+            "SessionDouble-v0",
+            "double 50 units within 20 hands, stakes 1 to 10 units",
+            (0.443445351949888, 0.228380922555073, 0.0),
+            bankroll=50,
+            goal=100,
+            hands=20,
+            table_max=10,
+        ),
+        _session(
+            "SessionBold-v0",
+            "double 10 units within 100 hands, stakes 1 to 10 units: bold play on player is optimal",
+            (0.493175170055446, 0.493175170055446, 0.254244840312079),
+            bankroll=10,
+            goal=20,
+            hands=100,
+            table_max=10,
+        ),
+    )
+}
+"""Every session task by its Gymnasium id (the figures rounded to 15 digits)."""
+
+
+def _key(task: str) -> str:
+    return task if "/" in str(task) else f"{NAMESPACE}/{task}"
+
+
+def is_session_task(task: object) -> TypeGuard[str | SessionTask]:
+    """Whether ``task`` is a :class:`SessionTask` or the id of one (``"Session-v0"`` works too)."""
+    return isinstance(task, SessionTask) or (isinstance(task, str) and _key(task) in SESSION_TASKS)
+
+
+def get_session_task(task: str | SessionTask) -> SessionTask:
+    """The :class:`SessionTask` called ``task`` (its id, or the id without ``pb_gym/``)."""
+    if isinstance(task, SessionTask):
+        return task
+    key = _key(task) if isinstance(task, str) else None
+    if key not in SESSION_TASKS:
+        raise ValueError(f"task={task!r} is not allowed; allowed: {', '.join(SESSION_TASKS)}")
+    return SESSION_TASKS[key]
+
+
+def action_meanings(task: str | Task | SessionTask) -> tuple[str, ...]:
     """What each action of ``task`` does: ``"no_bet"`` (action 0), then ``"BET"`` (one unit on it) or,
     for several stake levels, ``"BET@LEVEL"`` (bet-major: the levels of the first bet, then the next
-    bet's; a level in units, or in fractions of the bankroll for ``Sizing-v0``)."""
+    bet's; a level in units, or in fractions of the bankroll for ``Sizing-v0``; a session task's
+    ``"BET@STAKE"``, whole units)."""
+    if is_session_task(task):
+        return _session_settings(task).action_meanings()
     spec = get_task(task)
     levels = spec.kwargs["stake_levels"]
     if len(levels) == 1:
@@ -258,9 +403,11 @@ def action_meanings(task: str | Task) -> tuple[str, ...]:
     return ("no_bet", *(f"{bet}@{level:g}" for bet in spec.bets for level in levels))
 
 
-def action_index(task: str | Task, bet: str, stake: float = 1) -> int:
+def action_index(task: str | Task | SessionTask, bet: str, stake: float = 1) -> int:
     """The action of ``task`` that stakes ``stake`` (a stake level: units, or a fraction of the bankroll
-    for ``Sizing-v0``) on ``bet``; ``bet="no_bet"`` is 0."""
+    for ``Sizing-v0``; whole units for a session task) on ``bet``; ``bet="no_bet"`` is 0."""
+    if is_session_task(task):
+        return _session_settings(task).action_index(bet, 0 if bet == "no_bet" else int(stake))
     spec = get_task(task)
     if bet == "no_bet":
         return 0
@@ -273,6 +420,12 @@ def action_index(task: str | Task, bet: str, stake: float = 1) -> int:
             f"{', '.join(f'{x:g}' for x in levels)}"
         )
     return 1 + spec.bets.index(bet) * len(levels) + levels.index(float(stake))
+
+
+def _session_settings(task: str | SessionTask) -> Any:
+    from pb_gym.envs.session_settings import session_settings  # (numpy: not at this module's import)
+
+    return session_settings(**get_session_task(task).kwargs)
 
 
 def register() -> None:
@@ -288,8 +441,31 @@ def register() -> None:
             max_episode_steps=None,
             kwargs=dict(task.kwargs),
         )
+    for session in SESSION_TASKS.values():
+        if session.id in gymnasium.registry:
+            continue
+        gymnasium.register(
+            id=session.id,
+            entry_point="pb_gym.envs.session_env:SessionEnv",
+            vector_entry_point="pb_gym.envs.session_vector:SessionVectorEnv",
+            # the env ends every episode itself (the hand limit is terminal): no TimeLimit
+            max_episode_steps=None,
+            kwargs=dict(session.kwargs),
+        )
 
 
 register()
 
-__all__ = ["ALL_SIDE_BETS", "TASKS", "Task", "action_index", "action_meanings", "get_task", "register"]
+__all__ = [
+    "ALL_SIDE_BETS",
+    "SESSION_TASKS",
+    "TASKS",
+    "SessionTask",
+    "Task",
+    "action_index",
+    "action_meanings",
+    "get_session_task",
+    "get_task",
+    "is_session_task",
+    "register",
+]
