@@ -12,10 +12,10 @@ The state arrays are updated in place (as numpy's ``out=`` arguments are) and th
 returned; use :meth:`ShoeState.copy` to branch a state.
 
 Shoe conventions (see :class:`pb_gym.rules.Rules`): each shoe is shuffled with the table's own random
-stream, the burn rule is applied, and when the cut card has come out the shoe is reshuffled before the
-next hand (after one more hand if ``hand_after_cut``). Counts by rank are kept both of the cards really
-left in the shoe (``counts``) and of the cards the players have not seen (``unseen``: the shoe plus the
-face-down burned cards), which is what a card counter can know.
+stream (:mod:`pb_gym.shoe_shuffle`), the burn rule is applied, and when the cut card has come out the
+shoe is reshuffled before the next hand (after one more hand if ``hand_after_cut``). Counts by rank are
+kept both of the cards really left in the shoe (``counts``) and of the cards the players have not seen
+(``unseen``: the shoe plus the face-down burned cards), which is what a card counter can know.
 """
 
 from __future__ import annotations
@@ -29,9 +29,12 @@ import numpy as np
 
 from pb_gym import memory, progress
 from pb_gym import rules as R
-from pb_gym.kernel_arrays import borrowed, stack_int32
 from pb_gym.parallel import checked_rows, run_rows
 from pb_gym.rules import Rules
+from pb_gym.shoe_shuffle import _init_rows, _scratch, _shoe_arrays, _shuffle_rows
+from pb_gym.shoe_shuffle import new_shoe as new_shoe
+from pb_gym.shoe_shuffle import shuffle_row as shuffle_row
+from pb_gym.shoe_shuffle import stream_index as stream_index
 from pb_gym.shoe_state import (
     HAND_VIEW_FIELDS,
     RESULT_ARRAYS,
@@ -54,19 +57,12 @@ from pb_gym.shoe_state import (
     table_seeds,
 )
 
-_U64 = np.uint64
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
-
 # the rules' numbers the kernels use, by name
 _N_RANKS = R.N_RANKS  # card codes 1..13, ranks 0..12
 _POINTS = 10  # a hand's total is the sum of its card values modulo 10
 _NATURAL = R.NATURAL_MIN  # a two-card 8 or 9
 _MAX_CARDS = 3  # cards a hand can hold
 _HAND_CARDS = 6  # the most cards one hand takes from the shoe
-_MAX_SHOE_CARDS = R.MAX_SHOE_CARDS  # the longest shoe: the size of a shuffle's scratch space
 
 # A hand's whole course (third cards, final totals, outcome, winner, natural) is a function of its two
 # two-card totals and the values of the next two cards in the shoe: 10 x 10 x 10 x 10 cases, looked up
@@ -112,120 +108,8 @@ HAND_TABLE = _hand_table()
 _VALUES = R.CARD_VALUES.astype(np.intp)  # a card code's value (0 for no card), as an index
 
 
-@numba.njit(inline="always")
-def _mix(z: np.uint64) -> np.uint64:
-    """splitmix64's output function of a counter value."""
-    z = (z ^ (z >> _U64(30))) * _MIX1
-    z = (z ^ (z >> _U64(27))) * _MIX2
-    return z ^ (z >> _U64(31))
-
-
-@numba.njit(inline="always")
-def stream_index(rng, t, low, high):
-    """A uniform integer in ``low..high-1`` from table ``t``'s random stream, advanced by one draw
-    (the shuffle's draw: splitmix64 of the counter, its top 53 bits as a fraction)."""
-    seed = rng[t] + _GOLDEN
-    rng[t] = seed
-    return low + np.int64(float(_mix(seed) >> _U64(11)) * _TO_UNIT * (high - low))
-
-
-@numba.njit(inline="always")
-def _swap(row, t, draws, n_draws):
-    """The Fisher-Yates swaps of a shuffle on ``row[t]``: draw ``k < n_draws`` swaps the position
-    ``n - 1 - k`` with ``draws[k]``."""
-    last = row.shape[1] - 1
-    for k in range(n_draws):
-        i = last - k
-        j = draws[k]
-        tmp = row[t, i]
-        row[t, i] = row[t, j]
-        row[t, j] = tmp
-
-
-# (new_shoe, shuffle_row and deal_rows are called only from compiled code: no Python or C entry point is
-# compiled; numba's type stubs omit these flags)
-@numba.njit(inline="always")
-def _scratch(n_cards):
-    """A shuffle's scratch space (:func:`shuffle_row`) for a shoe of ``n_cards``: on the calling
-    kernel's stack (an allocation each call cost a deal of 16 tables some 5%), or allocated for a
-    shoe longer than any the rules deal (a state built by hand)."""
-    draws = stack_int32(_MAX_SHOE_CARDS)
-    if n_cards > _MAX_SHOE_CARDS:
-        draws = np.empty(n_cards, dtype=np.int32)
-    return draws
-
-
-@numba.njit(inline="always")
-def _shoe_arrays(shoe):
-    """The arrays of a :class:`ShoeView` that :func:`shuffle_row` takes, borrowed (each array handed
-    to a helper otherwise takes an atomic reference count, which both threads contend on)."""
-    return (
-        borrowed(shoe.shoe),
-        borrowed(shoe.suits),
-        borrowed(shoe.counts),
-        borrowed(shoe.unseen),
-        borrowed(shoe.rng),
-        borrowed(shoe.position),
-    )
-
-
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # type: ignore[call-overload]
-def new_shoe(t, shoe, start, burn):
-    """Shuffle the cards below ``start`` of table ``t`` of a :class:`ShoeView` (cards above are a
-    stacked top), then burn with ``burn`` (:func:`shuffle_row`)."""
-    cards, suits, counts, unseen, rng, position = _shoe_arrays(shoe)
-    draws = _scratch(cards.shape[1])
-    position[t] = shuffle_row(t, cards, suits, counts, unseen, rng, start, burn, draws)
-
-
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # type: ignore[call-overload]
-def shuffle_row(t, cards, suits, counts, unseen, rng, start, burn, draws):
-    """Shuffle the cards below ``start`` of row ``t`` of a shoe's arrays (cards above are a stacked
-    top), then burn with ``burn``: returns the position of the next card. ``draws`` is scratch
-    space of at least a shoe's cards (:func:`_scratch`, on the caller's stack). The callers hand it
-    the arrays borrowed, not the :class:`ShoeView`: each array taken from the view takes an atomic
-    reference count, a large share of a shuffle's work, contended by every thread.
-
-    Each table's stream is splitmix64 over a counter (``rng[t]``, advanced by the golden gamma per
-    draw): the Fisher-Yates swap of position ``i`` takes ``start + floor(u * (i - start + 1))`` with
-    ``u`` the draw's top 53 bits as a fraction. The draws of a shuffle do not depend on each other,
-    so they are computed first in a loop the compiler vectorizes, then the swaps run."""
-    n_cards = cards.shape[1]
-    per_rank = n_cards // _N_RANKS
-    suited = suits.shape[1] > 0  # the state tracks suits (init's suited=True)
-    if start == 0:
-        k = 0
-        for r in range(_N_RANKS):
-            for _ in range(per_rank):
-                cards[t, k] = r + 1
-                k += 1
-        if suited:  # the canonical shoe: by rank, copy j of a rank in suit j % 4
-            for k in range(n_cards):
-                suits[t, k] = (k % per_rank) & 3
-    n_draws = max(n_cards - 1 - start, 0)
-    seed = rng[t]
-    for k in range(n_draws):  # draw k swaps position n_cards - 1 - k
-        z = _mix(seed + _U64(k + 1) * _GOLDEN)
-        draws[k] = start + np.int32(float(z >> _U64(11)) * _TO_UNIT * (n_cards - start - k))
-    rng[t] = seed + _U64(n_draws) * _GOLDEN
-    _swap(cards, t, draws, n_draws)
-    if suited:  # the same swaps: each card's suit moves with its rank
-        _swap(suits, t, draws, n_draws)
-    for r in range(_N_RANKS):
-        counts[t, r] = per_rank
-        unseen[t, r] = per_rank
-    pos = 0
-    if burn:
-        first = cards[t, 0] - 1
-        counts[t, first] -= 1
-        unseen[t, first] -= 1  # turned face up: seen
-        pos = 1
-        for _ in range(R.BURN_COUNTS[first]):
-            counts[t, cards[t, pos] - 1] -= 1  # burned face down: gone, but not seen
-            pos += 1
-    return pos
-
-
+# (called only from compiled code: no Python or C entry point is compiled; numba's type stubs omit
+# these flags)
 @numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # type: ignore[call-overload]
 def deal_rows(start, stop, active, shoe, hand, hand_after_cut, burn):  # noqa: C901 - the hand loop of the engine: a call per step costs speed
     """Deal one hand at every table ``t`` of ``start..stop-1`` where ``active[t]``, from a
@@ -364,26 +248,6 @@ off sooner)."""
 RESHUFFLE_MIN_TABLES = 48
 """The same for :func:`shuffle` (a vector env's tables that start an episode each step: about a hundred
 at 4,096 tables)."""
-
-
-@numba.njit(cache=True, nogil=True)
-def _init_rows(start, stop, shoe, stack_len, burn):
-    cards, suits, counts, unseen, rng, position = _shoe_arrays(shoe)
-    draws = _scratch(cards.shape[1])
-    for t in range(start, stop):
-        position[t] = shuffle_row(t, cards, suits, counts, unseen, rng, stack_len, burn, draws)
-
-
-@numba.njit(cache=True, nogil=True)
-def _shuffle_rows(start, stop, tables, shoe, burn):
-    cards, suits, counts, unseen, rng, position = _shoe_arrays(shoe)
-    draws = _scratch(cards.shape[1])
-    for i in range(start, stop):
-        t = tables[i]
-        position[t] = shuffle_row(t, cards, suits, counts, unseen, rng, np.int64(0), burn, draws)
-        shoe.hands_in_shoe[t] = 0
-        shoe.shoes_started[t] += 1
-        shoe.cut_hands[t] = 0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -797,6 +661,7 @@ __all__ = [
     "settle",
     "shoe_over",
     "shuffle",
+    "shuffle_row",
     "table_bytes",
     "table_seeds",
     "unseen_by_suit",

@@ -101,7 +101,7 @@ def taylor_coefficients() -> tuple[np.ndarray, np.ndarray]:
     """``(exponents, coefficients)``: ``G_o(delta, eps) = sum_j coefficients[j, o] * prod (delta,
     eps) ** exponents[j]`` for each outcome class ``o``; ``P(o) = kappa(N) * G_o`` exactly.
 
-    Built by walking the same multiset tree as :func:`pb_gym.exact._outcome_counts_kernel`, with a
+    Built by walking the same multiset tree as :func:`pb_gym.multiset_walk._outcome_counts_kernel`, with a
     polynomial in place of a number at each node (compiled; half a second, once per installation and
     source version: :mod:`pb_gym.table_cache`).
     """
@@ -152,7 +152,7 @@ def _times(src, dst, size, value, repeat, shift, u0):
 
 @numba.njit(cache=True)
 def _taylor_walk(weights, shift, u0, sizes, acc):
-    """The multiset walk of :func:`pb_gym.exact._outcome_counts_kernel` with a polynomial at each
+    """The multiset walk of :func:`pb_gym.multiset_walk._outcome_counts_kernel` with a polynomial at each
     node: ``acc[:, o] += weights[m, o] * prod_v prod_{k < m_v} (u_v - k eps)`` over multisets ``m``."""
     n_mon = acc.shape[0]
     polys = np.zeros((7, n_mon))

@@ -77,7 +77,7 @@ def test_expected_reward_is_stake_times_exact_ev_and_the_bankroll_follows_the_re
 def _twin_rewards(decks: int, tables: int, steps: int, seed: int):
     """Realized and expected rewards of the same hands for a policy that decides from the cards seen:
     a counter's linear EV estimate (effects of removal) picks Dragon 7 (1 unit) or Panda 8 (2 units)."""
-    from pb_gym.agents import learned as L
+    from pb_gym.agents import obs_transforms
 
     kwargs = dict(
         decks=decks,
@@ -96,7 +96,7 @@ def _twin_rewards(decks: int, tables: int, steps: int, seed: int):
     realized.reset(seed=seed)
     expected.reset(seed=seed)
     rules = realized.config.rules
-    ev_full, eor = L._linear_ev_model(rules)
+    ev_full, eor = obs_transforms._linear_ev_model(rules)
     full = R.full_shoe(decks).astype(np.float64)
     full_shoe_ev = exact.expected_values(R.full_shoe(decks), rules)
     real, exp, naive = [], [], []

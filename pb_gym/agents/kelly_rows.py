@@ -10,7 +10,7 @@ cost, and every call lets go of the GIL that the other chunks' threads then take
 does the same steps for a range of tables in one call.
 
 The results are the same bits as :meth:`agents.systems.Kelly.stake_fractions`' numpy steps. Each
-row's exact EV and payoff probabilities come from :func:`pb_gym.exact._expectation_kernel` (its
+row's exact EV and payoff probabilities come from :func:`pb_gym.multiset_walk._expectation_kernel` (its
 lanes are independent: a row's result does not depend on the rows beside it in a block, nor on the
 block's width) divided by the same falling product; the fraction from the same bisection; the
 growth summed as numpy sums. The bound only chooses which rows are priced exactly: a row it rules
@@ -24,7 +24,7 @@ import math
 import numba
 import numpy as np
 
-from pb_gym import exact
+from pb_gym import multiset_walk
 from pb_gym import rules as R
 from pb_gym.agents.staking import _numpy_sum, kelly_bisection
 from pb_gym.ev_bound import _upper_kernel
@@ -46,7 +46,7 @@ def _falling6(cards):
 def _walk(ranks, rows, count, weights):
     """``(count, k)``: the exact expectations of ``weights`` ``(n_multisets, k)`` at the tables
     ``rows[:count]`` (:func:`pb_gym.exact.multiset_expectations`' steps, row by row the same bits)."""
-    width = exact.block_width(count)
+    width = multiset_walk.block_width(count)
     n_blocks = -(-count // width)
     blocks = np.empty((n_blocks, 10, width))
     for b in range(n_blocks):
@@ -58,7 +58,7 @@ def _walk(ranks, rows, count, weights):
             for r in range(ranks.shape[1]):
                 blocks[b, RANK_VALUE[r], i] += ranks[row, r]
     walked = np.empty((n_blocks, weights.shape[1], width))
-    exact._expectation_kernel(0, n_blocks, blocks, weights, walked)
+    multiset_walk._expectation_kernel(0, n_blocks, blocks, weights, walked)
     out = np.empty((count, weights.shape[1]))
     for at in range(count):
         cards = 0

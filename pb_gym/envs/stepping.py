@@ -10,7 +10,7 @@ import numpy as np
 from numba.core import types
 from numba.experimental import structref
 
-from pb_gym import engine
+from pb_gym import engine, shoe_shuffle
 from pb_gym import rules as R
 from pb_gym.envs.actions import BOX, bad_action, decode_rows, decode_struct
 from pb_gym.envs.config import EnvConfig
@@ -336,7 +336,7 @@ def restart_all(state, bankroll0, obs):
     # the shuffle of pb_gym.engine.init, already compiled when the tables were made: called with its
     # argument types from there (no literal 0), so that no second specialization is compiled
     zero = np.int64(0)
-    engine._init_rows(zero, n, shoe, zero, burn)
+    shoe_shuffle._init_rows(zero, n, shoe, zero, burn)
     for t in range(n):
         shoe.hands_in_shoe[t] = 0
         shoe.shoes_started[t] += 1

@@ -196,6 +196,7 @@ def plain_model_policy(zip_path: str | Path, task: str | Task) -> PlainModelPoli
         ValueError: not an SB3 model, or one of other spaces than the task's (named).
     """
     from pb_gym.agents import learned as L
+    from pb_gym.agents import saved_model
 
     zip_path = Path(zip_path)
     spec = get_task(task)
@@ -208,12 +209,12 @@ def plain_model_policy(zip_path: str | Path, task: str | Task) -> PlainModelPoli
         raise ValueError(f"{zip_path}: the {algorithm} model cannot be loaded ({_one_line(error)})") from None
     cfg = T.make_config(**spec.kwargs)
     differ = [
-        f"{name}: model {L._space_form(got)}, task {L._space_form(want)}"
+        f"{name}: model {saved_model._space_form(got)}, task {saved_model._space_form(want)}"
         for name, got, want in (
             ("observation space", model.observation_space, T.observation_space(cfg)),
             ("action space", model.action_space, T.action_space(cfg)),
         )
-        if L._space_form(got) != L._space_form(want)
+        if saved_model._space_form(got) != saved_model._space_form(want)
     ]
     if differ:
         raise ValueError(
