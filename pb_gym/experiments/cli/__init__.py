@@ -1,4 +1,5 @@
-"""The ``pb-gym`` command line: ``odds``, ``simulate``, ``evaluate``, ``train``, ``experiment``, ``bench``.
+"""The ``pb-gym`` command line: ``odds``, ``simulate``, ``evaluate``, ``train``, ``experiment``, ``score``,
+``roads``, ``optimum``, ``bench``.
 
 Every subcommand has ``--help`` and ``--json`` (one strict JSON object on stdout, nothing else: a
 statistic that is undefined is ``null``, explained under ``null_values``). Exit status: 0 done; 2 bad
@@ -21,6 +22,7 @@ import signal
 import sys
 
 from pb_gym import interrupts
+from pb_gym.experiments.cli import optimum
 from pb_gym.experiments.cli.odds import UsageError, add_rules_options, cmd_odds, cmd_simulate
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy and ruff know the name)
@@ -524,6 +526,7 @@ def build_parser() -> argparse.ArgumentParser:
     road.add_argument("--json", action="store_true", help="print the roads as one JSON object")
     road.add_argument("--png", default=None, metavar="FILE", help="draw the scoreboard in this PNG file")
     road.set_defaults(func=cmd_roads)
+    optimum.add_parser(sub)
 
     bench = sub.add_parser(
         "bench", help="throughput of the engine, exact odds and environments", description=cmd_bench.__doc__
