@@ -208,7 +208,8 @@ def cmd_train(args: argparse.Namespace) -> dict:
 
 def cmd_experiment(args: argparse.Namespace) -> dict:
     """Run a study: ``counting``, ``atlas`` (every bet: how far a count beats it), ``ruin``, ``roads``,
-    ``leaks``, ``procedures`` or ``benchmark`` (RL algorithms over seeds against the known optimum)."""
+    ``leaks``, ``optimum`` (the exact optimal session), ``procedures`` or ``benchmark`` (RL algorithms
+    over seeds against the known optimum)."""
     return _study(f"pb_gym.experiments.{STUDY_MODULES.get(args.study, args.study)}", args)
 
 
@@ -335,6 +336,12 @@ STUDIES = {
     "when positive beside the published figure, a simulation on the engine's deal with its "
     "95% CI, the leak's frequency and the edge per 100 hands. configs/experiments/leaks.yaml. "
     "--out DIR: leaks.json, leaks.csv, leaks.md.",
+    "optimum": "The session optimum: reach a goal from a bankroll within a hand limit, exact. Over a grid "
+    "of goals, table maxima and hand limits, the optimal play (pb_gym.session_optimum) beside bold play, "
+    "timid play and every classic system on player and on banker (evaluate's exact chain on the same "
+    "session; a chain that is not finite is listed with its reason). configs/experiments/optimum.yaml: "
+    "48 sessions, about a minute on 2 cores. --out DIR: optimum.json, optimum.csv, optimum.md, "
+    "optimum.png.",
     "procedures": "Dealing procedures: every bet's perfect-information gain and its EoR count's gain "
     "under a hand-shuffled shoe, a continuous shuffler keeping the last 0, 1 or 5 hands out, and the "
     "cut card 7 to 104 cards from the end. configs/experiments/procedures.yaml. --out DIR: "
