@@ -261,6 +261,8 @@ def _best_text(cell: dict, bet: str) -> str:
         return "-" if not systems else "none finite"
     unsolved = sum("reason" in entry for entry in systems)
     more = f" ({unsolved} not finite)" if unsolved else ""
+    if best[1] == 0.0:  # (no system is best: each one solved is 0)
+        return f"0 (every one solved){more}"
     return f"{best[1]:.5f} {best[0].removesuffix(f' ({bet})')}{more}"
 
 
