@@ -76,7 +76,9 @@ def add_parser(sub) -> None:
         description=cmd_optimum.__doc__,
     )
     parser.add_argument("--bankroll", type=_amount, required=True, help="the starting bankroll, in units")
-    parser.add_argument("--goal", type=_amount, required=True, help="the bankroll to reach (above it)")
+    parser.add_argument(
+        "--goal", type=_amount, required=True, help="the bankroll to reach, in units (above --bankroll)"
+    )
     parser.add_argument("--hands", type=_whole, required=True, help="the most hands played, >= 1")
     parser.add_argument("--table-min", type=_whole, default=1, help="the smallest stake, units (default 1)")
     parser.add_argument(
