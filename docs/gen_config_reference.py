@@ -311,6 +311,7 @@ def page() -> str:
         schema = model.model_json_schema()
         out += model_table(schema, schema.get("$defs", {}), "", "")
     from pb_gym.experiments.leaks import LeaksConfig
+    from pb_gym.experiments.optimum import OptimumConfig
     from pb_gym.experiments.procedures import ProceduresConfig
     from pb_gym.experiments.benchmark.regret_table import BenchmarkConfig
     from pb_gym.experiments.roads import RoadsConfig
@@ -318,6 +319,7 @@ def page() -> str:
     for title, model, page_link in (
         ("experiment roads", RoadsConfig, "[guide](../guides/roads.md)"),
         ("experiment leaks", LeaksConfig, "[guide](../guides/known-cards.md)"),
+        ("experiment optimum", OptimumConfig, "[results](../results/session-optimum.md)"),
         ("experiment procedures", ProceduresConfig, "[results](../results/procedures.md)"),
     ):
         out += [f"## {title}", "", f"`pb-gym {title} CONFIG` ({page_link}).", ""]

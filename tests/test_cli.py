@@ -203,7 +203,16 @@ def test_experiment_help_describes_every_study(capsys):
     with pytest.raises(SystemExit):
         cli.main(["experiment", "--help"])
     text = capsys.readouterr().out
-    assert set(cli.STUDIES) == {"counting", "atlas", "ruin", "roads", "leaks", "procedures", "benchmark"}
+    assert set(cli.STUDIES) == {
+        "counting",
+        "atlas",
+        "ruin",
+        "roads",
+        "leaks",
+        "optimum",
+        "procedures",
+        "benchmark",
+    }
     for name, description in cli.STUDIES.items():
         first_words = " ".join(description.split()[:4])
         assert f"  {name}" in text and first_words in " ".join(text.split()), name

@@ -76,6 +76,10 @@ def _model(path: Path):
         from pb_gym.experiments.leaks import LeaksConfig
 
         return LeaksConfig
+    if name == "optimum":
+        from pb_gym.experiments.optimum import OptimumConfig
+
+        return OptimumConfig
     if name == "procedures":
         from pb_gym.experiments.procedures import ProceduresConfig
 

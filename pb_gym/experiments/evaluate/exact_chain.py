@@ -74,13 +74,14 @@ def outcome_groups(rules: R.Rules, payoffs: np.ndarray) -> tuple[np.ndarray, np.
     p = exact.hand_class_probabilities(R.full_shoe(rules.decks)[None, :])[0]
     pt, bt = R.hand_class_fields(np.arange(R.N_HAND_CLASSES))[:2]
     winner = np.where(bt > pt, R.BANKER, np.where(pt > bt, R.PLAYER, R.TIE))
-    keys: dict[tuple, int] = {}
-    group = np.empty(R.N_HAND_CLASSES, dtype=np.int64)
-    for c in range(R.N_HAND_CLASSES):
-        key = (int(winner[c]), *np.round(payoffs[c], 12).tolist())
-        group[c] = keys.setdefault(key, len(keys))
-    probability = np.bincount(group, weights=p, minlength=len(keys))
-    representative = np.array([np.flatnonzero(group == g)[0] for g in range(len(keys))])
+    # the groups numbered in the order of their first hand class (+ 0.0: -0.0 and 0.0 are one payoff)
+    rows = np.column_stack([winner.astype(np.float64), np.round(payoffs, 12) + 0.0])
+    _, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    group = rank[inverse.ravel()]
+    probability = np.bincount(group, weights=p, minlength=first.size)
+    representative = np.sort(first)
     keep = probability > 0
     return probability[keep], representative[keep], winner[representative[keep]]
 
@@ -134,6 +135,7 @@ class _Chain:
         """Labouchere: the live part of its line (``lines[counter:tail]``, moved to the start of its
         row: ``counter`` 0, ``tail`` its length) is part of the state, as the ``line`` rows."""
         self.longest_line = 0
+        self.max_states = MAX_STATES
         self.all_in = False
         self.off_lattice = False
 
@@ -263,7 +265,7 @@ class _Chain:
         )
         held = f" holding {PRUNE_BELOW:g} or more" if PRUNE_BELOW > 0 else ""
         what = " (bankroll, line)" if self.line else ""
-        return f"more than {MAX_STATES:,}{what} states{held} within the hand limit{why}"
+        return f"more than {self.max_states:,}{what} states{held} within the hand limit{why}"
 
     def _line_reason(self) -> str:
         """Why a Labouchere chain without all-in stakes is too large: its line's sum is bounded only
@@ -287,12 +289,14 @@ class _Chain:
         top = config.bankroll + config.win_goal
         return float(self.system.line.sum()) + (top - floor) / (self.system.base * self.unit)  # type: ignore[attr-defined]
 
-    def solve(self, hands: int) -> dict:
-        """The start state's probability carried forward hand by hand. Each state is stepped once,
+    def solve(self, hands: int, max_states: int = MAX_STATES) -> dict:
+        """The start state's probability carried forward hand by hand (:class:`NotFinite` past
+        ``max_states`` states). Each state is stepped once,
         the first hand it holds probability (its successors are kept), and every hand its probability
         flows to them. A state holding less than :data:`PRUNE_BELOW` after a hand is dropped and its
         probability added to ``pruned_mass``: every probability below is then low by at most that."""
         system = self.system
+        self.max_states = max_states
         system.reset(1, np.random.default_rng(0))
         g = self.probability.size
         table = _States(self.names + (["line"] if self.line else []), self._key_rows)
@@ -322,7 +326,7 @@ class _Chain:
             if need.size:
                 new_bankroll, new_decision, new_state, ended = self._step(*table.rows(need))
                 targets = table.successors(new_bankroll, new_decision, new_state, ended)
-                if table.size > MAX_STATES:
+                if table.size > max_states:
                     raise NotFinite(self._too_many())
                 stepped = _grown(stepped, table.size)
                 stepped[need] = True
@@ -468,8 +472,9 @@ def study_columns(config, systems: Sequence[S.BettingSystem]) -> tuple[np.ndarra
     return np.ascontiguousarray(payoffs[:, spots]), column
 
 
-def exact_system(system_config, config) -> dict:
-    """The exact session outcome of one system of an evaluate study, or ``{"reason": ...}``."""
+def exact_system(system_config, config, max_states: int = MAX_STATES) -> dict:
+    """The exact session outcome of one system of an evaluate study, or ``{"reason": ...}`` (a chain
+    of more than ``max_states`` states within the hand limit is reported as not finite)."""
     started = time.perf_counter()
     kind = system_config.type
     if config.one_shoe:
@@ -484,7 +489,8 @@ def exact_system(system_config, config) -> dict:
         return {"reason": NOT_FINITE["kelly"]}
     payoffs, column = study_columns(config, [system])
     try:
-        result = _Chain(system, config, config.rules.to_rules(), payoffs, column).solve(config.hands)
+        chain = _Chain(system, config, config.rules.to_rules(), payoffs, column)
+        result = chain.solve(config.hands, max_states)
     except NotFinite as reason:
         return {"reason": str(reason)}
     result["seconds"] = time.perf_counter() - started
