@@ -79,7 +79,8 @@ INF_NOTE = "A Box observation space maximum value is infinity. This is probably 
 @pytest.mark.parametrize("env_id", sorted(i for i in gym.registry if i.startswith("pb_gym/")))
 def test_every_registered_id_bounds_its_observation_where_its_episode_is_bounded(env_id):
     """Gymnasium's checker on the unwrapped env of every registered id: the benchmark's tasks (one shoe
-    an episode) have finite bounds everywhere, so no note on an infinite bound; PuntoBanco-v0
+    an episode, or a session's bankroll and hands left) have finite bounds everywhere, so no note on an
+    infinite bound; PuntoBanco-v0
     (``max_hands=None``, episodes across shoes: only ``TimeLimit``, outside the env, ends them) has
     exactly two infinite bounds, the bankroll and the episode hands, and the note."""
     env = gym.make(env_id).unwrapped
@@ -89,7 +90,9 @@ def test_every_registered_id_bounds_its_observation_where_its_episode_is_bounded
     notes = [str(w.message) for w in caught if INF_NOTE in str(w.message)]
     high = env.observation_space.high
     unbounded = np.flatnonzero(np.isinf(high))
-    if env_id == pb_gym.envs.ENV_ID:
+    if env_id in pb_gym.envs.tasks.SESSION_TASKS:  # (bankroll and hands left, each scaled to [0, 1])
+        assert np.array_equal(high, np.ones(2, dtype=np.float32)) and notes == []
+    elif env_id == pb_gym.envs.ENV_ID:
         offsets = env.config.obs_offsets
         assert unbounded.tolist() == [offsets["bankroll"][0], offsets["hands"][0]] and notes
     else:
