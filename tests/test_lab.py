@@ -5,6 +5,8 @@ sessions, bit for bit) and against the exact values (within stated bounds), and 
 from __future__ import annotations
 
 import math
+import socket
+import sys
 
 import numpy as np
 import pytest
@@ -208,3 +210,55 @@ def test_a_side_bet_turns_positive_late_in_some_shoes():
     assert summary["shoes_with_positive"] > 10 and summary["mean_positive_ev"] > 0
     share = summary["by_depth"]["share_positive"]
     assert share[0] == 0.0 and share[-1] > share[len(share) // 2]  # where the only edge lives: late
+
+
+# ---------------------------------------------------------------------------------- pb-gym lab
+def test_pb_gym_lab_without_the_extra_is_one_line_naming_it_and_status_2(monkeypatch, capsys):
+    from pb_gym.experiments import cli
+
+    monkeypatch.setitem(sys.modules, "dash", None)  # (what a missing package reads as)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["lab", "--no-browser"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("pb-gym lab: error: pb-gym lab needs the lab extra")
+    assert "pip install -e '.[lab]'" in err
+
+
+@pytest.mark.parametrize("port", ["80", "70000", "http"])
+def test_a_bad_port_is_refused_naming_it(port, capsys):
+    from pb_gym.experiments import cli
+
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["lab", "--no-browser", "--port", port])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert (
+        f"argument --port: {port!r} is not allowed; allowed: an integer from 1024 to 65535 (0: any free port)"
+        in err
+    )
+
+
+def test_a_port_in_use_is_one_line_and_status_2(capsys):
+    from pb_gym.experiments import cli
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["lab", "--no-browser", "--port", str(port)])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1
+    assert err.startswith(f"pb-gym lab: error: --port {port}: cannot listen on 127.0.0.1:{port}")
+    assert "allowed: a free port from 1024 to 65535 (0: any free port)" in err
+
+
+def test_the_lab_listens_on_127_0_0_1_only():
+    from pb_gym.experiments.lab import server
+
+    listening = server.listen(0)
+    try:
+        assert listening.getsockname()[0] == "127.0.0.1"
+    finally:
+        listening.close()
