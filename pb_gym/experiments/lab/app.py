@@ -10,6 +10,7 @@ a few sessions per tick of a clock (``*-tick``), so that the class sees the tall
 from __future__ import annotations
 
 import secrets
+from pathlib import Path
 from urllib.parse import parse_qs
 
 import numpy as np
@@ -25,57 +26,6 @@ DEALING = "dealing..."
 """The simulated figure while a new deal starts."""
 DECKS = 8
 """The shoe of lessons 2 to 6."""
-
-STYLE = """
-html { font-size: 20px; }
-body { margin: 0; font-family: "Atkinson Hyperlegible", Verdana, sans-serif; color: #111;
-  background: #fafafa; }
-.page { max-width: 1900px; margin: 0 auto; padding: 0 16px 40px; }
-.header { display: flex; align-items: center; gap: 24px; flex-wrap: wrap; padding: 10px 0; }
-.header h1 { font-size: 2rem; margin: 0; }
-.subtitle { font-size: 1.1rem; color: #333; flex: 1; }
-.seed { display: flex; align-items: center; gap: 10px; }
-.seed input { width: 7em; font-size: 1.1rem; padding: 6px; }
-.tabs { font-size: 1.05rem; }
-.tab--selected { font-weight: bold; }
-.lesson { display: grid; grid-template-columns: 330px 1fr; gap: 24px; padding-top: 16px; }
-.controls { display: flex; flex-direction: column; gap: 18px; padding-left: 6px; }
-.control-label { font-weight: bold; display: block; margin-bottom: 6px; }
-.control-note { font-size: 0.85rem; color: #444; margin-top: 4px; }
-.radio label { margin-right: 14px; font-size: 1.05rem; }
-.radio input { transform: scale(1.4); margin-right: 6px; }
-.buttons { display: flex; flex-wrap: wrap; gap: 10px; }
-.button { font-size: 1.05rem; padding: 10px 16px; border: 2px solid #0072B2; background: white;
-  color: #0072B2; border-radius: 8px; cursor: pointer; }
-.button.primary { background: #0072B2; color: white; }
-.button:focus { outline: 3px solid #E69F00; }
-.notice { background: #fff7e0; border-left: 6px solid #E69F00; padding: 8px 14px; }
-.notice h3 { margin: 4px 0; font-size: 1.1rem; }
-.notice p { margin: 4px 0 8px; line-height: 1.45; }
-.exact-row { display: flex; flex-wrap: wrap; gap: 16px; }
-.big { background: white; border: 2px solid #000; border-radius: 10px; padding: 8px 16px; min-width: 180px; }
-.big.simulated { border: 2px dashed #E69F00; }
-.big-label { font-size: 0.9rem; color: #333; }
-.big-value { font-size: 2.1rem; font-weight: bold; font-variant-numeric: tabular-nums; }
-.big.simulated .big-value { font-size: 1.5rem; }
-.formula { font-size: 1.05rem; margin: 10px 0; }
-.pair { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; }
-.table-felt { background: #0b5d3b; color: white; border-radius: 14px; padding: 12px 20px; margin: 12px 0;
-  display: grid; grid-template-columns: minmax(320px, 1fr) 2fr; gap: 20px; align-items: start; }
-.cards { display: flex; flex-direction: column; gap: 10px; }
-.hand-row { display: flex; align-items: center; gap: 10px; font-size: 1.2rem; }
-.hand-name { width: 5.5em; font-weight: bold; }
-.card { background: white; color: #111; border-radius: 8px; width: 2.4em; height: 3.3em; display: flex;
-  align-items: center; justify-content: center; font-size: 1.5rem; font-weight: bold;
-  border: 2px solid #222; }
-.card.third { transform: rotate(90deg); margin: 0 0.4em; }
-.steps { font-size: 1.1rem; line-height: 1.5; margin: 0; }
-.odds-table table { border-collapse: collapse; font-size: 1.1rem; background: white; }
-.odds-table th, .odds-table td { border: 1px solid #999; padding: 6px 14px; text-align: right; }
-.odds-table th:first-child, .odds-table td:first-child { text-align: left; }
-.summary { font-size: 1.1rem; margin: 8px 0; }
-.says ul { font-size: 1.1rem; line-height: 1.5; }
-"""
 
 
 def _seed(value) -> int:
@@ -588,15 +538,16 @@ def _counting_lesson(app: Dash) -> None:
 
 def create_app() -> Dash:
     """The lab's Dash app: the page of :func:`pb_gym.experiments.lab.layout.page` and its callbacks.
-    Its scripts are served by the app itself (nothing is fetched from the internet)."""
+    Its scripts are served by the app itself (nothing is fetched from the internet), its style sheet
+    from this package's ``assets/lab.css`` (Dash's assets folder)."""
     app = Dash(
         __name__,
         title="pb-gym lab",
         serve_locally=True,
+        assets_folder=str(Path(__file__).with_name("assets")),
         update_title=None,  # type: ignore[arg-type]  # (None: the tab's title stays still)
         suppress_callback_exceptions=False,
     )
-    app.index_string = app.index_string.replace("{%css%}", "{%css%}<style>" + STYLE + "</style>")
     app.layout = layout.page()
     for register in (
         _global,

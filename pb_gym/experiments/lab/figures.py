@@ -321,8 +321,12 @@ def stake_map(exact: dict) -> go.Figure:
             hovertemplate="bankroll %{x}, %{y} hands left: %{z} on %{customdata}<extra></extra>",
         )
     )
+    lettered = " (B banker, P player, T tie)" if stake.size <= LETTERED_CELLS else " (hover: the bet)"
     _layout(
-        fig, "The optimal stake (B banker, P player, T tie; blank: sit out)", "bankroll (units)", "hands left"
+        fig,
+        "The optimal stake; blank: sit out" + lettered,
+        "bankroll (units)",
+        "hands left",
     )
     fig.update_xaxes(showgrid=False)
     fig.update_yaxes(showgrid=False)
@@ -388,25 +392,21 @@ def _cells(fig: go.Figure, cells: dict, x0: float, y0: float, size: float, style
 
 
 def _board(fig: go.Figure, x0: float, y0: float, width: int, size: float, label: str) -> None:
+    """A grid of ``width`` x 6 cells of ``size``, top-left at (x0, y0), as one line trace."""
     rows = road_rules.ROWS
+    x: list[float | None] = []
+    y: list[float | None] = []
     for i in range(width + 1):
-        fig.add_shape(
-            type="line",
-            x0=x0 + i * size,
-            x1=x0 + i * size,
-            y0=y0,
-            y1=y0 - rows * size,
-            line={"color": "#cccccc", "width": 1},
-        )
+        x += [x0 + i * size, x0 + i * size, None]
+        y += [y0, y0 - rows * size, None]
     for j in range(rows + 1):
-        fig.add_shape(
-            type="line",
-            x0=x0,
-            x1=x0 + width * size,
-            y0=y0 - j * size,
-            y1=y0 - j * size,
-            line={"color": "#cccccc", "width": 1},
+        x += [x0, x0 + width * size, None]
+        y += [y0 - j * size, y0 - j * size, None]
+    fig.add_trace(
+        go.Scatter(
+            x=x, y=y, mode="lines", line={"color": "#cccccc", "width": 1}, showlegend=False, hoverinfo="skip"
         )
+    )
     fig.add_annotation(
         x=x0,
         y=y0 + 0.05,
