@@ -118,6 +118,9 @@ def serve(
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # (no line per request)
     server = make_server(HOST, port, app.server, threaded=True, fd=listening.fileno())
     listening.close()  # (the server holds its own copy of the socket)
+    # a request cut short (a page closed, the server stopping under it) is the browser's business: no
+    # traceback on the terminal (the app's own errors are Flask's to log)
+    server.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
     url = f"http://{HOST}:{server.port}/"
     stopped = threading.Event()
 
@@ -133,6 +136,7 @@ def serve(
     started = time.perf_counter()
     server.serve_forever()  # (Werkzeug's: it returns on Ctrl-C, the server closed)
     if not stopped.is_set():
+        logging.getLogger("werkzeug").disabled = True  # (the requests still running end in silence)
         raise KeyboardInterrupt
     return {"url": url, "seconds": time.perf_counter() - started}
 
