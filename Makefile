@@ -1,14 +1,14 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo  - create .venv if missing, install pb-gym, run the main job
-#   make test  - install pb-gym with the test extras, run the lint and type gates and the docs build, then the
-#                test suite
+#   make test  - install pb-gym with the test extras (and Debian's chromium when missing, for the lab's browser
+#                tests), run the lint and type gates and the docs build, then the test suite
 #   make docs  - build the documentation site (strict) and serve it on http://127.0.0.1:8000
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -c constraints.txt
 
-.PHONY: demo test test-slow lint docs bench clean
+.PHONY: demo test test-slow lint docs bench clean chromium
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,7 @@ $(VENV)/.core: pyproject.toml constraints.txt | $(PY)
 	touch $@
 
 $(VENV)/.test: pyproject.toml constraints.txt | $(PY)
-	$(PIP) -e ".[studies,rl,zoo,torchrl,dask,docs,dev]"
+	$(PIP) -e ".[studies,rl,zoo,torchrl,dask,docs,dev,lab]"
 	touch $@ $(VENV)/.core $(VENV)/.docs
 
 $(VENV)/.docs: pyproject.toml constraints.txt | $(PY)
@@ -34,10 +34,15 @@ demo: $(VENV)/.core
 	@echo "next: . $(VENV)/bin/activate (pb-gym and python from $(VENV)), then the README's quick start;"
 	@echo "      pb-gym train needs the rl extra: pip install -e '.[rl]' -c constraints.txt"
 
-test: $(VENV)/.test lint
+# the lab's browser tests (tests/test_lab_browser.py) drive Debian's Chromium through Playwright (the dev
+# extra); Playwright's own browser download is not used
+chromium:
+	@test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq chromium; }
+
+test: $(VENV)/.test chromium lint
 	$(PY) -m pytest -m "not slow"
 
-test-slow: $(VENV)/.test
+test-slow: $(VENV)/.test chromium
 	$(PY) -m pytest
 
 # the style and type checks: ruff (rules and formatter) on the whole repository, mypy on the core and the

@@ -1,5 +1,5 @@
-"""Gambler's ruin: closed form vs Markov chain, chain vs simulation, configs, report and notebook, and an
-interrupted study (the Martingale section included) resumed bit for bit."""
+"""Gambler's ruin: closed form vs Markov chain, chain vs simulation, configs, report and the notebook
+lesson, and an interrupted study (the Martingale section included) resumed bit for bit."""
 
 import json
 from pathlib import Path
@@ -222,21 +222,54 @@ def test_smoke_run_end_to_end(tmp_path, capsys):
     assert "largest |z|" in capsys.readouterr().out
 
 
-def test_notebook_reproduces_the_report(tmp_path, monkeypatch):
-    """The notebook's code cells, exec'd in order (no Jupyter kernel needed), write the same report as
-    ``ruin.main`` on the same config."""
+def _notebook() -> dict:
     notebook = json.loads((ROOT / "examples" / "ruin.ipynb").read_text())
     assert notebook["nbformat"] == 4
-    monkeypatch.setenv("PB_GYM_RUIN_CONFIG", str(SMOKE))
-    monkeypatch.setenv("PB_GYM_RUIN_OUT", str(tmp_path / "nb"))
-    monkeypatch.chdir(ROOT / "examples")
+    return notebook
+
+
+def test_the_notebook_lesson_runs_without_jupyter_and_keeps_its_figures(monkeypatch):
+    """The lesson's code cells, exec'd in order (no Jupyter kernel needed; matplotlib draws off screen),
+    compute the lab's exact 0.4322 and deal the lab's sessions; the committed notebook keeps its figures
+    (PNG outputs) and its typeset formulas, and needs no path or environment set-up."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from pb_gym.experiments.lab import gamblers_ruin
+
+    notebook = _notebook()
+    sources = ["".join(cell["source"]) for cell in notebook["cells"]]
     namespace: dict = {}
-    for cell in notebook["cells"]:
+    for cell, source in zip(notebook["cells"], sources, strict=True):
         if cell["cell_type"] == "code":
-            exec(compile("".join(cell["source"]), "ruin.ipynb", "exec"), namespace)
-    ruin.main(str(SMOKE), str(tmp_path / "cli"), as_json=True)
-    assert (tmp_path / "nb" / "report.md").read_text() == (tmp_path / "cli" / "report.md").read_text()
-    assert (tmp_path / "nb" / "ruin.png").exists()
+            exec(compile(source, "ruin.ipynb", "exec"), namespace)
+    assert round(namespace["exact"]["p_target"], 4) == 0.4322
+    dealt = gamblers_ruin.ruin_sessions("player", 10, 20, 1, 1000, 15)
+    assert namespace["dealt"]["success"].sum() == dealt["success"].sum()
+    images = [
+        output
+        for cell in notebook["cells"]
+        for output in cell.get("outputs", [])
+        if "image/png" in output.get("data", {})
+    ]
+    assert len(images) >= 3
+    assert any("\\frac{1 - r^i}{1 - r^N}" in source for source in sources)
+    assert not any(word in source for source in sources for word in ("os.environ", "Path(", "sys.path"))
+
+
+def test_the_notebook_runs_in_a_jupyter_kernel(tmp_path):
+    """Where the notebook extra is installed: the notebook, run top to bottom by a Jupyter kernel, ends
+    without an error."""
+    nbclient = pytest.importorskip("nbclient", reason="the 'notebook' extra is not installed")
+    pytest.importorskip("ipykernel", reason="the 'notebook' extra is not installed")
+    import nbformat
+
+    notebook = nbformat.reads(json.dumps(_notebook()), as_version=4)
+    nbclient.NotebookClient(notebook, timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    errors = [
+        o for cell in notebook.cells for o in cell.get("outputs", []) if o.get("output_type") == "error"
+    ]
+    assert errors == []
 
 
 def _comparable(result: dict) -> str:

@@ -1,13 +1,13 @@
 """The ``pb-gym`` command line: ``odds``, ``simulate``, ``evaluate``, ``train``, ``experiment``, ``score``,
-``roads``, ``optimum``, ``bench``.
+``roads``, ``optimum``, ``bench``, ``lab``.
 
-Every subcommand has ``--help`` and ``--json`` (one strict JSON object on stdout, nothing else: a
-statistic that is undefined is ``null``, explained under ``null_values``). Exit status: 0 done; 2 bad
-input (an option, a config, a run too large for this machine), with a message naming the option or key
+Every subcommand has ``--help`` and, but ``lab`` (a local web server until Ctrl-C), ``--json`` (one
+strict JSON object on stdout, nothing else: a statistic that is undefined is ``null``, explained under
+``null_values``). Exit status: 0 done; 2 bad input (an option, a config, a run too large for this machine), with a message naming the option or key
 and the allowed values; 1 the environment failed (a full disk, the output closed early, a lost worker);
 130 interrupted (Ctrl-C). Every failure is one line on stderr, never a traceback.
 
-This shell lives in the top layer because it dispatches to the studies of :mod:`experiments`; the
+This shell lives in the top layer because it dispatches to the studies of :mod:`pb_gym.experiments`; the
 core (:mod:`pb_gym`) never imports it. It imports only the standard library when it is loaded: numpy,
 numba, gymnasium and the core are imported inside :func:`main`'s handlers, so that Ctrl-C while they
 load (a second or more on a cold start) is reported like any other interrupt, as one line and status
@@ -139,6 +139,22 @@ def _png_file(text: str) -> str:
     return str(path)
 
 
+def cmd_lab(args: argparse.Namespace) -> dict:
+    """The classroom lab in the browser: one hand, gambler's ruin, the Martingale illusion, bold play,
+    the roads and counting, every simulation dealt from real shoes beside its exact answer. A local web
+    app on 127.0.0.1 only (nothing is fetched from the internet, no file is written); Ctrl-C stops it.
+    Needs the lab extra (Dash)."""
+    from pb_gym.experiments import lab
+
+    lab.require_lab()  # (one line and status 2 without the extra, before anything loads)
+    from pb_gym.experiments.lab import server
+
+    try:
+        return server.serve(args.port, open_browser=not args.no_browser)
+    except server.PortError as error:
+        raise UsageError(str(error)) from None
+
+
 # ------------------------------------------------------------------------- studies (dispatch only)
 def _study(module: str, args: argparse.Namespace) -> dict:
     """Run a study of :mod:`pb_gym.experiments` (imported only when its command runs: a missing extra is then
@@ -217,6 +233,14 @@ def cmd_experiment(args: argparse.Namespace) -> dict:
 def _positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: an integer >= 1")
+    return int(text)
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not (int(text) == 0 or 1024 <= int(text) <= 65535):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not allowed; allowed: an integer from 1024 to 65535 (0: any free port)"
+        )
     return int(text)
 
 
@@ -534,6 +558,15 @@ def build_parser() -> argparse.ArgumentParser:
     road.add_argument("--png", default=None, metavar="FILE", help="draw the scoreboard in this PNG file")
     road.set_defaults(func=cmd_roads)
     optimum.add_parser(sub)
+
+    lab = sub.add_parser(
+        "lab", help="the classroom lab in the browser (needs the lab extra)", description=cmd_lab.__doc__
+    )
+    lab.add_argument(
+        "--port", type=_port, default=8050, help="the port on 127.0.0.1 (default 8050; 0: any free port)"
+    )
+    lab.add_argument("--no-browser", action="store_true", help="serve without opening a browser")
+    lab.set_defaults(func=cmd_lab, json=False)
 
     bench = sub.add_parser(
         "bench", help="throughput of the engine, exact odds and environments", description=cmd_bench.__doc__
