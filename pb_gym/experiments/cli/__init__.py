@@ -3,9 +3,10 @@
 
 Every subcommand has ``--help`` and, but ``lab`` (a local web server until Ctrl-C), ``--json`` (one
 strict JSON object on stdout, nothing else: a statistic that is undefined is ``null``, explained under
-``null_values``). Exit status: 0 done; 2 bad input (an option, a config, a run too large for this machine), with a message naming the option or key
-and the allowed values; 1 the environment failed (a full disk, the output closed early, a lost worker);
-130 interrupted (Ctrl-C). Every failure is one line on stderr, never a traceback.
+``null_values``). Exit status: 0 done; 2 bad input (an option, a config, a run too large for this
+machine), with a message naming the option or key and the allowed values; 1 the environment failed (a
+full disk, the output closed early, a lost worker); 130 interrupted (Ctrl-C). Every failure is one line
+on stderr, never a traceback.
 
 This shell lives in the top layer because it dispatches to the studies of :mod:`pb_gym.experiments`; the
 core (:mod:`pb_gym`) never imports it. It imports only the standard library when it is loaded: numpy,
