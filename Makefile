@@ -18,7 +18,7 @@ $(VENV)/.core: pyproject.toml constraints.txt | $(PY)
 	touch $@
 
 $(VENV)/.test: pyproject.toml constraints.txt | $(PY)
-	$(PIP) -e ".[studies,rl,zoo,torchrl,dask,docs,dev,lab]"
+	$(PIP) -e ".[studies,rl,zoo,torchrl,dask,docs,dev,lab,notebook]"
 	touch $@ $(VENV)/.core $(VENV)/.docs
 
 $(VENV)/.docs: pyproject.toml constraints.txt | $(PY)
