@@ -592,24 +592,37 @@ def test_info_arrays_are_read_only_and_deep_copies_share_only_them():
 
 
 def test_signatures_are_the_config_fields():
-    """Both envs spell out the configuration's keywords: the same names, order and defaults as
-    EnvConfig (help(), IDEs and inspect.signature show them), keyword-only; the vector env's one
-    difference is hand_info=False (minimal infos for a batch)."""
+    """Both envs' signatures list the configuration's keywords, made from EnvConfig's (help(), IDEs
+    and inspect.signature show them): the same names, order and defaults, keyword-only; the vector
+    env's one difference is hand_info=False (minimal infos for a batch)."""
     import inspect
 
     config = inspect.signature(EnvConfig).parameters
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in config.values())
     expected = [(name, p.default) for name, p in config.items()]
     single = inspect.signature(PuntoBancoEnv).parameters
-    assert [(n, p.default) for n, p in single.items()][1:] == expected
-    assert list(single)[0] == "render_mode"
+    assert list(single)[:2] == ["render_mode", "config"]
+    assert [(n, p.default) for n, p in single.items()][2:] == expected
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in list(single.values())[1:])
     vector = inspect.signature(PuntoBancoVectorEnv).parameters
-    assert list(vector)[:4] == ["num_envs", "autoreset_mode", "max_episode_steps", "render_mode"]
-    assert [(n, p.default) for n, p in vector.items()][4:] == [
+    assert list(vector)[:5] == ["num_envs", "autoreset_mode", "max_episode_steps", "render_mode", "config"]
+    assert [(n, p.default) for n, p in vector.items()][5:] == [
         (n, False if n == "hand_info" else d) for n, d in expected
     ]
     assert len(expected) == 33 and "flatten_obs" not in config and "extra_bets" not in config
+
+
+def test_an_env_takes_one_config_object_or_its_keywords():
+    """The same EnvConfig builds either env; given with keywords as well it is refused (which would
+    win is not obvious), as is anything but an EnvConfig."""
+    config = EnvConfig(decks=6, bankroll=500.0, hand_info=False)
+    single, vector = PuntoBancoEnv(config=config), PuntoBancoVectorEnv(2, config=config)
+    assert single.config is config and vector.config is config
+    assert PuntoBancoEnv(decks=6, bankroll=500.0, hand_info=False).config == config
+    with pytest.raises(TypeError, match=r"give config or its keywords, not both \(got config and decks\)"):
+        PuntoBancoEnv(config=config, decks=8)
+    with pytest.raises(TypeError, match=r"config must be an EnvConfig \(got dict\)"):
+        PuntoBancoVectorEnv(2, config={"decks": 6})
 
 
 @pytest.mark.parametrize("cls", [PuntoBancoEnv, PuntoBancoVectorEnv, EnvConfig])

@@ -124,8 +124,8 @@ Outcome codes: :class:`pb_gym.rules.Outcome` (``info["winner"]``); the bead plat
 Arguments
 ---------
 The keyword-only arguments are the fields of :class:`pb_gym.envs.config.EnvConfig` (each documented
-there; ``docs/env.md`` has the table). An unknown keyword is a ``TypeError``, a bad value a
-``ValueError`` naming the argument and the allowed values.
+there; ``docs/env.md`` has the table), or one ``config=EnvConfig(...)``. An unknown keyword is a
+``TypeError``, a bad value a ``ValueError`` naming the argument and the allowed values.
 
 Version History
 ---------------
@@ -141,7 +141,6 @@ Version History
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
 from typing import Any, SupportsFloat, cast
 
 import gymnasium as gym
@@ -151,12 +150,11 @@ from gymnasium.error import ResetNeeded
 
 from pb_gym import engine
 from pb_gym import rules as R
-from pb_gym.catalog import Bet
 from pb_gym.envs import render as _render
 from pb_gym.envs import table as T
 from pb_gym.envs.config import EnvConfig, bad
+from pb_gym.envs.keywords import env_config, with_config_keywords
 from pb_gym.roads import read_roads
-from pb_gym.rules import Rules
 
 ObsType = np.ndarray | dict[str, np.ndarray]
 """The flat float32 observation, or its Dict of fields (``observation="dict"``)."""
@@ -207,10 +205,11 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
     """One Punto Banco table (see the module docstring for the spaces, rewards and arguments): a thin
     shell around a one-table, one-seat :class:`pb_gym.session.Session` (``env.session``).
 
-    The keyword-only arguments after ``render_mode`` are the fields of
-    :class:`pb_gym.envs.config.EnvConfig` (the rules, the money and limits, the episode ends, the
-    action and observation options; each documented there), kept as ``env.config``. An unknown keyword
-    is a ``TypeError``; a bad value a ``ValueError`` naming it and the allowed values.
+    The keyword-only arguments after ``render_mode`` are ``config`` (one
+    :class:`pb_gym.envs.config.EnvConfig`) or the fields of :class:`~pb_gym.envs.config.EnvConfig` (the
+    rules, the money and limits, the episode ends, the action and observation options; each documented
+    there; the signature is made from it by :mod:`pb_gym.envs.keywords`), kept as ``env.config``. An
+    unknown keyword is a ``TypeError``; a bad value a ``ValueError`` naming it and the allowed values.
 
     Args:
         render_mode: None, ``"human"`` (each hand printed to stdout as it is dealt, as ``"ansi"``
@@ -219,81 +218,13 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
 
     metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
 
+    @with_config_keywords()
     def __init__(
-        self,
-        render_mode: str | None = None,
-        *,
-        rules: Rules | Mapping[str, Any] | None = None,
-        decks: int | None = None,
-        banker_variant: str | None = None,
-        commission: float | None = None,
-        tie_pays: int | None = None,
-        pair_pays: float | None = None,
-        dragon7_pays: float | None = None,
-        panda8_pays: float | None = None,
-        burn: bool | None = None,
-        cut_card: int | float | None = None,
-        hand_after_cut: bool | None = None,
-        side_bets: Sequence[str | Bet | Mapping[str, Any]] | str | None = None,
-        bankroll: float = 1000.0,
-        unit: float = 10.0,
-        table_min: float = 10.0,
-        table_max: float = 5000.0,
-        win_target: float | None = None,
-        max_hands: int | None = 100,
-        one_shoe: bool = False,
-        shuffle: str = "hand",
-        csm_delay: int = 0,
-        visible_discards: bool = True,
-        history: int = 20,
-        action_mode: str = "discrete",
-        stake_levels: Sequence[float] | float | None = None,
-        stake_unit: str = "units",
-        allow_no_bet: bool = True,
-        observation: str = "flat",
-        obs_scale: str = "scaled",
-        info_ev: bool = False,
-        hand_info: bool = True,
-        leaks: Sequence[str] = (),
-        reward: str = "realized",
+        self, render_mode: str | None = None, *, config: EnvConfig | None = None, **options: Any
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise bad("render_mode", render_mode, "None, " + ", ".join(self.metadata["render_modes"]))
-        self.config = cfg = EnvConfig(
-            rules=cast(Rules, rules),
-            decks=decks,
-            banker_variant=banker_variant,
-            commission=commission,
-            tie_pays=tie_pays,
-            pair_pays=pair_pays,
-            dragon7_pays=dragon7_pays,
-            panda8_pays=panda8_pays,
-            burn=burn,
-            cut_card=cut_card,
-            hand_after_cut=hand_after_cut,
-            side_bets=cast(Any, side_bets),
-            bankroll=bankroll,
-            unit=unit,
-            table_min=table_min,
-            table_max=table_max,
-            win_target=win_target,
-            max_hands=max_hands,
-            one_shoe=one_shoe,
-            shuffle=shuffle,
-            csm_delay=csm_delay,
-            visible_discards=visible_discards,
-            history=history,
-            action_mode=action_mode,
-            stake_levels=cast(Any, stake_levels),
-            stake_unit=stake_unit,
-            allow_no_bet=allow_no_bet,
-            observation=observation,
-            obs_scale=obs_scale,
-            info_ev=info_ev,
-            hand_info=hand_info,
-            leaks=cast(Any, leaks),
-            reward=reward,
-        )
+        self.config = cfg = env_config(config, options, {})
         self.render_mode = render_mode
         self._shown = False  # human mode: the current hand has been printed
         # the hands of this shoe (result, banker pair, player pair), for the roads that "ansi" and

@@ -25,7 +25,7 @@ Infos are minimal by default (``hand_info=False``: empty, or ``ev`` with ``info_
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from gymnasium.error import ResetNeeded
@@ -33,11 +33,10 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from pb_gym import memory
-from pb_gym.catalog import Bet
 from pb_gym.envs import render as _render
 from pb_gym.envs import table as T
 from pb_gym.envs.config import EnvConfig, bad
-from pb_gym.rules import Rules
+from pb_gym.envs.keywords import env_config, with_config_keywords
 
 _MODES = {m.value: m for m in AutoresetMode}
 _FIXED = frozenset(
@@ -73,8 +72,8 @@ class PuntoBancoVectorEnv(VectorEnv):
     """N Punto Banco tables (see :mod:`pb_gym.envs.punto_banco` for spaces, rewards and arguments).
 
     The keyword-only arguments after ``render_mode`` are the table's configuration, as for the single
-    environment (the fields of :class:`pb_gym.envs.config.EnvConfig`); ``hand_info`` defaults to
-    False here.
+    environment (``config``, one :class:`pb_gym.envs.config.EnvConfig`, or its fields: the same config
+    builds either env); ``hand_info`` defaults to False here.
 
     Args:
         num_envs: number of tables N.
@@ -93,6 +92,7 @@ class PuntoBancoVectorEnv(VectorEnv):
         "autoreset_mode": AutoresetMode.NEXT_STEP,
     }
 
+    @with_config_keywords({"hand_info": False})
     def __init__(
         self,
         num_envs: int = 1,
@@ -100,39 +100,8 @@ class PuntoBancoVectorEnv(VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         max_episode_steps: int | None = None,
         render_mode: str | None = None,
-        rules: Rules | Mapping[str, Any] | None = None,
-        decks: int | None = None,
-        banker_variant: str | None = None,
-        commission: float | None = None,
-        tie_pays: int | None = None,
-        pair_pays: float | None = None,
-        dragon7_pays: float | None = None,
-        panda8_pays: float | None = None,
-        burn: bool | None = None,
-        cut_card: int | float | None = None,
-        hand_after_cut: bool | None = None,
-        side_bets: Sequence[str | Bet | Mapping[str, Any]] | str | None = None,
-        bankroll: float = 1000.0,
-        unit: float = 10.0,
-        table_min: float = 10.0,
-        table_max: float = 5000.0,
-        win_target: float | None = None,
-        max_hands: int | None = 100,
-        one_shoe: bool = False,
-        shuffle: str = "hand",
-        csm_delay: int = 0,
-        visible_discards: bool = True,
-        history: int = 20,
-        action_mode: str = "discrete",
-        stake_levels: Sequence[float] | float | None = None,
-        stake_unit: str = "units",
-        allow_no_bet: bool = True,
-        observation: str = "flat",
-        obs_scale: str = "scaled",
-        info_ev: bool = False,
-        hand_info: bool = False,
-        leaks: Sequence[str] = (),
-        reward: str = "realized",
+        config: EnvConfig | None = None,
+        **options: Any,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise bad("num_envs", num_envs, "an integer >= 1")
@@ -148,41 +117,7 @@ class PuntoBancoVectorEnv(VectorEnv):
             or max_episode_steps < 1
         ):
             raise bad("max_episode_steps", max_episode_steps, "None or an integer >= 1")
-        self.config = EnvConfig(
-            rules=cast(Rules, rules),
-            decks=decks,
-            banker_variant=banker_variant,
-            commission=commission,
-            tie_pays=tie_pays,
-            pair_pays=pair_pays,
-            dragon7_pays=dragon7_pays,
-            panda8_pays=panda8_pays,
-            burn=burn,
-            cut_card=cut_card,
-            hand_after_cut=hand_after_cut,
-            side_bets=cast(Any, side_bets),
-            bankroll=bankroll,
-            unit=unit,
-            table_min=table_min,
-            table_max=table_max,
-            win_target=win_target,
-            max_hands=max_hands,
-            one_shoe=one_shoe,
-            shuffle=shuffle,
-            csm_delay=csm_delay,
-            visible_discards=visible_discards,
-            history=history,
-            action_mode=action_mode,
-            stake_levels=cast(Any, stake_levels),
-            stake_unit=stake_unit,
-            allow_no_bet=allow_no_bet,
-            observation=observation,
-            obs_scale=obs_scale,
-            info_ev=info_ev,
-            hand_info=hand_info,
-            leaks=cast(Any, leaks),
-            reward=reward,
-        )
+        self.config = env_config(config, options, {"hand_info": False})
         memory.require(
             int(num_envs) * T.table_bytes(self.config),
             f"PuntoBancoVectorEnv(num_envs={int(num_envs):,})",
