@@ -222,7 +222,7 @@ def rules_section() -> list[str]:
 def env_section() -> list[str]:
     """The environment's keyword arguments: the init parameters of ``EnvConfig`` (defaults and
     docstrings) and the allowed choices."""
-    from pb_gym.envs import config as C
+    from pb_gym.envs import config as env_config
 
     lines = [
         "## Environment arguments",
@@ -235,16 +235,16 @@ def env_section() -> list[str]:
         "| argument | default | allowed | meaning |",
         "|---|---|---|---|",
     ]
-    docs = C.field_docs()
-    for name, parameter in C.parameters().items():
+    docs = env_config.field_docs()
+    for name, parameter in env_config.parameters().items():
         allowed = (
-            ", ".join(f"`{c}`" for c in C._CHOICES[name])
-            if name in C._CHOICES
-            else ("true/false" if name in C._BOOLS else "")
+            ", ".join(f"`{c}`" for c in env_config._CHOICES[name])
+            if name in env_config._CHOICES
+            else ("true/false" if name in env_config._BOOLS else "")
         )
         if name == "stake_levels":
             allowed = "increasing numbers > 0; default " + "; ".join(
-                f"{unit}: {levels}" for unit, levels in C.DEFAULT_STAKE_LEVELS.items()
+                f"{unit}: {levels}" for unit, levels in env_config.DEFAULT_STAKE_LEVELS.items()
             )
         lines.append(
             f"| `{name}` | `{json.dumps(parameter.default)}` | {_cell(allowed)} | {_cell(docs[name])} |"

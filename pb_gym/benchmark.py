@@ -458,19 +458,19 @@ def _score_session(
     sessions: int | None,
     exact: bool | None,
 ) -> dict:
-    from pb_gym import session_benchmark as SB
+    from pb_gym import session_benchmark as session_scoring
 
     if hands is not None:
         raise ValueError(
             f"hands={hands!r} is not allowed; allowed: None for a session task (a session lasts the "
             "task's hands; sessions= sets how many are played)"
         )
-    return SB.score(
+    return session_scoring.score(
         policy,
         task,
-        SB.SCORE_SESSIONS if sessions is None else sessions,
+        session_scoring.SCORE_SESSIONS if sessions is None else sessions,
         seed,
-        tables=SB.SCORE_TABLES if tables is None else tables,
+        tables=session_scoring.SCORE_TABLES if tables is None else tables,
         exact=exact,
         reset=reset,
     )

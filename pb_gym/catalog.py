@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from pb_gym import rules as R
-from pb_gym import suited as S
+from pb_gym import suited as suited_odds
 from pb_gym.bet_definitions import FIELDS as FIELDS
 from pb_gym.bet_definitions import NO_VALUE as NO_VALUE
 from pb_gym.bet_definitions import SUIT_FIELDS as SUIT_FIELDS
@@ -116,7 +116,9 @@ def rules_bets(rules: Rules | None = None) -> tuple[Bet, ...]:
 
 @functools.lru_cache(maxsize=1)
 def _side_bets() -> tuple[Bet, ...]:
-    return tuple(bet_from_dict(definition) for definition in SIDE_BET_DEFINITIONS + S.catalog_definitions())
+    return tuple(
+        bet_from_dict(definition) for definition in SIDE_BET_DEFINITIONS + suited_odds.catalog_definitions()
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -175,7 +177,7 @@ def split_composition(composition: np.ndarray | Sequence) -> tuple[np.ndarray, n
     """A composition by rank ``(..., 13)`` as ``(it, None)``, or one by rank and suit ``(..., 13, 4)`` as
     ``(its counts by rank, it)``."""
     array = np.asarray(composition)
-    if array.ndim >= 2 and array.shape[-2:] == (R.N_RANKS, S.N_SUITS):
+    if array.ndim >= 2 and array.shape[-2:] == (R.N_RANKS, suited_odds.N_SUITS):
         return array.sum(axis=-1), array
     return array, None
 
@@ -186,9 +188,9 @@ def _suited_only(bets: Sequence[Bet], suited: np.ndarray | None) -> np.ndarray:
         names = ", ".join(bet.name for bet in bets)
         raise ValueError(
             f"{names}: a bet on suits is priced from a composition by rank and suit, shape (..., "
-            f"{R.N_RANKS}, {S.N_SUITS}) (pb_gym.suited.suited_shoe, engine.unseen_by_suit)"
+            f"{R.N_RANKS}, {suited_odds.N_SUITS}) (pb_gym.suited.suited_shoe, engine.unseen_by_suit)"
         )
-    return S.suit_class_probabilities(suited) @ np.stack([bet.column() for bet in bets], axis=1)
+    return suited_odds.suit_class_probabilities(suited) @ np.stack([bet.column() for bet in bets], axis=1)
 
 
 def expected_values(
@@ -236,7 +238,7 @@ def combination_counts(
     if bet.suited:
         _suited_only([bet], by_suit)  # (the error for a composition by rank alone)
         assert by_suit is not None
-        counts = np.array(S.suit_class_counts(by_suit), dtype=np.int64)
+        counts = np.array(suited_odds.suit_class_counts(by_suit), dtype=np.int64)
     else:
         counts = exact.hand_class_counts(by_rank)
     out: dict[str, int] = {}

@@ -71,16 +71,16 @@ def lose_evaluate_chunk(monkeypatch, index: int = 1):
     before; seen by the backends that run the chunks in this process. Run it with ``--backend serial``
     where the chunks kept matter: on ``threads``, whether a chunk after it starts (and is kept) before
     the failure stops the run depends on the threads' timing and on the cores. Returns the real one."""
-    from pb_gym.experiments import evaluate as E
+    from pb_gym.experiments import evaluate
 
-    real = E.run_chunk
+    real = evaluate.run_chunk
 
     def lost(config_data, chunk, *args, **kwargs):
         if chunk.index == index:
             raise RuntimeError("worker lost")
         return real(config_data, chunk, *args, **kwargs)
 
-    monkeypatch.setattr(E, "run_chunk", lost)
+    monkeypatch.setattr(evaluate, "run_chunk", lost)
     return real
 
 
@@ -107,10 +107,10 @@ def hold_evaluate_chunks_after_the_first():
     as before and every other chunk waits (up to ten minutes) until the run stops (the threads
     backend, the default, tells it: :func:`pb_gym.experiments.common.scale.stop_requested`): however fast the
     machine, the run is still running when a test signals it once chunk 0 is kept."""
-    from pb_gym.experiments import evaluate as E
+    from pb_gym.experiments import evaluate
     from pb_gym.experiments.common import scale
 
-    real = E.run_chunk
+    real = evaluate.run_chunk
 
     def held(config_data, chunk, *args, **kwargs):
         deadline = time.monotonic() + 600
@@ -120,7 +120,7 @@ def hold_evaluate_chunks_after_the_first():
             time.sleep(0.01)
         return real(config_data, chunk, *args, **kwargs)
 
-    E.run_chunk = held
+    evaluate.run_chunk = held
 
 
 RUNNING, STOPPED = threading.Event(), threading.Event()

@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 
 from pb_gym import rules as R
-from pb_gym.experiments.counting import advantage as A
+from pb_gym.experiments.counting import advantage
 from pb_gym.experiments.ruin import model as ruin_model
 
 JACOBSON = json.loads((Path(__file__).parent / "data" / "jacobson_side_bet_counts.json").read_text())
 
 
 def test_figures_follow_their_definitions():
-    f = A.figures(mean=0.1, sd=4.0, frequency=0.25, hands_per_hour=80)
+    f = advantage.figures(mean=0.1, sd=4.0, frequency=0.25, hands_per_hour=80)
     ev = 0.025
     variance = 0.25 * (16.0 + 0.01) - ev * ev
     assert f["win_per_100_dealt"] == pytest.approx(2.5, rel=1e-14)
@@ -30,27 +30,27 @@ def test_figures_follow_their_definitions():
     assert f["score"] == pytest.approx(f["di"] ** 2, rel=1e-12)  # SCORE = DI^2 at 13.5% ruin
     # at the SCORE bet size, 10,000 units carry e^-2 risk of ruin
     k = f["score"] / (100 * ev)
-    assert A.risk_of_ruin(10_000, k * ev, k * k * variance) == pytest.approx(math.exp(-2), rel=1e-12)
+    assert advantage.risk_of_ruin(10_000, k * ev, k * k * variance) == pytest.approx(math.exp(-2), rel=1e-12)
 
 
 def test_bad_input_names_the_field():
     with pytest.raises(ValueError, match="frequency=0 is not allowed"):
-        A.figures(0.1, 1.0, 0)
+        advantage.figures(0.1, 1.0, 0)
 
 
 @pytest.mark.parametrize("name", sorted(JACOBSON["counts"]))
 def test_jacobsons_di_is_the_full_shoe_sd_over_the_hands_bet(name):
     c = JACOBSON["counts"][name]
-    di = A.jacobson_di(c["bet_frequency"], c["units_per_100_hands"], c["house_edge"], c["pays"])
+    di = advantage.jacobson_di(c["bet_frequency"], c["units_per_100_hands"], c["house_edge"], c["pays"])
     assert round(di, 2) == c["desirability_index"]
     # the DI of the count's own bets (their SD at the count's average edge) is lower
-    assert A.count_di(c["bet_frequency"], c["units_per_100_hands"], c["pays"]) < di - 0.3
+    assert advantage.count_di(c["bet_frequency"], c["units_per_100_hands"], c["pays"]) < di - 0.3
 
 
 def test_the_double_barrier_agrees_with_the_exact_gamblers_ruin():
     # +1 / -1 at 0.49 / 0.51: start 10, goal +10, a hand limit long enough to end nearly all sessions
     sessions = 20_000
-    result = A.double_barrier(
+    result = advantage.double_barrier(
         np.array([1.0, -1.0]), np.array([0.49, 0.51]), 10, 10, 5000, sessions=sessions, seed=5
     )
     exact = float(ruin_model.closed_form(0.49, 0.51, np.array([10]), 20)["p_win"][0])
@@ -69,7 +69,7 @@ def test_the_diffusion_barrier_is_the_single_barrier_law_when_the_goal_is_out_of
     s = math.sqrt(var * steps)
     phi = NormalDist().cdf
     law = phi((-a - mu * steps) / s) + math.exp(-2 * mu * a / var) * phi((-a + mu * steps) / s)
-    result = A.diffusion_barrier(mu, var, a + 1, 1000, steps)
+    result = advantage.diffusion_barrier(mu, var, a + 1, 1000, steps)
     assert result["p_ruin"] == pytest.approx(law, rel=1e-9)
     assert result["p_goal"] < 1e-9  # about 1e-130: the series leaves only its rounding
 
@@ -78,27 +78,29 @@ def test_the_diffusion_barrier_without_a_time_limit_is_the_two_sided_ruin_formul
     mu, var, a, b = 0.0778, 6.515**2, 499.0, 1000.0
     theta = 2 * mu / var
     ever = (1 - math.exp(-theta * b)) / (math.exp(theta * a) - math.exp(-theta * b))
-    result = A.diffusion_barrier(mu, var, a + 1, b, 1e9)
+    result = advantage.diffusion_barrier(mu, var, a + 1, b, 1e9)
     assert result["p_ruin"] == pytest.approx(ever, rel=1e-9)
     assert result["p_goal"] == pytest.approx(1 - ever, rel=1e-9)
     # no drift, equal distances: either side is as likely, at any horizon
-    even = A.diffusion_barrier(0.0, 1.0, 21, 20, 300)
+    even = advantage.diffusion_barrier(0.0, 1.0, 21, 20, 300)
     assert even["p_ruin"] == pytest.approx(even["p_goal"], rel=1e-9) and 0 < even["p_ruin"] < 0.5
 
 
 def test_the_exact_walk_is_the_gamblers_ruin_and_the_simulated_barrier():
     # +1 / -1 at 0.49 / 0.51 from 10, goal +10, long enough for every session to end: the closed form
-    walk = A.walk_barrier(1.0, 0.49, 10, 10, 5000)
+    walk = advantage.walk_barrier(1.0, 0.49, 10, 10, 5000)
     exact = float(ruin_model.closed_form(0.49, 0.51, np.array([10]), 20)["p_win"][0])
     assert walk["p_goal"] == pytest.approx(exact, rel=1e-9)
     assert walk["p_ruin"] == pytest.approx(1 - exact, rel=1e-9)
     # a 40:1 bet at +8% against the simulated barrier of the same walk: 99.9% binomial bounds
-    win, p = A.two_outcome_bet(0.08, 6.5)
+    win, p = advantage.two_outcome_bet(0.08, 6.5)
     assert p * win - (1 - p) == pytest.approx(0.08, rel=1e-12)
     assert math.sqrt(p * (1 - p)) * (win + 1) == pytest.approx(6.5, rel=1e-12)
-    walk = A.walk_barrier(win, p, 60, 120, 800)
+    walk = advantage.walk_barrier(win, p, 60, 120, 800)
     sessions = 20_000
-    simulated = A.double_barrier(np.array([win, -1.0]), np.array([p, 1 - p]), 60, 120, 800, sessions, seed=3)
+    simulated = advantage.double_barrier(
+        np.array([win, -1.0]), np.array([p, 1 - p]), 60, 120, 800, sessions, seed=3
+    )
     for key in ("p_ruin", "p_goal"):
         se = math.sqrt(walk[key] * (1 - walk[key]) / sessions)
         assert abs(simulated[key] - walk[key]) < 3.29 * se, key
@@ -111,13 +113,13 @@ def test_hows_figures_under_the_three_models_of_the_barrier():
     """The double barrier of How's count (its study's per-bet figures: +0.0778 a bet, SD 6.515, 6.84
     bets a shoe; 500 units, goal +1,000, 500 shoes) under the normal model and for independent bets:
     both above his 3.5%; the normal model above the walk (the 40:1 tail lowers the risk of ruin)."""
-    risk = A.RiskConfig(**HOW["risk"])
-    models = A.barrier_models(0.0778, 6.515, 6.84, risk)
+    risk = advantage.RiskConfig(**HOW["risk"])
+    models = advantage.barrier_models(0.0778, 6.515, 6.84, risk)
     assert models["bets"] == 3420
     assert round(models["normal"]["p_ruin"], 3) == 0.066
     assert round(models["walk"]["p_ruin"], 3) == 0.054 and round(models["walk"]["win"]) == 39
     # a 40:1 bet of the same mean (its SD 6.56, not 6.515)
-    forty = A.walk_barrier(40.0, 1.0778 / 41, 500, 1000, 3420)
+    forty = advantage.walk_barrier(40.0, 1.0778 / 41, 500, 1000, 3420)
     assert round(forty["p_ruin"], 3) == 0.056
 
 
@@ -125,7 +127,7 @@ HOW = json.loads((Path(__file__).parent / "data" / "how_dragon7_count.json").rea
 
 
 def test_the_count_spec_is_the_players_count():
-    count = A.CountSpec(
+    count = advantage.CountSpec(
         tags=(1, 0, 0, -1, -1, -1, -1, 2, 2, 0), trigger=0, bet="dragon7", start=-32, true=False
     )
     unseen = R.full_shoe(8).astype(np.int64)
@@ -133,16 +135,16 @@ def test_the_count_spec_is_the_players_count():
     unseen[R.RANKS.index("4")] -= 1
     unseen[R.RANKS.index("8")] -= 1
     assert count.value(unseen[None], 8)[0] == -28
-    true = A.CountSpec(tags=count.tags, trigger=0, bet="dragon7")
+    true = advantage.CountSpec(tags=count.tags, trigger=0, bet="dragon7")
     assert true.value(unseen[None], 8)[0] == pytest.approx(4 / (411 / 52), rel=1e-15)
-    assert A.HOW_DRAGON7["count"] == count  # How's count, as the reference notes give it
+    assert advantage.HOW_DRAGON7["count"] == count  # How's count, as the reference notes give it
 
 
 def test_shoe_extremes_are_the_running_sums_lowest_and_highest_points():
     rng = np.random.default_rng(3)
     shoe = rng.integers(0, 5, size=200)
     values = rng.choice([-1.0, 0.0, 40.0], size=(200, 2), p=[0.6, 0.35, 0.05])
-    low, high = A.shoe_extremes(shoe, values, 6)
+    low, high = advantage.shoe_extremes(shoe, values, 6)
     for s in range(6):
         path = np.concatenate([np.zeros((1, 2)), np.cumsum(values[shoe == s], axis=0)])
         np.testing.assert_array_equal(low[s], path.min(axis=0))
@@ -155,7 +157,7 @@ def test_the_shoe_barrier_of_one_hand_shoes_is_the_gamblers_ruin():
     net = np.array([1.0] * 49 + [-1.0] * 51)
     low, high = np.minimum(net, 0.0), np.maximum(net, 0.0)
     sessions = 20_000
-    result = A.shoe_barrier(net, low, high, 10, 10, 5000, sessions=sessions, seed=5)
+    result = advantage.shoe_barrier(net, low, high, 10, 10, 5000, sessions=sessions, seed=5)
     exact = float(ruin_model.closed_form(0.49, 0.51, np.array([10]), 20)["p_win"][0])
     se = math.sqrt(exact * (1 - exact) / sessions)
     assert abs(result["p_goal"] - exact) < 3.29 * se  # 99.9% binomial bound
@@ -204,9 +206,9 @@ def test_the_shoe_barrier_is_the_array_form_bit_for_bit_and_shares_its_draws(sho
     # a goal and a ruin both within reach of a session of 8 shoes; 2,345 sessions: a block and a part
     bankroll, goal, limit, sessions, seed, stake = 60.0, 90.0, 8, 2_345, 3, 2.0
     ends = []
-    results = A.shoe_barriers(variants, bankroll, goal, limit, sessions, seed, stake)
+    results = advantage.shoe_barriers(variants, bankroll, goal, limit, sessions, seed, stake)
     for variant, result in zip(variants, results, strict=True):
-        assert result == A.shoe_barrier(*variant, bankroll, goal, limit, sessions, seed, stake)
+        assert result == advantage.shoe_barrier(*variant, bankroll, goal, limit, sessions, seed, stake)
         ruined, reached, behind, total_win, _, played = _barrier_by_arrays(
             *variant, bankroll, goal, limit, sessions, seed, stake
         )
@@ -222,9 +224,11 @@ def test_the_shoe_barrier_is_the_array_form_bit_for_bit_and_shares_its_draws(sho
     for bad in ({"shoes": 0}, {"shoes": 2.5}, {"sessions": 0}, {"sessions": True}):
         name, value = next(iter(bad.items()))
         with pytest.raises(ValueError, match=f"{name}={value!r} is not allowed; allowed: an integer >= 1"):
-            A.shoe_barrier(net, low, high, bankroll, goal, **{"shoes": limit, "sessions": sessions, **bad})
+            advantage.shoe_barrier(
+                net, low, high, bankroll, goal, **{"shoes": limit, "sessions": sessions, **bad}
+            )
     with pytest.raises(ValueError, match="the same number of shoes"):
-        A.shoe_barriers(
+        advantage.shoe_barriers(
             [(net, low, high), (np.append(net, 1.0), np.append(low, 0.0), np.append(high, 1.0))],
             60.0,
             90.0,
@@ -239,21 +243,23 @@ def test_the_bettor_report_follows_the_figures():
     payoff = np.array([32.0, -6.0, 0.0, 30.0])  # 1 win at 40:1 in 8, none in 6, 1 in 10 (+ losses)
     payoff_sq = np.array([1607.0, 6.0, 0.0, 1609.0])
     low, high = np.array([-7.0, -6.0, 0.0, -9.0]), np.array([33.0, 0.0, 0.0, 31.0])
-    risk = A.RiskConfig(sessions=200)
-    r = A.bettor_report(hands, bets, ev, payoff, payoff_sq, low, high, risk)
+    risk = advantage.RiskConfig(sessions=200)
+    r = advantage.bettor_report(hands, bets, ev, payoff, payoff_sq, low, high, risk)
     mean = 0.07
     sd = math.sqrt(3222.0 / 24 - (56.0 / 24) ** 2)
-    f = A.figures(mean, sd, 24 / 320, risk.hands_per_hour)
+    f = advantage.figures(mean, sd, 24 / 320, risk.hands_per_hour)
     for key in ("di", "n0", "score", "win_per_100_dealt", "sd_per_100_dealt", "ev_per_hour"):
         assert r[key] == pytest.approx(f[key], rel=1e-12), key
     assert r["bets_per_shoe"] == 6.0 and r["win_per_shoe"] == pytest.approx(0.42, rel=1e-12)
     variance = (f["sd_per_100_dealt"] / 10) ** 2
-    assert r["risk_of_ruin_formula"] == pytest.approx(A.risk_of_ruin(500, mean * 24 / 320, variance))
+    assert r["risk_of_ruin_formula"] == pytest.approx(advantage.risk_of_ruin(500, mean * 24 / 320, variance))
     assert r["double_barrier"]["bankroll"] == 500 and r["double_barrier"]["shoes_resampled"] == 4
-    assert r["barrier_models"] == A.barrier_models(mean, sd, 6.0, risk)
+    assert r["barrier_models"] == advantage.barrier_models(mean, sd, 6.0, risk)
     assert r["barrier_models"]["bets"] == 3000  # 6 bets a shoe, 500 shoes
-    assert "| ruin %, same barrier: normal model |" in A.advantage_table([("x", r)], risk.model_dump())
-    assert A.bettor_report(hands, np.zeros(4), ev, payoff, payoff_sq, low, high, risk) == {
+    assert "| ruin %, same barrier: normal model |" in advantage.advantage_table(
+        [("x", r)], risk.model_dump()
+    )
+    assert advantage.bettor_report(hands, np.zeros(4), ev, payoff, payoff_sq, low, high, risk) == {
         "note": "never bets"
     }
 
@@ -272,12 +278,12 @@ def test_hows_dragon7_count_reproduced():
     """
     rules = R.Rules(decks=8, cut_card=16, burn=True, hand_after_cut=True)
     spec = HOW["count"]
-    count = A.CountSpec(
+    count = advantage.CountSpec(
         tags=tuple(spec["tags"]), trigger=1.0, bet=spec["bet"], start=float(spec["start"]), true=False
     )
-    d = A.replay_count(rules, count, 10_000, seed=2026)
-    risk = A.RiskConfig(**HOW["risk"], sessions=4_000, seed=1)
-    r = A.bettor_report(
+    d = advantage.replay_count(rules, count, 10_000, seed=2026)
+    risk = advantage.RiskConfig(**HOW["risk"], sessions=4_000, seed=1)
+    r = advantage.bettor_report(
         d["hands"], d["bets"], d["ev"], d["payoff"], d["payoff_sq"], d["low"], d["high"], risk
     )
     barrier = r["double_barrier"]

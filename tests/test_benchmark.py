@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from pb_gym import benchmark as B
-from pb_gym import catalog
+from pb_gym import benchmark, catalog
 from pb_gym import rules as R
 from pb_gym.envs import table as T
 from pb_gym.envs import tasks
@@ -81,15 +80,15 @@ def test_action_meanings_are_the_envs_actions_and_the_env_checkers_pass(task_id)
 
 
 def test_action_index_names_the_bad_input():
-    assert B.action_index("Discover-v0", "no_bet") == 0
-    assert B.action_index("pb_gym/Discover-v0", "dragon7") == 4
-    assert B.action_index("Sizing-v0", "panda8", 0.016) == 25
+    assert benchmark.action_index("Discover-v0", "no_bet") == 0
+    assert benchmark.action_index("pb_gym/Discover-v0", "dragon7") == 4
+    assert benchmark.action_index("Sizing-v0", "panda8", 0.016) == 25
     with pytest.raises(ValueError, match="bet='egalite_7' is not offered by pb_gym/Discover-v0"):
-        B.action_index("Discover-v0", "egalite_7")
+        benchmark.action_index("Discover-v0", "egalite_7")
     with pytest.raises(ValueError, match="stake=2 is not a stake level"):
-        B.action_index("Discover-v0", "banker", 2)
+        benchmark.action_index("Discover-v0", "banker", 2)
     with pytest.raises(ValueError, match="task='Discover-v9' is not allowed; allowed: pb_gym/Discover-v0"):
-        B.action_index("Discover-v9", "banker")
+        benchmark.action_index("Discover-v9", "banker")
 
 
 @pytest.mark.parametrize(
@@ -98,11 +97,11 @@ def test_action_index_names_the_bad_input():
     + [("DiscoverEdgeSort-v0", 5)],
 )
 def test_never_betting_scores_exactly_0_and_the_perfect_bettor_exactly_1(task_id, seed):
-    never = B.score(B.never_bet, task_id, tables=8, hands=200, seed=seed)
+    never = benchmark.score(benchmark.never_bet, task_id, tables=8, hands=200, seed=seed)
     assert never["normalized_score"]["estimate"] == 0.0
     assert never["normalized_score"]["ci95"] == [0.0, 0.0]
     assert never["exact_profit_per_hand"]["estimate"] == 0.0 and never["bet_rate"]["estimate"] == 0.0
-    perfect = B.score(B.perfect_policy(task_id), task_id, tables=8, hands=200, seed=seed)
+    perfect = benchmark.score(benchmark.perfect_policy(task_id), task_id, tables=8, hands=200, seed=seed)
     for key in ("hands", "shoes", "perfect_profit_per_hand", "perfect_realized_profit_per_hand"):
         assert perfect[key] == never[key]  # the same held-out hands, whatever the policy does
     if perfect["perfect_bet_rate"]["estimate"] > 0:
@@ -114,7 +113,7 @@ def test_never_betting_scores_exactly_0_and_the_perfect_bettor_exactly_1(task_id
 
 
 def test_sizing_scores_log_growth_against_the_best_stake_and_kelly():
-    best = B.score(B.perfect_policy("Sizing-v0"), "Sizing-v0", tables=8, hands=200, seed=5)
+    best = benchmark.score(benchmark.perfect_policy("Sizing-v0"), "Sizing-v0", tables=8, hands=200, seed=5)
     assert best["headline"] == "normalized_log_growth"
     assert best["normalized_log_growth"]["estimate"] == 1.0
     assert best["below_minimum_rate"]["estimate"] == 0.0  # it picks only stakes the table takes
@@ -123,23 +122,23 @@ def test_sizing_scores_log_growth_against_the_best_stake_and_kelly():
     assert 0 < growth <= kelly  # continuous Kelly bounds every stake level
     # the profit reference is the one-unit perfect bettor on the starting bankroll: the same whatever
     # the policy (its bankroll no longer moves it), and Discover-v0's on the same hands
-    never = B.score(B.never_bet, "Sizing-v0", tables=8, hands=200, seed=5)
-    discover = B.score(B.never_bet, "Discover-v0", tables=8, hands=200, seed=5)
+    never = benchmark.score(benchmark.never_bet, "Sizing-v0", tables=8, hands=200, seed=5)
+    discover = benchmark.score(benchmark.never_bet, "Discover-v0", tables=8, hands=200, seed=5)
     for key in ("perfect_profit_per_hand", "perfect_realized_profit_per_hand", "perfect_bet_rate"):
         assert best[key] == never[key] == discover[key], key
     assert best["normalized_score"]["estimate"] > 1  # it stakes more than one unit where it bets
-    flat = B.perfect_policy("Discover-v0")  # the same observation; its action k bets tasks' bet k-1
+    flat = benchmark.perfect_policy("Discover-v0")  # the same observation; its action k bets tasks' bet k-1
     smallest = np.array(
-        [0] + [B.action_index("Sizing-v0", bet, 0.001) for bet in tasks.get_task("Discover-v0").bets]
+        [0] + [benchmark.action_index("Sizing-v0", bet, 0.001) for bet in tasks.get_task("Discover-v0").bets]
     )
-    unit = B.score(lambda obs: smallest[flat(obs)], "Sizing-v0", tables=8, hands=200, seed=5)
+    unit = benchmark.score(lambda obs: smallest[flat(obs)], "Sizing-v0", tables=8, hands=200, seed=5)
     # 0.1% of the bankroll on every positive bet: one unit or more while the bankroll is at or above
     # its start, below the table minimum (no bet, counted) once it has lost
     below = unit["below_minimum_rate"]["estimate"]
     assert 0 < below < unit["perfect_bet_rate"]["estimate"]
     assert unit["bet_rate"]["estimate"] + below == pytest.approx(unit["perfect_bet_rate"]["estimate"])
     assert 0 < unit["normalized_log_growth"]["estimate"] < 1
-    assert "bets below the table minimum" in B.report(unit)
+    assert "bets below the table minimum" in benchmark.report(unit)
 
 
 @pytest.mark.parametrize("task_id", ["DiscoverMainBets-v0", "DiscoverHidden-v0"])
@@ -147,28 +146,28 @@ def test_the_controls_are_read_by_their_regret_per_1000_hands(task_id):
     """A control's optimum is about 0 (MainBets) or out of the observation's reach (Hidden), so a
     share of it says nothing: its headline is the regret per 1,000 hands, never betting's beside it."""
     rng = np.random.default_rng(0)
-    n = len(B.action_meanings(task_id))
-    result = B.score(lambda obs: rng.integers(0, n, len(obs)), task_id, tables=8, hands=100, seed=3)
-    assert result["headline"] == B.headline(task_id) == "regret_per_1000_hands"
+    n = len(benchmark.action_meanings(task_id))
+    result = benchmark.score(lambda obs: rng.integers(0, n, len(obs)), task_id, tables=8, hands=100, seed=3)
+    assert result["headline"] == benchmark.headline(task_id) == "regret_per_1000_hands"
     regret, per_hand = result["regret_per_1000_hands"], result["regret_per_hand"]
     assert regret["estimate"] == pytest.approx(1000 * per_hand["estimate"])
     assert regret["ci95"] == pytest.approx([1000 * x for x in per_hand["ci95"]])
     floor = result["never_bet_regret_per_1000_hands"]["estimate"]
     assert floor == pytest.approx(1000 * result["perfect_profit_per_hand"]["estimate"])
     assert regret["estimate"] > floor >= 0  # random betting pays the house edge
-    lines = B.report(result).splitlines()
+    lines = benchmark.report(result).splitlines()
     assert lines[1].startswith("regret / 1,000 hands (paired):") and "never betting's" in lines[1]
-    never = B.score(B.never_bet, task_id, tables=8, hands=100, seed=3)
+    never = benchmark.score(benchmark.never_bet, task_id, tables=8, hands=100, seed=3)
     assert never["regret_per_1000_hands"] == never["never_bet_regret_per_1000_hands"]
-    assert B.headline("Discover-v0") == "normalized_score"
-    assert B.headline("Sizing-v0") == "normalized_log_growth"
+    assert benchmark.headline("Discover-v0") == "normalized_score"
+    assert benchmark.headline("Sizing-v0") == "normalized_log_growth"
 
 
 def test_a_users_callable_is_scored_with_a_paired_regret():
     task = tasks.get_task("Discover-v0")
     cfg = T.make_config(**task.kwargs)
     start, stop = cfg.obs_offsets["shoe"]
-    dragon7 = B.action_index(task, "dragon7")
+    dragon7 = benchmark.action_index(task, "dragon7")
 
     def sevens_count(obs):
         """Bet Dragon 7 when few 8s and 9s are left (a crude count)."""
@@ -176,7 +175,7 @@ def test_a_users_callable_is_scored_with_a_paired_regret():
         eights_nines = unseen[:, 7] + unseen[:, 8]
         return np.where(eights_nines < 0.04 * unseen.sum(axis=1), dragon7, 0)
 
-    result = B.score(sevens_count, task, tables=16, hands=300, seed=1)
+    result = benchmark.score(sevens_count, task, tables=16, hands=300, seed=1)
     assert 0 < result["bet_rate"]["estimate"] < 1
     regret = result["regret_per_hand"]
     assert regret["estimate"] == pytest.approx(
@@ -196,14 +195,14 @@ def test_a_users_callable_is_scored_with_a_paired_regret():
 )
 def test_a_bad_policy_is_named(bad, message):
     with pytest.raises(ValueError, match=message):
-        B.score(bad, "Discover-v0", tables=8, hands=2)
+        benchmark.score(bad, "Discover-v0", tables=8, hands=2)
 
 
 def test_bad_sizes_are_named():
     with pytest.raises(ValueError, match="tables=1 is not allowed; allowed: an integer >= 2"):
-        B.score(B.never_bet, "Discover-v0", tables=1)
+        benchmark.score(benchmark.never_bet, "Discover-v0", tables=1)
     with pytest.raises(ValueError, match="hides the discards"):
-        B.perfect_policy("DiscoverHidden-v0")
+        benchmark.perfect_policy("DiscoverHidden-v0")
 
 
 def test_pb_gym_bench_reports_the_tasks_expected_reward_beside_the_realized():

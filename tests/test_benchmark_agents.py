@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("stable_baselines3")
 
-from pb_gym import benchmark as B  # noqa: E402
+from pb_gym import benchmark  # noqa: E402
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
 
@@ -22,10 +22,10 @@ CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
 def trained(tmp_path_factory):
     """discover.yaml's settings trained for 4,096 steps from a policy that bets on most hands (no
     init_abstain): a model whose decisions vary, saved as pb-gym train saves it."""
-    from pb_gym.experiments import train as TR
-    from pb_gym.experiments.common import yaml_config as C
+    from pb_gym.experiments import train
+    from pb_gym.experiments.common import yaml_config
 
-    config = C.load(CONFIGS / "discover.yaml", TR.TrainConfig)
+    config = yaml_config.load(CONFIGS / "discover.yaml", train.TrainConfig)
     config = config.model_copy(
         update={
             "total_timesteps": 4096,
@@ -37,22 +37,23 @@ def trained(tmp_path_factory):
         }
     )
     out = tmp_path_factory.mktemp("discover-tiny")
-    result = TR.train(config, out)
+    result = train.train(config, out)
     return config, out, result
 
 
 def test_a_train_model_scores_the_same_figures_as_trains_discovery_scoring(trained):
-    from pb_gym.experiments import train as TR
-    from pb_gym.experiments.benchmark import discovery as D
-    from pb_gym.experiments.benchmark import score as S
+    from pb_gym.experiments import train
+    from pb_gym.experiments.benchmark import discovery, score
 
     config, out, result = trained
-    policy = TR.make_policy(config, result["model_object"], result["normalizer"])
+    policy = train.make_policy(config, result["model_object"], result["normalizer"])
     seed, tables, hands = 2_000_003, 16, 300
-    found = D.score(
+    found = discovery.score(
         policy, config.env.kwargs(), config.discovery.bets, tables, hands, seed, calibration=False
     )
-    scored = B.score(S.model_policy(out, "pb_gym/Discover-v0"), "pb_gym/Discover-v0", tables, hands, seed)
+    scored = benchmark.score(
+        score.model_policy(out, "pb_gym/Discover-v0"), "pb_gym/Discover-v0", tables, hands, seed
+    )
     learned, perfect = found["systems"]["learned"], found["systems"]["perfect"]
     assert 0.2 < scored["bet_rate"]["estimate"] < 1  # the model bets, and not on every hand
     assert scored["hands"] == found["hands"] == tables * hands and scored["shoes"] == found["shoes"]
@@ -69,7 +70,7 @@ def test_a_train_model_scores_the_same_figures_as_trains_discovery_scoring(train
 
 
 def test_a_model_of_another_table_is_refused(trained):
-    from pb_gym.experiments.benchmark import score as S
+    from pb_gym.experiments.benchmark import score
 
     _, out, _ = trained
     with pytest.raises(
@@ -77,12 +78,12 @@ def test_a_model_of_another_table_is_refused(trained):
         match=r"trained on another table than pb_gym/DiscoverCatalog-v0's: "
         r"rules .*extra_bets",
     ):
-        S.model_policy(out, "DiscoverCatalog-v0")
+        score.model_policy(out, "DiscoverCatalog-v0")
 
 
 def test_pb_gym_score_scores_a_model_folder_and_a_module_callable(trained, tmp_path, monkeypatch, capsys):
     from pb_gym.experiments import cli
-    from pb_gym.experiments.benchmark import score as S
+    from pb_gym.experiments.benchmark import score
 
     _, out, _ = trained
     assert (
@@ -90,7 +91,7 @@ def test_pb_gym_score_scores_a_model_folder_and_a_module_callable(trained, tmp_p
         == 0
     )
     printed = json.loads(capsys.readouterr().out)
-    direct = B.score(S.model_policy(out, "Discover-v0"), "Discover-v0", 8, 100)
+    direct = benchmark.score(score.model_policy(out, "Discover-v0"), "Discover-v0", 8, 100)
     assert printed["normalized_score"] == direct["normalized_score"]
     assert printed["exact_profit_per_hand"] == direct["exact_profit_per_hand"]
     (tmp_path / "my_counter.py").write_text(
@@ -120,7 +121,7 @@ def test_an_sb3_model_trained_on_the_registered_task_is_scored():
     vector = PuntoBancoSB3VecEnv(16, **tasks.get_task("Discover-v0").kwargs)  # the many-table adapter
     model = PPO("MlpPolicy", vector, n_steps=16, batch_size=64, n_epochs=1, seed=0, device="cpu")
     model.learn(512)
-    result = B.score(
+    result = benchmark.score(
         lambda obs: model.predict(obs, deterministic=True)[0], "Discover-v0", tables=8, hands=100, seed=4
     )
     assert result["hands"] == 800

@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pb_gym import catalog as C
-from pb_gym import exact
+from pb_gym import catalog, exact
 from pb_gym import rules as R
 from pb_gym.reference import deal_hand
 from pb_gym.rules import Rules
@@ -36,7 +35,7 @@ def test_hand_class_counts_sum_to_every_deal_and_agree_with_the_outcome_counts(e
 
 @pytest.mark.parametrize("entry", FIGURES["counts_8_decks"], ids=lambda e: e["bet"])
 def test_published_8_deck_combination_counts_to_the_integer(entry, eight_deck_counts):
-    bet = C.get_bet(entry["bet"])
+    bet = catalog.get_bet(entry["bet"])
     masks = zip(bet.rows, bet.row_masks(), strict=True)
     counts = {row.label: int(eight_deck_counts[mask].sum()) for row, mask in masks}
     for label, published in entry["rows"].items():
@@ -44,18 +43,18 @@ def test_published_8_deck_combination_counts_to_the_integer(entry, eight_deck_co
 
 
 def test_combination_counts_by_row_and_the_issues_figures():
-    counts = C.combination_counts("dragon_bonus_player", EIGHT_DECKS)
+    counts = catalog.combination_counts("dragon_bonus_player", EIGHT_DECKS)
     assert counts["win by 9"] == 18_409_431_764_992
     assert counts["total"] == 4_998_398_275_503_360
     assert sum(v for k, v in counts.items() if k != "total") == counts["total"]
-    assert C.combination_counts("player_total_0", EIGHT_DECKS)["player_total=0"] == 469_796_508_410_880
+    assert catalog.combination_counts("player_total_0", EIGHT_DECKS)["player_total=0"] == 469_796_508_410_880
 
 
 @pytest.mark.parametrize(
     "bet, decks, published, decimals, source", FIGURES["returns"]["rows"], ids=lambda x: str(x)
 )
 def test_published_returns(bet, decks, published, decimals, source):
-    ev = C.expected_values(R.full_shoe(decks), [bet])[0]
+    ev = catalog.expected_values(R.full_shoe(decks), [bet])[0]
     assert abs(ev - published) <= 0.5 * 10.0**-decimals + 1e-12, (bet, decks, ev, source)
 
 
@@ -63,7 +62,7 @@ def test_published_returns(bet, decks, published, decimals, source):
     "bet, decks, published, decimals, source", FIGURES["edges_pct"]["rows"], ids=lambda x: str(x)
 )
 def test_published_house_edges(bet, decks, published, decimals, source):
-    edge = -100 * C.expected_values(R.full_shoe(decks), [bet])[0]
+    edge = -100 * catalog.expected_values(R.full_shoe(decks), [bet])[0]
     # a source may round a figure it printed elsewhere with one more digit (bad_beat: 8.4585 -> 8.459)
     printed = [_half_up(edge, decimals), _half_up(_half_up(edge, decimals + 1), decimals)]
     assert published in printed, (bet, decks, edge, source)
@@ -93,12 +92,12 @@ def test_4_5_6_probabilities(row):
     ids=["standard", "no-commission", "ez-tie9", "custom-pays"],
 )
 def test_the_seven_spots_equal_the_rules_payoff_matrix(rules):
-    assert C.bet_names(rules)[: R.N_BETS] == R.BETS
-    np.testing.assert_array_equal(C.pay_matrix(R.BETS, rules), rules.payoff_matrix())
+    assert catalog.bet_names(rules)[: R.N_BETS] == R.BETS
+    np.testing.assert_array_equal(catalog.pay_matrix(R.BETS, rules), rules.payoff_matrix())
     # and their exact EVs equal the fast 7-spot path of pb_gym.exact
     comps = np.stack([R.full_shoe(8), R.full_shoe(1), R.full_shoe(8) - np.arange(13) * 2])
     np.testing.assert_allclose(
-        C.expected_values(comps, R.BETS, rules), exact.expected_values(comps, rules), rtol=0, atol=1e-14
+        catalog.expected_values(comps, R.BETS, rules), exact.expected_values(comps, rules), rtol=0, atol=1e-14
     )
 
 
@@ -138,8 +137,8 @@ def test_counts_and_catalog_evs_equal_brute_force_over_every_ordered_deal(compos
     np.testing.assert_array_equal(exact.hand_class_counts(composition), brute)
     probabilities = brute / brute.sum()
     np.testing.assert_allclose(exact.hand_class_probabilities(composition), probabilities, rtol=0, atol=1e-15)
-    pay = C.pay_matrix()
-    np.testing.assert_allclose(C.expected_values(composition), probabilities @ pay, rtol=0, atol=1e-13)
+    pay = catalog.pay_matrix()
+    np.testing.assert_allclose(catalog.expected_values(composition), probabilities @ pay, rtol=0, atol=1e-13)
     pt, bt, pn, bn, pp, bp = R.hand_class_fields(np.arange(R.N_HAND_CLASSES))
     pairs = [
         probabilities[pp].sum(),
@@ -160,12 +159,12 @@ def test_float_path_equals_integer_path_for_many_compositions_in_chunks(monkeypa
     np.testing.assert_allclose(
         exact.hand_class_probabilities(comps), counts / deals[:, None], rtol=1e-12, atol=1e-17
     )
-    pay = C.pay_matrix(["lucky6", "either_pair", "dragon_bonus_banker"])
+    pay = catalog.pay_matrix(["lucky6", "either_pair", "dragon_bonus_banker"])
     np.testing.assert_allclose(
         exact.hand_class_expectations(comps, pay), (counts / deals[:, None]) @ pay, rtol=0, atol=1e-12
     )
     assert exact.value_class_probabilities(comps[:3]).shape == (3, exact.N_VALUE_CLASSES)
-    assert C.expected_values(comps.reshape(101, 1, 13), ["tie"]).shape == (101, 1, 1)
+    assert catalog.expected_values(comps.reshape(101, 1, 13), ["tie"]).shape == (101, 1, 1)
 
 
 def test_removing_a_card_is_a_martingale_for_every_catalog_bet():
@@ -174,28 +173,28 @@ def test_removing_a_card_is_a_martingale_for_every_catalog_bet():
     removed = np.array([comp - np.eye(13, dtype=np.int64)[r] for r in range(13)])
     weights = comp / comp.sum()
     np.testing.assert_allclose(
-        weights @ C.expected_values(removed), C.expected_values(comp), rtol=0, atol=1e-13
+        weights @ catalog.expected_values(removed), catalog.expected_values(comp), rtol=0, atol=1e-13
     )
 
 
 def test_every_catalog_bet_has_a_source_and_a_valid_round_trip():
     for rules in (Rules(), Rules(banker_variant="ez")):
-        for name, bet in C.catalog(rules).items():
+        for name, bet in catalog.catalog(rules).items():
             assert bet.source, name
-            again = C.bet_from_dict(bet.as_dict())
+            again = catalog.bet_from_dict(bet.as_dict())
             np.testing.assert_array_equal(again.column(), bet.column())
-    assert len(set(C.bet_names())) == len(C.bet_names()) >= 50
+    assert len(set(catalog.bet_names())) == len(catalog.bet_names()) >= 50
 
 
 def test_user_bet_used_with_catalog_names():
-    bet = C.bet_from_dict(
+    bet = catalog.bet_from_dict(
         {
             "name": "tie_on_7_or_8",
             "source": "a test table",
             "rows": [{"when": {"winner": "tie", "player_total": [7, 8]}, "pays": "45 to 1"}],
         }
     )
-    ev = C.expected_values(EIGHT_DECKS, [bet, "egalite_7", "egalite_8"])
+    ev = catalog.expected_values(EIGHT_DECKS, [bet, "egalite_7", "egalite_8"])
     published = FIGURES["counts_8_decks"]
     tie7 = next(e for e in published if e["bet"] == "egalite_7")["rows"]["tie on 7"]
     tie8 = next(e for e in published if e["bet"] == "egalite_8")["rows"]["tie on 8"]
@@ -204,7 +203,7 @@ def test_user_bet_used_with_catalog_names():
 
 def test_mixed_pair_and_total_bets_are_priced_exactly():
     """A bet on a pair *and* a total needs the joint law (a pair of 5s is a player 0): exact here."""
-    bet = C.bet_from_dict(
+    bet = catalog.bet_from_dict(
         {
             "name": "pair_and_zero",
             "rows": [
@@ -216,14 +215,14 @@ def test_mixed_pair_and_total_bets_are_priced_exactly():
     assert bet.uses_pairs
     composition = [0, 0, 0, 0, 1, 0, 0, 0, 1, 3, 2, 1, 2]
     brute = _brute_force_hand_class_counts(composition)
-    assert C.expected_values(composition, [bet])[0] == pytest.approx(
+    assert catalog.expected_values(composition, [bet])[0] == pytest.approx(
         (brute / brute.sum()) @ bet.column(), abs=1e-14
     )
 
 
 def test_unknown_bet_names_list_the_allowed_ones():
     with pytest.raises(ValueError, match=r"^unknown bet 'dragon_bonus'; allowed: banker, player, tie, "):
-        C.pay_matrix(["dragon_bonus"])
+        catalog.pay_matrix(["dragon_bonus"])
 
 
 ROW = {"when": {"winner": "player"}, "pays": 1}
@@ -250,7 +249,7 @@ ROW = {"when": {"winner": "player"}, "pays": 1}
         ),
         (
             {"name": "b", "rows": [ROW, {"when": {"winer": "player"}, "pays": 1}]},
-            "bet 'b', row 2: unknown outcome field 'winer'; allowed: " + ", ".join(C.FIELDS),
+            "bet 'b', row 2: unknown outcome field 'winer'; allowed: " + ", ".join(catalog.FIELDS),
         ),
         (
             {"name": "b", "rows": [{"when": {"player_total": 10}, "pays": 1}]},
@@ -303,14 +302,14 @@ ROW = {"when": {"winner": "player"}, "pays": 1}
 )
 def test_bad_definitions_are_errors_naming_the_bet_and_the_row(definition, message):
     with pytest.raises(ValueError) as error:
-        C.bet_from_dict(definition)
+        catalog.bet_from_dict(definition)
     assert str(error.value) == message
 
 
 def test_pays_forms():
     def pays(value):
         definition = {"name": "b", "rows": [{"when": {"winner": "tie"}, "pays": value}]}
-        return C.bet_from_dict(definition).rows[0].pays
+        return catalog.bet_from_dict(definition).rows[0].pays
 
     assert [pays("3:2"), pays("3 to 2"), pays("push"), pays("lose"), pays(-1), pays(0.54), pays(8)] == [
         1.5,

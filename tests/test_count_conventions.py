@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pb_gym import rules as R
-from pb_gym.experiments.atlas import conventions as C
+from pb_gym.experiments.atlas import conventions
 from pb_gym.experiments.atlas.published import PUBLISHED
 from pb_gym.experiments.counting.counts import tags_by_rank, true_counts
 
@@ -17,7 +17,9 @@ TAGS = tags_by_rank(PUBLISHED_3G8.tags)
 
 @pytest.fixture(scope="module")
 def hands():
-    return C.deal(R.Rules(decks=8, cut_card=14, burn=True, hand_after_cut=True), "three_giving_eight", 30, 5)
+    return conventions.deal(
+        R.Rules(decks=8, cut_card=14, burn=True, hand_after_cut=True), "three_giving_eight", 30, 5
+    )
 
 
 def test_the_deal_is_the_first_shoe_of_every_table(hands):
@@ -35,7 +37,7 @@ def test_the_deal_is_the_first_shoe_of_every_table(hands):
 
 
 def test_the_baseline_is_the_atlas_replay_and_the_conventions_are_what_they_say(hands):
-    rules = C.conventions()
+    rules = conventions.conventions()
     trigger = PUBLISHED_3G8.trigger
     baseline = rules["running / decks unseen, >= trigger (baseline)"](hands, TAGS, trigger)
     atlas = true_counts(hands["unseen"], TAGS[None, :], 8)[:, 0] >= trigger
@@ -51,8 +53,10 @@ def test_the_baseline_is_the_atlas_replay_and_the_conventions_are_what_they_say(
 
 
 def test_figures_are_the_shares_of_the_hands(hands):
-    bet = C.conventions()["running / decks unseen, >= trigger (baseline)"](hands, TAGS, PUBLISHED_3G8.trigger)
-    f = C.figures(hands, bet, PUBLISHED_3G8, 0.08682)
+    bet = conventions.conventions()["running / decks unseen, >= trigger (baseline)"](
+        hands, TAGS, PUBLISHED_3G8.trigger
+    )
+    f = conventions.figures(hands, bet, PUBLISHED_3G8, 0.08682)
     assert f["bet_frequency"] == pytest.approx(bet.mean(), abs=1e-15)
     assert f["average_edge"] == pytest.approx(hands["ev"][bet].mean(), abs=1e-12)
     assert f["units_per_100_hands"] == pytest.approx(100 * hands["ev"][bet].sum() / bet.size, abs=1e-12)
@@ -61,7 +65,7 @@ def test_figures_are_the_shares_of_the_hands(hands):
 
 
 def test_the_ruin_barriers_on_the_same_draws():
-    report = C.ruin_study(shoes=60, seed=2, sessions=400)
+    report = conventions.ruin_study(shoes=60, seed=2, sessions=400)
     rows = {(r["count"], r["deal"], r["barrier"]): r for r in report["rows"]}
     assert len(rows) == 9
     deal = "cut 16, one more hand after it"
@@ -77,9 +81,9 @@ def test_the_ruin_barriers_on_the_same_draws():
 
 
 def test_each_family_at_the_published_share_of_hands(hands):
-    x, bet = C.at_frequency(np.array([0.0, 1.0, 1.0, 2.0, 3.0]), 0.35)
+    x, bet = conventions.at_frequency(np.array([0.0, 1.0, 1.0, 2.0, 3.0]), 0.35)
     assert x == 2.0 and bet.tolist() == [False, False, False, True, True]  # 40%: the nearest share
-    families = C.count_families(hands, TAGS)
+    families = conventions.count_families(hands, TAGS)
     running = hands["seen"] @ TAGS
     assert np.array_equal(families["running count / the shoe's 8 decks"], running / 8)
     true = true_counts(hands["unseen"], TAGS[None, :], 8)[:, 0]
@@ -87,7 +91,7 @@ def test_each_family_at_the_published_share_of_hands(hands):
     frequency = PUBLISHED_3G8.bet_frequency
     chosen = {}
     for name, values in families.items():
-        trigger, bet = C.at_frequency(values, frequency)
+        trigger, bet = conventions.at_frequency(values, frequency)
         levels = np.unique(values)
         shares = np.array([(values >= level).mean() for level in levels])
         assert abs(bet.mean() - frequency) == pytest.approx(np.abs(shares - frequency).min(), abs=1e-15)

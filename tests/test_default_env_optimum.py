@@ -4,11 +4,11 @@ env at one unit, and above any single count's."""
 
 import numpy as np
 
-from pb_gym.experiments.train import default_env_optimum as O
+from pb_gym.experiments.train import default_env_optimum
 
 
 def test_the_perfect_bettor_bounds_hows_count_and_is_what_the_env_pays_it_at_one_unit():
-    found = O.measure(tables=8, hands=120, seed=3)
+    found = default_env_optimum.measure(tables=8, hands=120, seed=3)
     assert found["hands"] == 960 and found["episodes"] == 16  # 100-hand episodes: 8 end, 8 go on
     perfect, how = found["perfect"]["estimate"], found["how_dragon7"]["estimate"]
     assert perfect > 0 and perfect >= how  # the best positive spot, every hand, bounds any one count
@@ -16,7 +16,7 @@ def test_the_perfect_bettor_bounds_hows_count_and_is_what_the_env_pays_it_at_one
     share = found["positive_share"]["estimate"]
     assert 0 < share < 1
     assert share >= max(found[f"positive_share_{bet}"]["estimate"] for bet in ("dragon7", "panda8"))
-    levels = O.measure_levels(tables=8, hands=120, seed=3)
+    levels = default_env_optimum.measure_levels(tables=8, hands=120, seed=3)
     assert [row["stake"] for row in levels] == [1.0, 2.0, 5.0, 10.0, 25.0]
     # one unit on the best positive spot, through the env's own stakes, is the sum of max(0, EV)
     assert levels[0]["exact"]["estimate"] == perfect and levels[0]["episodes_ruined"] == 0

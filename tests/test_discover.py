@@ -208,10 +208,10 @@ def test_expected_reward_is_unbiased_for_a_policy_that_counts_8_decks():
 def smoke_run(tmp_path_factory):
     """discover-smoke.yaml: PPO on the expected reward, 200k hands, then scored (about a minute)."""
     pytest.importorskip("stable_baselines3")
-    from pb_gym.experiments import train as TR
+    from pb_gym.experiments import train
 
     out = tmp_path_factory.mktemp("discover-smoke")
-    return out, TR.main(str(CONFIGS / "discover-smoke.yaml"), out=str(out), as_json=True)
+    return out, train.main(str(CONFIGS / "discover-smoke.yaml"), out=str(out), as_json=True)
 
 
 def test_smoke_discovery_bets_the_side_bets_where_their_ev_is_positive(smoke_run):
@@ -265,7 +265,7 @@ def test_discovery_scores_catalog_bets_in_the_tables_columns():
     (Dragon 7): the perfect bettor earns (the atlas's edge), a policy that bets the same way from its
     observation earns nearly all of it, bets almost never at a negative EV, and the atlas's count
     earns most of it. Misaligned columns would make the scripted policy's exact profit collapse."""
-    from pb_gym.experiments.benchmark import discovery as D
+    from pb_gym.experiments.benchmark import discovery
 
     kwargs = dict(
         decks=8,
@@ -284,8 +284,8 @@ def test_discovery_scores_catalog_bets_in_the_tables_columns():
     )
     cfg = T.make_config(**kwargs)
     bets = ["three_giving_eight", "dragon7"]
-    count = D.linear_count(cfg.rules, bets, 200, 11)
-    result = D.score(_ObservedPerfect(cfg, bets), kwargs, bets, 64, 300, 5, count=count)
+    count = discovery.linear_count(cfg.rules, bets, 200, 11)
+    result = discovery.score(_ObservedPerfect(cfg, bets), kwargs, bets, 64, 300, 5, count=count)
     systems = result["systems"]
     assert systems["perfect"]["exact_profit_per_hand"]["ci95"][0] > 0.03  # 3 Giving 8: ~+0.047
     assert result["share_of_perfect_exact"]["estimate"] > 0.95

@@ -446,11 +446,11 @@ def test_rlzoo_runner_names_its_scripts():
 
 
 def test_saved_models_from_before_the_new_defaults_keep_their_interface():
-    from pb_gym.agents import learned as L
+    from pb_gym.agents import learned
 
-    old = L.env_kwargs_from_json({"decks": 8, "max_hands": 100})  # an env.json written before
+    old = learned.env_kwargs_from_json({"decks": 8, "max_hands": 100})  # an env.json written before
     assert (old["observation"], old["obs_scale"], old["action_mode"]) == ("dict", "raw", "multidiscrete")
-    assert L.env_kwargs_from_json({"flatten_obs": True})["observation"] == "flat"
+    assert learned.env_kwargs_from_json({"flatten_obs": True})["observation"] == "flat"
     assert pb_gym.envs.table.make_config(**old).observation == "dict"
 
 

@@ -3,10 +3,9 @@
 import numpy as np
 import pytest
 
-from pb_gym import benchmark as B
-from pb_gym import engine, exact, known_cards
+from pb_gym import benchmark, engine, exact, known_cards
 from pb_gym import rules as R
-from pb_gym.envs import leaks as L
+from pb_gym.envs import leaks
 from pb_gym.envs import table as T
 from pb_gym.envs.punto_banco import PuntoBancoEnv
 from pb_gym.envs.vector import PuntoBancoVectorEnv
@@ -65,7 +64,7 @@ def test_the_leak_features_show_the_shoe_and_nothing_for_a_shoe_not_yet_shuffled
         bottom = np.where(over[:, None], 0, np.eye(13)[shoe.shoe[:, -1] - 1])
         np.testing.assert_array_equal(leak[:, 15:28], bottom)
         # the perfect bettor reads back what the kernel wrote
-        back, direct = L.from_obs(cfg, obs), L.before_hand(cfg, shoe)
+        back, direct = leaks.from_obs(cfg, obs), leaks.before_hand(cfg, shoe)
         for name in ("first_class", "burned", "bottom"):
             np.testing.assert_array_equal(getattr(back, name), getattr(direct, name))
         obs, *_ = env.step(np.zeros(64, dtype=np.int64))
@@ -99,8 +98,8 @@ def test_the_expected_reward_is_the_ev_given_the_leak():
     banker = cfg.action_index("banker")
     shoe = env.tables.shoe
     for _ in range(30):
-        before = L.expected_values(
-            cfg, engine.next_hand_composition(cfg.rules, shoe), L.before_hand(cfg, shoe)
+        before = leaks.expected_values(
+            cfg, engine.next_hand_composition(cfg.rules, shoe), leaks.before_hand(cfg, shoe)
         )
         obs, reward, *_, info = env.step(banker)
         assert reward == pytest.approx(before[0, 0], abs=1e-12)
@@ -108,8 +107,8 @@ def test_the_expected_reward_is_the_ev_given_the_leak():
 
 
 def test_burn_and_bottom_leaks_price_the_shoe_less_the_cards_shown():
-    task = dict(B.get_task("DiscoverMainBets-v0").kwargs, leaks=("burn_card", "bottom_card"))
-    deal = B.Deal(task, 16, 9, ["x"])
+    task = dict(benchmark.get_task("DiscoverMainBets-v0").kwargs, leaks=("burn_card", "bottom_card"))
+    deal = benchmark.Deal(task, 16, 9, ["x"])
     for _ in range(5):
         composition, ev, _ = deal.before()
         shoe = deal.env.tables.shoe
@@ -131,10 +130,10 @@ def test_the_edge_sort_training_plumbing(tmp_path):
     import json
     from pathlib import Path
 
-    from pb_gym.experiments import train as TR
+    from pb_gym.experiments import train
 
     config = Path(__file__).resolve().parent.parent / "configs" / "train" / "discover-edgesort-smoke.yaml"
-    result = TR.main(str(config), out=str(tmp_path), as_json=True)
+    result = train.main(str(config), out=str(tmp_path), as_json=True)
     meta = json.loads((tmp_path / "env.json").read_text())
     assert meta["env_kwargs"]["leaks"] == ["first_card_class"]
     perfect = result["discovery"]["systems"]["perfect"]

@@ -10,16 +10,15 @@ import yaml
 
 from pb_gym import engine
 from pb_gym import rules as R
-from pb_gym.agents import systems as S
-from pb_gym.experiments import cli
-from pb_gym.experiments import evaluate as E
+from pb_gym.agents import systems as betting_systems
+from pb_gym.experiments import cli, evaluate
 from pb_gym.experiments.common import scale
 from pb_gym.experiments.common.yaml_config import ConfigError, validate
-from pb_gym.experiments.evaluate import chunk_play as EP
-from pb_gym.experiments.evaluate import figures as EF
-from pb_gym.experiments.evaluate import report as ER
-from pb_gym.experiments.evaluate import settings as EC
-from pb_gym.experiments.evaluate import summary as ES
+from pb_gym.experiments.evaluate import chunk_play
+from pb_gym.experiments.evaluate import figures as evaluate_figures
+from pb_gym.experiments.evaluate import report as evaluate_report
+from pb_gym.experiments.evaluate import settings as evaluate_settings
+from pb_gym.experiments.evaluate import summary as summaries
 
 SMALL = {
     "name": "small",
@@ -48,12 +47,12 @@ SMALL = {
 def study(**changes):
     data = json.loads(json.dumps(SMALL))
     data.update(changes)
-    return validate(data, E.StudyConfig, "small.yaml")
+    return validate(data, evaluate.StudyConfig, "small.yaml")
 
 
 @pytest.fixture(scope="module")
 def report():
-    return E.run_study(study())
+    return evaluate.run_study(study())
 
 
 def test_report_fields_and_accounting(report):
@@ -130,7 +129,9 @@ def test_ratio_ci_from_sums_matches_a_direct_computation():
     rng = np.random.default_rng(0)
     wagered = rng.uniform(10, 100, 500)
     net = -0.01 * wagered + rng.normal(0, 5, 500)
-    ratio, lo, hi = ER.ratio_ci(net.sum(), wagered.sum(), net @ net, wagered @ wagered, net @ wagered, 500)
+    ratio, lo, hi = evaluate_report.ratio_ci(
+        net.sum(), wagered.sum(), net @ net, wagered @ wagered, net @ wagered, 500
+    )
     assert ratio == pytest.approx(net.sum() / wagered.sum())
     residual = net - ratio * wagered
     se = residual.std(ddof=1) / math.sqrt(500) / wagered.mean()
@@ -223,12 +224,12 @@ def test_config_file_errors(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("systems: [flat\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
-        E.main(str(bad))
+        evaluate.main(str(bad))
     bad.write_text("- 1\n- 2\n")
     with pytest.raises(ConfigError, match="the top level must be a mapping"):
-        E.main(str(bad))
+        evaluate.main(str(bad))
     with pytest.raises(ConfigError, match="no such config file"):
-        E.main(str(tmp_path / "missing.yaml"))
+        evaluate.main(str(tmp_path / "missing.yaml"))
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["evaluate", str(bad)])
     assert exit_info.value.code == 2
@@ -250,10 +251,10 @@ def test_shipped_configs_are_valid(path):
 
     from pb_gym.experiments.common.yaml_config import load
 
-    config = load(Path(__file__).resolve().parent.parent / path, E.StudyConfig)  # (from any folder)
+    config = load(Path(__file__).resolve().parent.parent / path, evaluate.StudyConfig)  # (from any folder)
     assert config.systems
     if path.endswith("classic.yaml"):
-        assert {s.type for s in config.systems} == set(S.SYSTEMS)
+        assert {s.type for s in config.systems} == set(betting_systems.SYSTEMS)
         assert all(
             list(getattr(s, "bets", [getattr(s, "bet", None)])) == ["banker"]
             for s in config.systems
@@ -262,7 +263,7 @@ def test_shipped_configs_are_valid(path):
 
 
 def test_exact_conditional_compares_with_the_exact_ev_of_the_shoes_bet_on():
-    report = E.run_study(study(exact_conditional=True, sessions=80, hands=60))
+    report = evaluate.run_study(study(exact_conditional=True, sessions=80, hands=60))
     for s in report["systems"]:
         if s["interval_note"]:  # no bet, or too few bets for an interval
             continue
@@ -273,7 +274,7 @@ def test_exact_conditional_compares_with_the_exact_ev_of_the_shoes_bet_on():
         if s["bet"] in ("banker", "player", "banker/player") and s["type"] != "kelly":
             # the exact EV of the banker/player hands bet stays near the full-shoe edge
             assert abs(conditional - s["exact_edge"]) < 5e-4, s["name"]
-    plain = E.run_study(study(sessions=80, hands=60))
+    plain = evaluate.run_study(study(sessions=80, hands=60))
     assert all(s["exact_edge_conditional"] is None for s in plain["systems"] if s["type"] not in ("kelly",))
 
 
@@ -281,7 +282,7 @@ def test_the_table_shows_the_exact_figure_each_interval_is_checked_against(capsy
     """With exact_conditional the 'exact' column of a system that does not count (flat, a learned
     policy) is the exact EV of the shoes it bet on, the figure its CI is checked against, not the
     full-shoe edge of the same bets (a learned bettor of positive shoes showed -9.5% there)."""
-    report = E.run_study(
+    report = evaluate.run_study(
         study(
             exact_conditional=True,
             sessions=60,
@@ -292,7 +293,7 @@ def test_the_table_shows_the_exact_figure_each_interval_is_checked_against(capsy
             ],
         )
     )
-    ER.print_report(report)
+    evaluate_report.print_report(report)
     rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     tie, perfect = report["systems"]
     assert tie["exact_edge"] == pytest.approx(-0.143596, abs=5e-7)  # the full-shoe tie edge
@@ -314,9 +315,13 @@ def test_kelly_report_is_bit_identical_with_and_without_the_ev_bound(monkeypatch
     config = study(
         rules={"decks": 1}, sessions=120, hands=60, chunk_sessions=60, bankroll=20000, systems=kellys
     )
-    fast = E.json_report(E.run_study(config))
-    monkeypatch.setattr(S.Kelly, "__init__", functools.partialmethod(S.Kelly.__init__, skip_proven=False))
-    slow = E.json_report(E.run_study(config))
+    fast = evaluate.json_report(evaluate.run_study(config))
+    monkeypatch.setattr(
+        betting_systems.Kelly,
+        "__init__",
+        functools.partialmethod(betting_systems.Kelly.__init__, skip_proven=False),
+    )
+    slow = evaluate.json_report(evaluate.run_study(config))
     fast.pop("timings"), slow.pop("timings")
     assert fast == slow
     assert all(s["hands"] >= 100 for s in fast["systems"])  # both bet: decisions were compared
@@ -340,7 +345,7 @@ FAN_STUDY = {
 
 @pytest.fixture(scope="module")
 def fan_report():
-    return E.run_study(study(**FAN_STUDY))
+    return evaluate.run_study(study(**FAN_STUDY))
 
 
 def test_fan_quantiles_are_exact_where_the_bankrolls_take_few_values(fan_report):
@@ -350,19 +355,21 @@ def test_fan_quantiles_are_exact_where_the_bankrolls_take_few_values(fan_report)
     for name, fan in fan_report["paths"].items():
         assert all(fan["quantiles_exact"])  # 100 sessions a chunk: never more than 256 values
         finals = fan_report["final_bankrolls"][name]  # the bankrolls at the last checkpoint
-        np.testing.assert_allclose(fan["quantiles"][-1], np.quantile(finals, E.QUANTILES), rtol=0, atol=1e-9)
+        np.testing.assert_allclose(
+            fan["quantiles"][-1], np.quantile(finals, evaluate.QUANTILES), rtol=0, atol=1e-9
+        )
 
 
 def test_fan_quantiles_fall_back_to_the_histogram_inside_the_exact_range(monkeypatch):
-    monkeypatch.setattr(EP, "FAN_EXACT_VALUES", 10)
+    monkeypatch.setattr(chunk_play, "FAN_EXACT_VALUES", 10)
     config = study(**{**FAN_STUDY, "hands": 60})
-    report = E.run_study(config)
-    width = E.fan_range(config) / E.FAN_BINS
+    report = evaluate.run_study(config)
+    width = evaluate.fan_range(config) / evaluate.FAN_BINS
     fan = report["paths"]["flat"]
     assert fan["quantiles_exact"][0] and not fan["quantiles_exact"][-1]
     finals = report["final_bankrolls"]["flat"]
     quantiles = np.array(fan["quantiles"][-1])
-    assert np.all(np.abs(quantiles - np.quantile(finals, E.QUANTILES)) <= width + 1e-9)
+    assert np.all(np.abs(quantiles - np.quantile(finals, evaluate.QUANTILES)) <= width + 1e-9)
     assert finals.min() <= quantiles.min() and quantiles.max() <= finals.max()
     assert report["paths"]["never"]["quantiles"][-1] == [1000.0] * 5  # one value: still exact
 
@@ -373,14 +380,14 @@ def test_exact_quantiles_match_numpy_on_ties():
         values = rng.integers(0, 12, n) * 9.5
         table = np.unique(values, return_counts=True)
         np.testing.assert_allclose(
-            ES.exact_quantiles(*table), np.quantile(values, E.QUANTILES), rtol=0, atol=1e-12
+            summaries.exact_quantiles(*table), np.quantile(values, evaluate.QUANTILES), rtol=0, atol=1e-12
         )
 
 
 def test_session_states_over_time_match_the_end_of_session_figures(fan_report):
     for s in fan_report["systems"]:
         states = {k: np.array(v) for k, v in fan_report["paths"][s["name"]]["states"].items()}
-        assert set(states) == set(E.STATES)
+        assert set(states) == set(evaluate.STATES)
         np.testing.assert_allclose(sum(states.values()), 1.0)
         assert states["playing"][0] == 1.0
         assert states["ruin"][-1] == s["p_ruin"] and states["target"][-1] == s["p_target"]
@@ -393,26 +400,28 @@ def test_session_states_over_time_match_the_end_of_session_figures(fan_report):
 def test_fan_merge_is_exact_and_independent_of_where_chunks_ran(fan_report):
     config = study(**FAN_STUDY)
     chunks = scale.plan(config.sessions, config.chunk_sessions, config.seed)
-    parts = [E.run_chunk(config.model_dump(mode="json"), chunk) for chunk in reversed(chunks)]
-    merged = E.merge(sorted(parts, key=lambda part: part["chunk"]))
-    edges = np.linspace(0.0, E.fan_range(config), E.FAN_BINS + 1)
+    parts = [evaluate.run_chunk(config.model_dump(mode="json"), chunk) for chunk in reversed(chunks)]
+    merged = evaluate.merge(sorted(parts, key=lambda part: part["chunk"]))
+    edges = np.linspace(0.0, evaluate.fan_range(config), evaluate.FAN_BINS + 1)
     for stats in merged:
-        again = ER.fan_summary(stats, edges, E.STATES)
+        again = evaluate_report.fan_summary(stats, edges, evaluate.STATES)
         expected = {k: v for k, v in fan_report["paths"][stats["name"]].items() if k != "samples"}
         assert json.dumps(again) == json.dumps(expected)
     tables = [part["systems"][1]["fan_values"][3] for part in parts]
-    forward, backward = ES.merge_value_counts(tables), ES.merge_value_counts(tables[::-1])
+    forward, backward = summaries.merge_value_counts(tables), summaries.merge_value_counts(tables[::-1])
     assert np.array_equal(forward[0], backward[0]) and np.array_equal(forward[1], backward[1])
-    assert ES.merge_value_counts(tables + [None]) is None
+    assert summaries.merge_value_counts(tables + [None]) is None
 
 
 def test_a_handful_of_bets_gives_no_interval_and_no_warning(capsys):
-    report = E.run_study(study(**{**FAN_STUDY, "sessions": 100}))
+    report = evaluate.run_study(study(**{**FAN_STUDY, "sessions": 100}))
     kelly = next(s for s in report["systems"] if s["type"] == "kelly")
-    assert 0 < kelly["hands"] < ER.MIN_BETS_FOR_INTERVAL  # a Kelly bettor seldom bets off 8 decks
+    assert (
+        0 < kelly["hands"] < evaluate_report.MIN_BETS_FOR_INTERVAL
+    )  # a Kelly bettor seldom bets off 8 decks
     assert kelly["interval_note"] == "too few bets for an interval"
     assert all(math.isnan(x) for x in kelly["ci95"]) and kelly["edge_within_ci"] is None
-    E.print_report(report)
+    evaluate.print_report(report)
     out = capsys.readouterr().out
     assert "WARNING: kelly" not in out
     assert f"NOTE: kelly: {kelly['hands']} bet(s), too few bets for an interval (at least 30)" in out
@@ -425,7 +434,7 @@ def test_the_terminal_table_shows_long_names_in_full(report, capsys):
         **report,
         "systems": [{**s, "name": long} if i == 2 else s for i, s in enumerate(report["systems"])],
     }
-    E.print_report(renamed)
+    evaluate.print_report(renamed)
     lines = capsys.readouterr().out.splitlines()
     header = next(line for line in lines if line.startswith("system"))
     row = next(line for line in lines if line.startswith(long))
@@ -443,8 +452,8 @@ def test_every_system_schema_is_its_constructors_signature():
     less what it fixes itself, with the constructor's defaults."""
     import inspect
 
-    for key, cls in EC.SYSTEM_CLASSES.items():
-        model = EC.SYSTEM_CONFIGS[key]
+    for key, cls in evaluate_settings.SYSTEM_CLASSES.items():
+        model = evaluate_settings.SYSTEM_CONFIGS[key]
         keywords = set()
         for klass in cls.__mro__:
             if "__init__" in vars(klass):
@@ -462,8 +471,14 @@ def test_every_system_schema_is_its_constructors_signature():
                 default = inspect.signature(cls).parameters.get(name)
                 if default is not None and default.default is not inspect.Parameter.empty:
                     assert field.default == default.default, (key, name)
-    assert list(EC.SYSTEM_CONFIGS["flat"].model_fields) == ["name", "bet", "base", "on_cap", "type"]
-    assert EC.SYSTEM_CONFIGS["kelly"].model_fields["fraction"].default == 1.0
+    assert list(evaluate_settings.SYSTEM_CONFIGS["flat"].model_fields) == [
+        "name",
+        "bet",
+        "base",
+        "on_cap",
+        "type",
+    ]
+    assert evaluate_settings.SYSTEM_CONFIGS["kelly"].model_fields["fraction"].default == 1.0
 
 
 def test_a_new_constructor_parameter_is_a_new_config_key():
@@ -471,7 +486,7 @@ def test_a_new_constructor_parameter_is_a_new_config_key():
 
     from annotated_types import Ge
 
-    class Capped(S.Flat):
+    class Capped(betting_systems.Flat):
         """Flat, but stops after ``stop_after`` bets (a test system)."""
 
         key = "capped"
@@ -480,7 +495,7 @@ def test_a_new_constructor_parameter_is_a_new_config_key():
             super().__init__(**kwargs)
             self.stop_after = stop_after
 
-    model = EC.system_config_model("capped", Capped)
+    model = evaluate_settings.system_config_model("capped", Capped)
     assert list(model.model_fields) == ["name", "bet", "base", "on_cap", "stop_after", "type"]
     assert model(type="capped").stop_after == 10
     with pytest.raises(Exception, match="greater than or equal to 1"):
@@ -499,58 +514,62 @@ def test_the_rules_section_is_the_rules_dataclass():
 # ----------------------------------------------------------------------------- bounded memory
 def test_many_chunks_keep_the_report_and_the_per_chunk_memory_is_bounded(monkeypatch):
     config = study(sessions=120, hands=60, chunk_sessions=7)
-    kept = E.run_study(config)  # every session's final bankroll too (for callers that pair them)
-    monkeypatch.setattr(E, "BATCH_BYTES", 1)  # merge each chunk as it comes: 18 batches of one
-    bounded = E.run_study(config, final_bankrolls=False)
+    kept = evaluate.run_study(config)  # every session's final bankroll too (for callers that pair them)
+    monkeypatch.setattr(evaluate, "BATCH_BYTES", 1)  # merge each chunk as it comes: 18 batches of one
+    bounded = evaluate.run_study(config, final_bankrolls=False)
     assert bounded["chunks"] == 18 and "final_bankrolls" not in bounded
-    assert ER.json_report(kept) | {"timings": 0} == ER.json_report(bounded) | {"timings": 0}
+    assert evaluate_report.json_report(kept) | {"timings": 0} == evaluate_report.json_report(bounded) | {
+        "timings": 0
+    }
     assert kept["paths"] == bounded["paths"]
     for s in bounded["systems"]:
         finals = kept["final_bankrolls"][s["name"]]
         assert s["median_final_bankroll"] == float(np.median(finals))
         assert s["mean_final_bankroll"] == pytest.approx(float(np.mean(finals)), rel=1e-15)
-        values, counts, exact_ = ES.final_table(bounded["final_summaries"][s["name"]])
+        values, counts, exact_ = summaries.final_table(bounded["final_summaries"][s["name"]])
         assert exact_ and np.array_equal(np.repeat(values, counts), np.sort(finals))
     # what a finished chunk holds does not depend on the sessions of the study, only on the chunk
     small, huge = study(sessions=10_000), study(sessions=2 * 10**9)  # (10**12 is refused as a config)
-    assert E.chunk_result_bytes(small) == E.chunk_result_bytes(huge)
-    E.check_memory(huge, parallel=2)  # 2 * 10**9 sessions in chunks of 5,000: bounded, accepted
-    with pytest.raises(E.memory.TooLarge, match=r"lower `chunk_sessions` \(a running chunk needs "):
-        E.check_memory(study(sessions=10**9, chunk_sessions=10**9), parallel=1)
+    assert evaluate.chunk_result_bytes(small) == evaluate.chunk_result_bytes(huge)
+    evaluate.check_memory(huge, parallel=2)  # 2 * 10**9 sessions in chunks of 5,000: bounded, accepted
+    with pytest.raises(evaluate.memory.TooLarge, match=r"lower `chunk_sessions` \(a running chunk needs "):
+        evaluate.check_memory(study(sessions=10**9, chunk_sessions=10**9), parallel=1)
 
 
 def test_the_final_bankroll_summary_is_exact_while_small_and_within_its_precision_after():
     rng = np.random.default_rng(1)
     for n in (1, 2, 7, 100, 1001):  # numpy's median of odd and even counts, ties included
         values = rng.integers(0, 12, n) * 9.5
-        summary = ES.final_summary(values)
-        assert ES.final_median(summary) == float(np.median(values))
-        assert ES.final_quantiles(summary) == [float(q) for q in np.quantile(values, E.QUANTILES)]
+        summary = summaries.final_summary(values)
+        assert summaries.final_median(summary) == float(np.median(values))
+        assert summaries.final_quantiles(summary) == [
+            float(q) for q in np.quantile(values, evaluate.QUANTILES)
+        ]
     finals = np.concatenate([rng.lognormal(6.5, 1.0, 90_000), np.zeros(50), [1e6]])
-    parts = [ES.final_summary(part) for part in np.array_split(finals, 9)]
+    parts = [summaries.final_summary(part) for part in np.array_split(finals, 9)]
     merged = parts[0]
     for part in parts[1:]:
-        merged = ES.merge_final(merged, part)
+        merged = summaries.merge_final(merged, part)
     backward = parts[-1]
     for part in parts[-2::-1]:
-        backward = ES.merge_final(backward, part)
+        backward = summaries.merge_final(backward, part)
     assert merged["values"] is None  # more than FINAL_EXACT_VALUES distinct values: buckets
     assert np.array_equal(merged["buckets"][0], backward["buckets"][0])  # in any order
     assert np.array_equal(merged["buckets"][1], backward["buckets"][1])
     assert merged["sessions"] == finals.size and merged["max"] == 1e6 and merged["min"] == 0.0
     exact_q = np.quantile(finals, (0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.999))
-    approx_q = ES.final_quantiles(merged, (0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.999))
-    np.testing.assert_allclose(approx_q, exact_q, rtol=ES.RELATIVE_ERROR * (1 + 1e-9))
-    assert ES.final_median(merged) == pytest.approx(np.median(finals), rel=ES.RELATIVE_ERROR)
+    approx_q = summaries.final_quantiles(merged, (0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.999))
+    np.testing.assert_allclose(approx_q, exact_q, rtol=summaries.RELATIVE_ERROR * (1 + 1e-9))
+    assert summaries.final_median(merged) == pytest.approx(np.median(finals), rel=summaries.RELATIVE_ERROR)
     # its size is bounded by the range of the values, not by the number of sessions
     positive = finals[finals > 0]
-    buckets = math.log(positive.max() / positive.min()) / math.log1p(2 * ES.RELATIVE_ERROR) + 3
+    buckets = math.log(positive.max() / positive.min()) / math.log1p(2 * summaries.RELATIVE_ERROR) + 3
     assert len(merged["buckets"][0]) <= buckets
     more = merged
     for _ in range(3):  # 8 times the sessions, the same values: the same buckets
-        more = ES.merge_final(more, more)
+        more = summaries.merge_final(more, more)
     assert more["sessions"] == 8 * finals.size
-    assert ES.summary_bytes(more) == ES.summary_bytes(merged)
+    assert summaries.summary_bytes(more) == summaries.summary_bytes(merged)
 
 
 def test_a_slice_of_the_plan_is_the_same_chunks():
@@ -583,27 +602,27 @@ def test_the_systems_are_seats_of_one_table_session(monkeypatch):
         hands=10,
         systems=[{"type": "flat"}, {"type": "chop"}, {"type": "flat", "bet": "tie"}, {"type": "never"}],
     )
-    part = E.run_chunk(config.model_dump(mode="json"), scale.plan(20, 20, 4)[0])
+    part = evaluate.run_chunk(config.model_dump(mode="json"), scale.plan(20, 20, 4)[0])
     (table_session,) = made
     assert table_session.n_seats == 4 and table_session.n_tables == 20
     assert table_session.n_bets == 3  # banker, player, tie: the spots these systems may bet
     for k, stats in enumerate(part["systems"]):
         assert np.array_equal(stats["final_bankrolls"], table_session.seats.bankroll[k])
 
-    class Stray(S.Flat):
+    class Stray(betting_systems.Flat):
         key = "stray"
 
         def propose(self, view):
             proposal = super().propose(view)
             return proposal._replace(column=np.full_like(proposal.column, R.BETS.index("tie")))
 
-    monkeypatch.setattr(EP, "make_system", lambda system_config: Stray(name="stray"))
+    monkeypatch.setattr(chunk_play, "make_system", lambda system_config: Stray(name="stray"))
     with pytest.raises(
         ValueError,
         match=r"system 'stray' proposed a bet column outside its "
         r"bet_columns\(\) \(0,\)",
     ):
-        E.run_chunk(config.model_dump(mode="json"), scale.plan(20, 20, 4)[0])
+        evaluate.run_chunk(config.model_dump(mode="json"), scale.plan(20, 20, 4)[0])
 
 
 # ---------------------------------------------------------------- one-shoe sessions (env.one_shoe)
@@ -641,11 +660,11 @@ def shoe_lengths(rules: R.Rules, sessions: int, chunk_sessions: int, seed: int, 
 
 
 def test_a_one_shoe_study_ends_every_session_with_its_shoe():
-    config = validate(ONE_SHOE, E.StudyConfig, "one-shoe.yaml")
+    config = validate(ONE_SHOE, evaluate.StudyConfig, "one-shoe.yaml")
     rules = config.rules.to_rules()
     # hands is lowered to the most a shoe can deal: ceil((104 - 20) / 4) + 1 (the hand after the cut)
     assert config.hands == rules.most_hands_per_shoe == 22
-    report = E.run_study(config)
+    report = evaluate.run_study(config)
     expected = shoe_lengths(rules, 120, 50, 9, 3)
     assert np.array_equal(report["session_hands"], expected)
     assert expected.min() >= 15 and report["hands_dealt"] == expected.sum()
@@ -660,12 +679,12 @@ def test_a_one_shoe_study_ends_every_session_with_its_shoe():
 
 
 def test_a_one_shoe_study_is_the_same_in_any_chunking_and_says_so_in_its_header(capsys):
-    one = E.run_study(validate(ONE_SHOE, E.StudyConfig, "a"))
+    one = evaluate.run_study(validate(ONE_SHOE, evaluate.StudyConfig, "a"))
     # the same sessions, their chunks run in two worker processes (each chunk is seeded by its index)
-    again = E.run_study(validate(ONE_SHOE, E.StudyConfig, "b"), backend="processes", workers=2)
+    again = evaluate.run_study(validate(ONE_SHOE, evaluate.StudyConfig, "b"), backend="processes", workers=2)
     assert [s["net"] for s in one["systems"]] == [s["net"] for s in again["systems"]]
     assert np.array_equal(one["session_hands"], again["session_hands"])
-    ER.print_report(one)
+    evaluate_report.print_report(one)
     average = one["hands_dealt"] / 120
     assert f"120 sessions x one shoe ({average:.1f} hands on average)" in capsys.readouterr().out
 
@@ -693,7 +712,7 @@ def test_the_final_bankroll_figure_shows_both_peaks_of_a_progression(tmp_path, m
     entry = report["systems"][0]
     drawn = {}
     monkeypatch.setattr(plotting, "save", lambda fig, path, **_: drawn.setdefault("fig", fig) and path)
-    EF.plot_final_bankrolls(report, tmp_path / "final.png")
+    evaluate_figures.plot_final_bankrolls(report, tmp_path / "final.png")
     labels = {t.get_text() for t in drawn["fig"].axes[0].texts}
     assert 0.2 < entry["p_ruin"] < 0.8 and entry["p_ruin"] + entry["p_target"] == pytest.approx(1.0)
     assert f"{entry['p_target']:.0%} at the goal, {entry['p_ruin']:.0%} ruined" in labels
@@ -704,19 +723,21 @@ def test_the_final_bankroll_figure_shows_both_peaks_of_a_progression(tmp_path, m
     x, y = corners[..., 0], corners[..., 1]
     assert np.array_equal(x[:, 0], x[:, 3]) and np.array_equal(y[:, 0], y[:, 1])
     assert np.all(y[:, 0] == y[0, 0])
-    assert (y[:, 2] - y[:, 0]).max() == pytest.approx(EF.BAR_HEIGHT)
+    assert (y[:, 2] - y[:, 0]).max() == pytest.approx(evaluate_figures.BAR_HEIGHT)
     assert x.min() == 0.0 and x.max() == 150.0
 
 
 def test_the_systems_are_grouped_by_kind():
     systems = [{"type": t} for t in ("kelly", "martingale", "flat", "paroli", "chop", "sb3", "dalembert")]
-    assert EF.system_groups(systems) == [
-        (EF.KINDS[0][0], [2, 4]),
-        (EF.KINDS[1][0], [1, 6]),
-        (EF.KINDS[2][0], [3]),
-        (EF.OTHER_KIND, [0, 5]),
+    assert evaluate_figures.system_groups(systems) == [
+        (evaluate_figures.KINDS[0][0], [2, 4]),
+        (evaluate_figures.KINDS[1][0], [1, 6]),
+        (evaluate_figures.KINDS[2][0], [3]),
+        (evaluate_figures.OTHER_KIND, [0, 5]),
     ]
-    assert [heading for heading, _ in EF.system_groups([{"type": "kelly"}])] == [EF.OTHER_KIND]
+    assert [heading for heading, _ in evaluate_figures.system_groups([{"type": "kelly"}])] == [
+        evaluate_figures.OTHER_KIND
+    ]
 
 
 def _system(**changes):
@@ -731,24 +752,24 @@ def _system(**changes):
 
 
 def test_each_panel_says_what_its_sessions_came_to():
-    assert EF.outcome(_system(p_target=0.6463, p_ruin=0.3536), 10_000) == (
+    assert evaluate_figures.outcome(_system(p_target=0.6463, p_ruin=0.3536), 10_000) == (
         "65% reach the goal, 35% ruined, median 897"
     )
-    assert EF.outcome(_system(p_target=0.042, p_ruin=0.002), 10_000) == (
+    assert evaluate_figures.outcome(_system(p_target=0.042, p_ruin=0.002), 10_000) == (
         "4% reach the goal, 0.2% ruined, median 897"
     )
     # three ends leave no room for the median
-    assert EF.outcome(_system(p_target=0.3, p_ruin=0.3, p_stop_loss=0.3), 10) == (
+    assert evaluate_figures.outcome(_system(p_target=0.3, p_ruin=0.3, p_stop_loss=0.3), 10) == (
         "30% reach the goal, 30% ruined, 30% stopped"
     )
-    assert EF.outcome(_system(median_final_bankroll=1500.0), 10) == "median 1,500"
+    assert evaluate_figures.outcome(_system(median_final_bankroll=1500.0), 10) == "median 1,500"
     # a Kelly bettor that seldom finds an edge worth a bet, and a system that never bets
-    assert EF.outcome(_system(hands=821, hands_dealt=10_000_000), 10_000) == (
+    assert evaluate_figures.outcome(_system(hands=821, hands_dealt=10_000_000), 10_000) == (
         "821 bets in 10,000 sessions: it seldom bets"
     )
-    assert EF.outcome(_system(hands=0), 10) == "no bet placed: the bankroll never moves"
-    assert EF.ends(_system(p_target=0.64, p_ruin=0.36)) == "64% at the goal, 36% ruined"
-    assert EF.ends(_system()) == "none at the goal or ruined"
+    assert evaluate_figures.outcome(_system(hands=0), 10) == "no bet placed: the bankroll never moves"
+    assert evaluate_figures.ends(_system(p_target=0.64, p_ruin=0.36)) == "64% at the goal, 36% ruined"
+    assert evaluate_figures.ends(_system()) == "none at the goal or ruined"
 
 
 def test_the_bankroll_paths_figure_puts_each_kind_on_one_scale_in_panels_that_do_not_overlap(
@@ -762,11 +783,11 @@ def test_the_bankroll_paths_figure_puts_each_kind_on_one_scale_in_panels_that_do
 
     drawn = {}
     monkeypatch.setattr(plotting, "save", lambda fig, path, **_: drawn.setdefault("fig", fig) and path)
-    EF.plot_fans(report, tmp_path / "paths.png")
+    evaluate_figures.plot_fans(report, tmp_path / "paths.png")
     fig = drawn["fig"]
     systems = report["systems"]
     assert len(fig.axes) == len(systems)
-    groups = EF.system_groups(systems)
+    groups = evaluate_figures.system_groups(systems)
     assert {heading for heading, _ in groups} <= {t.get_text() for t in fig.texts}
     panels = iter(fig.axes)
     by_system = {i: next(panels) for _, members in groups for i in members}
@@ -776,13 +797,13 @@ def test_the_bankroll_paths_figure_puts_each_kind_on_one_scale_in_panels_that_do
     for i, system in enumerate(systems):
         ax = by_system[i]
         assert ax.get_title(loc="left") == system["name"]
-        assert EF.outcome(system, report["sessions"]) in {t.get_text() for t in ax.texts}
+        assert evaluate_figures.outcome(system, report["sessions"]) in {t.get_text() for t in ax.texts}
     ruined = [i for i, s in enumerate(systems) if s["p_ruin"] > 0]
     strip = by_system[ruined[0]].collections[-1]
     colours = {tuple(np.round(c[:3], 3)) for c in strip.get_facecolors()}
     plt = plotting.pyplot()
     to_rgb = plt.matplotlib.colors.to_rgb
-    assert tuple(np.round(to_rgb(EF.STATE_COLOURS["ruin"]), 3)) in colours
+    assert tuple(np.round(to_rgb(evaluate_figures.STATE_COLOURS["ruin"]), 3)) in colours
     renderer = fig.canvas.get_renderer()
     figure_box = fig.bbox.padded(1)
     boxes = [ax.get_tightbbox(renderer) for ax in fig.axes]
@@ -805,10 +826,10 @@ def searched_bins(edges: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 def fan_histograms(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """The fan checkpoint's histograms of the rows of ``values`` (no end codes)."""
-    from pb_gym.experiments.evaluate import ledger as LG
+    from pb_gym.experiments.evaluate import ledger
 
     codes = np.zeros(values.shape, dtype=np.int8)
-    return LG.fan_checkpoint(values, edges, codes, E.STATE_CODES)[0]
+    return ledger.fan_checkpoint(values, edges, codes, evaluate.STATE_CODES)[0]
 
 
 @pytest.mark.parametrize("top", [2000.0, 1500.0, 3.0, 1e6 / 3.0])
@@ -816,7 +837,7 @@ def test_a_fan_bin_is_the_binary_searchs(top):
     # the fan histograms are checked bit for bit: the computed bin must be the binary search's,
     # exactly on the rounded edges, between them, below the range and above it (each of those
     # values a row of its own, so a row's histogram is its one value's bin)
-    edges = np.linspace(0.0, top, E.FAN_BINS + 1)
+    edges = np.linspace(0.0, top, evaluate.FAN_BINS + 1)
     rng = np.random.default_rng(7)
     values = around_edges(edges, [-1e300, 0.0, 1e300, top * 10, np.inf, -np.inf, np.nan])
     bins = fan_histograms(values[:, None], edges)
@@ -827,7 +848,7 @@ def test_a_fan_bin_is_the_binary_searchs(top):
     for rows in (spread, grid):
         np.testing.assert_array_equal(
             fan_histograms(rows, edges),
-            [np.bincount(searched_bins(edges, row), minlength=E.FAN_BINS + 1) for row in rows],
+            [np.bincount(searched_bins(edges, row), minlength=evaluate.FAN_BINS + 1) for row in rows],
         )
 
 
@@ -837,9 +858,9 @@ def test_a_checkpoints_compiled_tallies_are_numpys(top):
     bit: the histogram of the binary search's bins (on the rounded edges, either side of them, below
     and above the range, at the infinities, NaN, both zeros) and the sessions' end codes."""
     from pb_gym import session as session_
-    from pb_gym.experiments.evaluate import ledger as LG
+    from pb_gym.experiments.evaluate import ledger
 
-    edges = np.linspace(0.0, top, E.FAN_BINS + 1)
+    edges = np.linspace(0.0, top, evaluate.FAN_BINS + 1)
     rng = np.random.default_rng(5)
     adversarial = around_edges(
         edges, [-1e300, -5.0, -5e-324, 0.0, -0.0, 5e-324, 1e300, top * 10, np.inf, -np.inf, np.nan]
@@ -856,13 +877,13 @@ def test_a_checkpoints_compiled_tallies_are_numpys(top):
         ]
     )
     codes = rng.integers(0, len(session_.END_REASONS), rows.shape).astype(np.int8)
-    fans, ends = LG.fan_checkpoint(rows, edges, codes, E.STATE_CODES)
+    fans, ends = ledger.fan_checkpoint(rows, edges, codes, evaluate.STATE_CODES)
     assert fans.dtype == ends.dtype == np.int64
     np.testing.assert_array_equal(
-        fans, [np.bincount(searched_bins(edges, row), minlength=E.FAN_BINS + 1) for row in rows]
+        fans, [np.bincount(searched_bins(edges, row), minlength=evaluate.FAN_BINS + 1) for row in rows]
     )
     np.testing.assert_array_equal(
-        ends, [np.bincount(row, minlength=len(session_.END_REASONS))[E.STATE_CODES] for row in codes]
+        ends, [np.bincount(row, minlength=len(session_.END_REASONS))[evaluate.STATE_CODES] for row in codes]
     )
 
 
@@ -873,20 +894,20 @@ def test_a_chunk_played_on_two_threads_is_the_same_bits_as_on_one(only_python_se
     after it, or, on one thread, inside the pass in the same order, so the report does not depend
     on the threads. A chunk of Python seats alone (Kelly) runs the same pass over no program."""
     from pb_gym import parallel
-    from pb_gym.experiments.evaluate import ledger as LG
+    from pb_gym.experiments.evaluate import ledger
 
     kelly = [s for s in SMALL["systems"] if s["type"] == "kelly"]  # (its side bets turn positive)
     systems = kelly if only_python_seats else SMALL["systems"]
     config = study(sessions=2500, hands=90, chunk_sessions=2500, systems=systems)
     summed_after = []
-    totals = LG.account_totals
-    monkeypatch.setattr(LG, "account_totals", lambda *args: summed_after.append(1) or totals(*args))
+    totals = ledger.account_totals
+    monkeypatch.setattr(ledger, "account_totals", lambda *args: summed_after.append(1) or totals(*args))
     reports, calls = [], []
     before = parallel.get_num_threads()
     try:
         for n in (1, 2):
             parallel.set_num_threads(n)
-            reports.append(E.run_study(config))
+            reports.append(evaluate.run_study(config))
             calls.append(len(summed_after))
     finally:
         parallel.set_num_threads(before)
@@ -900,10 +921,10 @@ def test_a_checkpoint_row_with_more_than_the_exact_table_holds_is_told_without_s
     """The fans' checkpoints sort a seat's bankrolls only where they may fit the exact table: the hash
     count agrees with np.unique on either side of the limit, takes +0.0 and -0.0 as one value, and
     leaves a row with a NaN to the sort (its range is the sort's)."""
-    from pb_gym.experiments.evaluate import ledger as LG
+    from pb_gym.experiments.evaluate import ledger
 
     rng = np.random.default_rng(3)
-    most = ES.FAN_EXACT_VALUES
+    most = summaries.FAN_EXACT_VALUES
     rows = []
     for distinct in (1, most, most + 1, 4000):
         pool = rng.choice(10_000, size=distinct, replace=False) * 0.5
@@ -916,9 +937,9 @@ def test_a_checkpoint_row_with_more_than_the_exact_table_holds_is_told_without_s
     with_nan[17] = np.nan
     rows.append(with_nan)
     rows = np.array(rows)
-    np.testing.assert_array_equal(LG.many_distinct(rows, most), [False, False, True, True, False, False])
+    np.testing.assert_array_equal(ledger.many_distinct(rows, most), [False, False, True, True, False, False])
     # where it says many, np.unique finds more than the table holds; where few, at most that many
-    for row, many in zip(rows[:5], LG.many_distinct(rows, most)[:5], strict=True):
+    for row, many in zip(rows[:5], ledger.many_distinct(rows, most)[:5], strict=True):
         assert (len(np.unique(row)) > most) == many
 
 
@@ -947,9 +968,9 @@ def test_dropping_finished_seats_from_the_pass_changes_no_bit(monkeypatch, chang
         dropped.append(before - int(live_count.sum()))
 
     monkeypatch.setattr(live, "drop_finished", counting)
-    shortened = E.run_study(config)
+    shortened = evaluate.run_study(config)
     monkeypatch.setattr(live, "drop_finished", lambda *args: None)
-    every_row = E.run_study(config)
+    every_row = evaluate.run_study(config)
     parts = [
         (r["systems"], r["paths"], r["final_bankrolls"], r["session_hands"]) for r in (shortened, every_row)
     ]
@@ -1001,12 +1022,14 @@ def test_a_chunk_whose_sessions_have_all_ended_deals_no_more_hands():
     thousand report but for the hands the sessions count (their table's, whoever sat out) and the
     sample paths, whose final bankrolls stand to the million."""
     long, short = (
-        validate(SHORT | {"hands": hands}, E.StudyConfig, "short.yaml") for hands in (10**6, 10**4)
+        validate(SHORT | {"hands": hands}, evaluate.StudyConfig, "short.yaml") for hands in (10**6, 10**4)
     )
     (chunk,) = scale.plan(100, long.chunk_sessions, long.seed)
-    dealt = [E.run_chunk(config.model_dump(mode="json"), chunk)["hands_run"] for config in (long, short)]
+    dealt = [
+        evaluate.run_chunk(config.model_dump(mode="json"), chunk)["hands_run"] for config in (long, short)
+    ]
     assert dealt[0] == dealt[1] < 200
-    one, two = E.run_study(long), E.run_study(short)
+    one, two = evaluate.run_study(long), evaluate.run_study(short)
     assert one["hands_dealt"] == 100 * 10**6 and two["hands_dealt"] == 100 * 10**4
     for a, b in zip(one["systems"], two["systems"], strict=True):
         assert a.pop("hands_dealt") == 100 * 10**6 and b.pop("hands_dealt") == 100 * 10**4
@@ -1015,7 +1038,9 @@ def test_a_chunk_whose_sessions_have_all_ended_deals_no_more_hands():
     assert np.array_equal(one["session_hands"], np.full(100, 10**6))
     for name, fan in one["paths"].items():
         assert fan["states"]["playing"][-1] == 0.0
-        assert all(fan["states"][state][-1] == two["paths"][name]["states"][state][-1] for state in E.STATES)
+        assert all(
+            fan["states"][state][-1] == two["paths"][name]["states"][state][-1] for state in evaluate.STATES
+        )
         for path, shorter in zip(fan["samples"], two["paths"][name]["samples"], strict=True):
             assert len(path) == 10**6 + 1 and path[: 10**4 + 1] == shorter
             assert path[10**4 + 1 :] == [shorter[-1]] * (10**6 - 10**4)
@@ -1026,7 +1051,7 @@ def test_stopping_when_the_sessions_have_ended_changes_no_bit(python_seats, monk
     """Chunks that stop dealing (the first, whose sample paths the report shows) and chunks that deal
     to the hand limit give the report that dealing every hand gives, to the bit."""
     if python_seats:  # every system through its own propose and update
-        monkeypatch.setattr(S.Programmed, "compiled", lambda self: False)
+        monkeypatch.setattr(betting_systems.Programmed, "compiled", lambda self: False)
     systems = [
         {"type": "flat", "bet": "banker"},
         {"type": "martingale", "bet": "player"},
@@ -1037,29 +1062,33 @@ def test_stopping_when_the_sessions_have_ended_changes_no_bit(python_seats, monk
         {"type": "random", "bets": ["banker", "tie"]},
     ]
     config = study(sessions=60, chunk_sessions=20, hands=500, win_goal=100, stop_loss=100, systems=systems)
-    run, ran = E.run_chunk, []
-    monkeypatch.setattr(E, "run_chunk", lambda *args, **kwargs: ran.append(run(*args, **kwargs)) or ran[-1])
-    stopped = E.run_study(config)
+    run, ran = evaluate.run_chunk, []
+    monkeypatch.setattr(
+        evaluate, "run_chunk", lambda *args, **kwargs: ran.append(run(*args, **kwargs)) or ran[-1]
+    )
+    stopped = evaluate.run_study(config)
     assert [part["hands_run"] < 500 for part in sorted(ran, key=lambda part: part["chunk"])] == [
         True,
         False,
         False,
     ]
-    monkeypatch.setattr(E.ChunkPlay, "over", lambda self: False)  # every hand dealt
-    dealt = E.run_study(config)
+    monkeypatch.setattr(evaluate.ChunkPlay, "over", lambda self: False)  # every hand dealt
+    dealt = evaluate.run_study(config)
     parts = [(r["systems"], r["paths"], r["final_bankrolls"], r["session_hands"]) for r in (stopped, dealt)]
     assert pickle.dumps(parts[0]) == pickle.dumps(parts[1])
-    assert ER.json_report(stopped) | {"timings": 0} == ER.json_report(dealt) | {"timings": 0}
+    assert evaluate_report.json_report(stopped) | {"timings": 0} == evaluate_report.json_report(dealt) | {
+        "timings": 0
+    }
 
 
 def test_the_sample_paths_keep_their_last_bankroll_to_the_hand_limit():
     """A path recorded to fewer hands than the study's is its last bankroll after; the values are
     those of tolist(), signed zeros and NaN included, and the repeated tail is one float object."""
     samples = np.array([[1.0, 2.0, 2.0], [0.0, -0.0, -0.0], [np.nan, np.nan, 3.0]])
-    paths = E.sample_lists(samples, 5)
+    paths = evaluate.sample_lists(samples, 5)
     assert paths[0] == [1.0, 2.0, 2.0, 2.0, 2.0]
     assert [math.copysign(1.0, v) for v in paths[1]] == [1.0, -1.0, -1.0, -1.0, -1.0]
     assert math.isnan(paths[2][0]) and math.isnan(paths[2][1]) and paths[2][2:] == [3.0] * 3
     assert len({id(v) for v in paths[0][1:]}) == 1
     full = np.random.default_rng(0).normal(size=(2, 6))
-    assert E.sample_lists(full, 6) == full.tolist() and E.sample_lists(np.array([]), 6) == []
+    assert evaluate.sample_lists(full, 6) == full.tolist() and evaluate.sample_lists(np.array([]), 6) == []

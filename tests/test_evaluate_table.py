@@ -8,7 +8,7 @@ import math
 import pytest
 
 from pb_gym.experiments.common import stats
-from pb_gym.experiments.evaluate import report as ER
+from pb_gym.experiments.evaluate import report as evaluate_report
 
 
 def _system(name: str, ev: float, ci: list[float], exact: float, **more) -> dict:
@@ -66,12 +66,12 @@ def test_the_table_fits_120_characters_and_shows_p_stop(capsys):
         _system("kelly (banker, exact shoe EV)", -0.01067, [-0.01125, -0.01009], -0.01058),
         _system("d'alembert", -0.00838, [-0.01025, -0.00650], -0.01058),
     ]
-    ER.print_report(_report(systems))
+    evaluate_report.print_report(_report(systems))
     lines = capsys.readouterr().out.splitlines()
     table = lines[1:4]
     assert "P(stop)" in table[0] and "0.530" in table[2]
     assert "-1.067% [-1.125, -1.009]" in table[1]
-    assert max(len(line) for line in table) <= ER.TABLE_WIDTH, [len(line) for line in table]
+    assert max(len(line) for line in table) <= evaluate_report.TABLE_WIDTH, [len(line) for line in table]
 
 
 def test_chance_misses_are_a_note_and_only_holm_rejections_warn(capsys):
@@ -80,13 +80,13 @@ def test_chance_misses_are_a_note_and_only_holm_rejections_warn(capsys):
     edge = -0.01058
     chance = [_system(f"s{i}", edge + 2.1 * se, [edge + 0.14 * se, edge + 4.06 * se], edge) for i in range(3)]
     fine = [_system(f"ok{i}", -0.0106, [-0.0116, -0.0096], -0.01058) for i in range(12)]
-    ER.print_report(_report(chance + fine))
+    evaluate_report.print_report(_report(chance + fine))
     out = capsys.readouterr().out
     assert "Statistical note: 3 of 15 95% intervals miss their exact edge" in out
     assert "none is significant" in out and "WARNING" not in out
     # one miss at 6 standard errors: Holm rejects it, and it alone gets a WARNING
     far = _system("broken", edge + 6 * se, [edge + 4.04 * se, edge + 7.96 * se], edge)
-    ER.print_report(_report(chance + fine + [far]))
+    evaluate_report.print_report(_report(chance + fine + [far]))
     out = capsys.readouterr().out
     warned = [line.split(":")[1].strip() for line in out.splitlines() if line.startswith("WARNING")]
     assert warned == ["broken"]
@@ -95,7 +95,7 @@ def test_chance_misses_are_a_note_and_only_holm_rejections_warn(capsys):
 def test_a_kelly_bettor_that_never_bets_says_why(capsys):
     kelly = _system("kelly", math.nan, [math.nan, math.nan], math.nan, type="kelly", note="no bet placed")
     kelly["edge_within_ci"] = None
-    ER.print_report(_report([kelly]))
+    evaluate_report.print_report(_report([kelly]))
     assert (
         "NOTE: kelly placed no bet (it stakes only where the exact EV is positive, and a stake below "
         "the table minimum is not placed)."

@@ -14,8 +14,7 @@ from pb_gym import rules as R
 from pb_gym.agents import staking
 from pb_gym.experiments import evaluate
 from pb_gym.experiments.common import scale
-from pb_gym.experiments.evaluate import exact_chain as X
-from pb_gym.experiments.evaluate import run_study
+from pb_gym.experiments.evaluate import exact_chain, run_study
 from pb_gym.experiments.evaluate.settings import StudyConfig
 from pb_gym.experiments.ruin import model as ruin_model
 
@@ -42,7 +41,7 @@ def full_shoe_odds():
 
 def test_flat_player_is_the_gamblers_ruin_closed_form():
     config = study([{"type": "flat", "bet": "player"}], win_goal=5, hands=3000)
-    result = X.exact_system(config.systems[0], config)
+    result = exact_chain.exact_system(config.systems[0], config)
     banker, player, _ = full_shoe_odds()
     closed = ruin_model.closed_form(player, banker, np.array([5]), 10)
     assert result["p_hand_limit"] < 1e-12
@@ -53,7 +52,7 @@ def test_flat_player_is_the_gamblers_ruin_closed_form():
 
 def test_flat_banker_matches_the_ruin_chain_on_the_twentieths_lattice():
     config = study([{"type": "flat", "bet": "banker"}], win_goal=5, hands=4000)
-    result = X.exact_system(config.systems[0], config)
+    result = exact_chain.exact_system(config.systems[0], config)
     chain = ruin_model.markov_chain(ruin_model.step_distribution("banker", config.rules.to_rules()), 10)
     at = list(chain["starts"]).index(5)
     assert result["p_hand_limit"] < 1e-12
@@ -74,7 +73,7 @@ def test_martingale_with_a_table_maximum_is_the_hand_enumeration(on_cap):
         bankroll=10,
         hands=3,
     )
-    result = X.exact_system(config.systems[0], config)
+    result = exact_chain.exact_system(config.systems[0], config)
     banker, player, tie = full_shoe_odds()
     finals: dict[float, float] = {}
     for path in itertools.product("BPT", repeat=3):
@@ -134,7 +133,7 @@ def test_every_finite_system_sums_to_one_and_the_others_say_why():
         system["name"] if "name" in system else system["type"]: result
         for system, result in zip(
             SMALL_SYSTEMS + [{"type": "kelly"}],
-            X.exact_study(config),
+            exact_chain.exact_study(config),
             strict=True,
         )
     }
@@ -149,7 +148,7 @@ def test_every_finite_system_sums_to_one_and_the_others_say_why():
         stop_loss=60,
         hands=40,
     )
-    reason = X.exact_study(config_banker)[0]["reason"]
+    reason = exact_chain.exact_study(config_banker)[0]["reason"]
     assert "not whole multiples of the base" in reason
     for system in SMALL_SYSTEMS:
         result = results[system.get("name", system["type"])]
@@ -207,7 +206,7 @@ def test_the_teaching_figure_is_written_from_the_exact_figures(tmp_path):
     for entry in report["systems"]:
         entry["exact"] = {"reason": "not finite"}
     with pytest.raises(ValueError, match="no system of this study has a finite exact chain"):
-        X.plot_goal_against_final(report, tmp_path / "none.png")
+        exact_chain.plot_goal_against_final(report, tmp_path / "none.png")
     assert figure.name not in [p.name for p in evaluate_report.write_outputs(report, tmp_path / "again")]
 
 
@@ -244,7 +243,7 @@ def test_all_in_stakes_match_a_brute_force_enumeration(kind):
     # banker win (x 1.95) leaves the 0.05-unit lattice; the chain's final distribution equals an
     # enumeration of the 3^7 paths, value by value, to 1e-12
     config = study([{"type": kind, "bet": "banker"}], bankroll=5, win_goal=5, hands=7)
-    result = X.exact_system(config.systems[0], config)
+    result = exact_chain.exact_system(config.systems[0], config)
     finals = _enumerate(RULES[kind], 5.0, 10.0, 7)
     values = sorted(finals)
     assert any(abs(v * 20 - round(v * 20)) > 1e-6 for v in values)  # an all-in win off the lattice
@@ -260,7 +259,7 @@ def test_labouchere_is_the_hand_enumeration_of_its_line():
     # last number, a win crosses both off (a new line 1, 2 when none is left), a loss appends the
     # stake; every path of the 3^5 enumerated with those rules written out here
     config = study([{"type": "labouchere", "bet": "banker", "line": [1, 2]}], bankroll=100, hands=5)
-    result = X.exact_system(config.systems[0], config)
+    result = exact_chain.exact_system(config.systems[0], config)
     odds = dict(zip("BPT", full_shoe_odds(), strict=True))
     finals: dict[float, float] = {}
     for path in itertools.product("BPT", repeat=5):
@@ -294,7 +293,7 @@ def test_labouchere_against_independent_hands_simulated_at_999_confidence():
         stop_loss=200,
         hands=200,
     )
-    result = X.exact_system(config.systems[0], config)
+    result = exact_chain.exact_system(config.systems[0], config)
     assert result["probability_error"] < 1e-12
     banker, player, _ = full_shoe_odds()
     rng, sessions, goals = np.random.default_rng(3), 10_000, 0
@@ -325,7 +324,7 @@ def test_labouchere_too_many_lines_says_why():
         stop_loss=500,
         hands=100,
     )
-    reason = X.exact_system(config.systems[0], config)["reason"]
+    reason = exact_chain.exact_system(config.systems[0], config)["reason"]
     assert "(bankroll, line) states" in reason and "sum at most 110 base units" in reason
 
 

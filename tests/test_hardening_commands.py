@@ -209,7 +209,7 @@ def test_printable_escapes_what_would_drive_the_terminal():
 
 
 def test_evaluates_printed_lines_escape_the_names_and_the_files_keep_them(capsys):
-    from pb_gym.experiments.evaluate import report as ER
+    from pb_gym.experiments.evaluate import report as evaluate_report
 
     system = {
         "name": "x\x1b[31my",
@@ -237,7 +237,7 @@ def test_evaluates_printed_lines_escape_the_names_and_the_files_keep_them(capsys
         "timings": {"seconds": 1.0},
         "systems": [system],
     }
-    ER.print_report(report)
+    evaluate_report.print_report(report)
     out = capsys.readouterr().out
     assert out.startswith("a\\x1b[2Jb\\x07\\u202ec: 20 sessions")
     assert "x\\x1b[31my" in out and "NOTE: x\\x1b[31my placed no bet" in out

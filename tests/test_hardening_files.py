@@ -94,7 +94,7 @@ def model(tmp_path_factory):
     pytest.importorskip("stable_baselines3")
     from stable_baselines3 import PPO
 
-    from pb_gym.agents import learned as L
+    from pb_gym.agents import learned
     from pb_gym.agents.sb3_vec_env import PuntoBancoSB3VecEnv
 
     folder = tmp_path_factory.mktemp("model")
@@ -103,7 +103,7 @@ def model(tmp_path_factory):
         action_mode="multidiscrete", observation="dict", stake_levels=(1, 2, 5),
     )  # fmt: skip
     env = PuntoBancoSB3VecEnv(2, **kwargs)
-    L.save_policy(PPO("MultiInputPolicy", env, n_steps=8, batch_size=16), folder, kwargs, "PPO")
+    learned.save_policy(PPO("MultiInputPolicy", env, n_steps=8, batch_size=16), folder, kwargs, "PPO")
     return folder
 
 
@@ -148,10 +148,10 @@ def _set(key, value):
     ],
 )
 def test_a_model_file_not_as_pb_gym_train_wrote_it_is_refused_naming_it(model, tmp_path, edit, problem):
-    from pb_gym.agents import learned as L
+    from pb_gym.agents import learned
 
     with pytest.raises(ValueError, match=problem):
-        L.training_config(_edited(model, tmp_path, edit))
+        learned.training_config(_edited(model, tmp_path, edit))
 
 
 def test_a_mismatched_model_is_a_config_error_before_the_run(model, tmp_path):
@@ -166,7 +166,7 @@ def test_a_mismatched_model_is_a_config_error_before_the_run(model, tmp_path):
 
 
 def test_the_model_as_saved_still_loads(model):
-    from pb_gym.agents import learned as L
+    from pb_gym.agents import learned
 
-    assert L.training_config(model).history == 20
-    assert L.read_meta(model / "env.json")["algorithm"] == "PPO"
+    assert learned.training_config(model).history == 20
+    assert learned.read_meta(model / "env.json")["algorithm"] == "PPO"

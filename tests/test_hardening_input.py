@@ -261,13 +261,13 @@ def test_a_switch_is_true_or_false_and_nothing_pydantic_would_read_as_one(tmp_pa
     )
     import yaml
 
-    from pb_gym.experiments import train as TR
+    from pb_gym.experiments import train as train_study
 
     train = yaml.safe_load(
         (Path(__file__).parent.parent / "configs" / "train" / "ppo-smoke.yaml").read_text()
     )
     train["evaluation"]["one_shoe"] = yaml.safe_load(value)
-    assert _refused(tmp_path, yaml.safe_dump(train), TR.TrainConfig) == (
+    assert _refused(tmp_path, yaml.safe_dump(train), train_study.TrainConfig) == (
         f"c.yaml: evaluation.one_shoe: Input should be true or false (got {shown})"
     )
 

@@ -11,8 +11,7 @@ import pytest
 import yaml
 
 from pb_gym import session_optimum as so
-from pb_gym.experiments import cli
-from pb_gym.experiments import optimum as O
+from pb_gym.experiments import cli, optimum
 from pb_gym.experiments.common.yaml_config import ConfigError, load
 from pb_gym.experiments.evaluate import exact_chain
 
@@ -22,7 +21,7 @@ SMOKE = str(ROOT / "configs" / "experiments" / "optimum-smoke.yaml")
 
 def chain_p_goal(target: so.Session, system: dict) -> dict:
     """Evaluate's exact chain of one system on ``target``."""
-    config = O.chain_config(target, [system])
+    config = optimum.chain_config(target, [system])
     return exact_chain.exact_system(config.systems[0], config)
 
 
@@ -140,9 +139,9 @@ def test_the_config_lists_classic_systems():
     classic = yaml.safe_load((ROOT / "configs" / "systems" / "classic.yaml").read_text())["systems"]
     full = yaml.safe_load((ROOT / "configs" / "experiments" / "optimum.yaml").read_text())
     assert full["systems"] == classic
-    config = load(str(ROOT / "configs" / "experiments" / "optimum.yaml"), O.OptimumConfig)
-    assert len(O.cells(config)) == 48
-    names = [name for name, _ in O.system_entries(config)]
+    config = load(str(ROOT / "configs" / "experiments" / "optimum.yaml"), optimum.OptimumConfig)
+    assert len(optimum.cells(config)) == 48
+    names = [name for name, _ in optimum.system_entries(config)]
     assert names[:2] == ["flat (player)", "flat (banker)"] and names[-4:] == [
         "follow_winner",
         "chop",
@@ -171,5 +170,5 @@ def test_config_errors_name_the_key(tmp_path, change, message):
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(ConfigError) as error:
-        load(str(path), O.OptimumConfig)
+        load(str(path), optimum.OptimumConfig)
     assert message in str(error.value)

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from pb_gym.experiments import cli
-from pb_gym.experiments import evaluate as E
+from pb_gym.experiments import cli, evaluate
 from pb_gym.experiments.common import chunk_store, outputs, scale
 
 import chunk_tasks
@@ -77,7 +76,7 @@ def test_a_bad_out_is_refused_before_anything_is_computed(
     def never(*args, **kwargs):
         raise AssertionError("the study ran")
 
-    monkeypatch.setattr(E, "run_study", never)
+    monkeypatch.setattr(evaluate, "run_study", never)
     out = make(tmp_path)
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["evaluate", str(study), "--out", out])
@@ -97,15 +96,15 @@ def test_the_current_folder_is_refused(out, study, tmp_path, monkeypatch):
         match=r"is the current folder or one above it, which a run "
         r"replaces as a whole; allowed: a folder inside it",
     ):
-        E.main(str(study), out, as_json=True)
+        evaluate.main(str(study), out, as_json=True)
 
 
 def test_a_link_to_a_folder_elsewhere_is_filled_through_the_link(study, tmp_path):
     scratch = tmp_path / "scratch" / "run"
     scratch.mkdir(parents=True)
     (tmp_path / "link").symlink_to(scratch)
-    E.main(str(study), str(tmp_path / "link"), as_json=True)
-    assert (tmp_path / "link").is_symlink() and _names(scratch) == sorted(E.OUTPUT_NAMES)
+    evaluate.main(str(study), str(tmp_path / "link"), as_json=True)
+    assert (tmp_path / "link").is_symlink() and _names(scratch) == sorted(evaluate.OUTPUT_NAMES)
 
 
 @pytest.mark.parametrize("exchange", [True, False], ids=["renameat2-exchange", "two-renames"])
@@ -119,8 +118,8 @@ def test_outputs_are_written_together_and_a_rerun_replaces_them_all(exchange, st
 
     monkeypatch.setattr(outputs, "_exchange", swap)
     out = tmp_path / "out"
-    E.main(str(study), str(out), as_json=True)
-    assert _names(out) == sorted(E.OUTPUT_NAMES)
+    evaluate.main(str(study), str(out), as_json=True)
+    assert _names(out) == sorted(evaluate.OUTPUT_NAMES)
     umask = os.umask(0o022)
     os.umask(umask)
     # not mkdtemp's private mode: a folder's usual mode (0700 too under a umask of 077)
@@ -129,8 +128,8 @@ def test_outputs_are_written_together_and_a_rerun_replaces_them_all(exchange, st
     # an earlier run of the same command may be overwritten: every file is replaced, none is left
     (out / "paths.json").write_text("from an earlier run")
     (out / "bankroll_paths.png").unlink()
-    E.main(str(study), str(out), as_json=True)
-    assert _names(out) == sorted(E.OUTPUT_NAMES)
+    evaluate.main(str(study), str(out), as_json=True)
+    assert _names(out) == sorted(evaluate.OUTPUT_NAMES)
     assert (out / "systems.csv").read_text() == first
     assert (out / "paths.json").read_text() != "from an earlier run"
     assert _names(tmp_path) == ["out", "study.yaml"]  # no staging or old folder left beside it
@@ -142,10 +141,10 @@ def test_outputs_are_written_together_and_a_rerun_replaces_them_all(exchange, st
 @pytest.mark.parametrize("fails_in", ["plot", "write_outputs"])
 def test_a_failure_while_writing_leaves_the_previous_outputs_whole(fails_in, study, tmp_path, monkeypatch):
     out = tmp_path / "out"
-    E.main(str(study), str(out), as_json=True)
+    evaluate.main(str(study), str(out), as_json=True)
     before = {name: (out / name).read_bytes() for name in _names(out)}
     # main calls write_outputs, which calls plot: each is patched where its caller looks it up
-    module = E if fails_in == "write_outputs" else sys.modules[E.write_outputs.__module__]
+    module = evaluate if fails_in == "write_outputs" else sys.modules[evaluate.write_outputs.__module__]
     real = getattr(module, fails_in)
 
     def broken(report, folder, *fans):
@@ -157,13 +156,13 @@ def test_a_failure_while_writing_leaves_the_previous_outputs_whole(fails_in, stu
     data = dict(STUDY, seed=10)
     study.write_text(yaml.safe_dump(data))
     with pytest.raises(OSError, match="No space left"):
-        E.main(str(study), str(out), as_json=True)
+        evaluate.main(str(study), str(out), as_json=True)
     assert {name: (out / name).read_bytes() for name in _names(out) if name != ".partial"} == before
     assert len(list((out / ".partial").glob("chunk-*.json.gz"))) == 3  # a rerun only writes the files
     assert _names(tmp_path) == ["out", "study.yaml"]
     # and in a new folder: no report without its plots, only the finished chunks
     with pytest.raises(OSError, match="No space left"):
-        E.main(str(study), str(tmp_path / "new"), as_json=True)
+        evaluate.main(str(study), str(tmp_path / "new"), as_json=True)
     assert _names(tmp_path / "new") == [".partial"]
 
 
@@ -182,29 +181,29 @@ def test_folders_left_by_a_run_killed_while_writing_are_removed_by_the_next(stud
     for folder in left + alive:
         folder.mkdir()
         (folder / "report.json").write_text("{}")
-    E.main(str(study), str(tmp_path / "out"), as_json=True)
+    evaluate.main(str(study), str(tmp_path / "out"), as_json=True)
     assert not any(folder.exists() for folder in left) and all(folder.exists() for folder in alive)
 
 
 def test_files_that_appear_during_the_run_are_not_lost(study, tmp_path, monkeypatch):
     out = tmp_path / "out"
     out.mkdir()
-    real = E.run_study
+    real = evaluate.run_study
 
     def meanwhile(*args, **kwargs):
         (out / "notes.md").write_text("mine")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(E, "run_study", meanwhile)
+    monkeypatch.setattr(evaluate, "run_study", meanwhile)
     with pytest.raises(
         outputs.OutputError,
         match=r"files this command does not write appeared there "
         r"\(notes.md\); nothing was replaced, and this run's "
         r"outputs are in .*out.new",
     ):
-        E.main(str(study), str(out), as_json=True)
+        evaluate.main(str(study), str(out), as_json=True)
     assert _names(out) == [".partial", "notes.md"]
-    assert _names(tmp_path / "out.new") == sorted(E.OUTPUT_NAMES)
+    assert _names(tmp_path / "out.new") == sorted(evaluate.OUTPUT_NAMES)
 
 
 # ------------------------------------------------------------------------------------------ resume
@@ -266,16 +265,16 @@ def test_an_interrupted_study_resumes_bit_for_bit(study, tmp_path, monkeypatch, 
     two threads, chunk 3 starts once one of them has finished, and the other is stopped), and a rerun
     computes only the others, to the same report."""
     reference = tmp_path / "reference"
-    E.main(str(study), str(reference), as_json=True)
+    evaluate.main(str(study), str(reference), as_json=True)
     out = tmp_path / "out"
-    real, ran = E.run_chunk, []
+    real, ran = evaluate.run_chunk, []
 
     def interrupted(config_data, chunk, show_progress=False):
         if chunk.index == 2:
             raise KeyboardInterrupt  # Ctrl-C in the third chunk
         return real(config_data, chunk, show_progress)
 
-    monkeypatch.setattr(E, "run_chunk", interrupted)
+    monkeypatch.setattr(evaluate, "run_chunk", interrupted)
     # (two threads whatever the cores: chunk 3 starts only once chunk 1 or 2 has finished)
     command = ["evaluate", str(study), "--out", str(out), "--backend", backend]
     command += ["--workers", "2"] if backend == "threads" else []
@@ -295,12 +294,12 @@ def test_an_interrupted_study_resumes_bit_for_bit(study, tmp_path, monkeypatch, 
         ran.append(chunk.index)
         return real(config_data, chunk, show_progress)
 
-    monkeypatch.setattr(E, "run_chunk", counted)
+    monkeypatch.setattr(evaluate, "run_chunk", counted)
     capsys.readouterr()
     assert cli.main(command + ["--json"]) == 0
     assert sorted(ran) == [i for i in range(3) if f"chunk-{i:06d}.json.gz" not in kept]
     assert f"resuming: {len(kept)} of 3 chunks already finished" in capsys.readouterr().err
-    assert _names(out) == sorted(E.OUTPUT_NAMES)  # .partial is gone with the run finished
+    assert _names(out) == sorted(evaluate.OUTPUT_NAMES)  # .partial is gone with the run finished
     assert _without_timings(out / "report.json") == _without_timings(reference / "report.json")
     for name in ("systems.csv", "paths.json"):
         assert (out / name).read_bytes() == (reference / name).read_bytes(), name
@@ -318,7 +317,7 @@ def test_a_resume_with_another_config_refuses_to_mix_the_chunks(study, tmp_path,
         r"command to compute only the others",
         capsys.readouterr().err,
     )
-    monkeypatch.setattr(E, "run_chunk", real)
+    monkeypatch.setattr(evaluate, "run_chunk", real)
     study.write_text(yaml.safe_dump(dict(STUDY, seed=10, hands=41)))
     for extra in ([], ["--resume"]):
         with pytest.raises(SystemExit) as exit_info:
@@ -333,7 +332,7 @@ def test_a_resume_with_another_config_refuses_to_mix_the_chunks(study, tmp_path,
     assert _names(out / ".partial") == ["chunk-000000.json.gz", "run.json"]
     assert cli.main(["evaluate", str(study), "--out", str(out), "--no-resume", "--json"]) == 0
     assert "resuming" not in capsys.readouterr().err
-    assert _names(out) == sorted(E.OUTPUT_NAMES)
+    assert _names(out) == sorted(evaluate.OUTPUT_NAMES)
 
 
 def test_resume_needs_an_out_folder(study, capsys):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pb_gym import procedures as P
+from pb_gym import procedures
 from pb_gym import rules as R
 
 RULES = R.Rules()
@@ -30,17 +30,19 @@ CHI2_12_999 = 32.90949  # the 99.9% quantile of chi-square with 12 degrees of fr
 )
 def test_a_bad_procedure_is_named(kwargs, message):
     with pytest.raises(ValueError, match=message.replace("(", "\\(").replace(")", "\\)")):
-        P.Dealing(**kwargs)
+        procedures.Dealing(**kwargs)
 
 
 def test_a_cut_range_the_rules_refuse_is_named():
     with pytest.raises(ValueError, match="Dealing.cut_range=\\(3, 20\\) is not allowed; allowed: 6..208"):
-        P.ProcedureDealer(RULES, P.Dealing(cut_range=(3, 20)), 2, seed=0)
+        procedures.ProcedureDealer(RULES, procedures.Dealing(cut_range=(3, 20)), 2, seed=0)
 
 
 @pytest.mark.parametrize("delay", [0, 1, 5])
 def test_a_csm_deals_from_the_full_shoe_less_the_last_delay_hands(delay):
-    dealer = P.ProcedureDealer(RULES, P.Dealing(shuffle="csm", csm_delay=delay), 50, seed=delay)
+    dealer = procedures.ProcedureDealer(
+        RULES, procedures.Dealing(shuffle="csm", csm_delay=delay), 50, seed=delay
+    )
     history = []
     for _ in range(30):
         before = dealer.unseen()
@@ -55,7 +57,7 @@ def test_a_csm_deals_from_the_full_shoe_less_the_last_delay_hands(delay):
 def test_csm_card_frequencies_are_uniform_by_rank():
     # every card of a delay-0 CSM hand is a uniform draw from the full shoe: over 20,000 hands the
     # first card's rank counts pass a chi-square test at 99.9% (a fair dealer fails it 1 time in 1,000)
-    dealer = P.ProcedureDealer(RULES, P.Dealing(shuffle="csm"), 20_000, seed=11)
+    dealer = procedures.ProcedureDealer(RULES, procedures.Dealing(shuffle="csm"), 20_000, seed=11)
     first = dealer.deal()["cards"][:, 0]
     observed = np.bincount(first, minlength=13)
     expected = 20_000 / 13
@@ -64,7 +66,7 @@ def test_csm_card_frequencies_are_uniform_by_rank():
 
 def test_the_hand_shuffled_shoe_burns_and_cuts_as_configured():
     low, high = 7, 104
-    dealer = P.ProcedureDealer(RULES, P.Dealing(cut_range=(low, high)), 4000, seed=5)
+    dealer = procedures.ProcedureDealer(RULES, procedures.Dealing(cut_range=(low, high)), 4000, seed=5)
     behind = RULES.n_cards - dealer.cut
     assert behind.min() >= low and behind.max() <= high
     # uniform on 98 depths: each quarter of the range holds a quarter of the shoes (5 sigma bounds)
@@ -75,13 +77,13 @@ def test_the_hand_shuffled_shoe_burns_and_cuts_as_configured():
     np.testing.assert_array_equal(dealer.position, 1 + R.BURN_COUNTS[first])
     assert (dealer.unseen().sum(axis=1) == RULES.n_cards - 1).all()
     for burn, position, seen in (("one_down", 1, 0), ("one_up", 1, 1), ("none", 0, 0)):
-        other = P.ProcedureDealer(RULES, P.Dealing(burn=burn), 10, seed=1)
+        other = procedures.ProcedureDealer(RULES, procedures.Dealing(burn=burn), 10, seed=1)
         assert (other.position == position).all()
         assert (other.unseen().sum(axis=1) == RULES.n_cards - seen).all()
 
 
 def test_the_hand_shuffled_shoe_deals_to_the_cut_card_and_shuffles_again():
-    dealer = P.ProcedureDealer(RULES, P.Dealing(burn="none"), 20, seed=3)
+    dealer = procedures.ProcedureDealer(RULES, procedures.Dealing(burn="none"), 20, seed=3)
     dealt = np.zeros((20, 13), dtype=np.int64)
     finished = np.zeros(20, dtype=bool)  # the first shoe's cut card has come out
     hands = 0
@@ -103,7 +105,7 @@ def test_hand_after_cut_deals_exactly_one_more_hand(after):
     """With Rules.hand_after_cut, every shoe deals exactly one hand begun behind the cut card; without
     it, none (the shoe is shuffled as soon as the cut card is out), as the engine does."""
     rules = R.Rules(decks=1, cut_card=14, hand_after_cut=after)
-    dealer = P.ProcedureDealer(rules, P.Dealing(), 50, seed=7)
+    dealer = procedures.ProcedureDealer(rules, procedures.Dealing(), 50, seed=7)
     behind = np.zeros(50, dtype=np.int64)
     shoes_done = np.zeros(50, dtype=np.int64)
     for _ in range(200):

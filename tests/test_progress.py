@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from pb_gym import progress
-from pb_gym.experiments import evaluate as E
+from pb_gym.experiments import evaluate
 from pb_gym.experiments.common import scale
 
 LINE = re.compile(
@@ -133,7 +133,7 @@ def test_evaluate_off_a_terminal_prints_progress_lines(tmp_path, capsys, line_at
     }
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(config))
-    E.main(str(path))
+    evaluate.main(str(path))
     err = capsys.readouterr().err.splitlines()
     assert err, "no progress line"
     assert re.fullmatch(r"tiny: 2/2 chunks, 1,200/1,200 hands, \d+ s elapsed, done", err[-1])

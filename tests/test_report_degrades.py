@@ -9,9 +9,9 @@ import os
 
 import pytest
 
-from pb_gym.experiments import evaluate as E
+from pb_gym.experiments import evaluate
 from pb_gym.experiments.common import plotting
-from pb_gym.experiments.evaluate import figures as EF
+from pb_gym.experiments.evaluate import figures as evaluate_figures
 
 
 @pytest.mark.parametrize(
@@ -34,15 +34,15 @@ def test_a_figure_that_cannot_be_drawn_is_noted_and_the_rest_written(tmp_path, c
     path = tmp_path / "c.yaml"
     path.write_text(config)
     out = tmp_path / "out"
-    result = E.main(str(path), str(out), as_json=True)
-    assert sorted(p.name for p in out.iterdir()) == sorted(E.OUTPUT_NAMES)
+    result = evaluate.main(str(path), str(out), as_json=True)
+    assert sorted(p.name for p in out.iterdir()) == sorted(evaluate.OUTPUT_NAMES)
     assert json.loads((out / "report.json").read_text())["systems"]
     err = capsys.readouterr().err
     note = [line for line in err.splitlines() if line.startswith("NOTE: ") and "could not be drawn" in line]
     assert len(note) == 1 and all(name in note[0] for name in figures), err
     assert "placeholders written, the report and its tables are complete" in note[0]
     assert result["systems"]
-    for name in E.OUTPUT_NAMES:
+    for name in evaluate.OUTPUT_NAMES:
         if name.endswith(".png"):
             assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -56,9 +56,9 @@ def test_a_figure_that_fails_leaves_the_others_drawn(tmp_path, capsys, monkeypat
     def fails(_report, _path):
         raise ValueError("degenerate fans")
 
-    monkeypatch.setattr(EF, "plot_fans", fails)
+    monkeypatch.setattr(evaluate_figures, "plot_fans", fails)
     out = tmp_path / "out"
-    E.main(str(path), str(out), as_json=True)
+    evaluate.main(str(path), str(out), as_json=True)
     note = [line for line in capsys.readouterr().err.splitlines() if "could not be drawn" in line]
     assert len(note) == 1 and "bankroll_paths.png" in note[0] and "degenerate fans" in note[0]
     assert "final_bankrolls.png" not in note[0] and "ev_per_unit_wagered.png" not in note[0]
@@ -78,8 +78,8 @@ def test_the_figures_are_drawn_in_the_process_that_runs_the_study(tmp_path, monk
 
     monkeypatch.setattr(os, "fork", forked)
     out = tmp_path / "out"
-    E.main(str(path), str(out), as_json=True)
-    for name in E.OUTPUT_NAMES[3:]:
+    evaluate.main(str(path), str(out), as_json=True)
+    for name in evaluate.OUTPUT_NAMES[3:]:
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -104,7 +104,7 @@ def test_ctrl_c_while_the_figures_are_drawn_keeps_every_finished_chunk(tmp_path,
     def interrupted(_report, _path):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(EF, "plot_final_bankrolls", interrupted)
+    monkeypatch.setattr(evaluate_figures, "plot_final_bankrolls", interrupted)
     assert cli.main(["evaluate", str(path), "--out", str(out)]) == 130
     assert sorted(p.name for p in out.iterdir()) == [".partial"]
     kept = sorted(p.name for p in (out / ".partial").iterdir() if p.name.startswith("chunk-"))
@@ -113,4 +113,4 @@ def test_ctrl_c_while_the_figures_are_drawn_keeps_every_finished_chunk(tmp_path,
     capsys.readouterr()
     assert cli.main(["evaluate", str(path), "--out", str(out), "--json"]) == 0
     assert "resuming: 2 of 2 chunks already finished" in capsys.readouterr().err
-    assert sorted(p.name for p in out.iterdir()) == sorted(E.OUTPUT_NAMES)
+    assert sorted(p.name for p in out.iterdir()) == sorted(evaluate.OUTPUT_NAMES)

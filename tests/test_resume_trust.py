@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pb_gym.experiments import train as TR
+from pb_gym.experiments import train
 from pb_gym.experiments.common import chunk_store, scale
-from pb_gym.experiments.train import checkpoint as CK
+from pb_gym.experiments.train import checkpoint
 
 import chunk_tasks  # noqa: E402
 
@@ -257,17 +257,17 @@ def _checkpointed(tmp_path, monkeypatch) -> chunk_store.ChunkStore:
     data = yaml.safe_load((CONFIGS / "ppo-smoke.yaml").read_text())
     data.update(total_timesteps=512, n_envs=8, curve_points=2)
     data["hyperparameters"].update(n_steps=32, batch_size=64, n_epochs=1)
-    config = TR.validate(data, TR.TrainConfig, "tiny.yaml")
+    config = train.validate(data, train.TrainConfig, "tiny.yaml")
     store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "trust"})
-    save = CK.save
+    save = checkpoint.save
 
     def save_then_stop(*args, **kwargs):
         save(*args, **kwargs)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(CK, "save", save_then_stop)
+    monkeypatch.setattr(checkpoint, "save", save_then_stop)
     with pytest.raises(KeyboardInterrupt):
-        TR.train(config, tmp_path / "stopped", store=store, checkpoint_minutes=1e-9)
+        train.train(config, tmp_path / "stopped", store=store, checkpoint_minutes=1e-9)
     monkeypatch.undo()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     return store
@@ -286,27 +286,29 @@ class _Payload:
 def _forge(store: chunk_store.ChunkStore, record: dict) -> None:
     """What an attacker who can write the folder (not read the key) can do: a step file in the
     unsealed layout, with checksums that match the files."""
-    path = store.directory / f"step-{CK.STEP}.json.gz"
+    path = store.directory / f"step-{checkpoint.STEP}.json.gz"
     path.write_bytes(
         gzip.compress(
-            json.dumps({"key": store.key, "step": CK.STEP, "result": chunk_store.encode(record)}).encode()
+            json.dumps(
+                {"key": store.key, "step": checkpoint.STEP, "result": chunk_store.encode(record)}
+            ).encode()
         )
     )
 
 
 def test_a_malicious_checkpoint_pickle_is_never_unpickled(tmp_path, monkeypatch, capsys):
-    from pb_gym.agents import learned as L
+    from pb_gym.agents import learned
 
     store = _checkpointed(tmp_path, monkeypatch)
-    kept = CK.latest(store)
+    kept = checkpoint.latest(store)
     assert kept is not None
     marker = tmp_path / "marker.txt"
-    state = kept["path"] / CK.STATE_FILE
+    state = kept["path"] / checkpoint.STATE_FILE
     state.write_bytes(pickle.dumps(_Payload(str(marker))))
     record = {k: v for k, v in kept.items() if k != "path"}
-    record["files"] = [[name, L.file_sha256(kept["path"] / name)] for name, _ in record["files"]]
+    record["files"] = [[name, learned.file_sha256(kept["path"] / name)] for name, _ in record["files"]]
     _forge(store, record)
-    assert CK.latest(store) is None
+    assert checkpoint.latest(store) is None
     assert "not sealed by this user's pb-gym" in capsys.readouterr().err
     assert not marker.exists()
 
@@ -319,9 +321,9 @@ def test_a_checkpoint_record_cannot_name_a_folder_outside_the_run(tmp_path, monk
     victim = tmp_path / "victim"
     victim.mkdir()
     (victim / "keep.txt").write_text("mine")
-    kept = CK.latest(store)
-    store.save_step(CK.STEP, {**{k: v for k, v in kept.items() if k != "path"}, "folder": folder})
-    assert CK.latest(store) is None
+    kept = checkpoint.latest(store)
+    store.save_step(checkpoint.STEP, {**{k: v for k, v in kept.items() if k != "path"}, "folder": folder})
+    assert checkpoint.latest(store) is None
     assert "is not a checkpoint's" in capsys.readouterr().err
     assert (victim / "keep.txt").read_text() == "mine"
 
@@ -329,7 +331,7 @@ def test_a_checkpoint_record_cannot_name_a_folder_outside_the_run(tmp_path, monk
 def test_a_kept_file_entry_cannot_leave_the_step_folder(tmp_path):
     store = _store(tmp_path)
     (tmp_path / "payload.txt").write_text("x")
-    store.folder(TR.TRAIN_STEP)
-    problem = TR._kept_files(store, TR.TRAIN_STEP, [["../payload.txt", "0" * 64]])
+    store.folder(train.TRAIN_STEP)
+    problem = train._kept_files(store, train.TRAIN_STEP, [["../payload.txt", "0" * 64]])
     assert problem == "the kept path '../payload.txt' leaves the run's folder"
-    assert TR._kept_files(store, TR.TRAIN_STEP, "x") == "its record has no list of files"
+    assert train._kept_files(store, train.TRAIN_STEP, "x") == "its record has no list of files"

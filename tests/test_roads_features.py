@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import pb_gym  # noqa: F401  (registers the envs)
-from pb_gym.agents import learned as L
+from pb_gym.agents import learned
 from pb_gym.agents.roads_features import SIZE, roads_features
 from pb_gym.envs.roads_observation import RoadsObservation
 
@@ -49,7 +49,7 @@ def test_the_transform_replaces_the_bead_plate_and_batches_tables():
     np.testing.assert_array_equal(features[2, :8], [0, 0, 0, 0, 0, 0, -1, -1])
     obs = {"bankroll": np.ones((3, 1)), "bead_plate": plates}
     cfg = pb_gym.envs.table.make_config(obs_scale="raw", observation="dict", history=104)
-    out = L.transform_obs("roads", obs, cfg)
+    out = learned.transform_obs("roads", obs, cfg)
     assert sorted(out) == ["bankroll", "roads"]
     np.testing.assert_array_equal(out["roads"], features)
     with pytest.raises(ValueError, match=r"bead_plate holds 0..4; allowed: 0 \(none\), 1 banker"):
@@ -57,13 +57,13 @@ def test_the_transform_replaces_the_bead_plate_and_batches_tables():
 
 
 def test_a_bead_plate_shorter_than_a_shoe_is_refused():
-    from pb_gym.experiments import train as TR
+    from pb_gym.experiments import train
     from pb_gym.experiments.common.yaml_config import load
 
-    config = load(str(ROOT / "configs" / "train" / "discover-roads.yaml"), TR.TrainConfig)
+    config = load(str(ROOT / "configs" / "train" / "discover-roads.yaml"), train.TrainConfig)
     assert config.obs_transform == "roads" and config.env.history == 104
     data = config.model_dump(mode="json")
     data["env"]["history"] = 20
     message = r"env.history: 20 is not allowed with obs_transform 'roads'.*allowed: at least 102"
     with pytest.raises(ValueError, match=message):
-        TR.TrainConfig.model_validate(data)
+        train.TrainConfig.model_validate(data)

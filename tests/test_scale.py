@@ -9,8 +9,7 @@ import pytest
 import yaml
 
 from pb_gym import parallel
-from pb_gym.experiments import cli
-from pb_gym.experiments import evaluate as E
+from pb_gym.experiments import cli, evaluate
 from pb_gym.experiments.common import scale
 from pb_gym.experiments.common.yaml_config import validate
 
@@ -233,10 +232,10 @@ def test_evaluate_is_bit_identical_on_every_backend(tmp_path, capsys):
 
 
 def test_merged_chunks_keep_exact_totals():
-    config = validate(STUDY, E.StudyConfig, "scale")
-    report = E.run_study(config)
+    config = validate(STUDY, evaluate.StudyConfig, "scale")
+    report = evaluate.run_study(config)
     chunks = scale.plan(300, 100, 9)
-    parts = [E.run_chunk(config.model_dump(mode="json"), chunk) for chunk in chunks]
+    parts = [evaluate.run_chunk(config.model_dump(mode="json"), chunk) for chunk in chunks]
     for i, system in enumerate(report["systems"]):
         assert system["net"] == sum(p["systems"][i]["sum_net"] for p in parts)
         assert system["hands"] == sum(p["systems"][i]["bets"] for p in parts)
@@ -261,13 +260,15 @@ def test_no_report_is_written_when_a_chunk_fails(tmp_path, monkeypatch):
 def test_binned_quantiles_are_exact_to_a_bin():
     rng = np.random.default_rng(0)
     values = rng.normal(1000, 150, 20000).clip(0, None)
-    edges = np.linspace(0, 2000, E.FAN_BINS + 1)
-    where = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, E.FAN_BINS)
-    counts = np.bincount(where, minlength=E.FAN_BINS + 1)
+    edges = np.linspace(0, 2000, evaluate.FAN_BINS + 1)
+    where = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, evaluate.FAN_BINS)
+    counts = np.bincount(where, minlength=evaluate.FAN_BINS + 1)
     width = edges[1] - edges[0]
     from pb_gym.experiments.evaluate.summary import binned_quantiles
 
-    np.testing.assert_allclose(binned_quantiles(counts, edges), np.quantile(values, E.QUANTILES), atol=width)
+    np.testing.assert_allclose(
+        binned_quantiles(counts, edges), np.quantile(values, evaluate.QUANTILES), atol=width
+    )
 
 
 def test_scheduler_needs_the_dask_backend(capsys):

@@ -25,7 +25,7 @@ def test_vector_env_is_bit_for_bit_as_recorded(name):
 import numpy as np  # noqa: E402
 
 from pb_gym import engine  # noqa: E402
-from pb_gym import session as S  # noqa: E402
+from pb_gym import session as session_  # noqa: E402
 from pb_gym.rules import BETS, Rules  # noqa: E402
 
 BANKER, PLAYER, TIE = (BETS.index(b) for b in ("banker", "player", "tie"))
@@ -39,7 +39,9 @@ def _requests(k, n, **columns):
 
 
 def test_stake_rules_in_their_documented_order():
-    session = S.Session(Rules(), S.Limits(bankroll=100.0, table_min=5.0, table_max=50.0), 1, 6, seed=0)
+    session = session_.Session(
+        Rules(), session_.Limits(bankroll=100.0, table_min=5.0, table_max=50.0), 1, 6, seed=0
+    )
     requested = np.zeros((6, 1, len(BETS)))
     requested[0, 0, BANKER] = 20.0  # placed as asked
     requested[1, 0, BANKER] = 80.0  # 2: the table maximum
@@ -59,8 +61,8 @@ def test_stake_rules_in_their_documented_order():
 
 
 def test_forced_bet_and_bankroll_cut():
-    limits = S.Limits(bankroll=30.0, table_min=10.0, table_max=100.0, allow_no_bet=False)
-    session = S.Session(Rules(), limits, 1, 3, seed=0)
+    limits = session_.Limits(bankroll=30.0, table_min=10.0, table_max=100.0, allow_no_bet=False)
+    session = session_.Session(Rules(), limits, 1, 3, seed=0)
     requested = np.zeros((3, 1, len(BETS)))
     requested[0, 0, PLAYER] = 2.0  # below the minimum: forced to the minimum on its chosen column
     requested[1, 0, BANKER] = 500.0  # the table maximum binds first, then the bankroll (all-in)
@@ -75,7 +77,7 @@ def test_forced_bet_and_bankroll_cut():
 
 def test_seats_share_the_hand_and_settle_as_the_engine():
     rules = Rules()
-    session = S.Session(rules, S.Limits(1e9, 1.0, 1e6), 64, 2, seed=1)
+    session = session_.Session(rules, session_.Limits(1e9, 1.0, 1e6), 64, 2, seed=1)
     rng = np.random.default_rng(0)
     for _ in range(60):
         requested = rng.random((2, 64, len(BETS))) * 10 * (rng.random((2, 64, len(BETS))) < 0.3)
@@ -90,7 +92,7 @@ def test_seats_share_the_hand_and_settle_as_the_engine():
     hand = session.hand
     np.testing.assert_array_equal(
         session.records.hand_class,
-        S.R.hand_class(
+        session_.R.hand_class(
             hand.player_total,
             hand.banker_total,
             hand.player_ncards,
@@ -103,13 +105,13 @@ def test_seats_share_the_hand_and_settle_as_the_engine():
 
 
 def test_a_seat_that_ended_sits_out_and_the_others_play_on():
-    limits = S.Limits(bankroll=10.0, table_min=10.0, table_max=10.0, win_target=1e9)
-    session = S.Session(Rules(), limits, 200, 2, seed=2)
+    limits = session_.Limits(bankroll=10.0, table_min=10.0, table_max=10.0, win_target=1e9)
+    session = session_.Session(Rules(), limits, 200, 2, seed=2)
     requested = _requests(2, 200, banker=10.0)
     requested[1] = 0.0  # seat 1 never bets
     session.play(requested)
     lost = session.seats.net[0] < 0
-    assert lost.any() and (session.seats.ended[0][lost] == S.RUIN).all()
+    assert lost.any() and (session.seats.ended[0][lost] == session_.RUIN).all()
     assert session.seats.terminated[0][lost].all()
     before = session.seats.bankroll.copy()
     session.play(requested)
@@ -122,23 +124,26 @@ def test_a_seat_that_ended_sits_out_and_the_others_play_on():
 
 
 def test_hand_limit_stop_loss_and_tolerance():
-    limits = S.Limits(
+    limits = session_.Limits(
         bankroll=100.0, table_min=1.0, table_max=100.0, stop_loss_floor=90.0, max_hands=3, tolerance=1e-9
     )
-    session = S.Session(Rules(), limits, 300, 1, seed=3)
+    session = session_.Session(Rules(), limits, 300, 1, seed=3)
     for _ in range(3):
         session.play(_requests(1, 300, player=10.0))
     ended = session.seats.ended[0]
     reasons = set(ended.tolist())
-    assert reasons <= {S.STOP_LOSS, S.MAX_HANDS, S.TARGET} and {S.STOP_LOSS, S.MAX_HANDS} <= reasons
-    assert (session.seats.bankroll[0][ended == S.STOP_LOSS] <= 90.0).all()
+    assert (
+        reasons <= {session_.STOP_LOSS, session_.MAX_HANDS, session_.TARGET}
+        and {session_.STOP_LOSS, session_.MAX_HANDS} <= reasons
+    )
+    assert (session.seats.bankroll[0][ended == session_.STOP_LOSS] <= 90.0).all()
     # the tolerance: a stake a hair below the minimum is placed
-    near = S.Session(Rules(), limits, 1, 1, seed=0).place(_requests(1, 1, banker=1.0 - 1e-12))
+    near = session_.Session(Rules(), limits, 1, 1, seed=0).place(_requests(1, 1, banker=1.0 - 1e-12))
     assert near.placed.all()
 
 
 def test_bad_requests_and_limits_are_named():
-    session = S.Session(Rules(), S.Limits(100.0, 1.0, 10.0), 3, 2)
+    session = session_.Session(Rules(), session_.Limits(100.0, 1.0, 10.0), 3, 2)
     with pytest.raises(ValueError, match=r"^requested stakes must have shape \(2, 3, 7\)"):
         session.play(np.zeros((3, 7)))
     with pytest.raises(ValueError, match="^requested stakes must be >= 0$"):
@@ -159,7 +164,7 @@ def test_bad_requests_and_limits_are_named():
         match=r"^Limits.table_max=1.0 is not allowed; allowed: a number >= "
         r"table_min \(5\)$",
     ):
-        S.Limits(100.0, 5.0, 1.0)
+        session_.Limits(100.0, 5.0, 1.0)
     with pytest.raises(ValueError, match=r"^deal must be a boolean mask of shape \(3,\)$"):
         session.play(np.zeros((2, 3, 7)), deal=np.ones(3))
 
@@ -167,7 +172,7 @@ def test_bad_requests_and_limits_are_named():
 def test_a_pass_that_writes_some_seats_itself_has_the_others_checked():
     """play_arguments' checked_seats: the listed seats' requests are refused as play() refuses them;
     the others are the caller's (the evaluator writes its progressions' stakes inside its pass)."""
-    session = S.Session(Rules(), S.Limits(100.0, 1.0, 10.0), 3, 3)
+    session = session_.Session(Rules(), session_.Limits(100.0, 1.0, 10.0), 3, 3)
     requested = np.zeros((3, 3, 7))
     requested[0, 1, 0] = np.nan  # a seat the caller answers for
     requested[2, 0, 1] = -1.0
@@ -186,8 +191,8 @@ def test_a_pass_that_writes_some_seats_itself_has_the_others_checked():
 
 
 def test_payoff_matrix_is_cached_per_rules_and_read_only():
-    assert S.payoff_matrix(Rules()) is S.payoff_matrix(Rules())
-    assert not S.payoff_matrix(Rules()).flags.writeable
+    assert session_.payoff_matrix(Rules()) is session_.payoff_matrix(Rules())
+    assert not session_.payoff_matrix(Rules()).flags.writeable
 
 
 @pytest.mark.parametrize("forced", [False, True])
@@ -196,19 +201,27 @@ def test_the_single_column_path_applies_the_same_rules(forced):
     flags of the general path."""
     rng = np.random.default_rng(5)
     n = 4000
-    limits = S.Limits(bankroll=50.0, table_min=5.0, table_max=40.0, allow_no_bet=not forced)
+    limits = session_.Limits(bankroll=50.0, table_min=5.0, table_max=40.0, allow_no_bet=not forced)
     chosen = rng.integers(-1, len(BETS), (1, n)) if not forced else rng.integers(0, len(BETS), (1, n))
     requested = np.zeros((1, n, len(BETS)))
     rows = np.flatnonzero(chosen[0] >= 0)
     requested[0, rows, chosen[0, rows]] = rng.choice([0.0, 1.0, 4.99, 5.0, 20.0, 40.0, 45.0, 80.0], rows.size)
     results = []
     for single in (False, True):
-        seats = S.Seats.empty(1, n, len(BETS))
+        seats = session_.Seats.empty(1, n, len(BETS))
         seats.bankroll[0] = (
             rng.choice([0.0, 3.0, 5.0, 30.0, 50.0, 100.0], n) if not results else results[0][0]
         )
-        S.place_rows(
-            0, n, np.ones(n, bool), requested, chosen, False, S.seat_struct(seats), limits.struct(), single
+        session_.place_rows(
+            0,
+            n,
+            np.ones(n, bool),
+            requested,
+            chosen,
+            False,
+            session_.seat_struct(seats),
+            limits.struct(),
+            single,
         )
         results.append(
             (
@@ -227,16 +240,18 @@ def test_the_single_column_path_applies_the_same_rules(forced):
 def test_the_kernels_structs_hold_each_array_under_its_own_name():
     """The kernels read the state's arrays by name: every field of a struct is the array of that name
     (a struct listing two same-dtype arrays in swapped order would deal into the wrong one)."""
-    session = S.Session(Rules(), S.Limits(bankroll=100.0, table_min=5.0, table_max=50.0), 3, 2, seed=0)
+    session = session_.Session(
+        Rules(), session_.Limits(bankroll=100.0, table_min=5.0, table_max=50.0), 3, 2, seed=0
+    )
     seats, records, shoe, hand = session.structs()
-    assert seats._fields == tuple(name for name, _, _ in S.Seats._FIELDS)
-    assert records._fields == tuple(name for name, _, _ in S.TableRecords._FIELDS)
+    assert seats._fields == tuple(name for name, _, _ in session_.Seats._FIELDS)
+    assert records._fields == tuple(name for name, _, _ in session_.TableRecords._FIELDS)
     for struct, owner in ((seats, session.seats), (records, session.records)):
         for name in struct._fields:
             assert getattr(struct, name) is getattr(owner, name), name
     limits = session.limits.struct()
     assert (limits.table_min, limits.table_max, limits.target, limits.floor) == (5.0, 50.0, np.inf, -np.inf)
-    assert S.deal_constants(Rules(decks=6)).per_rank == 24
+    assert session_.deal_constants(Rules(decks=6)).per_rank == 24
 
 
 def test_one_outcome_code_and_the_bead_plate_stores_it_plus_one():
@@ -244,9 +259,9 @@ def test_one_outcome_code_and_the_bead_plate_stores_it_plus_one():
     bead_code(outcome) = outcome + 1 (0 = an empty cell) and BEAD_CODES letters it."""
     from pb_gym.rules import BEAD_EMPTY, Outcome, bead_code, bead_outcome
 
-    assert [int(o) for o in Outcome] == [0, 1, 2] and S.BEAD_CODES == ("", "B", "P", "T")
-    session = S.Session(
-        Rules(), S.Limits(bankroll=100.0, table_min=1.0, table_max=10.0), 50, history=3, seed=4
+    assert [int(o) for o in Outcome] == [0, 1, 2] and session_.BEAD_CODES == ("", "B", "P", "T")
+    session = session_.Session(
+        Rules(), session_.Limits(bankroll=100.0, table_min=1.0, table_max=10.0), 50, history=3, seed=4
     )
     session.play(np.zeros((50, len(BETS))))
     winner = session.hand.winner
@@ -255,4 +270,4 @@ def test_one_outcome_code_and_the_bead_plate_stores_it_plus_one():
     assert (session.records.bead[:, 1:] == BEAD_EMPTY).all()
     np.testing.assert_array_equal(session.records.last_hand[:, :3].argmax(axis=1), winner)
     assert set(winner.tolist()) == {Outcome.BANKER, Outcome.PLAYER, Outcome.TIE}
-    assert [S.BEAD_CODES[c] for c in bead_code(np.array(list(Outcome)))] == ["B", "P", "T"]
+    assert [session_.BEAD_CODES[c] for c in bead_code(np.array(list(Outcome)))] == ["B", "P", "T"]

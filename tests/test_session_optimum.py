@@ -12,8 +12,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from pb_gym import catalog as C
-from pb_gym import exact
+from pb_gym import catalog, exact
 from pb_gym import rules as R
 from pb_gym import session_optimum as so
 from pb_gym.rules import Rules
@@ -39,7 +38,7 @@ def exact_outcomes(decks: int = 8) -> dict[str, dict[Fraction, Fraction]]:
     counts = exact.hand_class_counts(R.full_shoe(decks))
     total = int(counts.sum())
     out = {}
-    for name, column in zip(MAIN, C.pay_matrix(list(MAIN), Rules(decks=decks)).T, strict=True):
+    for name, column in zip(MAIN, catalog.pay_matrix(list(MAIN), Rules(decks=decks)).T, strict=True):
         dist: dict[Fraction, Fraction] = {}
         for pays, count in zip(column, counts, strict=True):
             key = Fraction(float(pays)).limit_denominator(100)

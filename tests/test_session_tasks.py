@@ -17,8 +17,7 @@ from gymnasium.error import ResetNeeded
 from gymnasium.utils.env_checker import check_env
 
 import pb_gym  # noqa: F401  (registers the tasks)
-from pb_gym import benchmark as B
-from pb_gym import session_benchmark as SB
+from pb_gym import benchmark, session_benchmark
 from pb_gym import session_optimum as so
 from pb_gym.envs import tasks
 from pb_gym.envs.session_env import SessionEnv
@@ -62,14 +61,17 @@ def test_the_session_tasks_are_registered_with_frozen_settings():
 
 def test_the_tasks_figures_are_the_solvers():
     for task in tasks.SESSION_TASKS.values():
-        session = SB.problem(task)
-        solution = SB.solution(task)
+        session = session_benchmark.problem(task)
+        solution = session_benchmark.solution(task)
         assert solution.p_goal == pytest.approx(task.optimum, abs=1e-14)
         assert so.evaluate(session, so.bold_play(session, "player")) == pytest.approx(task.bold, abs=1e-14)
         assert so.evaluate(session, so.timid_play(session, "player", 1)) == pytest.approx(
             task.timid, abs=1e-14
         )
-    assert SB.solution("Session-v0").action(20, 30) == ("tie", 5)  # the optimum opens with 5 on the tie
+    assert session_benchmark.solution("Session-v0").action(20, 30) == (
+        "tie",
+        5,
+    )  # the optimum opens with 5 on the tie
     assert tasks.SESSION_TASKS["pb_gym/Session-v0"].optimum == pytest.approx(0.282916417064592, abs=1e-15)
     assert tasks.SESSION_TASKS["pb_gym/Session-v0"].bold / tasks.SESSION_TASKS[
         "pb_gym/Session-v0"
@@ -82,17 +84,17 @@ def test_the_tasks_figures_are_the_solvers():
 def test_spaces_actions_and_the_env_checkers(task_id):
     env = gymnasium.make(task_id)
     s = env.unwrapped.settings
-    session = SB.problem(task_id)
+    session = session_benchmark.problem(task_id)
     assert s.ticks_per_unit == session.ticks_per_unit == 20 and s.bets == session.bets == tasks.MAIN_BETS
     top = s.table_max
     assert env.action_space == gymnasium.spaces.Discrete(1 + 3 * top)
     assert env.observation_space == gymnasium.spaces.Box(0.0, 1.0, (2,), np.float32)
-    meanings = B.action_meanings(task_id)
+    meanings = benchmark.action_meanings(task_id)
     assert meanings[0] == "no_bet" and meanings[1] == "banker@1" and meanings[-1] == f"tie@{top}"
     for action, meaning in enumerate(meanings):
         bet, stake = env.unwrapped.describe_action(action)
         assert meaning == ("no_bet" if action == 0 else f"{bet}@{stake}")
-        assert B.action_index(task_id, bet, stake) == action
+        assert benchmark.action_index(task_id, bet, stake) == action
     obs, info = env.reset(seed=3)
     assert obs.tolist() == [float(np.float32(s.bankroll / s.goal)), 1.0]
     assert info["action_mask"].all() and info["hands_left"] == s.hands and info["bankroll"] == s.bankroll
@@ -218,12 +220,19 @@ def test_the_vector_env_autoresets(mode):
 def test_the_env_agrees_with_the_solver_on_session_v0():
     """The solver's optimal policy read from the env's observations and bold play on player, each on
     200,000 sessions: the simulated P(goal) within 4.5 SE of the exact value."""
-    optimal = B.score(B.perfect_policy("Session-v0"), "Session-v0", sessions=200_000, seed=1, exact=True)
+    optimal = benchmark.score(
+        benchmark.perfect_policy("Session-v0"), "Session-v0", sessions=200_000, seed=1, exact=True
+    )
     assert optimal["exact"]["p_goal"] == pytest.approx(0.282916417064592, abs=1e-14)
     assert optimal["exact"]["normalized_score"] == 1.0 and optimal["exact"]["illegal_states"] == 0
     assert abs(optimal["exact"]["z"]) < Z_BOUND
     assert optimal["illegal_action_rate"]["estimate"] == 0.0
-    bold = B.score(so.bold_play(SB.problem("Session-v0"), "player"), "Session-v0", sessions=200_000, seed=2)
+    bold = benchmark.score(
+        so.bold_play(session_benchmark.problem("Session-v0"), "player"),
+        "Session-v0",
+        sessions=200_000,
+        seed=2,
+    )
     assert bold["exact"]["p_goal"] == pytest.approx(0.111587908386914, abs=1e-14)
     assert abs(bold["exact"]["z"]) < Z_BOUND
     assert bold["exact"]["normalized_score"] == pytest.approx(0.394420, abs=1e-6)
@@ -231,59 +240,71 @@ def test_the_env_agrees_with_the_solver_on_session_v0():
 
 @pytest.mark.parametrize("task_id", ["SessionDouble-v0", "SessionBold-v0"])
 def test_the_env_agrees_with_the_solver_on_the_other_tasks(task_id):
-    session = SB.problem(task_id)
-    for policy, seed in ((SB.solution(task_id).policy, 3), (so.bold_play(session, "banker"), 4)):
-        result = B.score(policy, task_id, sessions=100_000, seed=seed)
+    session = session_benchmark.problem(task_id)
+    for policy, seed in (
+        (session_benchmark.solution(task_id).policy, 3),
+        (so.bold_play(session, "banker"), 4),
+    ):
+        result = benchmark.score(policy, task_id, sessions=100_000, seed=seed)
         assert result["exact"]["p_goal"] == pytest.approx(so.evaluate(session, policy), abs=1e-15)
         assert abs(result["exact"]["z"]) < Z_BOUND, result["exact"]
 
 
 def test_the_score_of_every_kind_of_policy():
-    never = B.score(B.never_bet, "Session-v0", sessions=1000, exact=True)
+    never = benchmark.score(benchmark.never_bet, "Session-v0", sessions=1000, exact=True)
     assert never["p_goal"]["estimate"] == 0.0 and never["normalized_score"]["estimate"] == 0.0
     assert (
         never["regret"]["estimate"] == pytest.approx(never["optimum_p_goal"])
         and never["exact"]["p_goal"] == 0
     )
     assert never["bet_rate"]["estimate"] == 0.0 and never["hands_per_session"]["estimate"] == 30.0
-    assert B.score(B.never_bet, "Session-v0", sessions=1000)["exact"] is None  # not asked for
+    assert benchmark.score(benchmark.never_bet, "Session-v0", sessions=1000)["exact"] is None  # not asked for
 
     def bold_of_state(bankroll: Fraction, hands_left: int):  # what a win needs, within the limits
         return ("player", min(bankroll // 1, math.ceil(60 - bankroll), 5))
 
-    by_state = B.score(SB.StatePolicy(bold_of_state), "Session-v0", sessions=2000, seed=9)
-    table = B.score(so.bold_play(SB.problem("Session-v0"), "player"), "Session-v0", sessions=2000, seed=9)
+    by_state = benchmark.score(
+        session_benchmark.StatePolicy(bold_of_state), "Session-v0", sessions=2000, seed=9
+    )
+    table = benchmark.score(
+        so.bold_play(session_benchmark.problem("Session-v0"), "player"), "Session-v0", sessions=2000, seed=9
+    )
     assert by_state["p_goal"] == table["p_goal"] and by_state["exact"] == table["exact"]  # same play
 
     # always 5 on banker: illegal under 5 units, played as no bet, in the simulation and exactly (not
     # flat play's all-in there)
-    banker5 = B.action_index("Session-v0", "banker", 5)
-    result = B.score(lambda obs: np.full(len(obs), banker5), "Session-v0", sessions=20_000, exact=True)
-    flat = so.evaluate(SB.problem("Session-v0"), so.timid_play(SB.problem("Session-v0"), "banker", 5))
+    banker5 = benchmark.action_index("Session-v0", "banker", 5)
+    result = benchmark.score(
+        lambda obs: np.full(len(obs), banker5), "Session-v0", sessions=20_000, exact=True
+    )
+    flat = so.evaluate(
+        session_benchmark.problem("Session-v0"),
+        so.timid_play(session_benchmark.problem("Session-v0"), "banker", 5),
+    )
     assert result["exact"]["illegal_states"] == 30 * 80  # bankrolls 1 to 4.95 units, each hand
     assert result["illegal_action_rate"]["estimate"] > 0
     assert result["exact"]["p_goal"] < flat and abs(result["exact"]["z"]) < Z_BOUND
-    text = B.report(result)
+    text = benchmark.report(result)
     assert "P(goal)" in text and "simulated - exact" in text
 
 
 def test_the_scorer_refuses_bad_input():
     with pytest.raises(ValueError, match="hands=10 is not allowed; allowed: None for a session task"):
-        B.score(B.never_bet, "Session-v0", hands=10)
+        benchmark.score(benchmark.never_bet, "Session-v0", hands=10)
     with pytest.raises(ValueError, match="sessions=10 is not allowed; allowed: None"):
-        B.score(B.never_bet, "Discover-v0", sessions=10)
+        benchmark.score(benchmark.never_bet, "Discover-v0", sessions=10)
     with pytest.raises(ValueError, match="sessions=1 is not allowed; allowed: an integer >= 2"):
-        B.score(B.never_bet, "Session-v0", sessions=1)
+        benchmark.score(benchmark.never_bet, "Session-v0", sessions=1)
     with pytest.raises(ValueError, match=r"policy returned action 16; allowed: one integer action 0 \.\. 15"):
-        B.score(lambda obs: np.full(len(obs), 16), "Session-v0", sessions=10)
+        benchmark.score(lambda obs: np.full(len(obs), 16), "Session-v0", sessions=10)
     bad_stake = so.PolicyTable(np.full((31, 1201), so.NO_BET), np.zeros((31, 1201), dtype=np.int64))
     bad_stake.bet[30, 400], bad_stake.stake[30, 400] = 0, 6
     with pytest.raises(
         ValueError, match="at bankroll 20 with 30 hand.s. left, the stake must be whole units"
     ):
-        B.score(bad_stake, "Session-v0", sessions=10)
+        benchmark.score(bad_stake, "Session-v0", sessions=10)
     with pytest.raises(ValueError, match="with a bet of banker, player, tie"):
-        B.score(SB.StatePolicy(lambda b, h: ("dragon7", 1)), "Session-v0", sessions=10)
+        benchmark.score(session_benchmark.StatePolicy(lambda b, h: ("dragon7", 1)), "Session-v0", sessions=10)
 
 
 def test_the_optimal_policy_reads_the_state_exactly_from_the_observation():
@@ -291,8 +312,8 @@ def test_the_optimal_policy_reads_the_state_exactly_from_the_observation():
     h, b = np.meshgrid(np.arange(1, 31), np.arange(20, 1200), indexing="ij")
     obs = s.observe(b.ravel(), h.ravel())
     assert np.array_equal(np.rint(obs[:, 0].astype(np.float64) * 1200), b.ravel())
-    table = SB.action_table("Session-v0", SB.solution("Session-v0").policy)
-    assert np.array_equal(B.perfect_policy("Session-v0")(obs), table[h.ravel(), b.ravel()])
+    table = session_benchmark.action_table("Session-v0", session_benchmark.solution("Session-v0").policy)
+    assert np.array_equal(benchmark.perfect_policy("Session-v0")(obs), table[h.ravel(), b.ravel()])
 
 
 @pytest.mark.parametrize(
@@ -322,7 +343,7 @@ def test_ppo_runs_on_session_v0_through_make_vec_env():
     vec = make_vec_env("pb_gym/Session-v0", n_envs=4, seed=0)
     model = PPO("MlpPolicy", vec, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
     model.learn(512)
-    result = B.score(
+    result = benchmark.score(
         lambda obs: model.predict(obs, deterministic=True)[0], "Session-v0", sessions=500, exact=True
     )
     assert 0.0 <= result["exact"]["p_goal"] <= result["optimum_p_goal"]

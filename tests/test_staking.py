@@ -10,9 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pb_gym.agents import staking
-from pb_gym.agents import systems as S
-from pb_gym.experiments import evaluate as E
+from pb_gym.agents import staking, systems
+from pb_gym.experiments import evaluate
 from pb_gym.experiments.common.yaml_config import validate
 
 PROGRESSIONS = [
@@ -153,7 +152,7 @@ def test_reports_are_those_of_the_code_before(name):
     with gzip.open(REPORTS, "rt") as file:
         recorded = json.load(file)[name]
     assert hashlib.sha256(json.dumps(recorded, sort_keys=True).encode()).hexdigest() == RECORDED[name]
-    report = E.run_study(validate(STUDIES[name], E.StudyConfig, "study.yaml"))
+    report = evaluate.run_study(validate(STUDIES[name], evaluate.StudyConfig, "study.yaml"))
     if report_digest(report) == RECORDED[name]:
         return
     differences = _differences(report, recorded)
@@ -182,10 +181,10 @@ def test_the_comparison_tells_the_last_bits_from_a_changed_value():
 def test_the_stacked_kernel_plays_each_system_as_it_plays_alone(monkeypatch):
     """Every progression seat played by the evaluator's one stacked kernel call, and every seat played
     through its own propose and update (one-seat programs, the Python accounting), give one report."""
-    config = validate(STUDIES["limits"] | {"sessions": 120, "hands": 150}, E.StudyConfig, "study.yaml")
-    stacked = E.run_study(config)
-    monkeypatch.setattr(S.Programmed, "compiled", lambda self: False)
-    alone = E.run_study(config)
+    config = validate(STUDIES["limits"] | {"sessions": 120, "hands": 150}, evaluate.StudyConfig, "study.yaml")
+    stacked = evaluate.run_study(config)
+    monkeypatch.setattr(systems.Programmed, "compiled", lambda self: False)
+    alone = evaluate.run_study(config)
     assert report_digest(stacked) == report_digest(alone)
     assert stacked["systems"][2]["table_max_binds"] > 0  # the limits do bind (on_cap: reset)
 
@@ -204,11 +203,11 @@ def test_the_bench_measures_the_main_jobs_study():
 
 
 def test_a_subclass_that_overrides_propose_is_played_through_it():
-    class Shy(S.Flat):
+    class Shy(systems.Flat):
         def propose(self, view):
             return super().propose(view)._replace(units=np.full(self.n, 2.0))
 
-    assert S.Flat().compiled() and not Shy().compiled()
+    assert systems.Flat().compiled() and not Shy().compiled()
 
 
 @pytest.mark.parametrize(
@@ -231,7 +230,7 @@ def _record() -> None:
     """Write :data:`REPORTS` from the code as it is (run only where the digests still match)."""
     reports = {}
     for name, study in STUDIES.items():
-        report = E.run_study(validate(study, E.StudyConfig, "study.yaml"))
+        report = evaluate.run_study(validate(study, evaluate.StudyConfig, "study.yaml"))
         if report_digest(report) != RECORDED[name]:
             raise SystemExit(f"{name!r}: this machine's report is not the recorded one; not written")
         reports[name] = _canonical(report)

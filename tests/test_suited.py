@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import pb_gym  # noqa: F401  (registers the env)
-from pb_gym import catalog as C
-from pb_gym import engine, suited
+from pb_gym import catalog, engine, suited
 from pb_gym import rules as R
 from pb_gym.rules import Rules
 
@@ -105,36 +104,38 @@ def test_unseen_by_suit_needs_a_shoe_that_tracks_suits():
 
 def test_suited_catalog_bets_reproduce_the_published_counts_and_edges():
     published = FIGURES["perfect_pair_v2"]
-    assert C.combination_counts("perfect_pair", suited.suited_shoe(8)) == {
+    assert catalog.combination_counts("perfect_pair", suited.suited_shoe(8)) == {
         "one perfect pair": published["one"],
         "two perfect pairs": published["two"],
         "loss": published["none"],
         "total": published["total"],
     }
     v1 = FIGURES["perfect_pair_v1"]["8_decks_25"]
-    counts = C.combination_counts("perfect_pair_v1", suited.suited_shoe(8))
+    counts = catalog.combination_counts("perfect_pair_v1", suited.suited_shoe(8))
     assert counts["a perfect pair"] == v1["win"] and counts["total"] == v1["total"]
-    ev = C.expected_values(suited.suited_shoe(8), ["perfect_pair", "perfect_pair_v1", "banker"])
+    ev = catalog.expected_values(suited.suited_shoe(8), ["perfect_pair", "perfect_pair_v1", "banker"])
     assert round(-100 * ev[0], 4) == published["house_edge_pct"]
     assert round(-100 * ev[1], 4) == v1["house_edge_pct"]
-    assert ev[2] == C.expected_values(R.full_shoe(8), ["banker"])[0]  # rank bets: the same bits
+    assert ev[2] == catalog.expected_values(R.full_shoe(8), ["banker"])[0]  # rank bets: the same bits
     with pytest.raises(
         ValueError, match=r"perfect_pair: a bet on suits is priced from a composition by rank"
     ):
-        C.expected_values(R.full_shoe(8), ["perfect_pair"])
+        catalog.expected_values(R.full_shoe(8), ["perfect_pair"])
     with pytest.raises(ValueError, match="reads only the suit fields"):
-        C.bet_from_dict({"name": "x", "rows": [{"when": {"perfect_pairs": 1, "winner": "tie"}, "pays": 9}]})
+        catalog.bet_from_dict(
+            {"name": "x", "rows": [{"when": {"perfect_pairs": 1, "winner": "tie"}, "pays": 9}]}
+        )
 
 
 def test_engine_settles_perfect_pairs_at_the_exact_ev():
     """Realized net of each hand minus its exact EV before the hand (from the unseen cards by rank and
     suit) has mean 0: the simulated mean stays within 3.29 standard errors (99.9%)."""
     rules = Rules()
-    pay = np.stack([C.get_bet(b).column() for b in ("perfect_pair", "perfect_pair_v1")], axis=1)
+    pay = np.stack([catalog.get_bet(b).column() for b in ("perfect_pair", "perfect_pair_v1")], axis=1)
     state = engine.init(rules, 512, seed=2024, suited=True)
     diffs = []
     for _ in range(300):
-        ev = C.expected_values(
+        ev = catalog.expected_values(
             engine.next_hand_suited_composition(rules, state), ["perfect_pair", "perfect_pair_v1"]
         )
         _, hand = engine.deal(rules, state)
@@ -150,7 +151,7 @@ def test_the_env_offers_and_settles_a_suited_bet():
     env = gym.make("pb_gym/PuntoBanco-v0", side_bets=["perfect_pair"], info_ev=True, max_episode_steps=10_000)
     cfg = env.unwrapped.config
     assert cfg.bets.suited and env.unwrapped.tables.session.payoffs.shape[0] == R.N_SUITED_CLASSES
-    pay = C.get_bet("perfect_pair").column()
+    pay = catalog.get_bet("perfect_pair").column()
     choice = cfg.bet_choices.index("perfect_pair")
     env.reset(seed=3)
     rewards = []

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import pb_gym  # noqa: F401  (registers the env)
-from pb_gym import catalog as C
+from pb_gym import catalog
 from pb_gym import rules as R
 from pb_gym.envs import table as T
 from pb_gym.envs.vector import PuntoBancoVectorEnv
@@ -46,7 +46,7 @@ def test_columns_are_bets_then_extra_and_default_unchanged():
         "egalite_7",
     )
     assert cfg.choice_spot.tolist() == [-1, 0, 1, 2, 3, 7, 8]
-    assert np.array_equal(cfg.bets.pay_matrix(), C.pay_matrix(cfg.bets.columns, cfg.rules))
+    assert np.array_equal(cfg.bets.pay_matrix(), catalog.pay_matrix(cfg.bets.columns, cfg.rules))
     default = T.make_config()
     assert default.extra_bets == () and default.bets.columns == R.BETS
     assert default.bet_choices == ("no_bet",) + R.BETS  # the seven spots, as before
@@ -58,7 +58,7 @@ def test_single_env_settles_every_hand_by_the_catalog(bet):
     offered = TIE_ON_7 if bet == "tie_on_7" else bet  # a user's bet: its definition, in side_bets
     env = gym.make("pb_gym/PuntoBanco-v0", side_bets=[offered], max_episode_steps=10_000)
     cfg = env.unwrapped.config
-    pay = C.pay_matrix([cfg.bets.bet(bet)], cfg.rules)[:, 0]
+    pay = catalog.pay_matrix([cfg.bets.bet(bet)], cfg.rules)[:, 0]
     choice = cfg.bet_choices.index(bet)
     levels = len(cfg.stake_levels)
     env.reset(seed=5)
@@ -74,7 +74,7 @@ def test_single_env_settles_every_hand_by_the_catalog(bet):
 
 
 def test_vector_env_box_custom_bet_settles_and_expected_reward_is_exact():
-    tie_on_7 = C.bet_from_dict(TIE_ON_7)
+    tie_on_7 = catalog.bet_from_dict(TIE_ON_7)
     env = PuntoBancoVectorEnv(
         16, side_bets=[tie_on_7, "lucky6"], action_mode="box", info_ev=True, hand_info=True
     )
@@ -105,7 +105,7 @@ def test_info_ev_is_the_catalog_ev_of_the_cards_unseen():
     env.reset(seed=11)
     _, _, _, _, info = env.step(0)
     composition = R.full_shoe(8) - _seen_before(env.unwrapped)
-    want = C.expected_values(composition, ["dragon_bonus_banker"])[0]
+    want = catalog.expected_values(composition, ["dragon_bonus_banker"])[0]
     assert info["ev"][R.N_BETS] == pytest.approx(want, abs=1e-12)
 
 
@@ -211,7 +211,7 @@ def test_evaluate_flat_on_catalog_and_custom_bets_and_kelly_on_a_catalog_bet():
     custom, lucky6, kelly = by_name["flat (tie_on_7)"], by_name["flat (lucky6)"], by_name["kelly"]
     assert custom["hands"] == lucky6["hands"] == 40 * 60  # a bet on every hand (no session ends)
     # a flat bettor's exact edge is the full-shoe EV of its bet, from the catalog
-    want = C.expected_values(R.full_shoe(8), [C.bet_from_dict(TIE_ON_7), "lucky6"], R.Rules())
+    want = catalog.expected_values(R.full_shoe(8), [catalog.bet_from_dict(TIE_ON_7), "lucky6"], R.Rules())
     assert custom["exact_edge"] == pytest.approx(want[0], rel=1e-12)
     assert lucky6["exact_edge"] == pytest.approx(want[1], rel=1e-12)
     assert round(lucky6["exact_edge"], 6) == -0.116985  # Wizard of Odds, "Lucky 6"
@@ -234,7 +234,7 @@ def test_evaluate_refuses_a_bet_the_table_does_not_offer():
 def test_kelly_on_a_catalog_bet_bets_only_where_its_exact_ev_is_positive():
     from pb_gym.agents import systems as S
 
-    table = C.table_bets(R.Rules(), ["egalite_7", "lucky6"])
+    table = catalog.table_bets(R.Rules(), ["egalite_7", "lucky6"])
     kelly = S.Kelly(bets=["egalite_7", "lucky6"])
     kelly.bind(table)
     rng = np.random.default_rng(4)
@@ -244,7 +244,7 @@ def test_kelly_on_a_catalog_bet_bets_only_where_its_exact_ev_is_positive():
     comps[:20, 6] = 30  # many sevens left
     comps[:20, :6] //= 4
     spot, f = kelly.stake_fractions(comps, R.Rules(), table)
-    ev = C.expected_values(comps, ["egalite_7", "lucky6"])
+    ev = catalog.expected_values(comps, ["egalite_7", "lucky6"])
     best_positive = ev.max(axis=1) > 0
     assert np.array_equal(f > 0, best_positive)
     assert best_positive.sum() >= 5 and (~best_positive).sum() >= 5  # both kinds were tried
@@ -278,10 +278,10 @@ def test_train_with_a_catalog_side_bet_runs_and_its_policy_plays_it_in_evaluate(
     cfg = learned.training_config(tmp_path / "out")
     assert cfg.bets.offered == ("banker", "player", "tie", "lucky6")
     policy = learned.Sb3Policy(model=str(tmp_path / "out"))
-    policy.bind(C.table_bets(cfg.rules, ["either_pair", "lucky6"]))  # lucky6 is column 8 there
+    policy.bind(catalog.table_bets(cfg.rules, ["either_pair", "lucky6"]))  # lucky6 is column 8 there
     assert policy.bet_columns() == (0, 1, 2, 8)
     with pytest.raises(learned.ModelMismatch, match=r"does not offer lucky6"):
-        policy.bind(C.table_bets(cfg.rules, ["either_pair"]))
+        policy.bind(catalog.table_bets(cfg.rules, ["either_pair"]))
 
 
 def test_the_text_render_names_the_stakes_on_extra_catalog_bets():

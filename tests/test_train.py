@@ -13,13 +13,15 @@ pytest.importorskip("stable_baselines3")
 
 from pb_gym import catalog  # noqa: E402
 from pb_gym import rules as R  # noqa: E402
-from pb_gym.agents import learned as L  # noqa: E402
-from pb_gym.agents import systems as S  # noqa: E402
+from pb_gym.agents import learned as learned_agents  # noqa: E402
+from pb_gym.agents import systems as betting_systems  # noqa: E402
 from pb_gym.envs import table as T  # noqa: E402
 from pb_gym.envs.vector import PuntoBancoVectorEnv  # noqa: E402
-from pb_gym.experiments import cli  # noqa: E402
-from pb_gym.experiments import evaluate as E  # noqa: E402
-from pb_gym.experiments import train as TR  # noqa: E402
+from pb_gym.experiments import (
+    cli,  # noqa: E402
+    evaluate,  # noqa: E402
+    train,  # noqa: E402
+)
 from pb_gym.experiments.common import stats  # noqa: E402
 from pb_gym.experiments.common.yaml_config import ConfigError, validate  # noqa: E402
 
@@ -32,7 +34,7 @@ CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
 def ppo_run(tmp_path_factory):
     """One tiny PPO model shared by the tests (ppo-smoke.yaml)."""
     out = tmp_path_factory.mktemp("ppo")
-    result = TR.main(str(CONFIGS / "ppo-smoke.yaml"), out=str(out), as_json=True)
+    result = train.main(str(CONFIGS / "ppo-smoke.yaml"), out=str(out), as_json=True)
     return out, result
 
 
@@ -59,9 +61,9 @@ def _check_run(out: Path, result: dict, algorithm: str) -> None:
     assert systems["flat banker"]["hands"] == 200 * 40  # never ruined at 1 unit in 40 hands
     assert result["evaluation"]["seed"] == 1000003
     # the resolved config reloads as a valid config
-    validate(yaml.safe_load((out / "config.yaml").read_text()), TR.TrainConfig, "config.yaml")
+    validate(yaml.safe_load((out / "config.yaml").read_text()), train.TrainConfig, "config.yaml")
     # the saved model reloads and acts
-    model = L.algorithm_class(algorithm).load(out / "model.zip", device="cpu")
+    model = learned_agents.algorithm_class(algorithm).load(out / "model.zip", device="cpu")
     assert model.num_timesteps == result["timesteps"]
 
 
@@ -92,7 +94,7 @@ def test_sb3_contrib_algorithms(tmp_path, algorithm, policy):
     data["evaluation"].update(sessions=50, hands=20)
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(data))
-    result = TR.main(str(path), out=str(tmp_path / "out"), as_json=True)
+    result = train.main(str(path), out=str(tmp_path / "out"), as_json=True)
     learned = result["evaluation"]["systems"][0]
     assert learned["name"] == f"{algorithm} (learned)" and result["timesteps"] >= 1024
 
@@ -118,7 +120,7 @@ def test_sb3_entry_in_an_evaluation_config(ppo_run, tmp_path, capsys):
     }
     path = tmp_path / "study.yaml"
     path.write_text(yaml.safe_dump(study))
-    report = E.main(str(path), out=str(tmp_path / "eval"))
+    report = evaluate.main(str(path), out=str(tmp_path / "eval"))
     printed = capsys.readouterr().out
     assert "PPO (learned)" in printed and "never bet placed no bet" in printed
     assert (tmp_path / "eval" / "report.json").is_file()
@@ -154,8 +156,10 @@ def test_a_study_with_a_learned_policy_runs_its_chunks_serially_on_threads(ppo_r
         "chunk_sessions": 10,
     }
     learned = {**base, "systems": [{"type": "sb3", "model": str(out)}, {"type": "flat"}]}
-    E.run_study(validate(learned, E.StudyConfig, "s"), backend="threads")
-    E.run_study(validate({**base, "systems": [{"type": "flat"}]}, E.StudyConfig, "s"), backend="threads")
+    evaluate.run_study(validate(learned, evaluate.StudyConfig, "s"), backend="threads")
+    evaluate.run_study(
+        validate({**base, "systems": [{"type": "flat"}]}, evaluate.StudyConfig, "s"), backend="threads"
+    )
     assert backends == ["serial", "threads"]
 
 
@@ -255,7 +259,7 @@ def test_config_errors_name_the_key(tmp_path, changes, match):
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(ConfigError, match=match):
-        TR.load(path, TR.TrainConfig)
+        train.load(path, train.TrainConfig)
 
 
 @pytest.mark.parametrize(
@@ -329,20 +333,20 @@ def test_hyperparameters_are_checked_by_type_and_range_naming_the_key(algorithm,
             section = section.setdefault(part, {})
         section[last] = value
     with pytest.raises(ConfigError, match=match):
-        validate(data, TR.TrainConfig, "c")
+        validate(data, train.TrainConfig, "c")
 
 
 def test_every_shipped_train_config_passes_the_hyperparameter_checks():
     paths = sorted(CONFIGS.glob("*.yaml"))
     assert len(paths) > 3  # (found: an empty folder would pass it)
     for path in paths:
-        TR.load(path, TR.TrainConfig)
+        train.load(path, train.TrainConfig)
 
 
 def test_hyperparameter_values_rejected_by_sb3_are_config_errors(tmp_path):
-    config = validate(_config(**{"hyperparameters.batch_size": 1}), TR.TrainConfig, "c")
+    config = validate(_config(**{"hyperparameters.batch_size": 1}), train.TrainConfig, "c")
     with pytest.raises(ConfigError, match=r"hyperparameters: PPO rejects them"):
-        TR.train(config, tmp_path)
+        train.train(config, tmp_path)
 
 
 def test_cli_reports_config_errors(tmp_path, capsys):
@@ -372,10 +376,10 @@ def test_sessions_longer_than_the_training_episodes_warn(ppo_run):
         match=r"the study's sessions \(41 hands\) are longer than the model's "
         r"training episodes \(40 hands\)",
     ):
-        validate({**base, "hands": 41}, E.StudyConfig, "s")
+        validate({**base, "hands": 41}, evaluate.StudyConfig, "s")
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*longer than the model's training episodes")
-        validate({**base, "hands": 40}, E.StudyConfig, "s")
+        validate({**base, "hands": 40}, evaluate.StudyConfig, "s")
 
 
 def test_sb3_entry_errors(ppo_run, tmp_path):
@@ -387,12 +391,12 @@ def test_sb3_entry_errors(ppo_run, tmp_path):
         "hands": 5,
     }
     with pytest.raises(ConfigError, match=r"systems.0.sb3.model: no saved model at 'nowhere'"):
-        validate({**base, "systems": [{"type": "sb3", "model": "nowhere"}]}, E.StudyConfig, "s")
+        validate({**base, "systems": [{"type": "sb3", "model": "nowhere"}]}, evaluate.StudyConfig, "s")
     lonely = tmp_path / "lonely"
     lonely.mkdir()
     shutil.copy(out / "model.zip", lonely / "model.zip")
     with pytest.raises(ConfigError, match=r"env.json' is missing"):
-        validate({**base, "systems": [{"type": "sb3", "model": str(lonely)}]}, E.StudyConfig, "s")
+        validate({**base, "systems": [{"type": "sb3", "model": str(lonely)}]}, evaluate.StudyConfig, "s")
     # rules or limits unlike the training environment's: refused when the config is loaded
     with pytest.raises(
         ConfigError,
@@ -401,7 +405,7 @@ def test_sb3_entry_errors(ppo_run, tmp_path):
     ):
         validate(
             {**base, "rules": {"side_bets": ["dragon7"]}, "systems": [{"type": "sb3", "model": str(out)}]},
-            E.StudyConfig,
+            evaluate.StudyConfig,
             "s",
         )
     with pytest.raises(ConfigError, match=r"table minimum differs .* study 2 unit\(s\), model 1"):
@@ -412,23 +416,25 @@ def test_sb3_entry_errors(ppo_run, tmp_path):
                 "bankroll": 1000,
                 "systems": [{"type": "sb3", "model": str(out), "base": 2}],
             },
-            E.StudyConfig,
+            evaluate.StudyConfig,
             "s",
         )
     # and by the policy itself, should it meet another table at run time
-    policy = L.Sb3Policy(model=str(out))
+    policy = learned_agents.Sb3Policy(model=str(out))
     policy.reset(1)
     minus_one = np.full(1, -1, dtype=np.int8)
-    view = S.TableView(
+    view = betting_systems.TableView(
         np.array([100.0]), 500.0, R.Rules(side_bets=("dragon7",)), None, minus_one, minus_one, 1.0
     )
-    with pytest.raises(L.ModelMismatch, match=r"rules.side_bets: study \('dragon7',\), model \(\)"):
+    with pytest.raises(
+        learned_agents.ModelMismatch, match=r"rules.side_bets: study \('dragon7',\), model \(\)"
+    ):
         policy.check_view(view)
     study = validate(
-        {**base, "bankroll": 2000, "systems": [{"type": "sb3", "model": str(out)}]}, E.StudyConfig, "s"
+        {**base, "bankroll": 2000, "systems": [{"type": "sb3", "model": str(out)}]}, evaluate.StudyConfig, "s"
     )
     with pytest.warns(UserWarning, match="starting bankroll"):
-        E.run_study(study)
+        evaluate.run_study(study)
 
 
 # ---------------------------------------------------------------------------------------- parity
@@ -483,7 +489,7 @@ def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_pat
 
     policy = "MlpPolicy" if cfg.observation == "flat" else "MultiInputPolicy"
     model = PPO(policy, PuntoBancoSB3VecEnv(2, **kwargs), n_steps=8, batch_size=16)
-    L.save_policy(model, tmp_path, kwargs, "PPO")
+    learned_agents.save_policy(model, tmp_path, kwargs, "PPO")
     sessions, hands, seed = 6, 45, 11
     study = validate(
         {
@@ -495,7 +501,7 @@ def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_pat
             "seed": seed,
             "systems": [{"type": "sb3", "model": str(tmp_path), "name": "scripted"}, {"type": "flat"}],
         },
-        E.StudyConfig,
+        evaluate.StudyConfig,
         "parity",
     )
     rng = np.random.default_rng(0)
@@ -518,8 +524,8 @@ def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_pat
         acted.append(actions)
         return actions
 
-    monkeypatch.setattr(L.Sb3Policy, "_act", scripted)
-    report = E.run_study(study)
+    monkeypatch.setattr(learned_agents.Sb3Policy, "_act", scripted)
+    report = evaluate.run_study(study)
     assert len(seen) == hands
 
     # the same hands in the environment: its tables dealt from the evaluation's engine state
@@ -553,22 +559,25 @@ def test_counts_transform_is_a_counters_linear_ev_estimate():
     for _ in range(55):  # mid to late shoe
         engine.deal(cfg.rules, state)
     obs = {"shoe": state.unseen.astype(np.float32), "bankroll": np.zeros((3000, 1), np.float32)}
-    out = L.transform_obs("counts", obs, cfg)
-    space = L.transformed_space(
+    out = learned_agents.transform_obs("counts", obs, cfg)
+    space = learned_agents.transformed_space(
         "counts",
         PuntoBancoVectorEnv(
             num_envs=1, side_bets=("dragon7", "panda8"), observation="dict"
         ).single_observation_space,
     )
-    assert out["count"].shape == (3000, len(L.COUNTED_BETS)) == (3000,) + space["count"].shape
+    assert out["count"].shape == (3000, len(learned_agents.COUNTED_BETS)) == (3000,) + space["count"].shape
     ev = exact.expected_values(state.unseen, cfg.rules)
-    for k, bet in enumerate(L.COUNTED_BETS):
+    for k, bet in enumerate(learned_agents.COUNTED_BETS):
         assert np.corrcoef(out["count"][:, k], ev[:, R.BETS.index(bet)])[0, 1] > 0.95, bet
     # off the top of the shoe the estimate is the exact full-shoe EV
     full = {"shoe": R.full_shoe(8)[None, :].astype(np.float32)}
     np.testing.assert_allclose(
-        L.transform_obs("counts", full, cfg)["count"][0],
-        100 * exact.expected_values(R.full_shoe(8), cfg.rules)[[R.BETS.index(b) for b in L.COUNTED_BETS]],
+        learned_agents.transform_obs("counts", full, cfg)["count"][0],
+        100
+        * exact.expected_values(R.full_shoe(8), cfg.rules)[
+            [R.BETS.index(b) for b in learned_agents.COUNTED_BETS]
+        ],
         rtol=1e-5,
     )
 
@@ -581,15 +590,15 @@ def test_a_shoe_only_policy_sees_the_shoe_and_the_cards_left_and_replays_on_them
     data["evaluation"].update(sessions=20, hands=30)
     path = tmp_path / "shoe-only.yaml"
     path.write_text(yaml.safe_dump(data))
-    result = TR.main(str(path), out=str(tmp_path / "run"), as_json=True)
-    model = L.algorithm_class("PPO").load(tmp_path / "run" / "model.zip", device="cpu")
-    assert set(model.observation_space.spaces) == set(L.SHOE_ONLY_KEYS) == {"shoe", "cards_left"}
+    result = train.main(str(path), out=str(tmp_path / "run"), as_json=True)
+    model = learned_agents.algorithm_class("PPO").load(tmp_path / "run" / "model.zip", device="cpu")
+    assert set(model.observation_space.spaces) == set(learned_agents.SHOE_ONLY_KEYS) == {"shoe", "cards_left"}
     learned = result["evaluation"]["systems"][0]
     assert learned["name"] == "PPO (learned)" and result["evaluation"]["hands_dealt"] == 20 * 30
     # the replay reads the same two fields: a study of its own replays the run's held-out study
-    policy = L.Sb3Policy(model=str(tmp_path / "run"))
+    policy = learned_agents.Sb3Policy(model=str(tmp_path / "run"))
     assert policy.obs_transform == "shoe_only"  # recorded in env.json
-    obs = L.transform_obs(
+    obs = learned_agents.transform_obs(
         "shoe_only",
         {
             "shoe": np.full((2, 13), 32.0, np.float32),
@@ -613,7 +622,7 @@ def test_a_run_name_is_a_name_not_a_path(name):
         r"1-64 letters, digits, '.', '_' or '-' that does not start "
         r"with '.' \(no '/', no '..'\)",
     ):
-        validate({**data, "name": name}, TR.TrainConfig, "c.yaml")
+        validate({**data, "name": name}, train.TrainConfig, "c.yaml")
 
 
 def test_a_training_run_records_the_sha256_of_every_file(ppo_run):
@@ -663,9 +672,9 @@ def test_a_model_whose_files_changed_since_training_is_refused(ppo_run, tmp_path
         r"[0-9a-f]{16}\.\.\., recorded in env.json [0-9a-f]{16}\.\.\.\); "
         r"refusing to load it",
     ):
-        validate(base, E.StudyConfig, "s")
+        validate(base, evaluate.StudyConfig, "s")
     with pytest.raises(ValueError, match=r"vecnormalize.pkl changed since training"):
-        L.Sb3Policy(model=str(model))
+        learned_agents.Sb3Policy(model=str(model))
     assert not ran.exists()
     # a model saved before the checksums were recorded: refused until someone vouches for it
     shutil.copy(out / "vecnormalize.pkl", model / "vecnormalize.pkl")
@@ -677,13 +686,13 @@ def test_a_model_whose_files_changed_since_training_is_refused(ppo_run, tmp_path
         match=r"env.json records no SHA-256 of model.zip, vecnormalize.pkl "
         r".* python -m pb_gym.agents.learned --trust",
     ):
-        validate(base, E.StudyConfig, "s")
-    assert L.record_checksums(model) == json.loads((out / "env.json").read_text())["sha256"]
-    validate(base, E.StudyConfig, "s")
+        validate(base, evaluate.StudyConfig, "s")
+    assert learned_agents.record_checksums(model) == json.loads((out / "env.json").read_text())["sha256"]
+    validate(base, evaluate.StudyConfig, "s")
 
 
 def test_train_refuses_an_unusable_out_before_training(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(TR, "train", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(train, "train", lambda *a, **k: pytest.fail("trained"))
     (tmp_path / "notes.md").write_text("mine")
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["train", str(CONFIGS / "ppo-smoke.yaml"), "--out", str(tmp_path)])
@@ -703,10 +712,12 @@ def test_a_resumable_evaluation_is_tied_to_the_model_files_it_plays(ppo_run):
             "hands": 5,
             "systems": [{"type": "sb3", "model": str(out)}, {"type": "flat"}],
         },
-        E.StudyConfig,
+        evaluate.StudyConfig,
         "s",
     )
-    assert E._model_checksums(config) == {str(out): json.loads((out / "env.json").read_text())["sha256"]}
+    assert evaluate._model_checksums(config) == {
+        str(out): json.loads((out / "env.json").read_text())["sha256"]
+    }
 
 
 # ------------------------------------------------------------------------------------------ resume
@@ -751,7 +762,7 @@ def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tm
 
     config = _tiny(tmp_path)
     whole = tmp_path / "whole"
-    TR.main(str(config), out=str(whole), as_json=True)
+    train.main(str(config), out=str(whole), as_json=True)
     out = tmp_path / "out"
     kept = _interrupt_after_chunks(monkeypatch, 2)
     assert cli.main(["train", str(config), "--out", str(out), "--json"]) == 130
@@ -769,7 +780,7 @@ def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tm
         "step-train.json.gz",
         "train",
     ]
-    model_digest = L.file_sha256(partial / "train" / "model.zip")
+    model_digest = learned_agents.file_sha256(partial / "train" / "model.zip")
 
     monkeypatch.undo()
     computed: list[int] = []
@@ -779,7 +790,7 @@ def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tm
         "save",
         lambda self, chunk, result: computed.append(chunk.index) or save(self, chunk, result),
     )
-    monkeypatch.setattr(TR, "train", lambda *a, **k: pytest.fail("trained again"))
+    monkeypatch.setattr(train, "train", lambda *a, **k: pytest.fail("trained again"))
     assert cli.main(["train", str(config), "--out", str(out), "--json"]) == 0
     captured = capsys.readouterr()
     assert (
@@ -796,7 +807,7 @@ def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tm
     assert set(ours) == set(theirs)
     # the kept model is the one in the outputs, and it has the uninterrupted run's weights (SB3's
     # zip also holds the time it was written, so the two zips differ in that member only)
-    assert L.file_sha256(out / "model.zip") == model_digest
+    assert learned_agents.file_sha256(out / "model.zip") == model_digest
     for member in ("policy.pth", "policy.optimizer.pth", "pytorch_variables.pth"):
         assert zipfile.ZipFile(out / "model.zip").read(member) == zipfile.ZipFile(whole / "model.zip").read(
             member
@@ -809,7 +820,7 @@ def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tm
     # the manifest covers every file of the resumed run, as it does for an uninterrupted one
     listed = dict(line.split("  ")[::-1] for line in ours["SHA256SUMS"].decode().splitlines())
     assert set(listed) == set(ours) - {"SHA256SUMS"}
-    assert all(L.file_sha256(out / name) == digest for name, digest in listed.items())
+    assert all(learned_agents.file_sha256(out / name) == digest for name, digest in listed.items())
 
 
 def test_a_resume_with_another_config_is_refused_and_no_resume_starts_over(tmp_path, monkeypatch, capsys):
@@ -845,7 +856,7 @@ def test_an_interrupted_training_keeps_nothing_and_says_so(tmp_path, monkeypatch
         raise KeyboardInterrupt
 
     out = tmp_path / "out"
-    monkeypatch.setattr(TR, "write_curve", interrupted)  # after learning, before the model is kept
+    monkeypatch.setattr(train, "write_curve", interrupted)  # after learning, before the model is kept
     assert cli.main(["train", str(_tiny(tmp_path)), "--out", str(out)]) == 130
     assert (
         "pb-gym: interrupted; while training, before its first checkpoint (one every 5 minutes): no "
@@ -862,7 +873,7 @@ def test_an_interrupted_discovery_scoring_resumes_on_the_kept_model(tmp_path, mo
     """Ctrl-C while the trained model is scored against the perfect-information bettor: the rerun
     loads the kept model (same weights, same VecNormalize statistics) and scores it exactly as the
     model in memory was scored by an uninterrupted run."""
-    from pb_gym.experiments.benchmark import discovery as D
+    from pb_gym.experiments.benchmark import discovery
 
     path = _tiny(tmp_path, sessions=20)
     data = yaml.safe_load(path.read_text())
@@ -878,19 +889,19 @@ def test_an_interrupted_discovery_scoring_resumes_on_the_kept_model(tmp_path, mo
     }
     path.write_text(yaml.safe_dump(data))
     whole, out = tmp_path / "whole", tmp_path / "out"
-    TR.main(str(path), out=str(whole), as_json=True)
+    train.main(str(path), out=str(whole), as_json=True)
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(D, "plot_calibration", interrupted)
+    monkeypatch.setattr(discovery, "plot_calibration", interrupted)
     assert cli.main(["train", str(path), "--out", str(out)]) == 130
     assert (
         f"pb-gym: interrupted; while scoring the trained model (discovery): the trained model is kept in "
         f"{out / '.partial'}; rerun the same command"
     ) in capsys.readouterr().err
     monkeypatch.undo()
-    monkeypatch.setattr(TR, "train", lambda *a, **k: pytest.fail("trained again"))
+    monkeypatch.setattr(train, "train", lambda *a, **k: pytest.fail("trained again"))
     assert cli.main(["train", str(path), "--out", str(out), "--json"]) == 0
     ours, theirs = _files(out / "discovery"), _files(whole / "discovery")
     scored, whole_scored = (json.loads(f.pop("discovery.json")) for f in (ours, theirs))
@@ -927,7 +938,7 @@ def test_a_chunk_failing_twice_keeps_the_trained_model(tmp_path, monkeypatch, ca
         "same command to evaluate it without training again"
     ) in capsys.readouterr().err
     monkeypatch.undo()
-    monkeypatch.setattr(TR, "train", lambda *a, **k: pytest.fail("trained again"))
+    monkeypatch.setattr(train, "train", lambda *a, **k: pytest.fail("trained again"))
     assert cli.main(["train", str(config), "--out", str(out), "--json"]) == 0
     assert (out / "evaluation" / "report.json").is_file() and not (out / ".partial").exists()
 
@@ -986,7 +997,7 @@ def test_a_custom_bet_trains_saves_and_evaluates(tmp_path, capsys):
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(data))
     out = tmp_path / "out"
-    result = TR.main(str(path), out=str(out), as_json=True)
+    result = train.main(str(path), out=str(out), as_json=True)
     assert [s["name"] for s in result["evaluation"]["systems"]][-1] == "flat tie on 7"
     meta = json.loads((out / "env.json").read_text())
     (recorded,) = meta["env_kwargs"]["side_bets"]  # the user's bet, its definition in full
@@ -995,7 +1006,7 @@ def test_a_custom_bet_trains_saves_and_evaluates(tmp_path, capsys):
     )
     assert recorded["name"] == "tie_on_7" and recorded["rows"][0]["pays"] == 45
     assert meta["env_kwargs"]["rules"]["side_bets"] == []
-    assert L.training_config(out).bets.columns[-1] == "tie_on_7"
+    assert learned_agents.training_config(out).bets.columns[-1] == "tie_on_7"
     study = {
         "name": "replay",
         "rules": {"decks": 8, "side_bets": ["tie_on_7"]},
@@ -1007,7 +1018,7 @@ def test_a_custom_bet_trains_saves_and_evaluates(tmp_path, capsys):
         "seed": 1000003,
         "systems": [{"type": "sb3", "model": str(out), "name": "PPO (learned)"}],
     }
-    replay = E.run_study(validate(study, E.StudyConfig), progress=False)
+    replay = evaluate.run_study(validate(study, evaluate.StudyConfig), progress=False)
     learned = result["evaluation"]["systems"][0]
     assert replay["systems"][0]["net"] == learned["net"]
     other = {**TIE_ON_7, "rows": [{"when": {"winner": "tie", "player_total": 7}, "pays": 30}]}
@@ -1018,7 +1029,7 @@ def test_a_custom_bet_trains_saves_and_evaluates(tmp_path, capsys):
         match=r"ModelMismatch: .*'tie_on_7' pays otherwise than the one the "
         r"model was trained on",
     ):
-        E.run_study(validate({**study, "custom_bets": [other]}, E.StudyConfig), progress=False)
+        evaluate.run_study(validate({**study, "custom_bets": [other]}, evaluate.StudyConfig), progress=False)
 
 
 @pytest.mark.parametrize(
@@ -1036,7 +1047,7 @@ def test_a_bad_custom_bet_is_a_clear_error(tmp_path, custom, match):
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(_config(**{"env.side_bets": custom})))
     with pytest.raises(ConfigError, match=match):
-        TR.main(str(path), out=str(tmp_path / "out"), as_json=True)
+        train.main(str(path), out=str(tmp_path / "out"), as_json=True)
 
 
 # ------------------------------------------------------------------- training checkpoints (mid-run)
@@ -1045,11 +1056,11 @@ def _train_with_stop(tmp_path, monkeypatch, config, stop_after: int | None):
     ``stop_after``-th checkpoint is kept, then the same call again (it continues from there). Returns
     the final ``train`` result and the timesteps of the checkpoints kept."""
     from pb_gym.experiments.common import chunk_store
-    from pb_gym.experiments.train import checkpoint as CK
+    from pb_gym.experiments.train import checkpoint
 
     store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "checkpoint"})
     saved: list[int] = []
-    save = CK.save
+    save = checkpoint.save
 
     def save_then_stop(store_, model, callbacks, seconds):
         folder = save(store_, model, callbacks, seconds)
@@ -1058,12 +1069,12 @@ def _train_with_stop(tmp_path, monkeypatch, config, stop_after: int | None):
             raise KeyboardInterrupt
         return folder
 
-    monkeypatch.setattr(CK, "save", save_then_stop)
+    monkeypatch.setattr(checkpoint, "save", save_then_stop)
     if stop_after is not None:
         with pytest.raises(KeyboardInterrupt):
-            TR.train(config, tmp_path / "first", store=store, checkpoint_minutes=1e-9)
-        assert CK.latest(store)["timesteps"] == saved[-1]
-    result = TR.train(config, tmp_path / "out", store=store, checkpoint_minutes=1e-9)
+            train.train(config, tmp_path / "first", store=store, checkpoint_minutes=1e-9)
+        assert checkpoint.latest(store)["timesteps"] == saved[-1]
+    result = train.train(config, tmp_path / "out", store=store, checkpoint_minutes=1e-9)
     return result, saved
 
 
@@ -1111,7 +1122,7 @@ def test_an_interrupted_training_continues_from_its_checkpoint_bit_for_bit(
     if "discovery" in data:  # (cut to 4 rollouts and a small exact curve)
         data["total_timesteps"] = 4 * data["n_envs"] * data["hyperparameters"]["n_steps"]
         data["discovery"].update(curve_tables=8, curve_hands=50)
-    config = validate(data, TR.TrainConfig, name)
+    config = validate(data, train.TrainConfig, name)
     straight, _ = _train_with_stop(tmp_path / "straight", monkeypatch, config, None)
     resumed, saved = _train_with_stop(tmp_path / "stopped", monkeypatch, config, stop_after)
     assert 0 < saved[stop_after - 1] < config.total_timesteps
@@ -1128,16 +1139,16 @@ def _two_rollouts(tmp_path) -> Path:
 
 
 def test_an_interrupted_training_run_says_where_it_continues_and_does(tmp_path, monkeypatch, capsys):
-    from pb_gym.experiments.train import checkpoint as CK
+    from pb_gym.experiments.train import checkpoint
 
-    save = CK.save
+    save = checkpoint.save
 
     def save_then_stop(*args, **kwargs):
         save(*args, **kwargs)
         raise KeyboardInterrupt
 
     out = tmp_path / "out"
-    monkeypatch.setattr(CK, "save", save_then_stop)
+    monkeypatch.setattr(checkpoint, "save", save_then_stop)
     path = _two_rollouts(tmp_path)
     assert cli.main(["train", str(path), "--out", str(out), "--checkpoint-minutes", "1e-9"]) == 130
     err = capsys.readouterr().err
@@ -1157,31 +1168,31 @@ def _stopped_after_a_checkpoint(tmp_path, monkeypatch, config):
     """Train ``config`` with a checkpoint at every rollout, Ctrl-C right after the first is kept;
     returns the store that keeps it."""
     from pb_gym.experiments.common import chunk_store
-    from pb_gym.experiments.train import checkpoint as CK
+    from pb_gym.experiments.train import checkpoint
 
     store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "stopped"})
-    save = CK.save
+    save = checkpoint.save
 
     def save_then_stop(*args, **kwargs):
         save(*args, **kwargs)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(CK, "save", save_then_stop)
+    monkeypatch.setattr(checkpoint, "save", save_then_stop)
     with pytest.raises(KeyboardInterrupt):
-        TR.train(config, tmp_path / "stopped", store=store, checkpoint_minutes=1e-9)
+        train.train(config, tmp_path / "stopped", store=store, checkpoint_minutes=1e-9)
     monkeypatch.undo()
     return store
 
 
 def test_a_changed_checkpoint_is_not_loaded(tmp_path, monkeypatch, capsys):
-    from pb_gym.experiments.train import checkpoint as CK
+    from pb_gym.experiments.train import checkpoint
 
-    config = TR.load(_two_rollouts(tmp_path), TR.TrainConfig)
+    config = train.load(_two_rollouts(tmp_path), train.TrainConfig)
     store = _stopped_after_a_checkpoint(tmp_path, monkeypatch, config)
-    kept = CK.latest(store)
-    with open(kept["path"] / CK.STATE_FILE, "ab") as handle:
+    kept = checkpoint.latest(store)
+    with open(kept["path"] / checkpoint.STATE_FILE, "ab") as handle:
         handle.write(b"\0")
-    assert CK.latest(store) is None
+    assert checkpoint.latest(store) is None
     assert "the training checkpoint in" in capsys.readouterr().err
 
 
@@ -1199,28 +1210,28 @@ def test_a_checkpoint_that_cannot_be_written_does_not_stop_training(tmp_path, mo
     """A full disk while a checkpoint is written: a warning, no half-written checkpoint, and the
     training goes on to the end."""
     from pb_gym.experiments.common import chunk_store
-    from pb_gym.experiments.train import checkpoint as CK
+    from pb_gym.experiments.train import checkpoint
 
-    config = TR.load(_two_rollouts(tmp_path), TR.TrainConfig)
+    config = train.load(_two_rollouts(tmp_path), train.TrainConfig)
     store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "full disk"})
 
     def disk_full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(CK, "open", disk_full, raising=False)  # the checkpoint's state.pkl only
-    result = TR.train(config, tmp_path / "out", store=store, checkpoint_minutes=1e-9)
+    monkeypatch.setattr(checkpoint, "open", disk_full, raising=False)  # the checkpoint's state.pkl only
+    result = train.train(config, tmp_path / "out", store=store, checkpoint_minutes=1e-9)
     assert result["timesteps"] == 512
     assert (
         "warning: could not keep a training checkpoint in "
         f"{store.directory} ([Errno 28] No space left on device); training goes on"
     ) in capsys.readouterr().err
-    assert CK.latest(store) is None and not list(store.directory.glob("checkpoint_*"))
+    assert checkpoint.latest(store) is None and not list(store.directory.glob("checkpoint_*"))
 
 
 def test_discovery_scores_any_bet_the_table_offers():
     """discovery.bets may name a catalog side bet the table offers (configs/train/discover-catalog.yaml);
     one it does not offer is refused, the offered ones listed."""
-    config = TR.load(CONFIGS / "discover-catalog.yaml", TR.TrainConfig)
+    config = train.load(CONFIGS / "discover-catalog.yaml", train.TrainConfig)
     assert config.discovery.bets == ["three_giving_eight", "egalite_7", "egalite_0"]
     data = yaml.safe_load((CONFIGS / "discover-catalog.yaml").read_text())
     data["discovery"]["bets"] = ["egalite_9"]
@@ -1230,23 +1241,23 @@ def test_discovery_scores_any_bet_the_table_offers():
         r"offered: banker, player, tie, three_giving_eight, egalite_7, "
         r"egalite_0",
     ):
-        validate(data, TR.TrainConfig, "discover-catalog.yaml")
+        validate(data, train.TrainConfig, "discover-catalog.yaml")
 
 
 def test_a_checkpoint_that_cannot_be_loaded_trains_from_the_start(tmp_path, monkeypatch, capsys):
     """A whole checkpoint that the installed SB3 or torch cannot load (e.g. written by another
     version): one line says so, and training starts again, as a run with no checkpoint would."""
-    from pb_gym.experiments.train import checkpoint as CK
+    from pb_gym.experiments.train import checkpoint
 
-    config = TR.load(_two_rollouts(tmp_path), TR.TrainConfig)
-    straight = TR.train(config, tmp_path / "straight")
+    config = train.load(_two_rollouts(tmp_path), train.TrainConfig)
+    straight = train.train(config, tmp_path / "straight")
     store = _stopped_after_a_checkpoint(tmp_path, monkeypatch, config)
 
     def unloadable(*args, **kwargs):
         raise ValueError("written by another version")
 
-    monkeypatch.setattr(CK, "load", unloadable)
-    again = TR.train(config, tmp_path / "b", store=store)
+    monkeypatch.setattr(checkpoint, "load", unloadable)
+    again = train.train(config, tmp_path / "b", store=store)
     assert (
         "could not be loaded (ValueError: written by another version); training from the start"
         in capsys.readouterr().err
@@ -1258,21 +1269,23 @@ def test_a_one_shoe_policy_is_evaluated_on_single_shoes_unless_told_otherwise():
     """discover*.yaml train on one-shoe episodes, and their held-out sessions are single shoes too
     (evaluation.one_shoe follows env.one_shoe). A config that asks for sessions across shoes gets a
     note: a DQN model bet 84% of hands there against 66% in its own episodes."""
-    config = TR.load(CONFIGS / "discover-all-dqn.yaml", TR.TrainConfig)
-    study = TR.study_data(config, None)
+    config = train.load(CONFIGS / "discover-all-dqn.yaml", train.TrainConfig)
+    study = train.study_data(config, None)
     assert (study["one_shoe"], study["hands"]) == (True, 101)  # ceil((416 - 14) / 4): all a shoe deals
-    assert TR.episode_note(config) is None
-    sizing = TR.load(CONFIGS / "discover-sizing.yaml", TR.TrainConfig)  # 1,000-hand sessions, on purpose
-    assert TR.study_data(sizing, None)["one_shoe"] is False
-    assert TR.episode_note(sizing) == (
+    assert train.episode_note(config) is None
+    sizing = train.load(
+        CONFIGS / "discover-sizing.yaml", train.TrainConfig
+    )  # 1,000-hand sessions, on purpose
+    assert train.study_data(sizing, None)["one_shoe"] is False
+    assert train.episode_note(sizing) == (
         "NOTE: the policy was trained on one-shoe episodes (env.one_shoe), but the held-out sessions "
         "(evaluation.one_shoe: false) play up to 1000 hands, across shoes (a shoe deals at most 101): "
         "there its episode counters take values it never saw, and it may bet differently than in its "
         "own episodes."
     )
-    assert TR.episode_note(TR.load(CONFIGS / "ppo-smoke.yaml", TR.TrainConfig)) is None
+    assert train.episode_note(train.load(CONFIGS / "ppo-smoke.yaml", train.TrainConfig)) is None
     # a policy that sees only the shoe has no episode counter to leave its training range
-    assert TR.episode_note(TR.load(CONFIGS / "discover-sizing-shoe.yaml", TR.TrainConfig)) is None
+    assert train.episode_note(train.load(CONFIGS / "discover-sizing-shoe.yaml", train.TrainConfig)) is None
 
 
 def test_profit_per_hand_is_total_profit_over_hands_dealt_when_sessions_differ_in_length():
@@ -1292,7 +1305,7 @@ def test_profit_per_hand_is_total_profit_over_hands_dealt_when_sessions_differ_i
             {"name": "flat", "wagered": 9000.0, "hands": 900},
         ],
     }
-    rows = {r["name"]: r for r in TR.profit_per_hand(report)}
+    rows = {r["name"]: r for r in train.profit_per_hand(report)}
     assert rows["learned"]["profit_per_hand"] == pytest.approx(learned.sum() / hands.sum(), rel=1e-12)
     assert rows["flat"]["learned_minus_this"] == pytest.approx((learned - flat).sum() / hands.sum())
     assert rows["flat"]["bet_share"] == 900 / hands.sum()
@@ -1303,12 +1316,12 @@ def test_profit_per_hand_is_total_profit_over_hands_dealt_when_sessions_differ_i
     ruined = dict(
         report, final_bankrolls={"learned": np.r_[0.0, np.full(399, 1000.0)], "flat": np.full(400, 1000.0)}
     )
-    assert TR.profit_per_hand(ruined)[0]["log_growth_per_hand"] == pytest.approx(
+    assert train.profit_per_hand(ruined)[0]["log_growth_per_hand"] == pytest.approx(
         np.log(5.0 / 1000.0) / hands.sum()
     )  # a ruined session counts as half the table minimum
     per = learned / 80  # equal sessions: the mean per hand and its standard error, as before
     mean, se = stats.mean_se(per)
-    row = TR.profit_per_hand(dict(report, session_hands=np.full(400, 80.0)))[0]
+    row = train.profit_per_hand(dict(report, session_hands=np.full(400, 80.0)))[0]
     assert row["profit_per_hand"] == pytest.approx(mean, rel=1e-12)
     assert row["ci95"] == pytest.approx(stats.normal_ci(mean, se), rel=1e-9)
 
@@ -1322,7 +1335,7 @@ def test_a_one_shoe_training_is_evaluated_on_whole_shoes_and_a_study_across_shoe
     data["evaluation"] = {"sessions": 40, "chunk_sessions": 20}
     path = tmp_path / "one-shoe.yaml"
     path.write_text(yaml.safe_dump(data))
-    result = TR.main(str(path), out=str(tmp_path / "run"), as_json=True)
+    result = train.main(str(path), out=str(tmp_path / "run"), as_json=True)
     held_out = result["evaluation"]
     most = R.Rules().most_hands_per_shoe  # 8 decks, the cut card 14 cards from the end
     assert held_out["one_shoe"] and held_out["hands_per_session"] == most == 101
@@ -1351,7 +1364,7 @@ def test_a_one_shoe_training_is_evaluated_on_whole_shoes_and_a_study_across_shoe
         match=r"trained on one-shoe episodes \(one_shoe\) but the study's "
         r"sessions run across shoes",
     ):
-        E.run_study(validate(study, E.StudyConfig, "s"))
+        evaluate.run_study(validate(study, evaluate.StudyConfig, "s"))
 
 
 def test_training_leaves_nothing_in_the_temporary_folder(tmp_path, monkeypatch):
@@ -1363,6 +1376,6 @@ def test_training_leaves_nothing_in_the_temporary_folder(tmp_path, monkeypatch):
     scratch.mkdir()
     monkeypatch.setenv("TMPDIR", str(scratch))
     monkeypatch.setattr(tempfile, "tempdir", None)
-    config = TR.load(_tiny(tmp_path), TR.TrainConfig)
-    TR.train(config, tmp_path / "out")
+    config = train.load(_tiny(tmp_path), train.TrainConfig)
+    train.train(config, tmp_path / "out")
     assert list(scratch.iterdir()) == []

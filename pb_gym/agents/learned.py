@@ -44,7 +44,7 @@ import numpy as np
 
 from pb_gym import exact
 from pb_gym import rules as R
-from pb_gym.agents import systems as S
+from pb_gym.agents import systems
 from pb_gym.agents.obs_transforms import COUNTED_BETS as COUNTED_BETS
 from pb_gym.agents.obs_transforms import OBS_TRANSFORMS as OBS_TRANSFORMS
 from pb_gym.agents.obs_transforms import SHOE_ONLY_KEYS as SHOE_ONLY_KEYS
@@ -154,7 +154,7 @@ def training_mismatch(cfg: T.EnvConfig, rules: R.Rules, min_units: float, max_un
     return None
 
 
-class Sb3Policy(S.BettingSystem):
+class Sb3Policy(systems.BettingSystem):
     """A saved stable-baselines3 model as a betting system (``type: sb3``, ``model: path``).
 
     Args:
@@ -200,7 +200,7 @@ class Sb3Policy(S.BettingSystem):
             torch.manual_seed(int(self.rng.integers(0, 2**31 - 1)))
 
     # -- consistency with the training environment --------------------------------------------
-    def check_view(self, view: S.TableView) -> None:
+    def check_view(self, view: systems.TableView) -> None:
         """Raise :class:`ModelMismatch` if the study's rules or table limits differ from the model's
         training environment; warn if the starting bankroll differs."""
         cfg = self.cfg
@@ -235,7 +235,7 @@ class Sb3Policy(S.BettingSystem):
         self._checked = True
 
     # -- deciding -------------------------------------------------------------------------------
-    def observe(self, view: S.TableView):
+    def observe(self, view: systems.TableView):
         """The environment's observation of this seat at every table (before any transform or
         normalization), by the environment's own :func:`pb_gym.envs.table.observe`."""
         if view.session is None:
@@ -245,7 +245,7 @@ class Sb3Policy(S.BettingSystem):
             )
         return T.split_obs(self.cfg, T.observe(self.cfg, view.session, seat=view.seat, per_unit=view.unit))
 
-    def stakes(self, actions: np.ndarray, view: S.TableView) -> S.Proposal:
+    def stakes(self, actions: np.ndarray, view: systems.TableView) -> systems.Proposal:
         """The proposal of ``actions`` per table: the environment's stakes (one column; NO_BET where
         nothing is placed; the env's stake rules, its forced bet included) and where the table maximum
         cut the requested stake."""
@@ -255,14 +255,14 @@ class Sb3Policy(S.BettingSystem):
         stakes = T.decode_actions(cfg, actions, bankroll, np.zeros((n, cfg.n_columns)))
         placed = stakes > 0
         # the policy's own columns (its env's), then the study table's
-        own = np.where(placed.any(axis=1), placed.argmax(axis=1), S.NO_BET).astype(np.int8)
+        own = np.where(placed.any(axis=1), placed.argmax(axis=1), systems.NO_BET).astype(np.int8)
         units = stakes[np.arange(n), np.maximum(own, 0)] * (own >= 0)
         requested, _ = T.requested_stakes(cfg, actions, bankroll)
         capped = (own >= 0) & (requested.max(axis=1) > cfg.max_units + 1e-9)
         column = own
         if self._to_table is not None:
-            column = np.where(own >= 0, self._to_table[np.maximum(own, 0)], S.NO_BET).astype(np.int8)
-        return S.Proposal(column, units, capped)
+            column = np.where(own >= 0, self._to_table[np.maximum(own, 0)], systems.NO_BET).astype(np.int8)
+        return systems.Proposal(column, units, capped)
 
     _to_table: np.ndarray | None = None
 
@@ -292,7 +292,7 @@ class Sb3Policy(S.BettingSystem):
             )
         self._to_table = np.array([table.column(b) if b in offered else -1 for b in names], dtype=np.int64)
 
-    def _act(self, obs, view: S.TableView) -> np.ndarray:
+    def _act(self, obs, view: systems.TableView) -> np.ndarray:
         """The model's actions for the observations (transform, normalization, masks, LSTM state)."""
         obs = transform_obs(self.obs_transform, obs, self.cfg) if isinstance(obs, dict) else obs
         if self.normalizer is not None:
@@ -314,7 +314,7 @@ class Sb3Policy(S.BettingSystem):
         own = [int(spot) for spot in self.cfg.choice_spot if spot >= 0]
         return tuple(int(self._to_table[c]) for c in own) if self._to_table is not None else tuple(own)
 
-    def propose(self, view: S.TableView) -> S.Proposal:
+    def propose(self, view: systems.TableView) -> systems.Proposal:
         if not self._checked:
             self.check_view(view)
         obs = self.observe(view)
@@ -334,7 +334,7 @@ def _load_normalizer(path: Path, env_kwargs: dict, obs_transform: str, cfg: T.En
     return normalizer
 
 
-class NeverBet(S.BettingSystem):
+class NeverBet(systems.BettingSystem):
     """Never bets (the abstaining baseline: its report line shows 0 hands)."""
 
     key = "never"
@@ -342,13 +342,13 @@ class NeverBet(S.BettingSystem):
     def bet_columns(self) -> tuple[int, ...]:
         return ()
 
-    def propose(self, view: S.TableView) -> S.Proposal:
-        return S.Proposal(
-            np.full(self.n, S.NO_BET, dtype=np.int64), np.zeros(self.n), np.zeros(self.n, dtype=bool)
+    def propose(self, view: systems.TableView) -> systems.Proposal:
+        return systems.Proposal(
+            np.full(self.n, systems.NO_BET, dtype=np.int64), np.zeros(self.n), np.zeros(self.n, dtype=bool)
         )
 
 
-class PerfectInformation(S.BettingSystem):
+class PerfectInformation(systems.BettingSystem):
     """Flat perfect-information bettor: ``base`` units on the bet of ``bets`` with the highest exact EV
     for the cards not yet seen, whenever that EV is positive (no bet otherwise).
 
@@ -360,19 +360,19 @@ class PerfectInformation(S.BettingSystem):
     needs_composition = True
     not_configurable = ("bet",)
 
-    def __init__(self, bets: S.BetNames = ("dragon7", "panda8"), **kwargs) -> None:
-        self.bets = S.check_bets(bets)
+    def __init__(self, bets: systems.BetNames = ("dragon7", "panda8"), **kwargs) -> None:
+        self.bets = systems.check_bets(bets)
         super().__init__(bet=self.bets[0], **kwargs)
-        self.columns = S.bet_columns(self.bets, None)
+        self.columns = systems.bet_columns(self.bets, None)
 
     def bind(self, table) -> None:
         super().bind(table)
-        self.columns = S.bet_columns(self.bets, table)
+        self.columns = systems.bet_columns(self.bets, table)
 
     def bet_columns(self) -> tuple[int, ...]:
         return tuple(int(column) for column in self.columns)
 
-    def propose(self, view: S.TableView) -> S.Proposal:
+    def propose(self, view: systems.TableView) -> systems.Proposal:
         table = view.bets or self.table_bets
         assert view.composition is not None  # needs_composition: the session supplies it
         if table is None:  # the seven spots of the rules
@@ -380,8 +380,8 @@ class PerfectInformation(S.BettingSystem):
         else:  # the table's columns: the seven spots (the same bits), then its catalog or user bets
             ev = table.expected_values(view.composition)[:, self.columns]
         best, positive = exact.best_positive(ev)
-        column = np.where(positive, self.columns[best], S.NO_BET)
-        return S.capped_proposal(column, np.where(positive, self.base, 0.0), view.max_units)
+        column = np.where(positive, self.columns[best], systems.NO_BET)
+        return systems.capped_proposal(column, np.where(positive, self.base, 0.0), view.max_units)
 
 
 __all__ = [

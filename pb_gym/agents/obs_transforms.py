@@ -12,7 +12,7 @@ import numpy as np
 
 from pb_gym import exact
 from pb_gym import rules as R
-from pb_gym.agents import roads_features as RF
+from pb_gym.agents import roads_features
 from pb_gym.envs import table as T
 
 OBS_TRANSFORMS: tuple[str, ...] = ("none", "composition", "counts", "shoe_only", "roads")
@@ -69,7 +69,7 @@ def transform_obs(kind: str, obs: dict[str, np.ndarray], cfg: T.EnvConfig) -> di
         raise ValueError(f"obs_transform={kind!r} is not allowed; allowed: {', '.join(OBS_TRANSFORMS)}")
     if kind == "roads":  # the bead plate becomes the roads (agents.roads_features)
         out = {key: value for key, value in obs.items() if key != "bead_plate"}
-        out["roads"] = RF.roads_features(obs["bead_plate"], cfg.obs_scale == "scaled")
+        out["roads"] = roads_features.roads_features(obs["bead_plate"], cfg.obs_scale == "scaled")
         return out
     if kind == "none" or "shoe" not in obs:
         return obs
@@ -97,7 +97,9 @@ def transformed_space(kind: str, space):
 
     if kind == "roads" and isinstance(space, spaces.Dict):
         boxes = {key: box for key, box in space.spaces.items() if key != "bead_plate"}
-        return spaces.Dict({**boxes, "roads": spaces.Box(-1.0, 1.0, shape=(RF.SIZE,), dtype=np.float32)})
+        return spaces.Dict(
+            {**boxes, "roads": spaces.Box(-1.0, 1.0, shape=(roads_features.SIZE,), dtype=np.float32)}
+        )
     if kind == "none" or not isinstance(space, spaces.Dict) or "shoe" not in space.spaces:
         return space
     boxes = dict(space.spaces)

@@ -34,7 +34,7 @@ from annotated_types import Ge, Le
 
 from pb_gym import roads
 from pb_gym import rules as R
-from pb_gym.agents import systems as S
+from pb_gym.agents import systems
 
 PATTERNS = ("streak", "chop", "copy_column", "double", "ask_majority", "ask_unanimous", "rules")
 """The patterns a :class:`RoadPattern` may follow."""
@@ -160,7 +160,7 @@ def decide(
     raise ValueError(f"pattern={pattern!r} is not allowed; allowed: {', '.join(PATTERNS)}")
 
 
-class RoadPattern(S.BettingSystem):
+class RoadPattern(systems.BettingSystem):
     """A road pattern picks banker, player or no bet; the ``stake`` progression sizes the stake.
 
     Args:
@@ -203,15 +203,17 @@ class RoadPattern(S.BettingSystem):
         self.shoe = np.full(n_tables, -1, dtype=np.int64)
 
     def bet_columns(self) -> tuple[int, ...]:
-        return (S.BANKER_SPOT, S.PLAYER_SPOT)
+        return (systems.BANKER_SPOT, systems.PLAYER_SPOT)
 
-    def propose(self, view: S.TableView) -> S.Proposal:
+    def propose(self, view: systems.TableView) -> systems.Proposal:
         side = decide(self.pattern, self.tracker, self.after, self.rules)
         stake = self.progression.propose(view)
-        column = np.where(side == 0, S.BANKER_SPOT, np.where(side == 1, S.PLAYER_SPOT, S.NO_BET))
+        column = np.where(
+            side == 0, systems.BANKER_SPOT, np.where(side == 1, systems.PLAYER_SPOT, systems.NO_BET)
+        )
         return stake._replace(column=column.astype(np.int64))
 
-    def update(self, view: S.TableView, outcome: S.HandOutcome) -> None:
+    def update(self, view: systems.TableView, outcome: systems.HandOutcome) -> None:
         self.progression.update(view, outcome)
         if view.hand is None:
             return
@@ -222,7 +224,7 @@ class RoadPattern(S.BettingSystem):
         self.tracker.record(np.asarray(view.hand.winner))
 
 
-def make_progression(stake: Mapping[str, Any] | None, base: float, on_cap: str) -> S.BettingSystem:
+def make_progression(stake: Mapping[str, Any] | None, base: float, on_cap: str) -> systems.BettingSystem:
     """The progression a pattern's ``stake`` entry names (default flat), at the pattern's base stake
     and table-maximum policy; a ValueError names the key at fault."""
     options = dict(stake or {"type": "flat"})
@@ -233,12 +235,12 @@ def make_progression(stake: Mapping[str, Any] | None, base: float, on_cap: str) 
         if key in options:
             raise ValueError(f"stake.{key}: set on the pattern itself, not in its stake")
     try:
-        return S.SYSTEMS[kind](base=base, on_cap=on_cap, **options)  # type: ignore[arg-type]
+        return systems.SYSTEMS[kind](base=base, on_cap=on_cap, **options)  # type: ignore[arg-type]
     except TypeError as error:
         raise ValueError(f"stake ({kind}): {error}") from None
 
 
-PATTERN_SYSTEMS: dict[str, type[S.BettingSystem]] = {RoadPattern.key: RoadPattern}
+PATTERN_SYSTEMS: dict[str, type[systems.BettingSystem]] = {RoadPattern.key: RoadPattern}
 """The pattern systems by their config ``type``."""
 
 __all__ = ["PATTERNS", "PROGRESSIONS", "RoadPattern", "check_rules", "decide", "make_progression"]

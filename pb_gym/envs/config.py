@@ -247,11 +247,6 @@ class EnvConfig:
         cut_card: int | float | None,
         hand_after_cut: bool | None,
     ) -> None:
-        from pb_gym import progress  # the first run on a machine compiles the kernels: say so
-        from pb_gym.envs import actions, observation, stepping
-
-        for kernels in (actions, stepping, observation):
-            progress.note_compiling(kernels)
         shortcuts = dict(
             decks=decks,
             banker_variant=banker_variant,

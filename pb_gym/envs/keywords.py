@@ -14,6 +14,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from pb_gym import progress
 from pb_gym.envs.config import EnvConfig
 
 Init = TypeVar("Init", bound=Callable[..., None])
@@ -22,7 +23,10 @@ Init = TypeVar("Init", bound=Callable[..., None])
 def env_config(
     config: EnvConfig | None, options: Mapping[str, Any], defaults: Mapping[str, Any]
 ) -> EnvConfig:
-    """``config``, or the :class:`EnvConfig` of ``options`` (the env's own ``defaults`` first)."""
+    """``config``, or the :class:`EnvConfig` of ``options`` (the env's own ``defaults`` first). The
+    env's kernels run next: the first run of a version compiles them, and says so
+    (:func:`pb_gym.progress.note_compiling`)."""
+    progress.note_compiling()
     if config is None:
         return EnvConfig(**{**defaults, **options})
     if not isinstance(config, EnvConfig):

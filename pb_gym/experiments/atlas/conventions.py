@@ -310,12 +310,12 @@ def ruin_study(shoes: int = 20_000, seed: int = 1, sessions: int = 10_000) -> di
     row's shoes are recentred on the exact EV of the hands bet, as
     :func:`pb_gym.experiments.counting.advantage.barrier_with_ci` does (its CI: the simulation's and the win
     rate's)."""
-    from pb_gym.experiments.counting import advantage as A
+    from pb_gym.experiments.counting import advantage
 
-    how: dict = A.HOW_DRAGON7
-    risk = A.RiskConfig(**how["risk"], sessions=sessions, seed=0)
+    how: dict = advantage.HOW_DRAGON7
+    risk = advantage.RiskConfig(**how["risk"], sessions=sessions, seed=0)
     deals = {
-        (trigger, cut, after): A.replay_count(
+        (trigger, cut, after): advantage.replay_count(
             R.Rules(**{**how["rules"], "cut_card": cut, "hand_after_cut": after}),
             dataclasses.replace(how["count"], trigger=trigger),
             shoes,
@@ -342,7 +342,7 @@ def ruin_study(shoes: int = 20_000, seed: int = 1, sessions: int = 10_000) -> di
             low, high, change = barrier
             setting = {**ours, **change}
             stake = setting.pop("stake")
-            r = A.barrier_with_ci(
+            r = advantage.barrier_with_ci(
                 d["payoff"], d[low], d[high], d["bets"], d["ev"], risk.model_copy(update=setting), stake
             )
             rows.append(

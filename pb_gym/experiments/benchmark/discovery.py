@@ -38,7 +38,7 @@ from pb_gym import exact
 from pb_gym import rules as R
 from pb_gym.benchmark import Deal
 from pb_gym.envs import table as T
-from pb_gym.experiments import atlas as A
+from pb_gym.experiments import atlas
 from pb_gym.experiments.common import plotting, stats
 from pb_gym.experiments.common.yaml_config import Strict
 from pb_gym.experiments.counting.counts import best_threshold, effects_of_removal
@@ -84,12 +84,12 @@ class Policy:
     def __init__(
         self, model, algorithm: str, cfg: T.EnvConfig, obs_transform: str = "none", normalizer=None
     ) -> None:
-        from pb_gym.agents import learned as L
+        from pb_gym.agents import learned as learned_agents
 
         self.model, self.algorithm, self.cfg = model, algorithm, cfg
         self.transform = obs_transform
         self.normalizer = normalizer
-        self._transform_obs = L.transform_obs
+        self._transform_obs = learned_agents.transform_obs
         self.lstm_state = None
         # the table's stake column (-1 = none) each action or choice index stakes
         choice_spot = cfg.choice_spot
@@ -169,11 +169,11 @@ def linear_count(
     proportional to the effects of removal (exact), true count = running count / decks unseen,
     threshold maximising the summed exact EV of the hands bet on a training deal (``shoes`` first
     shoes dealt with ``seed``)."""
-    book = A.bet_book(rules, tuple(bets), tuple(custom))
+    book = atlas.bet_book(rules, tuple(bets), tuple(custom))
     removal = effects_of_removal(R.full_shoe(rules.decks), book.expected_values)
-    tags = np.array([A.eor_tags(removal["eor"][:, k], 10.0) for k in range(len(bets))])
-    training = A.training_deal(rules, book, shoes, seed)
-    true_count = A.true_counts(training["unseen"], tags, rules.decks)
+    tags = np.array([atlas.eor_tags(removal["eor"][:, k], 10.0) for k in range(len(bets))])
+    training = atlas.training_deal(rules, book, shoes, seed)
+    true_count = atlas.true_counts(training["unseen"], tags, rules.decks)
     thresholds = [
         best_threshold(true_count[:, k], training["ev"][:, k])[0] if np.any(tags[k]) else math.inf
         for k in range(len(bets))
@@ -188,7 +188,7 @@ def count_stakes(
     linear EV estimate when several do), ``(n, n_columns)`` (the table's stake columns)."""
     full = R.full_shoe(decks).astype(np.float64)
     removed = full[None, :] - composition
-    true_count = A.true_counts(composition, count["tags"], decks)
+    true_count = atlas.true_counts(composition, count["tags"], decks)
     estimate = count["ev_full"][None, :] + removed @ count["eor"] * (
         full.sum() / composition.sum(axis=1, keepdims=True)
     )

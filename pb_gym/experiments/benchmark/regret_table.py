@@ -141,8 +141,8 @@ def train_config(config: BenchmarkConfig, algorithm: AlgorithmRun, seed: int):
         ConfigError: the train config cannot be read or is invalid (its path named), or its table is
             not the task's (a model of it could not be scored on the task).
     """
-    from pb_gym.experiments import train as TR
-    from pb_gym.experiments.benchmark import score as SC
+    from pb_gym.experiments import train as train_study
+    from pb_gym.experiments.benchmark import score as score_command
 
     where = f"algorithms: {algorithm.name}: {algorithm.train}"
     try:
@@ -172,9 +172,9 @@ def train_config(config: BenchmarkConfig, algorithm: AlgorithmRun, seed: int):
             else None
         ),
     )
-    trained = validate(data, TR.TrainConfig, where)
+    trained = validate(data, train_study.TrainConfig, where)
     try:
-        SC.check_same_table(trained.env.kwargs(), spec)
+        score_command.check_same_table(trained.env.kwargs(), spec)
     except ValueError as error:
         raise ConfigError(f"{where}: {error}") from None
     return trained
@@ -265,18 +265,18 @@ def train_and_score(
 ) -> dict:
     """The task of one chunk: train run ``chunk.index`` of ``runs`` (in a temporary folder: the model
     is not kept) and score it on ``task``'s held-out hands. Module level, so processes can run it."""
-    from pb_gym import benchmark as B
-    from pb_gym.experiments import train as TR
-    from pb_gym.experiments.benchmark import score as SC
+    from pb_gym import benchmark
+    from pb_gym.experiments import train as train_study
+    from pb_gym.experiments.benchmark import score as score_command
 
     run = runs[chunk.index]
-    config = validate(run["train"], TR.TrainConfig, f"{run['algorithm']} seed {run['seed']}")
+    config = validate(run["train"], train_study.TrainConfig, f"{run['algorithm']} seed {run['seed']}")
     _warm_up(config)
     cpu = time.process_time()
     with tempfile.TemporaryDirectory(prefix="pb-gym-benchmark-") as folder:
-        trained = TR.train(config, Path(folder))
+        trained = train_study.train(config, Path(folder))
     cpu = time.process_time() - cpu
-    policy = SC.ModelPolicy(
+    policy = score_command.ModelPolicy(
         trained["model_object"],
         config.algorithm,
         config.env.kwargs(),
@@ -285,7 +285,7 @@ def train_and_score(
         task,
     )
     started = time.perf_counter()
-    result = B.score(policy, task, tables=tables, hands=hands, seed=seed, reset=policy.reset)
+    result = benchmark.score(policy, task, tables=tables, hands=hands, seed=seed, reset=policy.reset)
     return {
         "algorithm": run["algorithm"],
         "seed": run["seed"],
@@ -310,12 +310,12 @@ def _warm_up(config) -> None:
     """Step the training env of ``config`` a few hands before its first run in this process, so that
     the engine's and the exact reward's compilation (numba, seconds) is not counted in that run's
     training wall time."""
-    from pb_gym.experiments import train as TR
+    from pb_gym.experiments import train as train_study
 
     key = repr(sorted(config.env.kwargs().items()))
     if key in _WARM:
         return
-    env = TR.make_env(config.model_copy(update={"n_envs": 2}))
+    env = train_study.make_env(config.model_copy(update={"n_envs": 2}))
     env.reset()
     rng = np.random.default_rng(0)
     for _ in range(3):

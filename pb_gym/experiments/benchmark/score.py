@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from pb_gym import benchmark as B
+from pb_gym import benchmark
 from pb_gym.envs import table as T
 from pb_gym.envs.tasks import Task, get_task
 
@@ -88,7 +88,7 @@ class ModelPolicy:
     def __init__(
         self, model, algorithm: str, env_kwargs: dict, obs_transform: str, normalizer, task: str | Task
     ) -> None:
-        from pb_gym.agents import learned as L
+        from pb_gym.agents import learned
 
         self.model, self.algorithm, self.normalizer = model, algorithm, normalizer
         self.transform = obs_transform
@@ -98,7 +98,7 @@ class ModelPolicy:
         self._unscale = None if factors is None else 1.0 / factors.astype(np.float64)
         if self.cfg.obs_factors is not None:  # the model's own features are scaled too
             self._unscale = (self._unscale if self._unscale is not None else 1.0) * self.cfg.obs_factors
-        self._transform_obs = L.transform_obs
+        self._transform_obs = learned.transform_obs
         self._hands = self.task_cfg.obs_offsets["hands"][0]
         self._bankroll = self.task_cfg.obs_offsets["bankroll"][0]
         self.lstm_state = None
@@ -152,10 +152,14 @@ def _plain_zip(path: Path) -> Path | None:
     ``env.json`` beside it; None for anything else (a ``pb-gym train`` model, checked as such)."""
     import zipfile
 
-    from pb_gym.agents import learned as L
+    from pb_gym.agents import learned
 
-    zip_path = path / L.MODEL_FILE if path.is_dir() else path
-    if zip_path.is_file() and not (zip_path.parent / L.ENV_FILE).exists() and zipfile.is_zipfile(zip_path):
+    zip_path = path / learned.MODEL_FILE if path.is_dir() else path
+    if (
+        zip_path.is_file()
+        and not (zip_path.parent / learned.ENV_FILE).exists()
+        and zipfile.is_zipfile(zip_path)
+    ):
         return zip_path
     return None
 
@@ -167,7 +171,7 @@ def _sb3_algorithm(zip_path: Path) -> str:
     import json
     import zipfile
 
-    from pb_gym.agents import learned as L
+    from pb_gym.agents import learned
 
     try:
         with zipfile.ZipFile(zip_path) as archive:
@@ -175,13 +179,14 @@ def _sb3_algorithm(zip_path: Path) -> str:
         module = data["policy_class"]["__module__"]
     except Exception:  # noqa: BLE001 (a zip that is not an SB3 model: any of many errors)
         raise ValueError(
-            f"{zip_path}: not a stable-baselines3 model, and no {L.ENV_FILE} beside it; allowed: a "
+            f"{zip_path}: not a stable-baselines3 model, and no {learned.ENV_FILE} beside it; allowed: a "
             "model folder written by pb-gym train, or a model saved by SB3's model.save()"
         ) from None
-    names = [name for name, policies in L.POLICY_MODULES.items() if policies == module]
+    names = [name for name, policies in learned.POLICY_MODULES.items() if policies == module]
     if not names:
         raise ValueError(
-            f"{zip_path}: its policy comes from {module!r}; allowed: a model of {', '.join(L.ALGORITHMS)}"
+            f"{zip_path}: its policy comes from {module!r}; "
+            f"allowed: a model of {', '.join(learned.ALGORITHMS)}"
         )
     if len(names) > 1:  # PPO and A2C share their policies
         return "PPO" if "clip_range" in data else "A2C"
@@ -195,15 +200,14 @@ def plain_model_policy(zip_path: str | Path, task: str | Task) -> PlainModelPoli
     Raises:
         ValueError: not an SB3 model, or one of other spaces than the task's (named).
     """
-    from pb_gym.agents import learned as L
-    from pb_gym.agents import saved_model
+    from pb_gym.agents import learned, saved_model
 
     zip_path = Path(zip_path)
     spec = get_task(task)
     algorithm = _sb3_algorithm(zip_path)
     try:
-        model = L.algorithm_class(algorithm).load(zip_path, device="cpu")
-    except L.MissingExtra:
+        model = learned.algorithm_class(algorithm).load(zip_path, device="cpu")
+    except learned.MissingExtra:
         raise
     except Exception as error:  # noqa: BLE001 (a damaged or foreign zip: any of many errors)
         raise ValueError(f"{zip_path}: the {algorithm} model cannot be loaded ({_one_line(error)})") from None
@@ -218,9 +222,9 @@ def plain_model_policy(zip_path: str | Path, task: str | Task) -> PlainModelPoli
     ]
     if differ:
         raise ValueError(
-            f"{zip_path}: a model with no {L.ENV_FILE} beside it is scored as trained on --task's own "
+            f"{zip_path}: a model with no {learned.ENV_FILE} beside it is scored as trained on --task's own "
             f"env, and {spec.id}'s differs ({'; '.join(differ)}); allowed: --task the task it was "
-            f"trained on, or the folder pb-gym train wrote (with its {L.ENV_FILE})"
+            f"trained on, or the folder pb-gym train wrote (with its {learned.ENV_FILE})"
         )
     return PlainModelPolicy(model, algorithm, spec)
 
@@ -239,16 +243,16 @@ def _one_line(error: BaseException, limit: int = 200) -> str:
 
 def model_policy(path: str | Path, task: str | Task) -> ModelPolicy:
     """The ``pb-gym train`` model at ``path`` (its folder or ``model.zip``) as a policy of ``task``."""
-    from pb_gym.agents import learned as L
+    from pb_gym.agents import learned
 
-    zip_path, meta_path = L.model_files(path)
-    meta = L.read_meta(meta_path)
-    env_kwargs = L.env_kwargs_from_json(meta["env_kwargs"])
+    zip_path, meta_path = learned.model_files(path)
+    meta = learned.read_meta(meta_path)
+    env_kwargs = learned.env_kwargs_from_json(meta["env_kwargs"])
     transform = meta.get("obs_transform", "none")
-    model = L.algorithm_class(meta["algorithm"]).load(zip_path, device="cpu")
+    model = learned.algorithm_class(meta["algorithm"]).load(zip_path, device="cpu")
     normalizer = None
     if meta.get("vecnormalize"):
-        normalizer = L._load_normalizer(
+        normalizer = learned._load_normalizer(
             zip_path.parent / meta["vecnormalize"], env_kwargs, transform, T.make_config(**env_kwargs)
         )
     return ModelPolicy(model, meta["algorithm"], env_kwargs, transform, normalizer, task)
@@ -300,7 +304,7 @@ def run(source: str, task: str, tables: int, hands: int, seed: int) -> dict:
     """Score the policy ``source`` (see :func:`load_policy`) on ``task``; the scorer's result."""
     policy = load_policy(source, task)
     reset = getattr(policy, "reset", None)
-    result = B.score(
+    result = benchmark.score(
         _guarded(policy, source, "called with observations (N, obs_dim) float32"),
         task,
         tables=tables,

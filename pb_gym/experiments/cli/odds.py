@@ -102,9 +102,8 @@ def _pays_text(bet) -> str:
 
 def cmd_odds(args: argparse.Namespace) -> dict:
     """Exact probabilities and EV of every bet of the catalog for a full shoe or a given composition."""
-    from pb_gym import catalog, exact
+    from pb_gym import catalog, exact, suited
     from pb_gym import rules as R
-    from pb_gym import suited as S
 
     if args.ranks is not None:
         composition = _parse_ranks(args.ranks)
@@ -130,7 +129,7 @@ def cmd_odds(args: argparse.Namespace) -> dict:
     side = [name for name in names if name not in R.BETS]  # the seven spots are priced already
     side_ev = {}
     if side:  # a full shoe's suits are known: decks of each card (the suited bets are priced on them)
-        priced = S.suited_shoe(rules.decks) if suited_bets else composition
+        priced = suited.suited_shoe(rules.decks) if suited_bets else composition
         side_ev = dict(zip(side, catalog.expected_values(priced, side, rules), strict=True))
     result["ev"] = {
         name: float(result["ev"][name]) if name in R.BETS else float(side_ev[name]) for name in names

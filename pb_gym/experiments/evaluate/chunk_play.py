@@ -18,10 +18,10 @@ from pb_gym import progress as progress_display
 from pb_gym import rules as R
 from pb_gym import session as session_
 from pb_gym.agents import staking
-from pb_gym.agents import systems as S
+from pb_gym.agents import systems as betting_systems
 from pb_gym.experiments.common import scale
-from pb_gym.experiments.evaluate import hand as EH
-from pb_gym.experiments.evaluate import ledger as LG
+from pb_gym.experiments.evaluate import hand as evaluate_hand
+from pb_gym.experiments.evaluate import ledger as seat_ledger
 from pb_gym.experiments.evaluate.settings import StudyConfig, make_system, slots, study_limits
 from pb_gym.experiments.evaluate.summary import FAN_EXACT_VALUES
 from pb_gym.parallel import checked_rows
@@ -64,7 +64,7 @@ class ChunkPlay:
         table = config.table
         self.n = n = chunk.size
         deal_seed, *system_seeds = chunk.child_seeds(1 + len(config.systems))
-        self.systems: list[S.BettingSystem] = []
+        self.systems: list[betting_systems.BettingSystem] = []
         for system_config, seed in zip(config.systems, system_seeds, strict=True):
             # made and reset one after the other: a sampling learned policy seeds torch's global random
             # state on reset, and loading the next model draws from it
@@ -91,9 +91,9 @@ class ChunkPlay:
         self.samples = min(config.sample_paths, n) if chunk.index == 0 else 0
         # the sample paths' bankrolls at each hand recorded, every seat's at once ((K, samples) a hand)
         self.path_rows: list[np.ndarray] = []
-        self.ledgers = LG.Ledgers.start(self.seats.bankroll, table_bets.n_columns)
+        self.ledgers = seat_ledger.Ledgers.start(self.seats.bankroll, table_bets.n_columns)
         self.ledger = [
-            LG.Ledger(system, self.seats, k, self.ledgers, len(self.checkpoints), FAN_BINS, STATES)
+            seat_ledger.Ledger(system, self.seats, k, self.ledgers, len(self.checkpoints), FAN_BINS, STATES)
             for k, system in enumerate(self.systems)
         ]
         # the seats whose exact EV of the money staked is kept (every seat of an exact_conditional
@@ -106,25 +106,29 @@ class ChunkPlay:
         self.last_decision = np.full(n, -1, dtype=np.int8)
         self.max_units = table.maximum / table.unit
         self.requested = np.zeros((len(self.systems), n, len(columns)))
-        self.columns = np.full((len(self.systems), n), S.NO_BET, dtype=np.int64)  # proposed, per seat
+        self.columns = np.full(
+            (len(self.systems), n), betting_systems.NO_BET, dtype=np.int64
+        )  # proposed, per seat
         self.capped = np.zeros((len(self.systems), n), dtype=np.bool_)
         compiled = [
             k
             for k, system in enumerate(self.systems)
-            if isinstance(system, S.Programmed) and system.compiled()
+            if isinstance(system, betting_systems.Programmed) and system.compiled()
         ]
         self.python_seats = [k for k in range(len(self.systems)) if k not in compiled]
         # the Python seats that learn from a hand's outcome (a system without its own update, as the
         # Kelly bettor, gets no outcome built)
         self.learning_seats = [
-            k for k in self.python_seats if type(self.systems[k]).update is not S.BettingSystem.update
+            k
+            for k in self.python_seats
+            if type(self.systems[k]).update is not betting_systems.BettingSystem.update
         ]
         self.programs: staking.Programs | None = None
         # (no program seat: the hand's pass runs over none)
-        self.no_programs = EH.no_programs(n)
+        self.no_programs = evaluate_hand.no_programs(n)
         self.program_seats = np.zeros(0, dtype=np.int64)
         self.pays = np.zeros(0)
-        self.drawing: list[tuple[int, S.BettingSystem]] = []
+        self.drawing: list[tuple[int, betting_systems.BettingSystem]] = []
         if compiled:
             self.programs = staking.Programs([self.systems[k].program() for k in compiled], n)  # type: ignore[attr-defined]
             self.program_seats = np.array(compiled, dtype=np.int64)
@@ -147,7 +151,7 @@ class ChunkPlay:
         )
         self.totals_done = np.zeros(1, dtype=np.bool_)  # whether the pass added the sums over tables
         self._hand_parts: tuple | None = None  # what the hand's compiled arguments were built from
-        self._hand: EH.HandState | None = None
+        self._hand: evaluate_hand.HandState | None = None
         # the tables where each seat may still have work (an ended seat's row, once cleared, is
         # visited no more: about half the main job's seat-rows)
         self.live, self.live_count = session_live.all_live(len(self.systems), n)
@@ -156,10 +160,10 @@ class ChunkPlay:
         self.in_shoe = np.ones(n, dtype=bool)  # one_shoe: the session's shoe is still dealing
         self.dealt = config.hands  # the hands dealt at the tables (fewer: see finish)
 
-    def view(self, k: int, hand_index: int, composition: np.ndarray | None) -> S.TableView:
+    def view(self, k: int, hand_index: int, composition: np.ndarray | None) -> betting_systems.TableView:
         """What seat ``k``'s system sees before (and, with this hand's results, after) the hand."""
         table = self.config.table
-        return S.TableView(
+        return betting_systems.TableView(
             self.seats.bankroll[k] / table.unit,
             self.max_units,
             self.rules,
@@ -176,7 +180,7 @@ class ChunkPlay:
             bets=self.table_bets,
         )
 
-    def propose(self, hand_index: int, composition: np.ndarray | None) -> list[S.TableView]:
+    def propose(self, hand_index: int, composition: np.ndarray | None) -> list[betting_systems.TableView]:
         """The Python seats' proposals into the requested stakes (the program seats propose in the
         hand's pass, :meth:`hand`); the views shown to them."""
         self.requested[self.cleared_seats] = 0.0
@@ -189,7 +193,7 @@ class ChunkPlay:
             system, view = self.systems[k], self.view(k, hand_index, composition)
             proposal = system.propose(view)
             column = np.asarray(proposal.column)
-            bet = np.flatnonzero(column != S.NO_BET)
+            bet = np.flatnonzero(column != betting_systems.NO_BET)
             if bet.size and self.slot_of[column[bet]].min() < 0:
                 raise ValueError(
                     f"system {system.name!r} proposed a bet column outside its "
@@ -219,7 +223,7 @@ class ChunkPlay:
         parts = (programs, state, requested, play_state)
         if self._hand_parts is None or any(a is not b for a, b in zip(parts, self._hand_parts, strict=True)):
             self._hand_parts = parts
-            self._hand = EH.new_hand_state(
+            self._hand = evaluate_hand.new_hand_state(
                 programs,
                 state,
                 self.last_decision,
@@ -241,12 +245,14 @@ class ChunkPlay:
                 self.totals_done,
             )
         self.totals_done[0] = False
-        found = checked_rows(EH.hand_rows, self.n, session_.PLAY_MIN_TABLES, self._hand)
+        found = checked_rows(evaluate_hand.hand_rows, self.n, session_.PLAY_MIN_TABLES, self._hand)
         if found[0] >= 0:
             engine.raise_table_problem(*found)
         seats = self.session.structs()[0]
         if not self.totals_done[0]:  # (the pass ran in chunks, on several threads: summed here)
-            LG.account_totals(seats, self.columns, self.capped, self.ledgers, self.live, self.live_count)
+            seat_ledger.account_totals(
+                seats, self.columns, self.capped, self.ledgers, self.live, self.live_count
+            )
         self.hands_since_drop += 1
         if sticky and self.hands_since_drop >= DROP_EVERY:
             self.hands_since_drop = 0
@@ -254,7 +260,7 @@ class ChunkPlay:
                 self.live, self.live_count, seats.ended, seats.terminated, seats.truncated
             )
 
-    def settle(self, views: list[S.TableView], composition: np.ndarray | None) -> None:
+    def settle(self, views: list[betting_systems.TableView], composition: np.ndarray | None) -> None:
         """After the hand: each Python seat's system learns its outcome; the counting seats' exact EV
         of the money they staked."""
         seats, ledgers, unit = self.seats, self.ledgers, self.config.table.unit
@@ -263,7 +269,7 @@ class ChunkPlay:
                 continue
             view.hand = self.session.hand  # systems learn from this hand's result arrays
             placed, stake, net = seats.placed[k], ledgers.stake[k], seats.net[k]
-            outcome = S.HandOutcome(
+            outcome = betting_systems.HandOutcome(
                 placed, np.sign(net).astype(np.int8), stake / unit, net / unit, ledgers.capped[k]
             )
             self.systems[k].update(view, outcome)
@@ -291,8 +297,8 @@ class ChunkPlay:
         bankroll = self.seats.bankroll
         n = bankroll.shape[1]
         # bin i holds [edge_i, edge_i+1); the last bin also everything above the range
-        fans, states = LG.fan_checkpoint(bankroll, self.fan_edges, self.seats.ended, STATE_CODES)
-        many = LG.many_distinct(bankroll, FAN_EXACT_VALUES)
+        fans, states = seat_ledger.fan_checkpoint(bankroll, self.fan_edges, self.seats.ended, STATE_CODES)
+        many = seat_ledger.many_distinct(bankroll, FAN_EXACT_VALUES)
         for j, ledger in enumerate(self.ledger):
             ledger.fan[at] += fans[j]
             ledger.states[at] = states[j]

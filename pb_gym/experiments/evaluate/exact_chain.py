@@ -34,7 +34,7 @@ import numpy as np
 from pb_gym import engine, exact
 from pb_gym import rules as R
 from pb_gym import session as session_
-from pb_gym.agents import systems as S
+from pb_gym.agents import systems as betting_systems
 from pb_gym.experiments.evaluate.settings import make_system, slots, study_limits
 
 KEY_DIGITS = 9
@@ -51,7 +51,7 @@ MAX_STATES = 250_000
 where all-in stakes (the bankroll below the wanted stake) occur, a banker win multiplies the bankroll by
 1.95 and puts it on a lattice twenty times finer, and the states on those lattices multiply with the
 hands."""
-READS_LAST_DECISION = (S.FollowTheWinner, S.Chop)
+READS_LAST_DECISION = (betting_systems.FollowTheWinner, betting_systems.Chop)
 """Systems whose bet depends on the last non-tie winner (a part of their chain's state)."""
 NOT_FINITE = {
     "kelly": "it stakes on the composition of the shoe, which independent hands do not have",
@@ -86,16 +86,16 @@ def outcome_groups(rules: R.Rules, payoffs: np.ndarray) -> tuple[np.ndarray, np.
     return probability[keep], representative[keep], winner[representative[keep]]
 
 
-def _state_names(system: S.BettingSystem, n: int) -> list[str]:
+def _state_names(system: betting_systems.BettingSystem, n: int) -> list[str]:
     """The system's per-table state arrays (after ``reset``): its program's (:func:`_state`), or every
     ndarray attribute of length n."""
     return sorted(name for name, value in _state(system).items() if value.ndim == 1 and value.shape[0] == n)
 
 
-def _state(system: S.BettingSystem) -> dict[str, np.ndarray]:
+def _state(system: betting_systems.BettingSystem) -> dict[str, np.ndarray]:
     """The system's state arrays by name: a programmed system's rows of its one-seat
     :class:`agents.staking.ProgramState` (writable views), another's ndarray attributes."""
-    if isinstance(system, S.Programmed):
+    if isinstance(system, betting_systems.Programmed):
         state = system.programs.state
         return {name: getattr(state, name)[0] for name in ("wanted", "level", "counter", "tail")}
     return {name: value for name, value in vars(system).items() if isinstance(value, np.ndarray)}
@@ -106,7 +106,12 @@ class _Chain:
     two paths reach the same state) and of every end, propagated forward over the hand limit."""
 
     def __init__(
-        self, system: S.BettingSystem, config, rules: R.Rules, payoffs: np.ndarray, column: np.ndarray
+        self,
+        system: betting_systems.BettingSystem,
+        config,
+        rules: R.Rules,
+        payoffs: np.ndarray,
+        column: np.ndarray,
     ) -> None:
         self.system, self.config, self.rules = system, config, rules
         self.unit = config.table.unit
@@ -117,13 +122,13 @@ class _Chain:
         self.shoe = session_.shoe_struct(engine.init(rules, 1, 0))
         self.reads_decision = isinstance(system, READS_LAST_DECISION)
         self.draw_column = None
-        if isinstance(system, S.RandomBettor):
+        if isinstance(system, betting_systems.RandomBettor):
             # its draw is independent of everything else: each hand's branches are (draw, outcome)
             # pairs, the draw's probability times the outcome's (the chain averages over its stream)
             draws = [int(c) for c in system.columns]
             weights = [system.p_bet / len(draws)] * len(draws)
             if system.p_bet < 1.0:
-                draws, weights = draws + [S.NO_BET], weights + [1.0 - system.p_bet]
+                draws, weights = draws + [betting_systems.NO_BET], weights + [1.0 - system.p_bet]
             outcomes = self.probability.size
             self.probability = (np.array(weights)[:, None] * self.probability[None, :]).ravel()
             self.hand_class = np.tile(self.hand_class, len(draws))
@@ -131,7 +136,7 @@ class _Chain:
             self.draw_column = np.repeat(np.array(draws, dtype=np.int64), outcomes)
         system.reset(1, np.random.default_rng(0))
         self.names = _state_names(system, 1)
-        self.line = isinstance(system, S.Labouchere)
+        self.line = isinstance(system, betting_systems.Labouchere)
         """Labouchere: the live part of its line (``lines[counter:tail]``, moved to the start of its
         row: ``counter`` 0, ``tail`` its length) is part of the state, as the ``line`` rows."""
         self.longest_line = 0
@@ -158,7 +163,7 @@ class _Chain:
         last_decision = np.tile(decision, g)
         unit = self.unit
         table = self.config.table
-        view = S.TableView(
+        view = betting_systems.TableView(
             b / unit,
             table.maximum / unit,
             self.rules,
@@ -174,7 +179,7 @@ class _Chain:
         )
         proposal = system.propose(view)
         spot, units = proposal.column, proposal.units
-        bet = np.flatnonzero(spot != S.NO_BET)
+        bet = np.flatnonzero(spot != betting_systems.NO_BET)
         if bet.size and self.column[spot[bet]].min() < 0:
             raise ValueError(f"system {system.name!r} proposed a bet column outside its bet_columns()")
         requested = np.zeros((1, n, self.payoffs.shape[1]))
@@ -202,7 +207,10 @@ class _Chain:
         net = seats.net[0]
         capped = placed & proposal.capped
         system.update(
-            view, S.HandOutcome(placed, np.sign(net).astype(np.int8), stake / unit, net / unit, capped)
+            view,
+            betting_systems.HandOutcome(
+                placed, np.sign(net).astype(np.int8), stake / unit, net / unit, capped
+            ),
         )
         winner = np.repeat(self.winner, m)
         new_decision = np.where(winner != R.TIE, winner, last_decision).astype(np.int8)
@@ -218,7 +226,7 @@ class _Chain:
         return seats.bankroll[0].copy(), new_decision, new_state, seats.ended[0].copy()
 
     @staticmethod
-    def _set_lines(system: S.BettingSystem, lines: np.ndarray) -> None:
+    def _set_lines(system: betting_systems.BettingSystem, lines: np.ndarray) -> None:
         """Write each table's live Labouchere line (``lines``: one row a table, zero-padded; the
         state's ``counter`` 0 and ``tail`` its length are set with the other arrays)."""
         programs = system.programs  # type: ignore[attr-defined]
@@ -228,7 +236,7 @@ class _Chain:
         buffer[0, :, : lines.shape[1]] = lines
         programs.state = state._replace(lines=buffer)
 
-    def _live_lines(self, system: S.BettingSystem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _live_lines(self, system: betting_systems.BettingSystem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each table's live Labouchere line after the hand, moved to the start of its row:
         ``(counter, tail, lines)`` = ``(0, length, (n, longest) zero-padded)``."""
         state = system.programs.state  # type: ignore[attr-defined]
@@ -462,7 +470,7 @@ def _limits(config) -> tuple:
     return study_limits(config).struct()
 
 
-def study_columns(config, systems: Sequence[S.BettingSystem]) -> tuple[np.ndarray, np.ndarray]:
+def study_columns(config, systems: Sequence[betting_systems.BettingSystem]) -> tuple[np.ndarray, np.ndarray]:
     """The payoff columns the study's session keeps (as :func:`pb_gym.experiments.evaluate.run_chunk`) and
     the map from stake column to them."""
     rules = config.rules.to_rules()

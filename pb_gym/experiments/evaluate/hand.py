@@ -24,7 +24,7 @@ from numba.core import types
 from numba.experimental import structref
 
 from pb_gym.agents import staking
-from pb_gym.experiments.evaluate import ledger as LG
+from pb_gym.experiments.evaluate import ledger
 from pb_gym.session import kernels as session_kernels
 from pb_gym.session import live as session_live
 
@@ -124,7 +124,7 @@ def _hand_parts(start, stop, hand, live, live_count, totals):
     if found[0] >= 0:
         return found
     seats = play_state.seats
-    LG.account_range(start, stop, seats, columns, slot_of, capped, hand.ledgers, live, live_count, totals)
+    ledger.account_range(start, stop, seats, columns, slot_of, capped, hand.ledgers, live, live_count, totals)
     staking.update_range(
         start,
         stop,

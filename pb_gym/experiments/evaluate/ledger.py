@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from pb_gym import session as session_
-from pb_gym.agents import systems as S
+from pb_gym.agents import systems
 from pb_gym.experiments.evaluate import summary as summaries
 from pb_gym.session.live import seat_span, table_at
 
@@ -244,7 +244,7 @@ class Ledger:
 
     def __init__(
         self,
-        system: S.BettingSystem,
+        system: systems.BettingSystem,
         seats: session_.Seats,
         seat: int,
         ledgers: Ledgers,

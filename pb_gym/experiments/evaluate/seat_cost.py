@@ -18,8 +18,8 @@ import time
 from typing import Any
 
 from pb_gym import bench
-from pb_gym.agents import systems as S
-from pb_gym.experiments import evaluate as E
+from pb_gym.agents import systems as betting_systems
+from pb_gym.experiments import evaluate
 from pb_gym.experiments.common import scale
 
 CLASSIC: dict[str, Any] = {
@@ -60,20 +60,20 @@ def seat_hand_ns(sessions: int, hands: int, kelly: bool = False, stacked: bool =
     """Nanoseconds per seat-hand of :func:`pb_gym.experiments.evaluate.run_chunk` on the classic study's
     progression systems (or, ``kelly``, its Kelly bettor), stacked in the kernel or (``stacked=False``)
     each through its own ``propose`` and ``update``; best of three runs after a warm-up one."""
-    config = E.StudyConfig.model_validate(_config(sessions, hands, kelly)).model_dump(mode="json")
+    config = evaluate.StudyConfig.model_validate(_config(sessions, hands, kelly)).model_dump(mode="json")
     chunk = scale.plan(sessions, sessions, 0)[0]
-    before = S.Programmed.compiled
+    before = betting_systems.Programmed.compiled
     if not stacked:
-        S.Programmed.compiled = lambda self: False  # type: ignore[method-assign]
+        betting_systems.Programmed.compiled = lambda self: False  # type: ignore[method-assign]
     try:
-        E.run_chunk(config, scale.plan(64, 64, 0)[0])  # warm-up: the kernels load
+        evaluate.run_chunk(config, scale.plan(64, 64, 0)[0])  # warm-up: the kernels load
         best = float("inf")
         for _ in range(3):
             start = time.perf_counter()
-            E.run_chunk(config, chunk)
+            evaluate.run_chunk(config, chunk)
             best = min(best, time.perf_counter() - start)
     finally:
-        S.Programmed.compiled = before  # type: ignore[method-assign]
+        betting_systems.Programmed.compiled = before  # type: ignore[method-assign]
     seats = len(config["systems"])
     return 1e9 * best / (sessions * hands * seats)
 

@@ -29,7 +29,7 @@ from pydantic import Field, ValidationError, create_model, field_validator, mode
 
 from pb_gym import session as session_
 from pb_gym.agents import learned, patterns
-from pb_gym.agents import systems as S
+from pb_gym.agents import systems as betting_systems
 from pb_gym.experiments.common import scale
 from pb_gym.experiments.common.yaml_config import (
     CUSTOM_BETS_HELP,
@@ -40,8 +40,8 @@ from pb_gym.experiments.common.yaml_config import (
     TableLimits,
 )
 
-SYSTEM_CLASSES: dict[str, type[S.BettingSystem]] = {
-    **S.SYSTEMS,
+SYSTEM_CLASSES: dict[str, type[betting_systems.BettingSystem]] = {
+    **betting_systems.SYSTEMS,
     "sb3": learned.Sb3Policy,
     "never": learned.NeverBet,
     "perfect": learned.PerfectInformation,
@@ -99,7 +99,7 @@ FIELD_CHECKS: dict[tuple[str, str], Callable[[Any], Any]] = {
 """Checks of a value that a type hint cannot state (a file on disk), by (system type, key)."""
 
 
-def constructor_parameters(cls: type[S.BettingSystem]) -> dict[str, tuple[Any, Any]]:
+def constructor_parameters(cls: type[betting_systems.BettingSystem]) -> dict[str, tuple[Any, Any]]:
     """The keyword parameters of ``cls`` as ``{name: (type hint, default)}``: its own and, through
     ``**kwargs``, its bases' (the base class's first), less ``cls.not_configurable``. A parameter
     without a default is required."""
@@ -133,7 +133,7 @@ class SystemSection(Strict):
         def __getattr__(self, name: str) -> Any: ...
 
 
-def system_config_model(key: str, cls: type[S.BettingSystem]) -> type[SystemSection]:
+def system_config_model(key: str, cls: type[betting_systems.BettingSystem]) -> type[SystemSection]:
     """The config model of one system type, derived from its constructor (see the module docstring)."""
     fields: dict[str, Any] = dict(constructor_parameters(cls))
     fields["type"] = (Literal[key], ...)  # the tag of the systems list
@@ -302,7 +302,7 @@ def default_name(system: SystemSection) -> str:
     return f"{system.type}{suffix}"
 
 
-def make_system(config: SystemSection) -> S.BettingSystem:
+def make_system(config: SystemSection) -> betting_systems.BettingSystem:
     """The betting system a config entry describes (its keys are its constructor's keywords)."""
     params = config.model_dump(exclude={"type"})
     params["name"] = config.name or default_name(config)
@@ -340,7 +340,7 @@ def study_limits(config: StudyConfig) -> session_.Limits:
     )
 
 
-def slots(systems: list[S.BettingSystem], n_columns: int) -> tuple[list[int], np.ndarray]:
+def slots(systems: list[betting_systems.BettingSystem], n_columns: int) -> tuple[list[int], np.ndarray]:
     """The table session's stake slots: one for each table column some seat may bet
     (:meth:`pb_gym.agents.systems.BettingSystem.bet_columns`; settlement reads every slot of every seat, and
     most studies bet one or two columns), in column order, and the map from column to slot (-1: none)."""

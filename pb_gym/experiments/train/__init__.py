@@ -51,7 +51,7 @@ from typing import Any
 import yaml
 
 from pb_gym import strict_json
-from pb_gym.agents import learned as L
+from pb_gym.agents import learned
 from pb_gym.envs import table as T
 from pb_gym.experiments.common import chunk_store, outputs
 from pb_gym.experiments.common.scale import ChunkError
@@ -63,7 +63,7 @@ from pb_gym.experiments.common.yaml_config import (
 from pb_gym.experiments.evaluate import run_study
 from pb_gym.experiments.evaluate.report import json_report, print_report, write_outputs
 from pb_gym.experiments.evaluate.settings import StudyConfig
-from pb_gym.experiments.train import checkpoint as CK
+from pb_gym.experiments.train import checkpoint as checkpoints
 from pb_gym.experiments.train.curve import (  # noqa: F401
     CURVE_STATE,
     make_curve_callback,
@@ -100,7 +100,7 @@ def make_env(config: TrainConfig):
 
     kwargs = config.env.kwargs()
     env: VecEnv = VecMonitor(PuntoBancoSB3VecEnv(num_envs=config.n_envs, **kwargs))
-    env = L.obs_transform_wrapper(env, config.obs_transform, config.env.config())
+    env = learned.obs_transform_wrapper(env, config.obs_transform, config.env.config())
     norm = config.normalize
     if norm.observations or norm.rewards:
         env = VecNormalize(
@@ -133,7 +133,7 @@ def hyperparameters(config: TrainConfig) -> dict[str, Any]:
     if policy_kwargs:
         params["policy_kwargs"] = policy_kwargs
     if config.learning_rate_schedule == "linear":
-        cls = L.algorithm_class(config.algorithm)
+        cls = learned.algorithm_class(config.algorithm)
         start = float(
             params.get("learning_rate", inspect.signature(cls.__init__).parameters["learning_rate"].default)
         )
@@ -170,7 +170,11 @@ def episode_note(config: TrainConfig) -> str | None:
     ``env.one_shoe`` an episode is one shoe, but a session of ``evaluation.hands`` hands that no shoe
     holds, with ``evaluation.one_shoe: false``, runs across shoes, where the policy's episode counters
     take values it never trained on."""
-    if not config.env.one_shoe or held_out_one_shoe(config) or not L.sees_hand_counters(config.obs_transform):
+    if (
+        not config.env.one_shoe
+        or held_out_one_shoe(config)
+        or not learned.sees_hand_counters(config.obs_transform)
+    ):
         return None
     hands = config.evaluation.hands or config.env.max_hands
     most = config.env.config().rules.most_hands_per_shoe
@@ -225,14 +229,14 @@ def train(
     torch.set_num_threads(config.threads)
     cfg = config.env.config()
     env = make_env(config)
-    cls = L.algorithm_class(config.algorithm)
+    cls = learned.algorithm_class(config.algorithm)
     curve, exact_curve = _curve_callbacks(config, cfg)
     callbacks = [c for c in (curve, exact_curve) if c is not None]
-    checkpoint = CK.latest(store) if store is not None else None
+    checkpoint = checkpoints.latest(store) if store is not None else None
     seconds_before = 0.0
     if checkpoint is not None:
         try:
-            model = CK.load(checkpoint, cls, env, callbacks)
+            model = checkpoints.load(checkpoint, cls, env, callbacks)
         except Exception as error:  # e.g. written by another version of SB3 or torch: start again
             print(
                 f"resuming: the training checkpoint in {checkpoint['path']} could not be loaded "
@@ -277,7 +281,7 @@ def train(
         exact_curve.normalizer = normalizer
     learning = list(callbacks)
     if store is not None and checkpoint_minutes > 0:
-        learning.append(CK.make_callback(store, checkpoint_minutes, callbacks, seconds_before))
+        learning.append(checkpoints.make_callback(store, checkpoint_minutes, callbacks, seconds_before))
     started = time.perf_counter()
     model.learn(
         config.total_timesteps - (model.num_timesteps if checkpoint is not None else 0),
@@ -288,7 +292,7 @@ def train(
     seconds = seconds_before + time.perf_counter() - started
     scoring_seconds = exact_curve.seconds if exact_curve is not None else 0.0
     out.mkdir(parents=True, exist_ok=True)
-    model_path = L.save_policy(
+    model_path = learned.save_policy(
         model,
         out,
         config.env.kwargs(),
@@ -298,9 +302,9 @@ def train(
         extra={"name": config.name, "timesteps": int(model.num_timesteps)},
     )
     (out / "config.yaml").write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False))
-    written = [model_path, out / L.ENV_FILE, out / "config.yaml"]
+    written = [model_path, out / learned.ENV_FILE, out / "config.yaml"]
     if normalizer is not None:
-        written.append(out / L.NORMALIZE_FILE)
+        written.append(out / learned.NORMALIZE_FILE)
     written += write_curve(curve.rows, out, f"{config.name}: {config.algorithm}", cfg)
     env.close()  # the normalizer's statistics stay usable: normalize_obs does not step the env
     return {
@@ -347,13 +351,13 @@ def _kept_files(store: chunk_store.ChunkStore, step: str, names: object) -> str 
         if not path.is_file():
             return f"{name} is missing"
         chunk_store.check_private(path, "the kept file")
-        if L.file_sha256(path) != digest:
+        if learned.file_sha256(path) != digest:
             return f"{name} changed since it was kept"
     return None
 
 
 def _record(folder: Path, written: list[Path]) -> list[list[str]]:
-    return [[Path(p).relative_to(folder).as_posix(), L.file_sha256(p)] for p in written]
+    return [[Path(p).relative_to(folder).as_posix(), learned.file_sha256(p)] for p in written]
 
 
 def _kept_step(store: chunk_store.ChunkStore, name: str) -> dict | None:
@@ -405,8 +409,8 @@ def trained_step(
             file=sys.stderr,
             flush=True,
         )
-        return {**record, "model": folder / L.MODEL_FILE}
-    if store.finished() or set(store.finished_steps()) - {CK.STEP}:
+        return {**record, "model": folder / learned.MODEL_FILE}
+    if store.finished() or set(store.finished_steps()) - {checkpoints.STEP}:
         store.discard()  # made with a kept model that is no longer whole
     try:
         trained = train(
@@ -417,7 +421,7 @@ def trained_step(
             checkpoint_minutes=checkpoint_minutes,
         )
     except KeyboardInterrupt as interrupted:  # (its text ends the command's one line on stderr)
-        kept = CK.latest(store)
+        kept = checkpoints.latest(store)
         if kept is None:
             store.discard()  # nothing was recorded: what the interrupted step wrote is no work to keep
             interrupted.args = (
@@ -437,7 +441,7 @@ def trained_step(
     }
     record["files"] = _record(folder, trained["written"])
     store.save_step(TRAIN_STEP, record)
-    CK.discard(store)  # the finished model replaces the checkpoints
+    checkpoints.discard(store)  # the finished model replaces the checkpoints
     if not quiet:
         print(
             f"{config.name}: trained {config.algorithm} for {trained['timesteps']:,} timesteps "
@@ -461,7 +465,7 @@ def discovery_step(config: TrainConfig, store: chunk_store.ChunkStore, trained: 
         return record
     model, normalizer = trained.get("model_object"), trained.get("normalizer")
     if model is None:  # resumed after training: the kept model, checked against its recorded SHA-256
-        kept = L.Sb3Policy(model=str(trained["model"]))
+        kept = learned.Sb3Policy(model=str(trained["model"]))
         model, normalizer = kept.model, kept.normalizer
     folder = _fresh_folder(store, DISCOVERY_STEP)
     try:
@@ -538,7 +542,7 @@ def main(
             f"checkpoint_minutes={checkpoint_minutes!r} is not allowed; allowed: a number "
             ">= 0 (0: no checkpoints)"
         )
-    L.require_rl("training an agent")  # one line before anything is read, not a traceback mid-load
+    learned.require_rl("training an agent")  # one line before anything is read, not a traceback mid-load
     config = load(config_path, TrainConfig)
     note = episode_note(config)
     if note is not None:
@@ -582,18 +586,18 @@ def main(
         files += write_outputs(report, staged / "evaluation")
         (staged / "evaluation" / "profit_per_hand.json").write_text(strict_json.dumps(profit, indent=2))
         files.append(staged / "evaluation" / "profit_per_hand.json")
-        files.append(L.write_manifest(staged, files))
+        files.append(learned.write_manifest(staged, files))
     written = [str(destination.final_path(p, staged)) for p in files]
-    model_path = destination.final / L.MODEL_FILE
+    model_path = destination.final / learned.MODEL_FILE
     if not as_json:
         print()
         print_report(report)
         print_profit(profit, config.env.unit)
         if discovery is not None:
-            from pb_gym.experiments.benchmark import discovery as D
+            from pb_gym.experiments.benchmark import discovery as discovery_study
 
             print()
-            print(D.report(discovery["result"]))
+            print(discovery_study.report(discovery["result"]))
         print(outputs.wrote_line(written))
     last = trained["curve"][-1] if trained["curve"] else {}
     result = {

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pb_gym.agents import learned as L
+from pb_gym.agents import learned
 from pb_gym.experiments.common import chunk_store
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ STEP = "checkpoint"
 (:meth:`pb_gym.experiments.common.chunk_store.ChunkStore.save_step`)."""
 STATE_FILE, BUFFER_FILE = "state.pkl", "replay_buffer.pkl"
 _FOLDER = re.compile(rf"{STEP}_\d{{12}}")
-_FILES = frozenset({L.MODEL_FILE, STATE_FILE, BUFFER_FILE})
+_FILES = frozenset({learned.MODEL_FILE, STATE_FILE, BUFFER_FILE})
 
 
 def _checked_record(store: chunk_store.ChunkStore, record: Any) -> tuple[Path, list[tuple[Path, str]]]:
@@ -85,7 +85,7 @@ def _checked_record(store: chunk_store.ChunkStore, record: Any) -> tuple[Path, l
         ):
             raise chunk_store.Refused(f"its file entry {str(entry)[:60]!r} is not a checkpoint file")
         files.append((store.inside(entry[0], under=record["folder"]), entry[1]))
-    if {p.name for p, _ in files} < {L.MODEL_FILE, STATE_FILE}:
+    if {p.name for p, _ in files} < {learned.MODEL_FILE, STATE_FILE}:
         raise chunk_store.Refused("its record lacks the model or the state")
     return folder, files
 
@@ -172,7 +172,7 @@ def save(store: chunk_store.ChunkStore, model, callbacks: list, seconds: float) 
     state = capture(model, callbacks)
     name = f"{STEP}_{state['timesteps']:012d}"
     folder = store.folder(name)
-    files = [folder / L.MODEL_FILE]
+    files = [folder / learned.MODEL_FILE]
     try:
         model.save(files[0])
         if hasattr(model, "replay_buffer") and model.replay_buffer is not None:
@@ -191,7 +191,7 @@ def save(store: chunk_store.ChunkStore, model, callbacks: list, seconds: float) 
             "folder": name,
             "timesteps": state["timesteps"],
             "seconds": float(seconds),
-            "files": [[p.name, L.file_sha256(p)] for p in files],
+            "files": [[p.name, learned.file_sha256(p)] for p in files],
         },
     )
     if (
@@ -228,7 +228,7 @@ def latest(store: chunk_store.ChunkStore) -> dict | None:
             problem = "missing"
         else:
             chunk_store.check_private(path, "the checkpoint file")  # (ResumeError: others could write it)
-            problem = "changed" if L.file_sha256(path) != digest else ""
+            problem = "changed" if learned.file_sha256(path) != digest else ""
         if problem:
             print(
                 f"resuming: the training checkpoint in {folder} is not whole ({path.name} is "
@@ -256,7 +256,7 @@ def load(checkpoint: dict, cls: type[BaseAlgorithm], env, callbacks: list):
     # force_reset=False: keep the checkpoint's last observations (the env is restored below as it was)
     from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
-    model = cls.load(folder / L.MODEL_FILE, env=env, device="cpu", force_reset=False)
+    model = cls.load(folder / learned.MODEL_FILE, env=env, device="cpu", force_reset=False)
     if (folder / BUFFER_FILE).is_file() and isinstance(model, OffPolicyAlgorithm):
         model.load_replay_buffer(folder / BUFFER_FILE)
     with open(folder / STATE_FILE, "rb") as handle:

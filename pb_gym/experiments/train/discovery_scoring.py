@@ -22,9 +22,9 @@ from pb_gym.experiments.train.settings import TrainConfig, study_bets
 
 def make_policy(config: TrainConfig, model, normalizer):
     """The model being trained (or trained) as an :class:`pb_gym.experiments.benchmark.discovery.Policy`."""
-    from pb_gym.experiments.benchmark import discovery as D
+    from pb_gym.experiments.benchmark import discovery
 
-    return D.Policy(model, config.algorithm, config.env.config(), config.obs_transform, normalizer)
+    return discovery.Policy(model, config.algorithm, config.env.config(), config.obs_transform, normalizer)
 
 
 def _discovery(config: TrainConfig) -> DiscoveryConfig:
@@ -39,7 +39,7 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
     same held-out hands (``discovery.curve_*``): exact conditional profit per hand dealt."""
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from pb_gym.experiments.benchmark import discovery as D
+    from pb_gym.experiments.benchmark import discovery
 
     spec = _discovery(config)
     every = max(1, config.total_timesteps // spec.curve_points)
@@ -79,7 +79,7 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
         def _score(self) -> None:
             started, cpu_started = time.perf_counter(), time.process_time()
             trained, trained_cpu = self.trained(), self.trained_cpu()
-            result = D.score(
+            result = discovery.score(
                 make_policy(config, self.model, self.normalizer),
                 config.env.kwargs(),
                 spec.bets,
@@ -87,7 +87,7 @@ def make_exact_curve_callback(config: TrainConfig, normalizer):
                 spec.curve_hands,
                 spec.curve_seed,
             )
-            self.rows.append(D.curve_row(self.num_timesteps, result, trained, trained_cpu))
+            self.rows.append(discovery.curve_row(self.num_timesteps, result, trained, trained_cpu))
             self.seconds += time.perf_counter() - started
             self.scored_here += time.perf_counter() - started
             self.cpu_scored_here += time.process_time() - cpu_started
@@ -122,15 +122,15 @@ def run_discovery(
     """Score the trained policy against the perfect-information bettor and the best linear count on
     the held-out ``discovery`` deal; write ``folder`` (JSON, text, calibration and exact learning
     curve plots)."""
-    from pb_gym.experiments.benchmark import discovery as D
+    from pb_gym.experiments.benchmark import discovery
 
     spec = _discovery(config)
     started = time.perf_counter()
     cfg = config.env.config()
-    count = D.linear_count(
+    count = discovery.linear_count(
         cfg.rules, spec.bets, spec.count_training_shoes, spec.count_training_seed, study_bets(cfg)[1]
     )
-    result = D.score(
+    result = discovery.score(
         make_policy(config, model, normalizer),
         config.env.kwargs(),
         spec.bets,
@@ -146,10 +146,10 @@ def run_discovery(
     title = f"{config.name}: {config.algorithm}, reward {config.env.reward}"
     files = [folder / "discovery.json", folder / "discovery.txt"]
     files[0].write_text(strict_json.dumps(result, indent=2))
-    files[1].write_text(D.report(result) + "\n")
-    files.append(D.plot_calibration(result, folder / "calibration.png", title))
+    files[1].write_text(discovery.report(result) + "\n")
+    files.append(discovery.plot_calibration(result, folder / "calibration.png", title))
     if curve_rows:
-        files += D.write_curve(curve_rows, folder, title)
+        files += discovery.write_curve(curve_rows, folder, title)
     return result, files
 
 

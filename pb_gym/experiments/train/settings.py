@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, create_model, field_validator, model_validator
 
-from pb_gym.agents import learned as L
+from pb_gym.agents import learned as learned_agents
 from pb_gym.envs import table as T
 from pb_gym.experiments.benchmark.discovery import DiscoveryConfig
 from pb_gym.experiments.common.yaml_config import (
@@ -68,7 +68,7 @@ class _EnvSection(Strict):
 def _env_fields() -> dict[str, Any]:
     """Every keyword of :class:`pb_gym.envs.config.EnvConfig` but the rule keywords (the ``rules:``
     section holds them), with its default and docstring; the types pydantic checks first."""
-    from pb_gym.envs import config as C
+    from pb_gym.envs import config as env_config
 
     hints = {
         "rules": RulesConfig,
@@ -77,12 +77,12 @@ def _env_fields() -> dict[str, Any]:
         "win_target": float | None,
         "max_hands": int | None,
         "history": int,
-        **{name: Literal[choices] for name, choices in C._CHOICES.items()},
+        **{name: Literal[choices] for name, choices in env_config._CHOICES.items()},
     }
-    docs = C.field_docs()
+    docs = env_config.field_docs()
     out: dict[str, Any] = {}
-    for name, parameter in C.parameters().items():
-        if name in C.RULE_SHORTCUTS:
+    for name, parameter in env_config.parameters().items():
+        if name in env_config.RULE_SHORTCUTS:
             continue
         default = RulesConfig() if name == "rules" else parameter.default
         kind = hints.get(name) or type(default)
@@ -288,7 +288,7 @@ class TrainConfig(Strict):
         default_factory=dict, description="keyword arguments of the algorithm (checked against its signature)"
     )
     env: EnvConfig = Field(EnvConfig(), description="the environment trained on (its keyword arguments)")
-    obs_transform: Literal[L.OBS_TRANSFORMS] = Field(  # type: ignore[valid-type]
+    obs_transform: Literal[learned_agents.OBS_TRANSFORMS] = Field(  # type: ignore[valid-type]
         "none", description="what the policy sees of the observation (pb_gym.agents.learned.OBS_TRANSFORMS)"
     )
     normalize: NormalizeConfig = Field(NormalizeConfig(), description="VecNormalize's settings")
@@ -344,7 +344,7 @@ class TrainConfig(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> TrainConfig:
-        cls = L.algorithm_class(self.algorithm)
+        cls = learned_agents.algorithm_class(self.algorithm)
         allowed = [p for p in inspect.signature(cls.__init__).parameters if p not in RESERVED]
         unknown = sorted(set(self.hyperparameters) - set(allowed))
         if unknown:
