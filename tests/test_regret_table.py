@@ -238,8 +238,23 @@ def test_recorded_rows_are_aggregated_without_training_and_written_back_as_read(
         # four runs: the IQM is the mean of the middle two
         assert entry["iqm"] == pytest.approx(np.mean(sorted(mine)[1:3]), abs=1e-15)
         assert entry["ci"] == stats.stratified_bootstrap_ci(np.array(mine), reps=50_000, seed=0)
-    # the recorded PPO row's table entry as the 4-seed table printed it
-    assert "| PPO | 4 | 0.950 [0.948, 0.951] | 0.46 [0.45, 0.48] |" in RT.table(result)
+        gap = result["algorithms"][name]["optimality_gap"]
+        assert gap["estimate"] == pytest.approx(np.mean(1 - np.minimum(mine, 1.0)), abs=1e-15)
+        assert gap["ci"] == stats.stratified_bootstrap_ci(np.array(mine), stats.optimality_gap, reps=50_000)
+        profile = result["algorithms"][name]["performance_profile"]
+        assert profile["share_above"] == [np.mean(np.array(mine) > tau) for tau in profile["taus"]]
+    ppo = [float(r["normalized_score"]) for r in rows if r["algorithm"] == "PPO"]
+    dqn = [float(r["normalized_score"]) for r in rows if r["algorithm"] == "DQN"]
+    pairs = [(a, b) for a in ppo for b in dqn]
+    assert result["probability_of_improvement"]["PPO > DQN"]["estimate"] == pytest.approx(
+        np.mean([(a > b) + 0.5 * (a == b) for a, b in pairs]), abs=1e-15
+    )
+    assert len(result["probability_of_improvement"]) == 5 * 4  # every ordered pair of the five
+    # the recorded PPO row's table entry as the 4-seed table printed it, its optimality gap beside it
+    gap = result["algorithms"]["PPO"]["optimality_gap"]
+    shown = f"{gap['estimate']:.3f} [{gap['ci'][0]:.3f}, {gap['ci'][1]:.3f}]"
+    assert f"| PPO | 4 | 0.950 [0.948, 0.951] | {shown} | 0.46 [0.45, 0.48] |" in RT.table(result)
+    assert "Probability of improvement (rliable; 0.5: neither is better): P(PPO > A2C)" in RT.table(result)
     assert "20 of the 20 runs are recorded rows" in RT.table(result)
     assert "| n/a | | | |" in RT.table(result)  # (the old rows lack the perfect bettor's bet rate)
     with open(tmp_path / "out" / "benchmark.csv", newline="") as handle:

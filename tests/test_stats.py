@@ -78,3 +78,28 @@ def test_ratio_ci_is_computed_over_groups():
     assert ratio == ci["estimate"] and [low, high] == pytest.approx(ci["ci95"], rel=1e-12)
     assert stats.ratio_ci_from_moments(3.0, 2.0, 9.0, 4.0, 6.0, 1) == (1.5, -math.inf, math.inf)
     assert all(math.isnan(v) for v in stats.ratio_ci_from_moments(1.0, 0.0, 1.0, 0.0, 0.0, 5))
+
+
+def test_rliable_other_reports_on_hand_computed_runs():
+    """The optimality gap, the probability of improvement and the performance profile as rliable
+    defines them, on runs small enough to count by hand."""
+    assert stats.optimality_gap([0.8, 0.9, 1.1]) == pytest.approx((0.2 + 0.1 + 0.0) / 3, abs=1e-15)
+    assert stats.optimality_gap([0.5], gamma=2.0) == 1.5
+    # X = (1, 3), Y = (2, 2): the pairs X > Y are (3, 2) twice, of 4 -> 0.5; with a tie, one half
+    assert stats.probability_of_improvement(np.array([1.0, 3.0]), np.array([2.0, 2.0]))["estimate"] == 0.5
+    assert stats.probability_of_improvement(np.array([2.0]), np.array([2.0]))["estimate"] == 0.5
+    # two tasks: 1 on the first (X always above), 0 on the second: averaged over tasks
+    both = stats.probability_of_improvement({"a": [3.0, 4.0], "b": [0.0]}, {"a": [1.0], "b": [1.0, 2.0]})
+    assert both["estimate"] == 0.5 and 0.0 <= both["ci"][0] <= both["ci"][1] <= 1.0
+    better = stats.probability_of_improvement(np.arange(10.0) + 100, np.arange(10.0), seed=3)
+    assert better == {"estimate": 1.0, "ci": [1.0, 1.0]}
+    assert stats.probability_of_improvement(np.arange(5.0), np.arange(5.0) + 0.5, seed=1) == (
+        stats.probability_of_improvement(np.arange(5.0), np.arange(5.0) + 0.5, seed=1)
+    )  # the same seed, the same interval
+    assert stats.performance_profile([0.8, 0.9, 1.0], [0.5, 0.85, 0.95, 1.0]) == [1.0, 2 / 3, 1 / 3, 0.0]
+    with pytest.raises(ValueError, match="optimality_gap of 0 values"):
+        stats.optimality_gap([])
+    with pytest.raises(ValueError, match="X and Y need the same tasks"):
+        stats.probability_of_improvement({"a": [1.0], "b": [1.0]}, {"a": [1.0]})
+    with pytest.raises(ValueError, match="probability_of_improvement: every task needs at least one run"):
+        stats.probability_of_improvement(np.array([]), np.array([1.0]))

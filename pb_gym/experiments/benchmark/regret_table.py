@@ -340,6 +340,25 @@ def aggregate(values: list[float], reps: int, confidence: float, seed: int) -> d
     }
 
 
+PROFILE_TAUS = (0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0)
+"""The normalized scores at which each algorithm's performance profile is read (the share of its runs
+above each)."""
+
+
+def improvements(config: BenchmarkConfig, algorithms: dict) -> dict:
+    """rliable's probability of improvement of every algorithm over every other, on the normalized
+    score: ``{"A > B": {"estimate", "ci"}}`` (0.5: neither is better)."""
+    scores = {name: np.array(a["normalized_score"]["values"]) for name, a in algorithms.items()}
+    return {
+        f"{a} > {b}": stats.probability_of_improvement(
+            scores[a], scores[b], confidence=config.confidence, seed=config.bootstrap_seed
+        )
+        for a in scores
+        for b in scores
+        if a != b
+    }
+
+
 def summarize(config: BenchmarkConfig, runs: list[dict]) -> dict:
     """Per algorithm, every figure of :data:`FIGURES` and the training seconds aggregated over seeds."""
     out = {}
@@ -353,6 +372,19 @@ def summarize(config: BenchmarkConfig, runs: list[dict]) -> dict:
                 config.confidence,
                 config.bootstrap_seed,
             )
+        scores = np.array(entry["normalized_score"]["values"])
+        entry["optimality_gap"] = {
+            "estimate": stats.optimality_gap(scores),
+            "ci": stats.stratified_bootstrap_ci(
+                scores,
+                stats.optimality_gap,
+                reps=config.bootstrap_reps,
+                confidence=config.confidence,
+                seed=config.bootstrap_seed,
+            ),
+        }
+        shares = stats.performance_profile(scores, PROFILE_TAUS)
+        entry["performance_profile"] = {"taus": list(PROFILE_TAUS), "share_above": shares}
         seconds = np.array([r["training_seconds"] for r in mine])
         entry["training_seconds"] = {
             "median": float(np.median(seconds)),
@@ -443,7 +475,8 @@ def run(
             "reps": config.bootstrap_reps,
             "seed": config.bootstrap_seed,
         },
-        "algorithms": summarize(config, ordered),
+        "algorithms": (algorithms := summarize(config, ordered)),
+        "probability_of_improvement": improvements(config, algorithms),
         "runs": ordered,
         "timings": {
             "total_s": time.perf_counter() - started,
@@ -473,15 +506,16 @@ def table(result: dict) -> str:
     """The regret table as Markdown: one row per algorithm."""
     perfect = result["perfect_profit_per_hand"]["estimate"]
     lines = [
-        "| algorithm | runs | normalized score, IQM [95% CI] | regret per 1,000 hands, IQM [95% CI] "
+        "| algorithm | runs | normalized score, IQM [95% CI] | optimality gap [95% CI] "
+        "| regret per 1,000 hands, IQM [95% CI] "
         "| normalized score of each seed | bet rate (IQM) | training wall time, median [min, max] "
         "| training CPU time, median | timesteps |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, a in result["algorithms"].items():
         seconds = a["training_seconds"]
         lines.append(
-            f"| {name} | {a['runs']} | {_interval(a['normalized_score'])} | "
+            f"| {name} | {a['runs']} | {_interval(a['normalized_score'])} | {_gap(a)} | "
             f"{_interval(a['regret_per_hand'], 1000, 2)} | "
             f"{', '.join(f'{v:.3f}' for v in a['normalized_score']['values'])} | "
             f"{a['bet_rate']['iqm']:.1%} | "
@@ -491,7 +525,7 @@ def table(result: dict) -> str:
         )
     rate = result.get("perfect_bet_rate")
     shown = f"{rate['estimate']:.1%}" if rate else "n/a"
-    lines.append(f"| perfect bettor (the optimum) | | 1 | 0 | | {shown} | | | |")
+    lines.append(f"| perfect bettor (the optimum) | | 1 | 0 | 0 | | {shown} | | | |")
     note = (
         f"{result['task']}, scored on {result['hands']:,} held-out hands ({result['held_out']['tables']} "
         f"tables x {result['held_out']['hands_per_table']:,}, seed {result['held_out']['seed']}); the "
@@ -502,7 +536,24 @@ def table(result: dict) -> str:
         note += (
             f" {taken} of the {len(result['runs'])} runs are recorded rows ({', '.join(result['recorded'])})."
         )
+    better = [
+        f"P({pair}) {p['estimate']:.2f} [{p['ci'][0]:.2f}, {p['ci'][1]:.2f}]"
+        for pair, p in result.get("probability_of_improvement", {}).items()
+    ]
+    if better:
+        lines += [
+            "",
+            "Probability of improvement (rliable; 0.5: neither is better): " + "; ".join(better) + ".",
+        ]
     return "\n".join([note, "", *lines])
+
+
+def _gap(entry: dict) -> str:
+    gap = entry.get("optimality_gap")  # (a result written before the gap was reported has none)
+    if gap is None:
+        return "n/a"
+    low, high = gap["ci"]
+    return f"{gap['estimate']:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def report(result: dict) -> str:
