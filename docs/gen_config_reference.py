@@ -6,7 +6,7 @@ the betting systems' keys from the models that ``pb_gym.experiments.evaluate.set
 their constructors, their meanings from the ``Args:`` sections of the systems' docstrings; the
 ``rules:`` section's allowed values from the checks of ``pb_gym.rules.Rules`` and its meanings from
 the ``Args:`` of its docstring; the environment's keyword arguments from
-``pb_gym.envs.config.EnvConfig``. So the page cannot drift from the code: ``tests/test_docs.py`` fails
+``pb_gym.envs.config.EnvConfig``. So the page cannot drift from the code: ``tests/project/test_docs.py`` fails
 when the committed page differs from what this script writes.
 
     python docs/gen_config_reference.py          # rewrite the page

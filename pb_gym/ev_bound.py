@@ -51,7 +51,7 @@ equals the EV for a full shoe and loosens as the composition drifts from it: for
 proves ``EV < 0`` for about 97% of the hands of 8-deck shoes dealt to a 14-card cut (every hand with
 more than 100 cards left, 98.5% of those with 50-100, 60% below 50; the first stage alone 88%), and
 the exact EV is computed for the rest.
-``tests/test_ev_bound.py`` checks it against the exact EV on random, extreme and adversarially
+``tests/core/test_ev_bound.py`` checks it against the exact EV on random, extreme and adversarially
 chosen compositions.
 """
 

@@ -1,5 +1,5 @@
-"""Chunk tasks for tests/test_scale.py (module level, so processes and Dask workers can import them),
-and the lost evaluation chunk that the scale, output and train tests inject."""
+"""Chunk tasks for tests/experiments/test_scale.py (module level, so processes and Dask workers can import
+them), and the lost evaluation chunk that the scale, output and train tests inject."""
 
 import os
 import signal

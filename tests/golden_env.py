@@ -3,7 +3,7 @@ reward, flag, info and bankroll, hashed bit for bit.
 
 ``tests/data/env_golden.json`` holds the digests recorded with the environments as they were before
 the table session (:mod:`pb_gym.session`) replaced their internals (commit 0115b09); the test in
-``tests/test_session.py`` checks that the same seeds and actions still give the same bits. Run
+``tests/core/test_session.py`` checks that the same seeds and actions still give the same bits. Run
 ``python tests/golden_env.py`` to print the digests of the code as it is now.
 
 Two digests were recorded again since, with the reason: ``single/expected_reward_info_ev`` and

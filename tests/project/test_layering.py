@@ -1,0 +1,222 @@
+"""The layers hold: experiments -> agents -> pb_gym, and the core never loads torch.
+
+The rules are import-linter contracts in ``pyproject.toml`` (``[tool.importlinter]``); this file runs
+them, so a broken layer fails the suite with import-linter's report (which names the importing line).
+import-linter reads every import statement, those inside functions and under ``TYPE_CHECKING`` too;
+what it cannot see (``importlib.import_module``, ``__import__``) is kept out of the core by a scan of
+its source below.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from repo_paths import ROOT  # noqa: E402
+
+LINT_IMPORTS = (
+    "import sys; from importlinter.cli import lint_imports_command; "
+    "sys.argv[0] = 'lint-imports'; sys.exit(lint_imports_command())"
+)
+"""import-linter's ``lint-imports`` command, run by this interpreter (wherever its scripts are)."""
+
+
+def _lint_imports(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", LINT_IMPORTS, "--no-cache", "--no-logo", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_import_contracts_are_kept():
+    done = _lint_imports()
+    assert done.returncode == 0, f"import-linter contracts broken:\n{done.stdout}{done.stderr}"
+    # every contract ran (a contract dropped from pyproject.toml would not be noticed otherwise): the
+    # layers (studies, agents, the core's own), the benchmark scorer's, the studies' one-way imports and
+    # the core's dependencies
+    assert "Contracts: 4 kept, 0 broken." in done.stdout, done.stdout
+
+
+def test_the_layers_contract_sees_imports_inside_functions(tmp_path):
+    """A lazy import of an upper layer from a function (what the old pb_gym/cli.py did) breaks the
+    contract: shown on a two-package copy of the same contract type."""
+    (tmp_path / "lower").mkdir()
+    (tmp_path / "upper").mkdir()
+    (tmp_path / "upper" / "__init__.py").write_text("")
+    (tmp_path / "lower" / "__init__.py").write_text("")
+    (tmp_path / "lower" / "shell.py").write_text(
+        textwrap.dedent("""\
+        def main():
+            import upper  # lazy, as a CLI dispatching to the studies would
+            return upper
+        """)
+    )
+    (tmp_path / ".importlinter").write_text(
+        textwrap.dedent("""\
+        [importlinter]
+        root_packages =
+            lower
+            upper
+
+        [importlinter:contract:layers]
+        name = upper -> lower
+        type = layers
+        layers =
+            upper
+            lower
+        """)
+    )
+    done = _lint_imports(cwd=tmp_path, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "lower.shell -> upper (l.2)" in done.stdout, done.stdout
+
+
+def test_the_core_has_no_dynamic_imports():
+    """import-linter cannot follow ``importlib.import_module(name)`` or ``__import__(name)``: the core
+    has none, so the contracts above cover every import it makes."""
+    found = []
+    for path in sorted((ROOT / "pb_gym").rglob("*.py")):
+        if {"agents", "experiments"} & set(path.relative_to(ROOT / "pb_gym").parts):
+            continue  # (above the core)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if name in ("import_module", "__import__"):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found == []
+
+
+def test_the_core_and_its_environments_run_without_torch():
+    """Importing pb_gym, making and stepping the single and the vector env, dealing, the exact odds and
+    the simulation: torch (and the learning libraries) never load."""
+    code = textwrap.dedent("""\
+        import sys
+        import gymnasium
+        import numpy as np
+        import pb_gym
+        from pb_gym import engine, exact, rules, simulate
+
+        env = gymnasium.make("pb_gym/PuntoBanco-v0")
+        env.reset(seed=0)
+        for _ in range(5):
+            env.step(env.action_space.sample())
+        vec = gymnasium.make_vec("pb_gym/PuntoBanco-v0", num_envs=4, vectorization_mode="vector_entry_point")
+        vec.reset(seed=0)
+        vec.step(vec.action_space.sample())
+        state = engine.init(pb_gym.Rules(), 8, seed=0)
+        engine.deal(pb_gym.Rules(), state)
+        exact.odds(rules.full_shoe(8), pb_gym.Rules())
+        simulate.simulate(pb_gym.Rules(), 100, 0, 10)
+        loaded = {m.split(".")[0] for m in sys.modules}
+        print(sorted(loaded & {"torch", "stable_baselines3", "sb3_contrib"}
+                     | {m for m in sys.modules if m.startswith(("pb_gym.agents", "pb_gym.experiments"))}))
+        """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_readme_draws_the_layers_of_the_contracts():
+    """The drawing of the layers (docs/contributing.md) is the contract's list, top to bottom."""
+    import re
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    (layers,) = [c for c in contracts if c["id"] == "layers"]
+    text = (ROOT / "docs" / "contributing.md").read_text()
+    block = text[text.index("```text\nexperiments ") :]
+    block = block[len("```text\n") : block.index("\n```")]
+    drawn = [re.split(r"\s{2,}", line)[0] for line in block.splitlines()]
+    assert drawn == layers["layers"]
+
+
+def test_the_core_dependencies_contract_lists_the_whole_core():
+    """The forbidden-imports contract names the core's modules one by one (the namespace also holds the
+    agents and the studies): a new core module not listed there would escape it."""
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    (core,) = [c for c in contracts if c["id"] == "core-dependencies"]
+    package = ROOT / "pb_gym"
+    found = {
+        f"pb_gym.{p.stem if p.is_file() else p.name}"
+        for p in package.iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").exists())
+    }
+    assert set(core["source_modules"]) == found - {"pb_gym.agents", "pb_gym.experiments"}
+
+
+def test_nothing_imports_the_folders_as_top_level_packages():
+    """Installed, only ``pb_gym`` is at the top: ``import agents`` or ``from experiments import`` works
+    from a checkout by accident and fails for every user."""
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        # (the parts inside the clone: a clone kept under a folder named build is still read)
+        if {".venv", "build", ".git"} & set(path.relative_to(ROOT).parts):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
+            found += [
+                f"{path.relative_to(ROOT)}:{node.lineno}"
+                for name in names
+                if name.split(".")[0] in {"agents", "experiments"}
+            ]
+    assert found == []
+
+
+def test_the_repository_holds_no_symbolic_link():
+    """The folders are the packages: nothing is reached through a link (a link hides the layout from
+    the tools that read the tree, and a copy or an archive may not keep it)."""
+    links = [
+        str(path.relative_to(ROOT))
+        for path in ROOT.rglob("*")
+        if path.is_symlink() and not {".venv", ".git", "build"} & set(path.relative_to(ROOT).parts)
+    ]
+    assert links == []
+
+
+MOVED = {
+    "config": ("common.yaml_config", "load"),
+    "stats": ("common.stats", "ratio_ci"),
+    "scale": ("common.scale", "run"),
+    "plotting": ("common.plotting", "drawn_or_noted"),
+    "evaluate_config": ("evaluate.settings", "StudyConfig"),
+    "exact_systems": ("evaluate.exact_chain", "attach"),
+    "exact_shoe_effect": ("evaluate.shoe_effect", "CONFIG"),
+    "advantage": ("counting.advantage", "jacobson_di"),
+    "count_conventions": ("atlas.conventions", "ruin_study"),
+    "score": ("benchmark.score", "run"),
+    "regret_table": ("benchmark.regret_table", "main"),
+    "observation_choice": ("train.observation_choice", "main"),
+}
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_a_moved_study_module_keeps_its_old_name_for_one_release(old):
+    """The studies' modules that the docs named before they moved into packages: the old name gives
+    the same objects, with a DeprecationWarning that names the new one."""
+    import importlib
+
+    new, name = MOVED[old]
+    sys.modules.pop(f"pb_gym.experiments.{old}", None)
+    with pytest.warns(
+        DeprecationWarning, match=rf"pb_gym\.experiments\.{old} is now pb_gym\.experiments\.{new}"
+    ):
+        module = importlib.import_module(f"pb_gym.experiments.{old}")
+    assert getattr(module, name) is getattr(importlib.import_module(f"pb_gym.experiments.{new}"), name)
