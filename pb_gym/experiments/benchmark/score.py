@@ -30,7 +30,7 @@ import numpy as np
 
 from pb_gym import benchmark
 from pb_gym.envs import table as T
-from pb_gym.envs.tasks import Task, get_task
+from pb_gym.envs.tasks import SessionTask, Task, get_session_task, get_task, is_session_task
 
 _SAME_TABLE = (
     "rules",
@@ -229,6 +229,44 @@ def plain_model_policy(zip_path: str | Path, task: str | Task) -> PlainModelPoli
     return PlainModelPolicy(model, algorithm, spec)
 
 
+def session_model_policy(zip_path: str | Path, task: str | SessionTask) -> Any:
+    """A plain SB3 model trained on a session task's env (``gymnasium.make(task)``) as its policy: its
+    deterministic action for each observation (its spaces are checked against the env's).
+
+    Raises:
+        ValueError: not an SB3 model, or one of other spaces than the task's (named).
+    """
+    import gymnasium
+
+    from pb_gym.agents import learned, saved_model
+
+    zip_path = Path(zip_path)
+    spec = get_session_task(task)
+    algorithm = _sb3_algorithm(zip_path)
+    try:
+        model = learned.algorithm_class(algorithm).load(zip_path, device="cpu")
+    except learned.MissingExtra:
+        raise
+    except Exception as error:  # noqa: BLE001 (a damaged or foreign zip: any of many errors)
+        raise ValueError(f"{zip_path}: the {algorithm} model cannot be loaded ({_one_line(error)})") from None
+    env = gymnasium.make(spec.id)
+    differ = [
+        f"{name}: model {saved_model._space_form(got)}, task {saved_model._space_form(want)}"
+        for name, got, want in (
+            ("observation space", model.observation_space, env.observation_space),
+            ("action space", model.action_space, env.action_space),
+        )
+        if saved_model._space_form(got) != saved_model._space_form(want)
+    ]
+    if differ:
+        raise ValueError(f"{zip_path}: not a model of {spec.id}'s env ({'; '.join(differ)})")
+
+    def policy(obs: np.ndarray) -> np.ndarray:
+        return model.predict(obs, deterministic=True)[0]
+
+    return policy
+
+
 def _one_line(error: BaseException, limit: int = 200) -> str:
     """An exception as one short line for a message: its type and text, line breaks and control
     characters escaped (a policy's own error may hold anything)."""
@@ -263,6 +301,13 @@ def load_policy(source: str, task: str | Task):
     path = Path(source)
     if path.exists():
         plain = _plain_zip(path)
+        if is_session_task(task):
+            if plain is None:
+                raise ValueError(
+                    f"policy {source!r}: a pb-gym train model plays the Discover tasks' env; allowed for "
+                    f"{get_session_task(task).id}: a model.zip saved by SB3 from its env, or module:callable"
+                )
+            return session_model_policy(plain, task)
         return model_policy(path, task) if plain is None else plain_model_policy(plain, task)
     module_name, sep, attr = source.partition(":")
     if not sep or not module_name or not attr:
@@ -300,9 +345,31 @@ def load_policy(source: str, task: str | Task):
     return obj
 
 
-def run(source: str, task: str, tables: int, hands: int, seed: int) -> dict:
-    """Score the policy ``source`` (see :func:`load_policy`) on ``task``; the scorer's result."""
+def run(
+    source: str,
+    task: str,
+    tables: int,
+    hands: int,
+    seed: int,
+    *,
+    sessions: int | None = None,
+    exact: bool = False,
+) -> dict:
+    """Score the policy ``source`` (see :func:`load_policy`) on ``task``; the scorer's result. A session
+    task is played for ``sessions`` sessions (``tables`` and ``hands`` are the Discover tasks'), and
+    with ``exact`` the policy is also valued exactly, asked once per state (right for a deterministic
+    policy of the observation)."""
     policy = load_policy(source, task)
+    if is_session_task(task):
+        result = benchmark.score(
+            _guarded(policy, source, "called with observations (N, 2) float32"),
+            task,
+            seed=seed,
+            sessions=sessions,
+            exact=exact,
+        )
+        result["policy"] = source
+        return result
     reset = getattr(policy, "reset", None)
     result = benchmark.score(
         _guarded(policy, source, "called with observations (N, obs_dim) float32"),
@@ -336,6 +403,7 @@ def _guarded(call: Any, source: str, doing: str) -> Any:
 
 
 __all__ = [
+    "session_model_policy",
     "ModelPolicy",
     "PlainModelPolicy",
     "check_same_table",

@@ -79,10 +79,32 @@ def cmd_score(args: argparse.Namespace) -> dict:
     import importlib
 
     from pb_gym import benchmark
+    from pb_gym.envs import tasks
 
+    session = tasks.is_session_task(args.task)
+    given = {
+        "--tables": args.tables,
+        "--hands": args.hands,
+        "--sessions": args.sessions,
+        "--exact": args.exact,
+    }
+    theirs = ("--sessions", "--exact") if session else ("--tables", "--hands")
+    wrong = [option for option, value in given.items() if option not in theirs and value not in (None, False)]
+    if wrong:
+        allowed = " and ".join(theirs)
+        kind = "a session task" if session else "a Discover task"
+        raise UsageError(f"{', '.join(wrong)}: not for {kind} ({args.task}); allowed: {allowed}")
     try:
         score = importlib.import_module("pb_gym.experiments.benchmark.score")
-        result = score.run(args.policy, args.task, args.tables, args.hands, args.seed)
+        result = score.run(
+            args.policy,
+            args.task,
+            args.tables or tasks.SCORE_TABLES,
+            args.hands or tasks.SCORE_HANDS,
+            args.seed,
+            sessions=args.sessions,
+            exact=args.exact,
+        )
     except (ValueError, ImportError) as error:  # (ImportError: the rl extra a model needs is missing)
         raise UsageError(str(error)) from None
     if not args.json:
@@ -249,7 +271,7 @@ def _task_id(text: str) -> str:
     from pb_gym.envs import tasks
 
     try:
-        return tasks.get_task(text).id
+        return tasks.get_session_task(text).id if tasks.is_session_task(text) else tasks.get_task(text).id
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
@@ -521,20 +543,32 @@ def build_parser() -> argparse.ArgumentParser:
         "--task",
         default="pb_gym/Discover-v0",
         type=_task_id,
-        help="the benchmark task: " + ", ".join(tasks.TASKS) + " (the namespace may be "
-        "left out; default pb_gym/Discover-v0)",
+        help="the benchmark task: " + ", ".join([*tasks.TASKS, *tasks.SESSION_TASKS]) + " (the namespace "
+        "may be left out; default pb_gym/Discover-v0)",
     )
     score.add_argument(
         "--tables",
         type=_positive_int,
-        default=tasks.SCORE_TABLES,
-        help=f"held-out tables (default {tasks.SCORE_TABLES})",
+        default=None,
+        help=f"held-out tables (default {tasks.SCORE_TABLES}; not for a session task)",
     )
     score.add_argument(
         "--hands",
         type=_positive_int,
-        default=tasks.SCORE_HANDS,
-        help=f"hands per table (default {tasks.SCORE_HANDS})",
+        default=None,
+        help=f"hands per table (default {tasks.SCORE_HANDS}; not for a session task)",
+    )
+    score.add_argument(
+        "--sessions",
+        type=_positive_int,
+        default=None,
+        help="a session task's held-out sessions (default 100,000)",
+    )
+    score.add_argument(
+        "--exact",
+        action="store_true",
+        help="a session task: also value the policy exactly, asked once per state (a deterministic "
+        "policy of the observation)",
     )
     score.add_argument(
         "--seed",
