@@ -94,10 +94,16 @@ def train_and_score(algo: str, seed: int, task: str, timesteps: int | None) -> d
 
 def summarize(runs: list[dict], task: str) -> dict:
     """Per algorithm: the IQM of the normalized scores with its stratified bootstrap CI, the mean, the
-    optimality gap (1 minus the mean normalized score), the median wall time, and the references."""
+    optimality gap (rliable's: the mean shortfall from 1) with its CI, the median wall time; the
+    probability of improvement of every algorithm over every other; and the reference policies."""
     from pb_gym import session_benchmark
     from pb_gym import session_optimum as so
-    from pb_gym.experiments.common.stats import iqm, stratified_bootstrap_ci
+    from pb_gym.experiments.common.stats import (
+        iqm,
+        optimality_gap,
+        probability_of_improvement,
+        stratified_bootstrap_ci,
+    )
 
     session = session_benchmark.problem(task)
     optimum = so.solve(session).p_goal
@@ -109,9 +115,19 @@ def summarize(runs: list[dict], task: str) -> dict:
             "iqm": iqm(scores),
             "iqm_ci95": stratified_bootstrap_ci({task: scores}),
             "mean": float(scores.mean()),
-            "optimality_gap": float(1 - scores.mean()),
+            "optimality_gap": optimality_gap(scores),
+            "optimality_gap_ci95": stratified_bootstrap_ci({task: scores}, optimality_gap),
             "median_train_seconds": float(np.median([r["train_seconds"] for r in runs if r["algo"] == algo])),
         }
+    by_algo = {
+        a: np.array([r["normalized_score"] for r in runs if r["algo"] == a]) for a in out["algorithms"]
+    }
+    out["probability_of_improvement"] = {
+        f"{a} > {b}": probability_of_improvement(by_algo[a], by_algo[b])
+        for a in by_algo
+        for b in by_algo
+        if a != b
+    }
     out["references"] = {
         "bold play, player": so.evaluate(session, so.bold_play(session, "player")) / optimum,
         "bold play, banker": so.evaluate(session, so.bold_play(session, "banker")) / optimum,
