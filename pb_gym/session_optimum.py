@@ -118,12 +118,18 @@ def _outcomes(name: str, rules: Rules) -> BetOutcomes:
 
 
 @functools.lru_cache(maxsize=64)
-def _lattice(bets: tuple[str, ...], rules: Rules) -> int:
-    """Ticks per unit: the lcm of the denominators of every payout of ``bets``."""
-    pays = [
-        _exact_pay(float(v), name) for name in bets for v in np.unique(catalog.get_bet(name, rules).column())
-    ]
-    return math.lcm(*(pay.denominator for pay in pays))
+def exact_payouts(bets: tuple[str, ...], rules: Rules) -> dict[str, list[Fraction]]:
+    """Each bet's distinct payouts per unit as exact rationals (0.95 -> 19/20); a ValueError naming the
+    bet for a payout that is no rational with denominator at most :data:`MAX_DENOMINATOR`."""
+    return {
+        name: [_exact_pay(float(v), name) for v in np.unique(catalog.get_bet(name, rules).column())]
+        for name in bets
+    }
+
+
+def ticks_per_unit(bets: tuple[str, ...], rules: Rules) -> int:
+    """The bankroll lattice of ``bets``: the lcm of the denominators of all their payouts."""
+    return math.lcm(*(pay.denominator for row in exact_payouts(bets, rules).values() for pay in row))
 
 
 def _is_int(value: object) -> bool:
@@ -238,7 +244,7 @@ class Session:
     @property
     def ticks_per_unit(self) -> int:
         """``L``: bankrolls are whole multiples of ``1/L`` unit (the lcm of the payouts' denominators)."""
-        return _lattice(tuple(self.bets), self.table_rules)
+        return ticks_per_unit(tuple(self.bets), self.table_rules)
 
     @property
     def bankroll_ticks(self) -> int:

@@ -14,14 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from pb_gym import catalog
+from pb_gym import catalog, session_optimum
 from pb_gym import rules as R
 from pb_gym.envs.config import bad, is_int
 from pb_gym.rules import Rules
 
 MAIN_BETS: tuple[str, ...] = ("banker", "player", "tie")
-MAX_DENOMINATOR = 1000
-"""The largest denominator a payout per unit may have (as :data:`pb_gym.session_optimum.MAX_DENOMINATOR`)."""
 MAX_TICKS = 2**40
 """The largest goal plus one hand's win, in ticks: every amount stays a float64 integer."""
 
@@ -35,15 +33,6 @@ def _amount(name: str, value: object) -> Fraction:
     if isinstance(value, Fraction) or (isinstance(value, Decimal) and value.is_finite()):
         return Fraction(value)
     raise bad(name, value, "a number of units (an int, or a decimal on the bankroll's lattice)")
-
-
-def _exact_pay(value: float, bet: str) -> Fraction:
-    pay = Fraction(value).limit_denominator(MAX_DENOMINATOR)
-    if abs(float(pay) - value) > 1e-9 * max(1.0, abs(value)):
-        raise bad(
-            "bets", bet, f"bets whose payouts per unit are rationals with denominator <= {MAX_DENOMINATOR}"
-        )
-    return pay
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,12 +159,10 @@ class SessionSettings:
 
 
 def _lattice(bets: tuple[str, ...], rules: Rules, stakes: Sequence[int]) -> int:
-    """Ticks per unit for ``bets``, after checking that each payout of each stake is exact in float64."""
-    pays = {
-        name: [_exact_pay(float(v), name) for v in np.unique(catalog.get_bet(name, rules).column())]
-        for name in bets
-    }
-    ticks = math.lcm(*(p.denominator for row in pays.values() for p in row))
+    """Ticks per unit for ``bets`` (:func:`pb_gym.session_optimum.ticks_per_unit`), after checking that
+    each payout of each stake is exact in float64."""
+    pays = session_optimum.exact_payouts(bets, rules)
+    ticks = session_optimum.ticks_per_unit(bets, rules)
     for name, row in pays.items():
         for pay in row:
             for s in stakes:
@@ -283,7 +270,6 @@ def check_action(s: SessionSettings, action: object) -> int:
 
 __all__ = [
     "MAIN_BETS",
-    "MAX_DENOMINATOR",
     "MAX_TICKS",
     "SessionSettings",
     "check_action",
