@@ -67,9 +67,7 @@ Amount = int | float | Fraction | Decimal
 _NUMBERS = (int, np.integer, float, np.floating, Fraction, Decimal)
 
 
-# --------------------------------------------------------------------------------------------------
-# The session and its exact outcome distributions
-# --------------------------------------------------------------------------------------------------
+# ---- The session and its exact outcome distributions -----------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class BetOutcomes:
     """One bet's exact distribution of net return per unit staked, for one hand from a full shoe.
@@ -293,9 +291,7 @@ def _model(session: Session) -> _Model:
     return _Model(n, stakes, shifts, tuple(o.probabilities for o in outcomes), legal)
 
 
-# --------------------------------------------------------------------------------------------------
-# Policies and the solution
-# --------------------------------------------------------------------------------------------------
+# ---- Policies and the solution ---------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class PolicyTable:
     """A policy as two ``(hands + 1, goal ticks + 1)`` tables indexed ``[hands left, bankroll tick]``.
@@ -424,9 +420,7 @@ class Solution:
         }
 
 
-# --------------------------------------------------------------------------------------------------
-# Backward induction
-# --------------------------------------------------------------------------------------------------
+# ---- Backward induction ----------------------------------------------------------------------------
 def _action_values(previous: np.ndarray, model: _Model, part: slice) -> np.ndarray:
     """Values of the actions (stake in ``part``, bet), stake-major, ``(len(part) x bets, n)``; an
     illegal stake is ``-inf``."""
@@ -504,9 +498,7 @@ def solve(session: Session) -> Solution:
     return Solution(session=session, values=values, bet=bet, stake=stake)
 
 
-# --------------------------------------------------------------------------------------------------
-# Any policy's value; bold and timid play
-# --------------------------------------------------------------------------------------------------
+# ---- Any policy's value; bold and timid play -------------------------------------------------------
 def _state_text(session: Session, b: int, h: int) -> str:
     return f"at bankroll {_units(b, session.ticks_per_unit)} with {h} hand(s) left"
 

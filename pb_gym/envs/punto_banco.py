@@ -155,6 +155,7 @@ from pb_gym.envs import table as T
 from pb_gym.envs.config import EnvConfig, bad
 from pb_gym.envs.keywords import env_config, with_config_keywords
 from pb_gym.roads import read_roads
+from pb_gym.session import MAX_CARDS
 
 ObsType = np.ndarray | dict[str, np.ndarray]
 """The flat float32 observation, or its Dict of fields (``observation="dict"``)."""
@@ -194,11 +195,16 @@ class HandInfo(dict):
         return HandInfo, (dict(self),)
 
 
-_N_SCALARS = len(T.STEP_SCALARS)
 _INTS = (int, np.int64, np.int32, np.intp)
-_NO_CARDS = np.zeros((0, 3), dtype=np.uint8)
 _ONE_TABLE = np.ones(1, dtype=np.bool_)  # the single env's table, as an active mask and as rows
 _FIRST_TABLE = np.zeros(1, dtype=np.int64)
+
+
+def _frozen(rows: np.ndarray) -> np.ndarray:
+    """A read-only copy of ``rows``: its views are what :class:`HandInfo` shares rather than copies."""
+    copy = rows.copy()
+    copy.setflags(write=False)
+    return copy
 
 
 class PuntoBancoEnv(gym.Env[ObsType, ActType]):
@@ -243,15 +249,14 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         self._mode = T.ACTION_MODES.index(cfg.action_mode)
         self._ints = np.zeros((1, 2 if cfg.action_mode == "multidiscrete" else 1), dtype=np.int64)
         self._floats = np.zeros((1, len(cfg.bets.offered)), dtype=np.float64)
-        self._n_columns = cfg.n_columns  # stake columns: the 7 BETS, then the extra catalog bets
         self._step_state: T.StepState | None = None  # the step's arguments, compiled (see T.StepState)
         self._generation = -1  # self.session.version when it was built
         # what each step asks of the (frozen) config, read once: a single env's step is a few
         # microseconds, and each attribute or property read on the way costs some of them
         self._discrete = self._mode == T.DISCRETE
         self._obs_shape = (1, cfg.obs_size)
-        self._n_out = cfg.n_columns + _N_SCALARS
         self._hand_info, self._info_ev, self._flat = cfg.hand_info, cfg.info_ev, cfg.flat
+        self._suited = cfg.bets.suited
         self._exact_reward = cfg.reward != "realized"  # "expected" or "log_growth"
 
     def __getstate__(self) -> dict[str, Any]:
@@ -351,46 +356,42 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
                 self._action_arrays(action)
         else:
             self._action_arrays(action)
-        hand_info = self._hand_info
         # new arrays every step: nothing returned is reused
         obs = np.empty(self._obs_shape, dtype=np.float32)
-        out = np.empty(self._n_out)
-        cards = np.empty((2, 3), dtype=np.uint8) if hand_info else _NO_CARDS
-        state = self._step_state if self._generation == self.session.version else self._state()
-        # decode, stake rules, deal, settle, records, ends, the observation and the info: one call
-        result = T.step_one(state, obs, out, cards)
-        if result[0]:
-            T.raise_step(self.config, self._ints, result)
-        n_columns = self._n_columns
-        (reward, terminated, truncated, pt, bt, winner, natural, pp, bp, shuffled, bankroll) = out[
-            n_columns:
-        ].tolist()
+        state = self._state()
+        # the env step of every batch size, here of one table: decode, stake rules, deal, settle,
+        # records, ends and the observation
+        T.step(self.config, state, self._ints, obs)
+        seats, hand = self.session.seats, self.session.hand
+        reward = seats.net.item(0)
+        terminated, truncated = seats.terminated.item(0), seats.truncated.item(0)
         if self._exact_reward:
             reward = 0.0
-            if self.session.seats.placed.item(0):
+            if seats.placed.item(0):
                 reward = float(T.exact_reward(self.config, self.tables, np.zeros(1, dtype=np.intp))[0])
         info: dict[str, Any] = {}
-        if hand_info:  # the info's arrays are views of these, read-only: HandInfo's copies share them
-            out.setflags(write=False)
+        if self._hand_info:  # the info's arrays are read-only copies: HandInfo's copies share them
+            stakes = _frozen(seats.stakes[0])
+            cards = np.empty((2, MAX_CARDS), dtype=np.uint8)
+            cards[0], cards[1] = hand.player_cards[0], hand.banker_cards[0]
             cards.setflags(write=False)
             info = T.info_dict(
                 HandInfo,
                 cards[0],
                 cards[1],
-                int(pt),
-                int(bt),
-                int(winner),
-                natural != 0.0,
-                pp != 0.0,
-                bp != 0.0,
-                shuffled != 0.0,
-                out[:n_columns],
-                bankroll,
+                hand.player_total.item(0),
+                hand.banker_total.item(0),
+                hand.winner.item(0),
+                bool(hand.natural.item(0)),
+                bool(hand.player_pair.item(0)),
+                bool(hand.banker_pair.item(0)),
+                bool(hand.shuffled.item(0)),
+                stakes[0],
+                seats.bankroll.item(0),
             )
-            if self.config.bets.suited:  # the cards' suits settle the suited bets
-                dealt = self.tables.result
-                info["player_suits"] = dealt.player_suits[0].copy()
-                info["banker_suits"] = dealt.banker_suits[0].copy()
+            if self._suited:  # the cards' suits settle the suited bets
+                info["player_suits"] = hand.player_suits[0].copy()
+                info["banker_suits"] = hand.banker_suits[0].copy()
         if self._info_ev:
             ev = T.ev_before_hand(self.config, self.tables)
             ev.setflags(write=False)
@@ -399,7 +400,13 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
             T.after_hand(self.config, self.tables, _ONE_TABLE)
             T.observe(self.config, self.session, out=obs, rows=_FIRST_TABLE)
         if self.render_mode is not None:
-            self._shoe_hands.append((_render.OUTCOME_LETTERS[int(winner)], bp != 0.0, pp != 0.0))
+            self._shoe_hands.append(
+                (
+                    _render.OUTCOME_LETTERS[hand.winner.item(0)],
+                    bool(hand.banker_pair.item(0)),
+                    bool(hand.player_pair.item(0)),
+                )
+            )
             self._keep_shoe_hands()
             self._show()
         if terminated or truncated:
@@ -407,8 +414,8 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         return (
             obs[0] if self._flat else T.split_obs(self.config, obs[0]),
             reward,
-            terminated != 0.0,
-            truncated != 0.0,
+            bool(terminated),
+            bool(truncated),
             info,
         )
 

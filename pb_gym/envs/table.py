@@ -15,10 +15,8 @@ or N tables. This module holds what only an environment needs, written once over
   :class:`~pb_gym.session.Limits` (in betting units).
 * :mod:`pb_gym.envs.actions`: actions -> requested stakes (:func:`requested_stakes`: step 1 of the
   stake rules below; the session applies steps 2-4) and :func:`action_masks` for MaskablePPO.
-* :mod:`pb_gym.envs.stepping`: one hand at every table. The single env's step is ONE compiled call
-  (:func:`step_one` over a :class:`StepState` that holds its arguments); a batch below
-  :data:`SMALL_BATCH` tables is one call too (:func:`step_small_batch`), a larger one three passes
-  (:func:`decode_state`, then :func:`play_state`: the session's hand and the observations).
+* :mod:`pb_gym.envs.stepping`: one hand at every table, :func:`step` over a :class:`StepState`
+  that holds its arguments: the single env's one table and a batch go through it alike.
 * :mod:`pb_gym.envs.observation`: :func:`observe`, THE observation of a seat of a session, as an env
   configured by an :class:`EnvConfig` shows it (the envs' steps write theirs with the same row
   function; ``pb-gym evaluate`` reads a learned policy's with it); :func:`hand_info` the batched
@@ -93,18 +91,11 @@ from pb_gym.envs.observation import (
 )
 from pb_gym.envs.spaces import action_space, observation_space
 from pb_gym.envs.stepping import (
-    SMALL_BATCH,
     STEP_MIN_TABLES,
-    STEP_SCALARS,
     StepState,
-    batch_state,
-    decode_state,
     hand_outcome,
-    play_state,
-    raise_step,
     restart_all,
-    step_one,
-    step_small_batch,
+    step,
     step_state,
 )
 from pb_gym.envs.tables import (
@@ -137,10 +128,8 @@ __all__ = [
     "OBS_SCALES",
     "REWARDS",
     "RULE_FIELDS",
-    "SMALL_BATCH",
     "STAKE_UNITS",
     "STEP_MIN_TABLES",
-    "STEP_SCALARS",
     "StepState",
     "Tables",
     "after_hand",
@@ -149,12 +138,10 @@ __all__ = [
     "action_space",
     "bad",
     "bad_action",
-    "batch_state",
     "check_batch",
     "composition_before_hand",
     "decode_actions",
     "decode_rows",
-    "decode_state",
     "decode_struct",
     "ev_before_hand",
     "exact_reward",
@@ -171,15 +158,12 @@ __all__ = [
     "obs_struct",
     "observation_space",
     "observe",
-    "play_state",
-    "raise_step",
     "record_hand",
     "requested_stakes",
     "reset_tables",
     "restart_all",
     "split_obs",
-    "step_one",
-    "step_small_batch",
+    "step",
     "step_state",
     "table_bytes",
     "upgrade_record",

@@ -24,6 +24,7 @@ Infos are minimal by default (``hand_info=False``: empty, or ``ev`` with ``info_
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -154,7 +155,7 @@ class PuntoBancoVectorEnv(VectorEnv):
     def _state(self) -> T.StepState:
         state = self._step_state
         if state is None or self._generation != self.tables.session.version:
-            state = self._step_state = T.batch_state(
+            state = self._step_state = T.step_state(
                 self.config, self.tables, self._ints, self._floats, self._active, self.max_hands
             )
             self._generation = self.tables.session.version
@@ -260,23 +261,21 @@ class PuntoBancoVectorEnv(VectorEnv):
             np.logical_not(resetting, out=active)
         else:
             active.fill(True)
-        state = self._state()
-        if resetting is None and self.num_envs < T.SMALL_BATCH:  # one compiled call, same results
-            flat = np.empty((self.num_envs, cfg.obs_size), dtype=np.float32)  # new every step
-            reward, terminated, truncated = T.step_small_batch(cfg, tables, state, self._ints, active, flat)
-            return self._finish(flat, reward, terminated, truncated, active)
-        T.decode_state(cfg, state, self._ints)  # every action checked before any table changes
-        if resetting is not None:
-            # reset first: the hand leaves an inactive table's state as the reset made it (no deal, no
-            # records; its stakes, net and flags were zeroed), and each table draws on its own random
-            # stream, so the observations after the hand hold the new episodes' first ones (one pass)
-            T.reset_tables(cfg, tables, np.flatnonzero(resetting))
-            state = self._state()  # (rebuilt if the reset replaced an array of the session)
         flat = np.empty((self.num_envs, cfg.obs_size), dtype=np.float32)  # new every step
-        # two more compiled passes (stake rules, deal, settle, records, ends; observations), each
-        # handed the one compiled StepState
-        reward, terminated, truncated = T.play_state(cfg, tables, state, active, flat)
+        # the tables whose episode ended restart after the actions are checked and before the hand: the
+        # hand leaves an inactive table's state as the reset made it (no deal, no records; its stakes,
+        # net and flags were zeroed), and each table draws on its own random stream, so the
+        # observations after the hand hold the new episodes' first ones (one pass)
+        restart = None if resetting is None else functools.partial(self._restart, np.flatnonzero(resetting))
+        T.step(cfg, self._state(), self._ints, flat, restart)
+        reward, terminated, truncated = T.hand_outcome(cfg, tables, active)
         return self._finish(flat, reward, terminated, truncated, active)
+
+    def _restart(self, index: np.ndarray) -> T.StepState:
+        """Autoreset: new episodes at the tables ``index``; the step state to play (rebuilt if the
+        reset replaced an array of the session)."""
+        T.reset_tables(self.config, self.tables, index)
+        return self._state()
 
     def _finish(
         self,

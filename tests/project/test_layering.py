@@ -220,3 +220,16 @@ def test_a_moved_study_module_keeps_its_old_name_for_one_release(old):
     ):
         module = importlib.import_module(f"pb_gym.experiments.{old}")
     assert getattr(module, name) is getattr(importlib.import_module(f"pb_gym.experiments.{new}"), name)
+
+
+MAX_FILE_LINES = 700
+"""The longest a module of the package may be (``docs/contributing.md``, "Names and sizes")."""
+
+
+def test_no_module_of_the_package_is_longer_than_the_limit():
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in sorted((ROOT / "pb_gym").rglob("*.py"))
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_FILE_LINES
+    }
+    assert long == {}, f"split these modules (at most {MAX_FILE_LINES} lines each): {long}"
