@@ -84,6 +84,29 @@ def test_the_optimum_bounds_every_system_on_player():
     assert best == pytest.approx(0.6575260553481135, abs=1e-12)
 
 
+def test_the_session_v0_systems_config_plays_the_task_and_labouchere_is_its_best_progression():
+    """``configs/systems/session-v0.yaml`` (the progressions beside the agents in
+    docs/results/session-agents.md) plays Session-v0's session, and its exact chain gives the page's
+    figures: Labouchere reaches 0.316 of the optimum, the Martingale never reaches the goal."""
+    from pb_gym import session_benchmark
+    from pb_gym.experiments.evaluate.settings import StudyConfig
+
+    config = load(ROOT / "configs" / "systems" / "session-v0.yaml", StudyConfig)
+    task = session_benchmark.problem("Session-v0")
+    assert config.table.unit == config.table.minimum == task.table_min == 1
+    assert (config.bankroll, config.bankroll + config.win_goal) == (task.bankroll, task.goal)
+    assert (config.table.maximum, config.hands, config.exact) == (task.table_max, task.hands, True)
+    classic = yaml.safe_load((ROOT / "configs" / "systems" / "classic.yaml").read_text())["systems"]
+    progressions = {s["type"] for s in classic if "bet" in s}
+    assert {s.type for s in config.systems} == progressions
+    assert all(s.bet == "player" for s in config.systems)
+    optimum_p = so.solve(task).p_goal
+    systems = {s.name or s.type: s for s in config.systems}
+    labouchere = exact_chain.exact_system(systems["labouchere"], config)["p_target"]
+    assert labouchere / optimum_p == pytest.approx(0.316, abs=5e-4)
+    assert exact_chain.exact_system(systems["martingale"], config)["p_target"] == 0.0
+
+
 # ------------------------------------------------------------------------------------ the study
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
