@@ -10,7 +10,7 @@ import numpy as np
 
 from pb_gym.envs.config import ACTION_MODES, EnvConfig
 from pb_gym.envs.tables import limits_struct
-from pb_gym.session import Seats, place_rows, seat_struct
+from pb_gym.session import Seats, place_rows
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -201,9 +201,7 @@ def decode_actions(
     seats = Seats.empty(1, n, cfg.n_columns)
     seats.bankroll[0] = bankroll
     seats.ended[0] = np.where(active, 0, 1)  # inactive rows sit out
-    place_rows(
-        0, n, active, requested[None], chosen[None], True, seat_struct(seats), limits_struct(cfg, None)
-    )
+    place_rows(0, n, active, requested[None], chosen[None], True, seats.view, limits_struct(cfg, None))
     out[...] = seats.stakes[0]
     return out
 

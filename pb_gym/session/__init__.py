@@ -37,10 +37,12 @@ rounding (0 = exact, the environments).
 
 Design (after EnvPool / pgx): the state is arrays (:class:`Seats` ``(K, N, ...)``, :class:`TableRecords`
 ``(N, ...)``, the engine's :class:`~pb_gym.engine.ShoeState` and :class:`~pb_gym.engine.HandResult`);
-the compiled kernels are pure functions of them that take *structs* (named tuples of the state's arrays:
-:func:`seat_struct`, :func:`record_struct`, ...) rather than long argument lists; each works on a
-``[start, stop)`` range of tables, run serially below a batch size and on several threads above it by
-:func:`pb_gym.parallel.run_rows` (nogil kernels; numba's own threading layer never starts).
+the compiled kernels are pure functions of them that take their *views* (one compiled object per part
+of the state, its arrays read by name: :class:`SeatView`, :class:`RecordView`, the engine's
+:class:`~pb_gym.engine.ShoeView` and :class:`~pb_gym.engine.HandView`) rather than long argument
+lists; each works on a ``[start, stop)`` range of tables, run serially below a batch size and on
+several threads above it by :func:`pb_gym.parallel.run_rows` (nogil kernels; numba's own threading
+layer never starts).
 
 A new stake rule is a change in :func:`_place_seat`; a new bet column is a column of the payoff
 matrix (the bet catalog's, or ``Rules.payoff_matrix``).
@@ -66,7 +68,6 @@ from pb_gym.session.kernels import play_rows as play_rows
 from pb_gym.session.kernels import record_rows as record_rows
 from pb_gym.session.kernels import restart_rows as restart_rows
 from pb_gym.session.kernels import settle_rows as settle_rows
-from pb_gym.session.state import _SEAT_NAMES, _bad
 from pb_gym.session.state import BEAD_CODES as BEAD_CODES
 from pb_gym.session.state import END_REASONS as END_REASONS
 from pb_gym.session.state import LAST_HAND_FIELDS as LAST_HAND_FIELDS
@@ -76,6 +77,7 @@ from pb_gym.session.state import N_LAST_HAND as N_LAST_HAND
 from pb_gym.session.state import PLAY_MIN_TABLES as PLAY_MIN_TABLES
 from pb_gym.session.state import PLAYING as PLAYING
 from pb_gym.session.state import RUIN as RUIN
+from pb_gym.session.state import SEAT_FIELDS, _bad
 from pb_gym.session.state import SHOE_END as SHOE_END
 from pb_gym.session.state import SHOE_MISMATCH as SHOE_MISMATCH
 from pb_gym.session.state import STOP_LOSS as STOP_LOSS
@@ -83,16 +85,12 @@ from pb_gym.session.state import TARGET as TARGET
 from pb_gym.session.state import DealConstants as DealConstants
 from pb_gym.session.state import Limits as Limits
 from pb_gym.session.state import LimitsStruct as LimitsStruct
-from pb_gym.session.state import RecordArrays as RecordArrays
-from pb_gym.session.state import SeatArrays as SeatArrays
+from pb_gym.session.state import RecordView as RecordView
 from pb_gym.session.state import Seats as Seats
+from pb_gym.session.state import SeatView as SeatView
 from pb_gym.session.state import TableRecords as TableRecords
 from pb_gym.session.state import deal_constants as deal_constants
-from pb_gym.session.state import hand_struct as hand_struct
 from pb_gym.session.state import payoff_matrix as payoff_matrix
-from pb_gym.session.state import record_struct as record_struct
-from pb_gym.session.state import seat_struct as seat_struct
-from pb_gym.session.state import shoe_struct as shoe_struct
 
 __all__ = [
     "END_REASONS",
@@ -234,16 +232,15 @@ class Session:
         env's compiled step state) is built again when it moves."""
         return self._changes[0]
 
-    def structs(self) -> tuple[SeatArrays, RecordArrays, engine.ShoeView, engine.HandView]:
-        """``(seats, records, shoe, hand)`` as the kernels take them (the seats' and records' arrays by
-        name, :func:`seat_struct` and :func:`record_struct`; the shoe state's and hand's views),
-        rebuilt only when an array has been replaced since the last call (:attr:`version`)."""
+    def structs(self) -> tuple[SeatView, RecordView, engine.ShoeView, engine.HandView]:
+        """``(seats, records, shoe, hand)`` as the kernels take them (each part's view, its arrays by
+        name), rebuilt only when an array has been replaced since the last call (:attr:`version`)."""
         if self._structs_version != self._changes[0]:
             self._structs = (
-                seat_struct(self._seats),
-                record_struct(self._records),
-                shoe_struct(self._shoe),
-                hand_struct(self._hand),
+                self._seats.view,
+                self._records.view,
+                self._shoe.view,
+                self._hand.view,
             )
             self._structs_version = self._changes[0]
             self._play_state = None
@@ -398,7 +395,7 @@ class Session:
             self.seats.hands.copy(),
             self.seats.ended.copy(),
             np.zeros_like(self.seats.stakes),
-            *(np.zeros_like(getattr(self.seats, name)) for name in _SEAT_NAMES[4:]),
+            *(np.zeros_like(getattr(self.seats, name)) for name, _, _ in SEAT_FIELDS[4:]),
         )
         chosen = self._chosen if chosen is None else np.asarray(chosen, dtype=np.int64)
         place_rows(
@@ -408,7 +405,7 @@ class Session:
             requested,
             chosen,
             self.sticky_ends,
-            seat_struct(scratch),
+            scratch.view,
             self._limits,
         )
         return Placement(scratch.stakes, scratch.placed, scratch.table_capped, scratch.bankroll_capped)
@@ -422,7 +419,7 @@ class Session:
             self.n_tables,
             PLAY_MIN_TABLES,
             self._all,
-            hand_struct(hand),
+            hand.view,
             self.structs()[1],
             self.suited,
         )

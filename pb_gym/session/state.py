@@ -1,16 +1,19 @@
 """The table session's data: its named constants, the table limits (:class:`Limits`), the state arrays
-(:class:`Seats`, :class:`TableRecords`) and the structs the compiled kernels take of them
-(:mod:`pb_gym.session.kernels`). Everything here is importable from :mod:`pb_gym.session`."""
+(:class:`Seats`, :class:`TableRecords`) and the views the compiled kernels take of them
+(:class:`SeatView`, :class:`RecordView`; :mod:`pb_gym.session.kernels`). Everything here is importable
+from :mod:`pb_gym.session`."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
 import math
-import operator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+import numba
 import numpy as np
+from numba.core import types
+from numba.experimental import structref
 
 from pb_gym import engine
 from pb_gym import rules as R
@@ -86,8 +89,7 @@ def _is_number(value: object) -> bool:
 
 
 # --------------------------------------------------------------------------------------------------
-# Structs: the named tuples the kernels take, fields read by name (compiled, a named tuple is a tuple:
-# reading a field costs nothing; a call from Python types it in a few microseconds more than a tuple)
+# Constants the kernels take, as named tuples of scalars (the state's arrays: views, below)
 # --------------------------------------------------------------------------------------------------
 class LimitsStruct(NamedTuple):
     """:class:`Limits` as the kernels read them (:meth:`Limits.struct`)."""
@@ -113,32 +115,6 @@ class DealConstants(NamedTuple):
     burn: bool
     per_rank: int
     """Cards of each rank in a full shoe."""
-
-
-class SeatArrays(NamedTuple):
-    """A :class:`Seats`'s arrays as the kernels take them (:func:`seat_struct`; the fields of
-    :class:`Seats`, in its order)."""
-
-    bankroll: np.ndarray
-    hands: np.ndarray
-    ended: np.ndarray
-    stakes: np.ndarray
-    net: np.ndarray
-    placed: np.ndarray
-    table_capped: np.ndarray
-    bankroll_capped: np.ndarray
-    terminated: np.ndarray
-    truncated: np.ndarray
-
-
-class RecordArrays(NamedTuple):
-    """A :class:`TableRecords`'s arrays as the kernels take them (:func:`record_struct`)."""
-
-    bead: np.ndarray
-    last_hand: np.ndarray
-    player_cards: np.ndarray
-    banker_cards: np.ndarray
-    hand_class: np.ndarray
 
 
 # --------------------------------------------------------------------------------------------------
@@ -215,6 +191,64 @@ def _fields(*fields: tuple[str, type, int]) -> tuple:
     return engine.array_fields(*fields)
 
 
+@structref.register
+class _SeatViewType(types.StructRef):
+    def preprocess_fields(self, fields: Any) -> tuple:
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class SeatView(structref.StructRefProxy):
+    """A :class:`Seats`'s arrays as the kernels take them: one compiled object whose fields are read
+    by name (``seats.bankroll``), as :class:`pb_gym.engine.ShoeView`. Made by :attr:`Seats.view`."""
+
+
+@structref.register
+class _RecordViewType(types.StructRef):
+    def preprocess_fields(self, fields: Any) -> tuple:
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class RecordView(structref.StructRefProxy):
+    """A :class:`TableRecords`'s arrays as the kernels take them (fields read by name). Made by
+    :attr:`TableRecords.view`."""
+
+
+SEAT_FIELDS = _fields(
+    ("bankroll", np.float64, 2),
+    ("hands", np.int64, 2),
+    ("ended", np.int8, 2),
+    ("stakes", np.float64, 3),
+    ("net", np.float64, 2),
+    ("placed", np.bool_, 2),
+    ("table_capped", np.bool_, 2),
+    ("bankroll_capped", np.bool_, 2),
+    ("terminated", np.bool_, 2),
+    ("truncated", np.bool_, 2),
+)
+"""(name, dtype, dimensions) of each array of :class:`Seats`, in its order."""
+RECORD_FIELDS = _fields(
+    ("bead", np.int8, 2),
+    ("last_hand", np.float32, 2),
+    ("player_cards", np.uint8, 2),
+    ("banker_cards", np.uint8, 2),
+    ("hand_class", np.int16, 1),
+)
+"""(name, dtype, dimensions) of each array of :class:`TableRecords`, in its order."""
+structref.define_proxy(SeatView, _SeatViewType, [name for name, _, _ in SEAT_FIELDS])
+structref.define_proxy(RecordView, _RecordViewType, [name for name, _, _ in RECORD_FIELDS])
+
+
+# built by cached kernels, as pb_gym.engine's views are
+@numba.njit(cache=True)
+def _new_seat_view(*fields):
+    return SeatView(*fields)
+
+
+@numba.njit(cache=True)
+def _new_record_view(*fields):
+    return RecordView(*fields)
+
+
 @dataclasses.dataclass
 class Seats(engine.CheckedArrays):
     """Every seat's state, ``(K seats, N tables, ...)``. Amounts in the session's unit.
@@ -233,18 +267,9 @@ class Seats(engine.CheckedArrays):
             hand limit / shoe end).
     """
 
-    _FIELDS = _fields(
-        ("bankroll", np.float64, 2),
-        ("hands", np.int64, 2),
-        ("ended", np.int8, 2),
-        ("stakes", np.float64, 3),
-        ("net", np.float64, 2),
-        ("placed", np.bool_, 2),
-        ("table_capped", np.bool_, 2),
-        ("bankroll_capped", np.bool_, 2),
-        ("terminated", np.bool_, 2),
-        ("truncated", np.bool_, 2),
-    )
+    _FIELDS = SEAT_FIELDS
+    _VIEW = staticmethod(_new_seat_view)
+    _VIEW_FIELDS = tuple(name for name, _, _ in SEAT_FIELDS)
 
     bankroll: np.ndarray
     hands: np.ndarray
@@ -303,13 +328,9 @@ class TableRecords(engine.CheckedArrays):
             :data:`pb_gym.rules.N_SUITED_CLASSES`).
     """
 
-    _FIELDS = _fields(
-        ("bead", np.int8, 2),
-        ("last_hand", np.float32, 2),
-        ("player_cards", np.uint8, 2),
-        ("banker_cards", np.uint8, 2),
-        ("hand_class", np.int16, 1),
-    )
+    _FIELDS = RECORD_FIELDS
+    _VIEW = staticmethod(_new_record_view)
+    _VIEW_FIELDS = tuple(name for name, _, _ in RECORD_FIELDS)
 
     bead: np.ndarray
     last_hand: np.ndarray
@@ -335,29 +356,6 @@ class TableRecords(engine.CheckedArrays):
             np.zeros((n, MAX_CARDS), np.uint8),
             np.zeros(n, np.int16),
         )
-
-
-# ---- structs of the state --------------------------------------------------------------------------
-_SEAT_NAMES = tuple(name for name, _, _ in Seats._FIELDS)
-_RECORD_NAMES = tuple(name for name, _, _ in TableRecords._FIELDS)
-_seat_arrays = operator.attrgetter(*_SEAT_NAMES)
-_record_arrays = operator.attrgetter(*_RECORD_NAMES)
-
-
-def seat_struct(seats: Seats) -> SeatArrays:
-    """The :class:`SeatArrays` of a :class:`Seats` (the arrays the kernels take, by name)."""
-    return SeatArrays._make(_seat_arrays(seats))
-
-
-def record_struct(records: TableRecords) -> RecordArrays:
-    """The :class:`RecordArrays` of a :class:`TableRecords` (the arrays the kernels take, by name)."""
-    return RecordArrays._make(_record_arrays(records))
-
-
-shoe_struct = operator.attrgetter("view")
-"""``shoe_struct(state)``: the :class:`pb_gym.engine.ShoeView` of a shoe state (fields by name)."""
-hand_struct = operator.attrgetter("view")
-"""``hand_struct(hand)``: the :class:`pb_gym.engine.HandView` of a hand result (fields by name)."""
 
 
 @functools.lru_cache(maxsize=32)

@@ -22,6 +22,7 @@ def test_vector_env_is_bit_for_bit_as_recorded(name):
 
 
 # ---------------------------------------------------------------------------- the session itself
+import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from pb_gym import engine  # noqa: E402
@@ -219,7 +220,7 @@ def test_the_single_column_path_applies_the_same_rules(forced):
             requested,
             chosen,
             False,
-            session_.seat_struct(seats),
+            seats.view,
             limits.struct(),
             single,
         )
@@ -237,18 +238,19 @@ def test_the_single_column_path_applies_the_same_rules(forced):
     assert results[0][2].any() and not results[0][2].all()
 
 
-def test_the_kernels_structs_hold_each_array_under_its_own_name():
-    """The kernels read the state's arrays by name: every field of a struct is the array of that name
-    (a struct listing two same-dtype arrays in swapped order would deal into the wrong one)."""
+def test_the_kernels_views_hold_each_array_under_its_own_name():
+    """The kernels read the state's arrays by name: every field of a view is the array of that name
+    (a view listing two same-dtype arrays in swapped order would deal into the wrong one)."""
     session = session_.Session(
         Rules(), session_.Limits(bankroll=100.0, table_min=5.0, table_max=50.0), 3, 2, seed=0
     )
-    seats, records, shoe, hand = session.structs()
-    assert seats._fields == tuple(name for name, _, _ in session_.Seats._FIELDS)
-    assert records._fields == tuple(name for name, _, _ in session_.TableRecords._FIELDS)
-    for struct, owner in ((seats, session.seats), (records, session.records)):
-        for name in struct._fields:
-            assert getattr(struct, name) is getattr(owner, name), name
+    seats, records, _, _ = session.structs()
+    for view, owner in ((seats, session.seats), (records, session.records)):
+        assert owner._VIEW_FIELDS == tuple(name for name, _, _ in owner._FIELDS)
+        typed = numba.typeof(view).field_dict  # the compiled object's fields, in its order
+        assert tuple(typed) == owner._VIEW_FIELDS
+        for name, dtype, ndim in owner._FIELDS:
+            assert (typed[name].dtype, typed[name].ndim) == (numba.from_dtype(np.dtype(dtype)), ndim), name
     limits = session.limits.struct()
     assert (limits.table_min, limits.table_max, limits.target, limits.floor) == (5.0, 50.0, np.inf, -np.inf)
     assert session_.deal_constants(Rules(decks=6)).per_rank == 24

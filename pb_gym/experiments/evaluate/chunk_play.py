@@ -248,10 +248,10 @@ class ChunkPlay:
         found = checked_rows(evaluate_hand.hand_rows, self.n, session_.PLAY_MIN_TABLES, self._hand)
         if found[0] >= 0:
             engine.raise_table_problem(*found)
-        seats = self.session.structs()[0]
+        seats = self.session.seats
         if not self.totals_done[0]:  # (the pass ran in chunks, on several threads: summed here)
             seat_ledger.account_totals(
-                seats, self.columns, self.capped, self.ledgers, self.live, self.live_count
+                seats.view, self.columns, self.capped, self.ledgers, self.live, self.live_count
             )
         self.hands_since_drop += 1
         if sticky and self.hands_since_drop >= DROP_EVERY:

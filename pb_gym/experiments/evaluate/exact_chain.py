@@ -119,7 +119,7 @@ class _Chain:
         self.payoffs = payoffs
         self.column = column
         self.probability, self.hand_class, self.winner = outcome_groups(rules, payoffs)
-        self.shoe = session_.shoe_struct(engine.init(rules, 1, 0))
+        self.shoe = engine.init(rules, 1, 0).view
         self.reads_decision = isinstance(system, READS_LAST_DECISION)
         self.draw_column = None
         if isinstance(system, betting_systems.RandomBettor):
@@ -198,7 +198,7 @@ class _Chain:
             hand_class,
             self.shoe,
             False,
-            session_.seat_struct(seats),
+            seats.view,
             self.limits,
         )
         placed = seats.placed[0]
