@@ -16,7 +16,7 @@ from pb_gym import rules as R
 from pb_gym.envs.actions import BOX, bad_action, decode_rows, decode_struct
 from pb_gym.envs.config import EnvConfig
 from pb_gym.envs.observation import exact_reward, obs_rows, obs_struct
-from pb_gym.envs.tables import Tables, check_batch, limits_struct, scratch
+from pb_gym.envs.tables import Tables, check_batch, limits_struct
 from pb_gym.parallel import checked_rows
 from pb_gym.session import PLAY_MIN_TABLES, deal_constants, play_rows, restart_rows
 
@@ -85,15 +85,14 @@ def step_state(
     check_batch(cfg, tables)  # (the arrays' shapes cannot change until the session's version moves)
     engine.check_state(cfg.rules, tables.session.shoe, deals=False)
     session = tables.session
-    requested, chosen = scratch(session)
     seats, records, shoe, hand = session.structs()
     return _new_step_state(
         ints,
         floats,
         decode_struct(cfg),
         active,
-        requested,
-        chosen,
+        tables.requested,
+        tables.chosen,
         seats,
         records,
         shoe,

@@ -42,14 +42,19 @@ class Tables:
     hand, BETS order), ``reward`` ``(n,)`` float64 (net win of the last hand), ``shoe`` (the engine's
     state) and ``result`` (the last hand dealt). Assigning a field copies the new values in, after
     checking their dtype and shape. ``csm``: the continuous shuffler's tray (``shuffle="csm"``), or
-    None."""
+    None. ``requested`` ``(1, n, n_bets)`` and ``chosen`` ``(1, n)``: the step's buffers of requested
+    stakes and chosen columns (:func:`pb_gym.envs.stepping.step_state`)."""
 
     session: Session
     csm: CsmTray | None
+    requested: np.ndarray
+    chosen: np.ndarray
 
     def __init__(self, session: Session, csm: CsmTray | None = None) -> None:
         object.__setattr__(self, "session", session)
         object.__setattr__(self, "csm", csm)
+        object.__setattr__(self, "requested", np.zeros((1, session.n_tables, session.n_bets)))
+        object.__setattr__(self, "chosen", np.full((1, session.n_tables), -1, dtype=np.int64))
 
     @property
     def n(self) -> int:
@@ -205,15 +210,3 @@ def record_hand(cfg: EnvConfig, tables: Tables, hand: engine.HandResult, shoe: e
     if shoe.n_tables != tables.n:
         raise ValueError(f"shoe holds {shoe.n_tables} tables but the tables are {tables.n}")
     tables.session.record(hand)
-
-
-def scratch(session: Session) -> tuple[np.ndarray, np.ndarray]:
-    """The session's buffers of requested stakes and chosen columns (made once)."""
-    try:
-        return session._env_scratch
-    except AttributeError:
-        session._env_scratch = (
-            np.zeros((1, session.n_tables, session.n_bets)),
-            np.full((1, session.n_tables), -1, dtype=np.int64),
-        )
-        return session._env_scratch

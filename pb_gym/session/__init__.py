@@ -132,9 +132,6 @@ class Session:
     """
 
     _shoe: engine.ShoeState
-    # the environments' buffers of requested stakes and chosen columns, made on first use by
-    # pb_gym.envs.table._scratch (absent until then)
-    _env_scratch: tuple[np.ndarray, np.ndarray]
 
     def __init__(
         self,
