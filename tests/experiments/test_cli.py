@@ -203,7 +203,7 @@ def test_experiment_help_describes_every_study(capsys):
     with pytest.raises(SystemExit):
         cli.main(["experiment", "--help"])
     text = capsys.readouterr().out
-    assert set(cli.STUDIES) == {
+    assert set(cli.studies.STUDIES) == {
         "counting",
         "atlas",
         "ruin",
@@ -213,11 +213,11 @@ def test_experiment_help_describes_every_study(capsys):
         "procedures",
         "benchmark",
     }
-    for name, description in cli.STUDIES.items():
+    for name, description in cli.studies.STUDIES.items():
         first_words = " ".join(description.split()[:4])
         assert f"  {name}" in text and first_words in " ".join(text.split()), name
         # each study's module is there to import (pb-gym experiment benchmark: regret_table)
-        module = f"pb_gym.experiments.{cli.STUDY_MODULES.get(name, name)}"
+        module = f"pb_gym.experiments.{cli.studies.STUDY_MODULES.get(name, name)}"
         assert importlib.util.find_spec(module) is not None, module
 
 

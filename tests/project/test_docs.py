@@ -52,7 +52,7 @@ def test_config_reference_names_every_system_and_study_key():
 def test_config_reference_covers_every_study_and_gives_every_key_a_meaning():
     """A section for each config-driven command, and no key row with an empty meaning (a new field
     without a Field description, or a system parameter missing from its docstring's Args, shows here)."""
-    from pb_gym.experiments.cli import STUDIES
+    from pb_gym.experiments.cli.studies import STUDIES
 
     text = (DOCS / "reference" / "config.md").read_text()
     for section in ["evaluate", "train", *(f"experiment {study}" for study in STUDIES)]:
