@@ -249,7 +249,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         self._mode = T.ACTION_MODES.index(cfg.action_mode)
         self._ints = np.zeros((1, 2 if cfg.action_mode == "multidiscrete" else 1), dtype=np.int64)
         self._floats = np.zeros((1, len(cfg.bets.offered)), dtype=np.float64)
-        self._step_state: T.StepState | None = None  # the step's arguments, compiled (see T.StepState)
+        self._step_state: Any = None  # the step's arguments, compiled (a T.StepState; see there)
         self._generation = -1  # self.session.version when it was built
         # what each step asks of the (frozen) config, read once: a single env's step is a few
         # microseconds, and each attribute or property read on the way costs some of them
@@ -358,7 +358,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
             self._action_arrays(action)
         # new arrays every step: nothing returned is reused
         obs = np.empty(self._obs_shape, dtype=np.float32)
-        state = self._state()
+        state = self._step_state if self._generation == self.session.version else self._state()
         # the env step of every batch size, here of one table: decode, stake rules, deal, settle,
         # records, ends and the observation
         T.step(self.config, state, self._ints, obs)
@@ -382,10 +382,10 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
                 hand.player_total.item(0),
                 hand.banker_total.item(0),
                 hand.winner.item(0),
-                bool(hand.natural.item(0)),
-                bool(hand.player_pair.item(0)),
-                bool(hand.banker_pair.item(0)),
-                bool(hand.shuffled.item(0)),
+                hand.natural.item(0),
+                hand.player_pair.item(0),
+                hand.banker_pair.item(0),
+                hand.shuffled.item(0),
                 stakes[0],
                 seats.bankroll.item(0),
             )
@@ -403,8 +403,8 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
             self._shoe_hands.append(
                 (
                     _render.OUTCOME_LETTERS[hand.winner.item(0)],
-                    bool(hand.banker_pair.item(0)),
-                    bool(hand.player_pair.item(0)),
+                    hand.banker_pair.item(0),
+                    hand.player_pair.item(0),
                 )
             )
             self._keep_shoe_hands()
@@ -414,8 +414,8 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         return (
             obs[0] if self._flat else T.split_obs(self.config, obs[0]),
             reward,
-            bool(terminated),
-            bool(truncated),
+            terminated,
+            truncated,
             info,
         )
 

@@ -19,6 +19,7 @@ from pb_gym.envs.observation import exact_reward, obs_rows, obs_struct
 from pb_gym.envs.tables import Tables, check_batch, limits_struct
 from pb_gym.parallel import checked_rows
 from pb_gym.session import PLAY_MIN_TABLES, deal_constants, play_rows, restart_rows
+from pb_gym.session.kernels import new_play_state
 
 _play_rows = numba.njit(nogil=True, inline="always")(play_rows.py_func)
 """The session's hand (:func:`pb_gym.session.play_rows`, the same Python function) compiled to be
@@ -42,22 +43,10 @@ class StepState(structref.StructRefProxy):
     :func:`step_state`; rebuilt when an array of the session is replaced."""
 
 
-_STEP_FIELDS = (
-    "ints",
-    "floats",
-    "dec",
-    "active",
-    "requested",
-    "chosen",
-    "seats",
-    "records",
-    "shoe",
-    "deal_consts",
-    "hand",
-    "payoffs",
-    "lim",
-    "obs_consts",
-)
+_STEP_FIELDS = ("ints", "floats", "dec", "active", "requested", "chosen", "play", "obs_consts")
+"""The fields of a :class:`StepState`: the action buffers and their decoding, the tables that play,
+the requested stakes and chosen columns, the session's :class:`pb_gym.session.kernels.PlayState`
+(with the env's limits) and the observation's constants."""
 structref.define_proxy(StepState, _StepStateType, list(_STEP_FIELDS))
 
 
@@ -86,21 +75,17 @@ def step_state(
     engine.check_state(cfg.rules, tables.session.shoe, deals=False)
     session = tables.session
     seats, records, shoe, hand = session.structs()
-    return _new_step_state(
-        ints,
-        floats,
-        decode_struct(cfg),
-        active,
-        tables.requested,
-        tables.chosen,
+    play = new_play_state(
         seats,
         records,
         shoe,
-        deal_constants(cfg.rules),
         hand,
+        deal_constants(cfg.rules),
         session.payoffs,
         limits_struct(cfg, cfg.max_hands if max_hands is None else max_hands),
-        obs_struct(cfg),
+    )
+    return _new_step_state(
+        ints, floats, decode_struct(cfg), active, tables.requested, tables.chosen, play, obs_struct(cfg)
     )
 
 
@@ -113,7 +98,7 @@ def _decode_state(state):
         state.ints,
         state.floats,
         state.dec,
-        state.seats.bankroll,
+        state.play.seats.bankroll,
         state.requested,
         state.chosen,
         state.active,
@@ -125,6 +110,7 @@ def _play_obs_state(start, stop, state, obs):
     """:func:`pb_gym.session.play_rows` at the tables ``start..stop-1`` of a :class:`StepState`, then,
     if no table was unusable, their observations into ``obs``. Returns ``(table, problem)``
     (:data:`pb_gym.parallel.NO_PROBLEM` if none)."""
+    play = state.play
     found = _play_rows(
         start,
         stop,
@@ -132,17 +118,17 @@ def _play_obs_state(start, stop, state, obs):
         state.requested,
         state.chosen,
         False,
-        state.seats,
-        state.records,
-        state.shoe,
-        state.deal_consts,
-        state.hand,
-        state.payoffs,
-        state.lim,
+        play.seats,
+        play.records,
+        play.shoe,
+        play.deal_consts,
+        play.hand,
+        play.payoffs,
+        play.limits,
         state.dec[0] != BOX,
     )
     if found[0] < 0:
-        obs_rows(start, stop, state.obs_consts, state.seats, state.records, state.shoe, obs)
+        obs_rows(start, stop, state.obs_consts, play.seats, play.records, play.shoe, obs)
     return found
 
 
@@ -203,8 +189,9 @@ def restart_all(state, bankroll0, obs):
     (continuing each table's random stream, as :func:`pb_gym.engine.shuffle`), empty records, the
     seat at ``bankroll0`` (:meth:`pb_gym.session.Session.reset`), and the first observations into
     ``obs``. False (nothing done) if the shoe arrays do not hold a shoe of the rules."""
-    shoe = state.shoe
-    _, burn, per_rank = state.deal_consts
+    play = state.play
+    shoe = play.shoe
+    _, burn, per_rank = play.deal_consts
     if shoe.shoe.shape[1] != per_rank * R.N_RANKS:
         return False
     n = shoe.position.shape[0]
@@ -219,8 +206,8 @@ def restart_all(state, bankroll0, obs):
     index = np.empty(n, np.int64)  # (np.arange would compile one more kernel)
     for t in range(n):
         index[t] = t
-    restart_rows(index, bankroll0, state.seats, state.records)
-    obs_rows(zero, n, state.obs_consts, state.seats, state.records, state.shoe, obs)
+    restart_rows(index, bankroll0, play.seats, play.records)
+    obs_rows(zero, n, state.obs_consts, play.seats, play.records, shoe, obs)
     return True
 
 
