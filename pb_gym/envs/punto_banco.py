@@ -32,7 +32,7 @@ Action space (``action_mode``)
 
 With ``allow_no_bet=False`` (forced to bet each hand) the no-bet choice is removed (bet index ``0`` is
 then banker; the discrete space has ``n_bets * K`` actions). Stakes are capped (see
-:mod:`pb_gym.envs.table`): at the table maximum and the bankroll per spot, proportionally scaled down if
+:mod:`pb_gym.envs.actions`): at the table maximum and the bankroll per spot, proportionally scaled down if
 several spots add up to more than the bankroll, and a spot below the table minimum is not placed (when
 forced to bet, the table minimum is placed instead).
 
