@@ -70,9 +70,9 @@ class Features:
     these do not). Read from the observation's ``shoe`` field, where the task shows it."""
 
     def __init__(self, task: str) -> None:
-        from pb_gym.envs import table as T
+        from pb_gym.envs import config
 
-        cfg = T.make_config(**benchmark.get_task(task).kwargs)
+        cfg = config.make_config(**benchmark.get_task(task).kwargs)
         self.shoe = cfg.obs_offsets.get("shoe")
         self.size = cfg.obs_size + (0 if self.shoe is None else self.shoe[1] - self.shoe[0])
 

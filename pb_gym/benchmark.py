@@ -164,13 +164,13 @@ def _kelly(probabilities: np.ndarray, values: np.ndarray, iterations: int = 60) 
 
 class _Growth:
     """Exact expected log growth of the bankroll over a hand, for the stakes placed (the env's
-    ``reward="log_growth"`` formula, :func:`pb_gym.envs.table.log_growth_before_hand`)."""
+    ``reward="log_growth"`` formula, :func:`pb_gym.envs.observation.log_growth_before_hand`)."""
 
     def __init__(self, cfg, pay: np.ndarray, spots: np.ndarray) -> None:
-        from pb_gym.envs import table as T
+        from pb_gym.envs import config as env_config
 
         self.cfg, self.pay, self.spots = cfg, pay, spots
-        self.floor = T.LOG_GROWTH_FLOOR * cfg.min_units
+        self.floor = env_config.LOG_GROWTH_FLOOR * cfg.min_units
         self.levels = np.asarray(cfg.stake_levels, dtype=np.float64)
 
     def of(self, probabilities: np.ndarray, stakes: np.ndarray, before: np.ndarray) -> np.ndarray:
@@ -184,14 +184,14 @@ class _Growth:
         """The action of the task (bet and stake level) with the largest exact expected log growth on
         each hand, and that growth; 0 (no bet, growth 0) where no action grows the bankroll. Ties go
         to the first action."""
-        from pb_gym.envs import table as T
+        from pb_gym.envs import actions as env_actions
 
         cfg = self.cfg
         best_growth = np.zeros(len(before))
         best_action = np.zeros(len(before), dtype=np.int64)
         trial = np.zeros((len(before), cfg.n_columns))
         for action in range(1, cfg.n_actions):
-            T.decode_actions(cfg, np.full(len(before), action), before, trial)
+            env_actions.decode_actions(cfg, np.full(len(before), action), before, trial)
             g = self.of(probabilities, trial, before)
             better = g > best_growth
             best_growth = np.where(better, g, best_growth)
@@ -233,7 +233,7 @@ class Deal:
         from gymnasium.vector import AutoresetMode
 
         from pb_gym import memory
-        from pb_gym.envs import table as T
+        from pb_gym.envs import tables as env_tables
         from pb_gym.envs.config import EnvConfig
         from pb_gym.envs.vector import PuntoBancoVectorEnv
         from pb_gym.rules import N_RANKS
@@ -242,7 +242,7 @@ class Deal:
         config = EnvConfig(**settings)
         # checked here, in this function's terms (the env's own check would say "num_envs"): the
         # tables, and per table the sums, the unseen cards, the EVs, stakes and the observation
-        per_table = T.table_bytes(config) + 4 * config.obs_size
+        per_table = env_tables.table_bytes(config) + 4 * config.obs_size
         per_table += 8 * (2 * (len(keys) + 1) + N_RANKS + 4 * config.n_columns)
         memory.require(tables * per_table, f"dealing {tables:,} held-out tables at once", "use fewer tables")
         self.env = PuntoBancoVectorEnv(tables, autoreset_mode=AutoresetMode.DISABLED, **settings)
@@ -343,7 +343,7 @@ def score(
     Raises:
         ValueError: a bad argument (named), or a policy that returns other than one valid action per row.
     """
-    from pb_gym.envs import table as T
+    from pb_gym.envs import actions as env_actions
 
     if is_session_task(task):
         return _score_session(policy, task, tables, hands, seed, reset, sessions, exact)
@@ -381,14 +381,14 @@ def score(
     for _ in range(hands):
         composition, ev, bankroll = deal.before()
         actions = _actions(policy, deal.obs, n_actions)
-        T.decode_actions(cfg, actions, bankroll, stakes)
+        env_actions.decode_actions(cfg, actions, bankroll, stakes)
         # a bet chosen whose stake the table does not take (below its minimum): no bet, and counted
         below_minimum = (actions != 0) & ~(stakes > 0).any(axis=1)
         # the perfect bettor: the smallest stake on the best scored bet, where its exact EV is > 0
         side_ev = ev[:, spots]
         best = side_ev.argmax(axis=1)
         positive = side_ev[rows, best] > 0
-        T.decode_actions(cfg, np.where(positive, unit_action[best], 0), start, perfect)
+        env_actions.decode_actions(cfg, np.where(positive, unit_action[best], 0), start, perfect)
         reward, payoffs, done = deal.step(actions)
         placed = {"policy": stakes, "perfect": perfect}
         realized = {"policy": reward, "perfect": (perfect * payoffs).sum(axis=1)}
@@ -492,7 +492,7 @@ def _sizing(
     the Kelly bettor on this hand. A stake can grow the bankroll only on a bet whose EV is > 0, so the
     hand-class probabilities are computed only where the policy bets or some scored bet is positive."""
     from pb_gym import exact
-    from pb_gym.envs import table as T
+    from pb_gym.envs import actions as env_actions
 
     n = len(bankroll)
     out = {name: np.zeros(n) for name in ("policy", "sizer", "kelly")}
@@ -506,7 +506,7 @@ def _sizing(
         best_action, best_growth = growth.best_action(probabilities, before)
         out["sizer"][rows] = best_growth
         chosen = np.zeros((rows.size, cfg.n_columns))
-        T.decode_actions(cfg, best_action, before, chosen)
+        env_actions.decode_actions(cfg, best_action, before, chosen)
         sizer[rows] = chosen
         out["kelly"][rows] = growth.kelly(probabilities)
     placed["sizer"] = sizer
@@ -528,14 +528,14 @@ def perfect_policy(task: str | Task | SessionTask = "pb_gym/Discover-v0") -> Pol
     """
     from pb_gym import exact
     from pb_gym import rules as R
-    from pb_gym.envs import table as T
+    from pb_gym.envs import config as env_config
 
     if is_session_task(task):
         from pb_gym import session_benchmark
 
         return session_benchmark.optimal_policy(task)
     spec = get_task(task)
-    cfg = T.make_config(**spec.kwargs)
+    cfg = env_config.make_config(**spec.kwargs)
     if not cfg.visible_discards:
         raise ValueError(
             f"task={spec.id!r} hides the discards: its observation does not show the "

@@ -2,9 +2,9 @@
 
 :class:`Sb3Policy` (config ``type: sb3``) loads a model saved by ``pb-gym train`` and plays one seat of
 the evaluation's table session (:class:`pb_gym.session.Session`). Before every hand it reads its
-observation with the environment's own function, :func:`pb_gym.envs.table.observe` (bankroll, bead
+observation with the environment's own function, :func:`pb_gym.envs.observation.observe` (bankroll, bead
 plate, last hand, cards left, hands, unseen cards: what the env would show at that seat), and its
-actions become stakes through the environment's own :func:`~pb_gym.envs.table.decode_actions` (same
+actions become stakes through the environment's own :func:`~pb_gym.envs.actions.decode_actions` (same
 stake levels, limits and forced-bet rule as the environment the model was trained in).
 
 A trained model is a folder of files (:func:`save_policy`); loading one unpickles some of them, so
@@ -71,7 +71,8 @@ from pb_gym.agents.saved_model import save_policy as save_policy
 from pb_gym.agents.saved_model import training_config as training_config
 from pb_gym.agents.saved_model import verify_model_files as verify_model_files
 from pb_gym.agents.saved_model import write_manifest as write_manifest
-from pb_gym.envs import table as T
+from pb_gym.envs import actions as env_actions
+from pb_gym.envs import config, observation
 
 if TYPE_CHECKING:
     from stable_baselines3.common.base_class import BaseAlgorithm
@@ -131,7 +132,9 @@ def algorithm_class(name: str) -> type[BaseAlgorithm]:
         raise _missing_extra(f"the {name} algorithm", error) from error
 
 
-def training_mismatch(cfg: T.EnvConfig, rules: R.Rules, min_units: float, max_units: float) -> str | None:
+def training_mismatch(
+    cfg: config.EnvConfig, rules: R.Rules, min_units: float, max_units: float
+) -> str | None:
     """What differs between a study (rules, table limits in units) and a model's training environment
     ``cfg``, naming each field; None when they agree."""
     if rules != cfg.rules:
@@ -173,7 +176,7 @@ class Sb3Policy(systems.BettingSystem):
         self.algorithm = meta["algorithm"]
         self.env_kwargs = env_kwargs_from_json(meta["env_kwargs"])
         self.obs_transform = meta.get("obs_transform", "none")
-        self.cfg = T.make_config(**self.env_kwargs)
+        self.cfg = config.make_config(**self.env_kwargs)
         if self.cfg.action_mode == "box":
             raise ValueError(
                 f"{zip_path}: action_mode 'box' places several bets per hand; the "
@@ -237,13 +240,15 @@ class Sb3Policy(systems.BettingSystem):
     # -- deciding -------------------------------------------------------------------------------
     def observe(self, view: systems.TableView):
         """The environment's observation of this seat at every table (before any transform or
-        normalization), by the environment's own :func:`pb_gym.envs.table.observe`."""
+        normalization), by the environment's own :func:`pb_gym.envs.observation.observe`."""
         if view.session is None:
             raise ValueError(
                 "the TableView carries no table session (view.session): a learned "
                 "policy reads its observations from the session it plays in"
             )
-        return T.split_obs(self.cfg, T.observe(self.cfg, view.session, seat=view.seat, per_unit=view.unit))
+        return observation.split_obs(
+            self.cfg, observation.observe(self.cfg, view.session, seat=view.seat, per_unit=view.unit)
+        )
 
     def stakes(self, actions: np.ndarray, view: systems.TableView) -> systems.Proposal:
         """The proposal of ``actions`` per table: the environment's stakes (one column; NO_BET where
@@ -252,12 +257,12 @@ class Sb3Policy(systems.BettingSystem):
         cfg = self.cfg
         bankroll = np.asarray(view.bankroll_units, dtype=np.float64)
         n = bankroll.shape[0]
-        stakes = T.decode_actions(cfg, actions, bankroll, np.zeros((n, cfg.n_columns)))
+        stakes = env_actions.decode_actions(cfg, actions, bankroll, np.zeros((n, cfg.n_columns)))
         placed = stakes > 0
         # the policy's own columns (its env's), then the study table's
         own = np.where(placed.any(axis=1), placed.argmax(axis=1), systems.NO_BET).astype(np.int8)
         units = stakes[np.arange(n), np.maximum(own, 0)] * (own >= 0)
-        requested, _ = T.requested_stakes(cfg, actions, bankroll)
+        requested, _ = env_actions.requested_stakes(cfg, actions, bankroll)
         capped = (own >= 0) & (requested.max(axis=1) > cfg.max_units + 1e-9)
         column = own
         if self._to_table is not None:
@@ -299,7 +304,7 @@ class Sb3Policy(systems.BettingSystem):
             obs = self.normalizer.normalize_obs(obs)
         kwargs: dict[str, Any] = {"deterministic": self.deterministic}
         if self.algorithm == "MaskablePPO":
-            kwargs["action_masks"] = T.action_masks(self.cfg, np.asarray(view.bankroll_units))
+            kwargs["action_masks"] = env_actions.action_masks(self.cfg, np.asarray(view.bankroll_units))
         if self.algorithm == "RecurrentPPO":
             n = len(view.bankroll_units)
             starts = np.full(n, view.hands_played == 0)
@@ -322,7 +327,7 @@ class Sb3Policy(systems.BettingSystem):
         return self.stakes(actions, view)
 
 
-def _load_normalizer(path: Path, env_kwargs: dict, obs_transform: str, cfg: T.EnvConfig):
+def _load_normalizer(path: Path, env_kwargs: dict, obs_transform: str, cfg: config.EnvConfig):
     from stable_baselines3.common.vec_env import VecNormalize
 
     from pb_gym.agents.sb3_vec_env import PuntoBancoSB3VecEnv

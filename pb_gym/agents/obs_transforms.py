@@ -13,7 +13,7 @@ import numpy as np
 from pb_gym import exact
 from pb_gym import rules as R
 from pb_gym.agents import roads_features
-from pb_gym.envs import table as T
+from pb_gym.envs import config
 
 OBS_TRANSFORMS: tuple[str, ...] = ("none", "composition", "counts", "shoe_only", "roads")
 """The observation transforms (:func:`transform_obs`), the ``obs_transform`` of a train config."""
@@ -50,7 +50,7 @@ def _linear_ev_model(rules: R.Rules) -> tuple[np.ndarray, np.ndarray]:
     return _LINEAR_EV[key]
 
 
-def transform_obs(kind: str, obs: dict[str, np.ndarray], cfg: T.EnvConfig) -> dict[str, np.ndarray]:
+def transform_obs(kind: str, obs: dict[str, np.ndarray], cfg: config.EnvConfig) -> dict[str, np.ndarray]:
     """Observation transform applied on top of the environment's observation (training and replay).
 
     ``none``: unchanged. ``composition``: the ``shoe`` counts become the deviation of each rank's share
@@ -111,7 +111,7 @@ def transformed_space(kind: str, space):
     return spaces.Dict(boxes)
 
 
-def obs_transform_wrapper(venv, kind: str, cfg: T.EnvConfig):
+def obs_transform_wrapper(venv, kind: str, cfg: config.EnvConfig):
     """A ``VecEnvWrapper`` applying :func:`transform_obs` (``venv`` unchanged for ``none``)."""
     if kind == "none":
         return venv

@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from pb_gym.agents.obs_transforms import OBS_TRANSFORMS, transformed_space
-from pb_gym.envs import table as T
+from pb_gym.envs import config
+from pb_gym.envs import spaces as env_spaces
 
 MODEL_FILE = "model.zip"
 ENV_FILE = "env.json"
@@ -43,7 +44,7 @@ def env_kwargs_to_json(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in kwargs.items()}
 
 
-LEGACY_ENV_DEFAULTS: dict[str, Any] = T.LEGACY_DEFAULTS
+LEGACY_ENV_DEFAULTS: dict[str, Any] = config.LEGACY_DEFAULTS
 """The environment defaults before the flat, scaled observation and the discrete actions became the
 defaults (:data:`pb_gym.envs.config.LEGACY_DEFAULTS`)."""
 
@@ -52,7 +53,7 @@ def env_kwargs_from_json(data: dict[str, Any]) -> dict[str, Any]:
     """Environment keyword arguments read from ``env.json``: :func:`pb_gym.envs.config.upgrade_record`
     (the record of :meth:`pb_gym.envs.config.EnvConfig.record`, or an older file's keys mapped onto
     it; an unknown key is a ValueError naming it)."""
-    return T.upgrade_record(data)
+    return config.upgrade_record(data)
 
 
 def save_policy(
@@ -71,7 +72,7 @@ def save_policy(
     # every field spelled out (EnvConfig.record): defaults may change, files stay true
     meta: dict[str, Any] = {
         "algorithm": algorithm,
-        "env_kwargs": T.make_config(**env_kwargs).record(),
+        "env_kwargs": config.make_config(**env_kwargs).record(),
         "obs_transform": obs_transform,
         "vecnormalize": None,
     }
@@ -224,7 +225,7 @@ def read_meta(meta: str | Path) -> dict[str, Any]:
             "mapping of environment settings the model was trained with"
         )
     try:
-        T.make_config(**env_kwargs_from_json(kwargs))
+        config.make_config(**env_kwargs_from_json(kwargs))
     except (TypeError, ValueError) as error:
         raise ValueError(f"{meta}: env_kwargs: {error}") from None
     return data
@@ -284,10 +285,10 @@ def check_model_spaces(zip_path: Path, meta: dict) -> None:
     import pickle
     import zipfile
 
-    cfg = T.make_config(**env_kwargs_from_json(meta["env_kwargs"]))
+    cfg = config.make_config(**env_kwargs_from_json(meta["env_kwargs"]))
     expected = {
-        "observation_space": transformed_space(meta["obs_transform"], T.observation_space(cfg)),
-        "action_space": T.action_space(cfg),
+        "observation_space": transformed_space(meta["obs_transform"], env_spaces.observation_space(cfg)),
+        "action_space": env_spaces.action_space(cfg),
     }
     try:
         with zipfile.ZipFile(zip_path) as archive:
@@ -318,7 +319,7 @@ def check_model_spaces(zip_path: Path, meta: dict) -> None:
             )
 
 
-def training_config(model: str | Path) -> T.EnvConfig:
+def training_config(model: str | Path) -> config.EnvConfig:
     """The environment settings a saved model was trained with (reads ``env.json``; no torch)."""
     _, meta_path = model_files(model)
-    return T.make_config(**env_kwargs_from_json(read_meta(meta_path)["env_kwargs"]))
+    return config.make_config(**env_kwargs_from_json(read_meta(meta_path)["env_kwargs"]))

@@ -1,5 +1,20 @@
-"""Actions -> requested stakes: step 1 of the stake rules (:mod:`pb_gym.envs.table`), the checks of an
-action batch's layout and range, and the masks for MaskablePPO. The session applies steps 2-4."""
+"""Actions -> requested stakes: step 1 of the stake rules (below), the checks of an action batch's
+layout and range, and the masks for MaskablePPO. The session applies steps 2-4.
+
+Stake rules (:func:`pb_gym.session.place_rows`; applied to every table every hand, in this order;
+amounts in betting units):
+
+1. The requested stake of each bet spot, in units: a stake level (``stake_unit="units"``: the level in
+   units; ``"fraction"``: the level times the current bankroll) for the discrete modes; for the ``box``
+   mode ``a * min(bankroll, table_max)`` where ``a`` is the action entry clipped to ``[0, 1]`` (NaN = 0).
+2. Each spot's stake is capped at the table maximum and at the bankroll.
+3. If the stakes of several spots (box mode) add up to more than the bankroll they are scaled down in
+   proportion so that they add up to the bankroll.
+4. A spot whose stake is below the table minimum is not placed (stake 0). When betting is forced
+   (``allow_no_bet=False``) and nothing would be placed, the table minimum is placed instead on the
+   chosen spot (box mode: the spot with the largest action entry, banker on ties); the bankroll always
+   covers it, since an episode ends (ruin) as soon as the bankroll falls below the table minimum.
+"""
 
 from __future__ import annotations
 

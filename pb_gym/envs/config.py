@@ -8,9 +8,10 @@ defaults) and what a saved model records (:meth:`EnvConfig.record`, read back by
 its reference; a bad value raises a ``ValueError`` naming the field and the allowed values, an unknown
 keyword a ``TypeError`` (as any Python callable).
 
-Units. Money amounts (``bankroll``, ``table_min``, ``table_max``, ``win_target``) are in money; ``unit``
-is the betting unit in money. Everything the environment returns is in **betting units** (money /
-``unit``).
+Units. Money amounts given to the environment (``bankroll``, ``table_min``, ``table_max``,
+``win_target``) are in money; ``unit`` is the betting unit in money. Inside, and in everything the
+environment returns (observation, reward, stakes in ``info``), amounts are in **betting units** (money
+/ ``unit``).
 """
 
 from __future__ import annotations

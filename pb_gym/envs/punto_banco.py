@@ -32,7 +32,7 @@ Action space (``action_mode``)
 
 With ``allow_no_bet=False`` (forced to bet each hand) the no-bet choice is removed (bet index ``0`` is
 then banker; the discrete space has ``n_bets * K`` actions). Stakes are capped (see
-:mod:`pb_gym.envs.table`): at the table maximum and the bankroll per spot, proportionally scaled down if
+:mod:`pb_gym.envs.actions`): at the table maximum and the bankroll per spot, proportionally scaled down if
 several spots add up to more than the bankroll, and a spot below the table minimum is not placed (when
 forced to bet, the table minimum is placed instead).
 
@@ -150,9 +150,10 @@ from gymnasium.error import ResetNeeded
 
 from pb_gym import engine
 from pb_gym import rules as R
+from pb_gym.envs import actions, observation, stepping, tables
 from pb_gym.envs import render as _render
-from pb_gym.envs import table as T
-from pb_gym.envs.config import EnvConfig, bad
+from pb_gym.envs import spaces as env_spaces
+from pb_gym.envs.config import ACTION_MODES, EnvConfig, bad
 from pb_gym.envs.keywords import env_config, with_config_keywords
 from pb_gym.roads import read_roads
 from pb_gym.session import MAX_CARDS
@@ -238,22 +239,22 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         self._shoe_hands: list[tuple[str, bool, bool]] = []
         # a Box or a Dict (cfg.observation); gymnasium's Space is invariant in its sample type, so
         # neither is a Space[ObsType] to mypy
-        self.observation_space = cast("spaces.Space[ObsType]", T.observation_space(cfg))
-        self.action_space = T.action_space(cfg)
-        self.tables = T.new_tables(cfg, 1, seed=[0])
+        self.observation_space = cast("spaces.Space[ObsType]", env_spaces.observation_space(cfg))
+        self.action_space = env_spaces.action_space(cfg)
+        self.tables = tables.new_tables(cfg, 1, seed=[0])
         self.session = self.tables.session
         self._active = np.ones(1, dtype=np.bool_)
         self._seeded = False
         self._needs_reset = True  # before the first reset, and after an episode ended
         # the step's compiled call, its constant arguments and buffers made once
-        self._mode = T.ACTION_MODES.index(cfg.action_mode)
+        self._mode = ACTION_MODES.index(cfg.action_mode)
         self._ints = np.zeros((1, 2 if cfg.action_mode == "multidiscrete" else 1), dtype=np.int64)
         self._floats = np.zeros((1, len(cfg.bets.offered)), dtype=np.float64)
-        self._step_state: Any = None  # the step's arguments, compiled (a T.StepState; see there)
+        self._step_state: Any = None  # the step's arguments, compiled (a stepping.StepState)
         self._generation = -1  # self.session.version when it was built
         # what each step asks of the (frozen) config, read once: a single env's step is a few
         # microseconds, and each attribute or property read on the way costs some of them
-        self._discrete = self._mode == T.DISCRETE
+        self._discrete = self._mode == actions.DISCRETE
         self._obs_shape = (1, cfg.obs_size)
         self._hand_info, self._info_ev, self._flat = cfg.hand_info, cfg.info_ev, cfg.flat
         self._suited = cfg.bets.suited
@@ -297,34 +298,34 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         if seeds is not None:  # as engine.shuffle(..., seed=seeds) reseeds the table
             self.session.shoe.rng[0] = engine.table_seeds(seeds, 1)[0]
         obs = np.empty((1, cfg.obs_size), dtype=np.float32)
-        if not T.restart_all(self._state(), cfg.bankroll_units, obs):  # an unusable shoe: say why
-            T.reset_tables(cfg, self.tables, np.zeros(1, dtype=np.int64))
+        if not stepping.restart_all(self._state(), cfg.bankroll_units, obs):  # an unusable shoe: say why
+            tables.reset_tables(cfg, self.tables, np.zeros(1, dtype=np.int64))
         elif self.tables.csm is not None:  # (reset_tables restarts it; restart_all does not)
             self.tables.csm.restart(self.session.shoe)
         if self.render_mode is not None:
             self._keep_shoe_hands()
             self._show()
-        return (obs[0] if cfg.flat else T.split_obs(cfg, obs[0])), {}
+        return (obs[0] if cfg.flat else observation.split_obs(cfg, obs[0])), {}
 
-    def _state(self) -> T.StepState:
+    def _state(self) -> stepping.StepState:
         """The compiled step state, rebuilt when an array of the session has been replaced."""
         state = self._step_state
         if state is None or self._generation != self.session.version:
-            state = self._step_state = T.step_state(
+            state = self._step_state = stepping.step_state(
                 self.config, self.tables, self._ints, self._floats, self._active
             )
             self._generation = self.session.version
         return state
 
     def _obs(self) -> ObsType:
-        """The observation of the table as it is now (:func:`pb_gym.envs.table.observe`)."""
-        return T.split_obs(self.config, T.write_obs(self.config, self.tables)[0])
+        """The observation of the table as it is now (:func:`pb_gym.envs.observation.observe`)."""
+        return observation.split_obs(self.config, observation.write_obs(self.config, self.tables)[0])
 
     def _action_arrays(self, action: ActType) -> tuple[np.ndarray, np.ndarray]:
         """The action in the step kernel's layout: the common forms are copied into the env's buffers;
-        anything else goes through :func:`pb_gym.envs.table.action_array`'s checks."""
+        anything else goes through :func:`pb_gym.envs.actions.action_array`'s checks."""
         mode = self._mode
-        if mode == T.DISCRETE:
+        if mode == actions.DISCRETE:
             if (
                 isinstance(action, (int, np.integer))
                 and not isinstance(action, bool)
@@ -333,14 +334,14 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
                 self._ints[0, 0] = action
                 return self._ints, self._floats
         elif type(action) is np.ndarray and action.ndim == 1:
-            if mode == T.MULTIDISCRETE and action.shape[0] == 2 and action.dtype.kind == "i":
+            if mode == actions.MULTIDISCRETE and action.shape[0] == 2 and action.dtype.kind == "i":
                 self._ints[0] = action
                 return self._ints, self._floats
-            if mode == T.BOX and action.shape[0] == self._floats.shape[1] and action.dtype.kind == "f":
+            if mode == actions.BOX and action.shape[0] == self._floats.shape[1] and action.dtype.kind == "f":
                 self._floats[0] = action
                 return self._ints, self._floats
-        ints, floats = T.action_array(self.config, np.asarray(action)[None], 1)
-        if mode == T.BOX:
+        ints, floats = actions.action_array(self.config, np.asarray(action)[None], 1)
+        if mode == actions.BOX:
             self._floats[...] = floats
         else:
             self._ints[...] = ints
@@ -361,21 +362,23 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         state = self._step_state if self._generation == self.session.version else self._state()
         # the env step of every batch size, here of one table: decode, stake rules, deal, settle,
         # records, ends and the observation
-        T.step(self.config, state, self._ints, obs)
+        stepping.step(self.config, state, self._ints, obs)
         seats, hand = self.session.seats, self.session.hand
         reward = seats.net.item(0)
         terminated, truncated = seats.terminated.item(0), seats.truncated.item(0)
         if self._exact_reward:
             reward = 0.0
             if seats.placed.item(0):
-                reward = float(T.exact_reward(self.config, self.tables, np.zeros(1, dtype=np.intp))[0])
+                reward = float(
+                    observation.exact_reward(self.config, self.tables, np.zeros(1, dtype=np.intp))[0]
+                )
         info: dict[str, Any] = {}
         if self._hand_info:  # the info's arrays are read-only copies: HandInfo's copies share them
             stakes = _frozen(seats.stakes[0])
             cards = np.empty((2, MAX_CARDS), dtype=np.uint8)
             cards[0], cards[1] = hand.player_cards[0], hand.banker_cards[0]
             cards.setflags(write=False)
-            info = T.info_dict(
+            info = observation.info_dict(
                 HandInfo,
                 cards[0],
                 cards[1],
@@ -393,12 +396,12 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
                 info["player_suits"] = hand.player_suits[0].copy()
                 info["banker_suits"] = hand.banker_suits[0].copy()
         if self._info_ev:
-            ev = T.ev_before_hand(self.config, self.tables)
+            ev = observation.ev_before_hand(self.config, self.tables)
             ev.setflags(write=False)
             info["ev"] = ev[0]
         if self.tables.csm is not None:  # a continuous shuffler takes cards back: observe again
-            T.after_hand(self.config, self.tables, _ONE_TABLE)
-            T.observe(self.config, self.session, out=obs, rows=_FIRST_TABLE)
+            tables.after_hand(self.config, self.tables, _ONE_TABLE)
+            observation.observe(self.config, self.session, out=obs, rows=_FIRST_TABLE)
         if self.render_mode is not None:
             self._shoe_hands.append(
                 (
@@ -412,7 +415,7 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         if terminated or truncated:
             self._needs_reset = True
         return (
-            obs[0] if self._flat else T.split_obs(self.config, obs[0]),
+            obs[0] if self._flat else observation.split_obs(self.config, obs[0]),
             reward,
             terminated,
             truncated,
@@ -437,8 +440,8 @@ class PuntoBancoEnv(gym.Env[ObsType, ActType]):
         return self.config.describe_action(index)
 
     def action_masks(self) -> np.ndarray:
-        """Valid actions now (for sb3-contrib's MaskablePPO; see :func:`pb_gym.envs.table.action_masks`)."""
-        return T.action_masks(self.config, self.tables.bankroll)[0]
+        """Valid actions now (for sb3-contrib's MaskablePPO; see :func:`pb_gym.envs.actions.action_masks`)."""
+        return actions.action_masks(self.config, self.tables.bankroll)[0]
 
     def _keep_shoe_hands(self) -> None:
         """Keep the hands of the shoe now in play only (a new shoe starts the roads afresh)."""

@@ -1,4 +1,4 @@
-"""Rendering of one table of a :class:`~pb_gym.envs.table.Tables` batch: text (``ansi``) and a small
+"""Rendering of one table of a :class:`~pb_gym.envs.tables.Tables` batch: text (``ansi``) and a small
 hand-drawn RGB image (``rgb_array``, numpy only). Used by the single and the vector environment."""
 
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from pb_gym import rules as R
-from pb_gym.envs.table import EnvConfig, Tables
+from pb_gym.envs.config import EnvConfig
+from pb_gym.envs.tables import Tables
 from pb_gym.roads import Roads, scoreboard_text
 from pb_gym.session import BEAD_CODES
 from pb_gym.session import state as hand_record

@@ -101,7 +101,7 @@ def check_batch(cfg: EnvConfig, tables: Tables, active: np.ndarray | None = None
     :class:`Tables` when set."""
     if not isinstance(tables, Tables):
         raise TypeError(
-            f"tables must be a pb_gym.envs.table.Tables (new_tables), got {type(tables).__name__}"
+            f"tables must be a pb_gym.envs.tables.Tables (new_tables), got {type(tables).__name__}"
         )
     session = tables.session
     if session.history != cfg.history or session.shoe.shoe.shape[1] != cfg.rules.n_cards:

@@ -194,7 +194,7 @@ class Task:
     Attributes:
         id: the Gymnasium id (``pb_gym/...-v0``).
         summary: one line on what the task asks.
-        kwargs: every environment keyword argument (:func:`pb_gym.envs.table.make_config`).
+        kwargs: every environment keyword argument (:func:`pb_gym.envs.config.make_config`).
         bets: the bets the perfect-information bettor plays (every offered bet).
         objective: ``"profit"`` (one-unit stakes: exact profit per hand) or ``"log_growth"`` (stake
             sizing: exact expected log growth of the bankroll per hand, Kelly's objective).

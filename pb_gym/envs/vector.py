@@ -34,8 +34,10 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from pb_gym import memory
+from pb_gym.envs import actions as env_actions
+from pb_gym.envs import observation, spaces, stepping
 from pb_gym.envs import render as _render
-from pb_gym.envs import table as T
+from pb_gym.envs import tables as env_tables
 from pb_gym.envs.config import EnvConfig, bad
 from pb_gym.envs.keywords import env_config, with_config_keywords
 
@@ -120,7 +122,7 @@ class PuntoBancoVectorEnv(VectorEnv):
             raise bad("max_episode_steps", max_episode_steps, "None or an integer >= 1")
         self.config = env_config(config, options, {"hand_info": False})
         memory.require(
-            int(num_envs) * T.table_bytes(self.config),
+            int(num_envs) * env_tables.table_bytes(self.config),
             f"PuntoBancoVectorEnv(num_envs={int(num_envs):,})",
             "use fewer num_envs",
         )
@@ -130,20 +132,20 @@ class PuntoBancoVectorEnv(VectorEnv):
         self.autoreset_mode = autoreset_mode
         self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode}
         self.render_mode = render_mode
-        self.single_observation_space = T.observation_space(self.config)
-        self.single_action_space = T.action_space(self.config)
+        self.single_observation_space = spaces.observation_space(self.config)
+        self.single_action_space = spaces.action_space(self.config)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self.tables = T.new_tables(self.config, self.num_envs, seed=np.arange(self.num_envs))
+        self.tables = env_tables.new_tables(self.config, self.num_envs, seed=np.arange(self.num_envs))
         self._autoreset = np.zeros(self.num_envs, dtype=np.bool_)
         self._seeded = False
-        # the step's buffers (actions, tables that play) and its compiled arguments (T.StepState),
+        # the step's buffers (actions, tables that play) and its compiled arguments (stepping.StepState),
         # rebuilt when an array of the session has been replaced
         n = self.num_envs
         self._ints = np.zeros((n, 2 if self.config.action_mode == "multidiscrete" else 1), dtype=np.int64)
         self._floats = np.zeros((n, len(self.config.bets.offered)), dtype=np.float64)
         self._active = np.ones(n, dtype=np.bool_)
-        self._step_state: T.StepState | None = None
+        self._step_state: stepping.StepState | None = None
         self._generation = -1  # self.tables.session.version when it was built
 
     def __getstate__(self) -> dict[str, Any]:
@@ -152,10 +154,10 @@ class PuntoBancoVectorEnv(VectorEnv):
         state["_step_state"], state["_generation"] = None, -1
         return state
 
-    def _state(self) -> T.StepState:
+    def _state(self) -> stepping.StepState:
         state = self._step_state
         if state is None or self._generation != self.tables.session.version:
-            state = self._step_state = T.step_state(
+            state = self._step_state = stepping.step_state(
                 self.config, self.tables, self._ints, self._floats, self._active, self.max_hands
             )
             self._generation = self.tables.session.version
@@ -225,23 +227,23 @@ class PuntoBancoVectorEnv(VectorEnv):
             index = np.arange(self.num_envs)
         self._seeded = True
         if seeds is None:
-            T.reset_tables(self.config, self.tables, index)
+            env_tables.reset_tables(self.config, self.tables, index)
         else:
             picked = [seeds[i] for i in index]
             fixed = np.array([s is not None for s in picked], dtype=bool)
             if fixed.any():
-                T.reset_tables(
+                env_tables.reset_tables(
                     self.config,
                     self.tables,
                     index[fixed],
                     np.array([s for s in picked if s is not None], dtype=np.int64),
                 )
             if (~fixed).any():
-                T.reset_tables(self.config, self.tables, index[~fixed])
+                env_tables.reset_tables(self.config, self.tables, index[~fixed])
         self._autoreset[index] = False
         if self.render_mode == "human":
             self._print()
-        return T.split_obs(self.config, T.write_obs(self.config, self.tables)), {}
+        return observation.split_obs(self.config, observation.write_obs(self.config, self.tables)), {}
 
     # ---- step -----------------------------------------------------------------------------------
     def step(self, actions: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -251,7 +253,7 @@ class PuntoBancoVectorEnv(VectorEnv):
         mode = self.autoreset_mode
         # tables whose episode ended last step start a new one instead of playing this hand
         resetting = self._autoreset if mode == AutoresetMode.NEXT_STEP and self._autoreset.any() else None
-        ints, floats = T.action_array(cfg, actions, self.num_envs)
+        ints, floats = env_actions.action_array(cfg, actions, self.num_envs)
         if ints.shape[0]:
             self._ints[...] = ints
         else:
@@ -267,14 +269,14 @@ class PuntoBancoVectorEnv(VectorEnv):
         # net and flags were zeroed), and each table draws on its own random stream, so the
         # observations after the hand hold the new episodes' first ones (one pass)
         restart = None if resetting is None else functools.partial(self._restart, np.flatnonzero(resetting))
-        T.step(cfg, self._state(), self._ints, flat, restart)
-        reward, terminated, truncated = T.hand_outcome(cfg, tables, active)
+        stepping.step(cfg, self._state(), self._ints, flat, restart)
+        reward, terminated, truncated = stepping.hand_outcome(cfg, tables, active)
         return self._finish(flat, reward, terminated, truncated, active)
 
-    def _restart(self, index: np.ndarray) -> T.StepState:
+    def _restart(self, index: np.ndarray) -> stepping.StepState:
         """Autoreset: new episodes at the tables ``index``; the step state to play (rebuilt if the
         reset replaced an array of the session)."""
-        T.reset_tables(self.config, self.tables, index)
+        env_tables.reset_tables(self.config, self.tables, index)
         return self._state()
 
     def _finish(
@@ -288,9 +290,9 @@ class PuntoBancoVectorEnv(VectorEnv):
         """The step's infos and (``SAME_STEP``) the resets of the tables whose episode ended."""
         cfg, tables, mode = self.config, self.tables, self.autoreset_mode
         restarted = None
-        info: dict[str, Any] = T.hand_info(cfg, tables)
-        if T.after_hand(cfg, tables, active):  # a continuous shuffler took cards back: observe again
-            T.observe(cfg, tables.session, out=flat, rows=np.flatnonzero(active))
+        info: dict[str, Any] = observation.hand_info(cfg, tables)
+        if env_tables.after_hand(cfg, tables, active):  # a continuous shuffler took cards back: observe again
+            observation.observe(cfg, tables.session, out=flat, rows=np.flatnonzero(active))
         done = terminated | truncated
         same_step = mode == AutoresetMode.SAME_STEP and done.any()
         if info:
@@ -301,24 +303,24 @@ class PuntoBancoVectorEnv(VectorEnv):
             index = np.flatnonzero(done)
             final_obs = np.full(self.num_envs, None, dtype=object)
             for i in index:
-                final_obs[i] = T.split_obs(cfg, flat[i].copy())
+                final_obs[i] = observation.split_obs(cfg, flat[i].copy())
             final_info = {k: (v.copy() if not k.startswith("_") else done.copy()) for k, v in info.items()}
             info.update(
                 final_obs=final_obs, _final_obs=done.copy(), final_info=final_info, _final_info=done.copy()
             )
-            T.reset_tables(cfg, tables, index)
+            env_tables.reset_tables(cfg, tables, index)
             restarted = index
         if restarted is not None:  # the new episodes' first observations
-            T.observe(cfg, tables.session, out=flat, rows=restarted)
+            observation.observe(cfg, tables.session, out=flat, rows=restarted)
         self._autoreset = done
         if self.render_mode == "human":
             self._print()
-        return T.split_obs(cfg, flat), reward, terminated, truncated, info
+        return observation.split_obs(cfg, flat), reward, terminated, truncated, info
 
     # ---- extras ---------------------------------------------------------------------------------
     def action_masks(self) -> np.ndarray:
-        """Valid actions of every table, ``(N, m)`` bool (see :func:`pb_gym.envs.table.action_masks`)."""
-        return T.action_masks(self.config, self.tables.bankroll)
+        """Valid actions of every table, ``(N, m)`` bool (see :func:`pb_gym.envs.actions.action_masks`)."""
+        return env_actions.action_masks(self.config, self.tables.bankroll)
 
     def _print(self) -> None:
         frames = (_render.render_ansi(self.config, self.tables, t) for t in range(self.num_envs))

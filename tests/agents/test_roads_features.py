@@ -11,6 +11,7 @@ import pytest
 import pb_gym  # noqa: F401  (registers the envs)
 from pb_gym.agents import learned
 from pb_gym.agents.roads_features import SIZE, roads_features
+from pb_gym.envs import config as env_config
 from pb_gym.envs.roads_observation import RoadsObservation
 
 from repo_paths import ROOT  # noqa: E402
@@ -46,7 +47,7 @@ def test_the_transform_replaces_the_bead_plate_and_batches_tables():
     np.testing.assert_array_equal(features[1, :8], [0, 0, 0, 0, 1, -1, 1, 1])
     np.testing.assert_array_equal(features[2, :8], [0, 0, 0, 0, 0, 0, -1, -1])
     obs = {"bankroll": np.ones((3, 1)), "bead_plate": plates}
-    cfg = pb_gym.envs.table.make_config(obs_scale="raw", observation="dict", history=104)
+    cfg = env_config.make_config(obs_scale="raw", observation="dict", history=104)
     out = learned.transform_obs("roads", obs, cfg)
     assert sorted(out) == ["bankroll", "roads"]
     np.testing.assert_array_equal(out["roads"], features)

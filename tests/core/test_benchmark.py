@@ -7,8 +7,8 @@ from gymnasium.utils.env_checker import check_env
 
 from pb_gym import benchmark, catalog
 from pb_gym import rules as R
-from pb_gym.envs import table as T
-from pb_gym.envs import tasks
+from pb_gym.envs import actions as env_actions
+from pb_gym.envs import config, tasks
 
 TASK_IDS = list(tasks.TASKS)
 
@@ -64,7 +64,7 @@ def test_action_meanings_are_the_envs_actions_and_the_env_checkers_pass(task_id)
     levels = cfg.stake_levels
     for action, meaning in enumerate(meanings):
         stakes = np.zeros((1, cfg.n_columns))
-        T.decode_actions(cfg, np.array([action]), np.array([cfg.bankroll_units]), stakes)
+        env_actions.decode_actions(cfg, np.array([action]), np.array([cfg.bankroll_units]), stakes)
         if action == 0:
             assert meaning == "no_bet" and not stakes.any()
             continue
@@ -165,7 +165,7 @@ def test_the_controls_are_read_by_their_regret_per_1000_hands(task_id):
 
 def test_a_users_callable_is_scored_with_a_paired_regret():
     task = tasks.get_task("Discover-v0")
-    cfg = T.make_config(**task.kwargs)
+    cfg = config.make_config(**task.kwargs)
     start, stop = cfg.obs_offsets["shoe"]
     dragon7 = benchmark.action_index(task, "dragon7")
 

@@ -10,7 +10,8 @@ import pytest
 import pb_gym  # noqa: F401  (registers the env)
 from pb_gym import catalog
 from pb_gym import rules as R
-from pb_gym.envs import table as T
+from pb_gym.envs import config as env_config
+from pb_gym.envs import tables as env_tables
 from pb_gym.envs.vector import PuntoBancoVectorEnv
 
 from repo_paths import ROOT  # noqa: E402
@@ -35,7 +36,7 @@ def _hand_classes(info: dict) -> np.ndarray:
 
 
 def test_columns_are_bets_then_extra_and_default_unchanged():
-    cfg = T.make_config(side_bets=["player_pair", "dragon_bonus_player", "egalite_7"])
+    cfg = env_config.make_config(side_bets=["player_pair", "dragon_bonus_player", "egalite_7"])
     assert cfg.rules.side_bets == ("player_pair",)
     assert cfg.bets.columns == R.BETS + ("dragon_bonus_player", "egalite_7")
     assert cfg.bet_choices == (
@@ -49,10 +50,10 @@ def test_columns_are_bets_then_extra_and_default_unchanged():
     )
     assert cfg.choice_spot.tolist() == [-1, 0, 1, 2, 3, 7, 8]
     assert np.array_equal(cfg.bets.pay_matrix(), catalog.pay_matrix(cfg.bets.columns, cfg.rules))
-    default = T.make_config()
+    default = env_config.make_config()
     assert default.extra_bets == () and default.bets.columns == R.BETS
     assert default.bet_choices == ("no_bet",) + R.BETS  # the seven spots, as before
-    assert T.new_tables(default, 1).session.payoffs.shape == (R.N_HAND_CLASSES, R.N_BETS)
+    assert env_tables.new_tables(default, 1).session.payoffs.shape == (R.N_HAND_CLASSES, R.N_BETS)
 
 
 @pytest.mark.parametrize("bet", ["dragon_bonus_player", "egalite_7", "big_tiger", "tie_on_7"])
@@ -137,23 +138,24 @@ def _seen_before(env) -> np.ndarray:
 )
 def test_bad_bets_name_the_allowed_ones(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        T.make_config(**kwargs)
+        env_config.make_config(**kwargs)
 
 
 def test_side_bets_with_explicit_rules():
     """With rules=Rules(...), side_bets lists every side bet offered (the rules' own among them): one
     knob for the rules' side bets, the catalog's and the user's."""
     rules = R.Rules(decks=6, side_bets=("dragon7",))
-    cfg = T.make_config(rules=rules, side_bets=["dragon7", "either_pair"])
+    cfg = env_config.make_config(rules=rules, side_bets=["dragon7", "either_pair"])
     assert cfg.bets.offered == ("banker", "player", "tie", "dragon7", "either_pair")
     assert cfg.rules == rules and cfg.side_bets == ("dragon7", "either_pair")
     env = gym.make("pb_gym/PuntoBanco-v0", rules=rules, side_bets=["dragon7", "either_pair"])
     assert env.action_space.n == 1 + 5 * 5
-    only_extra = T.make_config(rules=rules, side_bets=["either_pair"])  # side_bets replaces the rules'
+    # side_bets replaces the rules'
+    only_extra = env_config.make_config(rules=rules, side_bets=["either_pair"])
     assert only_extra.rules.side_bets == () and only_extra.bets.offered[3:] == ("either_pair",)
-    user = T.make_config(side_bets=[TIE_ON_7, "panda8"])
+    user = env_config.make_config(side_bets=[TIE_ON_7, "panda8"])
     assert user.side_bets[0] == "panda8" and user.side_bets[1].name == "tie_on_7"
-    assert T.EnvConfig.from_record(user.record()) == user
+    assert env_config.EnvConfig.from_record(user.record()) == user
 
 
 def test_older_records_map_onto_side_bets():
@@ -166,15 +168,17 @@ def test_older_records_map_onto_side_bets():
         "extra_bets": ["either_pair"],
         "flatten_obs": True,
     }
-    cfg = T.EnvConfig.from_record(old)
+    cfg = env_config.EnvConfig.from_record(old)
     assert cfg.bets.offered == ("banker", "player", "tie", "dragon7", "tie_on_7", "either_pair")
     assert (cfg.observation, cfg.obs_scale, cfg.action_mode) == ("flat", "raw", "multidiscrete")
-    ruled = T.EnvConfig.from_record({"rules": {"side_bets": ["panda8"]}, "extra_bets": ["either_pair"]})
+    ruled = env_config.EnvConfig.from_record(
+        {"rules": {"side_bets": ["panda8"]}, "extra_bets": ["either_pair"]}
+    )
     assert ruled.bets.offered[3:] == ("panda8", "either_pair")
     with pytest.raises(
         ValueError, match=r"env.json: unknown environment setting 'colour'; allowed: rules, decks"
     ):
-        T.EnvConfig.from_record({"colour": "red"})
+        env_config.EnvConfig.from_record({"colour": "red"})
 
 
 # --------------------------------------------------------------------------------------------------

@@ -13,8 +13,7 @@ from gymnasium.utils.env_checker import check_env
 import pb_gym
 from pb_gym import catalog, engine, exact
 from pb_gym.envs import PuntoBancoEnv, PuntoBancoVectorEnv
-from pb_gym.envs import table as T
-from pb_gym.envs.config import EnvConfig
+from pb_gym.envs.config import EnvConfig, make_config
 from pb_gym.rules import BETS, Rules
 
 MODES = ("multidiscrete", "discrete", "box")
@@ -517,11 +516,11 @@ def test_bad_actions():
 
 def test_core_config_errors_name_the_argument():
     with pytest.raises(ValueError, match="pass either rules="):
-        T.make_config(rules=Rules(), tie_pays=9)
+        make_config(rules=Rules(), tie_pays=9)
 
 
 def test_copies_pickles_and_replaced_state_step_as_the_original():
-    """The single env keeps its compiled step's arguments (T.StepState): a copy, a pickle and a
+    """The single env keeps its compiled step's arguments (stepping.StepState): a copy, a pickle and a
     replaced shoe state must still step their own arrays."""
     import copy
     import pickle

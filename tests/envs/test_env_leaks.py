@@ -5,8 +5,8 @@ import pytest
 
 from pb_gym import benchmark, engine, exact, known_cards
 from pb_gym import rules as R
+from pb_gym.envs import config as env_config
 from pb_gym.envs import leaks
-from pb_gym.envs import table as T
 from pb_gym.envs.punto_banco import PuntoBancoEnv
 from pb_gym.envs.vector import PuntoBancoVectorEnv
 
@@ -16,12 +16,12 @@ ALL = ("first_card_class", "burn_card", "bottom_card")
 
 
 def test_no_leak_by_default_and_the_observation_is_unchanged():
-    cfg = T.make_config()
+    cfg = env_config.make_config()
     assert cfg.leaks == () and "leak" not in cfg.obs_keys and cfg.obs_size == 47
-    leaky = T.make_config(leaks=["bottom_card", "first_card_class"])
+    leaky = env_config.make_config(leaks=["bottom_card", "first_card_class"])
     assert leaky.leaks == ("first_card_class", "bottom_card")  # canonical order
     assert leaky.obs_sizes["leak"] == 15 and leaky.obs_size == cfg.obs_size + 15
-    assert T.EnvConfig.from_record(leaky.record()) == leaky
+    assert env_config.EnvConfig.from_record(leaky.record()) == leaky
 
 
 @pytest.mark.parametrize(
@@ -43,7 +43,7 @@ def test_no_leak_by_default_and_the_observation_is_unchanged():
 )
 def test_a_bad_leak_is_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        T.make_config(**kwargs)
+        env_config.make_config(**kwargs)
 
 
 def test_the_leak_features_show_the_shoe_and_nothing_for_a_shoe_not_yet_shuffled():

@@ -314,7 +314,7 @@ def test_single_and_vector_infos_hold_the_same_keys_one_row_per_table():
     """One info builder: the single env's info and the vector env's batched info have the keys of
     HAND_INFO_KEYS in that order (then ev), the vector env's with the engine's dtypes, and table 0 of
     the vector env reset with seed s is the single env reset with seed s."""
-    from pb_gym.envs.table import HAND_INFO_KEYS
+    from pb_gym.envs.observation import HAND_INFO_KEYS
 
     env = PuntoBancoEnv(info_ev=True)
     venv = PuntoBancoVectorEnv(2, hand_info=True, info_ev=True)

@@ -17,7 +17,7 @@ import pytest
 
 from pb_gym import engine, exact
 from pb_gym import rules as R
-from pb_gym.envs import table as T
+from pb_gym.envs import config, observation
 from pb_gym.envs.vector import PuntoBancoVectorEnv
 
 from repo_paths import ROOT  # noqa: E402
@@ -32,8 +32,8 @@ def test_reward_option_is_validated():
         match=r"reward='noisy' is not allowed; allowed: realized, expected, "
         r"log_growth",
     ):
-        T.make_config(reward="noisy")
-    assert T.make_config().reward == "realized"
+        config.make_config(reward="noisy")
+    assert config.make_config().reward == "realized"
 
 
 @pytest.mark.parametrize(
@@ -155,7 +155,7 @@ def test_log_growth_reward_is_the_exact_expected_log_growth_and_the_realized_one
         _, expected, *_ = twin.step(actions)
         assert not (terminated | truncated).any()
         if step == 0:  # the formula, written out from the exact odds and the session's payoffs
-            comp = T.composition_before_hand(venv.tables)
+            comp = observation.composition_before_hand(venv.tables)
             net = venv.tables.session.seats.stakes[0] @ venv.tables.session.payoffs.T
             formula = (exact.hand_class_probabilities(comp) * np.log1p(net / before[:, None])).sum(1)
             np.testing.assert_allclose(reward, formula, rtol=1e-12, atol=1e-15)
@@ -185,12 +185,12 @@ def test_log_growth_reward_stays_finite_when_an_all_in_bet_can_lose_everything()
     )
     venv.reset(seed=3)
     _, reward, terminated, *_ = venv.step(np.full(64, 1))  # all of the bankroll on banker
-    comp = T.composition_before_hand(venv.tables)
+    comp = observation.composition_before_hand(venv.tables)
     p = exact.hand_class_probabilities(comp)
     net = venv.tables.session.seats.stakes[0] @ venv.tables.session.payoffs.T
     lost_everything = (p * (1.0 + net <= 0.0)).sum(1)
     assert (lost_everything > 0.4).all()  # without the floor: log(0), a reward of -inf
-    formula = (p * np.log(np.maximum(1.0 + net, T.LOG_GROWTH_FLOOR))).sum(1)
+    formula = (p * np.log(np.maximum(1.0 + net, config.LOG_GROWTH_FLOOR))).sum(1)
     np.testing.assert_allclose(reward, formula, rtol=1e-12)
     assert np.isfinite(reward).all() and terminated.any()  # the tables that lost are ruined
 
@@ -248,7 +248,7 @@ class _ObservedPerfect:
     in its observation (the Dict's ``shoe``) is positive -- the perfect-information bettor, but for the
     hands after the cut card (dealt from a new shoe its observation does not show yet)."""
 
-    def __init__(self, cfg: T.EnvConfig, bets: list[str]) -> None:
+    def __init__(self, cfg: config.EnvConfig, bets: list[str]) -> None:
         self.cfg, self.columns = cfg, [cfg.bets.column(b) for b in bets]
         self.actions = np.array([cfg.bet_choices.index(b) for b in bets])  # one stake level
 
@@ -283,7 +283,7 @@ def test_discovery_scores_catalog_bets_in_the_tables_columns():
         table_min=10,
         table_max=5000,
     )
-    cfg = T.make_config(**kwargs)
+    cfg = config.make_config(**kwargs)
     bets = ["three_giving_eight", "dragon7"]
     count = discovery.linear_count(cfg.rules, bets, 200, 11)
     result = discovery.score(_ObservedPerfect(cfg, bets), kwargs, bets, 64, 300, 5, count=count)

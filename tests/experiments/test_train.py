@@ -15,7 +15,8 @@ from pb_gym import catalog  # noqa: E402
 from pb_gym import rules as R  # noqa: E402
 from pb_gym.agents import learned as learned_agents  # noqa: E402
 from pb_gym.agents import systems as betting_systems  # noqa: E402
-from pb_gym.envs import table as T  # noqa: E402
+from pb_gym.envs import config as env_config  # noqa: E402
+from pb_gym.envs import observation
 from pb_gym.envs.vector import PuntoBancoVectorEnv  # noqa: E402
 from pb_gym.experiments import (
     cli,  # noqa: E402
@@ -483,7 +484,7 @@ def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_pat
         visible_discards=True,
         **interface,
     )
-    cfg = T.make_config(**kwargs)
+    cfg = env_config.make_config(**kwargs)
 
     def fields(obs):  # the flat observation cut into its fields (views), a Dict as it is
         return obs if isinstance(obs, dict) else {k: obs[..., a:b] for k, (a, b) in cfg.obs_offsets.items()}
@@ -535,7 +536,7 @@ def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_pat
     venv.tables.shoe = first_shoe[0]
     assert (venv.tables.shoe.position > 0).all()  # a fresh shoe, burn applied, nothing dealt
     assert (venv.tables.shoe.hands_in_shoe == 0).all()
-    obs = fields(T.split_obs(cfg, T.write_obs(cfg, venv.tables)))
+    obs = fields(observation.split_obs(cfg, observation.write_obs(cfg, venv.tables)))
     shuffles = 0
     for k in range(hands):
         for key in cfg.obs_keys:
@@ -555,7 +556,7 @@ def test_observations_built_in_the_evaluation_loop_equal_the_environment(tmp_pat
 def test_counts_transform_is_a_counters_linear_ev_estimate():
     from pb_gym import engine, exact
 
-    cfg = T.make_config(side_bets=("dragon7", "panda8"))
+    cfg = env_config.make_config(side_bets=("dragon7", "panda8"))
     state = engine.init(cfg.rules, 3000, seed=5)
     for _ in range(55):  # mid to late shoe
         engine.deal(cfg.rules, state)

@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-import pb_gym
 from pb_gym.envs import ENV_ID, MAX_EPISODE_STEPS, PuntoBancoEnv, PuntoBancoVectorEnv
 
 from repo_paths import ROOT  # noqa: E402
@@ -448,11 +447,12 @@ def test_rlzoo_runner_names_its_scripts():
 
 def test_saved_models_from_before_the_new_defaults_keep_their_interface():
     from pb_gym.agents import learned
+    from pb_gym.envs import config as env_config
 
     old = learned.env_kwargs_from_json({"decks": 8, "max_hands": 100})  # an env.json written before
     assert (old["observation"], old["obs_scale"], old["action_mode"]) == ("dict", "raw", "multidiscrete")
     assert learned.env_kwargs_from_json({"flatten_obs": True})["observation"] == "flat"
-    assert pb_gym.envs.table.make_config(**old).observation == "dict"
+    assert env_config.make_config(**old).observation == "dict"
 
 
 @pytest.mark.parametrize("algo", ["ppo", "a2c", "dqn"])

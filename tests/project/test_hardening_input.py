@@ -9,7 +9,9 @@ import pytest
 from gymnasium.error import ResetNeeded
 
 from pb_gym import Rules, engine
-from pb_gym.envs import table as T
+from pb_gym.envs import actions, observation, stepping
+from pb_gym.envs import config as env_config
+from pb_gym.envs import tables as env_tables
 from pb_gym.envs.punto_banco import PuntoBancoEnv
 from pb_gym.envs.vector import PuntoBancoVectorEnv
 
@@ -117,30 +119,30 @@ def test_a_negative_seed_is_named():
 
 
 def test_the_env_kernels_refuse_tables_of_another_config():
-    cfg = T.make_config(history=20)
-    other = T.make_config(history=200)
-    tables = T.new_tables(other, 2, seed=0)
+    cfg = env_config.make_config(history=20)
+    other = env_config.make_config(history=200)
+    tables = env_tables.new_tables(other, 2, seed=0)
     message = (
         r"^these tables were made for another config \(bead plate of 200 hands, 416-card "
         r"shoes; this config: history=20, 416-card shoes\)"
     )
     with pytest.raises(ValueError, match=message):
-        T.write_obs(cfg, tables)
+        observation.write_obs(cfg, tables)
     active = np.ones(2, dtype=bool)
     with pytest.raises(ValueError, match=message):  # the state a step runs over is checked when built
-        T.step_state(cfg, tables, np.zeros((2, 1), dtype=np.int64), np.zeros((2, 7)), active)
-    tables = T.new_tables(cfg, 2, seed=0)
+        stepping.step_state(cfg, tables, np.zeros((2, 1), dtype=np.int64), np.zeros((2, 7)), active)
+    tables = env_tables.new_tables(cfg, 2, seed=0)
     with pytest.raises(ValueError, match=r"Tables.bead must be a int8 array of shape \(2, 20\)"):
         tables.bead = np.zeros((3, 20), np.int8)
     with pytest.raises(ValueError, match=r"^out must be a float64 array of shape \(2, 7\)$"):
-        T.decode_actions(cfg, np.zeros(2, dtype=np.int64), tables.bankroll, np.zeros((2, 3)))
+        actions.decode_actions(cfg, np.zeros(2, dtype=np.int64), tables.bankroll, np.zeros((2, 3)))
     with pytest.raises(ValueError, match=r"^active must be a boolean mask of shape \(2,\)$"):
-        T.decode_actions(
+        actions.decode_actions(
             cfg, np.zeros(2, dtype=np.int64), tables.bankroll, np.zeros((2, 7)), np.ones(3, dtype=bool)
         )
     hand = engine.HandResult.empty(5)
     with pytest.raises(ValueError, match="out holds 5 tables but the state has 2"):
-        T.record_hand(cfg, tables, hand, tables.shoe)
+        env_tables.record_hand(cfg, tables, hand, tables.shoe)
 
 
 # ------------------------------------------------------------------- step before reset (item 10)

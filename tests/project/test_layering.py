@@ -222,6 +222,67 @@ def test_a_moved_study_module_keeps_its_old_name_for_one_release(old):
     assert getattr(module, name) is getattr(importlib.import_module(f"pb_gym.experiments.{new}"), name)
 
 
+ENV_MODULES = ("actions", "config", "observation", "spaces", "stepping", "tables")
+"""The modules of ``pb_gym.envs`` that the deprecated ``pb_gym.envs.table`` re-exports."""
+
+
+def test_the_old_env_namespace_keeps_its_names_for_one_release():
+    """``from pb_gym.envs import table as T`` still gives every name it gave, each the object of the
+    module that holds it, with a DeprecationWarning that names those modules."""
+    import importlib
+
+    sys.modules.pop("pb_gym.envs.table", None)
+    with pytest.warns(
+        DeprecationWarning, match=r"pb_gym\.envs\.table is deprecated: import from pb_gym\.envs\."
+    ):
+        table = importlib.import_module("pb_gym.envs.table")
+    modules = [importlib.import_module(f"pb_gym.envs.{name}") for name in ENV_MODULES]
+    for name in table.__all__:
+        holders = [m.__name__ for m in modules if getattr(m, name, None) is getattr(table, name)]
+        assert holders, f"pb_gym.envs.table.{name} is in none of the env modules"
+    assert {"EnvConfig", "make_config", "new_tables", "step", "StepState", "observe", "action_masks"} <= set(
+        table.__all__
+    )
+
+
+def _imports_of_the_old_env_namespace(source: str, where: str) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(source, where)):
+        if isinstance(node, ast.Import):
+            hit = any(a.name == "pb_gym.envs.table" for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            hit = node.module == "pb_gym.envs.table" or (
+                node.module == "pb_gym.envs" and any(a.name == "table" for a in node.names)
+            )
+        else:  # pb_gym.envs.table.name, reached through an import of pb_gym
+            hit = isinstance(node, ast.Attribute) and ast.unparse(node) == "pb_gym.envs.table"
+        if hit:
+            found.append(f"{where}:{node.lineno}")
+    return found
+
+
+def test_nothing_in_the_project_imports_the_old_env_namespace():
+    """The project imports each env name from the module that holds it: ``pb_gym.envs.table`` is kept
+    for users only, and goes in the next release."""
+    import json
+
+    found = []
+    for folder in ("pb_gym", "tests", "examples", "docs"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path == ROOT / "pb_gym" / "envs" / "table.py":
+                continue
+            found += _imports_of_the_old_env_namespace(path.read_text(), str(path.relative_to(ROOT)))
+        for path in sorted((ROOT / folder).rglob("*.ipynb")):
+            cells = json.loads(path.read_text())["cells"]
+            for i, cell in enumerate(cells):
+                if cell["cell_type"] == "code":
+                    code = "".join(
+                        line for line in cell["source"] if not line.lstrip().startswith(("%", "!"))
+                    )
+                    found += _imports_of_the_old_env_namespace(code, f"{path.relative_to(ROOT)}[cell {i}]")
+    assert found == []
+
+
 MAX_FILE_LINES = 700
 """The longest a module of the package may be (``docs/contributing.md``, "Names and sizes")."""
 

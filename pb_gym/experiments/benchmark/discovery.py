@@ -37,7 +37,8 @@ from pydantic import Field
 from pb_gym import exact
 from pb_gym import rules as R
 from pb_gym.benchmark import Deal
-from pb_gym.envs import table as T
+from pb_gym.envs import actions as env_actions
+from pb_gym.envs import config
 from pb_gym.experiments import atlas
 from pb_gym.experiments.common import plotting, stats
 from pb_gym.experiments.common.yaml_config import Strict
@@ -82,7 +83,7 @@ class Policy:
     probability of betting each spot where the algorithm has an action distribution)."""
 
     def __init__(
-        self, model, algorithm: str, cfg: T.EnvConfig, obs_transform: str = "none", normalizer=None
+        self, model, algorithm: str, cfg: config.EnvConfig, obs_transform: str = "none", normalizer=None
     ) -> None:
         from pb_gym.agents import learned as learned_agents
 
@@ -122,7 +123,7 @@ class Policy:
         kwargs: dict[str, Any] = {"deterministic": True}
         masks = None
         if self.algorithm == "MaskablePPO":
-            masks = T.action_masks(self.cfg, bankroll)
+            masks = env_actions.action_masks(self.cfg, bankroll)
             kwargs["action_masks"] = masks
         state_before = self.lstm_state
         if self.algorithm == "RecurrentPPO":
@@ -330,7 +331,7 @@ def score(
     for _ in range(hands):
         composition, ev, bankroll = deal.before()
         actions, probs = policy.act(deal.obs, bankroll, episode_start, probabilities=calibration)
-        T.decode_actions(cfg, actions, bankroll, stakes)
+        env_actions.decode_actions(cfg, actions, bankroll, stakes)
         reward, payoffs, done = deal.step(actions)
         # the systems' stakes and exact / realized profits on this hand
         side_ev = ev[:, spots]

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from pb_gym import benchmark
-from pb_gym.envs import table as T
+from pb_gym.envs import actions as env_actions
+from pb_gym.envs import config, observation, spaces
 from pb_gym.envs.tasks import SessionTask, Task, get_session_task, get_task, is_session_task
 
 _SAME_TABLE = (
@@ -49,7 +50,7 @@ _SAME_TABLE = (
 """The settings a model and a task must share: the same hands, the same actions, the same features."""
 
 
-def check_same_table(env_kwargs: dict, task: str | Task) -> tuple[T.EnvConfig, T.EnvConfig]:
+def check_same_table(env_kwargs: dict, task: str | Task) -> tuple[config.EnvConfig, config.EnvConfig]:
     """The configs of a model's env (``env_kwargs``) and of ``task``, once it is checked that a model
     of the one can be scored on the other (the same table and features).
 
@@ -57,7 +58,7 @@ def check_same_table(env_kwargs: dict, task: str | Task) -> tuple[T.EnvConfig, T
         ValueError: the tables differ (each differing setting named) or the observations do.
     """
     spec = get_task(task)
-    cfg, task_cfg = T.make_config(**env_kwargs), T.make_config(**spec.kwargs)
+    cfg, task_cfg = config.make_config(**env_kwargs), config.make_config(**spec.kwargs)
     differ = [
         f"{name} (model {getattr(cfg, name)!r}, task {getattr(task_cfg, name)!r})"
         for name in _SAME_TABLE
@@ -112,7 +113,7 @@ class ModelPolicy:
         flat = np.asarray(obs, dtype=np.float64)
         if self._unscale is not None:
             flat = flat * self._unscale
-        return T.split_obs(self.cfg, flat.astype(np.float32))
+        return observation.split_obs(self.cfg, flat.astype(np.float32))
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         prepared = self.model_obs(obs)
@@ -123,7 +124,7 @@ class ModelPolicy:
         kwargs: dict[str, Any] = {"deterministic": True}
         if self.algorithm == "MaskablePPO":
             bankroll = np.asarray(obs, dtype=np.float64)[:, self._bankroll] * self.task_cfg.bankroll_units
-            kwargs["action_masks"] = T.action_masks(self.cfg, bankroll)
+            kwargs["action_masks"] = env_actions.action_masks(self.cfg, bankroll)
         if self.algorithm == "RecurrentPPO":
             starts = np.asarray(obs)[:, self._hands] == 0  # no hand yet in this episode
             actions, self.lstm_state = self.model.predict(
@@ -211,12 +212,12 @@ def plain_model_policy(zip_path: str | Path, task: str | Task) -> PlainModelPoli
         raise
     except Exception as error:  # noqa: BLE001 (a damaged or foreign zip: any of many errors)
         raise ValueError(f"{zip_path}: the {algorithm} model cannot be loaded ({_one_line(error)})") from None
-    cfg = T.make_config(**spec.kwargs)
+    cfg = config.make_config(**spec.kwargs)
     differ = [
         f"{name}: model {saved_model._space_form(got)}, task {saved_model._space_form(want)}"
         for name, got, want in (
-            ("observation space", model.observation_space, T.observation_space(cfg)),
-            ("action space", model.action_space, T.action_space(cfg)),
+            ("observation space", model.observation_space, spaces.observation_space(cfg)),
+            ("action space", model.action_space, spaces.action_space(cfg)),
         )
         if saved_model._space_form(got) != saved_model._space_form(want)
     ]
@@ -291,7 +292,7 @@ def model_policy(path: str | Path, task: str | Task) -> ModelPolicy:
     normalizer = None
     if meta.get("vecnormalize"):
         normalizer = learned._load_normalizer(
-            zip_path.parent / meta["vecnormalize"], env_kwargs, transform, T.make_config(**env_kwargs)
+            zip_path.parent / meta["vecnormalize"], env_kwargs, transform, config.make_config(**env_kwargs)
         )
     return ModelPolicy(model, meta["algorithm"], env_kwargs, transform, normalizer, task)
 

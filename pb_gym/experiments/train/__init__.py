@@ -52,7 +52,7 @@ import yaml
 
 from pb_gym import strict_json
 from pb_gym.agents import learned
-from pb_gym.envs import table as T
+from pb_gym.envs import config as env_config
 from pb_gym.experiments.common import chunk_store, outputs
 from pb_gym.experiments.common.scale import ChunkError
 from pb_gym.experiments.common.yaml_config import (
@@ -195,7 +195,7 @@ def evaluation_study(config: TrainConfig, model_path: Path) -> StudyConfig:
 
 
 # ------------------------------------------------------------------------------------------ training
-def _curve_callbacks(config: TrainConfig, cfg: T.EnvConfig) -> tuple:
+def _curve_callbacks(config: TrainConfig, cfg: env_config.EnvConfig) -> tuple:
     """The learning curve's callback and, for a ``discovery:`` config with curve points, the exact
     curve's (else None), both fresh."""
     curve = make_curve_callback(max(1, config.total_timesteps // config.curve_points), cfg)

@@ -11,7 +11,7 @@ import numpy as np
 
 from pb_gym import exact
 from pb_gym import rules as R
-from pb_gym.envs import table as T
+from pb_gym.envs import config
 from pb_gym.experiments.common import plotting, stats
 
 
@@ -37,7 +37,7 @@ CURVE_STATE = (
 """What the learning curve's callback carries from one rollout to the next (kept in checkpoints)."""
 
 
-def make_curve_callback(every: int, cfg: T.EnvConfig):
+def make_curve_callback(every: int, cfg: config.EnvConfig):
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import VecNormalize
 
@@ -117,7 +117,7 @@ def make_curve_callback(every: int, cfg: T.EnvConfig):
     return LearningCurve()
 
 
-def write_curve(rows: list[dict], out: Path, title: str, cfg: T.EnvConfig) -> list[Path]:
+def write_curve(rows: list[dict], out: Path, title: str, cfg: config.EnvConfig) -> list[Path]:
     """``learning_curve.csv`` and ``learning_curve.png`` (with the flat-banker and abstain levels)."""
     csv_path, png_path = out / "learning_curve.csv", out / "learning_curve.png"
     with open(csv_path, "w", newline="") as handle:
@@ -171,7 +171,7 @@ def profit_per_hand(report: dict) -> list[dict]:
     finals = report["final_bankrolls"]
     hands = np.asarray(report["session_hands"], dtype=np.float64)  # dealt in each session
     dealt = float(hands.sum())
-    floor = T.LOG_GROWTH_FLOOR * report["table"]["minimum"]  # a ruined session, as the env counts it
+    floor = config.LOG_GROWTH_FLOOR * report["table"]["minimum"]  # a ruined session, as the env counts it
     names = [s["name"] for s in report["systems"]]
     first = np.asarray(finals[names[0]]) - start
     rows = []

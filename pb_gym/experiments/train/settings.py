@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, create_model, field_validator, model_validator
 
 from pb_gym.agents import learned as learned_agents
-from pb_gym.envs import table as T
+from pb_gym.envs import config as env_config
 from pb_gym.experiments.benchmark.discovery import DiscoveryConfig
 from pb_gym.experiments.common.yaml_config import (
     ConfigError,
@@ -60,16 +60,14 @@ class _EnvSection(Strict):
         out["rules"]["side_bets"] = tuple(out["rules"]["side_bets"])
         return out
 
-    def config(self) -> T.EnvConfig:
+    def config(self) -> env_config.EnvConfig:
         """The validated :class:`pb_gym.envs.config.EnvConfig`."""
-        return T.EnvConfig(**self.kwargs())
+        return env_config.EnvConfig(**self.kwargs())
 
 
 def _env_fields() -> dict[str, Any]:
     """Every keyword of :class:`pb_gym.envs.config.EnvConfig` but the rule keywords (the ``rules:``
     section holds them), with its default and docstring; the types pydantic checks first."""
-    from pb_gym.envs import config as env_config
-
     hints = {
         "rules": RulesConfig,
         "side_bets": list[str | dict] | None,
@@ -514,7 +512,7 @@ def study_data(config: TrainConfig, model: Path | None) -> dict:
     return data
 
 
-def study_bets(cfg: T.EnvConfig) -> tuple[dict, list[dict]]:
+def study_bets(cfg: env_config.EnvConfig) -> tuple[dict, list[dict]]:
     """The env's rules and bets as a study's ``rules:`` (every side bet offered named in
     ``side_bets``) and ``custom_bets:`` (the user's bets' definitions)."""
     rules = dataclasses.asdict(cfg.rules)
