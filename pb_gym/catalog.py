@@ -303,7 +303,7 @@ class TableBets:
             base = np.tile(base, (R.N_SUIT_CLASSES, 1))
         return np.concatenate([base, extra], axis=1)
 
-    @property
+    @functools.cached_property  # (the env asks every step; the bets are frozen, so it never changes)
     def suited(self) -> bool:
         """Whether a bet of this table is settled on suits (its shoes must track them, its payoff matrix
         is by suited hand class: :data:`pb_gym.rules.N_SUITED_CLASSES` rows)."""
