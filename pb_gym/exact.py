@@ -40,6 +40,7 @@ from pb_gym.multiset_walk import (
     _expectation_kernel,
     _outcome_counts_kernel,
     _padded,
+    outcome_walk_one,
 )
 from pb_gym.multiset_walk import BLOCK as BLOCK
 from pb_gym.multiset_walk import STACK_WIDTH as STACK_WIDTH
@@ -337,6 +338,64 @@ def pair_expected_value(pair: np.ndarray, pays: float) -> np.ndarray:
     return pair * (pays + 1.0) - 1.0
 
 
+@functools.lru_cache(maxsize=64)
+def _paytable(rules: Rules) -> np.ndarray:
+    table = rules.paytable()
+    table.setflags(write=False)
+    return table
+
+
+@numba.njit(cache=True, nogil=True)
+def _expected_values_one(comp, rank_values, weights, paytable, pair_pays, out):
+    """:func:`expected_values` of one composition ``comp`` (13,) into ``out`` (7,), in one call: the
+    value counts, the walk (:func:`pb_gym.multiset_walk.outcome_walk_one`), the product with the pay
+    table, and the pair bets' EV (returned), each the same operations in the same order as the batched
+    path, so the same bits (a single env prices one composition a step, and the batched path's numpy
+    calls around the walk cost more than the walk)."""
+    counts = np.zeros(10)
+    cards = 0
+    for r in range(comp.shape[0]):
+        counts[rank_values[r]] += comp[r]
+        cards += comp[r]
+    probabilities = np.empty(R.N_OUTCOMES)
+    outcome_walk_one(counts, weights, probabilities)
+    n = float(cards)
+    deals = n * (n - 1) * (n - 2) * (n - 3) * (n - 4) * (n - 5)
+    for h in range(R.N_OUTCOMES):
+        probabilities[h] /= deals
+    for j in range(out.shape[0]):  # (row_products' sums)
+        acc = 0.0
+        for h in range(R.N_OUTCOMES):
+            p = probabilities[h]
+            if p != 0.0:
+                acc += p * paytable[h, j]
+        out[j] = acc
+    pairs = 0.0
+    for r in range(comp.shape[0]):
+        x = float(comp[r])
+        pairs += x * (x - 1)
+    pair = pairs / (n * (n - 1))
+    return pair * (pair_pays + 1.0) - 1.0
+
+
+ONE_COMPOSITION_MOST = 2**20
+"""The most cards of a rank :func:`expected_values` prices by its one-composition path: below it the
+pair sums are exact integers, so that their order (numpy's pairwise sum in the batched path, one by one
+in the compiled call) cannot change a bit."""
+_PAIR_COLUMNS = [R.BETS.index("player_pair"), R.BETS.index("banker_pair")]
+
+
+def _one_composition(composition: np.ndarray | list) -> np.ndarray | None:
+    """``composition`` as one valid int64 composition (13,) for the one-composition path, or None
+    (not one, not int64, over :data:`ONE_COMPOSITION_MOST` or not valid: the batched path prices it,
+    or names what is wrong)."""
+    array = np.asarray(composition)
+    if array.size != R.N_RANKS or array.dtype != np.int64 or not array.flags.c_contiguous:
+        return None
+    flat = array.reshape(1, R.N_RANKS)
+    return flat[0] if _counts_usable(flat, ONE_COMPOSITION_MOST, MIN_CARDS) else None
+
+
 def expected_values(composition: np.ndarray | list, rules: Rules | None = None) -> np.ndarray:
     """Exact EV per unit staked of each bet (:data:`pb_gym.rules.BETS` order) for the next hand.
 
@@ -344,6 +403,14 @@ def expected_values(composition: np.ndarray | list, rules: Rules | None = None) 
     :class:`Rules`); side bets are evaluated whether or not the table offers them.
     """
     rules = rules or Rules()
+    one = _one_composition(composition)
+    if one is not None:
+        out = np.empty(len(R.BETS))
+        pair = _expected_values_one(
+            one, R.RANK_VALUES, _float_weights(), _paytable(rules), float(rules.pair_pays), out
+        )
+        out[_PAIR_COLUMNS] = pair
+        return out.reshape(np.shape(composition)[:-1] + (len(R.BETS),))
     probabilities = outcome_probabilities(composition)
     ev = row_products(probabilities.reshape(-1, R.N_OUTCOMES), rules.paytable())
     if probabilities.ndim != 2:  # (n, 7) stays the array that owns its memory (the env's info holds it)
