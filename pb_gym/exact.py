@@ -40,7 +40,8 @@ from pb_gym.multiset_walk import (
     _expectation_kernel,
     _outcome_counts_kernel,
     _padded,
-    outcome_walk_one,
+    expected_values_one,
+    hand_classes_one,
 )
 from pb_gym.multiset_walk import BLOCK as BLOCK
 from pb_gym.multiset_walk import STACK_WIDTH as STACK_WIDTH
@@ -345,43 +346,12 @@ def _paytable(rules: Rules) -> np.ndarray:
     return table
 
 
-@numba.njit(cache=True, nogil=True)
-def _expected_values_one(comp, rank_values, weights, paytable, pair_pays, out):
-    """:func:`expected_values` of one composition ``comp`` (13,) into ``out`` (7,), in one call: the
-    value counts, the walk (:func:`pb_gym.multiset_walk.outcome_walk_one`), the product with the pay
-    table, and the pair bets' EV (returned), each the same operations in the same order as the batched
-    path, so the same bits (a single env prices one composition a step, and the batched path's numpy
-    calls around the walk cost more than the walk)."""
-    counts = np.zeros(10)
-    cards = 0
-    for r in range(comp.shape[0]):
-        counts[rank_values[r]] += comp[r]
-        cards += comp[r]
-    probabilities = np.empty(R.N_OUTCOMES)
-    outcome_walk_one(counts, weights, probabilities)
-    n = float(cards)
-    deals = n * (n - 1) * (n - 2) * (n - 3) * (n - 4) * (n - 5)
-    for h in range(R.N_OUTCOMES):
-        probabilities[h] /= deals
-    for j in range(out.shape[0]):  # (row_products' sums)
-        acc = 0.0
-        for h in range(R.N_OUTCOMES):
-            p = probabilities[h]
-            if p != 0.0:
-                acc += p * paytable[h, j]
-        out[j] = acc
-    pairs = 0.0
-    for r in range(comp.shape[0]):
-        x = float(comp[r])
-        pairs += x * (x - 1)
-    pair = pairs / (n * (n - 1))
-    return pair * (pair_pays + 1.0) - 1.0
-
-
-ONE_COMPOSITION_MOST = 2**20
-"""The most cards of a rank :func:`expected_values` prices by its one-composition path: below it the
-pair sums are exact integers, so that their order (numpy's pairwise sum in the batched path, one by one
-in the compiled call) cannot change a bit."""
+ONE_COMPOSITION_MOST = 4096
+"""The most cards of a rank (a thousand decks' worth) that the one-composition path prices (a single
+env's step: :func:`expected_values` and the hand-class walk of one composition, one compiled call
+each): up to it every sum it forms of the counts (the pair sums) is an exact integer, so that the
+order of the sums (numpy's pairwise sums in the batched path, one by one in the compiled call)
+cannot change a bit."""
 _PAIR_COLUMNS = [R.BETS.index("player_pair"), R.BETS.index("banker_pair")]
 
 
@@ -406,9 +376,7 @@ def expected_values(composition: np.ndarray | list, rules: Rules | None = None) 
     one = _one_composition(composition)
     if one is not None:
         out = np.empty(len(R.BETS))
-        pair = _expected_values_one(
-            one, R.RANK_VALUES, _float_weights(), _paytable(rules), float(rules.pair_pays), out
-        )
+        pair = expected_values_one(one, _float_weights(), _paytable(rules), float(rules.pair_pays), out)
         out[_PAIR_COLUMNS] = pair
         return out.reshape(np.shape(composition)[:-1] + (len(R.BETS),))
     probabilities = outcome_probabilities(composition)
@@ -498,8 +466,10 @@ def hand_class_weights() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @functools.lru_cache(maxsize=1)
 def _float_class_weights() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`hand_class_weights` for the float walk, its indices unsigned: an index the compiler
+    knows is not negative needs no wraparound check, and the walk's inner loop is those indices."""
     indptr, keys, orderings = hand_class_weights()
-    return indptr, keys, orderings.astype(np.float64)
+    return indptr.astype(np.uint32), keys.astype(np.uint32), orderings.astype(np.float64)
 
 
 def _ordered_pairs(counts: np.ndarray) -> np.ndarray:
@@ -585,6 +555,10 @@ def hand_class_expectations(composition: np.ndarray | list, columns: np.ndarray)
 
 def _hand_class_chunk(ranks: np.ndarray) -> np.ndarray:
     n = ranks.shape[0]
+    if n == 1 and _counts_usable(ranks, ONE_COMPOSITION_MOST, MIN_CARDS):
+        one = np.empty((1, R.N_HAND_CLASSES))
+        hand_classes_one(ranks[0], *_float_class_weights(), one)
+        return one
     width = block_width(n)
     ranks = _padded(ranks, width)
     n_blocks = len(ranks) // width

@@ -22,6 +22,7 @@ from pb_gym.kernel_arrays import stack_float64
 # the keys of the hand-class walk: value class * 9 + pair pattern (pb_gym.exact's notes on hand classes)
 N_VALUE_CLASSES = R.N_VALUE_CLASSES  # (pb_gym.exact.N_VALUE_CLASSES)
 N_OUTCOMES = R.N_OUTCOMES  # the columns of the multiset weights (pb_gym.exact.multiset_weights)
+_RANK_VALUES = R.RANK_VALUES
 _SIDE_PATTERNS = 3  # first two cards of one side: 0 = different values, 1 = same nonzero value, 2 = both 0
 _PATTERNS = _SIDE_PATTERNS * _SIDE_PATTERNS
 _KEYS = N_VALUE_CLASSES * _PATTERNS
@@ -167,6 +168,39 @@ def outcome_walk_one(c, weights, out):
                             j += 1
     for o in range(N_OUTCOMES):
         out[o] = acc[o]
+
+
+@numba.njit(cache=True, nogil=True)
+def expected_values_one(comp, weights, paytable, pair_pays, out):
+    """The exact EVs (:func:`pb_gym.exact.expected_values`) of one composition ``comp`` (13,) into
+    ``out`` (7,), in one call: the value counts, the walk (:func:`outcome_walk_one`), the product with
+    the pay table, and the pair bets' EV (returned), each the same operations in the same order as the
+    batched path, so the same bits (a single env prices one composition a step, and the batched path's
+    numpy calls around the walk cost more than the walk)."""
+    counts = np.zeros(10)
+    cards = 0
+    for r in range(comp.shape[0]):
+        counts[_RANK_VALUES[r]] += comp[r]
+        cards += comp[r]
+    probabilities = np.empty(N_OUTCOMES)
+    outcome_walk_one(counts, weights, probabilities)
+    n = float(cards)
+    deals = n * (n - 1) * (n - 2) * (n - 3) * (n - 4) * (n - 5)
+    for h in range(N_OUTCOMES):
+        probabilities[h] /= deals
+    for j in range(out.shape[0]):  # (row_products' sums)
+        acc = 0.0
+        for h in range(N_OUTCOMES):
+            p = probabilities[h]
+            if p != 0.0:
+                acc += p * paytable[h, j]
+        out[j] = acc
+    pairs = 0.0
+    for r in range(comp.shape[0]):
+        x = float(comp[r])
+        pairs += x * (x - 1)
+    pair = pairs / (n * (n - 1))
+    return pair * (pair_pays + 1.0) - 1.0
 
 
 @numba.njit(nogil=True, inline="always")
@@ -380,3 +414,37 @@ def _split_pair_flags(blk, acc, scale, q1, q2, out):
             out[row, 4 * cell + 1] = (p01 - a) * scaled
             out[row, 4 * cell + 2] = (p10 - a) * scaled
             out[row, 4 * cell + 3] = (p11 + a) * scaled
+
+
+@numba.njit(cache=True, nogil=True)
+def hand_classes_one(comp, indptr, keys, orderings, out):
+    """The hand-class probabilities (:func:`pb_gym.exact.hand_class_probabilities`) of one composition
+    ``comp`` (13,) into ``out`` (1, 1600), in one call: the value counts, 1 / (N)_6 and the zero-valued
+    pair chances ``q1``, ``q2`` (:func:`pb_gym.exact._zero_pair_probabilities`), the walk
+    (:func:`_class_walk_one`) and the split of the pair flags, each the same operations in the same
+    order as the batched path, so the same bits."""
+    counts = np.zeros((10, 1))
+    cards = 0
+    z = s2 = squares = s4 = 0.0
+    for r in range(comp.shape[0]):
+        counts[_RANK_VALUES[r], 0] += comp[r]
+        cards += comp[r]
+        if _RANK_VALUES[r] == 0:  # (the exact pair sums of _pair_sums over the ten-valued ranks)
+            x = float(comp[r])
+            two = x * (x - 1)
+            z += x
+            s2 += two
+            squares += two * two
+            s4 += two * (x - 2) * (x - 3)
+    s4 = s2 * s2 - squares + s4
+    q1 = np.zeros((1, 1))
+    q2 = np.zeros((1, 1))
+    if z >= 2:
+        q1[0, 0] = s2 / max(z * (z - 1), 1.0)
+    if z >= 4:
+        q2[0, 0] = s4 / max(z * (z - 1) * (z - 2) * (z - 3), 1.0)
+    n = float(cards)
+    scale = np.full((1, 1), 1.0 / (n * (n - 1) * (n - 2) * (n - 3) * (n - 4) * (n - 5)))
+    acc = np.zeros((_KEYS, 1))
+    _class_walk_one(counts, indptr, keys, orderings, acc)
+    _split_pair_flags(0, acc, scale, q1, q2, out)
