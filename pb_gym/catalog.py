@@ -326,10 +326,18 @@ class TableBets:
         if priced[: R.N_BETS].any():
             out[..., : R.N_BETS] = exact.expected_values(by_rank, self.rules)
         extra = np.flatnonzero(priced[R.N_BETS :])
-        if extra.size:
+        if extra.size and not self.suited:  # (their columns at hand: expected_values' checks once)
+            out[..., R.N_BETS + extra] = exact.hand_class_expectations(by_rank, self._extra_columns[:, extra])
+        elif extra.size:
             bets = [self.extra[i] for i in extra]
             out[..., R.N_BETS + extra] = expected_values(composition, bets, self.rules)
         return out
+
+    @functools.cached_property
+    def _extra_columns(self) -> np.ndarray:
+        """The extra bets' net wins over the hand classes ``(1600, len(extra))`` (a table with no bet
+        on suits): what :func:`expected_values` prices them with, built once."""
+        return pay_matrix(self.extra, self.rules)
 
 
 def _user_bet(bet: object, where: str) -> Bet:
