@@ -374,11 +374,13 @@ def expected_values(composition: np.ndarray | list, rules: Rules | None = None) 
     """
     rules = rules or Rules()
     one = _one_composition(composition)
-    if one is not None:
-        out = np.empty(len(R.BETS))
-        pair = expected_values_one(one, _float_weights(), _paytable(rules), float(rules.pair_pays), out)
-        out[_PAIR_COLUMNS] = pair
-        return out.reshape(np.shape(composition)[:-1] + (len(R.BETS),))
+    if one is not None:  # (out owns its memory, as below)
+        out = np.empty(np.shape(composition)[:-1] + (len(R.BETS),))
+        row = out.reshape(len(R.BETS))
+        row[_PAIR_COLUMNS] = expected_values_one(
+            one, _float_weights(), _paytable(rules), float(rules.pair_pays), row
+        )
+        return out
     probabilities = outcome_probabilities(composition)
     ev = row_products(probabilities.reshape(-1, R.N_OUTCOMES), rules.paytable())
     if probabilities.ndim != 2:  # (n, 7) stays the array that owns its memory (the env's info holds it)

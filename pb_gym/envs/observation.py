@@ -228,7 +228,9 @@ def composition_before_hand(tables: Tables, rows: np.ndarray | None = None) -> n
     """The cards ``(n, 13)`` the players had not seen before the hand just dealt (``rows``: only these
     tables): the unseen counts plus the hand's own cards."""
     res = tables.result
-    select = np.arange(len(res.player_cards)) if rows is None else np.asarray(rows, dtype=np.intp)
+    select = np.arange(len(res.player_cards))  # (indices, whatever selects the rows: a mask too)
+    if rows is not None:
+        select = select[rows]
     out = np.empty((len(select), R.N_RANKS), dtype=np.int64)
     _composition_rows(tables.shoe.unseen, res.player_cards, res.banker_cards, select, out)
     return out
