@@ -9,6 +9,8 @@ per core running beside the benchmark, as SB3's torch threads or a user's other 
   the plain one-table Python loop;
 * the exact calculator (compositions per second);
 * the single environment (``gym.make``, one table) against Gymnasium's ``Blackjack-v1``;
+* the single environment of ``Discover-v0`` and ``DiscoverAll-v0`` under a random policy, its
+  ``reward="expected"`` (the exact EV of every bet placed) beside ``reward="realized"``;
 * the native vector environment (4,096 tables) on all threads and on one thread, against Gymnasium's
   ``SyncVectorEnv`` over single environments.
 
@@ -227,6 +229,7 @@ def _condition(quick: bool, seconds: float) -> dict:
         expected_reward_throughput,
         native_vector_steps_per_s,
         single_env_throughput,
+        task_single_env_throughput,
         vector_env_throughput,
     )
 
@@ -250,6 +253,7 @@ def _condition(quick: bool, seconds: float) -> dict:
         "exact_compositions_per_s": exact_compositions_per_s(2000 if quick else 20000, seconds),
     }
     figures.update(single_env_throughput(seconds))
+    figures.update(task_single_env_throughput(seconds=seconds))
     figures.update(vector_env_throughput(n_envs=4096, seconds=seconds, sync_n_envs=64 if quick else 256))
     with thread_count(1):  # the same env and actions as vector_env_throughput's native run
         one, _ = native_vector_steps_per_s(4096, seconds, np.random.default_rng(0), visible_discards=True)
@@ -307,6 +311,16 @@ def load_baseline(path: str | os.PathLike) -> dict:
 _RATIO = "{:>15.2f}x"
 
 
+def _single_task_rows(figures: dict, row: Callable[..., None]) -> None:
+    """The rows of :func:`pb_gym.envs.bench.task_single_env_throughput` (a run that has them)."""
+    for name in ("Discover-v0", "DiscoverAll-v0"):
+        key = f"single_{name}_"
+        if f"{key}expected_steps_per_s" in figures:
+            row(f"single env, {name}, random bets (steps/s)", lambda f, k=key: f[f"{k}expected_steps_per_s"])
+            row("  reward='realized' (steps/s)", lambda f, k=key: f[f"{k}realized_steps_per_s"])
+            row("  expected / realized", lambda f, k=key: f[f"{k}expected_vs_realized"], _RATIO)
+
+
 def print_figures(figures: dict, baseline: dict | None = None) -> None:
     """The figures of :func:`run` as a readable report (idle and, if measured, busy side by side);
     with ``baseline`` (the figures of an earlier run, :func:`load_baseline`), each throughput beside
@@ -355,6 +369,7 @@ def print_figures(figures: dict, baseline: dict | None = None) -> None:
     row("single env, gym.make, 1 table (steps/s)", lambda f: f["single_env_steps_per_s"])
     row("  Blackjack-v1, gym.make (steps/s)", lambda f: f["blackjack_steps_per_s"])
     row("  single env / Blackjack-v1", lambda f: f["single_env_vs_blackjack"], _RATIO)
+    _single_task_rows(figures, row)
     row(
         f"native vector env, {figures['vector_env_n_envs']:,} tables (steps/s)",
         lambda f: f["vector_env_steps_per_s"],

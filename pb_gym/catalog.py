@@ -303,23 +303,41 @@ class TableBets:
             base = np.tile(base, (R.N_SUIT_CLASSES, 1))
         return np.concatenate([base, extra], axis=1)
 
-    @property
+    @functools.cached_property  # (the env asks every step; the bets are frozen, so it never changes)
     def suited(self) -> bool:
         """Whether a bet of this table is settled on suits (its shoes must track them, its payoff matrix
         is by suited hand class: :data:`pb_gym.rules.N_SUITED_CLASSES` rows)."""
         return any(bet.suited for bet in self.extra)
 
-    def expected_values(self, composition: np.ndarray) -> np.ndarray:
+    def expected_values(self, composition: np.ndarray, columns: np.ndarray | None = None) -> np.ndarray:
         """Exact EV per unit of every column for the next hand from ``composition`` ``(n, 13)`` (or
         ``(n, 13, 4)`` by rank and suit, which a suited bet needs): ``(n, n_columns)``; the seven spots
         by :func:`pb_gym.exact.expected_values` (the same bits as a table without extra bets), the extra
-        bets by :func:`expected_values`."""
+        bets by :func:`expected_values`. ``columns`` (a boolean per column): the extra bets priced only
+        where True, 0 elsewhere, and the seven spots (one walk prices them all) only where one of them
+        is; the same bits where priced (an EV-weighted reward needs the staked columns alone)."""
         from pb_gym import exact
 
-        base = exact.expected_values(split_composition(composition)[0], self.rules)
+        by_rank = split_composition(composition)[0]
         if not self.extra:
-            return base
-        return np.concatenate([base, expected_values(composition, self.extra, self.rules)], axis=-1)
+            return exact.expected_values(by_rank, self.rules)
+        priced = np.ones(self.n_columns, dtype=bool) if columns is None else np.asarray(columns, dtype=bool)
+        out = np.zeros(by_rank.shape[:-1] + (self.n_columns,))
+        if priced[: R.N_BETS].any():
+            out[..., : R.N_BETS] = exact.expected_values(by_rank, self.rules)
+        extra = np.flatnonzero(priced[R.N_BETS :])
+        if extra.size and not self.suited:  # (their columns at hand: expected_values' checks once)
+            out[..., R.N_BETS + extra] = exact.hand_class_expectations(by_rank, self._extra_columns[:, extra])
+        elif extra.size:
+            bets = [self.extra[i] for i in extra]
+            out[..., R.N_BETS + extra] = expected_values(composition, bets, self.rules)
+        return out
+
+    @functools.cached_property
+    def _extra_columns(self) -> np.ndarray:
+        """The extra bets' net wins over the hand classes ``(1600, len(extra))`` (a table with no bet
+        on suits): what :func:`expected_values` prices them with, built once."""
+        return pay_matrix(self.extra, self.rules)
 
 
 def _user_bet(bet: object, where: str) -> Bet:

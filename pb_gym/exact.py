@@ -40,6 +40,8 @@ from pb_gym.multiset_walk import (
     _expectation_kernel,
     _outcome_counts_kernel,
     _padded,
+    expected_values_one,
+    hand_classes_one,
 )
 from pb_gym.multiset_walk import BLOCK as BLOCK
 from pb_gym.multiset_walk import STACK_WIDTH as STACK_WIDTH
@@ -337,6 +339,33 @@ def pair_expected_value(pair: np.ndarray, pays: float) -> np.ndarray:
     return pair * (pays + 1.0) - 1.0
 
 
+@functools.lru_cache(maxsize=64)
+def _paytable(rules: Rules) -> np.ndarray:
+    table = rules.paytable()
+    table.setflags(write=False)
+    return table
+
+
+ONE_COMPOSITION_MOST = 4096
+"""The most cards of a rank (a thousand decks' worth) that the one-composition path prices (a single
+env's step: :func:`expected_values` and the hand-class walk of one composition, one compiled call
+each): up to it every sum it forms of the counts (the pair sums) is an exact integer, so that the
+order of the sums (numpy's pairwise sums in the batched path, one by one in the compiled call)
+cannot change a bit."""
+_PAIR_COLUMNS = [R.BETS.index("player_pair"), R.BETS.index("banker_pair")]
+
+
+def _one_composition(composition: np.ndarray | list) -> np.ndarray | None:
+    """``composition`` as one valid int64 composition (13,) for the one-composition path, or None
+    (not one, not int64, over :data:`ONE_COMPOSITION_MOST` or not valid: the batched path prices it,
+    or names what is wrong)."""
+    array = np.asarray(composition)
+    if array.size != R.N_RANKS or array.dtype != np.int64 or not array.flags.c_contiguous:
+        return None
+    flat = array.reshape(1, R.N_RANKS)
+    return flat[0] if _counts_usable(flat, ONE_COMPOSITION_MOST, MIN_CARDS) else None
+
+
 def expected_values(composition: np.ndarray | list, rules: Rules | None = None) -> np.ndarray:
     """Exact EV per unit staked of each bet (:data:`pb_gym.rules.BETS` order) for the next hand.
 
@@ -344,6 +373,14 @@ def expected_values(composition: np.ndarray | list, rules: Rules | None = None) 
     :class:`Rules`); side bets are evaluated whether or not the table offers them.
     """
     rules = rules or Rules()
+    one = _one_composition(composition)
+    if one is not None:  # (out owns its memory, as below)
+        out = np.empty(np.shape(composition)[:-1] + (len(R.BETS),))
+        row = out.reshape(len(R.BETS))
+        row[_PAIR_COLUMNS] = expected_values_one(
+            one, _float_weights(), _paytable(rules), float(rules.pair_pays), row
+        )
+        return out
     probabilities = outcome_probabilities(composition)
     ev = row_products(probabilities.reshape(-1, R.N_OUTCOMES), rules.paytable())
     if probabilities.ndim != 2:  # (n, 7) stays the array that owns its memory (the env's info holds it)
@@ -431,8 +468,10 @@ def hand_class_weights() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @functools.lru_cache(maxsize=1)
 def _float_class_weights() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`hand_class_weights` for the float walk, its indices unsigned: an index the compiler
+    knows is not negative needs no wraparound check, and the walk's inner loop is those indices."""
     indptr, keys, orderings = hand_class_weights()
-    return indptr, keys, orderings.astype(np.float64)
+    return indptr.astype(np.uint32), keys.astype(np.uint32), orderings.astype(np.float64)
 
 
 def _ordered_pairs(counts: np.ndarray) -> np.ndarray:
@@ -518,6 +557,10 @@ def hand_class_expectations(composition: np.ndarray | list, columns: np.ndarray)
 
 def _hand_class_chunk(ranks: np.ndarray) -> np.ndarray:
     n = ranks.shape[0]
+    if n == 1 and _counts_usable(ranks, ONE_COMPOSITION_MOST, MIN_CARDS):
+        one = np.empty((1, R.N_HAND_CLASSES))
+        hand_classes_one(ranks[0], *_float_class_weights(), one)
+        return one
     width = block_width(n)
     ranks = _padded(ranks, width)
     n_blocks = len(ranks) // width

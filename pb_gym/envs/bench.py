@@ -76,6 +76,51 @@ def single_env_throughput(seconds: float = 2.0, **env_kwargs) -> dict:
     }
 
 
+SINGLE_TASKS: tuple[str, ...] = ("pb_gym/Discover-v0", "pb_gym/DiscoverAll-v0")
+"""The tasks :func:`task_single_env_throughput` times: the fewest and the most bets offered. RL Zoo,
+TorchRL's ``GymEnv``, RLlib and SB3's ``make_vec_env`` step single envs, one table each."""
+
+
+def task_single_env_throughput(tasks: tuple[str, ...] = SINGLE_TASKS, seconds: float = 2.0) -> dict:
+    """Steps per second of one table of each benchmark task made by ``gymnasium.make`` under a random
+    policy (4,096 pre-drawn actions, cycled; a reset when the shoe ends), its training reward
+    ``"expected"`` beside the same env with ``reward="realized"``, in the same run: the exact EV of a
+    random bet's unseen cards is the price of nearly every step.
+
+    Returns, for each task's name (``Discover-v0``), ``single_{name}_{reward}_steps_per_s`` and
+    ``single_{name}_expected_vs_realized``."""
+    import gymnasium
+
+    from pb_gym.envs.tasks import action_meanings, get_task
+
+    def rate(env, actions: list[int], seconds: float) -> float:
+        env.reset(seed=0)
+        steps, start = 0, time.perf_counter()
+        while True:
+            for _ in range(100):
+                _, _, terminated, truncated, _ = env.step(actions[steps % len(actions)])
+                steps += 1
+                if terminated or truncated:
+                    env.reset()
+            elapsed = time.perf_counter() - start
+            if elapsed >= seconds:
+                return steps / elapsed
+
+    out: dict = {}
+    for task in tasks:
+        spec = get_task(task)
+        actions = np.random.default_rng(0).integers(0, len(action_meanings(spec)), 4096).tolist()
+        for reward in ("realized", "expected"):
+            env = gymnasium.make(spec.id, reward=reward)
+            rate(env, actions, seconds / 4)  # warm-up (100 steps at least: past the first shoe's end)
+            out[f"single_{spec.name}_{reward}_steps_per_s"] = rate(env, actions, seconds)
+            env.close()
+        out[f"single_{spec.name}_expected_vs_realized"] = (
+            out[f"single_{spec.name}_expected_steps_per_s"] / out[f"single_{spec.name}_realized_steps_per_s"]
+        )
+    return out
+
+
 def _min_banker_bet(cfg) -> object:
     """The action that stakes the table minimum on banker, in the config's action mode."""
     choice = cfg.bet_choices.index("banker")

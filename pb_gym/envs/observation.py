@@ -11,6 +11,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from pb_gym import rules as R
 from pb_gym.envs.config import LOG_GROWTH_FLOOR, EnvConfig, bad, is_number
 from pb_gym.envs.tables import Tables, check_batch
 from pb_gym.parallel import run_rows
@@ -178,19 +179,23 @@ def split_obs(cfg: EnvConfig, flat: np.ndarray) -> dict[str, np.ndarray] | np.nd
     return {k: flat[..., a:b] for k, (a, b) in cfg.obs_offsets.items()}
 
 
-def ev_before_hand(cfg: EnvConfig, tables: Tables, rows: np.ndarray | None = None) -> np.ndarray:
+def ev_before_hand(
+    cfg: EnvConfig, tables: Tables, rows: np.ndarray | None = None, columns: np.ndarray | None = None
+) -> np.ndarray:
     """Exact EV per unit of every bet spot ``(n, 7)`` of the hand just dealt, given the cards the
     players had seen before it (the unseen counts plus the hand's own cards; after a reshuffle that is
     the new shoe, burn card turned) and what the config's leaks showed (:mod:`pb_gym.envs.leaks`).
-    ``rows``: only these tables (``(len(rows), 7)``)."""
+    ``rows``: only these tables (``(len(rows), 7)``); ``columns`` (a boolean per column): only those
+    priced, 0 in the others (:meth:`pb_gym.catalog.TableBets.expected_values`; with leaks, every
+    column)."""
     if cfg.leaks:
         from pb_gym.envs import leaks
 
         leak = leaks.of_hand_dealt(cfg, tables.shoe, tables.result, rows)
         return leaks.expected_values(cfg, composition_before_hand(tables, rows), leak)
     if cfg.bets.suited:  # the suited bets are priced from the cards by rank and suit
-        return cfg.bets.expected_values(suited_composition_before_hand(cfg, tables, rows))
-    return cfg.bets.expected_values(composition_before_hand(tables, rows))
+        return cfg.bets.expected_values(suited_composition_before_hand(cfg, tables, rows), columns)
+    return cfg.bets.expected_values(composition_before_hand(tables, rows), columns)
 
 
 def log_growth_before_hand(cfg: EnvConfig, tables: Tables, rows: np.ndarray) -> np.ndarray:
@@ -223,14 +228,27 @@ def composition_before_hand(tables: Tables, rows: np.ndarray | None = None) -> n
     """The cards ``(n, 13)`` the players had not seen before the hand just dealt (``rows``: only these
     tables): the unseen counts plus the hand's own cards."""
     res = tables.result
-    select = slice(None) if rows is None else rows
-    cards = np.concatenate([res.player_cards[select], res.banker_cards[select]], axis=1).astype(np.intp)
-    comp = tables.shoe.unseen[select].astype(np.int64)
-    for c in range(cards.shape[1]):  # a row appears once per column: plain fancy-index adds suffice
-        code = cards[:, c]
-        rows = np.flatnonzero(code > 0)
-        comp[rows, code[rows] - 1] += 1
-    return comp
+    select = np.arange(len(res.player_cards))  # (indices, whatever selects the rows: a mask too)
+    if rows is not None:
+        select = select[rows]
+    out = np.empty((len(select), R.N_RANKS), dtype=np.int64)
+    _composition_rows(tables.shoe.unseen, res.player_cards, res.banker_cards, select, out)
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _composition_rows(unseen, player_cards, banker_cards, rows, out):
+    """:func:`composition_before_hand` of the tables ``rows`` into ``out``: a single env asks for one
+    table each step, and numpy's calls over a row cost more than the row."""
+    for i in range(rows.shape[0]):
+        t = rows[i]
+        for r in range(out.shape[1]):
+            out[i, r] = unseen[t, r]
+        for c in range(player_cards.shape[1]):  # (code 0: no third card)
+            if player_cards[t, c] > 0:
+                out[i, player_cards[t, c] - 1] += 1
+            if banker_cards[t, c] > 0:
+                out[i, banker_cards[t, c] - 1] += 1
 
 
 HAND_INFO_KEYS: tuple[str, ...] = (
@@ -337,6 +355,7 @@ def exact_reward(cfg: EnvConfig, tables: Tables, rows: np.ndarray) -> np.ndarray
     """The ``"expected"`` or ``"log_growth"`` reward ``(len(rows),)`` of the hand just played at the
     tables ``rows`` (where a stake was placed), from the cards unseen before it."""
     stakes = tables.session.seats.stakes[0][rows]
-    if cfg.reward == "expected":
-        return np.einsum("ij,ij->i", stakes, ev_before_hand(cfg, tables, rows))
+    if cfg.reward == "expected":  # (the EVs of the columns staked: a zero stake adds nothing)
+        staked = np.any(stakes != 0.0, axis=0)
+        return np.einsum("ij,ij->i", stakes, ev_before_hand(cfg, tables, rows, staked))
     return log_growth_before_hand(cfg, tables, rows)

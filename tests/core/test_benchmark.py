@@ -215,3 +215,13 @@ def test_pb_gym_bench_reports_the_tasks_expected_reward_beside_the_realized():
         realized = out[f"task_realized_{actions}_steps_per_s"]
         assert expected > 0 and realized > 0
         assert out[f"task_expected_vs_realized_{actions}"] == pytest.approx(expected / realized)
+
+
+def test_pb_gym_bench_reports_the_single_env_tasks_beside_their_realized_reward():
+    from pb_gym.envs.bench import task_single_env_throughput
+
+    out = task_single_env_throughput(("Discover-v0",), seconds=0.05)
+    expected = out["single_Discover-v0_expected_steps_per_s"]
+    realized = out["single_Discover-v0_realized_steps_per_s"]
+    assert expected > 0 and realized > 0
+    assert out["single_Discover-v0_expected_vs_realized"] == pytest.approx(expected / realized)

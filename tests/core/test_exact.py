@@ -257,3 +257,40 @@ def test_one_expectation_is_the_same_bits_as_on_the_path_of_several():
         np.testing.assert_array_equal(
             exact.multiset_expectations(comps[:n], np.repeat(weights, 2, axis=1)), twice[:n]
         )
+
+
+def _shoe_states() -> np.ndarray:
+    """Compositions from a full 8-deck shoe to a depleted one: mid- and late-shoe deals, a shoe down to
+    its last 14 cards, ranks run out, six cards of one value and the fewest cards allowed; and the
+    largest shoes the one-composition path prices."""
+    from pb_gym import engine
+
+    state = engine.init(Rules(decks=8), 4, seed=5)
+    dealt = []
+    for _ in range(70):
+        engine.deal(Rules(decks=8), state)
+        dealt.append(state.unseen.astype(np.int64))
+    depleted = [
+        [1, 0, 2, 0, 1, 3, 0, 1, 2, 0, 2, 1, 1],  # 14 cards, four ranks gone
+        [0, 0, 0, 0, 0, 0, 0, 3, 1, 0, 2, 0, 1],  # 7 cards
+        [1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0],  # 6 cards, no 7-9 and no ten-valued card
+        [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0],  # six tens
+    ]
+    huge = [[exact.ONE_COMPOSITION_MOST] * 13, [exact.ONE_COMPOSITION_MOST + 1] * 13]  # (beyond: batched)
+    return np.concatenate([R.full_shoe(8)[None], *dealt[::7], np.array(depleted + huge, dtype=np.int64)])
+
+
+@pytest.mark.parametrize("rules", [Rules(), Rules(banker_variant="ez", tie_pays=9, pair_pays=12)])
+def test_one_composition_is_priced_to_the_bit_as_a_row_of_a_batch(rules):
+    # the one-composition path (a single env's step) is its own compiled call: its EVs are those of the
+    # batched walk, bit for bit, from a full shoe to a depleted one
+    states = _shoe_states()
+    assert len(states) > 16  # (the batch walks in blocks of 16 lanes)
+    batch = exact.expected_values(states, rules)
+    for composition, row in zip(states, batch, strict=True):
+        alone = exact.expected_values(composition, rules)
+        assert alone.tobytes() == row.tobytes()
+        assert exact.expected_values(composition[None], rules).tobytes() == row.tobytes()
+    classes = exact.hand_class_probabilities(states)
+    for composition, row in zip(states, classes, strict=True):
+        assert exact.hand_class_probabilities(composition).tobytes() == row.tobytes()
