@@ -202,8 +202,8 @@ def task_reward_throughput(
 
     Returns ``task``, ``task_n_envs`` and, for ``random`` and ``one_in_8`` actions,
     ``task_{reward}_{actions}_steps_per_s`` and ``task_expected_vs_realized_{actions}``."""
-    from pb_gym.envs.bench import _steps_per_s
     from pb_gym.envs.tasks import get_task
+    from pb_gym.envs.throughput import _steps_per_s
     from pb_gym.envs.vector import PuntoBancoVectorEnv
 
     spec = get_task(task)
@@ -225,7 +225,7 @@ def task_reward_throughput(
 
 def _condition(quick: bool, seconds: float) -> dict:
     """Every figure of one condition (idle or busy)."""
-    from pb_gym.envs.bench import (
+    from pb_gym.envs.throughput import (
         expected_reward_throughput,
         native_vector_steps_per_s,
         single_env_throughput,
@@ -312,7 +312,7 @@ _RATIO = "{:>15.2f}x"
 
 
 def _single_task_rows(figures: dict, row: Callable[..., None]) -> None:
-    """The rows of :func:`pb_gym.envs.bench.task_single_env_throughput` (a run that has them)."""
+    """The rows of :func:`pb_gym.envs.throughput.task_single_env_throughput` (a run that has them)."""
     for name in ("Discover-v0", "DiscoverAll-v0"):
         key = f"single_{name}_"
         if f"{key}expected_steps_per_s" in figures:

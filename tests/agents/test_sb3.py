@@ -21,7 +21,7 @@ RAW = dict(observation="dict", obs_scale="raw", action_mode="multidiscrete")
 
 def test_core_package_never_imports_torch():
     code = (
-        "import sys, gymnasium, pb_gym, pb_gym.envs.bench; "
+        "import sys, gymnasium, pb_gym, pb_gym.envs.throughput; "
         "gymnasium.make_vec('pb_gym/PuntoBanco-v0', num_envs=2).reset(seed=0); "
         "print('torch' in sys.modules, 'stable_baselines3' in sys.modules)"
     )

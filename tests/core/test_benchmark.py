@@ -218,7 +218,7 @@ def test_pb_gym_bench_reports_the_tasks_expected_reward_beside_the_realized():
 
 
 def test_pb_gym_bench_reports_the_single_env_tasks_beside_their_realized_reward():
-    from pb_gym.envs.bench import task_single_env_throughput
+    from pb_gym.envs.throughput import task_single_env_throughput
 
     out = task_single_env_throughput(("Discover-v0",), seconds=0.05)
     expected = out["single_Discover-v0_expected_steps_per_s"]

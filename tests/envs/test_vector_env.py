@@ -9,7 +9,7 @@ from gymnasium.vector import AutoresetMode
 
 from pb_gym import engine
 from pb_gym.envs import PuntoBancoEnv, PuntoBancoVectorEnv
-from pb_gym.envs.bench import vector_env_throughput
+from pb_gym.envs.throughput import vector_env_throughput
 
 # small bankrolls and a hand limit so that ruin, win target and truncation all happen
 SETTINGS = dict(bankroll=60, unit=10, table_min=10, win_target=100, max_hands=25, hand_info=True)
@@ -242,10 +242,10 @@ def test_throughput_is_timed_after_a_warm_up_past_the_first_shoe(monkeypatch):
     timed window starts only after WARMUP_STEPS steps and half the window, whichever is later."""
     from types import SimpleNamespace
 
-    from pb_gym.envs import bench as env_bench
+    from pb_gym.envs import throughput as env_throughput
 
     clock = [0.0]  # (the steps move the clock: the same rate on any machine, under any load)
-    monkeypatch.setattr(env_bench, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    monkeypatch.setattr(env_throughput, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
 
     class Clocked:
         def __init__(self) -> None:
@@ -259,8 +259,8 @@ def test_throughput_is_timed_after_a_warm_up_past_the_first_shoe(monkeypatch):
             clock[0] += 0.75 if self.steps == 5 else 2**-10  # a compile at the fifth step
 
     env = Clocked()
-    rate = env_bench._steps_per_s(env, [0], n_envs=1, seconds=0.25)
-    assert env.steps == env_bench.WARMUP_STEPS + 256
+    rate = env_throughput._steps_per_s(env, [0], n_envs=1, seconds=0.25)
+    assert env.steps == env_throughput.WARMUP_STEPS + 256
     assert rate == 1024.0  # the 0.75 s step was not timed: a timed one would give under 1 / 0.75
 
 
