@@ -43,8 +43,8 @@ class Args:
     task: str = "pb_gym/Session-v0"
     """the session task"""
     algos: tuple[str, ...] = ("ppo", "ppo_mask", "dqn")
-    """RL Zoo's algorithm names (stable-baselines3's, ``ppo_mask``: sb3-contrib's MaskablePPO), each with
-    its configs/rlzoo/<algo>.yml entry for the task"""
+    """stable-baselines3's algorithms by RL Zoo's names, and ``ppo_mask``: sb3-contrib's MaskablePPO (which
+    RL Zoo's train does not offer), each with its configs/rlzoo/<algo>.yml entry for the task"""
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
     """training seeds (of the envs and of torch)"""
     timesteps: int | None = None
