@@ -7,15 +7,19 @@ with ``exact=True`` asks the policy once per state and values the table by backw
 run's figure is thus free of sampling noise; the spread over seeds is the training's alone.
 
 Each algorithm trains with its RL Zoo hyperparameters for the task (``configs/rlzoo/<algo>.yml``, the one
-source: ``python -m rl_zoo3.train --algo ppo --env pb_gym/Session-v0 --gym-packages pb_gym --conf-file
-configs/rlzoo/ppo.yml`` trains the same), once per seed; the runs are aggregated as rliable recommends
-(the interquartile mean of the normalized scores and its 95% stratified bootstrap interval, the
-optimality gap), beside each run's figure and wall time::
+source; ``python -m rl_zoo3.train --algo ppo --env pb_gym/Session-v0 --gym-packages pb_gym --conf-file
+configs/rlzoo/ppo.yml`` trains with the same settings over single envs), once per seed, here over the
+native session vector env (:class:`pb_gym.agents.session_sb3.SessionSB3VecEnv`: ``n_envs`` tables
+stepped by one engine call, the same MDP) and seeing the observation through the entry's
+``env_wrapper``, the thermometer code of :mod:`pb_gym.agents.session_sb3`. ``ppo_mask`` is
+sb3-contrib's MaskablePPO, given the legal actions in training and at prediction. The runs are aggregated
+as rliable recommends (the interquartile mean of the normalized scores and its 95% stratified bootstrap
+interval, the optimality gap), beside each run's figure and wall time::
 
     python examples/session_agents.py --out out/session-agents            # 3 algorithms x 5 seeds
     python examples/session_agents.py --algos ppo --seeds 0 --timesteps 20000 --out /tmp/smoke
 
-Needs the rl extra (stable-baselines3, torch) and the studies extra (PyYAML).
+Needs the rl extra (stable-baselines3, sb3-contrib, torch) and the studies extra (PyYAML).
 """
 
 from __future__ import annotations
@@ -38,48 +42,70 @@ ROOT = Path(__file__).resolve().parents[1]
 class Args:
     task: str = "pb_gym/Session-v0"
     """the session task"""
-    algos: tuple[str, ...] = ("ppo", "a2c", "dqn")
-    """stable-baselines3 algorithms, each with its configs/rlzoo/<algo>.yml entry for the task"""
+    algos: tuple[str, ...] = ("ppo", "ppo_mask", "dqn")
+    """stable-baselines3's algorithms by RL Zoo's names, and ``ppo_mask``: sb3-contrib's MaskablePPO (which
+    RL Zoo's train does not offer), each with its configs/rlzoo/<algo>.yml entry for the task"""
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
     """training seeds (of the envs and of torch)"""
     timesteps: int | None = None
     """training steps of every run (None: the config's n_timesteps)"""
-    workers: int = 2
+    workers: int = 1
     """runs trained side by side (processes; one torch thread each)"""
     out: Path = Path("out/session-agents")
     """the folder of runs.csv, summary.json and summary.md"""
 
 
+WRAPPERS = {"pb_gym.agents.session_sb3.SessionThermometer": "thermometer"}
+"""The ``env_wrapper`` entries this script knows, as observation codes of ``SessionSB3VecEnv``."""
+
+
 def hyperparameters(algo: str, task: str) -> dict:
     """The task's entry of ``configs/rlzoo/<algo>.yml``, as keyword arguments of the SB3 algorithm
-    (``policy_kwargs`` evaluated as RL Zoo does), with ``n_envs`` and ``n_timesteps`` set apart."""
+    (``policy_kwargs`` evaluated and ``lin_<x>`` made a linear schedule from x to 0, as RL Zoo does),
+    with ``n_envs``, ``n_timesteps`` and the observation code (``features``) set apart."""
     entry = dict(yaml.safe_load((ROOT / "configs" / "rlzoo" / f"{algo}.yml").read_text())[task])
     if "policy_kwargs" in entry:
         entry["policy_kwargs"] = eval(entry["policy_kwargs"], {"dict": dict})  # (RL Zoo's format)
+    for key in ("learning_rate", "clip_range"):
+        if isinstance(entry.get(key), str) and entry[key].startswith("lin_"):
+            start = float(entry[key][4:])
+            entry[key] = lambda progress, start=start: progress * start  # progress: 1 -> 0
+    entry["features"] = WRAPPERS[entry.pop("env_wrapper")] if "env_wrapper" in entry else "raw"
     return entry
 
 
 def train_and_score(algo: str, seed: int, task: str, timesteps: int | None) -> dict:
     """One run: train, then the exact P(goal) of the deterministic policy against the optimum."""
+    import sb3_contrib
     import stable_baselines3
     import torch
-    from stable_baselines3.common.env_util import make_vec_env
 
     import pb_gym  # noqa: F401  (registers the tasks)
     from pb_gym import session_benchmark
+    from pb_gym.agents.session_sb3 import SessionSB3VecEnv, featured
 
     torch.set_num_threads(1)
     settings = hyperparameters(algo, task)
     n_envs, steps = settings.pop("n_envs"), int(timesteps or settings.pop("n_timesteps"))
     settings.pop("n_timesteps", None)
-    env = make_vec_env(task, n_envs=n_envs, seed=seed)
-    model = getattr(stable_baselines3, algo.upper())(env=env, seed=seed, verbose=0, **settings)
+    features = settings.pop("features")
+    env = SessionSB3VecEnv(task, n_envs, features=features, seed=seed)
+    masked = algo == "ppo_mask"
+    cls = sb3_contrib.MaskablePPO if masked else getattr(stable_baselines3, algo.upper())
+    model = cls(env=env, seed=seed, verbose=0, **settings)
     started = time.perf_counter()
     model.learn(steps)
     seconds = time.perf_counter() - started
-    result = session_benchmark.score(
-        lambda obs: model.predict(obs, deterministic=True)[0], task, sessions=1000, exact=True
-    )
+    s = env.settings
+
+    def policy(obs: np.ndarray) -> np.ndarray:
+        x = featured(obs, s, features)
+        if not masked:
+            return model.predict(x, deterministic=True)[0]
+        ticks = np.rint(np.asarray(obs)[:, 0].astype(np.float64) * s.goal_ticks).astype(np.int64)
+        return model.predict(x, deterministic=True, action_masks=s.masks(ticks))[0]
+
+    result = session_benchmark.score(policy, task, sessions=1000, exact=True)
     exact = result["exact"]
     return {
         "algo": algo,
