@@ -136,7 +136,10 @@ class SessionSB3VecEnv(VecEnv):
         return self._code(obs)
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+        acts = np.asarray(actions)
+        if acts.shape == (self.num_envs, 1):  # (a policy's output that keeps the action axis)
+            acts = acts[:, 0]
+        self._actions = acts  # checked by the session vector env: an integer array of shape (N,)
 
     def step_wait(self) -> VecEnvStepReturn:
         if self._actions is None:

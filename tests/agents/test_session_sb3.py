@@ -62,3 +62,15 @@ def test_wrapper_matches_the_vec_env_code():
     obs, _ = env.reset(seed=0)
     assert env.observation_space.contains(obs)
     assert obs.shape == SessionSB3VecEnv(TASK, 1, features="thermometer").observation_space.shape
+
+
+def test_vec_env_refuses_an_action_that_is_not_one_integer_per_table():
+    env = SessionSB3VecEnv(TASK, 4, seed=0)
+    env.reset()
+    allowed = r"allowed: an integer array of shape \(4,\) with values in 0\.\.15"
+    for actions in (np.array([0.5, 0, 0, 0]), np.zeros(3, dtype=np.int64), np.array([16, 0, 0, 0])):
+        env.step_async(actions)
+        with pytest.raises(ValueError, match=allowed):
+            env.step_wait()
+    env.step_async(np.zeros((4, 1), dtype=np.int64))  # a policy output with the action axis kept
+    assert env.step_wait()[0].shape == (4, 2)
