@@ -87,7 +87,13 @@ class SessionThermometer(gym.ObservationWrapper):
 
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
-        self.settings: SessionSettings = env.unwrapped.settings  # type: ignore[attr-defined]
+        settings = getattr(env.unwrapped, "settings", None)
+        if not isinstance(settings, SessionSettings):
+            raise ValueError(
+                f"env={env.unwrapped!r} is not allowed; allowed: a session env (pb_gym/Session-v0, "
+                "pb_gym/SessionDouble-v0, pb_gym/SessionBold-v0 or a pb_gym.envs.session_env.SessionEnv)"
+            )
+        self.settings: SessionSettings = settings
         self.observation_space = featured_space(self.settings, "thermometer")
 
     def observation(self, observation: np.ndarray) -> np.ndarray:

@@ -74,3 +74,8 @@ def test_vec_env_refuses_an_action_that_is_not_one_integer_per_table():
             env.step_wait()
     env.step_async(np.zeros((4, 1), dtype=np.int64))  # a policy output with the action axis kept
     assert env.step_wait()[0].shape == (4, 2)
+
+
+def test_the_thermometer_wrapper_refuses_an_env_that_is_not_a_session():
+    with pytest.raises(ValueError, match="^env=.* is not allowed; allowed: a session env"):
+        SessionThermometer(gym.make("pb_gym/PuntoBanco-v0"))
