@@ -69,10 +69,18 @@ RESULT_ARRAYS = array_fields(
 """(name, dtype, dimensions) of each array of a :class:`HandResult`, as :meth:`HandResult.empty`."""
 
 
-@structref.register
-class _ShoeViewType(types.StructRef):
+class NamedFields(types.StructRef):
+    """Base of the compiled objects whose fields the kernels read by name (the state's views, the
+    bundles of a step's arguments): each field is typed as its value without literals, so that one
+    compiled kernel serves every value."""
+
     def preprocess_fields(self, fields: Any) -> tuple:
         return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+@structref.register
+class _ShoeViewType(NamedFields):
+    pass
 
 
 class ShoeView(structref.StructRefProxy):
@@ -82,9 +90,8 @@ class ShoeView(structref.StructRefProxy):
 
 
 @structref.register
-class _HandViewType(types.StructRef):
-    def preprocess_fields(self, fields: Any) -> tuple:
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+class _HandViewType(NamedFields):
+    pass
 
 
 class HandView(structref.StructRefProxy):

@@ -8,7 +8,6 @@ from collections.abc import Callable
 
 import numba
 import numpy as np
-from numba.core import types
 from numba.experimental import structref
 
 from pb_gym import engine, shoe_shuffle
@@ -20,6 +19,7 @@ from pb_gym.envs.tables import Tables, check_batch, limits_struct
 from pb_gym.parallel import checked_rows
 from pb_gym.session import PLAY_MIN_TABLES, deal_constants, play_rows, restart_rows
 from pb_gym.session.kernels import new_play_state
+from pb_gym.shoe_state import NamedFields
 
 _play_rows = numba.njit(nogil=True, inline="always")(play_rows.py_func)
 """The session's hand (:func:`pb_gym.session.play_rows`, the same Python function) compiled to be
@@ -31,9 +31,8 @@ inlined glue only."""
 
 
 @structref.register
-class _StepStateType(types.StructRef):
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+class _StepStateType(NamedFields):
+    pass
 
 
 class StepState(structref.StructRefProxy):

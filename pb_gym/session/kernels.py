@@ -4,11 +4,8 @@ runs them; the environments' stepper calls :func:`play_rows` and :func:`restart_
 
 from __future__ import annotations
 
-from typing import Any
-
 import numba
 import numpy as np
-from numba.core import types
 from numba.experimental import structref
 
 from pb_gym import engine
@@ -35,6 +32,7 @@ from pb_gym.session.state import (
     STOP_LOSS,
     TARGET,
 )
+from pb_gym.shoe_state import NamedFields
 
 _class_index = numba.njit(cache=True, nogil=True, inline="always")(R.class_index)
 """The hand class of a finished hand (:func:`pb_gym.rules.class_index` compiled; int64 arguments)."""
@@ -420,9 +418,8 @@ def play_rows(
 
 
 @structref.register
-class _PlayStateType(types.StructRef):
-    def preprocess_fields(self, fields: Any) -> tuple:
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+class _PlayStateType(NamedFields):
+    pass
 
 
 class PlayState(structref.StructRefProxy):

@@ -8,16 +8,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numba
 import numpy as np
-from numba.core import types
 from numba.experimental import structref
 
 from pb_gym import engine
 from pb_gym import rules as R
 from pb_gym.rules import Rules
+from pb_gym.shoe_state import NamedFields
 
 # --------------------------------------------------------------------------------------------------
 # Named constants
@@ -192,9 +192,8 @@ def _fields(*fields: tuple[str, type, int]) -> tuple:
 
 
 @structref.register
-class _SeatViewType(types.StructRef):
-    def preprocess_fields(self, fields: Any) -> tuple:
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+class _SeatViewType(NamedFields):
+    pass
 
 
 class SeatView(structref.StructRefProxy):
@@ -203,9 +202,8 @@ class SeatView(structref.StructRefProxy):
 
 
 @structref.register
-class _RecordViewType(types.StructRef):
-    def preprocess_fields(self, fields: Any) -> tuple:
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+class _RecordViewType(NamedFields):
+    pass
 
 
 class RecordView(structref.StructRefProxy):

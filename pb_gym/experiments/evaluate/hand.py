@@ -16,23 +16,20 @@ table order on one thread afterwards (:func:`pb_gym.experiments.evaluate.ledger.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numba
 import numpy as np
-from numba.core import types
 from numba.experimental import structref
 
 from pb_gym.agents import staking
 from pb_gym.experiments.evaluate import ledger
 from pb_gym.session import kernels as session_kernels
 from pb_gym.session import live as session_live
+from pb_gym.shoe_state import NamedFields
 
 
 @structref.register
-class _HandStateType(types.StructRef):
-    def preprocess_fields(self, fields: Any) -> tuple:
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+class _HandStateType(NamedFields):
+    pass
 
 
 class HandState(structref.StructRefProxy):
