@@ -40,7 +40,64 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvO
 from pb_gym.envs.vector import PuntoBancoVectorEnv
 
 
-class PuntoBancoSB3VecEnv(VecEnv):
+class NativeVecEnv(VecEnv):
+    """What a stable-baselines3 ``VecEnv`` over one of pb-gym's native vector envs (``self.venv``, all
+    its tables stepped by one call) does the same whatever the env: the actions handed on at
+    ``step_wait``, attributes and methods called once and split by table where they are per table,
+    the action masks. Subclasses make ``venv`` and implement ``reset`` and ``step_wait``."""
+
+    venv: Any
+    _actions: np.ndarray | None
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = actions
+
+    def _step_venv(self) -> tuple:
+        """The native env's step of the actions given to :meth:`step_async`."""
+        if self._actions is None:
+            raise RuntimeError("step_wait() called before step_async()")
+        result = self.venv.step(self._actions)
+        self._actions = None
+        return result
+
+    def close(self) -> None:
+        self.venv.close()
+
+    def _indices(self, indices: VecEnvIndices) -> list[int]:
+        return list(self._get_indices(indices))
+
+    def _per_table(self, value: Any, indices: VecEnvIndices) -> list[Any]:
+        """``value`` for each index: a per-table array (``(N, ...)``) split by table, anything else
+        shared."""
+        idx = self._indices(indices)
+        if isinstance(value, np.ndarray) and value.shape[:1] == (self.num_envs,):
+            return [value[i] for i in idx]
+        return [value for _ in idx]
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        """Attribute of each table: a per-table array attribute of the vector env (e.g. ``bankroll``)
+        is split by table; any other attribute (``config``, ``bet_choices``, methods) is shared."""
+        return self._per_table(getattr(self.venv, attr_name), indices)
+
+    def env_method(
+        self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs
+    ) -> list[Any]:
+        """Call a method of the vector env once; a per-table array result (``action_masks``: ``(N, m)``)
+        is split by table, any other result is returned for each index."""
+        if method_name == "render":
+            frames = self.venv.render()
+            return [None if frames is None else frames[i] for i in self._indices(indices)]
+        return self._per_table(getattr(self.venv, method_name)(*method_args, **method_kwargs), indices)
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions of every table, ``(N, m)`` bool (for MaskablePPO)."""
+        return self.venv.action_masks()
+
+    def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
+        return [False for _ in self._indices(indices)]
+
+
+class PuntoBancoSB3VecEnv(NativeVecEnv):
     """A stable-baselines3 ``VecEnv`` over the native Punto Banco vector environment.
 
     Args:
@@ -80,14 +137,8 @@ class PuntoBancoSB3VecEnv(VecEnv):
         self.reset_infos = [{} for _ in range(self.num_envs)]
         return obs
 
-    def step_async(self, actions: np.ndarray) -> None:
-        self._actions = actions
-
     def step_wait(self) -> VecEnvStepReturn:
-        if self._actions is None:
-            raise RuntimeError("step_wait() called before step_async()")
-        obs, reward, terminated, truncated, info = self.venv.step(self._actions)
-        self._actions = None
+        obs, reward, terminated, truncated, info = self._step_venv()
         dones = terminated | truncated
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         per_table = {k: v for k, v in info.items() if not k.startswith("_") and not k.startswith("final")}
@@ -105,22 +156,7 @@ class PuntoBancoSB3VecEnv(VecEnv):
                 infos[i] = entry
         return obs, reward.astype(np.float32), dones, infos
 
-    def close(self) -> None:
-        self.venv.close()
-
     # ---- attributes and methods -----------------------------------------------------------------
-    def _indices(self, indices: VecEnvIndices) -> list[int]:
-        return list(self._get_indices(indices))
-
-    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        """Attribute of each table: a per-table array attribute of the vector env (e.g. ``bankroll``)
-        is split by table; any other attribute (``config``, ``bet_choices``, methods) is shared."""
-        value = getattr(self.venv, attr_name)
-        idx = self._indices(indices)
-        if isinstance(value, np.ndarray) and value.shape[:1] == (self.num_envs,):
-            return [value[i] for i in idx]
-        return [value for _ in idx]
-
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Set an attribute of the vector env. The tables share their settings, so only all of them
         (``indices=None``) can be set at once."""
@@ -130,27 +166,6 @@ class PuntoBancoSB3VecEnv(VecEnv):
                 "applies to all tables (indices=None)"
             )
         setattr(self.venv, attr_name, value)
-
-    def env_method(
-        self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs
-    ) -> list[Any]:
-        """Call a method of the vector env once; a per-table array result (``action_masks``: ``(N, m)``)
-        is split by table, any other result is returned for each index."""
-        idx = self._indices(indices)
-        if method_name == "render":
-            frames = self.venv.render()
-            return [None if frames is None else frames[i] for i in idx]
-        result = getattr(self.venv, method_name)(*method_args, **method_kwargs)
-        if isinstance(result, np.ndarray) and result.shape[:1] == (self.num_envs,):
-            return [result[i] for i in idx]
-        return [result for _ in idx]
-
-    def action_masks(self) -> np.ndarray:
-        """Valid actions of every table, ``(N, m)`` bool (for MaskablePPO)."""
-        return self.venv.action_masks()
-
-    def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
-        return [False for _ in self._indices(indices)]
 
     def get_images(self) -> Sequence[np.ndarray | None]:
         if self.render_mode != "rgb_array":

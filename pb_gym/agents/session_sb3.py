@@ -33,9 +33,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
-from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
+from pb_gym.agents.sb3_vec_env import NativeVecEnv
 from pb_gym.envs.config import bad
 from pb_gym.envs.session_settings import SessionSettings
 from pb_gym.envs.session_vector import SessionVectorEnv
@@ -100,7 +100,7 @@ class SessionThermometer(gym.ObservationWrapper):
         return thermometer(observation, self.settings)
 
 
-class SessionSB3VecEnv(VecEnv):
+class SessionSB3VecEnv(NativeVecEnv):
     """A stable-baselines3 ``VecEnv`` of ``num_envs`` sessions of ``task`` (the module docstring).
 
     Args:
@@ -148,10 +148,7 @@ class SessionSB3VecEnv(VecEnv):
         self._actions = acts  # checked by the session vector env: an integer array of shape (N,)
 
     def step_wait(self) -> VecEnvStepReturn:
-        if self._actions is None:
-            raise RuntimeError("step_wait() called before step_async()")
-        obs, reward, terminated, truncated, info = self.venv.step(self._actions)
-        self._actions = None
+        obs, reward, terminated, truncated, info = self._step_venv()
         dones = terminated | truncated
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         for i in np.flatnonzero(dones):
@@ -162,33 +159,8 @@ class SessionSB3VecEnv(VecEnv):
             }
         return self._code(obs), reward.astype(np.float32), dones, infos
 
-    def action_masks(self) -> np.ndarray:
-        """The legal actions of every table, ``(N, n_actions)`` bool (for MaskablePPO)."""
-        return self.venv.action_masks()
-
-    def close(self) -> None:
-        self.venv.close()
-
-    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        value = getattr(self.venv, attr_name)
-        return [value for _ in self._get_indices(indices)]
-
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         raise AttributeError(f"the tables of {type(self).__name__} share their settings; set nothing")
-
-    def env_method(
-        self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs
-    ) -> list[Any]:
-        """A method of the vector env, called once; a per-table array result (``action_masks``) is split
-        by table."""
-        idx = list(self._get_indices(indices))
-        result = getattr(self.venv, method_name)(*method_args, **method_kwargs)
-        if isinstance(result, np.ndarray) and result.shape[:1] == (self.num_envs,):
-            return [result[i] for i in idx]
-        return [result for _ in idx]
-
-    def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
-        return [False for _ in self._get_indices(indices)]
 
     def get_images(self) -> Sequence[np.ndarray | None]:
         return [None for _ in range(self.num_envs)]
