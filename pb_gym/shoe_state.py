@@ -345,23 +345,7 @@ class HandResult(CheckedArrays):
     @classmethod
     def empty(cls, n: int) -> HandResult:
         """Preallocated result arrays for ``n`` tables (pass as ``out=`` to reuse memory)."""
-        u8 = np.uint8
-        return cls(
-            np.zeros((n, 3), u8),
-            np.zeros((n, 3), u8),
-            np.zeros(n, u8),
-            np.zeros(n, u8),
-            np.zeros(n, u8),
-            np.zeros(n, u8),
-            np.zeros(n, u8),
-            np.zeros(n, u8),
-            np.zeros(n, np.bool_),
-            np.zeros(n, np.bool_),
-            np.zeros(n, np.bool_),
-            np.zeros(n, np.bool_),
-            np.zeros((n, 3), u8),
-            np.zeros((n, 3), u8),
-        )
+        return cls(*(np.zeros((n, 3) if ndim == 2 else n, dtype) for _, dtype, ndim in RESULT_ARRAYS))
 
     def __len__(self) -> int:
         return self.outcome.shape[0]

@@ -355,13 +355,7 @@ def restart_rows(index, bankroll0, seats, records):
             bankroll[k, t] = bankroll0
             hands[k, t] = 0
             ended[k, t] = PLAYING
-            stakes[k, t, :] = 0.0
-            net[k, t] = 0.0
-            placed[k, t] = False
-            table_capped[k, t] = False
-            bankroll_capped[k, t] = False
-            terminated[k, t] = False
-            truncated[k, t] = False
+            _sit_out(k, t, stakes, net, placed, table_capped, bankroll_capped, terminated, truncated)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -187,10 +187,6 @@ class Limits:
 # --------------------------------------------------------------------------------------------------
 # State
 # --------------------------------------------------------------------------------------------------
-def _fields(*fields: tuple[str, type, int]) -> tuple:
-    return engine.array_fields(*fields)
-
-
 @structref.register
 class _SeatViewType(NamedFields):
     pass
@@ -211,7 +207,7 @@ class RecordView(structref.StructRefProxy):
     :attr:`TableRecords.view`."""
 
 
-SEAT_FIELDS = _fields(
+SEAT_FIELDS = engine.array_fields(
     ("bankroll", np.float64, 2),
     ("hands", np.int64, 2),
     ("ended", np.int8, 2),
@@ -224,7 +220,7 @@ SEAT_FIELDS = _fields(
     ("truncated", np.bool_, 2),
 )
 """(name, dtype, dimensions) of each array of :class:`Seats`, in its order."""
-RECORD_FIELDS = _fields(
+RECORD_FIELDS = engine.array_fields(
     ("bead", np.int8, 2),
     ("last_hand", np.float32, 2),
     ("player_cards", np.uint8, 2),
@@ -301,15 +297,8 @@ class Seats(engine.CheckedArrays):
 
     @classmethod
     def empty(cls, n_seats: int, n_tables: int, n_bets: int) -> Seats:
-        k, n = n_seats, n_tables
-        return cls(
-            np.zeros((k, n)),
-            np.zeros((k, n), np.int64),
-            np.zeros((k, n), np.int8),
-            np.zeros((k, n, n_bets)),
-            np.zeros((k, n)),
-            *(np.zeros((k, n), np.bool_) for _ in range(5)),
-        )
+        shapes = {2: (n_seats, n_tables), 3: (n_seats, n_tables, n_bets)}
+        return cls(*(np.zeros(shapes[ndim], dtype) for _, dtype, ndim in SEAT_FIELDS))
 
 
 @dataclasses.dataclass

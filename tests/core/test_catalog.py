@@ -312,12 +312,5 @@ def test_pays_forms():
         definition = {"name": "b", "rows": [{"when": {"winner": "tie"}, "pays": value}]}
         return catalog.bet_from_dict(definition).rows[0].pays
 
-    assert [pays("3:2"), pays("3 to 2"), pays("push"), pays("lose"), pays(-1), pays(0.54), pays(8)] == [
-        1.5,
-        1.5,
-        0.0,
-        -1.0,
-        -1.0,
-        0.54,
-        8.0,
-    ]
+    forms = {"3:2": 1.5, "3 to 2": 1.5, "push": 0.0, "lose": -1.0, -1: -1.0, 0.54: 0.54, 8: 8.0}
+    assert {form: pays(form) for form in forms} == forms

@@ -16,206 +16,67 @@ from pb_gym.rules import Rules
 
 ONE_UNIT_EACH = {bet: 1.0 for bet in R.BETS}
 
-# name, stack (P, B, P, B, then third cards), player cards, banker cards, outcome,
-# net per unit: banker under (standard, no-commission, ez), player, tie at 8:1, player pair,
+# name: stack (P, B, P, B, then third cards) | player cards | banker cards | outcome | net per unit of the
+# banker under the standard, no-commission and EZ variants | net per unit of player, tie at 8:1, player pair,
 # banker pair, dragon 7, panda 8
-SCENARIOS = [
-    ("player natural 9", "4 K 5 2", "4 5", "K 2", "player", (-1, -1, -1), 1, -1, -1, -1, -1, -1),
-    (
-        "banker natural stops a drawing player",
-        "K 9 5 K",
-        "K 5",
-        "9 K",
-        "banker",
-        (0.95, 1, 1),
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
+SCENARIOS = {
+    "player natural 9": "4 K 5 2     | 4 5   | K 2   | player         | -1 -1 -1   | 1 -1 -1 -1 -1 -1",
+    "banker natural stops a drawing player": (
+        "K 9 5 K     | K 5   | 9 K   | banker         | 0.95 1 1   | -1 -1 -1 -1 -1 -1"
     ),
-    ("natural tie 8-8, banker pair", "3 4 5 4", "3 5", "4 4", "tie", (0, 0, 0), 0, 8, -1, 11, -1, -1),
-    (
-        "banker 3 stands on the player's 8",
-        "2 A 3 2 8",
-        "2 3 8",
-        "A 2",
-        "tie",
-        (0, 0, 0),
-        0,
-        8,
-        -1,
-        -1,
-        -1,
-        -1,
+    "natural tie 8-8, banker pair": (
+        "3 4 5 4     | 3 5   | 4 4   | tie            | 0 0 0      | 0 8 -1 11 -1 -1"
     ),
-    (
-        "banker 3 draws on the player's 9",
-        "2 A 3 2 9 5",
-        "2 3 9",
-        "A 2 5",
-        "banker",
-        (0.95, 1, 1),
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
+    "banker 3 stands on the player's 8": (
+        "2 A 3 2 8   | 2 3 8 | A 2   | tie            | 0 0 0      | 0 8 -1 -1 -1 -1"
     ),
-    (
-        "banker 4 stands on the player's ace",
-        "A 3 3 A A",
-        "A 3 A",
-        "3 A",
-        "player",
-        (-1, -1, -1),
-        1,
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
+    "banker 3 draws on the player's 9": (
+        "2 A 3 2 9 5 | 2 3 9 | A 2 5 | banker         | 0.95 1 1   | -1 -1 -1 -1 -1 -1"
     ),
-    (
-        "banker 4 draws on the player's 2",
-        "A 3 3 A 2 5",
-        "A 3 2",
-        "3 A 5",
-        "banker",
-        (0.95, 1, 1),
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
+    "banker 4 stands on the player's ace": (
+        "A 3 3 A A   | A 3 A | 3 A   | player         | -1 -1 -1   | 1 -1 -1 -1 -1 -1"
     ),
-    (
-        "banker 5 draws on the player's 4",
-        "2 2 2 3 4 4",
-        "2 2 4",
-        "2 3 4",
-        "banker",
-        (0.95, 1, 1),
-        -1,
-        -1,
-        11,
-        -1,
-        -1,
-        -1,
+    "banker 4 draws on the player's 2": (
+        "A 3 3 A 2 5 | A 3 2 | 3 A 5 | banker         | 0.95 1 1   | -1 -1 -1 -1 -1 -1"
     ),
-    (
-        "banker 5 stands on the player's 3",
-        "2 2 A 3 3",
-        "2 A 3",
-        "2 3",
-        "player",
-        (-1, -1, -1),
-        1,
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
+    "banker 5 draws on the player's 4": (
+        "2 2 2 3 4 4 | 2 2 4 | 2 3 4 | banker         | 0.95 1 1   | -1 -1 11 -1 -1 -1"
     ),
-    (
-        "banker 6 draws on the player's 6; Panda 8",
-        "K 3 2 3 6 K",
-        "K 2 6",
-        "3 3 K",
-        "player_3card_8",
-        (-1, -1, -1),
-        1,
-        -1,
-        -1,
-        11,
-        -1,
-        25,
+    "banker 5 stands on the player's 3": (
+        "2 2 A 3 3   | 2 A 3 | 2 3   | player         | -1 -1 -1   | 1 -1 -1 -1 -1 -1"
     ),
-    (
-        "banker 6 stands on the player's 5",
-        "K A 2 5 5",
-        "K 2 5",
-        "A 5",
-        "player",
-        (-1, -1, -1),
-        1,
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
+    "banker 6 draws on the player's 6; Panda 8": (
+        "K 3 2 3 6 K | K 2 6 | 3 3 K | player_3card_8 | -1 -1 -1   | 1 -1 -1 11 -1 25"
     ),
-    (
-        "banker 7 stands on the player's 7",
-        "A 3 2 4 7",
-        "A 2 7",
-        "3 4",
-        "banker",
-        (0.95, 1, 1),
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
+    "banker 6 stands on the player's 5": (
+        "K A 2 5 5   | K 2 5 | A 5   | player         | -1 -1 -1   | 1 -1 -1 -1 -1 -1"
     ),
-    (
-        "player stands on 6, banker draws on 5 to a three-card 7: Dragon 7",
-        "3 2 3 3 2",
-        "3 3",
-        "2 3 2",
-        "banker_3card_7",
-        (0.95, 1, 0),
-        -1,
-        -1,
-        11,
-        -1,
-        40,
-        -1,
+    "banker 7 stands on the player's 7": (
+        "A 3 2 4 7   | A 2 7 | 3 4   | banker         | 0.95 1 1   | -1 -1 -1 -1 -1 -1"
     ),
-    (
-        "banker wins with 6: no-commission pays half",
-        "A 2 3 4 K",
-        "A 3 K",
-        "2 4",
-        "banker_6",
-        (0.95, 0.5, 1),
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
+    "player stands on 6, banker draws on 5 to a three-card 7: Dragon 7": (
+        "3 2 3 3 2   | 3 3   | 2 3 2 | banker_3card_7 | 0.95 1 0   | -1 -1 11 -1 40 -1"
     ),
-    (
-        "player stands on 7, banker stands on 6",
-        "4 2 3 4",
-        "4 3",
-        "2 4",
-        "player",
-        (-1, -1, -1),
-        1,
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
+    "banker wins with 6: no-commission pays half": (
+        "A 2 3 4 K   | A 3 K | 2 4   | banker_6       | 0.95 0.5 1 | -1 -1 -1 -1 -1 -1"
     ),
-    ("both pairs, tie 9-9", "7 Q 7 Q 5 9", "7 7 5", "Q Q 9", "tie", (0, 0, 0), 0, 8, 11, 11, -1, -1),
-]
+    "player stands on 7, banker stands on 6": (
+        "4 2 3 4     | 4 3   | 2 4   | player         | -1 -1 -1   | 1 -1 -1 -1 -1 -1"
+    ),
+    "both pairs, tie 9-9": "7 Q 7 Q 5 9 | 7 7 5 | Q Q 9 | tie            | 0 0 0      | 0 8 11 11 -1 -1",
+}
 
 
 def _cards(text):
     return [R.card_code(c) for c in text.split()]
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s[0] for s in SCENARIOS])
+@pytest.mark.parametrize("scenario", SCENARIOS)
 @pytest.mark.parametrize("variant_index, variant", list(enumerate(R.BANKER_VARIANTS)))
 def test_stacked_scenarios_deal_and_settle_exactly(scenario, variant_index, variant):
-    _, stack, player, banker, outcome, banker_net, player_net, tie_net, pp, bp, d7, p8 = scenario
+    stack, player, banker, outcome, banker_nets, other_nets = (
+        column.strip() for column in SCENARIOS[scenario].split("|")
+    )
     rules = Rules(burn=False, banker_variant=variant)
     state = engine.init(rules, 2, seed=1, stack=stack.split())
     state, hand = engine.deal(rules, state)
@@ -223,7 +84,7 @@ def test_stacked_scenarios_deal_and_settle_exactly(scenario, variant_index, vari
         assert [c for c in hand.player_cards[t] if c] == _cards(player)
         assert [c for c in hand.banker_cards[t] if c] == _cards(banker)
         assert R.OUTCOMES[hand.outcome[t]] == outcome
-    expected = [banker_net[variant_index], player_net, tie_net, pp, bp, d7, p8]
+    expected = [float(banker_nets.split()[variant_index]), *map(float, other_nets.split())]
     np.testing.assert_allclose(engine.settle(rules, hand, ONE_UNIT_EACH), sum(expected))
     np.testing.assert_allclose(hand.payoffs(rules)[0], expected)
     # the tie at 9:1 and a stake on one spot only

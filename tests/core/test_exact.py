@@ -163,18 +163,8 @@ def test_a_small_batch_walks_narrow_blocks_with_the_same_bits_as_a_full_block():
     """Fewer compositions than a block (16) are walked in one narrower block, not padded to 16: a
     single env prices one composition per step. Every composition's probabilities are the same bits
     alone, in any small batch, and in a batch of full blocks."""
-    assert [exact.block_width(n) for n in (1, 2, 3, 4, 5, 8, 9, 16, 17, 1000)] == [
-        1,
-        2,
-        4,
-        4,
-        8,
-        8,
-        16,
-        16,
-        16,
-        16,
-    ]
+    widths = {1: 1, 2: 2, 3: 4, 4: 4, 5: 8, 8: 8, 9: 16, 16: 16, 17: 16, 1000: 16}
+    assert {n: exact.block_width(n) for n in widths} == widths
     rng = np.random.default_rng(5)
     compositions = np.repeat(R.full_shoe(8)[None], 40, axis=0)
     for row in compositions:  # late shoes: up to 380 of 416 cards seen

@@ -68,41 +68,30 @@ def test_numba_imported_before_pb_gym_caches_in_pb_gyms_folder(tmp_path):
 
 
 def test_the_folder_follows_the_sources_not_where_they_are(tmp_path, monkeypatch):
-    """Two copies of the same sources share the folder; an edit of any source file, a new one."""
+    """Two copies of the same sources share the stamp and the folder; an edit of a file that is not a
+    source keeps them, an edit of any source file (in a subfolder too) gives new ones."""
     copies = []
     for name in ("clone", "other-clone"):
         root = tmp_path / name / "pb_gym"
         (root / "sub").mkdir(parents=True)
         (root / "engine.py").write_text("X = 1\n")
         (root / "sub" / "rules.py").write_text("BURN = 10\n")
+        (root / "notes.txt").write_text("not a source")
         copies.append(root)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    folders = []
-    for root, edit in ((copies[0], None), (copies[1], None), (copies[1], "BURN = 9\n")):
+    edits = [None, None, ("notes.txt", "still not a source"), ("sub/rules.py", "BURN = 9\n")]
+    stamps, folders = [], []
+    for root, edit in zip([copies[0], *[copies[1]] * 3], edits, strict=True):
         if edit is not None:
-            (root / "sub" / "rules.py").write_text(edit)
+            (root / edit[0]).write_text(edit[1])
         monkeypatch.setattr(kernel_cache, "PACKAGE_ROOT", str(root))
         kernel_cache.package_stamp.cache_clear()
+        stamps.append(kernel_cache.package_stamp())
         folders.append(kernel_cache.folder("1.2.3"))
     kernel_cache.package_stamp.cache_clear()
-    assert folders[0] == folders[1] != folders[2]
+    assert stamps[0] == stamps[1] == stamps[2] != stamps[3]
+    assert folders[0] == folders[1] == folders[2] != folders[3]
     assert all(f.startswith(str(tmp_path / "cache" / "pb-gym" / "1.2.3-")) for f in folders)
-
-
-def test_the_stamp_changes_with_any_source_file(tmp_path, monkeypatch):
-    (tmp_path / "engine.py").write_text("X = 1\n")
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "rules.py").write_text("BURN = 10\n")
-    (tmp_path / "notes.txt").write_text("not a source")
-    monkeypatch.setattr(kernel_cache, "PACKAGE_ROOT", str(tmp_path))
-    stamps = []
-    for edit in (None, ("notes.txt", "still not a source"), ("sub/rules.py", "BURN = 9\n")):
-        if edit is not None:
-            (tmp_path / edit[0]).write_text(edit[1])
-        kernel_cache.package_stamp.cache_clear()
-        stamps.append(kernel_cache.package_stamp())
-    kernel_cache.package_stamp.cache_clear()
-    assert stamps[0] == stamps[1] != stamps[2]
 
 
 def test_prune_keeps_the_current_and_the_newest_folders_and_nothing_else_is_touched(tmp_path, monkeypatch):
