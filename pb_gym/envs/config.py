@@ -235,31 +235,9 @@ class EnvConfig:
     ``log_growth``: the exact expected log growth of the bankroll over the hand (Kelly's objective).
     The bankroll always moves by the realized win."""
 
-    def __post_init__(
-        self,
-        decks: int | None,
-        banker_variant: str | None,
-        commission: float | None,
-        tie_pays: int | None,
-        pair_pays: float | None,
-        dragon7_pays: float | None,
-        panda8_pays: float | None,
-        burn: bool | None,
-        cut_card: int | float | None,
-        hand_after_cut: bool | None,
-    ) -> None:
-        shortcuts = dict(
-            decks=decks,
-            banker_variant=banker_variant,
-            commission=commission,
-            tie_pays=tie_pays,
-            pair_pays=pair_pays,
-            dragon7_pays=dragon7_pays,
-            panda8_pays=panda8_pays,
-            burn=burn,
-            cut_card=cut_card,
-            hand_after_cut=hand_after_cut,
-        )
+    def __post_init__(self, *rule_keywords: Any) -> None:
+        # the rule keywords' InitVars, declared above in the order of RULE_SHORTCUTS (the Rules fields')
+        shortcuts = dict(zip(RULE_SHORTCUTS, rule_keywords, strict=True))
         rules, side_bets = _resolve_rules(self.rules, self.side_bets, shortcuts)
         set_ = functools.partial(object.__setattr__, self)
         set_("rules", rules)
