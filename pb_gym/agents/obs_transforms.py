@@ -8,6 +8,8 @@ gives. :mod:`pb_gym.agents.learned` exports these names too.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from pb_gym import exact
@@ -27,27 +29,27 @@ def sees_hand_counters(obs_transform: str) -> bool:
     return obs_transform != "shoe_only"
 
 
-_FULL_FRACTION: dict[int, np.ndarray] = {}
-
-
-_LINEAR_EV: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 COUNTED_BETS: tuple[str, ...] = ("dragon7", "panda8", "tie")
 """The bets whose linear (effect-of-removal) EV estimate the ``counts`` transform adds (the pairs have
 none: every effect of removal of a pair bet is zero)."""
 
 
+@functools.cache
+def _full_fraction(decks: int) -> np.ndarray:
+    """Each rank's share of a full shoe of ``decks`` decks, float32."""
+    full = R.full_shoe(decks).astype(np.float32)
+    return full / full.sum()
+
+
+@functools.cache
 def _linear_ev_model(rules: R.Rules) -> tuple[np.ndarray, np.ndarray]:
     """Full-shoe EV ``(k,)`` and effects of removal ``(13, k)`` of :data:`COUNTED_BETS`, from the exact
     calculator: the linear estimate EV(c) ~ EV(full) + sum_r EoR_r x removed_r x N_full / N_unseen."""
-    key = (rules,)
-    if key not in _LINEAR_EV:
-        full = R.full_shoe(rules.decks)
-        columns = [R.BETS.index(b) for b in COUNTED_BETS]
-        ev_full = exact.expected_values(full, rules)[columns]
-        removed = full[None, :] - np.eye(R.N_RANKS, dtype=np.int64)
-        eor = exact.expected_values(removed, rules)[:, columns] - ev_full[None, :]
-        _LINEAR_EV[key] = (ev_full, eor)
-    return _LINEAR_EV[key]
+    full = R.full_shoe(rules.decks)
+    columns = [R.BETS.index(b) for b in COUNTED_BETS]
+    ev_full = exact.expected_values(full, rules)[columns]
+    removed = full[None, :] - np.eye(R.N_RANKS, dtype=np.int64)
+    return ev_full, exact.expected_values(removed, rules)[:, columns] - ev_full[None, :]
 
 
 def transform_obs(kind: str, obs: dict[str, np.ndarray], cfg: config.EnvConfig) -> dict[str, np.ndarray]:
@@ -73,10 +75,7 @@ def transform_obs(kind: str, obs: dict[str, np.ndarray], cfg: config.EnvConfig) 
         return out
     if kind == "none" or "shoe" not in obs:
         return obs
-    full = _FULL_FRACTION.get(cfg.rules.decks)
-    if full is None:
-        f = R.full_shoe(cfg.rules.decks).astype(np.float32)
-        full = _FULL_FRACTION[cfg.rules.decks] = f / f.sum()
+    full = _full_fraction(cfg.rules.decks)
     shoe = obs["shoe"].astype(np.float32)
     total = np.maximum(shoe.sum(axis=-1, keepdims=True), 1.0)
     out = dict(obs)

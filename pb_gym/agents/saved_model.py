@@ -95,11 +95,8 @@ MANIFEST_FILE = "SHA256SUMS"
 
 def file_sha256(path: str | Path) -> str:
     """The SHA-256 of a file, in hexadecimal."""
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def write_manifest(folder: str | Path, files: Sequence[str | Path]) -> Path:

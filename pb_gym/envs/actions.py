@@ -23,15 +23,9 @@ import functools
 import numba
 import numpy as np
 
-from pb_gym.envs.config import ACTION_MODES, EnvConfig
+from pb_gym.envs.config import ACTION_MODES, EnvConfig, read_only
 from pb_gym.envs.tables import limits_struct
 from pb_gym.session import Seats, place_rows
-
-
-def _read_only(array: np.ndarray) -> np.ndarray:
-    array.flags.writeable = False
-    return array
-
 
 DISCRETE, MULTIDISCRETE, BOX = range(len(ACTION_MODES))
 
@@ -44,7 +38,7 @@ def decode_struct(cfg: EnvConfig) -> tuple:
         ACTION_MODES.index(cfg.action_mode),
         cfg.allow_no_bet,
         cfg.choice_spot,
-        _read_only(np.asarray(cfg.stake_levels, dtype=np.float64)),
+        read_only(np.asarray(cfg.stake_levels, dtype=np.float64)),
         cfg.stake_unit == "fraction",
         cfg.box_spots,
         cfg.max_units,
@@ -154,8 +148,8 @@ def action_array(cfg: EnvConfig, actions: object, n: int) -> tuple[np.ndarray, n
     return np.ascontiguousarray(acts.astype(np.int64, copy=False).reshape(n, -1)), _NO_FLOATS
 
 
-_NO_INTS = _read_only(np.zeros((0, 2), dtype=np.int64))
-_NO_FLOATS = _read_only(np.zeros((0, 1), dtype=np.float64))
+_NO_INTS = read_only(np.zeros((0, 2), dtype=np.int64))
+_NO_FLOATS = read_only(np.zeros((0, 1), dtype=np.float64))
 
 
 def bad_action(cfg: EnvConfig, ints: np.ndarray, t: int) -> ValueError:

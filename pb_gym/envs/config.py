@@ -20,6 +20,7 @@ import ast
 import dataclasses
 import functools
 import inspect
+import itertools
 import math
 from collections.abc import Mapping
 from typing import Any, cast
@@ -235,31 +236,9 @@ class EnvConfig:
     ``log_growth``: the exact expected log growth of the bankroll over the hand (Kelly's objective).
     The bankroll always moves by the realized win."""
 
-    def __post_init__(
-        self,
-        decks: int | None,
-        banker_variant: str | None,
-        commission: float | None,
-        tie_pays: int | None,
-        pair_pays: float | None,
-        dragon7_pays: float | None,
-        panda8_pays: float | None,
-        burn: bool | None,
-        cut_card: int | float | None,
-        hand_after_cut: bool | None,
-    ) -> None:
-        shortcuts = dict(
-            decks=decks,
-            banker_variant=banker_variant,
-            commission=commission,
-            tie_pays=tie_pays,
-            pair_pays=pair_pays,
-            dragon7_pays=dragon7_pays,
-            panda8_pays=panda8_pays,
-            burn=burn,
-            cut_card=cut_card,
-            hand_after_cut=hand_after_cut,
-        )
+    def __post_init__(self, *rule_keywords: Any) -> None:
+        # the rule keywords' InitVars, declared above in the order of RULE_SHORTCUTS (the Rules fields')
+        shortcuts = dict(zip(RULE_SHORTCUTS, rule_keywords, strict=True))
         rules, side_bets = _resolve_rules(self.rules, self.side_bets, shortcuts)
         set_ = functools.partial(object.__setattr__, self)
         set_("rules", rules)
@@ -375,7 +354,7 @@ class EnvConfig:
     def choice_spot(self) -> np.ndarray:
         """Column in :data:`~pb_gym.rules.BETS` of each bet choice (-1 = no bet)."""
         columns = self.bets.columns
-        return _read_only(
+        return read_only(
             np.array([-1 if c == "no_bet" else columns.index(c) for c in self.bet_choices], dtype=np.int64)
         )
 
@@ -383,7 +362,7 @@ class EnvConfig:
     def box_spots(self) -> np.ndarray:
         """Column in :data:`~pb_gym.rules.BETS` of each entry of a ``box`` action (the offered spots)."""
         columns = self.bets.columns
-        return _read_only(np.array([columns.index(b) for b in self.bets.offered], dtype=np.int64))
+        return read_only(np.array([columns.index(b) for b in self.bets.offered], dtype=np.int64))
 
     @functools.cached_property
     def obs_keys(self) -> tuple[str, ...]:
@@ -394,11 +373,8 @@ class EnvConfig:
     @functools.cached_property
     def leak_offsets(self) -> dict[str, int]:
         """``leak -> start`` of each leak's features inside the ``leak`` field (:data:`LEAK_SIZES`)."""
-        out, start = {}, 0
-        for leak in self.leaks:
-            out[leak] = start
-            start += LEAK_SIZES[leak]
-        return out
+        starts = itertools.accumulate((LEAK_SIZES[leak] for leak in self.leaks), initial=0)
+        return dict(zip(self.leaks, starts, strict=False))  # (the last sum is the field's end)
 
     @functools.cached_property
     def obs_sizes(self) -> dict[str, int]:
@@ -416,11 +392,8 @@ class EnvConfig:
     @functools.cached_property
     def obs_offsets(self) -> dict[str, tuple[int, int]]:
         """``key -> (start, stop)`` of each observation field in the flat observation."""
-        out, start = {}, 0
-        for key, size in self.obs_sizes.items():
-            out[key] = (start, start + size)
-            start += size
-        return out
+        edges = list(itertools.accumulate(self.obs_sizes.values(), initial=0))
+        return {key: (a, b) for key, a, b in zip(self.obs_sizes, edges, edges[1:], strict=False)}
 
     @functools.cached_property
     def obs_size(self) -> int:
@@ -439,19 +412,24 @@ class EnvConfig:
         by 10), the unseen counts of each rank by ``4 x decks``."""
         if self.obs_scale == "raw":
             return None
+        bounds = self.field_bounds(self.bankroll_units, float(self.max_hands or HANDS_SCALE))
+        return (1.0 / np.concatenate(list(bounds.values()))).astype(np.float32)
+
+    def field_bounds(self, bankroll: float, episode_hands: float) -> dict[str, np.ndarray]:
+        """The raw-unit bound of each feature of every observation field (float64, :attr:`obs_keys`
+        order) given the bankroll's and the episode hands' (the one table of bounds that
+        :attr:`obs_factors` divides by and the spaces' highs are: :mod:`pb_gym.envs.spaces`)."""
         n_cards = float(self.rules.n_cards)
         bound = {
-            "bankroll": [self.bankroll_units],
+            "bankroll": [bankroll],
             "bead_plate": [3.0] * self.history,
             "cards_left": [n_cards],
-            "hands": [float(self.max_hands or HANDS_SCALE), n_cards / 4.0],
+            "hands": [episode_hands, n_cards / 4.0],
             "last_hand": list(LAST_HAND_HIGH),
             "leak": leak_bounds(self),
             "shoe": [float(R.CARDS_PER_RANK_PER_DECK * self.rules.decks)] * R.N_RANKS,
         }
-        return (1.0 / np.concatenate([np.asarray(bound[k], dtype=np.float64) for k in self.obs_keys])).astype(
-            np.float32
-        )
+        return {k: np.asarray(bound[k], dtype=np.float64) for k in self.obs_keys}
 
     def action_index(self, bet: str, stake_level: int = 0) -> int:
         """The ``discrete`` action that stakes level ``stake_level`` (0..K-1) on ``bet`` (a name of
@@ -474,11 +452,6 @@ class EnvConfig:
             return "no_bet", 0.0
         bet, level = divmod(int(index) - int(self.allow_no_bet), len(self.stake_levels))
         return self.bets.offered[bet], self.stake_levels[level]
-
-
-def _read_only(array: np.ndarray) -> np.ndarray:
-    array.flags.writeable = False
-    return array
 
 
 def _resolve_rules(
@@ -540,6 +513,12 @@ def _check_money(cfg: EnvConfig) -> dict[str, float | None]:
             raise bad("win_target", target, f"None or a number > bankroll ({bankroll:g})")
         target = float(target)
     return dict(bankroll=bankroll, unit=float(cfg.unit), table_min=tmin, table_max=tmax, win_target=target)
+
+
+def read_only(array: np.ndarray) -> np.ndarray:
+    """``array``, made read-only."""
+    array.flags.writeable = False
+    return array
 
 
 def leak_bounds(cfg: EnvConfig) -> list[float]:

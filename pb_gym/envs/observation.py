@@ -12,16 +12,10 @@ import numba
 import numpy as np
 
 from pb_gym import rules as R
-from pb_gym.envs.config import LOG_GROWTH_FLOOR, EnvConfig, bad, is_number
+from pb_gym.envs.config import LOG_GROWTH_FLOOR, EnvConfig, bad, is_number, read_only
 from pb_gym.envs.tables import Tables, check_batch
 from pb_gym.parallel import run_rows
 from pb_gym.session import Session
-
-
-def _read_only(array: np.ndarray) -> np.ndarray:
-    array.flags.writeable = False
-    return array
-
 
 OBS_MIN_TABLES = 16384
 """Batches of at least this many tables write their observations on several threads
@@ -46,7 +40,7 @@ def obs_struct(cfg: EnvConfig, seat: int = 0, per_unit: float = 1.0) -> tuple:
         off["last_hand"][0],
         off["shoe"][0] if "shoe" in off else -1,
         cfg.history,
-        _read_only(np.ones(cfg.obs_size, np.float32) if factors is None else factors),
+        read_only(np.ones(cfg.obs_size, np.float32) if factors is None else factors),
         int(seat),
         float(per_unit),
         leak.get("first_card_class", -1),

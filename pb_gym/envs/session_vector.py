@@ -15,9 +15,10 @@ from gymnasium.vector.utils import batch_space
 
 from pb_gym.envs.config import bad
 from pb_gym.envs.session_settings import MAIN_BETS, session_settings, step_info, whole_ticks
+from pb_gym.envs.vector import PerTableAccess, PuntoBancoVectorEnv, vector_options
 
 
-class SessionVectorEnv(VectorEnv):
+class SessionVectorEnv(PerTableAccess, VectorEnv):
     """N sessions stepped together (one call of the native :class:`~pb_gym.envs.vector.PuntoBancoVectorEnv`
     per step); spaces, rewards and illegal actions as :class:`SessionEnv`. Table ``i`` of
     ``reset(seed=s)`` is seeded ``s + i`` and plays as ``SessionEnv`` reset with ``seed=s + i``; a list
@@ -52,15 +53,7 @@ class SessionVectorEnv(VectorEnv):
         bets: Sequence[str] = MAIN_BETS,
         decks: int = 8,
     ) -> None:
-        from pb_gym.envs.vector import PuntoBancoVectorEnv
-
-        modes = {m.value: m for m in AutoresetMode}
-        if isinstance(autoreset_mode, str) and autoreset_mode in modes:
-            autoreset_mode = modes[autoreset_mode]
-        if not isinstance(autoreset_mode, AutoresetMode):
-            raise bad("autoreset_mode", autoreset_mode, ", ".join(modes))
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise bad("num_envs", num_envs, "an integer >= 1")
+        n, autoreset_mode = vector_options(num_envs, autoreset_mode)
         self.settings = s = session_settings(
             bankroll=bankroll,
             goal=goal,
@@ -70,7 +63,7 @@ class SessionVectorEnv(VectorEnv):
             bets=bets,
             decks=decks,
         )
-        self.num_envs = n = int(num_envs)
+        self.num_envs = n
         self.autoreset_mode = autoreset_mode
         self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode}
         self.single_action_space = spaces.Discrete(s.n_actions)
@@ -177,23 +170,6 @@ class SessionVectorEnv(VectorEnv):
             for key, value in fresh.items():  # the new episodes' first infos
                 info[key][restart] = value[restart]
         return obs, won.astype(np.float64), done, np.zeros(n, dtype=np.bool_), info
-
-    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
-        """The attribute ``name`` (called with ``args`` / ``kwargs`` if a method), one entry per table
-        (``call("action_masks")``: each table's mask)."""
-        value = getattr(self, name)
-        if callable(value):
-            value = value(*args, **kwargs)
-        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == self.num_envs:
-            return tuple(value)
-        return (value,) * self.num_envs
-
-    def get_attr(self, name: str) -> tuple[Any, ...]:
-        """The attribute ``name``, one entry per table (an array of N rows split, anything else repeated)."""
-        value = getattr(self, name)
-        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == self.num_envs:
-            return tuple(value)
-        return (value,) * self.num_envs
 
     def close_extras(self, **kwargs: Any) -> None:
         self.tables.close()

@@ -7,8 +7,7 @@ import math
 import numpy as np
 from gymnasium import spaces
 
-from pb_gym import rules as R
-from pb_gym.envs.config import LAST_HAND_HIGH, EnvConfig, leak_bounds
+from pb_gym.envs.config import EnvConfig
 
 
 def episode_hands_high(cfg: EnvConfig) -> float:
@@ -72,24 +71,6 @@ def bankroll_high(cfg: EnvConfig) -> float:
     return min(b, limit)
 
 
-def _field_bounds(cfg: EnvConfig, key: str) -> tuple[np.ndarray, np.ndarray]:
-    """Raw-unit bounds of one field. The bankroll and the episode hands are bounded by the episode's
-    limits (:func:`bankroll_high`, :func:`episode_hands_high`); an episode without a hand limit (and,
-    for the bankroll, without a ``win_target``) leaves them ``inf``: nothing inside the env bounds
-    them."""
-    size = cfg.obs_sizes[key]
-    high = {
-        "bankroll": np.full(1, bankroll_high(cfg)),
-        "bead_plate": np.full(size, 3.0),
-        "cards_left": np.full(1, float(cfg.rules.n_cards)),
-        "hands": np.array([episode_hands_high(cfg), cfg.rules.n_cards / 4.0]),
-        "last_hand": LAST_HAND_HIGH,
-        "leak": np.array(leak_bounds(cfg)),
-        "shoe": np.full(R.N_RANKS, float(R.CARDS_PER_RANK_PER_DECK * cfg.rules.decks)),
-    }[key]
-    return np.zeros(size, dtype=np.float32), _up(high)
-
-
 def _up(high: np.ndarray) -> np.ndarray:
     """``high`` as float32, rounded up (a bound rounded down could fall below the value it bounds)."""
     high = np.asarray(high, dtype=np.float64)
@@ -105,8 +86,9 @@ def observation_space(cfg: EnvConfig) -> spaces.Dict | spaces.Box:
     "scaled"`` the bounds are the raw ones times :attr:`EnvConfig.obs_factors`: every feature but two
     lies in [0, 1]; the bankroll (1 at the start) up to :func:`bankroll_high` over the starting
     bankroll, the episode hands up to :func:`episode_hands_high` over ``max_hands`` (100 without it),
-    each ``inf`` where the episode has no limit that bounds it."""
-    bounds = {k: _field_bounds(cfg, k) for k in cfg.obs_keys}
+    each ``inf`` where the episode has no limit that bounds it (:meth:`EnvConfig.field_bounds`)."""
+    highs = cfg.field_bounds(bankroll_high(cfg), episode_hands_high(cfg))
+    bounds = {k: (np.zeros(len(high), dtype=np.float32), _up(high)) for k, high in highs.items()}
     factors = cfg.obs_factors
     if factors is not None:
         scaled = {}

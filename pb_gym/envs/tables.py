@@ -151,7 +151,8 @@ def new_tables(cfg: EnvConfig, n: int, seed: engine.Seed = None, max_hands: int 
         seed=seed,
         history=cfg.history,
         sticky_ends=False,
-        payoffs=_extra_payoffs(cfg),
+        # the table's columns (pb_gym.catalog.TableBets.pay_matrix); None: the rules' own seven
+        payoffs=cfg.bets.pay_matrix() if cfg.extra_bets else None,
     )
     if cfg.shuffle != "csm":
         return Tables(session)
@@ -160,12 +161,6 @@ def new_tables(cfg: EnvConfig, n: int, seed: engine.Seed = None, max_hands: int 
     tray = procedures.CsmTray.empty(n, cfg.csm_delay)
     tray.restart(session.shoe)
     return Tables(session, tray)
-
-
-def _extra_payoffs(cfg: EnvConfig) -> np.ndarray | None:
-    """The session's payoff matrix: None (the rules' own, 7 columns) without extra bets, else the
-    table's columns from the catalog (:meth:`pb_gym.catalog.TableBets.pay_matrix`)."""
-    return cfg.bets.pay_matrix() if cfg.extra_bets else None
 
 
 def reset_tables(

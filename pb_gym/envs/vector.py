@@ -71,7 +71,48 @@ def _seed_int(value: object) -> bool:
     )
 
 
-class PuntoBancoVectorEnv(VectorEnv):
+def vector_options(num_envs: object, autoreset_mode: object) -> tuple[int, AutoresetMode]:
+    """``num_envs`` (an integer >= 1) and ``autoreset_mode`` (an ``AutoresetMode`` or its value) of a
+    native vector env, checked."""
+    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        raise bad("num_envs", num_envs, "an integer >= 1")
+    if isinstance(autoreset_mode, str) and autoreset_mode in _MODES:
+        autoreset_mode = _MODES[autoreset_mode]
+    if not isinstance(autoreset_mode, AutoresetMode):
+        raise bad("autoreset_mode", autoreset_mode, ", ".join(_MODES))
+    return int(num_envs), autoreset_mode
+
+
+class PerTableAccess:
+    """Gymnasium's vector-env attribute access (``call``, ``get_attr``) of a native vector env of
+    ``num_envs`` tables: one entry per table."""
+
+    num_envs: int
+
+    def _per_table(self, value: Any) -> tuple:
+        """A value as one entry per table: an array whose first axis is the tables, split; any other
+        value (the tables share one configuration) repeated."""
+        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == self.num_envs:
+            return tuple(value)
+        return (value,) * self.num_envs
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """As Gymnasium's ``SyncVectorEnv.call``: the attribute ``name`` of the env (called with
+        ``args`` / ``kwargs`` if it is a method), one entry per table: ``call("action_masks")`` is
+        each table's mask, ``call("bet_choices")`` the same tuple N times."""
+        value = getattr(self, name)
+        if callable(value):
+            value = value(*args, **kwargs)
+        return self._per_table(value)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """As Gymnasium's ``SyncVectorEnv.get_attr``: the attribute ``name``, one entry per table
+        (``get_attr("bankroll")``: each table's bankroll in units; ``get_attr("config")``: the shared
+        configuration N times)."""
+        return self._per_table(getattr(self, name))
+
+
+class PuntoBancoVectorEnv(PerTableAccess, VectorEnv):
     """N Punto Banco tables (see :mod:`pb_gym.envs.punto_banco` for spaces, rewards and arguments).
 
     The keyword-only arguments after ``render_mode`` are the table's configuration, as for the single
@@ -106,12 +147,7 @@ class PuntoBancoVectorEnv(VectorEnv):
         config: EnvConfig | None = None,
         **options: Any,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise bad("num_envs", num_envs, "an integer >= 1")
-        if isinstance(autoreset_mode, str) and autoreset_mode in _MODES:
-            autoreset_mode = _MODES[autoreset_mode]
-        if not isinstance(autoreset_mode, AutoresetMode):
-            raise bad("autoreset_mode", autoreset_mode, ", ".join(_MODES))
+        num_envs, autoreset_mode = vector_options(num_envs, autoreset_mode)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise bad("render_mode", render_mode, "None, " + ", ".join(self.metadata["render_modes"]))
         if max_episode_steps is not None and (
@@ -326,29 +362,7 @@ class PuntoBancoVectorEnv(VectorEnv):
         frames = (_render.render_ansi(self.config, self.tables, t) for t in range(self.num_envs))
         print("\n\n".join(f"table {t}\n{frame}" for t, frame in enumerate(frames)), flush=True)
 
-    # ---- Gymnasium's vector-env attribute access ------------------------------------------------
-    def _per_table(self, value: Any) -> tuple:
-        """A value as one entry per table: an array whose first axis is the tables, split; any other
-        value (the tables share one configuration) repeated."""
-        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == self.num_envs:
-            return tuple(value)
-        return (value,) * self.num_envs
-
-    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
-        """As Gymnasium's ``SyncVectorEnv.call``: the attribute ``name`` of the env (called with
-        ``args`` / ``kwargs`` if it is a method), one entry per table: ``call("action_masks")`` is
-        each table's mask, ``call("bet_choices")`` the same tuple N times."""
-        value = getattr(self, name)
-        if callable(value):
-            value = value(*args, **kwargs)
-        return self._per_table(value)
-
-    def get_attr(self, name: str) -> tuple[Any, ...]:
-        """As Gymnasium's ``SyncVectorEnv.get_attr``: the attribute ``name``, one entry per table
-        (``get_attr("bankroll")``: each table's bankroll in units; ``get_attr("config")``: the shared
-        configuration N times)."""
-        return self._per_table(getattr(self, name))
-
+    # ---- Gymnasium's vector-env attribute access (call, get_attr: PerTableAccess) --------------
     def set_attr(self, name: str, values: Any) -> None:
         """As Gymnasium's ``SyncVectorEnv.set_attr``: ``values`` one per table (a list or tuple of N)
         or one for all. ``bankroll`` sets each table's bankroll (units); any other attribute is shared

@@ -13,7 +13,7 @@ from gymnasium.utils.env_checker import check_env
 import pb_gym
 from pb_gym import catalog, engine, exact
 from pb_gym.envs import PuntoBancoEnv, PuntoBancoVectorEnv
-from pb_gym.envs.config import EnvConfig, make_config
+from pb_gym.envs.config import EnvConfig
 from pb_gym.rules import BETS, Rules
 
 MODES = ("multidiscrete", "discrete", "box")
@@ -475,7 +475,7 @@ def test_render():
             r"side_bets: unknown bet 'lucky7'; allowed: player_pair, banker_pair, "
             r"dragon7, panda8, dragon_bonus_player, .*, lucky6,",
         ),
-        ({"rules": Rules(), "decks": 6}, "either rules=Rules"),
+        ({"rules": Rules(), "decks": 6}, "pass either rules=Rules"),
         ({"bankroll": 5, "table_min": 10}, r"bankroll=5 is not allowed; allowed: a number >= table_min"),
         ({"table_max": 5}, r"table_max=5 is not allowed"),
         ({"unit": 0}, r"unit=0 is not allowed; allowed: a positive number"),
@@ -512,11 +512,6 @@ def test_bad_actions():
     b.reset(seed=0)
     with pytest.raises(ValueError, match=r"box actions must have shape \(1, 7\)"):
         b.step(np.zeros(3, np.float32))
-
-
-def test_core_config_errors_name_the_argument():
-    with pytest.raises(ValueError, match="pass either rules="):
-        make_config(rules=Rules(), tie_pays=9)
 
 
 def test_copies_pickles_and_replaced_state_step_as_the_original():

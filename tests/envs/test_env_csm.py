@@ -34,14 +34,9 @@ def test_a_bad_shuffle_is_named(kwargs, message):
 
 def _dealt(info, t=None):
     """Cards by rank of the hand just dealt (at table ``t`` of a vector env's info)."""
-    cards = (
-        [info["player_cards"], info["banker_cards"]]
-        if t is None
-        else [
-            info["player_cards"][t],
-            info["banker_cards"][t],
-        ]
-    )
+    cards = [info["player_cards"], info["banker_cards"]]
+    if t is not None:
+        cards = [hand[t] for hand in cards]
     return np.bincount(np.concatenate(cards), minlength=14)[1:]
 
 
