@@ -246,21 +246,10 @@ def hands_per_shoe(config: LeaksConfig, seed: int) -> float:
     return float(hands.mean())
 
 
-def run(
-    config: LeaksConfig,
-    backend: str = "serial",
-    scheduler: str | None = None,
-    workers: int | None = None,
-    progress: bool = False,
-    store: object = None,
-) -> dict:
-    """Every leak of ``config``: exact edge, simulated edge with its CI, frequency, per 100 hands.
-
-    The study runs here (``backend`` and friends are accepted for the shared study shell; only
-    ``serial`` is implemented)."""
-    del scheduler, workers, progress, store
-    if backend != "serial":
-        raise ValueError(f"backend={backend!r}: the leaks study runs serially; allowed: serial")
+def run(config: LeaksConfig, progress: bool = False) -> dict:
+    """Every leak of ``config``: exact edge, simulated edge with its CI, frequency, per 100 hands
+    (serially; ``progress`` is accepted for the study shell, and unused)."""
+    del progress
     composition = R.full_shoe(config.decks)
     table = known_cards.value_prefix_table(composition)
     probabilities = known_cards.value_prefix_probabilities(composition)
@@ -363,7 +352,7 @@ def write_outputs(result: dict, folder: Path) -> list[Path]:
     return study.write_table_files("leaks", result, folder, fields, rows, markdown(result))
 
 
-main = study.command("leaks", LeaksConfig, OUTPUT_NAMES, run, write_outputs, report)
+main = study.command("leaks", LeaksConfig, OUTPUT_NAMES, run, write_outputs, report, serial=True)
 """``pb-gym experiment leaks CONFIG``: the study's entry point
 (:func:`pb_gym.experiments.common.study.command`)."""
 
