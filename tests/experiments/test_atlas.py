@@ -20,6 +20,7 @@ from pb_gym.experiments.common.stats import z_value
 from pb_gym.experiments.common.yaml_config import ConfigError, validate
 from pb_gym.experiments.counting import counts
 
+import chunk_tasks
 from published_figures import edge8  # the published house edges (sources named in tests/data)
 from repo_paths import ROOT  # noqa: E402
 
@@ -435,25 +436,10 @@ def test_an_interrupted_run_resumes_bit_for_bit(tiny, tmp_path, monkeypatch):
     """Ctrl-C during the second chunk, then the same command: the finished chunk is loaded, only the
     other two run, and the result equals the uninterrupted run's."""
     config, serial = tiny
-    task, ran = atlas.deal_chunk, []
-
-    def interrupted(chunk, **kwargs):
-        if chunk.index == 1:
-            raise KeyboardInterrupt
-        return task(chunk, **kwargs)
-
-    monkeypatch.setattr(atlas, "deal_chunk", interrupted)
     out = tmp_path / "out"
-    with pytest.raises(KeyboardInterrupt):
-        atlas.main(str(config), str(out), as_json=True)
-    assert [p.name for p in out.iterdir()] == [".partial"]
-
-    def counted(chunk, **kwargs):
-        ran.append(chunk.index)
-        return task(chunk, **kwargs)
-
-    monkeypatch.setattr(atlas, "deal_chunk", counted)
-    resumed = atlas.main(str(config), str(out), as_json=True)
+    resumed, ran = chunk_tasks.interrupt_then_resume(
+        monkeypatch, atlas, "deal_chunk", lambda: atlas.main(str(config), str(out), as_json=True), out, at=1
+    )
     assert ran == [1, 2] and _comparable(resumed) == _comparable(serial)
     assert sorted(p.name for p in out.iterdir()) == sorted(atlas.OUTPUT_NAMES)
 
