@@ -44,6 +44,7 @@ import functools
 import math
 import os
 import time
+import typing
 from pathlib import Path
 from typing import Literal
 
@@ -70,19 +71,6 @@ from pb_gym.experiments.counting.shoe_statistics import (
 # --------------------------------------------------------------------------------------------------
 # Config
 # --------------------------------------------------------------------------------------------------
-STUDIED: tuple[str, ...] = (
-    "banker",
-    "player",
-    "tie_8to1",
-    "tie_9to1",
-    "player_pair",
-    "banker_pair",
-    "dragon7",
-    "panda8",
-    "banker_no_commission",
-    "banker_ez",
-)
-"""Every bet the experiment studies (column order of all per-hand arrays)."""
 StudiedBet = Literal[
     "banker",
     "player",
@@ -95,6 +83,8 @@ StudiedBet = Literal[
     "banker_no_commission",
     "banker_ez",
 ]
+STUDIED: tuple[str, ...] = typing.get_args(StudiedBet)
+"""Every bet the experiment studies (column order of all per-hand arrays)."""
 
 
 class CountConfig(Strict):
