@@ -92,24 +92,31 @@ def _summaries(sims, point, points):
         yield bet, sim, ruin_simulation.summarize(counts, points, exact_at)
 
 
-def test_simulation_matches_the_exact_values():
+@pytest.mark.parametrize(
+    ("points", "sessions", "seed", "max_hands"),
+    [
+        ([(3, 8), (6, 8), (4, 15)], 3000, 11, 10**6),
+        pytest.param([(5, 10), (10, 40)], 40_000, 21, 10**7, marks=pytest.mark.slow),
+    ],
+)
+def test_simulation_matches_the_exact_values(points, sessions, seed, max_hands):
     """Sessions dealt by the engine (player, banker) and numpy (coin): the exact P(success) and
-    expected hands within 4 standard errors (|z| < 4: a 99.99% interval), 3000 sessions a point."""
-    points = [(3, 8), (6, 8), (4, 15)]
-    point, starts, targets = _sessions(points, 3000)
+    expected hands within 4 standard errors (|z| < 4: a 99.99% interval), 3000 sessions a point
+    (40,000 in the slow variant)."""
+    point, starts, targets = _sessions(points, sessions)
     sims = ruin_simulation.simulate_engine(
-        RULES, ["player", "banker"], starts, targets, seed=11, max_hands=10**6
+        RULES, ["player", "banker"], starts, targets, seed=seed, max_hands=max_hands
     )
-    sims["fair_coin"] = ruin_simulation.simulate_coin(starts, targets, seed=12, max_hands=10**6)
+    sims["fair_coin"] = ruin_simulation.simulate_coin(starts, targets, seed=seed + 1, max_hands=max_hands)
     for bet, sim, rows in _summaries(sims, point, points):
         for k, row in enumerate(rows):
-            assert row["unfinished"] == 0 and row["sessions"] == 3000
-            assert row["ruins"] == 3000 - round(row["p_win"] * 3000)
+            assert row["unfinished"] == 0 and row["sessions"] == sessions
+            assert row["ruins"] == sessions - round(row["p_win"] * sessions)
             # the mean and standard deviation from the integer sums equal numpy's on the sessions
             hands = sim["hands"][point == k].astype(np.float64)
             assert row["hands"] == pytest.approx(hands.mean(), rel=1e-14)
             se = (row["hands_ci95"][1] - row["hands_ci95"][0]) / (2 * stats.Z95)
-            assert se == pytest.approx(hands.std(ddof=1) / np.sqrt(3000), rel=1e-9)
+            assert se == pytest.approx(hands.std(ddof=1) / np.sqrt(sessions), rel=1e-9)
             assert abs(row["p_win_z"]) < 4 and abs(row["hands_z"]) < 4, (bet, row)
     # the banker steps of +0.95: a success can overshoot, a ruin leaves < 1 unit
     assert sims["banker"]["success"].mean() > 0
@@ -125,19 +132,6 @@ def test_session_counts_exclude_unfinished_sessions():
     assert counts["finished"].tolist() == [2, 2, 0] and counts["unfinished"].tolist() == [1, 0, 0]
     assert counts["successes"].tolist() == [1, 1, 0] and counts["ruins"].tolist() == [1, 1, 0]
     assert counts["hands"].tolist() == [8, 9, 0] and counts["hands_sq"].tolist() == [34, 53, 0]
-
-
-@pytest.mark.slow
-def test_simulation_matches_the_exact_values_slow():
-    """The same at 40,000 sessions a point; the closed form (player) inside the 99.99% interval."""
-    points = [(5, 10), (10, 40)]
-    point, starts, targets = _sessions(points, 40_000)
-    sims = ruin_simulation.simulate_engine(
-        RULES, ["player", "banker"], starts, targets, seed=21, max_hands=10**7
-    )
-    for bet, _, rows in _summaries(sims, point, points):
-        for row in rows:
-            assert abs(row["p_win_z"]) < 4 and abs(row["hands_z"]) < 4, (bet, row)
 
 
 def test_config_validation_messages(tmp_path):
