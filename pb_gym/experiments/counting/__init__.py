@@ -87,6 +87,14 @@ STUDIED: tuple[str, ...] = typing.get_args(StudiedBet)
 """Every bet the experiment studies (column order of all per-hand arrays)."""
 
 
+def separate_seeds(training_seed: int, info: ValidationInfo) -> int:
+    """A study config's ``training_seed`` validator: it must differ from its ``seed`` (the counts'
+    thresholds are chosen on a deal of their own)."""
+    if training_seed == info.data.get("seed"):
+        raise ValueError(f"must differ from seed ({training_seed}): thresholds are chosen on a separate deal")
+    return training_seed
+
+
 class CountConfig(Strict):
     """A count given by its tags (an entry of ``counts:``): how a player keeps it, replayed as given."""
 
@@ -145,14 +153,7 @@ class CountingConfig(Strict):
             raise ValueError("each count's name at most once, and none the name of a count bet")
         return entries
 
-    @field_validator("training_seed")
-    @classmethod
-    def _separate_seeds(cls, training_seed: int, info: ValidationInfo) -> int:
-        if training_seed == info.data.get("seed"):
-            raise ValueError(
-                f"must differ from seed ({training_seed}): thresholds are chosen on a separate deal"
-            )
-        return training_seed
+    _separate_seeds = field_validator("training_seed")(separate_seeds)
 
     @field_validator("count_bets")
     @classmethod
