@@ -134,41 +134,38 @@ def test_session_counts_exclude_unfinished_sessions():
     assert counts["hands"].tolist() == [8, 9, 0] and counts["hands_sq"].tolist() == [34, 53, 0]
 
 
-def test_config_validation_messages(tmp_path):
-    with pytest.raises(
-        ConfigError,
-        match=r"vs_start\.simulate: every starting bankroll must be in "
-        r"1\.\.19 \(below the target 20\); 20 is not",
-    ):
-        validate({"vs_start": {"target": 20, "simulate": [5, 20]}}, ruin.RuinConfig)
-    with pytest.raises(
-        ConfigError,
-        match=r"vs_target\.max_target: must be above start \(10\) "
-        r"\(got 10\)",
-    ):
-        validate({"vs_target": {"start": 10, "max_target": 10, "simulate": []}}, ruin.RuinConfig)
-    with pytest.raises(
-        ConfigError,
-        match=r"vs_target\.simulate: every target must be in 11\.\.100 "
-        r"\(above start, at most max_target\); 5 is not",
-    ):
-        validate({"vs_target": {"simulate": [5]}}, ruin.RuinConfig)
-    with pytest.raises(
-        ConfigError,
-        match=r"r\.yaml: vs_start\.tagret: unknown key; allowed keys "
-        r"here: target, simulate",
-    ):
-        validate({"vs_start": {"tagret": 5}}, ruin.RuinConfig, "r.yaml")
-    with pytest.raises(
-        ConfigError,
-        match=r"bets\.0: Input should be 'player', 'banker' or "
-        r"'fair_coin'",
-    ):
-        validate({"bets": ["tie"]}, ruin.RuinConfig)
-    with pytest.raises(ConfigError, match=r"each at most once"):
-        validate({"bets": ["player", "player"]}, ruin.RuinConfig)
-    with pytest.raises(ConfigError, match=r"sessions: Input should be greater than or equal to 10"):
-        validate({"sessions": 1}, ruin.RuinConfig)
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            {"vs_start": {"target": 20, "simulate": [5, 20]}},
+            r"vs_start\.simulate: every starting bankroll must be in 1\.\.19 \(below the target 20\); "
+            r"20 is not",
+        ),
+        (
+            {"vs_target": {"start": 10, "max_target": 10, "simulate": []}},
+            r"vs_target\.max_target: must be above start \(10\) \(got 10\)",
+        ),
+        (
+            {"vs_target": {"simulate": [5]}},
+            r"vs_target\.simulate: every target must be in 11\.\.100 \(above start, at most max_target\); "
+            r"5 is not",
+        ),
+        (
+            {"vs_start": {"tagret": 5}},
+            r"r\.yaml: vs_start\.tagret: unknown key; allowed keys here: target, simulate",
+        ),
+        ({"bets": ["tie"]}, r"bets\.0: Input should be 'player', 'banker' or 'fair_coin'"),
+        ({"bets": ["player", "player"]}, r"each at most once"),
+        ({"sessions": 1}, r"sessions: Input should be greater than or equal to 10"),
+    ],
+)
+def test_config_errors_name_the_key(data, message):
+    with pytest.raises(ConfigError, match=message):
+        validate(data, ruin.RuinConfig, "r.yaml")
+
+
+def test_bad_yaml_is_refused_and_the_full_config_loads(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("rules: [1, 2\n")
     with pytest.raises(ConfigError, match=r"not valid YAML"):
