@@ -307,35 +307,28 @@ def run(
     per_shoe = engine.table_bytes(rules) + hands_per_shoe * 2 * (
         6 + 8 * len(STUDIED) + 4 * len(STUDIED) + 4 * len(config.count_bets)
     )
-    for what, shoes, chunk, chunk_key, items_key, parallel in (
-        (
-            "the training deal (one piece)",
-            config.training_shoes,
-            config.training_shoes,
-            "training_shoes",
-            "training_shoes",
-            1,
-        ),
-        (
-            "the counting study",
-            config.shoes,
-            config.chunk_shoes,
-            "chunk_shoes",
-            "shoes",
-            1 if backend == "serial" else workers or os.cpu_count() or 1,
-        ),
-    ):
-        scale.require_memory(
-            what,
-            shoes,
-            chunk,
-            item="shoe",
-            chunk_key=chunk_key,
-            items_key=items_key,
-            working_per_item=per_shoe,
-            kept_per_item=2 * 8 * len(PER_SHOE) * len(STUDIED),
-            parallel=parallel,
-        )
+    kept = 2 * 8 * len(PER_SHOE) * len(STUDIED)
+    scale.require_memory(
+        "the training deal (one piece)",
+        config.training_shoes,
+        config.training_shoes,
+        item="shoe",
+        chunk_key="training_shoes",
+        items_key="training_shoes",
+        working_per_item=per_shoe,
+        kept_per_item=kept,
+    )
+    scale.require_memory(
+        "the counting study",
+        config.shoes,
+        config.chunk_shoes,
+        item="shoe",
+        chunk_key="chunk_shoes",
+        items_key="shoes",
+        working_per_item=per_shoe,
+        kept_per_item=kept,
+        parallel=1 if backend == "serial" else workers or os.cpu_count() or 1,
+    )
 
     # 1. effects of removal; exchangeability check on the full shoe
     t0 = time.perf_counter()
