@@ -1,5 +1,6 @@
 """Chunk tasks for tests/experiments/test_scale.py (module level, so processes and Dask workers can import
-them), and the lost evaluation chunk that the scale, output and train tests inject."""
+them), the lost evaluation chunk that the scale, output and train tests inject, and a study's chunk task
+patched (a chunk failing, interrupted, or counted)."""
 
 import os
 import signal
@@ -158,3 +159,35 @@ def fails_beside_a_slower_chunk(chunk):
     while "chunk(s) still running" not in sys.stderr.getvalue() and time.monotonic() < deadline:
         time.sleep(0.01)
     return chunk.index
+
+
+def patch_chunks(monkeypatch, module, name, before):
+    """Patch a study's chunk task ``module.name`` so that ``before(chunk)`` runs first (it may raise,
+    or note the chunk), then the task; returns the task."""
+    task = getattr(module, name)
+
+    def patched(chunk, **kwargs):
+        before(chunk)
+        return task(chunk, **kwargs)
+
+    monkeypatch.setattr(module, name, patched)
+    return task
+
+
+def interrupt_then_resume(monkeypatch, module, name, main, out, at):
+    """Ctrl-C in chunk ``at`` of ``main()`` (the study's chunk task ``module.name``), which leaves only
+    ``out/.partial``; then ``main()`` again: its result and the chunks that rerun computed."""
+    import pytest
+
+    def interrupt(chunk):
+        if chunk.index == at:
+            raise KeyboardInterrupt
+
+    task = patch_chunks(monkeypatch, module, name, interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        main()
+    assert [p.name for p in out.iterdir()] == [".partial"]
+    monkeypatch.setattr(module, name, task)
+    ran: list[int] = []
+    patch_chunks(monkeypatch, module, name, lambda chunk: ran.append(chunk.index))
+    return main(), ran

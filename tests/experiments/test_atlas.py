@@ -20,6 +20,7 @@ from pb_gym.experiments.common.stats import z_value
 from pb_gym.experiments.common.yaml_config import ConfigError, validate
 from pb_gym.experiments.counting import counts
 
+import chunk_tasks
 from published_figures import edge8  # the published house edges (sources named in tests/data)
 from repo_paths import ROOT  # noqa: E402
 
@@ -88,15 +89,8 @@ def test_book_evs_are_the_exact_calculators(book):
             assert round(ev[0, book.names.index(bet)], decimals) == published, bet
             checked += 1
     assert checked >= 20
-    for name, edge in (
-        ("banker", edge8("banker")),
-        ("player", edge8("player")),
-        ("tie", edge8("tie")),
-        ("player_pair", edge8("player_pair")),
-        ("dragon7", edge8("dragon7")),
-        ("panda8", edge8("panda8")),
-    ):
-        assert round(-100 * ev[0, book.names.index(name)], 4) == edge, name
+    for name in ("banker", "player", "tie", "player_pair", "dragon7", "panda8"):
+        assert round(-100 * ev[0, book.names.index(name)], 4) == edge8(name), name
 
 
 def test_pay_matrix_settles_like_the_engine(book):
@@ -132,27 +126,23 @@ def test_pay_matrix_settles_like_the_engine(book):
 def test_unknown_bets_are_refused():
     with pytest.raises(ValueError, match=r"unknown bet\(s\) dragon8; allowed: banker, player, tie"):
         atlas.bet_book(R.Rules(), ("dragon8",))
-    with pytest.raises(
-        ConfigError,
-        match=r"config: bets: unknown bet\(s\) dragon8; allowed: all, "
-        r"or any of banker",
-    ):
-        validate({"bets": ["dragon8"]}, atlas.AtlasConfig)
-    with pytest.raises(ConfigError, match=r"bets: each bet at most once"):
-        validate({"bets": ["banker", "banker"]}, atlas.AtlasConfig)
-    with pytest.raises(ConfigError, match=r"training_seed: must differ from seed \(7\)"):
-        validate({"seed": 7, "training_seed": 7}, atlas.AtlasConfig)
-    with pytest.raises(
-        ConfigError,
-        match=r"bets: 'al' is not allowed; allowed: all, or a list of bet "
-        r"names",
-    ):
-        validate({"bets": "al"}, atlas.AtlasConfig)
-    with pytest.raises(ConfigError, match=r"custom_bets: allowed: a list of bet definitions"):
-        validate({"custom_bets": {"name": "x"}}, atlas.AtlasConfig)
-    with pytest.raises(ConfigError, match=r"integer_max_tag: Input should be greater than or equal to 1"):
-        validate({"integer_max_tag": 0}, atlas.AtlasConfig)
     assert atlas.AtlasConfig().shoes == 10_000
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"bets": ["dragon8"]}, r"config: bets: unknown bet\(s\) dragon8; allowed: all, or any of banker"),
+        ({"bets": ["banker", "banker"]}, r"bets: each bet at most once"),
+        ({"seed": 7, "training_seed": 7}, r"training_seed: must differ from seed \(7\)"),
+        ({"bets": "al"}, r"bets: 'al' is not allowed; allowed: all, or a list of bet names"),
+        ({"custom_bets": {"name": "x"}}, r"custom_bets: allowed: a list of bet definitions"),
+        ({"integer_max_tag": 0}, r"integer_max_tag: Input should be greater than or equal to 1"),
+    ],
+)
+def test_config_errors_name_the_key(data, message):
+    with pytest.raises(ConfigError, match=message):
+        validate(data, atlas.AtlasConfig)
 
 
 def test_full_config_is_the_documented_one():
@@ -435,25 +425,10 @@ def test_an_interrupted_run_resumes_bit_for_bit(tiny, tmp_path, monkeypatch):
     """Ctrl-C during the second chunk, then the same command: the finished chunk is loaded, only the
     other two run, and the result equals the uninterrupted run's."""
     config, serial = tiny
-    task, ran = atlas.deal_chunk, []
-
-    def interrupted(chunk, **kwargs):
-        if chunk.index == 1:
-            raise KeyboardInterrupt
-        return task(chunk, **kwargs)
-
-    monkeypatch.setattr(atlas, "deal_chunk", interrupted)
     out = tmp_path / "out"
-    with pytest.raises(KeyboardInterrupt):
-        atlas.main(str(config), str(out), as_json=True)
-    assert [p.name for p in out.iterdir()] == [".partial"]
-
-    def counted(chunk, **kwargs):
-        ran.append(chunk.index)
-        return task(chunk, **kwargs)
-
-    monkeypatch.setattr(atlas, "deal_chunk", counted)
-    resumed = atlas.main(str(config), str(out), as_json=True)
+    resumed, ran = chunk_tasks.interrupt_then_resume(
+        monkeypatch, atlas, "deal_chunk", lambda: atlas.main(str(config), str(out), as_json=True), out, at=1
+    )
     assert ran == [1, 2] and _comparable(resumed) == _comparable(serial)
     assert sorted(p.name for p in out.iterdir()) == sorted(atlas.OUTPUT_NAMES)
 

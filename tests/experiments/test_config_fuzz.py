@@ -6,6 +6,7 @@ status 2), never another exception. 60 mutations by default, 400 in the slow var
 from __future__ import annotations
 
 import copy
+import importlib
 import random
 from pathlib import Path
 
@@ -50,46 +51,27 @@ HOSTILE.append(DEEP)
 TEXT_MUTATIONS = ["truncate", "alias", "tab", "duplicate", "binary"]
 
 
+MODELS = {
+    "train": "train.TrainConfig",
+    "systems": "evaluate.StudyConfig",
+    "counting": "counting.CountingConfig",
+    "atlas": "atlas.AtlasConfig",
+    "roads": "roads.RoadsConfig",
+    "leaks": "leaks.LeaksConfig",
+    "optimum": "optimum.OptimumConfig",
+    "procedures": "procedures.ProceduresConfig",
+    "ruin": "ruin.RuinConfig",
+}
+"""The config model each command validates its YAML with: by folder (train, systems), else by the
+experiment config's name up to its first hyphen."""
+
+
 def _model(path: Path):
-    folder = path.parent.name
-    if folder == "train":
-        from pb_gym.experiments.train import TrainConfig
-
-        return TrainConfig
-    if folder == "systems":
-        from pb_gym.experiments.evaluate import StudyConfig
-
-        return StudyConfig
-    name = path.stem.split("-")[0]
-    if name == "counting":
-        from pb_gym.experiments.counting import CountingConfig
-
-        return CountingConfig
-    if name == "atlas":
-        from pb_gym.experiments.atlas import AtlasConfig
-
-        return AtlasConfig
-    if name == "roads":
-        from pb_gym.experiments.roads import RoadsConfig
-
-        return RoadsConfig
-    if name == "leaks":
-        from pb_gym.experiments.leaks import LeaksConfig
-
-        return LeaksConfig
-    if name == "optimum":
-        from pb_gym.experiments.optimum import OptimumConfig
-
-        return OptimumConfig
-    if name == "procedures":
-        from pb_gym.experiments.procedures import ProceduresConfig
-
-        return ProceduresConfig
-    if name != "ruin":
+    key = path.parent.name if path.parent.name in MODELS else path.stem.split("-")[0]
+    if key not in MODELS:
         raise AssertionError(f"{path}: which study reads this config? (add it here)")
-    from pb_gym.experiments.ruin import RuinConfig
-
-    return RuinConfig
+    module, name = MODELS[key].split(".")
+    return getattr(importlib.import_module(f"pb_gym.experiments.{module}"), name)
 
 
 CONFIGS = sorted(
@@ -165,12 +147,9 @@ def test_every_shipped_config_loads_as_its_command_reads_it():
         load(path, _model(path))
 
 
-def test_mutated_configs_load_or_are_config_errors(tmp_path):
-    outcomes = _fuzz(tmp_path, 60, seed=21)
-    assert outcomes["refused"] >= 20  # most hostile values are refused, naming the key
-
-
-@pytest.mark.slow
-def test_mutated_configs_load_or_are_config_errors_many(tmp_path):
-    outcomes = _fuzz(tmp_path, 400, seed=2021)
-    assert outcomes["refused"] >= 150
+@pytest.mark.parametrize(
+    ("count", "seed", "refused"), [(60, 21, 20), pytest.param(400, 2021, 150, marks=pytest.mark.slow)]
+)
+def test_mutated_configs_load_or_are_config_errors(tmp_path, count, seed, refused):
+    outcomes = _fuzz(tmp_path, count, seed=seed)
+    assert outcomes["refused"] >= refused  # most hostile values are refused, naming the key

@@ -189,31 +189,30 @@ def test_deal_shoes_counts_the_first_shoe_only(hand_after_cut):
     assert np.all(hands["payoff"][tie, k("tie_9to1")] == 9)
 
 
-def test_config_validation_messages(tmp_path):
-    with pytest.raises(
-        ConfigError,
-        match=r"x\.yaml: shoez: unknown key; allowed keys here: rules, "
-        r"shoes, seed",
-    ):
-        validate({"shoez": 10}, counting.CountingConfig, "x.yaml")
-    with pytest.raises(
-        ConfigError,
-        match=r"training_seed: must differ from seed \(7\): "
-        r"thresholds are chosen on a separate deal",
-    ):
-        validate({"seed": 7, "training_seed": 7}, counting.CountingConfig)
-    with pytest.raises(ConfigError, match=r"count_bets\.0: Input should be 'banker'"):
-        validate({"count_bets": ["dragon8"]}, counting.CountingConfig)
-    with pytest.raises(ConfigError, match=r"shoes: Input should be greater than or equal to 2"):
-        validate({"shoes": 1}, counting.CountingConfig)
-    # the rules section is checked by Rules itself (one source for the rules:
-    # pb_gym/experiments/common/yaml_config.py)
-    with pytest.raises(
-        ConfigError,
-        match=r"^config: rules: Rules\.decks=9 is not allowed; allowed: an "
-        r"integer from 1 to 8$",
-    ):
-        validate({"rules": {"decks": 9}}, counting.CountingConfig)
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"shoez": 10}, r"x\.yaml: shoez: unknown key; allowed keys here: rules, shoes, seed"),
+        (
+            {"seed": 7, "training_seed": 7},
+            r"training_seed: must differ from seed \(7\): thresholds are chosen on a separate deal",
+        ),
+        ({"count_bets": ["dragon8"]}, r"count_bets\.0: Input should be 'banker'"),
+        ({"shoes": 1}, r"shoes: Input should be greater than or equal to 2"),
+        # the rules section is checked by Rules itself (one source for the rules:
+        # pb_gym/experiments/common/yaml_config.py)
+        (
+            {"rules": {"decks": 9}},
+            r"^x\.yaml: rules: Rules\.decks=9 is not allowed; allowed: an integer from 1 to 8$",
+        ),
+    ],
+)
+def test_config_errors_name_the_key(data, message):
+    with pytest.raises(ConfigError, match=message):
+        validate(data, counting.CountingConfig, "x.yaml")
+
+
+def test_a_missing_config_is_refused_and_the_full_config_loads(tmp_path):
     with pytest.raises(ConfigError, match=r"no such config file"):
         counting.main(str(tmp_path / "missing.yaml"))
     assert counting.CountingConfig().shoes == 10_000  # the documented defaults

@@ -10,6 +10,7 @@ from pb_gym import roads
 from pb_gym.experiments import cli
 from pb_gym.experiments import roads as study
 
+import chunk_tasks
 from published_figures import MAIN_FIGURES
 from repo_paths import ROOT  # noqa: E402
 
@@ -110,25 +111,10 @@ def test_an_interrupted_run_resumes_bit_for_bit(smoke, tmp_path, monkeypatch):
     """Ctrl-C during the second chunk, then the same command: the finished chunk is loaded, only the
     other two run, and the result equals the uninterrupted run's."""
     _, uninterrupted = smoke
-    task, ran = study.deal_chunk, []
-
-    def interrupted(chunk, **kwargs):
-        if chunk.index == 1:
-            raise KeyboardInterrupt
-        return task(chunk, **kwargs)
-
-    monkeypatch.setattr(study, "deal_chunk", interrupted)
     out = tmp_path / "out"
-    with pytest.raises(KeyboardInterrupt):
-        study.main(SMOKE, str(out), as_json=True)
-    assert [p.name for p in out.iterdir()] == [".partial"]
-
-    def counted(chunk, **kwargs):
-        ran.append(chunk.index)
-        return task(chunk, **kwargs)
-
-    monkeypatch.setattr(study, "deal_chunk", counted)
-    study.main(SMOKE, str(out), as_json=True)
+    _, ran = chunk_tasks.interrupt_then_resume(
+        monkeypatch, study, "deal_chunk", lambda: study.main(SMOKE, str(out), as_json=True), out, at=1
+    )
     resumed = json.loads((out / "roads.json").read_text())
     assert ran == [1, 2]
     assert sorted(p.name for p in out.iterdir()) == sorted(study.OUTPUT_NAMES)

@@ -92,24 +92,31 @@ def _summaries(sims, point, points):
         yield bet, sim, ruin_simulation.summarize(counts, points, exact_at)
 
 
-def test_simulation_matches_the_exact_values():
+@pytest.mark.parametrize(
+    ("points", "sessions", "seed", "max_hands"),
+    [
+        ([(3, 8), (6, 8), (4, 15)], 3000, 11, 10**6),
+        pytest.param([(5, 10), (10, 40)], 40_000, 21, 10**7, marks=pytest.mark.slow),
+    ],
+)
+def test_simulation_matches_the_exact_values(points, sessions, seed, max_hands):
     """Sessions dealt by the engine (player, banker) and numpy (coin): the exact P(success) and
-    expected hands within 4 standard errors (|z| < 4: a 99.99% interval), 3000 sessions a point."""
-    points = [(3, 8), (6, 8), (4, 15)]
-    point, starts, targets = _sessions(points, 3000)
+    expected hands within 4 standard errors (|z| < 4: a 99.99% interval), 3000 sessions a point
+    (40,000 in the slow variant)."""
+    point, starts, targets = _sessions(points, sessions)
     sims = ruin_simulation.simulate_engine(
-        RULES, ["player", "banker"], starts, targets, seed=11, max_hands=10**6
+        RULES, ["player", "banker"], starts, targets, seed=seed, max_hands=max_hands
     )
-    sims["fair_coin"] = ruin_simulation.simulate_coin(starts, targets, seed=12, max_hands=10**6)
+    sims["fair_coin"] = ruin_simulation.simulate_coin(starts, targets, seed=seed + 1, max_hands=max_hands)
     for bet, sim, rows in _summaries(sims, point, points):
         for k, row in enumerate(rows):
-            assert row["unfinished"] == 0 and row["sessions"] == 3000
-            assert row["ruins"] == 3000 - round(row["p_win"] * 3000)
+            assert row["unfinished"] == 0 and row["sessions"] == sessions
+            assert row["ruins"] == sessions - round(row["p_win"] * sessions)
             # the mean and standard deviation from the integer sums equal numpy's on the sessions
             hands = sim["hands"][point == k].astype(np.float64)
             assert row["hands"] == pytest.approx(hands.mean(), rel=1e-14)
             se = (row["hands_ci95"][1] - row["hands_ci95"][0]) / (2 * stats.Z95)
-            assert se == pytest.approx(hands.std(ddof=1) / np.sqrt(3000), rel=1e-9)
+            assert se == pytest.approx(hands.std(ddof=1) / np.sqrt(sessions), rel=1e-9)
             assert abs(row["p_win_z"]) < 4 and abs(row["hands_z"]) < 4, (bet, row)
     # the banker steps of +0.95: a success can overshoot, a ruin leaves < 1 unit
     assert sims["banker"]["success"].mean() > 0
@@ -127,54 +134,38 @@ def test_session_counts_exclude_unfinished_sessions():
     assert counts["hands"].tolist() == [8, 9, 0] and counts["hands_sq"].tolist() == [34, 53, 0]
 
 
-@pytest.mark.slow
-def test_simulation_matches_the_exact_values_slow():
-    """The same at 40,000 sessions a point; the closed form (player) inside the 99.99% interval."""
-    points = [(5, 10), (10, 40)]
-    point, starts, targets = _sessions(points, 40_000)
-    sims = ruin_simulation.simulate_engine(
-        RULES, ["player", "banker"], starts, targets, seed=21, max_hands=10**7
-    )
-    for bet, _, rows in _summaries(sims, point, points):
-        for row in rows:
-            assert abs(row["p_win_z"]) < 4 and abs(row["hands_z"]) < 4, (bet, row)
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            {"vs_start": {"target": 20, "simulate": [5, 20]}},
+            r"vs_start\.simulate: every starting bankroll must be in 1\.\.19 \(below the target 20\); "
+            r"20 is not",
+        ),
+        (
+            {"vs_target": {"start": 10, "max_target": 10, "simulate": []}},
+            r"vs_target\.max_target: must be above start \(10\) \(got 10\)",
+        ),
+        (
+            {"vs_target": {"simulate": [5]}},
+            r"vs_target\.simulate: every target must be in 11\.\.100 \(above start, at most max_target\); "
+            r"5 is not",
+        ),
+        (
+            {"vs_start": {"tagret": 5}},
+            r"r\.yaml: vs_start\.tagret: unknown key; allowed keys here: target, simulate",
+        ),
+        ({"bets": ["tie"]}, r"bets\.0: Input should be 'player', 'banker' or 'fair_coin'"),
+        ({"bets": ["player", "player"]}, r"each at most once"),
+        ({"sessions": 1}, r"sessions: Input should be greater than or equal to 10"),
+    ],
+)
+def test_config_errors_name_the_key(data, message):
+    with pytest.raises(ConfigError, match=message):
+        validate(data, ruin.RuinConfig, "r.yaml")
 
 
-def test_config_validation_messages(tmp_path):
-    with pytest.raises(
-        ConfigError,
-        match=r"vs_start\.simulate: every starting bankroll must be in "
-        r"1\.\.19 \(below the target 20\); 20 is not",
-    ):
-        validate({"vs_start": {"target": 20, "simulate": [5, 20]}}, ruin.RuinConfig)
-    with pytest.raises(
-        ConfigError,
-        match=r"vs_target\.max_target: must be above start \(10\) "
-        r"\(got 10\)",
-    ):
-        validate({"vs_target": {"start": 10, "max_target": 10, "simulate": []}}, ruin.RuinConfig)
-    with pytest.raises(
-        ConfigError,
-        match=r"vs_target\.simulate: every target must be in 11\.\.100 "
-        r"\(above start, at most max_target\); 5 is not",
-    ):
-        validate({"vs_target": {"simulate": [5]}}, ruin.RuinConfig)
-    with pytest.raises(
-        ConfigError,
-        match=r"r\.yaml: vs_start\.tagret: unknown key; allowed keys "
-        r"here: target, simulate",
-    ):
-        validate({"vs_start": {"tagret": 5}}, ruin.RuinConfig, "r.yaml")
-    with pytest.raises(
-        ConfigError,
-        match=r"bets\.0: Input should be 'player', 'banker' or "
-        r"'fair_coin'",
-    ):
-        validate({"bets": ["tie"]}, ruin.RuinConfig)
-    with pytest.raises(ConfigError, match=r"each at most once"):
-        validate({"bets": ["player", "player"]}, ruin.RuinConfig)
-    with pytest.raises(ConfigError, match=r"sessions: Input should be greater than or equal to 10"):
-        validate({"sessions": 1}, ruin.RuinConfig)
+def test_bad_yaml_is_refused_and_the_full_config_loads(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("rules: [1, 2\n")
     with pytest.raises(ConfigError, match=r"not valid YAML"):

@@ -11,6 +11,7 @@ from pb_gym import rules as R
 from pb_gym.experiments import counting, ruin
 from pb_gym.experiments.common import scale
 
+import chunk_tasks
 from repo_paths import ROOT  # noqa: E402
 
 COUNTING = ROOT / "configs" / "experiments" / "counting-smoke.yaml"  # 200 shoes in 4 chunks
@@ -122,19 +123,21 @@ def test_a_ruin_chunk_depends_on_its_index_only():
     assert c["banker"]["finished"].tolist() == [50, 50, 0, 0]
 
 
+TASKS = {"counting": "deal_chunk", "ruin": "simulate_chunk"}
+"""Each study's chunk task (patched to fail or to be interrupted)."""
+
+
 @pytest.mark.parametrize("study", sorted(STUDIES))
 def test_a_chunk_failing_once_is_retried_with_the_same_result(study, serial, monkeypatch):
     module, path = STUDIES[study]
-    name = "deal_chunk" if study == "counting" else "simulate_chunk"
-    task, failed = getattr(module, name), set()
+    failed = set()
 
-    def flaky(chunk, **kwargs):
+    def fail_once(chunk):
         if chunk.index not in failed:
             failed.add(chunk.index)
             raise RuntimeError("transient failure")
-        return task(chunk, **kwargs)
 
-    monkeypatch.setattr(module, name, flaky)
+    chunk_tasks.patch_chunks(monkeypatch, module, TASKS[study], fail_once)
     result = module.main(str(path), None, as_json=True)
     assert failed == set(range(result["chunks"]))
     assert _comparable(result) == _comparable(serial[study])
@@ -143,15 +146,12 @@ def test_a_chunk_failing_once_is_retried_with_the_same_result(study, serial, mon
 @pytest.mark.parametrize("study", sorted(STUDIES))
 def test_a_chunk_failing_twice_stops_the_study_and_writes_no_report(study, tmp_path, monkeypatch):
     module, path = STUDIES[study]
-    name = "deal_chunk" if study == "counting" else "simulate_chunk"
-    task = getattr(module, name)
 
-    def broken(chunk, **kwargs):
+    def fail_chunk_two(chunk):
         if chunk.index == 1:
             raise ValueError("injected failure")
-        return task(chunk, **kwargs)
 
-    monkeypatch.setattr(module, name, broken)
+    chunk_tasks.patch_chunks(monkeypatch, module, TASKS[study], fail_chunk_two)
     with pytest.raises(
         scale.ChunkError,
         match=r"chunk 2/\d \(items \d+-\d+, seed entropy \d, spawn "
@@ -168,29 +168,13 @@ def test_a_chunk_failing_twice_stops_the_study_and_writes_no_report(study, tmp_p
 
 @pytest.mark.parametrize("study", sorted(STUDIES))
 def test_an_interrupted_study_resumes_bit_for_bit(study, serial, tmp_path, monkeypatch):
-    """Ctrl-C after two chunks, then the same command: only the other chunks run, and the result
+    """Ctrl-C in the third chunk, then the same command: only the other chunks run, and the result
     (and its files) equal the uninterrupted run's."""
     module, path = STUDIES[study]
-    name = "deal_chunk" if study == "counting" else "simulate_chunk"
-    task, ran = getattr(module, name), []
-
-    def interrupted(chunk, **kwargs):
-        if chunk.index == 2:
-            raise KeyboardInterrupt
-        return task(chunk, **kwargs)
-
-    monkeypatch.setattr(module, name, interrupted)
     out = tmp_path / "out"
-    with pytest.raises(KeyboardInterrupt):
-        module.main(str(path), str(out), as_json=True)
-    assert [p.name for p in out.iterdir()] == [".partial"]
-
-    def counted(chunk, **kwargs):
-        ran.append(chunk.index)
-        return task(chunk, **kwargs)
-
-    monkeypatch.setattr(module, name, counted)
-    result = module.main(str(path), str(out), as_json=True)
+    result, ran = chunk_tasks.interrupt_then_resume(
+        monkeypatch, module, TASKS[study], lambda: module.main(str(path), str(out), as_json=True), out, at=2
+    )
     assert ran == list(range(2, result["chunks"]))
     assert _comparable(result) == _comparable({**serial[study], "files": result["files"]})
     assert sorted(p.name for p in out.iterdir()) == sorted(module.OUTPUT_NAMES)

@@ -68,7 +68,7 @@ from pb_gym.experiments.atlas.ranking import OUTPUT_NAMES, report, write_outputs
 from pb_gym.experiments.common import chunk_store, scale, study
 from pb_gym.experiments.common.stats import ratio_ci, z_value
 from pb_gym.experiments.common.yaml_config import ConfigError, RulesConfig, Strict, check_custom_bets
-from pb_gym.experiments.counting import counts
+from pb_gym.experiments.counting import counts, separate_seeds
 from pb_gym.experiments.counting.advantage import RiskConfig, bettor_report
 from pb_gym.experiments.counting.counts import best_threshold, eor_tags, true_counts
 
@@ -113,14 +113,7 @@ class AtlasConfig(Strict):
     published: bool = Field(True, description="replay and compare the published counts")
     advantage: RiskConfig = Field(RiskConfig(), description="the advantage player's figures (below)")
 
-    @field_validator("training_seed")
-    @classmethod
-    def _separate_seeds(cls, training_seed: int, info: ValidationInfo) -> int:
-        if training_seed == info.data.get("seed"):
-            raise ValueError(
-                f"must differ from seed ({training_seed}): thresholds are chosen on a separate deal"
-            )
-        return training_seed
+    _separate_seeds = field_validator("training_seed")(separate_seeds)
 
     @field_validator("bets", "custom_bets", mode="before")
     @classmethod

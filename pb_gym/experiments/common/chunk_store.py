@@ -435,41 +435,25 @@ class ChunkStore:
     def save_step(self, name: str, result: Any) -> None:
         """Record a finished step of the run that is not a chunk (training a model, scoring it), with
         its result (stored exactly, as a chunk's), atomically."""
-        self._claim()
-        _write_atomically(
-            self._step_path(name),
-            seal(
-                gzip.compress(
-                    json.dumps({"key": self.key, "step": name, "result": encode(result)}).encode(),
-                    compresslevel=1,
-                    mtime=0,
-                )
-            ),
-        )
+        self._save(self._step_path(name), {"key": self.key, "step": name, "result": encode(result)})
 
     def drop_step(self, name: str) -> None:
         """Forget a recorded step (its record only; its files are the caller's)."""
         self._step_path(name).unlink(missing_ok=True)
 
-    def finished(self) -> list[int]:
-        """Indexes of the chunks whose files are on disk."""
+    def _kept(self, kind: str) -> list[str]:
+        """The names between ``KIND-`` and ``.json.gz`` of the files of that kind in the folder."""
         if not self.directory.is_dir():
             return []
-        return sorted(
-            int(p.name[len("chunk-") : -len(".json.gz")])
-            for p in self.directory.glob("chunk-*.json.gz")
-            if re.fullmatch(r"chunk-\d{6,}\.json\.gz", p.name)
-        )
+        return [p.name[len(kind) + 1 : -len(".json.gz")] for p in self.directory.glob(f"{kind}-*.json.gz")]
+
+    def finished(self) -> list[int]:
+        """Indexes of the chunks whose files are on disk."""
+        return sorted(int(name) for name in self._kept("chunk") if re.fullmatch(r"\d{6,}", name))
 
     def finished_steps(self) -> list[str]:
         """Names of the steps recorded by :meth:`save_step`."""
-        if not self.directory.is_dir():
-            return []
-        return sorted(
-            p.name[len("step-") : -len(".json.gz")]
-            for p in self.directory.glob("step-*.json.gz")
-            if p.name[len("step-") : -len(".json.gz")].isidentifier()
-        )
+        return sorted(name for name in self._kept("step") if name.isidentifier())
 
     def load(self, chunk) -> tuple[bool, Any]:
         """``(True, result)`` for a finished chunk of this run, ``(False, None)`` otherwise (also for a
@@ -508,20 +492,23 @@ class ChunkStore:
 
     def save(self, chunk, result: Any) -> None:
         """Store a finished chunk (atomically: its file is whole or absent)."""
+        record = {
+            "key": self.key,
+            "chunk": chunk.index,
+            "spawn_key": [int(k) for k in chunk.seed.spawn_key],
+            "result": encode(result),
+        }
+        self._save(self._path(chunk.index), record)
+
+    def _save(self, path: Path, record: dict) -> None:
+        """``record`` as sealed, compressed JSON at ``path``, atomically (the run claimed first)."""
         self._claim()
         # level 1: the histograms of a chunk are mostly zeros (an evaluate chunk of 1,000 sessions of
         # classic.yaml: 7.5 MB of JSON, 0.46 MB compressed in 40 ms)
-        text = json.dumps(
-            {
-                "key": self.key,
-                "chunk": chunk.index,
-                "spawn_key": [int(k) for k in chunk.seed.spawn_key],
-                "result": encode(result),
-            }
-        ).encode()
-        if len(text) > MAX_DECOMPRESSED:  # could not be read back: computed again if interrupted
+        text = json.dumps(record).encode()
+        if len(text) > MAX_DECOMPRESSED:  # could not be read back: done again if interrupted
             return
-        _write_atomically(self._path(chunk.index), seal(gzip.compress(text, compresslevel=1, mtime=0)))
+        _write_atomically(path, seal(gzip.compress(text, compresslevel=1, mtime=0)))
 
     def discard(self) -> None:
         """Remove the stored chunks (the run's outputs are in place)."""

@@ -12,80 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from pb_gym.experiments.common import outputs
 from pb_gym.experiments.common.yaml_config import Strict, load
 
 ConfigT = TypeVar("ConfigT", bound=Strict)
-
-
-def main(
-    name: str,
-    config_path: str,
-    config_type: type[ConfigT],
-    output_names: Sequence[str],
-    run: Callable[..., dict],
-    write: Callable[[dict, Path], Iterable[str | Path]],
-    report: Callable[[dict], str],
-    *,
-    out: str | None,
-    as_json: bool,
-    backend: str,
-    scheduler: str | None,
-    workers: int | None,
-    resume: bool | None,
-    complete: Callable[[dict, ConfigT], dict] | None = None,
-    identity: Callable[[ConfigT], dict] | None = None,
-) -> dict:
-    """Run the study ``name`` from the YAML file ``config_path`` (validated as ``config_type``).
-
-    1. ``out`` is checked before anything is computed (:func:`pb_gym.experiments.common.outputs.prepare`: it
-    may
-       hold only ``output_names`` and the finished chunks of an earlier run).
-    2. ``run(config, backend, scheduler, workers, progress=..., store=...)`` computes the result; its
-       finished chunks are kept in ``out/.partial`` under the identity (study ``name``, validated
-       config, pb-gym version; ``identity(config)`` replaces or adds keys: what the kept results
-       depend on, where that is not the whole config), so a rerun resumes (``resume=False``
-       discards them).
-    3. The result gets ``"config"`` (the path as given), then ``complete(result, config)`` adds what
-       else the study records.
-    4. ``write(result, folder)`` writes the files into a staging folder, moved into place together
-       once it returns; ``result["files"]`` lists where they then lie.
-    5. Unless ``as_json``, ``report(result)`` is printed. The result is returned.
-    """
-    config = load(config_path, config_type)
-    destination = outputs.prepare(out, output_names)
-    depends = {"study": name, "config": config.model_dump(mode="json")}
-    if identity is not None:
-        depends.update(identity(config))
-    store = outputs.chunk_store(destination, depends, resume)
-    result = run(config, backend, scheduler, workers, progress=not as_json, store=store)
-    result["config"] = str(config_path)
-    if complete is not None:
-        result = complete(result, config)
-    if destination is not None:
-        with destination.staging() as staged:
-            written = list(write(result, staged))
-        result["files"] = [str(destination.final_path(p, staged)) for p in written]
-    if not as_json:
-        print(report(result))
-    return result
-
-
-class StudyMain(Protocol):
-    """The entry point of a study (:func:`command`)."""
-
-    def __call__(
-        self,
-        config_path: str,
-        out: str | None = None,
-        as_json: bool = False,
-        backend: str = "serial",
-        scheduler: str | None = None,
-        workers: int | None = None,
-        resume: bool | None = None,
-    ) -> dict: ...
 
 
 def command(
@@ -97,21 +29,33 @@ def command(
     report: Callable[[dict], str],
     complete: Callable[[dict, ConfigT], dict] | None = None,
     identity: Callable[[ConfigT], dict] | None = None,
-) -> StudyMain:
-    """The ``main`` of the study ``name``: :func:`main` with this study's parts.
+    serial: bool = False,
+) -> Callable[..., dict]:
+    """The ``main`` of the study ``name``, built from this study's parts.
 
     The function returned is called as ``main(config_path, out=None, as_json=False, backend="serial",
-    scheduler=None, workers=None, resume=None)``: load and validate the config, run, print the report
-    (unless ``as_json``), write ``out``. ``backend`` (``serial``, ``threads``, ``processes``,
+    scheduler=None, workers=None, resume=None)``. ``backend`` (``serial``, ``threads``, ``processes``,
     ``dask``), ``scheduler`` (a Dask address; None: a local cluster) and ``workers`` choose where the
     chunks run; the result is identical on every backend except the wall-clock times under
-    ``"timings"``. A chunk that fails twice raises :class:`pb_gym.experiments.common.scale.ChunkError` before
-    anything is written. ``out`` is checked before the run, its files are moved into place together,
-    and the finished chunks of an interrupted run are kept in ``out/.partial`` for a rerun to resume
-    (``resume=False`` discards them).
+    ``"timings"``. A chunk that fails twice raises :class:`pb_gym.experiments.common.scale.ChunkError`
+    before anything is written. In order:
+
+    1. The YAML file ``config_path`` is loaded and validated as ``config_type``; ``out`` is checked
+       before anything is computed (:func:`pb_gym.experiments.common.outputs.prepare`: it may hold only
+       ``output_names`` and the finished chunks of an earlier run).
+    2. ``run(config, backend, scheduler, workers, progress=..., store=...)`` computes the result (a
+       ``serial`` study: ``run(config, progress=...)``, any other backend refused); its finished chunks
+       are kept in ``out/.partial`` under the identity (study ``name``, validated config, pb-gym
+       version; ``identity(config)`` replaces or adds keys: what the kept results depend on, where
+       that is not the whole config), so a rerun resumes (``resume=False`` discards them).
+    3. The result gets ``"config"`` (the path as given), then ``complete(result, config)`` adds what
+       else the study records.
+    4. ``write(result, folder)`` writes the files into a staging folder, moved into place together
+       once it returns; ``result["files"]`` lists where they then lie.
+    5. Unless ``as_json``, ``report(result)`` is printed. The result is returned.
     """
 
-    def study_main(
+    def main(
         config_path: str,
         out: str | None = None,
         as_json: bool = False,
@@ -120,34 +64,38 @@ def command(
         workers: int | None = None,
         resume: bool | None = None,
     ) -> dict:
-        return main(
-            name,
-            config_path,
-            config_type,
-            output_names,
-            run,
-            write,
-            report,
-            out=out,
-            as_json=as_json,
-            backend=backend,
-            scheduler=scheduler,
-            workers=workers,
-            resume=resume,
-            complete=complete,
-            identity=identity,
-        )
+        config = load(config_path, config_type)
+        destination = outputs.prepare(out, output_names)
+        depends = {"study": name, "config": config.model_dump(mode="json")}
+        if identity is not None:
+            depends.update(identity(config))
+        store = outputs.chunk_store(destination, depends, resume)
+        if serial:
+            if backend != "serial":
+                raise ValueError(f"backend={backend!r}: the {name} study runs serially; allowed: serial")
+            result = run(config, progress=not as_json)
+        else:
+            result = run(config, backend, scheduler, workers, progress=not as_json, store=store)
+        result["config"] = str(config_path)
+        if complete is not None:
+            result = complete(result, config)
+        if destination is not None:
+            with destination.staging() as staged:
+                written = list(write(result, staged))
+            result["files"] = [str(destination.final_path(p, staged)) for p in written]
+        if not as_json:
+            print(report(result))
+        return result
 
-    study_main.__name__ = study_main.__qualname__ = "main"
-    study_main.__doc__ = (
+    main.__doc__ = (
         f"Run the {name} study from a YAML config (:class:`{config_type.__name__}`), print its report "
         f"unless ``as_json``, write {', '.join(output_names)} into ``out``; see "
         ":func:`pb_gym.experiments.common.study.command`."
     )
-    return study_main
+    return main
 
 
-__all__ = ["StudyMain", "command", "main"]
+__all__ = ["command"]
 
 
 def write_table_files(

@@ -44,6 +44,7 @@ import functools
 import math
 import os
 import time
+import typing
 from pathlib import Path
 from typing import Literal
 
@@ -70,19 +71,6 @@ from pb_gym.experiments.counting.shoe_statistics import (
 # --------------------------------------------------------------------------------------------------
 # Config
 # --------------------------------------------------------------------------------------------------
-STUDIED: tuple[str, ...] = (
-    "banker",
-    "player",
-    "tie_8to1",
-    "tie_9to1",
-    "player_pair",
-    "banker_pair",
-    "dragon7",
-    "panda8",
-    "banker_no_commission",
-    "banker_ez",
-)
-"""Every bet the experiment studies (column order of all per-hand arrays)."""
 StudiedBet = Literal[
     "banker",
     "player",
@@ -95,6 +83,16 @@ StudiedBet = Literal[
     "banker_no_commission",
     "banker_ez",
 ]
+STUDIED: tuple[str, ...] = typing.get_args(StudiedBet)
+"""Every bet the experiment studies (column order of all per-hand arrays)."""
+
+
+def separate_seeds(training_seed: int, info: ValidationInfo) -> int:
+    """A study config's ``training_seed`` validator: it must differ from its ``seed`` (the counts'
+    thresholds are chosen on a deal of their own)."""
+    if training_seed == info.data.get("seed"):
+        raise ValueError(f"must differ from seed ({training_seed}): thresholds are chosen on a separate deal")
+    return training_seed
 
 
 class CountConfig(Strict):
@@ -155,14 +153,7 @@ class CountingConfig(Strict):
             raise ValueError("each count's name at most once, and none the name of a count bet")
         return entries
 
-    @field_validator("training_seed")
-    @classmethod
-    def _separate_seeds(cls, training_seed: int, info: ValidationInfo) -> int:
-        if training_seed == info.data.get("seed"):
-            raise ValueError(
-                f"must differ from seed ({training_seed}): thresholds are chosen on a separate deal"
-            )
-        return training_seed
+    _separate_seeds = field_validator("training_seed")(separate_seeds)
 
     @field_validator("count_bets")
     @classmethod
@@ -316,35 +307,28 @@ def run(
     per_shoe = engine.table_bytes(rules) + hands_per_shoe * 2 * (
         6 + 8 * len(STUDIED) + 4 * len(STUDIED) + 4 * len(config.count_bets)
     )
-    for what, shoes, chunk, chunk_key, items_key, parallel in (
-        (
-            "the training deal (one piece)",
-            config.training_shoes,
-            config.training_shoes,
-            "training_shoes",
-            "training_shoes",
-            1,
-        ),
-        (
-            "the counting study",
-            config.shoes,
-            config.chunk_shoes,
-            "chunk_shoes",
-            "shoes",
-            1 if backend == "serial" else workers or os.cpu_count() or 1,
-        ),
-    ):
-        scale.require_memory(
-            what,
-            shoes,
-            chunk,
-            item="shoe",
-            chunk_key=chunk_key,
-            items_key=items_key,
-            working_per_item=per_shoe,
-            kept_per_item=2 * 8 * len(PER_SHOE) * len(STUDIED),
-            parallel=parallel,
-        )
+    kept = 2 * 8 * len(PER_SHOE) * len(STUDIED)
+    scale.require_memory(
+        "the training deal (one piece)",
+        config.training_shoes,
+        config.training_shoes,
+        item="shoe",
+        chunk_key="training_shoes",
+        items_key="training_shoes",
+        working_per_item=per_shoe,
+        kept_per_item=kept,
+    )
+    scale.require_memory(
+        "the counting study",
+        config.shoes,
+        config.chunk_shoes,
+        item="shoe",
+        chunk_key="chunk_shoes",
+        items_key="shoes",
+        working_per_item=per_shoe,
+        kept_per_item=kept,
+        parallel=1 if backend == "serial" else workers or os.cpu_count() or 1,
+    )
 
     # 1. effects of removal; exchangeability check on the full shoe
     t0 = time.perf_counter()

@@ -41,6 +41,7 @@ from pydantic import Field
 
 from pb_gym import engine, exact
 from pb_gym import rules as R
+from pb_gym.ci import Z95
 from pb_gym.experiments.common.yaml_config import Strict
 from pb_gym.experiments.counting import counts
 from pb_gym.experiments.counting.barriers import (  # noqa: F401  (every barrier of the report, named here too)
@@ -182,7 +183,7 @@ def barrier_with_ci(
     shift = float(np.mean(ev) - np.mean(net))
 
     # the centre and both ends of the win rate's CI, over the same draws
-    shifts = [shift] + [shift + d * 1.959963984540054 * se for d in (-1, 1)]
+    shifts = [shift] + [shift + d * Z95 * se for d in (-1, 1)]
     centre, *ends = shoe_barriers(
         [_shifted(net, low, high, bets, delta) for delta in shifts],
         risk.bankroll,

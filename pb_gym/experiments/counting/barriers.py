@@ -21,16 +21,8 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
-
-def _interval(successes: int, n: int) -> list[float]:
-    """Wilson 95% interval of a share."""
-    if n == 0:
-        return [math.nan, math.nan]
-    z = 1.959963984540054
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return [centre - half, centre + half]
+from pb_gym.ci import Z95
+from pb_gym.experiments.common import stats
 
 
 def double_barrier(
@@ -213,11 +205,11 @@ def _risk_figures(ruined: int, reached: int, behind: int, sessions: int, mean: f
     of the sessions with its Wilson 95% CI, and the mean win with its CI's half-width ``half``."""
     return {
         "p_ruin": ruined / sessions,
-        "p_ruin_ci95": _interval(ruined, sessions),
+        "p_ruin_ci95": stats.wilson(ruined, sessions),
         "p_goal": reached / sessions,
-        "p_goal_ci95": _interval(reached, sessions),
+        "p_goal_ci95": stats.wilson(reached, sessions),
         "p_behind": behind / sessions,
-        "p_behind_ci95": _interval(behind, sessions),
+        "p_behind_ci95": stats.wilson(behind, sessions),
         "mean_win": mean,
         "mean_win_ci95": [mean - half, mean + half],
     }
@@ -359,7 +351,7 @@ def _barrier_figures(sums: list[float], sessions: int) -> dict:
     total_win, total_square, played = sums[3:]
     mean = total_win / sessions
     sd = math.sqrt(max(total_square / sessions - mean * mean, 0.0) * sessions / max(sessions - 1, 1))
-    half = 1.959963984540054 * sd / math.sqrt(sessions)
+    half = Z95 * sd / math.sqrt(sessions)
     return {**_risk_figures(ruined, reached, behind, sessions, mean, half), "mean_shoes": played / sessions}
 
 

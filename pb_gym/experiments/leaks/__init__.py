@@ -162,35 +162,35 @@ def _leak_keys(rule: dict, values: np.ndarray) -> np.ndarray:
     return key
 
 
-def _chunks(config: LeaksConfig):
-    done = 0
-    while done < config.hands:
-        n = min(config.chunk_hands, config.hands - done)
-        yield done, n
-        done += n
+def _simulate(config: LeaksConfig, seed: int, burn: bool, choose) -> dict:
+    """Deal the first hand of ``config.hands`` fresh shoes with the engine, ``config.chunk_hands`` at a
+    time; ``choose(state, n)`` reads the shoes before the deal and returns, per table, the main bet
+    staked one unit (an index into :data:`MAIN`; -1: none). The mean payoff per leak event with its
+    95% CI, and the share of events with a bet placed."""
+    rules = R.Rules(decks=config.decks, burn=burn)
+    payoff = np.zeros(config.hands)
+    placed = np.zeros(config.hands, dtype=bool)
+    for start in range(0, config.hands, config.chunk_hands):
+        n = min(config.chunk_hands, config.hands - start)
+        state = engine.init(rules, n, seed=np.random.SeedSequence([seed, start]))
+        bet = choose(state, n)
+        _, hand = engine.deal(rules, state)
+        pays = hand.payoffs(rules)[:, MAIN]
+        payoff[start : start + n] = np.where(bet >= 0, pays[np.arange(n), np.maximum(bet, 0)], 0.0)
+        placed[start : start + n] = bet >= 0
+    mean, se = stats.mean_se(payoff)
+    return {"mean": mean, "ci95": stats.normal_ci(mean, se), "share_bet": float(np.mean(placed))}
 
 
 def simulate_table_leak(rule: dict, config: LeaksConfig, seed: int) -> dict:
     """Deal the first hand of fresh shoes (no burn) with the engine; the bettor reads the leak from the
     shoe before the deal and bets one unit as ``rule`` says. Mean payoff per hand with its 95% CI."""
-    rules = R.Rules(decks=config.decks, burn=False)
-    payoff = np.zeros(config.hands)
-    placed = np.zeros(config.hands, dtype=bool)
-    for start, n in _chunks(config):
-        state = engine.init(rules, n, seed=np.random.SeedSequence([seed, start]))
+
+    def choose(state, n: int) -> np.ndarray:
         values = R.CARD_VALUES[state.shoe[:, :6]].astype(np.intp)
-        bet = rule["decision"][_leak_keys(rule, values)]
-        _, hand = engine.deal(rules, state)
-        pays = hand.payoffs(rules)[:, MAIN]
-        payoff[start : start + n] = np.where(bet >= 0, pays[np.arange(n), np.maximum(bet, 0)], 0.0)
-        placed[start : start + n] = bet >= 0
-    return _mean_ci(payoff, placed)
+        return rule["decision"][_leak_keys(rule, values)]
 
-
-def _mean_ci(payoff: np.ndarray, placed: np.ndarray) -> dict:
-    """Mean payoff per leak event with its 95% CI, and the share of events with a bet placed."""
-    mean, se = stats.mean_se(payoff)
-    return {"mean": mean, "ci95": stats.normal_ci(mean, se), "share_bet": float(np.mean(placed))}
+    return _simulate(config, seed, False, choose)
 
 
 def _best_positive(composition: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -202,22 +202,17 @@ def simulate_shoe_leak(leak: str, config: LeaksConfig, seed: int) -> dict:
     """The first hand of fresh shoes, the bettor knowing the burned cards (``burn_card_shown``: the
     composition is the real shoe, not the unseen cards) or the bottom card (removed from the unseen
     composition); one unit on the best main bet when its exact EV is positive."""
-    rules = R.Rules(decks=config.decks, burn=leak == "burn_card_shown")
-    payoff = np.zeros(config.hands)
-    placed = np.zeros(config.hands, dtype=bool)
-    for start, n in _chunks(config):
-        state = engine.init(rules, n, seed=np.random.SeedSequence([seed, start]))
+
+    def choose(state, n: int) -> np.ndarray:
         if leak == "burn_card_shown":
             composition = state.counts.astype(np.int64)
         else:
             composition = state.unseen.astype(np.int64)
             composition[np.arange(n), state.shoe[:, -1].astype(np.intp) - 1] -= 1
         bet, best = _best_positive(composition)
-        _, hand = engine.deal(rules, state)
-        pays = hand.payoffs(rules)[:, MAIN]
-        payoff[start : start + n] = np.where(best > 0, pays[np.arange(n), bet], 0.0)
-        placed[start : start + n] = best > 0
-    return _mean_ci(payoff, placed)
+        return np.where(best > 0, bet, -1)
+
+    return _simulate(config, seed, leak == "burn_card_shown", choose)
 
 
 def bottom_card_exact(decks: int) -> dict:
@@ -246,21 +241,10 @@ def hands_per_shoe(config: LeaksConfig, seed: int) -> float:
     return float(hands.mean())
 
 
-def run(
-    config: LeaksConfig,
-    backend: str = "serial",
-    scheduler: str | None = None,
-    workers: int | None = None,
-    progress: bool = False,
-    store: object = None,
-) -> dict:
-    """Every leak of ``config``: exact edge, simulated edge with its CI, frequency, per 100 hands.
-
-    The study runs here (``backend`` and friends are accepted for the shared study shell; only
-    ``serial`` is implemented)."""
-    del scheduler, workers, progress, store
-    if backend != "serial":
-        raise ValueError(f"backend={backend!r}: the leaks study runs serially; allowed: serial")
+def run(config: LeaksConfig, progress: bool = False) -> dict:
+    """Every leak of ``config``: exact edge, simulated edge with its CI, frequency, per 100 hands
+    (serially; ``progress`` is accepted for the study shell, and unused)."""
+    del progress
     composition = R.full_shoe(config.decks)
     table = known_cards.value_prefix_table(composition)
     probabilities = known_cards.value_prefix_probabilities(composition)
@@ -363,7 +347,7 @@ def write_outputs(result: dict, folder: Path) -> list[Path]:
     return study.write_table_files("leaks", result, folder, fields, rows, markdown(result))
 
 
-main = study.command("leaks", LeaksConfig, OUTPUT_NAMES, run, write_outputs, report)
+main = study.command("leaks", LeaksConfig, OUTPUT_NAMES, run, write_outputs, report, serial=True)
 """``pb-gym experiment leaks CONFIG``: the study's entry point
 (:func:`pb_gym.experiments.common.study.command`)."""
 

@@ -203,18 +203,8 @@ def _systems(target: so.Session, config: OptimumConfig, entries: list[tuple[str,
     return out
 
 
-def run(
-    config: OptimumConfig,
-    backend: str = "serial",
-    scheduler: str | None = None,
-    workers: int | None = None,
-    progress: bool = False,
-    store: object = None,
-) -> dict:
-    """Every cell of the grid (runs serially; the shell's other arguments are accepted)."""
-    del scheduler, workers, store
-    if backend != "serial":
-        raise ValueError(f"backend={backend!r}: the optimum study runs serially; allowed: serial")
+def run(config: OptimumConfig, progress: bool = False) -> dict:
+    """Every cell of the grid (serially; with ``progress``, a line on stderr as each begins)."""
     started = time.perf_counter()
     entries = system_entries(config)
     rows, optimum_seconds, chain_seconds = [], 0.0, 0.0
@@ -371,7 +361,7 @@ def write_outputs(result: dict, folder: Path) -> list[Path]:
     return written + plotting.drawn_or_noted(lambda: [plot.plot(result, png)], folder, [png.name])
 
 
-main = study.command("optimum", OptimumConfig, OUTPUT_NAMES, run, write_outputs, report)
+main = study.command("optimum", OptimumConfig, OUTPUT_NAMES, run, write_outputs, report, serial=True)
 """``pb-gym experiment optimum CONFIG``: the study's entry point
 (:func:`pb_gym.experiments.common.study.command`)."""
 

@@ -179,18 +179,8 @@ def run_procedure(
     }
 
 
-def run(
-    config: ProceduresConfig,
-    backend: str = "serial",
-    scheduler: str | None = None,
-    workers: int | None = None,
-    progress: bool = False,
-    store: object = None,
-) -> dict:
-    """Every procedure of ``config`` (runs serially; the shell's other arguments are accepted)."""
-    del scheduler, workers, store
-    if backend != "serial":
-        raise ValueError(f"backend={backend!r}: the procedures study runs serially; allowed: serial")
+def run(config: ProceduresConfig, progress: bool = False) -> dict:
+    """Every procedure of ``config`` (serially; with ``progress``, a line on stderr as each begins)."""
     rules = R.Rules(decks=config.decks)
     book = atlas.bet_book(rules, None if config.bets == "all" else tuple(config.bets))
     full = R.full_shoe(config.decks)
@@ -428,7 +418,7 @@ def write_outputs(result: dict, folder: Path) -> list[Path]:
     return written + plotting.drawn_or_noted(lambda: [plot(result, png)], folder, [png.name])
 
 
-main = study.command("procedures", ProceduresConfig, OUTPUT_NAMES, run, write_outputs, report)
+main = study.command("procedures", ProceduresConfig, OUTPUT_NAMES, run, write_outputs, report, serial=True)
 """``pb-gym experiment procedures CONFIG``: the study's entry point
 (:func:`pb_gym.experiments.common.study.command`)."""
 
