@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from repo_paths import ROOT  # noqa: E402
+from repo_paths import ROOT, run_python  # noqa: E402
 
 LINT_IMPORTS = (
     "import sys; from importlinter.cli import lint_imports_command; "
@@ -121,7 +121,7 @@ def test_the_core_and_its_environments_run_without_torch():
         print(sorted(loaded & {"torch", "stable_baselines3", "sb3_contrib"}
                      | {m for m in sys.modules if m.startswith(("pb_gym.agents", "pb_gym.experiments"))}))
         """)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    done = run_python("-c", code, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
