@@ -362,24 +362,31 @@ def test_rl_zoo_train_with_its_default_hyperparameters(tmp_path):
 
 
 def test_rl_zoo_train_with_the_shipped_hyperparameters(tmp_path):
+    """``rl_zoo3.train --conf-file configs/rlzoo/ALGO.yml`` uses the shipped hyperparameters of the env,
+    and finds those of a benchmark task and trains on it: ``--env pb_gym/Discover-v0`` (at a small
+    size: 4 tables, 256 hands)."""
     calls = [
         f'run("train", "--algo", "{algo}", "--gym-packages", "pb_gym", "--conf-file", '
         f'r"{ROOT / "configs" / "rlzoo" / f"{algo}.yml"}", "-n", "{n}", *common)'
         for algo, n in (("ppo", 4096), ("a2c", 512), ("dqn", 1200))
     ]
-    _zoo(tmp_path, calls)
+    discover = (
+        f'run("train", "--algo", "ppo", "--env", "pb_gym/Discover-v0", "--gym-packages", "pb_gym", '
+        f'"--conf-file", r"{ROOT / "configs" / "rlzoo" / "ppo.yml"}", "-n", "256", "--seed", "0", "-f", '
+        '"logs", "--hyperparams", "n_envs:4", "n_steps:32", "batch_size:64")'
+    )
+    _zoo(tmp_path, [*calls, discover])
     import yaml
 
     for algo in ALGOS:
         shipped = yaml.safe_load((ROOT / "configs" / "rlzoo" / f"{algo}.yml").read_text())[ENV_ID]
-        used = yaml.load(
-            (_trained(tmp_path, algo) / "pb_gym-PuntoBanco-v0" / "config.yml").read_text(),
-            Loader=yaml.UnsafeLoader,
-        )
-        used = dict(used)
+        used = (_trained(tmp_path, algo) / "pb_gym-PuntoBanco-v0" / "config.yml").read_text()
+        used = dict(yaml.load(used, Loader=yaml.UnsafeLoader))
         for key, value in shipped.items():
             if key != "n_timesteps":
                 assert used[key] == value, (algo, key)
+    runs = sorted((tmp_path / "logs" / "ppo").glob("pb_gym-Discover-v0_*"))
+    assert runs and (runs[-1] / "pb_gym-Discover-v0.zip").is_file()
 
 
 def test_rlzoo_runner_names_its_scripts():
@@ -433,17 +440,3 @@ def test_rl_zoo_finds_hyperparameters_for_every_benchmark_task(algo, tmp_path):
         assert rate(1.0) == pytest.approx(expected) and rate(0.0) == 0.0, task
         width = kwargs["policy_kwargs"]["net_arch"][0]
         assert width == (256 if task.endswith("DiscoverAll-v0") and algo != "dqn" else 64), task
-
-
-def test_rl_zoo_trains_a_benchmark_task_with_the_shipped_hyperparameters(tmp_path):
-    """``rl_zoo3.train --env pb_gym/Discover-v0 --conf-file configs/rlzoo/ppo.yml`` (at a small size:
-    4 tables, 256 hands) finds the hyperparameters and trains."""
-    conf = ROOT / "configs" / "rlzoo" / "ppo.yml"
-    call = (
-        f'run("train", "--algo", "ppo", "--env", "pb_gym/Discover-v0", "--gym-packages", "pb_gym", '
-        f'"--conf-file", r"{conf}", "-n", "256", "--seed", "0", "-f", "logs", "--hyperparams", '
-        '"n_envs:4", "n_steps:32", "batch_size:64")'
-    )
-    _zoo(tmp_path, [call])
-    runs = sorted((tmp_path / "logs" / "ppo").glob("pb_gym-Discover-v0_*"))
-    assert runs and (runs[-1] / "pb_gym-Discover-v0.zip").is_file()
