@@ -2,10 +2,10 @@
 (each group there names its published source). One loader, shared by the test modules."""
 
 import json
-from pathlib import Path
 
-DATA = json.loads((Path(__file__).resolve().parent / "data" / "published_figures.json").read_text())
-SOURCES: dict[str, str] = DATA["sources"]
+import repo_paths
+
+DATA = json.loads((repo_paths.DATA / "published_figures.json").read_text())
 
 MAIN_FIGURES: dict[int, tuple[float, ...]] = {
     int(decks): tuple(row) for decks, row in DATA["main_bets"]["by_decks"].items()

@@ -17,10 +17,11 @@ DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 
 
-def _generator():
-    spec = importlib.util.spec_from_file_location("gen_config_reference", DOCS / "gen_config_reference.py")
+def _docs_script(name: str):
+    """``docs/NAME.py`` (the configuration reference's generator, the site's hooks), imported."""
+    spec = importlib.util.spec_from_file_location(f"docs_{name}", DOCS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("gen_config_reference", module)
+    sys.modules.setdefault(spec.name, module)
     spec.loader.exec_module(module)
     return module
 
@@ -28,7 +29,7 @@ def _generator():
 def test_config_reference_is_generated_from_the_schemas():
     """docs/reference/config.md is what docs/gen_config_reference.py writes from the code as it is."""
     pytest.importorskip("stable_baselines3", reason="the train section needs the rl extra")
-    generated = _generator().page()
+    generated = _docs_script("gen_config_reference").page()
     committed = (DOCS / "reference" / "config.md").read_text()
     assert committed == generated, (
         "docs/reference/config.md is out of date: run python docs/gen_config_reference.py and commit the page"
@@ -65,7 +66,7 @@ def test_config_reference_covers_every_study_and_gives_every_key_a_meaning():
 def test_config_reference_generator_detects_drift(tmp_path, monkeypatch):
     """The check mode fails on a page that differs from the schemas (so the test above can fail)."""
     pytest.importorskip("stable_baselines3", reason="the train section needs the rl extra")
-    generator = _generator()
+    generator = _docs_script("gen_config_reference")
     stale = tmp_path / "config.md"
     stale.write_text((DOCS / "reference" / "config.md").read_text().replace(">= 0, <= 50", ">= 0"))
     monkeypatch.setattr(generator, "PAGE", stale)
@@ -128,9 +129,7 @@ def test_help_points_to_the_config_reference(command, capsys):
 def test_the_site_keeps_a_table_cells_intervals_on_one_line():
     """docs/hooks.py wraps an estimate and its interval in span.pb-ci (kept whole by extra.css), in table
     cells only."""
-    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
-    hooks = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(hooks)
+    hooks = _docs_script("hooks")
     html = (
         "<td>-1.067% [-1.125, -1.009]</td><td><strong>95.1% [94.9, 95.4]</strong></td><p>0.4 [0.1, 0.9]</p>"
     )

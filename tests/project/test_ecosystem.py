@@ -5,9 +5,6 @@ with its defaults and with the shipped hyperparameters (configs/rlzoo/). Runs ar
 they check that each path works and agrees with the environment, not what an agent learns."""
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -18,21 +15,16 @@ from gymnasium.vector import AutoresetMode
 
 from pb_gym.envs import ENV_ID, MAX_EPISODE_STEPS, PuntoBancoEnv, PuntoBancoVectorEnv
 
-from repo_paths import ROOT  # noqa: E402
+from repo_paths import ROOT, run_python  # noqa: E402
 
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-"""Subprocesses: the repository importable; torch on one thread (its OpenMP threads spin and wait on
-each other when the machine is busy: a minibatch of a tiny MLP took 0.4 s instead of a millisecond)."""
 NO_BET = 0  # action 0 of the default Discrete space: never ruined, so only the hand limit ends episodes
 
 
-def run_python(code: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+def run_script(code: str, cwd: Path, timeout: float = 300):
     """Run ``code`` as a script file (as users run theirs: spawn / forkserver children re-import it)."""
     script = cwd / "script.py"
     script.write_text(textwrap.dedent(code))
-    out = subprocess.run(
-        [sys.executable, str(script)], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=ENV
-    )
+    out = run_python(str(script), cwd=cwd, timeout=timeout)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     return out
 
@@ -200,40 +192,29 @@ def test_sb3_algorithms_with_the_defaults(tmp_path):
     from stable_baselines3.common.env_util import make_vec_env
 
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # (see ENV)
+    torch.set_num_threads(1)  # (see run_python)
     try:
-        _sb3_defaults(tmp_path, A2C, DQN, PPO, make_vec_env)
+        env = make_vec_env(ENV_ID, n_envs=2, seed=0)
+        kwargs = dict(
+            n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu", tensorboard_log=str(tmp_path)
+        )
+        ppo = PPO("MlpPolicy", env, **kwargs)
+        ppo.learn(128)
+        events = list(tmp_path.glob("PPO_1/events.out.tfevents.*"))
+        assert len(events) == 1 and events[0].stat().st_size > 0
+        A2C("MlpPolicy", env, seed=0, device="cpu").learn(100)
+        dqn = DQN("MlpPolicy", gym.make(ENV_ID), learning_starts=50, buffer_size=1000, seed=0, device="cpu")
+        dqn.learn(150)
+        assert dqn.num_timesteps >= 150 and ppo.num_timesteps >= 128
     finally:
         torch.set_num_threads(threads)
-
-
-def _sb3_defaults(tmp_path, A2C, DQN, PPO, make_vec_env):
-
-    env = make_vec_env(ENV_ID, n_envs=2, seed=0)
-    ppo = PPO(
-        "MlpPolicy",
-        env,
-        n_steps=32,
-        batch_size=64,
-        n_epochs=1,
-        seed=0,
-        device="cpu",
-        tensorboard_log=str(tmp_path),
-    )
-    ppo.learn(128)
-    events = list(tmp_path.glob("PPO_1/events.out.tfevents.*"))
-    assert len(events) == 1 and events[0].stat().st_size > 0
-    A2C("MlpPolicy", env, seed=0, device="cpu").learn(100)
-    dqn = DQN("MlpPolicy", gym.make(ENV_ID), learning_starts=50, buffer_size=1000, seed=0, device="cpu")
-    dqn.learn(150)
-    assert dqn.num_timesteps >= 150 and ppo.num_timesteps >= 128
 
 
 def test_sb3_subproc_vec_env_with_every_start_method(tmp_path):
     """SubprocVecEnv workers started by fork, forkserver and spawn, from a user's script (spawn and
     forkserver children re-import it, and with it pb_gym's registration)."""
     pytest.importorskip("stable_baselines3")
-    out = run_python(
+    out = run_script(
         """
         import json
         import numpy as np
@@ -271,64 +252,47 @@ def test_sb3_subproc_vec_env_with_every_start_method(tmp_path):
         np.testing.assert_allclose(r["rewards"], results["None"]["rewards"], rtol=1e-6, err_msg=method)
 
 
-def test_sb3_subproc_default_start_method_without_a_script(tmp_path):
-    """From ``python -c`` or a notebook, spawn / forkserver workers (forkserver: SubprocVecEnv's
-    default) have no script to re-import: the id written ``"pb_gym:pb_gym/PuntoBanco-v0"`` makes
-    Gymnasium import pb_gym in each worker."""
-    pytest.importorskip("stable_baselines3")
-    code = (
-        "from stable_baselines3.common.env_util import make_vec_env\n"
-        "from stable_baselines3.common.vec_env import SubprocVecEnv\n"
-        "env = make_vec_env('pb_gym:pb_gym/PuntoBanco-v0', n_envs=2, vec_env_cls=SubprocVecEnv)\n"
-        "print(env.get_attr('spec')[0].max_episode_steps, env.reset().shape, "
-        "type(env.get_attr('unwrapped')[0]).__name__)\n"
-        "env.close()\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=ENV
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.split() == ["100", "(2,", "47)", "PuntoBancoEnv"]
-
-
-SPAWNED_WORKERS = """
+PYTHON_C_WORKERS = """
 import json
 import numpy as np
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import SubprocVecEnv
-env = make_vec_env(ENV, n_envs=2, seed=3, vec_env_cls=SubprocVecEnv,
-                   vec_env_kwargs={"start_method": "spawn"})
+env = make_vec_env(ENV, n_envs=2, seed=3, vec_env_cls=SubprocVecEnv, vec_env_kwargs=KWARGS)
 obs = env.reset()
 banker = env.env_method("action_index", "banker", 0)[0]
 rewards = [env.step(np.array([banker, 0]))[1].tolist() for _ in range(5)]
-print(json.dumps({"shape": list(obs.shape), "rewards": rewards}))
+limit, kind = env.get_attr("spec")[0].max_episode_steps, type(env.get_attr("unwrapped")[0]).__name__
+print(json.dumps({"shape": list(obs.shape), "rewards": rewards, "limit": limit, "env": kind}))
 env.close()
 """
 
 
-def _spawned(env_id: str, cwd: Path) -> subprocess.CompletedProcess:
-    code = SPAWNED_WORKERS.replace("ENV", repr(env_id))
-    return subprocess.run(
-        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=300, env=ENV
-    )
-
-
-def test_spawned_workers_from_python_c_need_the_module_prefix(tmp_path):
-    """SubprocVecEnv workers started by ``spawn`` from ``python -c`` (no script for them to re-import),
-    as docs/rl-libraries.md says: the ``pb_gym:`` id works (two tables, five hands, the rewards the
-    table pays), the plain id dies in the worker with ``NamespaceNotFound``. Gymnasium 1.x loads no
-    plugin entry points, so nothing else imports pb_gym there."""
+@pytest.mark.parametrize("start_method", [None, "spawn"])
+def test_workers_started_from_python_c_need_the_module_prefix(tmp_path, start_method):
+    """From ``python -c`` or a notebook, SubprocVecEnv workers started by SubprocVecEnv's default
+    (forkserver) or by ``spawn`` have no script to re-import, as docs/rl-libraries.md says: the id
+    written ``"pb_gym:pb_gym/PuntoBanco-v0"`` makes Gymnasium import pb_gym in each worker (two tables,
+    five hands, the rewards the table pays, the registered hand limit), the plain id dies in the worker
+    with ``NamespaceNotFound``. Gymnasium 1.x loads no plugin entry points, so nothing else imports
+    pb_gym there."""
     pytest.importorskip("stable_baselines3")
-    out = _spawned("pb_gym:pb_gym/PuntoBanco-v0", tmp_path)
+    kwargs = {} if start_method is None else {"start_method": start_method}
+
+    def workers(env_id: str):
+        code = PYTHON_C_WORKERS.replace("ENV", repr(env_id)).replace("KWARGS", repr(kwargs))
+        return run_python("-c", code, cwd=tmp_path)
+
+    out = workers("pb_gym:pb_gym/PuntoBanco-v0")
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result["shape"] == [2, 47]
+    assert (result["shape"], result["limit"], result["env"]) == ([2, 47], 100, "PuntoBancoEnv")
     paid = np.round(np.array(result["rewards"]), 6)  # table 0 bets one unit on the banker each hand
     assert paid.shape == (5, 2) and not paid[:, 1].any()
     assert np.isin(paid[:, 0], [-1.0, 0.0, 0.95]).all() and paid[:, 0].any()
-    plain = _spawned("pb_gym/PuntoBanco-v0", tmp_path)
-    assert plain.returncode != 0
-    assert "NamespaceNotFound" in plain.stderr and "Namespace pb_gym not found" in plain.stderr
+    if start_method == "spawn":
+        plain = workers("pb_gym/PuntoBanco-v0")
+        assert plain.returncode != 0
+        assert "NamespaceNotFound" in plain.stderr and "Namespace pb_gym not found" in plain.stderr
 
 
 def test_gymnasium_loads_no_plugin_entry_points():
@@ -344,6 +308,7 @@ def test_gymnasium_loads_no_plugin_entry_points():
 
 
 # ----------------------------------------------------------------------------------- RL Zoo
+ALGOS = ("ppo", "a2c", "dqn")
 ZOO_DRIVER = """
     import runpy, sys
 
@@ -357,10 +322,10 @@ ZOO_DRIVER = """
 """
 
 
-def _zoo(tmp_path: Path, calls: list[str]) -> subprocess.CompletedProcess:
+def _zoo(tmp_path: Path, calls: list[str]):
     pytest.importorskip("rl_zoo3")
     code = ZOO_DRIVER.replace("{calls}", "\n        ".join(calls))
-    return run_python(code, tmp_path, timeout=600)
+    return run_script(code, tmp_path, timeout=600)
 
 
 def _trained(tmp_path: Path, algo: str) -> Path:
@@ -375,42 +340,21 @@ def test_rl_zoo_train_with_its_default_hyperparameters(tmp_path):
     """``python -m rl_zoo3.train --algo ppo|a2c|dqn --env pb_gym/PuntoBanco-v0 --gym-packages pb_gym``
     with RL Zoo's default hyperparameters (MlpPolicy), then ``enjoy`` with its defaults (human
     rendering) and ``record_video`` through ``python -m pb_gym.agents.rlzoo``."""
-    out = _zoo(
-        tmp_path,
-        [
-            'run("train", "--algo", "ppo", "--gym-packages", "pb_gym", "-n", "64", *common)',
-            'run("train", "--algo", "a2c", "--gym-packages", "pb_gym", "-n", "64", *common)',
-            'run("train", "--algo", "dqn", "--gym-packages", "pb_gym", "-n", "64", *common)',
-            'print("ENJOY")',
-            'run("enjoy", "--algo", "dqn", "--gym-packages", "pb_gym", "-n", "12", *common)',
-        ],
-    )
-    for algo in ("ppo", "a2c", "dqn"):
+    train = 'run("train", "--algo", "{}", "--gym-packages", "pb_gym", "-n", "64", *common)'
+    enjoy = 'run("enjoy", "--algo", "dqn", "--gym-packages", "pb_gym", "-n", "12", *common)'
+    out = _zoo(tmp_path, [*map(train.format, ALGOS), 'print("ENJOY")', enjoy])
+    for algo in ALGOS:
         run = _trained(tmp_path, algo)
         config = (run / "pb_gym-PuntoBanco-v0" / "config.yml").read_text()
         assert "MlpPolicy" in config
     enjoyed = out.stdout.split("ENJOY", 1)[1]
     assert enjoyed.count("Player:") >= 12  # the hands, printed by the human render mode
-    video = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pb_gym.agents.rlzoo",
-            "record_video",
-            "--algo",
-            "ppo",
-            "--env",
-            ENV_ID,
-            "-f",
-            "logs",
-            "-n",
-            "10",
-        ],
+    video = run_python(
+        "-m",
+        "pb_gym.agents.rlzoo",
+        "record_video",
+        *f"--algo ppo --env {ENV_ID} -f logs -n 10".split(),
         cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=ENV,
     )
     assert video.returncode == 0, video.stderr[-3000:]
     videos = list((_trained(tmp_path, "ppo") / "videos").glob("*.mp4"))
@@ -418,24 +362,31 @@ def test_rl_zoo_train_with_its_default_hyperparameters(tmp_path):
 
 
 def test_rl_zoo_train_with_the_shipped_hyperparameters(tmp_path):
+    """``rl_zoo3.train --conf-file configs/rlzoo/ALGO.yml`` uses the shipped hyperparameters of the env,
+    and finds those of a benchmark task and trains on it: ``--env pb_gym/Discover-v0`` (at a small
+    size: 4 tables, 256 hands)."""
     calls = [
         f'run("train", "--algo", "{algo}", "--gym-packages", "pb_gym", "--conf-file", '
         f'r"{ROOT / "configs" / "rlzoo" / f"{algo}.yml"}", "-n", "{n}", *common)'
         for algo, n in (("ppo", 4096), ("a2c", 512), ("dqn", 1200))
     ]
-    _zoo(tmp_path, calls)
+    discover = (
+        f'run("train", "--algo", "ppo", "--env", "pb_gym/Discover-v0", "--gym-packages", "pb_gym", '
+        f'"--conf-file", r"{ROOT / "configs" / "rlzoo" / "ppo.yml"}", "-n", "256", "--seed", "0", "-f", '
+        '"logs", "--hyperparams", "n_envs:4", "n_steps:32", "batch_size:64")'
+    )
+    _zoo(tmp_path, [*calls, discover])
     import yaml
 
-    for algo in ("ppo", "a2c", "dqn"):
+    for algo in ALGOS:
         shipped = yaml.safe_load((ROOT / "configs" / "rlzoo" / f"{algo}.yml").read_text())[ENV_ID]
-        used = yaml.load(
-            (_trained(tmp_path, algo) / "pb_gym-PuntoBanco-v0" / "config.yml").read_text(),
-            Loader=yaml.UnsafeLoader,
-        )
-        used = dict(used)
+        used = (_trained(tmp_path, algo) / "pb_gym-PuntoBanco-v0" / "config.yml").read_text()
+        used = dict(yaml.load(used, Loader=yaml.UnsafeLoader))
         for key, value in shipped.items():
             if key != "n_timesteps":
                 assert used[key] == value, (algo, key)
+    runs = sorted((tmp_path / "logs" / "ppo").glob("pb_gym-Discover-v0_*"))
+    assert runs and (runs[-1] / "pb_gym-Discover-v0.zip").is_file()
 
 
 def test_rlzoo_runner_names_its_scripts():
@@ -455,7 +406,7 @@ def test_saved_models_from_before_the_new_defaults_keep_their_interface():
     assert env_config.make_config(**old).observation == "dict"
 
 
-@pytest.mark.parametrize("algo", ["ppo", "a2c", "dqn"])
+@pytest.mark.parametrize("algo", ALGOS)
 def test_rl_zoo_finds_hyperparameters_for_every_benchmark_task(algo, tmp_path):
     """configs/rlzoo/{ppo,a2c,dqn}.yml hold an entry for every registered benchmark task (without one,
     RL Zoo stops with ``Hyperparameters not found for ppo-pb_gym/Discover-v0``), and RL Zoo's own
@@ -489,17 +440,3 @@ def test_rl_zoo_finds_hyperparameters_for_every_benchmark_task(algo, tmp_path):
         assert rate(1.0) == pytest.approx(expected) and rate(0.0) == 0.0, task
         width = kwargs["policy_kwargs"]["net_arch"][0]
         assert width == (256 if task.endswith("DiscoverAll-v0") and algo != "dqn" else 64), task
-
-
-def test_rl_zoo_trains_a_benchmark_task_with_the_shipped_hyperparameters(tmp_path):
-    """``rl_zoo3.train --env pb_gym/Discover-v0 --conf-file configs/rlzoo/ppo.yml`` (at a small size:
-    4 tables, 256 hands) finds the hyperparameters and trains."""
-    conf = ROOT / "configs" / "rlzoo" / "ppo.yml"
-    call = (
-        f'run("train", "--algo", "ppo", "--env", "pb_gym/Discover-v0", "--gym-packages", "pb_gym", '
-        f'"--conf-file", r"{conf}", "-n", "256", "--seed", "0", "-f", "logs", "--hyperparams", '
-        '"n_envs:4", "n_steps:32", "batch_size:64")'
-    )
-    _zoo(tmp_path, [call])
-    runs = sorted((tmp_path / "logs" / "ppo").glob("pb_gym-Discover-v0_*"))
-    assert runs and (runs[-1] / "pb_gym-Discover-v0.zip").is_file()

@@ -16,7 +16,7 @@ from pb_gym.experiments import cli
 from pb_gym.experiments.common.yaml_config import ConfigError, parse_yaml
 
 import chunk_tasks
-from repo_paths import ROOT  # noqa: E402
+from repo_paths import ROOT, run_python  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -82,14 +82,7 @@ def test_decimal_numbers_and_aliases_still_load():
     ],
 )
 def test_a_bad_thread_count_in_the_environment_is_one_line_exit_2(name, value):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), name: value}
-    done = subprocess.run(
-        [sys.executable, "-m", "pb_gym.experiments.cli", "odds", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_python("-m", "pb_gym.experiments.cli", "odds", "--json", env={name: value})
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith(
         f"pb-gym: error: {name}={value!r} is not allowed; allowed: an integer from 1 to "
@@ -104,9 +97,9 @@ def test_a_bad_thread_count_is_named_where_the_library_reads_it(name, value):
     """The library reads the thread count when a batch is large enough to split: a bad value is then a
     ValueError naming the variable and what it takes. (numba itself refuses a NUMBA_NUM_THREADS
     below 1 when it is imported, with its own one-line ValueError.)"""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), name: value}
-    code = "from pb_gym import Rules, engine; engine.init(Rules(), 4096, seed=0)"
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    done = run_python(
+        "-c", "from pb_gym import Rules, engine; engine.init(Rules(), 4096, seed=0)", env={name: value}
+    )
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith(f"ValueError: {name}={value!r} is not allowed; allowed: an integer from 1 to ")
@@ -160,11 +153,10 @@ def test_sigterm_exits_143_with_the_rerun_hint_and_the_run_resumes(tmp_path):
 
 
 def test_a_closed_stdout_and_an_ascii_stdout_are_not_tracebacks(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     closed = subprocess.run(
         f"{shlex.quote(sys.executable)} -m pb_gym.experiments.cli odds >&-",  # (a clone path with spaces)
         shell=True,
-        env=env,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
         timeout=300,
@@ -174,15 +166,11 @@ def test_a_closed_stdout_and_an_ascii_stdout_are_not_tracebacks(tmp_path):
     path.write_text(
         'sessions: 20\nhands: 20\nsystems: [{type: flat, name: "syst\u00e8me"}]\n', encoding="utf-8"
     )
-    ascii_ = subprocess.run(
-        [sys.executable, "-m", "pb_gym.experiments.cli", "evaluate", str(path)],
-        env={**env, "PYTHONIOENCODING": "ascii"},
-        capture_output=True,
-        timeout=300,
-        cwd=tmp_path,
+    ascii_ = run_python(
+        "-m", "pb_gym.experiments.cli", "evaluate", str(path), env={"PYTHONIOENCODING": "ascii"}, cwd=tmp_path
     )
     assert ascii_.returncode == 0, ascii_.stderr
-    assert b"syst\\xe8me" in ascii_.stdout and b"Traceback" not in ascii_.stderr
+    assert "syst\\xe8me" in ascii_.stdout and "Traceback" not in ascii_.stderr
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -250,13 +238,7 @@ def test_an_output_folder_is_held_until_the_outputs_are_in_place(tmp_path):
     )
 
     def other_process() -> str:
-        return subprocess.run(
-            [sys.executable, "-c", code, str(out)],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            timeout=120,
-        ).stdout.strip()
+        return run_python("-c", code, str(out), timeout=120).stdout.strip()
 
     destination = outputs.prepare(out, ["report.json"])
     assert other_process() == (

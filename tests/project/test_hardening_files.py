@@ -4,9 +4,6 @@ the run with one line and exit 2, never a traceback, a chunk that fails twice or
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +11,7 @@ import pytest
 from pb_gym.experiments.common import outputs
 from pb_gym.experiments.common.outputs import OutputError
 
-from repo_paths import ROOT  # noqa: E402
+from repo_paths import run_python  # noqa: E402
 
 TINY = """name: tiny
 rules: {decks: 8, side_bets: []}
@@ -28,16 +25,8 @@ systems:
 """
 
 
-def _cli(*argv: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-X", "dev", "-m", "pb_gym.experiments.cli", *argv],
-        cwd=cwd,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+def _cli(*argv: str, cwd: Path):
+    return run_python("-X", "dev", "-m", "pb_gym.experiments.cli", *argv, cwd=cwd)
 
 
 # ------------------------------------------------------------------------------------ output folders

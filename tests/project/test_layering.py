@@ -10,20 +10,26 @@ its source below.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from repo_paths import ROOT  # noqa: E402
+from repo_paths import ROOT, run_python  # noqa: E402
 
 LINT_IMPORTS = (
     "import sys; from importlinter.cli import lint_imports_command; "
     "sys.argv[0] = 'lint-imports'; sys.exit(lint_imports_command())"
 )
 """import-linter's ``lint-imports`` command, run by this interpreter (wherever its scripts are)."""
+CONTRACTS = {
+    contract["id"]: contract
+    for contract in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+}
 
 
 def _lint_imports(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -121,39 +127,33 @@ def test_the_core_and_its_environments_run_without_torch():
         print(sorted(loaded & {"torch", "stable_baselines3", "sb3_contrib"}
                      | {m for m in sys.modules if m.startswith(("pb_gym.agents", "pb_gym.experiments"))}))
         """)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    done = run_python("-c", code, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
 
 def test_the_readme_draws_the_layers_of_the_contracts():
     """The drawing of the layers (docs/contributing.md) is the contract's list, top to bottom."""
-    import re
-    import tomllib
-
-    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
-    (layers,) = [c for c in contracts if c["id"] == "layers"]
     text = (ROOT / "docs" / "contributing.md").read_text()
     block = text[text.index("```text\nexperiments ") :]
     block = block[len("```text\n") : block.index("\n```")]
     drawn = [re.split(r"\s{2,}", line)[0] for line in block.splitlines()]
-    assert drawn == layers["layers"]
+    assert drawn == CONTRACTS["layers"]["layers"]
 
 
 def test_the_core_dependencies_contract_lists_the_whole_core():
     """The forbidden-imports contract names the core's modules one by one (the namespace also holds the
     agents and the studies): a new core module not listed there would escape it."""
-    import tomllib
-
-    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
-    (core,) = [c for c in contracts if c["id"] == "core-dependencies"]
     package = ROOT / "pb_gym"
     found = {
         f"pb_gym.{p.stem if p.is_file() else p.name}"
         for p in package.iterdir()
         if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").exists())
     }
-    assert set(core["source_modules"]) == found - {"pb_gym.agents", "pb_gym.experiments"}
+    assert set(CONTRACTS["core-dependencies"]["source_modules"]) == found - {
+        "pb_gym.agents",
+        "pb_gym.experiments",
+    }
 
 
 def test_nothing_imports_the_folders_as_top_level_packages():

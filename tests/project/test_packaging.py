@@ -32,6 +32,14 @@ def test_the_version_has_one_source(capsys):
     assert f"## [{pb_gym.__version__}]" in (ROOT / "CHANGELOG.md").read_text()
 
 
+def pip(*args: str) -> None:
+    """``pip ARGS`` by this interpreter, offline: the packages named, none of their dependencies."""
+    options = ["--disable-pip-version-check", "-q", "--no-deps", "--no-index"]
+    subprocess.run(
+        [sys.executable, "-m", "pip", *args, *options], check=True, capture_output=True, timeout=300
+    )
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     """The wheel, built from a copy of the sources (the checkout's build/ and egg-info stay untouched)."""
@@ -43,26 +51,7 @@ def wheel(tmp_path_factory) -> Path:
     shutil.copytree(
         ROOT / "pb_gym", source / "pb_gym", ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc")
     )
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--disable-pip-version-check",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "--no-index",
-            str(source),
-            "-w",
-            str(tmp_path / "dist"),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    pip("wheel", "--no-build-isolation", str(source), "-w", str(tmp_path / "dist"))
     (built,) = (tmp_path / "dist").glob("*.whl")
     return built
 
@@ -96,41 +85,13 @@ def test_the_installed_wheel_ignores_a_users_own_agents_and_experiments_folders(
 
     fresh = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(fresh)], check=True, timeout=120)
-    purelib = Path(
-        subprocess.run(
-            [
-                str(fresh / "bin" / "python"),
-                "-c",
-                "import sysconfig; print(sysconfig.get_paths()['purelib'])",
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    )
+    paths = [fresh / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
+    purelib = Path(subprocess.run(paths, check=True, capture_output=True, text=True).stdout.strip())
     # the dependencies: this venv's site-packages as a plain path entry (its .pth files, among them the
     # editable finder of the checkout, are not run from there)
     (purelib / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     assert site.getsitepackages()  # (this interpreter has site-packages to lend)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(fresh / "bin" / "python"),
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "--no-deps",
-            "--no-index",
-            str(wheel),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    pip("--python", str(fresh / "bin" / "python"), "install", str(wheel))
     user = tmp_path / "project"
     for folder in ("agents", "experiments"):
         (user / folder).mkdir(parents=True)

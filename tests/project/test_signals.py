@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from repo_paths import run_python  # noqa: E402
+
 PB_GYM = str(Path(sys.executable).parent / "pb-gym")
 CONFIG = "sessions: 20000\nhands: 200\nchunk_sessions: 2000\nseed: 3\nsystems: [{type: flat}]\n"
 WINDOW_S = 3.0
@@ -112,7 +114,7 @@ def test_ctrl_c_at_many_random_moments_ends_the_command_with_one_line(tmp_path, 
 
 
 def _status_and_stderr(code: str) -> tuple[int, str]:
-    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    child = run_python("-c", code)
     return child.returncode, child.stderr
 
 

@@ -15,7 +15,7 @@ from torchrl.envs.utils import check_env_specs  # noqa: E402
 
 import pb_gym  # noqa: E402,F401  (registers the env)
 
-from repo_paths import ROOT  # noqa: E402
+from repo_paths import run_python  # noqa: E402
 
 ENV_ID = "pb_gym/PuntoBanco-v0"
 
@@ -86,10 +86,6 @@ def test_gym_wrapper_over_make_vec_needs_same_step_or_disabled_autoreset():
 def test_gym_env_with_workers_from_python_c_takes_the_module_prefix(tmp_path):
     """``GymEnv(id, num_envs=N)`` starts an AsyncVectorEnv whose workers start by ``spawn`` (importing
     torchrl makes it the start method): from ``python -c`` the ``pb_gym:`` id works there."""
-    import os
-    import subprocess
-    import sys
-
     code = (
         "import multiprocessing, torch\n"
         "from torchrl.envs import GymEnv\n"
@@ -98,10 +94,6 @@ def test_gym_env_with_workers_from_python_c_takes_the_module_prefix(tmp_path):
         "print(multiprocessing.get_start_method(), tuple(rollout.batch_size))\n"
         "env.close()\n"
     )
-    root = str(ROOT)
-    env = {**os.environ, "PYTHONPATH": root, "OMP_NUM_THREADS": "1"}
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env
-    )
+    out = run_python("-c", code, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split()[-3:] == ["spawn", "(2,", "5)"]
