@@ -189,7 +189,7 @@ def test_a_users_callable_is_scored_with_a_paired_regret():
     "bad,message",
     [
         (lambda o: np.zeros(3, dtype=int), r"actions of shape \(3,\); allowed: \(8,\)"),
-        (lambda o: np.full(len(o), 6), "returned action 6; allowed: 0 .. 5"),
+        (lambda o: np.full(len(o), 6), "returned action 6; allowed: one integer action 0 .. 5"),
         (lambda o: np.full(len(o), 0.5), "non-integer actions"),
     ],
 )
