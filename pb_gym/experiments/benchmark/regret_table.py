@@ -332,6 +332,12 @@ def aggregate(values: list[float], reps: int, confidence: float, seed: int) -> d
     return {
         "iqm": stats.iqm(array),
         "ci": stats.stratified_bootstrap_ci(array, reps=reps, confidence=confidence, seed=seed),
+        **_spread(array),
+    }
+
+
+def _spread(array: np.ndarray) -> dict:
+    return {
         "mean": float(array.mean()),
         "median": float(np.median(array)),
         "min": float(array.min()),
@@ -385,14 +391,7 @@ def summarize(config: BenchmarkConfig, runs: list[dict]) -> dict:
         }
         shares = stats.performance_profile(scores, PROFILE_TAUS)
         entry["performance_profile"] = {"taus": list(PROFILE_TAUS), "share_above": shares}
-        seconds = np.array([r["training_seconds"] for r in mine])
-        entry["training_seconds"] = {
-            "median": float(np.median(seconds)),
-            "mean": float(seconds.mean()),
-            "min": float(seconds.min()),
-            "max": float(seconds.max()),
-            "values": [float(s) for s in seconds],
-        }
+        entry["training_seconds"] = _spread(np.array([r["training_seconds"] for r in mine], dtype=np.float64))
         cpu = [r.get("training_cpu_seconds") for r in mine]  # (None: a run kept before it was recorded)
         measured = [c for c in cpu if c is not None]
         entry["training_cpu_seconds"] = {
