@@ -98,12 +98,6 @@ def solution(task: str | SessionTask) -> so.Solution:
 # --------------------------------------------------------------------------------------------------
 # Policies as tables of the env's actions
 # --------------------------------------------------------------------------------------------------
-def _live_states(s: SessionSettings) -> tuple[np.ndarray, np.ndarray]:
-    """Every live state, hands left ``1..hands`` by bankroll tick ``min .. goal - 1``: ``(h, b)`` flat."""
-    h, b = np.meshgrid(np.arange(1, s.hands + 1), np.arange(s.min_ticks, s.goal_ticks), indexing="ij")
-    return h.ravel(), b.ravel()
-
-
 def _from_table(s: SessionSettings, table: so.PolicyTable) -> np.ndarray:
     shape = (s.hands + 1, s.goal_ticks + 1)
     bet, stake = (np.asarray(getattr(table, name)) for name in ("bet", "stake"))
@@ -137,7 +131,11 @@ def _where(s: SessionSettings, b: int, h: int) -> str:
 
 def _from_observations(s: SessionSettings, policy: Callable[[np.ndarray], Any], chunk: int) -> np.ndarray:
     actions = np.zeros((s.hands + 1, s.goal_ticks + 1), dtype=np.int64)
-    h, b = _live_states(s)
+    # every live state: hands left 1..hands by bankroll tick min .. goal - 1, flat
+    h, b = (
+        x.ravel()
+        for x in np.meshgrid(np.arange(1, s.hands + 1), np.arange(s.min_ticks, s.goal_ticks), indexing="ij")
+    )
     for start in range(0, len(h), chunk):
         part = slice(start, start + chunk)
         obs = s.observe(b[part], h[part])
@@ -159,7 +157,7 @@ def action_table(task: str | SessionTask, policy: Policy, chunk: int = SCORE_TAB
     if isinstance(policy, so.PolicyTable):
         return _from_table(s, policy)
     if isinstance(policy, StatePolicy):  # called at every live state, its answers checked there
-        return _from_table(s, so._table_from_function(so.Session(**s.problem()), policy.function))
+        return _from_table(s, so._table_from_function(problem(task), policy.function))
     if callable(policy):
         return _from_observations(s, policy, chunk)
     raise ValueError(
