@@ -68,6 +68,15 @@ def busy_cores(n: int | None = None) -> Iterator[int]:
             proc.wait()
 
 
+def with_busy(figures: dict, measure: Callable[[], dict], load: bool) -> dict:
+    """``figures`` and, with ``load``, ``measure()`` again beside one busy process per core, under
+    ``"busy"`` (with ``busy_processes``, their count)."""
+    if load:
+        with busy_cores() as count:
+            figures["busy"] = {**measure(), "busy_processes": count}
+    return figures
+
+
 @contextlib.contextmanager
 def thread_count(n: int) -> Iterator[None]:
     """Run the block with ``n`` engine threads (:func:`pb_gym.parallel.set_num_threads`)."""
@@ -272,13 +281,10 @@ def run(quick: bool = False, load: bool = False) -> dict:
     ratios of the main ones. ``quick`` shortens each timing (smoke tests)."""
     seconds = 0.2 if quick else 1.5
     figures = {"threads": parallel.get_num_threads(), "cores": os.cpu_count(), **_condition(quick, seconds)}
+    with_busy(figures, lambda: _condition(quick, seconds), load)
     if load:
-        with busy_cores() as count:
-            busy = _condition(quick, seconds)
-        busy["busy_processes"] = count
-        figures["busy"] = busy
         figures["busy_vs_idle"] = {
-            key: busy[key] / figures[key]
+            key: figures["busy"][key] / figures[key]
             for key in (
                 "engine_hands_per_s",
                 "exact_compositions_per_s",
@@ -325,12 +331,12 @@ def print_figures(figures: dict, baseline: dict | None = None) -> None:
     """The figures of :func:`run` as a readable report (idle and, if measured, busy side by side);
     with ``baseline`` (the figures of an earlier run, :func:`load_baseline`), each throughput beside
     its ratio to the baseline's in the same condition."""
-    conditions = [("idle", figures)] + ([("busy", figures["busy"])] if "busy" in figures else [])
+    columns = [("idle", figures)] + ([("busy", figures["busy"])] if "busy" in figures else [])
     before: dict[str, dict] = {}
     if baseline is not None:
         before = {"idle": baseline, **({"busy": baseline["busy"]} if "busy" in baseline else {})}
     width = 27 if before else 16
-    head = "".join(f"{name + (' (x before)' if before else ''):>{width}}" for name, _ in conditions)
+    head = "".join(f"{name + (' (x before)' if before else ''):>{width}}" for name, _ in columns)
     print(
         f"{figures['threads']} engine threads on {figures['cores']} cores"
         + (f"; busy = beside {figures['busy']['busy_processes']} busy processes" if "busy" in figures else "")
@@ -339,7 +345,7 @@ def print_figures(figures: dict, baseline: dict | None = None) -> None:
 
     def row(label: str, key: Callable[[dict], float], fmt: str = "{:>16,.0f}") -> None:
         cells = []
-        for name, f in conditions:
+        for name, f in columns:
             cell = fmt.format(key(f))
             if before:
                 ratio_text = ""

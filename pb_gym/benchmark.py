@@ -80,7 +80,8 @@ from pb_gym.envs.tasks import (
 Policy = Callable[[np.ndarray], Any]
 
 
-def _check_int(name: str, value: object, low: int) -> int:
+def check_int(name: str, value: object, low: int) -> int:
+    """``value`` as an int, or a ValueError naming ``name`` unless it is an integer >= ``low``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
         raise ValueError(f"{name}={value!r} is not allowed; allowed: an integer >= {low}")
     return int(value)
@@ -98,48 +99,41 @@ def headline(task: str | Task) -> str:
     return "normalized_score" if spec.edge else "regret_per_1000_hands"
 
 
-def _scaled(entry: dict, factor: float) -> dict:
-    """A :func:`pb_gym.ci.ratio_ci` figure in other units (estimate, interval and error times
-    ``factor``)."""
-    out = dict(entry)
-    for key in ("estimate", "se"):
-        if out.get(key) is not None:
-            out[key] = out[key] * factor
-    if out.get("ci95") is not None:
-        out["ci95"] = [bound * factor for bound in out["ci95"]]
-    return out
+def scaled(entry: dict, scale: float, shift: float = 0.0) -> dict:
+    """``shift + scale x`` of a :func:`pb_gym.ci.ratio_ci` figure (its interval reordered when
+    ``scale < 0``; a figure of no hands stays None)."""
+    if entry["estimate"] is None:
+        return dict(entry)
+    lo, hi = sorted(shift + scale * x for x in entry["ci95"])
+    return {
+        "estimate": shift + scale * entry["estimate"],
+        "ci95": [lo, hi],
+        "se": abs(scale) * entry["se"],
+        "n": entry["n"],
+    }
 
 
-def _actions(policy: Policy, obs: np.ndarray, n_actions: int) -> np.ndarray:
-    raw = policy(obs)
+def policy_actions(raw: Any, rows: int, n_actions: int) -> np.ndarray:
+    """A policy's answer for ``rows`` observations as ``(rows,)`` int64 actions (an SB3 ``predict``'s
+    tuple: its first item), or a ValueError saying what is allowed."""
     if isinstance(raw, tuple):  # an SB3 model's predict: (actions, state)
         raw = raw[0]
+    allowed = f"one integer action 0 .. {n_actions - 1} per observation row (benchmark.action_meanings)"
     try:
         actions = np.asarray(raw)
     except Exception:  # e.g. a torch tensor on a device: the policy must hand back numbers
-        raise ValueError(
-            f"policy returned {type(raw).__name__}; allowed: a numpy array (or list) of "
-            f"{len(obs)} integer actions"
-        ) from None
-    if actions.shape not in ((len(obs),), (len(obs), 1)):
-        raise ValueError(
-            f"policy returned actions of shape {actions.shape}; allowed: ({len(obs)},), one "
-            "action per observation row"
-        )
-    actions = actions.reshape(len(obs))
-    if actions.dtype.kind == "f":
-        if not np.all(np.isfinite(actions)) or np.any(actions != np.round(actions)):
-            raise ValueError(f"policy returned non-integer actions; allowed: integers 0 .. {n_actions - 1}")
-    elif actions.dtype.kind not in "iu":
-        raise ValueError(
-            f"policy returned actions of dtype {actions.dtype}; allowed: integers 0 .. {n_actions - 1}"
-        )
+        raise ValueError(f"policy returned {type(raw).__name__}; allowed: {allowed}") from None
+    if actions.shape not in ((rows,), (rows, 1)):
+        raise ValueError(f"policy returned actions of shape {actions.shape}; allowed: ({rows},), {allowed}")
+    if actions.dtype.kind not in "iuf":
+        raise ValueError(f"policy returned actions of dtype {actions.dtype}; allowed: {allowed}")
+    actions = actions.reshape(rows)
+    if actions.dtype.kind == "f" and not np.all(np.isfinite(actions) & (actions == np.round(actions))):
+        raise ValueError(f"policy returned non-integer actions; allowed: {allowed}")
     actions = actions.astype(np.int64)
-    if actions.size and (actions.min() < 0 or actions.max() >= n_actions):
+    if rows and (actions.min() < 0 or actions.max() >= n_actions):
         bad = int(actions.max() if actions.max() >= n_actions else actions.min())
-        raise ValueError(
-            f"policy returned action {bad}; allowed: 0 .. {n_actions - 1} (see benchmark.action_meanings)"
-        )
+        raise ValueError(f"policy returned action {bad}; allowed: {allowed}")
     return actions
 
 
@@ -344,16 +338,32 @@ def score(
         ValueError: a bad argument (named), or a policy that returns other than one valid action per row.
     """
     from pb_gym.envs import actions as env_actions
+    from pb_gym.exact import best_positive
 
     if is_session_task(task):
-        return _score_session(policy, task, tables, hands, seed, reset, sessions, exact)
+        from pb_gym import session_benchmark as session_scoring
+
+        if hands is not None:
+            raise ValueError(
+                f"hands={hands!r} is not allowed; allowed: None for a session task (a session lasts the "
+                "task's hands; sessions= sets how many are played)"
+            )
+        return session_scoring.score(
+            policy,
+            task,
+            session_scoring.SCORE_SESSIONS if sessions is None else sessions,
+            seed,
+            tables=session_scoring.SCORE_TABLES if tables is None else tables,
+            exact=exact,
+            reset=reset,
+        )
     for name, value in (("sessions", sessions), ("exact", exact)):
         if value is not None:
             raise ValueError(f"{name}={value!r} is not allowed; allowed: None (only a session task takes it)")
     spec = get_task(task)
-    tables = _check_int("tables", DEFAULT_TABLES if tables is None else tables, 2)
-    hands = _check_int("hands", DEFAULT_HANDS if hands is None else hands, 1)
-    seed = _check_int("seed", seed, 0)
+    tables = check_int("tables", DEFAULT_TABLES if tables is None else tables, 2)
+    hands = check_int("hands", DEFAULT_HANDS if hands is None else hands, 1)
+    seed = check_int("seed", seed, 0)
     if not callable(policy):
         raise ValueError(
             f"policy={policy!r} is not allowed; allowed: a callable from observations "
@@ -364,13 +374,11 @@ def score(
     keys = [f"{k}/{s}" for k in kinds for s in systems] + ["below_minimum/policy"]
     deal = Deal(spec.kwargs, tables, seed, keys)
     cfg = deal.cfg
-    n_actions = cfg.n_actions
     spots = np.array([cfg.bets.column(b) for b in spec.bets], dtype=np.int64)
     growth = _Growth(cfg, deal.pay, spots) if spec.objective == "log_growth" else None
     unit_action = np.array([action_index(spec, b, cfg.stake_levels[0]) for b in spec.bets])
     if reset is not None:
         reset()
-    rows = np.arange(tables)
     stakes = np.zeros((tables, cfg.n_columns))
     perfect = np.zeros_like(stakes)
     # the perfect bettor stakes on the task's starting bankroll, whatever the policy's has become: its
@@ -380,14 +388,13 @@ def score(
     start = np.full(tables, cfg.bankroll_units)
     for _ in range(hands):
         composition, ev, bankroll = deal.before()
-        actions = _actions(policy, deal.obs, n_actions)
+        actions = policy_actions(policy(deal.obs), tables, cfg.n_actions)
         env_actions.decode_actions(cfg, actions, bankroll, stakes)
         # a bet chosen whose stake the table does not take (below its minimum): no bet, and counted
         below_minimum = (actions != 0) & ~(stakes > 0).any(axis=1)
         # the perfect bettor: the smallest stake on the best scored bet, where its exact EV is > 0
         side_ev = ev[:, spots]
-        best = side_ev.argmax(axis=1)
-        positive = side_ev[rows, best] > 0
+        best, positive = best_positive(side_ev)
         env_actions.decode_actions(cfg, np.where(positive, unit_action[best], 0), start, perfect)
         reward, payoffs, done = deal.step(actions)
         placed = {"policy": stakes, "perfect": perfect}
@@ -428,8 +435,8 @@ def score(
         "bet_rate": per_hand("bets/policy"),
         "perfect_bet_rate": per_hand("bets/perfect"),
         "below_minimum_rate": per_hand("below_minimum/policy"),
-        "regret_per_1000_hands": _scaled(ratio_ci(best_exact - mine, n), 1000.0),
-        "never_bet_regret_per_1000_hands": _scaled(per_hand("exact/perfect"), 1000.0),
+        "regret_per_1000_hands": scaled(ratio_ci(best_exact - mine, n), 1000.0),
+        "never_bet_regret_per_1000_hands": scaled(per_hand("exact/perfect"), 1000.0),
         "headline": headline(spec),
     }
     if growth is not None:
@@ -446,34 +453,6 @@ def score(
         if key in out:
             out[key]["n"] = out["hands"]
     return out
-
-
-def _score_session(
-    policy: Any,
-    task: str | SessionTask,
-    tables: int | None,
-    hands: int | None,
-    seed: int,
-    reset: Callable[[], None] | None,
-    sessions: int | None,
-    exact: bool | None,
-) -> dict:
-    from pb_gym import session_benchmark as session_scoring
-
-    if hands is not None:
-        raise ValueError(
-            f"hands={hands!r} is not allowed; allowed: None for a session task (a session lasts the "
-            "task's hands; sessions= sets how many are played)"
-        )
-    return session_scoring.score(
-        policy,
-        task,
-        session_scoring.SCORE_SESSIONS if sessions is None else sessions,
-        seed,
-        tables=session_scoring.SCORE_TABLES if tables is None else tables,
-        exact=exact,
-        reset=reset,
-    )
 
 
 def _sizing(
@@ -577,7 +556,8 @@ def never_bet(obs: np.ndarray) -> np.ndarray:
     return np.zeros(len(obs), dtype=np.int64)
 
 
-def _fmt(entry: dict, scale: float = 1.0, digits: int = 4) -> str:
+def ci_text(entry: dict, scale: float = 1.0, digits: int = 4) -> str:
+    """A :func:`pb_gym.ci.ratio_ci` figure as ``+estimate [+low, +high]`` (times ``scale``)."""
     if entry.get("estimate") is None:
         return "n/a"
     lo, hi = entry["ci95"]
@@ -597,33 +577,35 @@ def report(result: dict) -> str:
         "units per hand dealt, 95% CIs over shoes",
     ]
     regret = (
-        f"regret / 1,000 hands (paired): {_fmt(result['regret_per_1000_hands'], 1, 3)}   never betting's "
-        f"{_fmt(result['never_bet_regret_per_1000_hands'], 1, 3)}"
+        f"regret / 1,000 hands (paired): {ci_text(result['regret_per_1000_hands'], 1, 3)}   never betting's "
+        f"{ci_text(result['never_bet_regret_per_1000_hands'], 1, 3)}"
     )
     growth = (
         [
-            f"normalized log growth (policy / best action): {_fmt(result['normalized_log_growth'], 1, 4)}",
-            f"log growth / hand (x1e6): policy {_fmt(result['log_growth_per_hand'], 1e6, 3)}   "
-            f"best action {_fmt(result['perfect_log_growth_per_hand'], 1e6, 3)}   Kelly "
-            f"{_fmt(result['kelly_log_growth_per_hand'], 1e6, 3)}",
+            f"normalized log growth (policy / best action): {ci_text(result['normalized_log_growth'], 1, 4)}",
+            f"log growth / hand (x1e6): policy {ci_text(result['log_growth_per_hand'], 1e6, 3)}   "
+            f"best action {ci_text(result['perfect_log_growth_per_hand'], 1e6, 3)}   Kelly "
+            f"{ci_text(result['kelly_log_growth_per_hand'], 1e6, 3)}",
         ]
         if sizing
         else []
     )
-    normalized = f"normalized score (policy / perfect, exact): {_fmt(result['normalized_score'], 1, 4)}"
+    normalized = f"normalized score (policy / perfect, exact): {ci_text(result['normalized_score'], 1, 4)}"
     if sizing:  # the objective first; the profit is over the one-unit bettor's, which stakes less
         lines += growth
-        normalized = f"exact profit / the one-unit perfect bettor's: {_fmt(result['normalized_score'], 1, 4)}"
+        normalized = (
+            f"exact profit / the one-unit perfect bettor's: {ci_text(result['normalized_score'], 1, 4)}"
+        )
     if result.get("headline") == "regret_per_1000_hands":  # a control: the optimum is about 0
         lines.append(regret)
         normalized += " (a control: not a share of a reachable optimum)"
     lines += [
         normalized,
-        f"exact profit / hand:     policy {_fmt(result['exact_profit_per_hand'], 1, 5)}   perfect "
-        f"{_fmt(result['perfect_profit_per_hand'], 1, 5)}",
-        f"regret / hand (paired):  {_fmt(result['regret_per_hand'], 1, 5)}",
-        f"realized profit / hand:  policy {_fmt(result['realized_profit_per_hand'], 1, 5)}   perfect "
-        f"{_fmt(result['perfect_realized_profit_per_hand'], 1, 5)}",
+        f"exact profit / hand:     policy {ci_text(result['exact_profit_per_hand'], 1, 5)}   perfect "
+        f"{ci_text(result['perfect_profit_per_hand'], 1, 5)}",
+        f"regret / hand (paired):  {ci_text(result['regret_per_hand'], 1, 5)}",
+        f"realized profit / hand:  policy {ci_text(result['realized_profit_per_hand'], 1, 5)}   perfect "
+        f"{ci_text(result['perfect_realized_profit_per_hand'], 1, 5)}",
         f"bet rate:                policy {result['bet_rate']['estimate']:.4%}   perfect "
         f"{result['perfect_bet_rate']['estimate']:.4%}",
     ]

@@ -51,6 +51,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from pb_gym import session_optimum as so
+from pb_gym.benchmark import check_int, policy_actions, scaled
 from pb_gym.ci import ratio_ci
 from pb_gym.envs.session_settings import SessionSettings, session_settings
 from pb_gym.envs.tasks import SCORE_SEED, SessionTask, get_session_task
@@ -97,21 +98,6 @@ def solution(task: str | SessionTask) -> so.Solution:
 # --------------------------------------------------------------------------------------------------
 # Policies as tables of the env's actions
 # --------------------------------------------------------------------------------------------------
-def _action(s: SessionSettings, bet: int, stake: int, where: str) -> int:
-    if not s.table_min <= stake <= s.table_max:
-        raise ValueError(
-            f"policy: {where}, the stake must be whole units from {s.table_min} to {s.table_max} "
-            f"(got {stake})"
-        )
-    return 1 + bet * len(s.stakes) + stake - s.table_min
-
-
-def _live_states(s: SessionSettings) -> tuple[np.ndarray, np.ndarray]:
-    """Every live state, hands left ``1..hands`` by bankroll tick ``min .. goal - 1``: ``(h, b)`` flat."""
-    h, b = np.meshgrid(np.arange(1, s.hands + 1), np.arange(s.min_ticks, s.goal_ticks), indexing="ij")
-    return h.ravel(), b.ravel()
-
-
 def _from_table(s: SessionSettings, table: so.PolicyTable) -> np.ndarray:
     shape = (s.hands + 1, s.goal_ticks + 1)
     bet, stake = (np.asarray(getattr(table, name)) for name in ("bet", "stake"))
@@ -143,57 +129,17 @@ def _where(s: SessionSettings, b: int, h: int) -> str:
     return f"at bankroll {Fraction(b, s.ticks_per_unit)} with {h} hand(s) left"
 
 
-def _from_function(s: SessionSettings, policy: StatePolicy) -> np.ndarray:
-    actions = np.zeros((s.hands + 1, s.goal_ticks + 1), dtype=np.int64)
-    h, b = _live_states(s)
-    for hh, bb in zip(h.tolist(), b.tolist(), strict=True):
-        chosen = policy.function(Fraction(bb, s.ticks_per_unit), hh)
-        if chosen is None:
-            continue
-        where = _where(s, bb, hh)
-        if not isinstance(chosen, tuple) or len(chosen) != 2 or chosen[0] not in s.bets:
-            raise ValueError(
-                f"policy: {where}, an action must be None or (bet, stake) with a bet of {', '.join(s.bets)} "
-                f"(got {chosen!r})"
-            )
-        stake = chosen[1]
-        if (
-            isinstance(stake, bool)
-            or not isinstance(stake, (int, np.integer, float, Fraction))
-            or stake != int(stake)
-        ):
-            raise ValueError(f"policy: {where}, the stake must be whole units (got {stake!r})")
-        actions[hh, bb] = _action(s, s.bets.index(chosen[0]), int(stake), where)
-    return actions
-
-
-def _checked(raw: Any, rows: int, n_actions: int) -> np.ndarray:
-    """A policy's answer as ``(rows,)`` int64 actions, or a ValueError saying what is allowed."""
-    if isinstance(raw, tuple):  # an SB3 model's predict: (actions, state)
-        raw = raw[0]
-    allowed = f"one integer action 0 .. {n_actions - 1} per observation row ({rows} rows)"
-    try:
-        actions = np.asarray(raw)
-    except Exception:  # e.g. a torch tensor on a device
-        raise ValueError(f"policy returned {type(raw).__name__}; allowed: {allowed}") from None
-    if actions.shape not in ((rows,), (rows, 1)) or actions.dtype.kind not in "iuf":
-        raise ValueError(f"policy returned {actions.dtype} of shape {actions.shape}; allowed: {allowed}")
-    actions = actions.reshape(rows)
-    if actions.dtype.kind == "f" and not np.all(np.isfinite(actions) & (actions == np.round(actions))):
-        raise ValueError(f"policy returned non-integer actions; allowed: {allowed}")
-    actions = actions.astype(np.int64)
-    if rows and (actions.min() < 0 or actions.max() >= n_actions):
-        raise ValueError(f"policy returned action {int(actions.max())}; allowed: {allowed}")
-    return actions
-
-
 def _from_observations(s: SessionSettings, policy: Callable[[np.ndarray], Any], chunk: int) -> np.ndarray:
     actions = np.zeros((s.hands + 1, s.goal_ticks + 1), dtype=np.int64)
-    h, b = _live_states(s)
+    # every live state: hands left 1..hands by bankroll tick min .. goal - 1, flat
+    h, b = (
+        x.ravel()
+        for x in np.meshgrid(np.arange(1, s.hands + 1), np.arange(s.min_ticks, s.goal_ticks), indexing="ij")
+    )
     for start in range(0, len(h), chunk):
         part = slice(start, start + chunk)
         obs = s.observe(b[part], h[part])
-        actions[h[part], b[part]] = _checked(policy(obs), len(obs), s.n_actions)
+        actions[h[part], b[part]] = policy_actions(policy(obs), len(obs), s.n_actions)
     return actions
 
 
@@ -210,8 +156,8 @@ def action_table(task: str | SessionTask, policy: Policy, chunk: int = SCORE_TAB
     s = settings(task)
     if isinstance(policy, so.PolicyTable):
         return _from_table(s, policy)
-    if isinstance(policy, StatePolicy):
-        return _from_function(s, policy)
+    if isinstance(policy, StatePolicy):  # called at every live state, its answers checked there
+        return _from_table(s, so._table_from_function(problem(task), policy.function))
     if callable(policy):
         return _from_observations(s, policy, chunk)
     raise ValueError(
@@ -266,7 +212,7 @@ def _play(
     from pb_gym.envs.session_vector import SessionVectorEnv
 
     n = min(tables, sessions)
-    env = SessionVectorEnv(n, autoreset_mode=AutoresetMode.DISABLED, **_kwargs(s))
+    env = SessionVectorEnv(n, autoreset_mode=AutoresetMode.DISABLED, **s.problem())
     out = {key: np.zeros(sessions) for key in ("won", "hands", "bets", "illegal")}
     for start in range(0, sessions, n):
         obs, _ = env.reset(seed=seed + start)
@@ -281,7 +227,7 @@ def _play(
             else:
                 actions = np.zeros(n, dtype=np.int64)
                 rows = np.flatnonzero(live)
-                actions[rows] = _checked(policy(obs[rows]), len(rows), s.n_actions)  # type: ignore[operator]
+                actions[rows] = policy_actions(policy(obs[rows]), len(rows), s.n_actions)  # type: ignore[operator]
             obs, reward, terminated, _, info = env.step(actions)
             hands += live
             illegal += info["illegal_action"]
@@ -293,27 +239,6 @@ def _play(
             out[key][start : start + n][: take.stop] = value[take]
     env.close()
     return out
-
-
-def _kwargs(s: SessionSettings) -> dict[str, Any]:
-    return dict(s.problem())
-
-
-def _check_int(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name}={value!r} is not allowed; allowed: an integer >= {low}")
-    return int(value)
-
-
-def _scaled(ci: dict, scale: float, shift: float = 0.0) -> dict:
-    """``shift + scale x`` of a ``ratio_ci`` figure (its interval reordered when ``scale < 0``)."""
-    lo, hi = sorted(shift + scale * x for x in ci["ci95"])
-    return {
-        "estimate": shift + scale * ci["estimate"],
-        "ci95": [lo, hi],
-        "se": abs(scale) * ci["se"],
-        "n": ci["n"],
-    }
 
 
 def score(
@@ -344,9 +269,9 @@ def score(
         ValueError: a bad argument (named), or a policy that returns an action the env does not have.
     """
     spec = get_session_task(task)
-    sessions = _check_int("sessions", sessions, 2)
-    seed = _check_int("seed", seed, 0)
-    tables = _check_int("tables", tables, 1)
+    sessions = check_int("sessions", sessions, 2)
+    seed = check_int("seed", seed, 0)
+    tables = check_int("tables", tables, 1)
     if exact not in (None, True, False):
         raise ValueError(f"exact={exact!r} is not allowed; allowed: None, True or False")
     of_state = isinstance(policy, (so.PolicyTable, StatePolicy))
@@ -369,8 +294,8 @@ def score(
         "p_goal": p_goal,
         "optimum_p_goal": optimum,
         "bold_p_goal": spec.bold,
-        "normalized_score": _scaled(p_goal, 1.0 / optimum),
-        "regret": _scaled(p_goal, -1.0, optimum),
+        "normalized_score": scaled(p_goal, 1.0 / optimum),
+        "regret": scaled(p_goal, -1.0, optimum),
         "bet_rate": ratio_ci(played["bets"], played["hands"]),
         "illegal_action_rate": ratio_ci(played["illegal"], played["hands"]),
         "hands_per_session": ratio_ci(played["hands"], ones),

@@ -188,7 +188,21 @@ _COMMON: dict[str, Any] = dict(
 
 
 @dataclasses.dataclass(frozen=True)
-class Task:
+class _Registered:
+    """What every task has: its Gymnasium id, one line on what it asks and its frozen settings."""
+
+    id: str
+    summary: str
+    kwargs: Mapping[str, Any]
+
+    @property
+    def name(self) -> str:
+        """The id without its namespace (``Discover-v0``, ``Session-v0``)."""
+        return self.id.split("/", 1)[1]
+
+
+@dataclasses.dataclass(frozen=True)
+class Task(_Registered):
     """A benchmark task: its Gymnasium id, its frozen env settings and what it scores.
 
     Attributes:
@@ -202,17 +216,9 @@ class Task:
             the agent can reach is never betting).
     """
 
-    id: str
-    summary: str
-    kwargs: Mapping[str, Any]
     bets: tuple[str, ...]
     objective: str = "profit"
     edge: bool = True
-
-    @property
-    def name(self) -> str:
-        """The id without its namespace (``Discover-v0``)."""
-        return self.id.split("/", 1)[1]
 
 
 def _task(
@@ -297,14 +303,14 @@ def get_task(task: str | Task | SessionTask) -> Task:
             f"task={name!r} is a session task (pb_gym.envs.tasks.get_session_task; "
             f"pb_gym.benchmark.score scores it); allowed here: {', '.join(TASKS)}"
         )
-    key = task if "/" in str(task) else f"{NAMESPACE}/{task}"
+    key = _key(task)
     if key not in TASKS:
         raise ValueError(f"task={task!r} is not allowed; allowed: {', '.join(TASKS)}")
     return TASKS[key]
 
 
 @dataclasses.dataclass(frozen=True)
-class SessionTask:
+class SessionTask(_Registered):
     """A session task: its Gymnasium id, its frozen settings and its exact figures.
 
     Attributes:
@@ -317,17 +323,9 @@ class SessionTask:
         timid: timid play's P(goal), 1 unit a hand on player (:func:`pb_gym.session_optimum.timid_play`).
     """
 
-    id: str
-    summary: str
-    kwargs: Mapping[str, Any]
     optimum: float
     bold: float
     timid: float
-
-    @property
-    def name(self) -> str:
-        """The id without its namespace (``Session-v0``)."""
-        return self.id.split("/", 1)[1]
 
 
 def _session(name: str, summary: str, figures: tuple[float, float, float], **kwargs: Any) -> SessionTask:
@@ -370,8 +368,10 @@ SESSION_TASKS: dict[str, SessionTask] = {
 """Every session task by its Gymnasium id (the figures rounded to 15 digits)."""
 
 
-def _key(task: str) -> str:
-    return task if "/" in str(task) else f"{NAMESPACE}/{task}"
+def _key(task: object) -> str:
+    """A task's id from its id or its name (the id without ``pb_gym/``)."""
+    text = str(task)
+    return text if "/" in text else f"{NAMESPACE}/{text}"
 
 
 def is_session_task(task: object) -> TypeGuard[str | SessionTask]:
@@ -430,28 +430,21 @@ def _session_settings(task: str | SessionTask) -> Any:
 
 def register() -> None:
     """Register every task with Gymnasium (once; importing :mod:`pb_gym` does it)."""
-    for task in TASKS.values():
-        if task.id in gymnasium.registry:
-            continue
-        gymnasium.register(
-            id=task.id,
-            entry_point="pb_gym.envs.punto_banco:PuntoBancoEnv",
-            vector_entry_point="pb_gym.envs.vector:PuntoBancoVectorEnv",
-            # an episode is one shoe: the env truncates when the cut card comes out, no TimeLimit
-            max_episode_steps=None,
-            kwargs=dict(task.kwargs),
-        )
-    for session in SESSION_TASKS.values():
-        if session.id in gymnasium.registry:
-            continue
-        gymnasium.register(
-            id=session.id,
-            entry_point="pb_gym.envs.session_env:SessionEnv",
-            vector_entry_point="pb_gym.envs.session_vector:SessionVectorEnv",
-            # the env ends every episode itself (the hand limit is terminal): no TimeLimit
-            max_episode_steps=None,
-            kwargs=dict(session.kwargs),
-        )
+    # an episode is one shoe (the env truncates when the cut card comes out); a session task's env ends
+    # every episode itself (the hand limit is terminal): no TimeLimit for either
+    for tasks, entry, vector in (
+        (TASKS, "punto_banco:PuntoBancoEnv", "vector:PuntoBancoVectorEnv"),
+        (SESSION_TASKS, "session_env:SessionEnv", "session_vector:SessionVectorEnv"),
+    ):
+        for task in tasks.values():
+            if task.id not in gymnasium.registry:
+                gymnasium.register(
+                    id=task.id,
+                    entry_point=f"pb_gym.envs.{entry}",
+                    vector_entry_point=f"pb_gym.envs.{vector}",
+                    max_episode_steps=None,
+                    kwargs=dict(task.kwargs),
+                )
 
 
 register()

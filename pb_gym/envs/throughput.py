@@ -38,6 +38,22 @@ def _steps_per_s(env, actions: list, n_envs: int, seconds: float, warmup: int = 
             return steps * n_envs / elapsed
 
 
+def _single_steps_per_s(env, actions: list, seconds: float) -> float:
+    """Steps per second of one env over ``seconds`` (at least 100 steps), ``actions`` cycled, a reset
+    where an episode ends."""
+    env.reset(seed=0)
+    steps, start = 0, time.perf_counter()
+    while True:
+        for _ in range(100):
+            _, _, terminated, truncated, _ = env.step(actions[steps % len(actions)])
+            steps += 1
+            if terminated or truncated:
+                env.reset()
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return steps / elapsed
+
+
 def single_env_throughput(seconds: float = 2.0, **env_kwargs) -> dict:
     """Steps per second of one table made by ``gymnasium.make`` (with Gymnasium's default wrappers),
     beside Gymnasium's ``Blackjack-v1`` made the same way, in the same run.
@@ -49,26 +65,13 @@ def single_env_throughput(seconds: float = 2.0, **env_kwargs) -> dict:
 
     import pb_gym.envs  # noqa: F401  (registers the env)
 
-    def rate(env, action) -> float:
-        env.reset(seed=0)
-        steps, start = 0, time.perf_counter()
-        while True:
-            for _ in range(100):
-                _, _, terminated, truncated, _ = env.step(action)
-                if terminated or truncated:
-                    env.reset()
-            steps += 100
-            elapsed = time.perf_counter() - start
-            if elapsed >= seconds:
-                return steps / elapsed
-
     env = gymnasium.make("pb_gym/PuntoBanco-v0", **env_kwargs)
     unwrapped = env.unwrapped
     assert isinstance(unwrapped, PuntoBancoEnv)
     action = _min_banker_bet(unwrapped.config)
-    rate(env, action)  # warm-up: compile or load the kernels
-    single = rate(env, action)
-    blackjack = rate(gymnasium.make("Blackjack-v1"), 0)
+    _single_steps_per_s(env, [action], seconds)  # warm-up: compile or load the kernels
+    single = _single_steps_per_s(env, [action], seconds)
+    blackjack = _single_steps_per_s(gymnasium.make("Blackjack-v1"), [0], seconds)
     return {
         "single_env_steps_per_s": single,
         "blackjack_steps_per_s": blackjack,
@@ -93,27 +96,14 @@ def task_single_env_throughput(tasks: tuple[str, ...] = SINGLE_TASKS, seconds: f
 
     from pb_gym.envs.tasks import action_meanings, get_task
 
-    def rate(env, actions: list[int], seconds: float) -> float:
-        env.reset(seed=0)
-        steps, start = 0, time.perf_counter()
-        while True:
-            for _ in range(100):
-                _, _, terminated, truncated, _ = env.step(actions[steps % len(actions)])
-                steps += 1
-                if terminated or truncated:
-                    env.reset()
-            elapsed = time.perf_counter() - start
-            if elapsed >= seconds:
-                return steps / elapsed
-
     out: dict = {}
     for task in tasks:
         spec = get_task(task)
         actions = np.random.default_rng(0).integers(0, len(action_meanings(spec)), 4096).tolist()
         for reward in ("realized", "expected"):
             env = gymnasium.make(spec.id, reward=reward)
-            rate(env, actions, seconds / 4)  # warm-up (100 steps at least: past the first shoe's end)
-            out[f"single_{spec.name}_{reward}_steps_per_s"] = rate(env, actions, seconds)
+            _single_steps_per_s(env, actions, seconds / 4)  # warm-up (past the first shoe's end)
+            out[f"single_{spec.name}_{reward}_steps_per_s"] = _single_steps_per_s(env, actions, seconds)
             env.close()
         out[f"single_{spec.name}_expected_vs_realized"] = (
             out[f"single_{spec.name}_expected_steps_per_s"] / out[f"single_{spec.name}_realized_steps_per_s"]

@@ -189,7 +189,7 @@ def test_a_users_callable_is_scored_with_a_paired_regret():
     "bad,message",
     [
         (lambda o: np.zeros(3, dtype=int), r"actions of shape \(3,\); allowed: \(8,\)"),
-        (lambda o: np.full(len(o), 6), "returned action 6; allowed: 0 .. 5"),
+        (lambda o: np.full(len(o), 6), "returned action 6; allowed: one integer action 0 .. 5"),
         (lambda o: np.full(len(o), 0.5), "non-integer actions"),
     ],
 )
@@ -207,21 +207,16 @@ def test_bad_sizes_are_named():
 
 def test_pb_gym_bench_reports_the_tasks_expected_reward_beside_the_realized():
     from pb_gym import bench
+    from pb_gym.envs.throughput import task_single_env_throughput
 
     out = bench.task_reward_throughput("Discover-v0", n_envs=16, seconds=0.05)
     assert out["task"] == "pb_gym/Discover-v0" and out["task_n_envs"] == 16
-    for actions in ("random", "one_in_8"):
-        expected = out[f"task_expected_{actions}_steps_per_s"]
-        realized = out[f"task_realized_{actions}_steps_per_s"]
+    out.update(task_single_env_throughput(("Discover-v0",), seconds=0.05))  # the single env's
+    for rate, ratio in (
+        ("task_{}_random_steps_per_s", "task_expected_vs_realized_random"),
+        ("task_{}_one_in_8_steps_per_s", "task_expected_vs_realized_one_in_8"),
+        ("single_Discover-v0_{}_steps_per_s", "single_Discover-v0_expected_vs_realized"),
+    ):
+        expected, realized = out[rate.format("expected")], out[rate.format("realized")]
         assert expected > 0 and realized > 0
-        assert out[f"task_expected_vs_realized_{actions}"] == pytest.approx(expected / realized)
-
-
-def test_pb_gym_bench_reports_the_single_env_tasks_beside_their_realized_reward():
-    from pb_gym.envs.throughput import task_single_env_throughput
-
-    out = task_single_env_throughput(("Discover-v0",), seconds=0.05)
-    expected = out["single_Discover-v0_expected_steps_per_s"]
-    realized = out["single_Discover-v0_realized_steps_per_s"]
-    assert expected > 0 and realized > 0
-    assert out["single_Discover-v0_expected_vs_realized"] == pytest.approx(expected / realized)
+        assert out[ratio] == pytest.approx(expected / realized)

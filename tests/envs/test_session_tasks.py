@@ -303,7 +303,7 @@ def test_the_scorer_refuses_bad_input():
         ValueError, match="at bankroll 20 with 30 hand.s. left, the stake must be whole units"
     ):
         benchmark.score(bad_stake, "Session-v0", sessions=10)
-    with pytest.raises(ValueError, match="with a bet of banker, player, tie"):
+    with pytest.raises(ValueError, match=r"bet .dragon7. is not offered \(banker, player, tie\)"):
         benchmark.score(session_benchmark.StatePolicy(lambda b, h: ("dragon7", 1)), "Session-v0", sessions=10)
 
 

@@ -113,18 +113,6 @@ def _twin_rewards(decks: int, tables: int, steps: int, seed: int):
     return np.concatenate(real), np.concatenate(exp), np.concatenate(naive)
 
 
-def _unbiasedness(decks: int, tables: int, steps: int, seed: int) -> None:
-    real, exp, naive = _twin_rewards(decks, tables, steps, seed)
-    diff = real - exp
-    se = diff.std(ddof=1) / math.sqrt(diff.size)
-    assert (real != 0).mean() > 0.1  # the policy bets
-    # realized - expected has mean 0 (martingale differences: hands are uncorrelated given the past)
-    assert abs(diff.mean()) < Z999 * se, (diff.mean(), se)
-    # the test has power: an estimator that ignores the cards seen (the full-shoe EV) is biased by
-    # more than twice the 99.9% margin, so the same check would reject it
-    assert (exp - naive).mean() > 2 * Z999 * se, ((exp - naive).mean(), se)
-
-
 def test_log_growth_reward_is_the_exact_expected_log_growth_and_the_realized_one_agrees():
     """reward="log_growth": sum_h P(h) log(1 + stakes . pay[h] / bankroll) over the hand classes, from
     the cards unseen before the hand. Checked against the formula written out here, and at 99.9%
@@ -195,13 +183,19 @@ def test_log_growth_reward_stays_finite_when_an_all_in_bet_can_lose_everything()
     assert np.isfinite(reward).all() and terminated.any()  # the tables that lost are ruined
 
 
-def test_expected_reward_is_unbiased_for_a_policy_that_counts():
-    _unbiasedness(decks=1, tables=256, steps=1000, seed=5)
-
-
-@pytest.mark.slow
-def test_expected_reward_is_unbiased_for_a_policy_that_counts_8_decks():
-    _unbiasedness(decks=8, tables=512, steps=4000, seed=11)
+@pytest.mark.parametrize(
+    "decks, tables, steps, seed", [(1, 256, 1000, 5), pytest.param(8, 512, 4000, 11, marks=pytest.mark.slow)]
+)
+def test_expected_reward_is_unbiased_for_a_policy_that_counts(decks, tables, steps, seed):
+    real, exp, naive = _twin_rewards(decks, tables, steps, seed)
+    diff = real - exp
+    se = diff.std(ddof=1) / math.sqrt(diff.size)
+    assert (real != 0).mean() > 0.1  # the policy bets
+    # realized - expected has mean 0 (martingale differences: hands are uncorrelated given the past)
+    assert abs(diff.mean()) < Z999 * se, (diff.mean(), se)
+    # the test has power: an estimator that ignores the cards seen (the full-shoe EV) is biased by
+    # more than twice the 99.9% margin, so the same check would reject it
+    assert (exp - naive).mean() > 2 * Z999 * se, ((exp - naive).mean(), se)
 
 
 # ----------------------------------------------------------------------------- the smoke discovery run

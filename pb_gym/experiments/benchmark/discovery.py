@@ -36,7 +36,7 @@ from pydantic import Field
 
 from pb_gym import exact
 from pb_gym import rules as R
-from pb_gym.benchmark import Deal
+from pb_gym.benchmark import Deal, ci_text
 from pb_gym.envs import actions as env_actions
 from pb_gym.envs import config
 from pb_gym.experiments import atlas
@@ -202,10 +202,6 @@ def count_stakes(
 
 
 # ------------------------------------------------------------------------------------ the deal
-def _ratio(x: np.ndarray, n: np.ndarray) -> dict:
-    return stats.ratio_ci(np.asarray(x, dtype=np.float64), np.asarray(n, dtype=np.float64))
-
-
 class _Calibration:
     """The policy's bets against the exact EV of each scored bet before the hand, in the bins of
     :data:`EV_BINS`, and split at EV = 0 (hands, greedy bets, policy probability, the perfect
@@ -284,20 +280,20 @@ def _figures(
     out: dict[str, Any] = {"systems": {}}
     for name in systems:
         out["systems"][name] = {
-            "exact_profit_per_hand": _ratio(sums[f"exact/{name}"], n),
-            "realized_profit_per_hand": _ratio(sums[f"real/{name}"], n),
-            "bet_rate": _ratio(sums[f"bets/{name}"], n),
-            "staked_per_hand": _ratio(sums[f"staked/{name}"], n),
+            "exact_profit_per_hand": stats.ratio_ci(sums[f"exact/{name}"], n),
+            "realized_profit_per_hand": stats.ratio_ci(sums[f"real/{name}"], n),
+            "bet_rate": stats.ratio_ci(sums[f"bets/{name}"], n),
+            "staked_per_hand": stats.ratio_ci(sums[f"staked/{name}"], n),
         }
     learned_exact, perfect_exact = sums["exact/learned"], sums["exact/perfect"]
     learned_real, perfect_real = sums["real/learned"], sums["real/perfect"]
-    out["share_of_perfect_exact"] = _ratio(learned_exact, perfect_exact)
-    out["share_of_perfect_realized"] = _ratio(learned_real, perfect_real)
-    out["regret_exact"] = _ratio(perfect_exact - learned_exact, n)
-    out["regret_realized"] = _ratio(perfect_real - learned_real, n)
+    out["share_of_perfect_exact"] = stats.ratio_ci(learned_exact, perfect_exact)
+    out["share_of_perfect_realized"] = stats.ratio_ci(learned_real, perfect_real)
+    out["regret_exact"] = stats.ratio_ci(perfect_exact - learned_exact, n)
+    out["regret_realized"] = stats.ratio_ci(perfect_real - learned_real, n)
     if count is not None:
-        out["learned_minus_count_exact"] = _ratio(learned_exact - sums["exact/count"], n)
-        out["count_share_of_perfect_exact"] = _ratio(sums["exact/count"], perfect_exact)
+        out["learned_minus_count_exact"] = stats.ratio_ci(learned_exact - sums["exact/count"], n)
+        out["count_share_of_perfect_exact"] = stats.ratio_ci(sums["exact/count"], perfect_exact)
         out["count_thresholds"] = {
             b: (None if math.isinf(t) else float(t)) for b, t in zip(bets, count["thresholds"], strict=True)
         }
@@ -370,13 +366,6 @@ def score(
 
 
 # ------------------------------------------------------------------------------------ outputs
-def _fmt(entry: dict, scale: float = 1.0, digits: int = 4) -> str:
-    if entry.get("estimate") is None:
-        return "n/a"
-    lo, hi = entry["ci95"]
-    return f"{entry['estimate'] * scale:+.{digits}f} [{lo * scale:+.{digits}f}, {hi * scale:+.{digits}f}]"
-
-
 def report(result: dict) -> str:
     """The scoring as text: profit per hand dealt of each system, shares, regret, calibration split."""
     lines = [
@@ -387,15 +376,17 @@ def report(result: dict) -> str:
     ]
     for name, s in result["systems"].items():
         lines.append(
-            f"{name:<10} {s['bet_rate']['estimate']:>8.2%} {_fmt(s['exact_profit_per_hand']):>32} "
-            f"{_fmt(s['realized_profit_per_hand']):>32}"
+            f"{name:<10} {s['bet_rate']['estimate']:>8.2%} {ci_text(s['exact_profit_per_hand']):>32} "
+            f"{ci_text(s['realized_profit_per_hand']):>32}"
         )
-    lines.append(f"learned / perfect, exact:    {_fmt(result['share_of_perfect_exact'], 100, 1)} %")
-    lines.append(f"learned / perfect, realized: {_fmt(result['share_of_perfect_realized'], 100, 1)} %")
-    lines.append(f"regret (perfect - learned), exact: {_fmt(result['regret_exact'])}")
+    lines.append(f"learned / perfect, exact:    {ci_text(result['share_of_perfect_exact'], 100, 1)} %")
+    lines.append(f"learned / perfect, realized: {ci_text(result['share_of_perfect_realized'], 100, 1)} %")
+    lines.append(f"regret (perfect - learned), exact: {ci_text(result['regret_exact'])}")
     if "learned_minus_count_exact" in result:
-        lines.append(f"count / perfect, exact:      {_fmt(result['count_share_of_perfect_exact'], 100, 1)} %")
-        lines.append(f"learned - count, exact: {_fmt(result['learned_minus_count_exact'])}")
+        lines.append(
+            f"count / perfect, exact:      {ci_text(result['count_share_of_perfect_exact'], 100, 1)} %"
+        )
+        lines.append(f"learned - count, exact: {ci_text(result['learned_minus_count_exact'])}")
     if "p_bet_when_positive" in result:
         pos, neg = result["p_bet_when_positive"], result["p_bet_when_negative"]
         lines.append(

@@ -332,6 +332,12 @@ def aggregate(values: list[float], reps: int, confidence: float, seed: int) -> d
     return {
         "iqm": stats.iqm(array),
         "ci": stats.stratified_bootstrap_ci(array, reps=reps, confidence=confidence, seed=seed),
+        **_spread(array),
+    }
+
+
+def _spread(array: np.ndarray) -> dict:
+    return {
         "mean": float(array.mean()),
         "median": float(np.median(array)),
         "min": float(array.min()),
@@ -385,14 +391,7 @@ def summarize(config: BenchmarkConfig, runs: list[dict]) -> dict:
         }
         shares = stats.performance_profile(scores, PROFILE_TAUS)
         entry["performance_profile"] = {"taus": list(PROFILE_TAUS), "share_above": shares}
-        seconds = np.array([r["training_seconds"] for r in mine])
-        entry["training_seconds"] = {
-            "median": float(np.median(seconds)),
-            "mean": float(seconds.mean()),
-            "min": float(seconds.min()),
-            "max": float(seconds.max()),
-            "values": [float(s) for s in seconds],
-        }
+        entry["training_seconds"] = _spread(np.array([r["training_seconds"] for r in mine], dtype=np.float64))
         cpu = [r.get("training_cpu_seconds") for r in mine]  # (None: a run kept before it was recorded)
         measured = [c for c in cpu if c is not None]
         entry["training_cpu_seconds"] = {
@@ -487,9 +486,13 @@ def run(
 
 
 # ------------------------------------------------------------------------------------ outputs
-def _interval(entry: dict, scale_by: float = 1.0, digits: int = 3) -> str:
+def _interval(entry: dict | None, scale_by: float = 1.0, digits: int = 3, key: str = "iqm") -> str:
+    """``entry[key]`` and its interval ``entry["ci"]``; "n/a" for no entry (the optimality gap of a
+    result written before it was reported)."""
+    if entry is None:
+        return "n/a"
     low, high = entry["ci"]
-    return f"{entry['iqm'] * scale_by:.{digits}f} [{low * scale_by:.{digits}f}, {high * scale_by:.{digits}f}]"
+    return f"{entry[key] * scale_by:.{digits}f} [{low * scale_by:.{digits}f}, {high * scale_by:.{digits}f}]"
 
 
 def _seconds(value: float | None) -> str:
@@ -515,7 +518,8 @@ def table(result: dict) -> str:
     for name, a in result["algorithms"].items():
         seconds = a["training_seconds"]
         lines.append(
-            f"| {name} | {a['runs']} | {_interval(a['normalized_score'])} | {_gap(a)} | "
+            f"| {name} | {a['runs']} | {_interval(a['normalized_score'])} | "
+            f"{_interval(a.get('optimality_gap'), key='estimate')} | "
             f"{_interval(a['regret_per_hand'], 1000, 2)} | "
             f"{', '.join(f'{v:.3f}' for v in a['normalized_score']['values'])} | "
             f"{a['bet_rate']['iqm']:.1%} | "
@@ -537,7 +541,7 @@ def table(result: dict) -> str:
             f" {taken} of the {len(result['runs'])} runs are recorded rows ({', '.join(result['recorded'])})."
         )
     better = [
-        f"P({pair}) {p['estimate']:.2f} [{p['ci'][0]:.2f}, {p['ci'][1]:.2f}]"
+        f"P({pair}) {_interval(p, digits=2, key='estimate')}"
         for pair, p in result.get("probability_of_improvement", {}).items()
     ]
     if better:
@@ -546,14 +550,6 @@ def table(result: dict) -> str:
             "Probability of improvement (rliable; 0.5: neither is better): " + "; ".join(better) + ".",
         ]
     return "\n".join([note, "", *lines])
-
-
-def _gap(entry: dict) -> str:
-    gap = entry.get("optimality_gap")  # (a result written before the gap was reported has none)
-    if gap is None:
-        return "n/a"
-    low, high = gap["ci"]
-    return f"{gap['estimate']:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def report(result: dict) -> str:

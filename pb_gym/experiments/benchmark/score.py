@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from pb_gym import benchmark
-from pb_gym.envs import actions as env_actions
 from pb_gym.envs import config, observation, spaces
 from pb_gym.envs.tasks import SessionTask, Task, get_session_task, get_task, is_session_task
 
@@ -89,24 +88,21 @@ class ModelPolicy:
     def __init__(
         self, model, algorithm: str, env_kwargs: dict, obs_transform: str, normalizer, task: str | Task
     ) -> None:
-        from pb_gym.agents import learned
+        from pb_gym.experiments.benchmark import discovery  # (its Policy plays a model's own observations)
 
-        self.model, self.algorithm, self.normalizer = model, algorithm, normalizer
-        self.transform = obs_transform
         self.task = get_task(task)
         self.cfg, self.task_cfg = check_same_table(env_kwargs, self.task)
+        self.policy = discovery.Policy(model, algorithm, self.cfg, obs_transform, normalizer)
         factors = self.task_cfg.obs_factors
         self._unscale = None if factors is None else 1.0 / factors.astype(np.float64)
         if self.cfg.obs_factors is not None:  # the model's own features are scaled too
             self._unscale = (self._unscale if self._unscale is not None else 1.0) * self.cfg.obs_factors
-        self._transform_obs = learned.transform_obs
         self._hands = self.task_cfg.obs_offsets["hands"][0]
         self._bankroll = self.task_cfg.obs_offsets["bankroll"][0]
-        self.lstm_state = None
 
     def reset(self) -> None:
         """Forget a recurrent policy's state (the scorer calls it before the first hand)."""
-        self.lstm_state = None
+        self.policy.reset()
 
     def model_obs(self, obs: np.ndarray) -> Any:
         """The model's own observation of the task's ``obs`` (before its transform)."""
@@ -116,23 +112,10 @@ class ModelPolicy:
         return observation.split_obs(self.cfg, flat.astype(np.float32))
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
-        prepared = self.model_obs(obs)
-        if isinstance(prepared, dict):
-            prepared = self._transform_obs(self.transform, prepared, self.cfg)
-        if self.normalizer is not None:
-            prepared = self.normalizer.normalize_obs(prepared)
-        kwargs: dict[str, Any] = {"deterministic": True}
-        if self.algorithm == "MaskablePPO":
-            bankroll = np.asarray(obs, dtype=np.float64)[:, self._bankroll] * self.task_cfg.bankroll_units
-            kwargs["action_masks"] = env_actions.action_masks(self.cfg, bankroll)
-        if self.algorithm == "RecurrentPPO":
-            starts = np.asarray(obs)[:, self._hands] == 0  # no hand yet in this episode
-            actions, self.lstm_state = self.model.predict(
-                prepared, state=self.lstm_state, episode_start=starts, **kwargs
-            )
-            return actions
-        actions, _ = self.model.predict(prepared, **kwargs)
-        return actions
+        flat = np.asarray(obs, dtype=np.float64)
+        bankroll = flat[:, self._bankroll] * self.task_cfg.bankroll_units  # (MaskablePPO's masks)
+        starts = flat[:, self._hands] == 0  # no hand yet in this episode (RecurrentPPO's state)
+        return self.policy.act(self.model_obs(obs), bankroll, starts, probabilities=False)[0]
 
 
 class PlainModelPolicy(ModelPolicy):
@@ -194,17 +177,11 @@ def _sb3_algorithm(zip_path: Path) -> str:
     return names[0]
 
 
-def plain_model_policy(zip_path: str | Path, task: str | Task) -> PlainModelPolicy:
-    """A plain SB3 model (``model.save()``, no ``env.json``) as a policy of ``task``: it must have
-    been trained on the task's env (its observation and action spaces are checked).
-
-    Raises:
-        ValueError: not an SB3 model, or one of other spaces than the task's (named).
-    """
+def _plain_model(zip_path: Path, observation_space: Any, action_space: Any) -> tuple[Any, str, list[str]]:
+    """The plain SB3 model at ``zip_path``, its algorithm, and how its spaces differ from these (one
+    entry per differing space, both named)."""
     from pb_gym.agents import learned, saved_model
 
-    zip_path = Path(zip_path)
-    spec = get_task(task)
     algorithm = _sb3_algorithm(zip_path)
     try:
         model = learned.algorithm_class(algorithm).load(zip_path, device="cpu")
@@ -212,15 +189,30 @@ def plain_model_policy(zip_path: str | Path, task: str | Task) -> PlainModelPoli
         raise
     except Exception as error:  # noqa: BLE001 (a damaged or foreign zip: any of many errors)
         raise ValueError(f"{zip_path}: the {algorithm} model cannot be loaded ({_one_line(error)})") from None
-    cfg = config.make_config(**spec.kwargs)
     differ = [
         f"{name}: model {saved_model._space_form(got)}, task {saved_model._space_form(want)}"
         for name, got, want in (
-            ("observation space", model.observation_space, spaces.observation_space(cfg)),
-            ("action space", model.action_space, spaces.action_space(cfg)),
+            ("observation space", model.observation_space, observation_space),
+            ("action space", model.action_space, action_space),
         )
         if saved_model._space_form(got) != saved_model._space_form(want)
     ]
+    return model, algorithm, differ
+
+
+def plain_model_policy(zip_path: str | Path, task: str | Task) -> PlainModelPolicy:
+    """A plain SB3 model (``model.save()``, no ``env.json``) as a policy of ``task``: it must have
+    been trained on the task's env (its observation and action spaces are checked).
+
+    Raises:
+        ValueError: not an SB3 model, or one of other spaces than the task's (named).
+    """
+    from pb_gym.agents import learned
+
+    zip_path = Path(zip_path)
+    spec = get_task(task)
+    cfg = config.make_config(**spec.kwargs)
+    model, algorithm, differ = _plain_model(zip_path, spaces.observation_space(cfg), spaces.action_space(cfg))
     if differ:
         raise ValueError(
             f"{zip_path}: a model with no {learned.ENV_FILE} beside it is scored as trained on --task's own "
@@ -239,26 +231,10 @@ def session_model_policy(zip_path: str | Path, task: str | SessionTask) -> Any:
     """
     import gymnasium
 
-    from pb_gym.agents import learned, saved_model
-
     zip_path = Path(zip_path)
     spec = get_session_task(task)
-    algorithm = _sb3_algorithm(zip_path)
-    try:
-        model = learned.algorithm_class(algorithm).load(zip_path, device="cpu")
-    except learned.MissingExtra:
-        raise
-    except Exception as error:  # noqa: BLE001 (a damaged or foreign zip: any of many errors)
-        raise ValueError(f"{zip_path}: the {algorithm} model cannot be loaded ({_one_line(error)})") from None
     env = gymnasium.make(spec.id)
-    differ = [
-        f"{name}: model {saved_model._space_form(got)}, task {saved_model._space_form(want)}"
-        for name, got, want in (
-            ("observation space", model.observation_space, env.observation_space),
-            ("action space", model.action_space, env.action_space),
-        )
-        if saved_model._space_form(got) != saved_model._space_form(want)
-    ]
+    model, _, differ = _plain_model(zip_path, env.observation_space, env.action_space)
     if differ:
         raise ValueError(f"{zip_path}: not a model of {spec.id}'s env ({'; '.join(differ)})")
 
@@ -369,17 +345,16 @@ def run(
             sessions=sessions,
             exact=exact,
         )
-        result["policy"] = source
-        return result
-    reset = getattr(policy, "reset", None)
-    result = benchmark.score(
-        _guarded(policy, source, "called with observations (N, obs_dim) float32"),
-        task,
-        tables=tables,
-        hands=hands,
-        seed=seed,
-        reset=_guarded(reset, source, "reset") if callable(reset) else None,
-    )
+    else:
+        reset = getattr(policy, "reset", None)
+        result = benchmark.score(
+            _guarded(policy, source, "called with observations (N, obs_dim) float32"),
+            task,
+            tables=tables,
+            hands=hands,
+            seed=seed,
+            reset=_guarded(reset, source, "reset") if callable(reset) else None,
+        )
     result["policy"] = source
     return result
 

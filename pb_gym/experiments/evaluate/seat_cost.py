@@ -94,11 +94,7 @@ def _condition(quick: bool) -> dict:
 
 def run(quick: bool = False, load: bool = False) -> dict:
     """The figures idle and, with ``load``, beside one busy process per core (under ``"busy"``)."""
-    figures = _condition(quick)
-    if load:
-        with bench.busy_cores() as count:
-            figures["busy"] = _condition(quick) | {"busy_processes": count}
-    return figures
+    return bench.with_busy(_condition(quick), lambda: _condition(quick), load)
 
 
 def print_figures(figures: dict) -> None:

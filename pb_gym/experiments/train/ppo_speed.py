@@ -136,10 +136,7 @@ def run(quick: bool = False, load: bool = False) -> dict:
         "hyperparameters": HYPERPARAMETERS,
         **_condition(chunk, rounds),
     }
-    if load:
-        with bench.busy_cores() as count:
-            figures["busy"] = {"busy_processes": count, **_condition(chunk, rounds)}
-    return figures
+    return bench.with_busy(figures, lambda: _condition(chunk, rounds), load)
 
 
 def print_figures(figures: dict) -> None:
