@@ -30,6 +30,8 @@ import chunk_tasks  # noqa: E402
 from repo_paths import ROOT  # noqa: E402
 
 CONFIGS = ROOT / "configs" / "train"
+TABLE = {"unit": 10, "minimum": 10, "maximum": 5000}
+"""The table of ppo-smoke.yaml's env, in money."""
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +40,13 @@ def ppo_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("ppo")
     result = train.main(str(CONFIGS / "ppo-smoke.yaml"), out=str(out), as_json=True)
     return out, result
+
+
+def _study(systems: list[dict], **changes):
+    """A validated evaluate study of ``systems`` at the table ppo-smoke.yaml trains on (5 sessions of 5
+    hands unless ``changes`` say otherwise)."""
+    base = {"rules": {"side_bets": []}, "table": TABLE, "sessions": 5, "hands": 5}
+    return validate({**base, **changes, "systems": systems}, evaluate.StudyConfig, "s")
 
 
 def _check_run(out: Path, result: dict, algorithm: str) -> None:
@@ -108,7 +117,7 @@ def test_sb3_entry_in_an_evaluation_config(ppo_run, tmp_path, capsys):
     study = {
         "name": "with a learned policy",
         "rules": {"decks": 8, "side_bets": []},
-        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+        "table": TABLE,
         "bankroll": 1000,
         "sessions": 200,
         "hands": 40,
@@ -149,19 +158,11 @@ def test_a_study_with_a_learned_policy_runs_its_chunks_serially_on_threads(ppo_r
         return real(task, chunks, backend, *args, **kwargs)
 
     monkeypatch.setattr(scale, "run", spy)
-    base = {
-        "rules": {"decks": 8, "side_bets": []},
-        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-        "bankroll": 1000,
-        "sessions": 20,
-        "hands": 10,
-        "chunk_sessions": 10,
-    }
-    learned = {**base, "systems": [{"type": "sb3", "model": str(out)}, {"type": "flat"}]}
-    evaluate.run_study(validate(learned, evaluate.StudyConfig, "s"), backend="threads")
+    base = {"bankroll": 1000, "sessions": 20, "hands": 10, "chunk_sessions": 10}
     evaluate.run_study(
-        validate({**base, "systems": [{"type": "flat"}]}, evaluate.StudyConfig, "s"), backend="threads"
+        _study([{"type": "sb3", "model": str(out)}, {"type": "flat"}], **base), backend="threads"
     )
+    evaluate.run_study(_study([{"type": "flat"}], **base), backend="threads")
     assert backends == ["serial", "threads"]
 
 
@@ -366,60 +367,39 @@ def test_sessions_longer_than_the_training_episodes_warn(ppo_run):
     import warnings
 
     out, _ = ppo_run
-    base = {
-        "rules": {"decks": 8, "side_bets": []},
-        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-        "bankroll": 1000,
-        "sessions": 4,
-        "systems": [{"type": "sb3", "model": str(out)}],
-    }
+    learned = [{"type": "sb3", "model": str(out)}]
     with pytest.warns(
         UserWarning,
         match=r"the study's sessions \(41 hands\) are longer than the model's "
         r"training episodes \(40 hands\)",
     ):
-        validate({**base, "hands": 41}, evaluate.StudyConfig, "s")
+        _study(learned, bankroll=1000, sessions=4, hands=41)
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*longer than the model's training episodes")
-        validate({**base, "hands": 40}, evaluate.StudyConfig, "s")
+        _study(learned, bankroll=1000, sessions=4, hands=40)
 
 
 def test_sb3_entry_errors(ppo_run, tmp_path):
     out, _ = ppo_run
-    base = {
-        "rules": {"side_bets": []},
-        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-        "sessions": 5,
-        "hands": 5,
-    }
     with pytest.raises(ConfigError, match=r"systems.0.sb3.model: no saved model at 'nowhere'"):
-        validate({**base, "systems": [{"type": "sb3", "model": "nowhere"}]}, evaluate.StudyConfig, "s")
+        _study([{"type": "sb3", "model": "nowhere"}])
     lonely = tmp_path / "lonely"
     lonely.mkdir()
     shutil.copy(out / "model.zip", lonely / "model.zip")
     with pytest.raises(ConfigError, match=r"env.json' is missing"):
-        validate({**base, "systems": [{"type": "sb3", "model": str(lonely)}]}, evaluate.StudyConfig, "s")
+        _study([{"type": "sb3", "model": str(lonely)}])
     # rules or limits unlike the training environment's: refused when the config is loaded
     with pytest.raises(
         ConfigError,
         match=r"systems.0 \(model .*\): the study's rules differ .*"
         r"rules.side_bets: study \('dragon7',\), model \(\)",
     ):
-        validate(
-            {**base, "rules": {"side_bets": ["dragon7"]}, "systems": [{"type": "sb3", "model": str(out)}]},
-            evaluate.StudyConfig,
-            "s",
-        )
+        _study([{"type": "sb3", "model": str(out)}], rules={"side_bets": ["dragon7"]})
     with pytest.raises(ConfigError, match=r"table minimum differs .* study 2 unit\(s\), model 1"):
-        validate(
-            {
-                **base,
-                "table": {"unit": 10, "minimum": 20, "maximum": 5000},
-                "bankroll": 1000,
-                "systems": [{"type": "sb3", "model": str(out), "base": 2}],
-            },
-            evaluate.StudyConfig,
-            "s",
+        _study(
+            [{"type": "sb3", "model": str(out), "base": 2}],
+            table={**TABLE, "minimum": 20},
+            bankroll=1000,
         )
     # and by the policy itself, should it meet another table at run time
     policy = learned_agents.Sb3Policy(model=str(out))
@@ -432,9 +412,7 @@ def test_sb3_entry_errors(ppo_run, tmp_path):
         learned_agents.ModelMismatch, match=r"rules.side_bets: study \('dragon7',\), model \(\)"
     ):
         policy.check_view(view)
-    study = validate(
-        {**base, "bankroll": 2000, "systems": [{"type": "sb3", "model": str(out)}]}, evaluate.StudyConfig, "s"
-    )
+    study = _study([{"type": "sb3", "model": str(out)}], bankroll=2000)
     with pytest.warns(UserWarning, match="starting bankroll"):
         evaluate.run_study(study)
 
@@ -661,20 +639,14 @@ def test_a_model_whose_files_changed_since_training_is_refused(ppo_run, tmp_path
             return (open, (str(ran), "w"))
 
     (model / "vecnormalize.pkl").write_bytes(pickle.dumps(Payload()))
-    base = {
-        "rules": {"side_bets": []},
-        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-        "sessions": 5,
-        "hands": 5,
-        "systems": [{"type": "sb3", "model": str(model)}],
-    }
+    learned = [{"type": "sb3", "model": str(model)}]
     with pytest.raises(
         ConfigError,
         match=r"vecnormalize.pkl changed since training \(SHA-256 "
         r"[0-9a-f]{16}\.\.\., recorded in env.json [0-9a-f]{16}\.\.\.\); "
         r"refusing to load it",
     ):
-        validate(base, evaluate.StudyConfig, "s")
+        _study(learned)
     with pytest.raises(ValueError, match=r"vecnormalize.pkl changed since training"):
         learned_agents.Sb3Policy(model=str(model))
     assert not ran.exists()
@@ -688,9 +660,9 @@ def test_a_model_whose_files_changed_since_training_is_refused(ppo_run, tmp_path
         match=r"env.json records no SHA-256 of model.zip, vecnormalize.pkl "
         r".* python -m pb_gym.agents.learned --trust",
     ):
-        validate(base, evaluate.StudyConfig, "s")
+        _study(learned)
     assert learned_agents.record_checksums(model) == json.loads((out / "env.json").read_text())["sha256"]
-    validate(base, evaluate.StudyConfig, "s")
+    _study(learned)
 
 
 def test_train_refuses_an_unusable_out_before_training(tmp_path, capsys, monkeypatch):
@@ -706,17 +678,7 @@ def test_a_resumable_evaluation_is_tied_to_the_model_files_it_plays(ppo_run):
     """The identity of an evaluate run's finished chunks holds the SHA-256 of each learned model's
     files: a model retrained in the same folder is another run, whose chunks are not mixed in."""
     out, _ = ppo_run
-    config = validate(
-        {
-            "rules": {"side_bets": []},
-            "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-            "sessions": 5,
-            "hands": 5,
-            "systems": [{"type": "sb3", "model": str(out)}, {"type": "flat"}],
-        },
-        evaluate.StudyConfig,
-        "s",
-    )
+    config = _study([{"type": "sb3", "model": str(out)}, {"type": "flat"}])
     assert evaluate._model_checksums(config) == {
         str(out): json.loads((out / "env.json").read_text())["sha256"]
     }
@@ -1013,7 +975,7 @@ def test_a_custom_bet_trains_saves_and_evaluates(tmp_path, capsys):
         "name": "replay",
         "rules": {"decks": 8, "side_bets": ["tie_on_7"]},
         "custom_bets": [TIE_ON_7],
-        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+        "table": TABLE,
         "bankroll": 1000,
         "sessions": 20,
         "hands": 20,
