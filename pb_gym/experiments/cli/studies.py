@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pb_gym.experiments.cli.odds import UsageError
+from pb_gym.experiments.cli.odds import UsageError, add_command
 
 
 def positive_int(text: str) -> int:
@@ -224,11 +224,8 @@ def _add_backend_options(parser: argparse.ArgumentParser) -> None:
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """The ``evaluate``, ``train`` and ``experiment`` subcommands of ``sub``."""
-    evaluate = sub.add_parser(
-        "evaluate",
-        help="betting systems side by side from a YAML config",
-        description=cmd_evaluate.__doc__,
-        epilog=CONFIG_REFERENCE,
+    evaluate = add_command(
+        sub, cmd_evaluate, "betting systems side by side from a YAML config", epilog=CONFIG_REFERENCE
     )
     _add_study_arguments(
         evaluate,
@@ -236,13 +233,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "write report.json, systems.csv and PNG plots here",
     )
     _add_resume_option(evaluate)
-    evaluate.set_defaults(func=cmd_evaluate)
 
-    train = sub.add_parser(
-        "train",
-        help="train an RL agent (stable-baselines3) from a YAML config",
-        description=cmd_train.__doc__,
-        epilog=CONFIG_REFERENCE,
+    train = add_command(
+        sub, cmd_train, "train an RL agent (stable-baselines3) from a YAML config", epilog=CONFIG_REFERENCE
     )
     _add_study_arguments(
         train,
@@ -266,11 +259,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "5; 0: none): an interrupted training continues from the last one, with "
         "the same result as a run without a stop",
     )
-    train.set_defaults(func=cmd_train)
 
-    experiment = sub.add_parser(
-        "experiment",
-        help="the counting, atlas and gambler's-ruin studies",
+    experiment = add_command(
+        sub,
+        cmd_experiment,
+        "the counting, atlas and gambler's-ruin studies",
         description=_studies_description(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -279,4 +272,3 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         experiment, "study config, e.g. configs/experiments/counting.yaml", "write the report and plots here"
     )
     _add_resume_option(experiment)
-    experiment.set_defaults(func=cmd_experiment)
