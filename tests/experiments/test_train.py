@@ -712,6 +712,20 @@ def _interrupt_after_chunks(monkeypatch, n: int) -> list[int]:
     return kept
 
 
+def _computed_chunks(monkeypatch) -> list[int]:
+    """The indices of the evaluation chunks computed from now on, in the order they are kept."""
+    from pb_gym.experiments.common import chunk_store
+
+    computed: list[int] = []
+    save = chunk_store.ChunkStore.save
+    monkeypatch.setattr(
+        chunk_store.ChunkStore,
+        "save",
+        lambda self, chunk, result: computed.append(chunk.index) or save(self, chunk, result),
+    )
+    return computed
+
+
 def _files(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
@@ -721,8 +735,6 @@ def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tm
     OUT/.partial; the rerun (the same command: resuming is the default) trains nothing, computes only
     the missing chunk, and writes the outputs of an uninterrupted run."""
     import zipfile
-
-    from pb_gym.experiments.common import chunk_store
 
     config = _tiny(tmp_path)
     whole = tmp_path / "whole"
@@ -747,13 +759,7 @@ def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tm
     model_digest = learned_agents.file_sha256(partial / "train" / "model.zip")
 
     monkeypatch.undo()
-    computed: list[int] = []
-    save = chunk_store.ChunkStore.save
-    monkeypatch.setattr(
-        chunk_store.ChunkStore,
-        "save",
-        lambda self, chunk, result: computed.append(chunk.index) or save(self, chunk, result),
-    )
+    computed = _computed_chunks(monkeypatch)
     monkeypatch.setattr(train, "train", lambda *a, **k: pytest.fail("trained again"))
     assert cli.main(["train", str(config), "--out", str(out), "--json"]) == 0
     captured = capsys.readouterr()
@@ -910,8 +916,6 @@ def test_a_chunk_failing_twice_keeps_the_trained_model(tmp_path, monkeypatch, ca
 def test_a_kept_model_that_changed_is_trained_again_and_its_chunks_discarded(tmp_path, monkeypatch, capsys):
     """The kept training step records the SHA-256 of its files: one changed since (or missing) means
     training again, and the evaluation chunks made with the old model are not mixed in."""
-    from pb_gym.experiments.common import chunk_store
-
     out = tmp_path / "out"
     config = _tiny(tmp_path)
     _interrupt_after_chunks(monkeypatch, 2)
@@ -919,13 +923,7 @@ def test_a_kept_model_that_changed_is_trained_again_and_its_chunks_discarded(tmp
     monkeypatch.undo()
     with open(out / ".partial" / "train" / "learning_curve.csv", "a") as handle:
         handle.write("\n")
-    computed: list[int] = []
-    save = chunk_store.ChunkStore.save
-    monkeypatch.setattr(
-        chunk_store.ChunkStore,
-        "save",
-        lambda self, chunk, result: computed.append(chunk.index) or save(self, chunk, result),
-    )
+    computed = _computed_chunks(monkeypatch)
     capsys.readouterr()
     assert cli.main(["train", str(config), "--out", str(out), "--json"]) == 0
     assert (
@@ -1102,7 +1100,8 @@ def _two_rollouts(tmp_path) -> Path:
     return path
 
 
-def test_an_interrupted_training_run_says_where_it_continues_and_does(tmp_path, monkeypatch, capsys):
+def _stop_after_the_first_checkpoint(monkeypatch) -> None:
+    """Ctrl-C right after the training's first checkpoint is kept."""
     from pb_gym.experiments.train import checkpoint
 
     save = checkpoint.save
@@ -1111,8 +1110,12 @@ def test_an_interrupted_training_run_says_where_it_continues_and_does(tmp_path, 
         save(*args, **kwargs)
         raise KeyboardInterrupt
 
-    out = tmp_path / "out"
     monkeypatch.setattr(checkpoint, "save", save_then_stop)
+
+
+def test_an_interrupted_training_run_says_where_it_continues_and_does(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "out"
+    _stop_after_the_first_checkpoint(monkeypatch)
     path = _two_rollouts(tmp_path)
     assert cli.main(["train", str(path), "--out", str(out), "--checkpoint-minutes", "1e-9"]) == 130
     err = capsys.readouterr().err
@@ -1132,16 +1135,9 @@ def _stopped_after_a_checkpoint(tmp_path, monkeypatch, config):
     """Train ``config`` with a checkpoint at every rollout, Ctrl-C right after the first is kept;
     returns the store that keeps it."""
     from pb_gym.experiments.common import chunk_store
-    from pb_gym.experiments.train import checkpoint
 
     store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "stopped"})
-    save = checkpoint.save
-
-    def save_then_stop(*args, **kwargs):
-        save(*args, **kwargs)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(checkpoint, "save", save_then_stop)
+    _stop_after_the_first_checkpoint(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         train.train(config, tmp_path / "stopped", store=store, checkpoint_minutes=1e-9)
     monkeypatch.undo()
