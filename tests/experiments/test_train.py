@@ -180,8 +180,9 @@ def test_evaluate_without_sb3_entries_does_not_import_torch():
 
 
 # ------------------------------------------------------------------------------------ validation
-def _config(**changes) -> dict:
-    data = yaml.safe_load((CONFIGS / "ppo-smoke.yaml").read_text())
+def _config(file: str = "ppo-smoke.yaml", /, **changes) -> dict:
+    """The shipped train config ``file`` with ``changes`` (dotted keys: ``hyperparameters.gamma``)."""
+    data = yaml.safe_load((CONFIGS / file).read_text())
     for key, value in changes.items():
         section = data
         *parents, last = key.split(".")
@@ -328,15 +329,8 @@ def test_config_errors_name_the_key(tmp_path, changes, match):
 def test_hyperparameters_are_checked_by_type_and_range_naming_the_key(algorithm, changes, match):
     """Checked from the algorithm's signature (a flag is a bool, an integer an integer, a mapping a
     mapping) with finite, sane ranges, before anything runs."""
-    data = yaml.safe_load((CONFIGS / f"{algorithm.lower()}-smoke.yaml").read_text())
-    for key, value in changes.items():
-        section = data
-        *parents, last = key.split(".")
-        for part in parents:
-            section = section.setdefault(part, {})
-        section[last] = value
     with pytest.raises(ConfigError, match=match):
-        validate(data, train.TrainConfig, "c")
+        validate(_config(f"{algorithm.lower()}-smoke.yaml", **changes), train.TrainConfig, "c")
 
 
 def test_every_shipped_train_config_passes_the_hyperparameter_checks():
@@ -595,14 +589,13 @@ def test_a_shoe_only_policy_sees_the_shoe_and_the_cards_left_and_replays_on_them
     "name", ["../../x", "/some/other/dir", "a/b", ".hidden", "..", "", "a" * 65, "tab\there"]
 )
 def test_a_run_name_is_a_name_not_a_path(name):
-    data = yaml.safe_load((CONFIGS / "ppo-smoke.yaml").read_text())
     with pytest.raises(
         ConfigError,
         match=r"c.yaml: name: .* is not allowed; allowed: a plain name of "
         r"1-64 letters, digits, '.', '_' or '-' that does not start "
         r"with '.' \(no '/', no '..'\)",
     ):
-        validate({**data, "name": name}, train.TrainConfig, "c.yaml")
+        validate(_config(name=name), train.TrainConfig, "c.yaml")
 
 
 def test_a_training_run_records_the_sha256_of_every_file(ppo_run):
@@ -1193,8 +1186,7 @@ def test_discovery_scores_any_bet_the_table_offers():
     one it does not offer is refused, the offered ones listed."""
     config = train.load(CONFIGS / "discover-catalog.yaml", train.TrainConfig)
     assert config.discovery.bets == ["three_giving_eight", "egalite_7", "egalite_0"]
-    data = yaml.safe_load((CONFIGS / "discover-catalog.yaml").read_text())
-    data["discovery"]["bets"] = ["egalite_9"]
+    data = _config("discover-catalog.yaml", **{"discovery.bets": ["egalite_9"]})
     with pytest.raises(
         ConfigError,
         match=r"discovery.bets: 'egalite_9' is not offered by env.rules; "
