@@ -12,9 +12,7 @@ import pytest
 from pb_gym import exact
 from pb_gym import rules as R
 from pb_gym.agents import staking
-from pb_gym.experiments import evaluate
-from pb_gym.experiments.common import scale
-from pb_gym.experiments.evaluate import exact_chain, run_study
+from pb_gym.experiments.evaluate import exact_chain, run_study, shoe_effect
 from pb_gym.experiments.evaluate.settings import StudyConfig
 from pb_gym.experiments.ruin import model as ruin_model
 
@@ -391,12 +389,7 @@ def test_the_evaluators_labouchere_on_real_shoes_is_its_rules_on_the_same_hands(
         sessions=sessions,
         seed=5,
     )
-    chunk = scale.plan(config.sessions, config.chunk_sessions, config.seed, range(1))[0]
-    play = evaluate.ChunkPlay(config, chunk)
-    winners = np.zeros((hands, sessions), dtype=np.int8)
-    for hand in range(hands):
-        play.play(hand)
-        winners[hand] = play.session.hand.winner
+    play, winners = shoe_effect.evaluator_winners(config)
     start = bankroll / 10.0
     goal = start + win_goal / 10.0 if win_goal else None
     floor = start - stop_loss / 10.0 if stop_loss else None
