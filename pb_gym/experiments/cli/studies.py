@@ -176,28 +176,13 @@ def _studies_description() -> str:
     return "\n".join(lines)
 
 
-def _add_study_arguments(parser: argparse.ArgumentParser, config_help: str, out_help: str) -> None:
-    """CONFIG, --out, --json and the scale-out options, shared by every study subcommand."""
+def _add_study_arguments(
+    parser: argparse.ArgumentParser, config_help: str, out_help: str, resume_help: str | None = None
+) -> None:
+    """CONFIG, --out, --json, the scale-out options and --resume, shared by every study subcommand."""
     parser.add_argument("config", help=config_help)
     parser.add_argument("--out", default=None, metavar="DIR", help=out_help)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    _add_backend_options(parser)
-
-
-def _add_resume_option(parser: argparse.ArgumentParser, help_text: str | None = None) -> None:
-    parser.add_argument(
-        "--resume",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help=help_text
-        or "with --out DIR: finished chunks are kept in DIR/.partial "
-        "until the run ends, and a rerun computes only the missing ones (the default "
-        "when DIR holds an unfinished run of the same config; --resume also "
-        "requires --out); --no-resume discards them and starts over",
-    )
-
-
-def _add_backend_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backend",
         default=None,
@@ -220,6 +205,16 @@ def _add_backend_options(parser: argparse.ArgumentParser) -> None:
         help="chunks at once for --backend threads, processes for --backend processes, or the local "
         "Dask cluster's workers (default: the cores)",
     )
+    parser.add_argument(
+        "--resume",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=resume_help
+        or "with --out DIR: finished chunks are kept in DIR/.partial "
+        "until the run ends, and a rerun computes only the missing ones (the default "
+        "when DIR holds an unfinished run of the same config; --resume also "
+        "requires --out); --no-resume discards them and starts over",
+    )
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -232,7 +227,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "study config, e.g. configs/systems/classic.yaml",
         "write report.json, systems.csv and PNG plots here",
     )
-    _add_resume_option(evaluate)
 
     train = add_command(
         sub, cmd_train, "train an RL agent (stable-baselines3) from a YAML config", epilog=CONFIG_REFERENCE
@@ -241,9 +235,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         train,
         "training config, e.g. configs/train/ppo.yaml",
         "model, settings, learning curve and evaluation (default out/train/NAME)",
-    )
-    _add_resume_option(
-        train,
         "the trained model and the held-out evaluation's finished chunks are "
         "kept in OUT/.partial until the run ends, and a rerun does not train "
         "again and computes only the missing chunks (the default when OUT holds "
@@ -271,4 +262,3 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     _add_study_arguments(
         experiment, "study config, e.g. configs/experiments/counting.yaml", "write the report and plots here"
     )
-    _add_resume_option(experiment)
