@@ -1,12 +1,6 @@
 """Deprecated name of :mod:`pb_gym.experiments.atlas.conventions` (kept for one release)."""
 
-import warnings
-
+from pb_gym.experiments import warn_moved
 from pb_gym.experiments.atlas.conventions import *  # noqa: F403
 
-warnings.warn(
-    "pb_gym.experiments.count_conventions is now pb_gym.experiments.atlas.conventions; "
-    "the old name goes in the next release",
-    DeprecationWarning,
-    stacklevel=2,
-)
+warn_moved(__name__, "pb_gym.experiments.atlas.conventions")

@@ -1,12 +1,6 @@
 """Deprecated name of :mod:`pb_gym.experiments.evaluate.settings` (kept for one release)."""
 
-import warnings
-
+from pb_gym.experiments import warn_moved
 from pb_gym.experiments.evaluate.settings import *  # noqa: F403
 
-warnings.warn(
-    "pb_gym.experiments.evaluate_config is now pb_gym.experiments.evaluate.settings; "
-    "the old name goes in the next release",
-    DeprecationWarning,
-    stacklevel=2,
-)
+warn_moved(__name__, "pb_gym.experiments.evaluate.settings")

@@ -1,12 +1,6 @@
 """Deprecated name of :mod:`pb_gym.experiments.evaluate.exact_chain` (kept for one release)."""
 
-import warnings
-
+from pb_gym.experiments import warn_moved
 from pb_gym.experiments.evaluate.exact_chain import *  # noqa: F403
 
-warnings.warn(
-    "pb_gym.experiments.exact_systems is now pb_gym.experiments.evaluate.exact_chain; "
-    "the old name goes in the next release",
-    DeprecationWarning,
-    stacklevel=2,
-)
+warn_moved(__name__, "pb_gym.experiments.evaluate.exact_chain")

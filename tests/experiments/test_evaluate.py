@@ -1002,28 +1002,24 @@ def test_a_seat_leaves_its_list_the_hand_after_it_ended():
 
 
 # ----------------------------------------------------------------------------- sessions that all end
-SHORT = {
-    "name": "short",
-    "rules": {"decks": 8},
-    "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-    "bankroll": 1000,
-    "sessions": 100,
-    "hands": 1_000_000,
-    "win_goal": 50,
-    "stop_loss": 50,
-    "seed": 4,
-    "sample_paths": 2,
-    "systems": [{"type": "flat", "bet": "banker"}, {"type": "martingale", "bet": "banker"}],
-}
-"""Sessions that all end within tens of hands (five units up or down), for a million hands."""
 
 
 def test_a_chunk_whose_sessions_have_all_ended_deals_no_more_hands():
     """A million hands cost what the hands to the last session's end cost, and report what ten
     thousand report but for the hands the sessions count (their table's, whoever sat out) and the
     sample paths, whose final bankrolls stand to the million."""
+    # sessions that all end within tens of hands (five units up or down)
     long, short = (
-        validate(SHORT | {"hands": hands}, evaluate.StudyConfig, "short.yaml") for hands in (10**6, 10**4)
+        study(
+            table={"unit": 10, "minimum": 10, "maximum": 5000},
+            sessions=100,
+            hands=hands,
+            win_goal=50,
+            stop_loss=50,
+            sample_paths=2,
+            systems=[{"type": "flat", "bet": "banker"}, {"type": "martingale", "bet": "banker"}],
+        )
+        for hands in (10**6, 10**4)
     )
     (chunk,) = scale.plan(100, long.chunk_sessions, long.seed)
     dealt = [

@@ -12,9 +12,7 @@ import pytest
 from pb_gym import exact
 from pb_gym import rules as R
 from pb_gym.agents import staking
-from pb_gym.experiments import evaluate
-from pb_gym.experiments.common import scale
-from pb_gym.experiments.evaluate import exact_chain, run_study
+from pb_gym.experiments.evaluate import exact_chain, run_study, shoe_effect
 from pb_gym.experiments.evaluate.settings import StudyConfig
 from pb_gym.experiments.ruin import model as ruin_model
 
@@ -284,7 +282,7 @@ def test_labouchere_against_independent_hands_simulated_at_999_confidence():
     # table maximum 10 units (a stake is cut to it and the line appends the 10 staked), stop-loss 20
     # units, goal +10, 200 hands: no all-in, the line's sum at most 40 base units. 10,000 sessions of
     # independent hands at the full shoe's odds played by the rules written out here: P(goal) within
-    # 3.29 binomial SE (99.9%) of the exact figure
+    # 3.29 binomial SE (99.9%) of the exact figure (_labouchere_rules, from 10 units to 11 or 8)
     config = study(
         [{"type": "labouchere", "bet": "banker"}],
         table={"unit": 10, "minimum": 10, "maximum": 100},
@@ -297,19 +295,10 @@ def test_labouchere_against_independent_hands_simulated_at_999_confidence():
     assert result["probability_error"] < 1e-12
     banker, player, _ = full_shoe_odds()
     rng, sessions, goals = np.random.default_rng(3), 10_000, 0
+    results = np.array([R.BANKER, R.PLAYER, R.TIE])
     for _ in range(sessions):
-        bankroll, line = 100.0, [1.0, 2.0, 3.0, 4.0]
-        for u in rng.random(200):
-            stake = min(line[0] + line[-1] if len(line) > 1 else line[0], 10.0)
-            if u < banker:
-                bankroll += 0.95 * stake
-                line = line[1:-1] or [1.0, 2.0, 3.0, 4.0]
-            elif u < banker + player:
-                bankroll -= stake
-                line = line + [stake]
-            if bankroll >= 110 - 1e-9 or bankroll <= 80 + 1e-9:
-                goals += bankroll >= 110 - 1e-9
-                break
+        winners = results[np.searchsorted([banker, banker + player], rng.random(200), side="right")]
+        goals += _labouchere_rules(winners, "banker", 100.0, 110.0, 80.0, "cap")[0] >= 110 - 1e-9
     q = result["p_target"]
     assert abs(goals / sessions - q) < 3.29 * math.sqrt(q * (1 - q) / sessions)
 
@@ -400,12 +389,7 @@ def test_the_evaluators_labouchere_on_real_shoes_is_its_rules_on_the_same_hands(
         sessions=sessions,
         seed=5,
     )
-    chunk = scale.plan(config.sessions, config.chunk_sessions, config.seed, range(1))[0]
-    play = evaluate.ChunkPlay(config, chunk)
-    winners = np.zeros((hands, sessions), dtype=np.int8)
-    for hand in range(hands):
-        play.play(hand)
-        winners[hand] = play.session.hand.winner
+    play, winners = shoe_effect.evaluator_winners(config)
     start = bankroll / 10.0
     goal = start + win_goal / 10.0 if win_goal else None
     floor = start - stop_loss / 10.0 if stop_loss else None

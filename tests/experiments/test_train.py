@@ -30,6 +30,8 @@ import chunk_tasks  # noqa: E402
 from repo_paths import ROOT  # noqa: E402
 
 CONFIGS = ROOT / "configs" / "train"
+TABLE = {"unit": 10, "minimum": 10, "maximum": 5000}
+"""The table of ppo-smoke.yaml's env, in money."""
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +40,13 @@ def ppo_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("ppo")
     result = train.main(str(CONFIGS / "ppo-smoke.yaml"), out=str(out), as_json=True)
     return out, result
+
+
+def _study(systems: list[dict], **changes):
+    """A validated evaluate study of ``systems`` at the table ppo-smoke.yaml trains on (5 sessions of 5
+    hands unless ``changes`` say otherwise)."""
+    base = {"rules": {"side_bets": []}, "table": TABLE, "sessions": 5, "hands": 5}
+    return validate({**base, **changes, "systems": systems}, evaluate.StudyConfig, "s")
 
 
 def _check_run(out: Path, result: dict, algorithm: str) -> None:
@@ -108,7 +117,7 @@ def test_sb3_entry_in_an_evaluation_config(ppo_run, tmp_path, capsys):
     study = {
         "name": "with a learned policy",
         "rules": {"decks": 8, "side_bets": []},
-        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+        "table": TABLE,
         "bankroll": 1000,
         "sessions": 200,
         "hands": 40,
@@ -149,19 +158,11 @@ def test_a_study_with_a_learned_policy_runs_its_chunks_serially_on_threads(ppo_r
         return real(task, chunks, backend, *args, **kwargs)
 
     monkeypatch.setattr(scale, "run", spy)
-    base = {
-        "rules": {"decks": 8, "side_bets": []},
-        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-        "bankroll": 1000,
-        "sessions": 20,
-        "hands": 10,
-        "chunk_sessions": 10,
-    }
-    learned = {**base, "systems": [{"type": "sb3", "model": str(out)}, {"type": "flat"}]}
-    evaluate.run_study(validate(learned, evaluate.StudyConfig, "s"), backend="threads")
+    base = {"bankroll": 1000, "sessions": 20, "hands": 10, "chunk_sessions": 10}
     evaluate.run_study(
-        validate({**base, "systems": [{"type": "flat"}]}, evaluate.StudyConfig, "s"), backend="threads"
+        _study([{"type": "sb3", "model": str(out)}, {"type": "flat"}], **base), backend="threads"
     )
+    evaluate.run_study(_study([{"type": "flat"}], **base), backend="threads")
     assert backends == ["serial", "threads"]
 
 
@@ -179,8 +180,9 @@ def test_evaluate_without_sb3_entries_does_not_import_torch():
 
 
 # ------------------------------------------------------------------------------------ validation
-def _config(**changes) -> dict:
-    data = yaml.safe_load((CONFIGS / "ppo-smoke.yaml").read_text())
+def _config(file: str = "ppo-smoke.yaml", /, **changes) -> dict:
+    """The shipped train config ``file`` with ``changes`` (dotted keys: ``hyperparameters.gamma``)."""
+    data = yaml.safe_load((CONFIGS / file).read_text())
     for key, value in changes.items():
         section = data
         *parents, last = key.split(".")
@@ -327,15 +329,8 @@ def test_config_errors_name_the_key(tmp_path, changes, match):
 def test_hyperparameters_are_checked_by_type_and_range_naming_the_key(algorithm, changes, match):
     """Checked from the algorithm's signature (a flag is a bool, an integer an integer, a mapping a
     mapping) with finite, sane ranges, before anything runs."""
-    data = yaml.safe_load((CONFIGS / f"{algorithm.lower()}-smoke.yaml").read_text())
-    for key, value in changes.items():
-        section = data
-        *parents, last = key.split(".")
-        for part in parents:
-            section = section.setdefault(part, {})
-        section[last] = value
     with pytest.raises(ConfigError, match=match):
-        validate(data, train.TrainConfig, "c")
+        validate(_config(f"{algorithm.lower()}-smoke.yaml", **changes), train.TrainConfig, "c")
 
 
 def test_every_shipped_train_config_passes_the_hyperparameter_checks():
@@ -366,60 +361,39 @@ def test_sessions_longer_than_the_training_episodes_warn(ppo_run):
     import warnings
 
     out, _ = ppo_run
-    base = {
-        "rules": {"decks": 8, "side_bets": []},
-        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-        "bankroll": 1000,
-        "sessions": 4,
-        "systems": [{"type": "sb3", "model": str(out)}],
-    }
+    learned = [{"type": "sb3", "model": str(out)}]
     with pytest.warns(
         UserWarning,
         match=r"the study's sessions \(41 hands\) are longer than the model's "
         r"training episodes \(40 hands\)",
     ):
-        validate({**base, "hands": 41}, evaluate.StudyConfig, "s")
+        _study(learned, bankroll=1000, sessions=4, hands=41)
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*longer than the model's training episodes")
-        validate({**base, "hands": 40}, evaluate.StudyConfig, "s")
+        _study(learned, bankroll=1000, sessions=4, hands=40)
 
 
 def test_sb3_entry_errors(ppo_run, tmp_path):
     out, _ = ppo_run
-    base = {
-        "rules": {"side_bets": []},
-        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-        "sessions": 5,
-        "hands": 5,
-    }
     with pytest.raises(ConfigError, match=r"systems.0.sb3.model: no saved model at 'nowhere'"):
-        validate({**base, "systems": [{"type": "sb3", "model": "nowhere"}]}, evaluate.StudyConfig, "s")
+        _study([{"type": "sb3", "model": "nowhere"}])
     lonely = tmp_path / "lonely"
     lonely.mkdir()
     shutil.copy(out / "model.zip", lonely / "model.zip")
     with pytest.raises(ConfigError, match=r"env.json' is missing"):
-        validate({**base, "systems": [{"type": "sb3", "model": str(lonely)}]}, evaluate.StudyConfig, "s")
+        _study([{"type": "sb3", "model": str(lonely)}])
     # rules or limits unlike the training environment's: refused when the config is loaded
     with pytest.raises(
         ConfigError,
         match=r"systems.0 \(model .*\): the study's rules differ .*"
         r"rules.side_bets: study \('dragon7',\), model \(\)",
     ):
-        validate(
-            {**base, "rules": {"side_bets": ["dragon7"]}, "systems": [{"type": "sb3", "model": str(out)}]},
-            evaluate.StudyConfig,
-            "s",
-        )
+        _study([{"type": "sb3", "model": str(out)}], rules={"side_bets": ["dragon7"]})
     with pytest.raises(ConfigError, match=r"table minimum differs .* study 2 unit\(s\), model 1"):
-        validate(
-            {
-                **base,
-                "table": {"unit": 10, "minimum": 20, "maximum": 5000},
-                "bankroll": 1000,
-                "systems": [{"type": "sb3", "model": str(out), "base": 2}],
-            },
-            evaluate.StudyConfig,
-            "s",
+        _study(
+            [{"type": "sb3", "model": str(out), "base": 2}],
+            table={**TABLE, "minimum": 20},
+            bankroll=1000,
         )
     # and by the policy itself, should it meet another table at run time
     policy = learned_agents.Sb3Policy(model=str(out))
@@ -432,9 +406,7 @@ def test_sb3_entry_errors(ppo_run, tmp_path):
         learned_agents.ModelMismatch, match=r"rules.side_bets: study \('dragon7',\), model \(\)"
     ):
         policy.check_view(view)
-    study = validate(
-        {**base, "bankroll": 2000, "systems": [{"type": "sb3", "model": str(out)}]}, evaluate.StudyConfig, "s"
-    )
+    study = _study([{"type": "sb3", "model": str(out)}], bankroll=2000)
     with pytest.warns(UserWarning, match="starting bankroll"):
         evaluate.run_study(study)
 
@@ -617,14 +589,13 @@ def test_a_shoe_only_policy_sees_the_shoe_and_the_cards_left_and_replays_on_them
     "name", ["../../x", "/some/other/dir", "a/b", ".hidden", "..", "", "a" * 65, "tab\there"]
 )
 def test_a_run_name_is_a_name_not_a_path(name):
-    data = yaml.safe_load((CONFIGS / "ppo-smoke.yaml").read_text())
     with pytest.raises(
         ConfigError,
         match=r"c.yaml: name: .* is not allowed; allowed: a plain name of "
         r"1-64 letters, digits, '.', '_' or '-' that does not start "
         r"with '.' \(no '/', no '..'\)",
     ):
-        validate({**data, "name": name}, train.TrainConfig, "c.yaml")
+        validate(_config(name=name), train.TrainConfig, "c.yaml")
 
 
 def test_a_training_run_records_the_sha256_of_every_file(ppo_run):
@@ -661,20 +632,14 @@ def test_a_model_whose_files_changed_since_training_is_refused(ppo_run, tmp_path
             return (open, (str(ran), "w"))
 
     (model / "vecnormalize.pkl").write_bytes(pickle.dumps(Payload()))
-    base = {
-        "rules": {"side_bets": []},
-        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-        "sessions": 5,
-        "hands": 5,
-        "systems": [{"type": "sb3", "model": str(model)}],
-    }
+    learned = [{"type": "sb3", "model": str(model)}]
     with pytest.raises(
         ConfigError,
         match=r"vecnormalize.pkl changed since training \(SHA-256 "
         r"[0-9a-f]{16}\.\.\., recorded in env.json [0-9a-f]{16}\.\.\.\); "
         r"refusing to load it",
     ):
-        validate(base, evaluate.StudyConfig, "s")
+        _study(learned)
     with pytest.raises(ValueError, match=r"vecnormalize.pkl changed since training"):
         learned_agents.Sb3Policy(model=str(model))
     assert not ran.exists()
@@ -688,9 +653,9 @@ def test_a_model_whose_files_changed_since_training_is_refused(ppo_run, tmp_path
         match=r"env.json records no SHA-256 of model.zip, vecnormalize.pkl "
         r".* python -m pb_gym.agents.learned --trust",
     ):
-        validate(base, evaluate.StudyConfig, "s")
+        _study(learned)
     assert learned_agents.record_checksums(model) == json.loads((out / "env.json").read_text())["sha256"]
-    validate(base, evaluate.StudyConfig, "s")
+    _study(learned)
 
 
 def test_train_refuses_an_unusable_out_before_training(tmp_path, capsys, monkeypatch):
@@ -706,17 +671,7 @@ def test_a_resumable_evaluation_is_tied_to_the_model_files_it_plays(ppo_run):
     """The identity of an evaluate run's finished chunks holds the SHA-256 of each learned model's
     files: a model retrained in the same folder is another run, whose chunks are not mixed in."""
     out, _ = ppo_run
-    config = validate(
-        {
-            "rules": {"side_bets": []},
-            "table": {"unit": 10, "minimum": 10, "maximum": 5000},
-            "sessions": 5,
-            "hands": 5,
-            "systems": [{"type": "sb3", "model": str(out)}, {"type": "flat"}],
-        },
-        evaluate.StudyConfig,
-        "s",
-    )
+    config = _study([{"type": "sb3", "model": str(out)}, {"type": "flat"}])
     assert evaluate._model_checksums(config) == {
         str(out): json.loads((out / "env.json").read_text())["sha256"]
     }
@@ -750,6 +705,20 @@ def _interrupt_after_chunks(monkeypatch, n: int) -> list[int]:
     return kept
 
 
+def _computed_chunks(monkeypatch) -> list[int]:
+    """The indices of the evaluation chunks computed from now on, in the order they are kept."""
+    from pb_gym.experiments.common import chunk_store
+
+    computed: list[int] = []
+    save = chunk_store.ChunkStore.save
+    monkeypatch.setattr(
+        chunk_store.ChunkStore,
+        "save",
+        lambda self, chunk, result: computed.append(chunk.index) or save(self, chunk, result),
+    )
+    return computed
+
+
 def _files(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
@@ -759,8 +728,6 @@ def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tm
     OUT/.partial; the rerun (the same command: resuming is the default) trains nothing, computes only
     the missing chunk, and writes the outputs of an uninterrupted run."""
     import zipfile
-
-    from pb_gym.experiments.common import chunk_store
 
     config = _tiny(tmp_path)
     whole = tmp_path / "whole"
@@ -785,13 +752,7 @@ def test_an_interrupted_evaluation_resumes_without_training_again_bit_for_bit(tm
     model_digest = learned_agents.file_sha256(partial / "train" / "model.zip")
 
     monkeypatch.undo()
-    computed: list[int] = []
-    save = chunk_store.ChunkStore.save
-    monkeypatch.setattr(
-        chunk_store.ChunkStore,
-        "save",
-        lambda self, chunk, result: computed.append(chunk.index) or save(self, chunk, result),
-    )
+    computed = _computed_chunks(monkeypatch)
     monkeypatch.setattr(train, "train", lambda *a, **k: pytest.fail("trained again"))
     assert cli.main(["train", str(config), "--out", str(out), "--json"]) == 0
     captured = capsys.readouterr()
@@ -948,8 +909,6 @@ def test_a_chunk_failing_twice_keeps_the_trained_model(tmp_path, monkeypatch, ca
 def test_a_kept_model_that_changed_is_trained_again_and_its_chunks_discarded(tmp_path, monkeypatch, capsys):
     """The kept training step records the SHA-256 of its files: one changed since (or missing) means
     training again, and the evaluation chunks made with the old model are not mixed in."""
-    from pb_gym.experiments.common import chunk_store
-
     out = tmp_path / "out"
     config = _tiny(tmp_path)
     _interrupt_after_chunks(monkeypatch, 2)
@@ -957,13 +916,7 @@ def test_a_kept_model_that_changed_is_trained_again_and_its_chunks_discarded(tmp
     monkeypatch.undo()
     with open(out / ".partial" / "train" / "learning_curve.csv", "a") as handle:
         handle.write("\n")
-    computed: list[int] = []
-    save = chunk_store.ChunkStore.save
-    monkeypatch.setattr(
-        chunk_store.ChunkStore,
-        "save",
-        lambda self, chunk, result: computed.append(chunk.index) or save(self, chunk, result),
-    )
+    computed = _computed_chunks(monkeypatch)
     capsys.readouterr()
     assert cli.main(["train", str(config), "--out", str(out), "--json"]) == 0
     assert (
@@ -1013,7 +966,7 @@ def test_a_custom_bet_trains_saves_and_evaluates(tmp_path, capsys):
         "name": "replay",
         "rules": {"decks": 8, "side_bets": ["tie_on_7"]},
         "custom_bets": [TIE_ON_7],
-        "table": {"unit": 10, "minimum": 10, "maximum": 5000},
+        "table": TABLE,
         "bankroll": 1000,
         "sessions": 20,
         "hands": 20,
@@ -1140,7 +1093,8 @@ def _two_rollouts(tmp_path) -> Path:
     return path
 
 
-def test_an_interrupted_training_run_says_where_it_continues_and_does(tmp_path, monkeypatch, capsys):
+def _stop_after_the_first_checkpoint(monkeypatch) -> None:
+    """Ctrl-C right after the training's first checkpoint is kept."""
     from pb_gym.experiments.train import checkpoint
 
     save = checkpoint.save
@@ -1149,8 +1103,12 @@ def test_an_interrupted_training_run_says_where_it_continues_and_does(tmp_path, 
         save(*args, **kwargs)
         raise KeyboardInterrupt
 
-    out = tmp_path / "out"
     monkeypatch.setattr(checkpoint, "save", save_then_stop)
+
+
+def test_an_interrupted_training_run_says_where_it_continues_and_does(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "out"
+    _stop_after_the_first_checkpoint(monkeypatch)
     path = _two_rollouts(tmp_path)
     assert cli.main(["train", str(path), "--out", str(out), "--checkpoint-minutes", "1e-9"]) == 130
     err = capsys.readouterr().err
@@ -1170,16 +1128,9 @@ def _stopped_after_a_checkpoint(tmp_path, monkeypatch, config):
     """Train ``config`` with a checkpoint at every rollout, Ctrl-C right after the first is kept;
     returns the store that keeps it."""
     from pb_gym.experiments.common import chunk_store
-    from pb_gym.experiments.train import checkpoint
 
     store = chunk_store.ChunkStore(tmp_path / ".partial", {"test": "stopped"})
-    save = checkpoint.save
-
-    def save_then_stop(*args, **kwargs):
-        save(*args, **kwargs)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(checkpoint, "save", save_then_stop)
+    _stop_after_the_first_checkpoint(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         train.train(config, tmp_path / "stopped", store=store, checkpoint_minutes=1e-9)
     monkeypatch.undo()
@@ -1235,8 +1186,7 @@ def test_discovery_scores_any_bet_the_table_offers():
     one it does not offer is refused, the offered ones listed."""
     config = train.load(CONFIGS / "discover-catalog.yaml", train.TrainConfig)
     assert config.discovery.bets == ["three_giving_eight", "egalite_7", "egalite_0"]
-    data = yaml.safe_load((CONFIGS / "discover-catalog.yaml").read_text())
-    data["discovery"]["bets"] = ["egalite_9"]
+    data = _config("discover-catalog.yaml", **{"discovery.bets": ["egalite_9"]})
     with pytest.raises(
         ConfigError,
         match=r"discovery.bets: 'egalite_9' is not offered by env.rules; "

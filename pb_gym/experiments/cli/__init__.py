@@ -24,7 +24,7 @@ import sys
 
 from pb_gym import interrupts
 from pb_gym.experiments.cli import optimum, studies
-from pb_gym.experiments.cli.odds import UsageError, add_rules_options, cmd_odds, cmd_simulate
+from pb_gym.experiments.cli.odds import UsageError, add_command, add_rules_options, cmd_odds, cmd_simulate
 from pb_gym.experiments.cli.studies import positive_int
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy and ruff know the name)
@@ -215,9 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pb-gym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    odds = sub.add_parser(
-        "odds", help="exact probabilities and EV of every bet", description=cmd_odds.__doc__
-    )
+    odds = add_command(sub, cmd_odds, "exact probabilities and EV of every bet")
     shoe = odds.add_mutually_exclusive_group()
     shoe.add_argument("--decks", type=int, default=None, help="a full shoe of 1-8 decks (default 8)")
     shoe.add_argument(
@@ -244,13 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
         "each position once",
     )
     add_rules_options(odds)
-    odds.set_defaults(func=cmd_odds)
 
-    sim = sub.add_parser(
-        "simulate",
-        help="deal hands with the engine and compare with the exact odds",
-        description=cmd_simulate.__doc__,
-    )
+    sim = add_command(sub, cmd_simulate, "deal hands with the engine and compare with the exact odds")
     sim.add_argument("--decks", type=int, default=8, help="decks in the shoe, 1-8 (default 8)")
     sim.add_argument("--hands", type=int, default=1_000_000, help="hands to deal (default 1,000,000)")
     sim.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
@@ -258,17 +251,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--tables", type=int, default=None, help="tables dealt in parallel (default min(hands, 4096))"
     )
     add_rules_options(sim)
-    sim.set_defaults(func=cmd_simulate)
 
     studies.add_parsers(sub)
 
     from pb_gym.envs import tasks
 
-    score = sub.add_parser(
-        "score",
-        help="score a policy on a benchmark task (pb_gym/Discover-v0, ...)",
-        description=cmd_score.__doc__,
-    )
+    score = add_command(sub, cmd_score, "score a policy on a benchmark task (pb_gym/Discover-v0, ...)")
     score.add_argument(
         "policy", metavar="MODEL_OR_MODULE:CALLABLE", help="a pb-gym train model folder, or module:callable"
     )
@@ -310,13 +298,8 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"held-out seed: table i is seeded seed + i (default {tasks.SCORE_SEED})",
     )
     score.add_argument("--json", action="store_true", help="print one JSON object")
-    score.set_defaults(func=cmd_score)
 
-    road = sub.add_parser(
-        "roads",
-        help="the bead plate, Big Road and derived roads of a shoe's results",
-        description=cmd_roads.__doc__,
-    )
+    road = add_command(sub, cmd_roads, "the bead plate, Big Road and derived roads of a shoe's results")
     road.add_argument(
         "outcomes",
         metavar="OUTCOMES",
@@ -324,21 +307,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     road.add_argument("--json", action="store_true", help="print the roads as one JSON object")
     road.add_argument("--png", default=None, metavar="FILE", help="draw the scoreboard in this PNG file")
-    road.set_defaults(func=cmd_roads)
     optimum.add_parser(sub)
 
-    lab = sub.add_parser(
-        "lab", help="the classroom lab in the browser (needs the lab extra)", description=cmd_lab.__doc__
-    )
+    lab = add_command(sub, cmd_lab, "the classroom lab in the browser (needs the lab extra)")
     lab.add_argument(
         "--port", type=_port, default=8050, help="the port on 127.0.0.1 (default 8050; 0: any free port)"
     )
     lab.add_argument("--no-browser", action="store_true", help="serve without opening a browser")
-    lab.set_defaults(func=cmd_lab, json=False)
+    lab.set_defaults(json=False)
 
-    bench = sub.add_parser(
-        "bench", help="throughput of the engine, exact odds and environments", description=cmd_bench.__doc__
-    )
+    bench = add_command(sub, cmd_bench, "throughput of the engine, exact odds and environments")
     bench.add_argument("--quick", action="store_true", help="short timings (smoke test)")
     bench.add_argument(
         "--busy",
@@ -365,7 +343,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="add SB3 PPO steps/s on this env vs CartPole-v1 (needs the rl extra)",
     )
     bench.add_argument("--json", action="store_true", help="print one JSON object")
-    bench.set_defaults(func=cmd_bench)
     return parser
 
 

@@ -20,6 +20,16 @@ class UsageError(ValueError):
     """A bad command-line value; reported as ``pb-gym: error: ...`` with exit status 2."""
 
 
+def add_command(sub, func, help: str, **options) -> argparse.ArgumentParser:
+    """The subcommand of ``sub`` that ``func`` (``cmd_NAME``) runs: named NAME, its description
+    ``func``'s docstring unless ``options`` give another."""
+    parser = sub.add_parser(
+        func.__name__.removeprefix("cmd_"), help=help, **{"description": func.__doc__, **options}
+    )
+    parser.set_defaults(func=func)
+    return parser
+
+
 def add_rules_options(parser: argparse.ArgumentParser) -> None:
     from pb_gym import rules as R
 
@@ -36,7 +46,9 @@ def add_rules_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _rules(args: argparse.Namespace, decks: int) -> R.Rules:
+def rules_of(args: argparse.Namespace, decks: int) -> R.Rules:
+    """The rules that ``--variant`` and ``--tie-pays`` (:func:`add_rules_options`) and ``decks`` give,
+    a bad value a :class:`UsageError` naming its option."""
     from pb_gym import rules as R
 
     try:
@@ -107,9 +119,9 @@ def cmd_odds(args: argparse.Namespace) -> dict:
 
     if args.ranks is not None:
         composition = _parse_ranks(args.ranks)
-        rules = _rules(args, decks=8)  # only the payouts matter for a given composition
+        rules = rules_of(args, decks=8)  # only the payouts matter for a given composition
     else:
-        rules = _rules(args, decks=8 if args.decks is None else args.decks)
+        rules = rules_of(args, decks=8 if args.decks is None else args.decks)
         composition = R.full_shoe(rules.decks)
     names = _parse_bets(args.bets, rules)
     suited_bets = {name for name in names if catalog.get_bet(name, rules).suited}
@@ -227,7 +239,7 @@ def cmd_simulate(args: argparse.Namespace) -> dict:
         raise UsageError(f"--tables={args.tables} is not allowed; allowed: an integer >= 1")
     if args.seed < 0:
         raise UsageError(f"--seed={args.seed} is not allowed; allowed: an integer >= 0")
-    rules = _rules(args, args.decks)
+    rules = rules_of(args, args.decks)
     tables = args.tables or min(args.hands, 4096)
     try:  # the state, one hand's results and the payoffs of every table, before allocating them
         memory.require(

@@ -15,7 +15,7 @@ import re
 import textwrap
 from decimal import Decimal, InvalidOperation
 
-from pb_gym.experiments.cli.odds import UsageError, add_rules_options
+from pb_gym.experiments.cli.odds import UsageError, add_command, add_rules_options, rules_of
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy and ruff know the name)
 if TYPE_CHECKING:  # for the annotations only; the modules are imported where they are used
@@ -70,11 +70,7 @@ def _whole(text: str) -> int:
 
 def add_parser(sub) -> None:
     """The ``optimum`` subcommand and its options."""
-    parser = sub.add_parser(
-        "optimum",
-        help="the exact optimal play of a session: reach a goal within H hands",
-        description=cmd_optimum.__doc__,
-    )
+    parser = add_command(sub, cmd_optimum, "the exact optimal play of a session: reach a goal within H hands")
     parser.add_argument("--bankroll", type=_amount, required=True, help="the starting bankroll, in units")
     parser.add_argument(
         "--goal", type=_amount, required=True, help="the bankroll to reach, in units (above --bankroll)"
@@ -102,7 +98,6 @@ def add_parser(sub) -> None:
         help="the policy shown: at the states optimal play reaches (default), or at every bankroll",
     )
     add_rules_options(parser)  # --variant, --tie-pays, --json
-    parser.set_defaults(func=cmd_optimum)
 
 
 def _option_error(error: ValueError, table_min: int) -> UsageError:
@@ -122,7 +117,6 @@ def _option_error(error: ValueError, table_min: int) -> UsageError:
 
 
 def _session(args: argparse.Namespace) -> so.Session:
-    from pb_gym import rules as R
     from pb_gym import session_optimum as so
 
     bets = tuple(part.strip() for part in args.bets.split(",") if part.strip())
@@ -130,10 +124,7 @@ def _session(args: argparse.Namespace) -> so.Session:
         raise UsageError(
             "--bets: no bet named; allowed: comma-separated catalog names (pb-gym odds lists them)"
         )
-    try:
-        rules = R.Rules(decks=args.decks, banker_variant=args.variant, tie_pays=args.tie_pays)
-    except ValueError as error:
-        raise UsageError(str(error).replace("Rules.", "--").replace("_", "-")) from None
+    rules = rules_of(args, args.decks)
     try:
         return so.Session(
             bankroll=args.bankroll,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pb_gym.experiments.cli.odds import UsageError
+from pb_gym.experiments.cli.odds import UsageError, add_command
 
 
 def positive_int(text: str) -> int:
@@ -176,28 +176,13 @@ def _studies_description() -> str:
     return "\n".join(lines)
 
 
-def _add_study_arguments(parser: argparse.ArgumentParser, config_help: str, out_help: str) -> None:
-    """CONFIG, --out, --json and the scale-out options, shared by every study subcommand."""
+def _add_study_arguments(
+    parser: argparse.ArgumentParser, config_help: str, out_help: str, resume_help: str | None = None
+) -> None:
+    """CONFIG, --out, --json, the scale-out options and --resume, shared by every study subcommand."""
     parser.add_argument("config", help=config_help)
     parser.add_argument("--out", default=None, metavar="DIR", help=out_help)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    _add_backend_options(parser)
-
-
-def _add_resume_option(parser: argparse.ArgumentParser, help_text: str | None = None) -> None:
-    parser.add_argument(
-        "--resume",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help=help_text
-        or "with --out DIR: finished chunks are kept in DIR/.partial "
-        "until the run ends, and a rerun computes only the missing ones (the default "
-        "when DIR holds an unfinished run of the same config; --resume also "
-        "requires --out); --no-resume discards them and starts over",
-    )
-
-
-def _add_backend_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backend",
         default=None,
@@ -220,37 +205,36 @@ def _add_backend_options(parser: argparse.ArgumentParser) -> None:
         help="chunks at once for --backend threads, processes for --backend processes, or the local "
         "Dask cluster's workers (default: the cores)",
     )
+    parser.add_argument(
+        "--resume",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=resume_help
+        or "with --out DIR: finished chunks are kept in DIR/.partial "
+        "until the run ends, and a rerun computes only the missing ones (the default "
+        "when DIR holds an unfinished run of the same config; --resume also "
+        "requires --out); --no-resume discards them and starts over",
+    )
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """The ``evaluate``, ``train`` and ``experiment`` subcommands of ``sub``."""
-    evaluate = sub.add_parser(
-        "evaluate",
-        help="betting systems side by side from a YAML config",
-        description=cmd_evaluate.__doc__,
-        epilog=CONFIG_REFERENCE,
+    evaluate = add_command(
+        sub, cmd_evaluate, "betting systems side by side from a YAML config", epilog=CONFIG_REFERENCE
     )
     _add_study_arguments(
         evaluate,
         "study config, e.g. configs/systems/classic.yaml",
         "write report.json, systems.csv and PNG plots here",
     )
-    _add_resume_option(evaluate)
-    evaluate.set_defaults(func=cmd_evaluate)
 
-    train = sub.add_parser(
-        "train",
-        help="train an RL agent (stable-baselines3) from a YAML config",
-        description=cmd_train.__doc__,
-        epilog=CONFIG_REFERENCE,
+    train = add_command(
+        sub, cmd_train, "train an RL agent (stable-baselines3) from a YAML config", epilog=CONFIG_REFERENCE
     )
     _add_study_arguments(
         train,
         "training config, e.g. configs/train/ppo.yaml",
         "model, settings, learning curve and evaluation (default out/train/NAME)",
-    )
-    _add_resume_option(
-        train,
         "the trained model and the held-out evaluation's finished chunks are "
         "kept in OUT/.partial until the run ends, and a rerun does not train "
         "again and computes only the missing chunks (the default when OUT holds "
@@ -266,11 +250,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "5; 0: none): an interrupted training continues from the last one, with "
         "the same result as a run without a stop",
     )
-    train.set_defaults(func=cmd_train)
 
-    experiment = sub.add_parser(
-        "experiment",
-        help="the counting, atlas and gambler's-ruin studies",
+    experiment = add_command(
+        sub,
+        cmd_experiment,
+        "the counting, atlas and gambler's-ruin studies",
         description=_studies_description(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -278,5 +262,3 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     _add_study_arguments(
         experiment, "study config, e.g. configs/experiments/counting.yaml", "write the report and plots here"
     )
-    _add_resume_option(experiment)
-    experiment.set_defaults(func=cmd_experiment)

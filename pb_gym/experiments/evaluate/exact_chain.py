@@ -115,7 +115,7 @@ class _Chain:
     ) -> None:
         self.system, self.config, self.rules = system, config, rules
         self.unit = config.table.unit
-        self.limits = _limits(config)
+        self.limits = study_limits(config).struct()
         self.payoffs = payoffs
         self.column = column
         self.probability, self.hand_class, self.winner = outcome_groups(rules, payoffs)
@@ -464,10 +464,6 @@ class _States:
             bankroll[playing], decision[playing], {name: state[name][playing] for name in self.names}
         )
         return ids
-
-
-def _limits(config) -> tuple:
-    return study_limits(config).struct()
 
 
 def study_columns(config, systems: Sequence[betting_systems.BettingSystem]) -> tuple[np.ndarray, np.ndarray]:

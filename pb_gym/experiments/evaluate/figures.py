@@ -85,6 +85,13 @@ def _share(x: float) -> str:
     return f"{x:.1%}" if x >= 0.0005 else "<0.1%"
 
 
+def _shares(system: dict, goal: str) -> list[str]:
+    """The shares of a system's sessions that ended at the goal (called ``goal``), ruined and stopped,
+    those that occurred."""
+    ends = (("p_target", goal), ("p_ruin", "ruined"), ("p_stop_loss", "stopped"))
+    return [f"{_share(system[key])} {words}" for key, words in ends if system[key] > 0]
+
+
 TITLE_CHARACTERS = 48
 """The longest outcome line of a bankroll_paths.png panel (7.5 pt, a panel 2.8 in wide); a name is cut
 at :data:`NAME_CHARACTERS` (8 pt, bold)."""
@@ -98,11 +105,7 @@ def outcome(system: dict, sessions: int) -> str:
         return "no bet placed: the bankroll never moves"
     if system["hands"] < SELDOM * system["hands_dealt"]:
         return f"{system['hands']:,} bets in {sessions:,} sessions: it seldom bets"
-    parts = [
-        f"{_share(system[key])} {words}"
-        for key, words in (("p_target", "reach the goal"), ("p_ruin", "ruined"), ("p_stop_loss", "stopped"))
-        if system[key] > 0
-    ]
+    parts = _shares(system, "reach the goal")
     median = f"median {system['median_final_bankroll']:,.0f}"
     line = ", ".join([*parts, median])
     return line if len(line) <= TITLE_CHARACTERS or not parts else ", ".join(parts)
@@ -302,12 +305,7 @@ ROW_INCHES, HEADING_ROWS, BAR_HEIGHT = 0.3, 0.8, 0.62
 def ends(system: dict) -> str:
     """How a system's sessions ended, in a few words: the shares at the goal, ruined and stopped (the
     rest played to the hand limit, or to the end of their shoe)."""
-    parts = [
-        f"{_share(system[key])} {words}"
-        for key, words in (("p_target", "at the goal"), ("p_ruin", "ruined"), ("p_stop_loss", "stopped"))
-        if system[key] > 0
-    ]
-    return ", ".join(parts) if parts else "none at the goal or ruined"
+    return ", ".join(_shares(system, "at the goal")) or "none at the goal or ruined"
 
 
 def plot_final_bankrolls(report: dict, path: Path) -> Path:

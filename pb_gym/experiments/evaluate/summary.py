@@ -164,13 +164,10 @@ def merge_value_counts(
     known = [part for part in parts if part is not None]
     if len(known) < len(parts):
         return None
-    values, where = np.unique(np.concatenate([part[0] for part in known]), return_inverse=True)
-    if len(values) > FAN_EXACT_VALUES_MERGED:
-        return None
-    counts = np.bincount(
-        where, weights=np.concatenate([part[1] for part in known]), minlength=len(values)
-    ).astype(np.int64)
-    return values, counts
+    values, counts = _add_counts(
+        np.concatenate([part[0] for part in known]), np.concatenate([part[1] for part in known])
+    )
+    return None if len(values) > FAN_EXACT_VALUES_MERGED else (values, counts)
 
 
 def exact_quantiles(

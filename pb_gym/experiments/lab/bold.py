@@ -36,11 +36,7 @@ def check_bold(bankroll: int, goal: int, hands: int, table_max: int, bet: str) -
     check_int("goal", goal, 2, MAX_GOAL)
     check_int("bankroll", bankroll, 1, goal - 1)
     check_int("hands", hands, 1, MAX_HANDS)
-    if table_max not in TABLE_MAXIMUMS:
-        raise ValueError(
-            f"table_max={table_max!r} is not allowed; allowed: {', '.join(map(str, TABLE_MAXIMUMS))} "
-            "(0: no maximum)"
-        )
+    check_choice("table_max", table_max, TABLE_MAXIMUMS, " (0: no maximum)")
     check_choice("bet", bet, PLAIN_BETS)
 
 

@@ -41,10 +41,11 @@ def check_int(field: str, value: object, low: int, high: int | None) -> None:
         raise ValueError(f"{field}={value!r} is not allowed; allowed: {allowed}")
 
 
-def check_choice(field: str, value: object, allowed: Sequence[str]) -> None:
-    """Raise a ValueError naming ``field`` unless ``value`` is one of ``allowed``."""
+def check_choice(field: str, value: object, allowed: Sequence[object], note: str = "") -> None:
+    """Raise a ValueError naming ``field`` unless ``value`` is one of ``allowed`` (the message lists
+    them, then ``note``)."""
     if value not in allowed:
-        raise ValueError(f"{field}={value!r} is not allowed; allowed: {', '.join(allowed)}")
+        raise ValueError(f"{field}={value!r} is not allowed; allowed: {', '.join(map(str, allowed))}{note}")
 
 
 def running_share(success: np.ndarray) -> np.ndarray:

@@ -40,8 +40,7 @@ def check_session(bet: str, start: int, target: int, stake: int) -> None:
     :data:`BETS`, a stake of :data:`STAKES`, and ``stake <= start < target <= MAX_UNITS``, both
     multiples of the stake."""
     check_choice("bet", bet, BETS)
-    if stake not in STAKES:
-        raise ValueError(f"stake={stake!r} is not allowed; allowed: {', '.join(map(str, STAKES))}")
+    check_choice("stake", stake, STAKES)
     check_int("target", target, 2 * stake, MAX_UNITS)
     check_int("start", start, stake, target - stake)
     for field, value in (("start", start), ("target", target)):

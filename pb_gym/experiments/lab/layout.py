@@ -91,6 +91,10 @@ def _radio(component_id: str, options: list) -> dcc.RadioItems:
     )
 
 
+def _dropdown(component_id: str, options: list) -> dcc.Dropdown:
+    return dcc.Dropdown(id=component_id, options=options, value=DEFAULTS[component_id], clearable=False)
+
+
 def _figure(component_id: str) -> dcc.Graph:
     return dcc.Graph(id=component_id, config={"displaylogo": False}, className="figure")
 
@@ -117,8 +121,15 @@ def _lesson(key: str, controls: list, exact: list, figures: list) -> html.Div:
 
 
 def _live(prefix: str) -> list:
-    """A lesson's live simulation: its run (the settings dealt) and the clock that reveals it."""
-    return [dcc.Store(id=f"{prefix}-run"), dcc.Interval(id=f"{prefix}-tick", interval=150, disabled=True)]
+    """A lesson's live simulation: its Deal again button, its run (the settings dealt) and the clock
+    that reveals it."""
+    return [
+        html.Div(
+            [html.Button("Deal again", id=f"{prefix}-deal", className="button primary")], className="buttons"
+        ),
+        dcc.Store(id=f"{prefix}-run"),
+        dcc.Interval(id=f"{prefix}-tick", interval=150, disabled=True),
+    ]
 
 
 def hand_lesson() -> html.Div:
@@ -126,9 +137,7 @@ def hand_lesson() -> html.Div:
         _control("Decks in the shoe", _slider("hand-decks", 1, 8, 1, {k: str(k) for k in range(1, 9)})),
         _control(
             "Side bet",
-            dcc.Dropdown(
-                id="hand-side", options=list(hand.SIDE_BETS), value=DEFAULTS["hand-side"], clearable=False
-            ),
+            _dropdown("hand-side", list(hand.SIDE_BETS)),
         ),
         html.Div(
             [
@@ -186,9 +195,6 @@ def ruin_lesson() -> html.Div:
             "left handle: the start; right handle: the target",
         ),
         _control("Sessions to deal", _slider("ruin-sessions", 100, MAX_SESSIONS, 100)),
-        html.Div(
-            [html.Button("Deal again", id="ruin-deal", className="button primary")], className="buttons"
-        ),
         *_live("ruin"),
     ]
     exact = [
@@ -209,11 +215,9 @@ def progression_lesson() -> html.Div:
     controls = [
         _control(
             "Progression (on the player bet)",
-            dcc.Dropdown(
-                id="prog-system",
-                options=[{"label": text, "value": key} for key, text in progression.PROGRESSIONS.items()],
-                value=DEFAULTS["prog-system"],
-                clearable=False,
+            _dropdown(
+                "prog-system",
+                [{"label": text, "value": key} for key, text in progression.PROGRESSIONS.items()],
             ),
         ),
         _control("Bankroll (units)", _slider("prog-bankroll", 10, progression.MAX_BANKROLL, 10)),
@@ -224,9 +228,6 @@ def progression_lesson() -> html.Div:
         ),
         _control("Hands at most", _slider("prog-hands", 10, progression.MAX_HANDS, 10)),
         _control("Sessions to deal", _slider("prog-sessions", 100, MAX_SESSIONS, 100)),
-        html.Div(
-            [html.Button("Deal again", id="prog-deal", className="button primary")], className="buttons"
-        ),
         *_live("prog"),
     ]
     exact = [
@@ -257,9 +258,6 @@ def bold_lesson() -> html.Div:
             _radio("bold-bet", [{"label": b.title(), "value": b} for b in bold.PLAIN_BETS]),
         ),
         _control("Sessions to deal", _slider("bold-sessions", 100, MAX_SESSIONS, 100)),
-        html.Div(
-            [html.Button("Deal again", id="bold-deal", className="button primary")], className="buttons"
-        ),
         *_live("bold"),
     ]
     exact = [
@@ -310,9 +308,7 @@ def counting_lesson() -> html.Div:
     controls = [
         _control(
             "Bet",
-            dcc.Dropdown(
-                id="count-bet", options=list(shoe.COUNTED_BETS), value=DEFAULTS["count-bet"], clearable=False
-            ),
+            _dropdown("count-bet", list(shoe.COUNTED_BETS)),
         ),
         *_shoe_controls("count"),
     ]

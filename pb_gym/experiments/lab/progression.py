@@ -49,10 +49,7 @@ def check_progression(system: str, bankroll: int, goal: int, table_max: int, han
     check_choice("system", system, tuple(PROGRESSIONS))
     check_int("bankroll", bankroll, 2, MAX_BANKROLL)
     check_int("goal", goal, 1, MAX_GOAL)
-    if table_max not in TABLE_MAXIMUMS:
-        raise ValueError(
-            f"table_max={table_max!r} is not allowed; allowed: {', '.join(map(str, TABLE_MAXIMUMS))}"
-        )
+    check_choice("table_max", table_max, TABLE_MAXIMUMS)
     check_int("hands", hands, 10, MAX_HANDS)
 
 

@@ -196,13 +196,13 @@ def evaluation_study(config: TrainConfig, model_path: Path) -> StudyConfig:
 
 # ------------------------------------------------------------------------------------------ training
 def _curve_callbacks(config: TrainConfig, cfg: env_config.EnvConfig) -> tuple:
-    """The learning curve's callback and, for a ``discovery:`` config with curve points, the exact
-    curve's (else None), both fresh."""
+    """The learning curve's callback, for a ``discovery:`` config with curve points the exact curve's
+    (else None), and the list of those there are: all fresh."""
     curve = make_curve_callback(max(1, config.total_timesteps // config.curve_points), cfg)
-    exact = None
-    if config.discovery is not None and config.discovery.curve_points > 0:
-        exact = make_exact_curve_callback(config, None)
-    return curve, exact
+    if config.discovery is None or config.discovery.curve_points == 0:
+        return curve, None, [curve]
+    exact = make_exact_curve_callback(config, None)
+    return curve, exact, [curve, exact]
 
 
 def train(
@@ -230,8 +230,7 @@ def train(
     cfg = config.env.config()
     env = make_env(config)
     cls = learned.algorithm_class(config.algorithm)
-    curve, exact_curve = _curve_callbacks(config, cfg)
-    callbacks = [c for c in (curve, exact_curve) if c is not None]
+    curve, exact_curve, callbacks = _curve_callbacks(config, cfg)
     checkpoint = checkpoints.latest(store) if store is not None else None
     seconds_before = 0.0
     if checkpoint is not None:
@@ -247,8 +246,7 @@ def train(
             checkpoint = None
             env.close()
             env = make_env(config)  # (the failed load may have changed the env or the callbacks)
-            curve, exact_curve = _curve_callbacks(config, cfg)
-            callbacks = [c for c in (curve, exact_curve) if c is not None]
+            curve, exact_curve, callbacks = _curve_callbacks(config, cfg)
         else:
             seconds_before = float(checkpoint["seconds"])
             print(
