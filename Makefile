@@ -34,7 +34,7 @@ demo: $(VENV)/.core
 	@echo "next: . $(VENV)/bin/activate (pb-gym and python from $(VENV)), then the README's quick start;"
 	@echo "      pb-gym train needs the rl extra: pip install -e '.[rl]' -c constraints.txt"
 
-# the lab's browser tests (tests/experiments/test_lab_browser.py) drive Debian's Chromium through Playwright (the dev
+# the lab's browser tests (tests/experiments/lab/test_lab_browser.py) drive Debian's Chromium through Playwright (the dev
 # extra); Playwright's own browser download is not used
 chromium:
 	@test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq chromium; }

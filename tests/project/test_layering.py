@@ -294,3 +294,12 @@ def test_no_module_of_the_package_is_longer_than_the_limit():
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_FILE_LINES
     }
     assert long == {}, f"split these modules (at most {MAX_FILE_LINES} lines each): {long}"
+
+
+def test_the_studies_tests_mirror_the_studies_packages():
+    """``tests/experiments/`` holds one folder per package of ``pb_gym/experiments/`` that has tests,
+    and no test file outside them, so a study's tests are found where the study is."""
+    packages = {path.parent.name for path in (ROOT / "pb_gym" / "experiments").glob("*/__init__.py")}
+    tests = ROOT / "tests" / "experiments"
+    folders = {path.parent.relative_to(tests).as_posix() for path in tests.rglob("test_*.py")}
+    assert folders <= packages, f"not a study package of pb_gym/experiments: {sorted(folders - packages)}"

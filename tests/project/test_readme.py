@@ -74,7 +74,7 @@ SIZES: dict[str, list[tuple[str, str]]] = {
 
 # pb-gym subcommands that `commands` blocks parse but do not run, and why
 PARSE_ONLY = {
-    "bench": "its timings take 20 s even with --quick; tests/experiments/test_cli.py runs bench --quick"
+    "bench": "its timings take 20 s even with --quick; tests/experiments/cli/test_cli.py runs bench --quick"
 }
 # programs that README blocks call, from an extra that `make test` may not install
 EXTRA_PROGRAMS = {"jupyter": "notebook", "dask": "dask"}
@@ -317,7 +317,7 @@ class Workdir:
 
     def plot_once(self):
         """``evaluate``'s plots, drawn for the first run only (they take most of a small run's time;
-        tests/experiments/test_evaluate.py checks them); later runs write everything else."""
+        tests/experiments/evaluate/test_evaluate.py checks them); later runs write everything else."""
         from pb_gym.experiments.evaluate import report as evaluate
 
         real = evaluate.plot

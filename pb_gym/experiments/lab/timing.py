@@ -3,7 +3,7 @@ a slider move's exact figures and of 1,000 simulated sessions, as the page's cal
 
 Each figure is the median of a few runs on a setting not computed before (the lessons cache what they
 computed, so a setting seen once comes back at once); the figures' drawing is included. The browser's
-own share (sending, drawing) is measured by ``tests/experiments/test_lab_browser.py``, which prints it.
+own share (sending, drawing) is measured by ``tests/experiments/lab/test_lab_browser.py``, which prints it.
 Nothing is asserted here: a machine busy with other work is slower, and the numbers say by how much.
 """
 

@@ -13,7 +13,7 @@ update: nothing is half done):
 
 A resumed training loads them and learns the remaining timesteps: the same updates, on the same
 hands, with the same random draws as a run that was never stopped, so the trained weights and the
-curves are the same bit for bit (``tests/experiments/test_train.py`` checks it for PPO and DQN; A2C,
+curves are the same bit for bit (``tests/experiments/train/test_train.py`` checks it for PPO and DQN; A2C,
 MaskablePPO and RecurrentPPO were checked the same way).
 
 Where: ``OUT/.partial/checkpoint_<timesteps>/``, recorded as the run's ``checkpoint`` step (the files'

@@ -252,7 +252,7 @@ def test_no_report_is_written_when_a_chunk_fails(tmp_path, monkeypatch):
     with pytest.raises(SystemExit) as exit_info:  # (serially: the chunks kept do not depend on timing)
         cli.main(["evaluate", str(path), "--out", str(out), "--backend", "serial"])
     assert exit_info.value.code == 1
-    # no report, only the finished chunk kept for a rerun to resume (tests/experiments/test_outputs.py)
+    # no report, only the finished chunk kept for a rerun to resume (tests/experiments/common/test_outputs.py)
     assert sorted(p.name for p in out.iterdir()) == [".partial"]
     assert sorted(p.name for p in (out / ".partial").iterdir()) == ["chunk-000000.json.gz", "run.json"]
 

@@ -8,7 +8,7 @@ tally of the simulated sessions at the demo seed is the engine's; new seed and r
 the server with status 130 and one line.
 
 The screenshots go to a temporary folder, or to ``PB_GYM_LAB_SHOTS`` when it is set (the teacher's
-page's pictures: ``PB_GYM_LAB_SHOTS=docs/img/lab pytest tests/experiments/test_lab_browser.py``).
+page's pictures: ``PB_GYM_LAB_SHOTS=docs/img/lab pytest tests/experiments/lab/test_lab_browser.py``).
 
 Without Chromium or Playwright the module is skipped, except under CI (``CI`` set), where that fails:
 ``make test`` installs both (the dev extra, and ``apt-get install chromium`` when it is missing).
