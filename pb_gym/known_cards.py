@@ -283,8 +283,15 @@ def sorted_cards_edge(table: np.ndarray, high_values: Iterable[int], positions: 
     high[list(high_values)] = True
     if not set(positions) <= {1, 2, 3, 4}:
         raise ValueError(f"sorted_cards_edge: positions {positions!r}; allowed: a subset of 1-4")
+    summed = sorted_classes(table, high, positions)
+    return best_bet_edge(summed.reshape(-1, summed.shape[-1]))
+
+
+def sorted_classes(table: np.ndarray, high: np.ndarray, positions: Sequence[int]) -> np.ndarray:
+    """``table`` (over the values of the first four cards, then any axes of its own) summed over the
+    positions not in ``positions`` (a subset of 1-4), and each sorted position's 10 values grouped
+    into its 2 classes, low then high (``high``: ``(10,)`` bool, the high values)."""
     summed = table.sum(axis=tuple(a for a in range(4) if a + 1 not in positions))
-    # group each sorted position's 10 values into its 2 classes
     for axis in range(len(positions)):
         summed = np.stack(
             [
@@ -293,7 +300,7 @@ def sorted_cards_edge(table: np.ndarray, high_values: Iterable[int], positions: 
             ],
             axis=axis,
         )
-    return best_bet_edge(summed.reshape(-1, summed.shape[-1]))
+    return summed
 
 
 def value_splits() -> list[tuple[int, ...]]:
@@ -389,6 +396,7 @@ __all__ = [
     "known_value_edge",
     "parse_known",
     "sorted_cards_edge",
+    "sorted_classes",
     "value_prefix_probabilities",
     "value_prefix_table",
     "value_splits",

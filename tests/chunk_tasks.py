@@ -1,6 +1,7 @@
-"""Chunk tasks for tests/experiments/common/test_scale.py (module level, so processes and Dask workers can import
-them), the lost evaluation chunk that the scale, output and train tests inject, and a study's chunk task
-patched (a chunk failing, interrupted, or counted)."""
+"""Chunk tasks for tests/experiments/common/test_scale.py (module level, so processes and Dask workers
+can import them), the lost evaluation chunk that the scale, output and train tests inject, a study's
+chunk task patched (a chunk failing, interrupted, or counted), and the small evaluate study that the
+scale and merge tests run."""
 
 import os
 import signal
@@ -8,6 +9,26 @@ import threading
 import time
 
 import numpy as np
+
+SCALE_STUDY = {
+    "name": "scale",
+    "rules": {"decks": 8},
+    "table": {"unit": 10, "minimum": 10, "maximum": 640},
+    "bankroll": 1000,
+    "sessions": 300,
+    "hands": 60,
+    "win_goal": 300,
+    "seed": 9,
+    "chunk_sessions": 100,
+    "systems": [
+        {"type": "flat"},
+        {"type": "martingale", "on_cap": "reset"},
+        {"type": "paroli"},
+        {"type": "kelly", "bets": ["banker", "dragon7"]},
+        {"type": "random"},
+    ],
+}
+"""``pb-gym evaluate``'s config of the scale and merge tests: three chunks of 100 sessions, five systems."""
 
 
 def sum_of_draws(chunk):

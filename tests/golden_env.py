@@ -130,7 +130,7 @@ def single_digest(kwargs: dict, steps: int = 300, seed: int = 7) -> str:
             action = _box_noise(rng, env.action_space.shape)
         else:
             action = env.action_space.sample()
-            if kwargs.get("action_mode") != "box" and rng.random() < 0.3:
+            if rng.random() < 0.3:
                 _feed(h, env.action_masks())
         step = env.step(action)
         _feed(h, step)

@@ -44,7 +44,7 @@ import numpy as np
 
 from pb_gym import exact
 from pb_gym import rules as R
-from pb_gym.agents import systems
+from pb_gym.agents import extras, systems
 from pb_gym.agents.obs_transforms import COUNTED_BETS as COUNTED_BETS
 from pb_gym.agents.obs_transforms import OBS_TRANSFORMS as OBS_TRANSFORMS
 from pb_gym.agents.obs_transforms import SHOE_ONLY_KEYS as SHOE_ONLY_KEYS
@@ -103,16 +103,9 @@ def _missing_extra(what: str, error: object) -> MissingExtra:
 def require_rl(what: str) -> None:
     """Raise :class:`MissingExtra` naming ``what`` unless the modules of the ``rl`` extra are installed
     (found, not imported: torch loads only where a policy runs)."""
-    import importlib.util
-    import sys
-
-    for name in RL_MODULES:
-        try:  # (a module set to None in sys.modules is one that cannot be imported)
-            missing = sys.modules[name] is None if name in sys.modules else not importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            missing = True
-        if missing:
-            raise _missing_extra(what, f"no module named {name!r}")
+    name = extras.missing_module(RL_MODULES)
+    if name is not None:
+        raise _missing_extra(what, f"no module named {name!r}")
 
 
 def algorithm_class(name: str) -> type[BaseAlgorithm]:

@@ -122,10 +122,7 @@ class SessionEnv(gym.Env[np.ndarray, np.int64]):
         self.action_space = spaces.Discrete(s.n_actions)
         self.observation_space = spaces.Box(0.0, 1.0, (2,), dtype=np.float32)
         self.table = PuntoBancoEnv(**s.table_kwargs())
-        self._to_table = np.array(
-            [0] + [self.table.config.action_index(b, k) for b in s.bets for k in range(len(s.stakes))],
-            dtype=np.int64,
-        )
+        self._to_table = s.table_actions(self.table.config)
         self._hands_left = s.hands
         self._illegal = 0
         self._last: tuple[int, float] | None = None  # (action, net in units) of the last hand

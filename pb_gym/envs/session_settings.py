@@ -16,7 +16,7 @@ import numpy as np
 
 from pb_gym import catalog, session_optimum
 from pb_gym import rules as R
-from pb_gym.envs.config import bad, is_int
+from pb_gym.envs.config import EnvConfig, bad, is_int
 from pb_gym.rules import Rules
 
 MAIN_BETS: tuple[str, ...] = ("banker", "player", "tie")
@@ -79,6 +79,14 @@ class SessionSettings:
         """The stake of each action in ticks (0 for no bet), ``(n_actions,)`` int64."""
         per_bet = np.array(self.stakes, dtype=np.int64) * self.ticks_per_unit
         return np.concatenate([[0], np.tile(per_bet, len(self.bets))]).astype(np.int64)
+
+    def table_actions(self, table: EnvConfig) -> np.ndarray:
+        """The action of the table inside (``table``: its config, made from :meth:`table_kwargs`) that
+        each action takes, ``(n_actions,)`` int64."""
+        return np.array(
+            [0] + [table.action_index(b, k) for b in self.bets for k in range(len(self.stakes))],
+            dtype=np.int64,
+        )
 
     def action_index(self, bet: str, stake: int = 0) -> int:
         """The action that stakes ``stake`` whole units on ``bet`` (``"no_bet"``: 0, no stake)."""

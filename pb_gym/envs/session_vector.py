@@ -71,10 +71,7 @@ class SessionVectorEnv(PerTableAccess, VectorEnv):
         self.action_space = batch_space(self.single_action_space, n)
         self.observation_space = batch_space(self.single_observation_space, n)
         self.tables = PuntoBancoVectorEnv(n, autoreset_mode=AutoresetMode.DISABLED, **s.table_kwargs())
-        cfg = self.tables.config
-        self._to_table = np.array(
-            [0] + [cfg.action_index(b, k) for b in s.bets for k in range(len(s.stakes))], dtype=np.int64
-        )
+        self._to_table = s.table_actions(self.tables.config)
         self._hands_left = np.full(n, s.hands, dtype=np.int64)
         self._illegal = np.zeros(n, dtype=np.int64)
         self._ended = np.zeros(n, dtype=np.bool_)  # the episode ended and the table was not reset

@@ -15,6 +15,8 @@ from pb_gym.experiments.common import outputs
 from pb_gym.experiments.common.yaml_config import ConfigError, Strict, parse_yaml, validate
 from pb_gym.progress import Progress, printable
 
+import evaluate_reports
+
 BUSY = "another pb-gym run is writing to this folder now; wait for it to finish, or choose another folder"
 
 
@@ -211,32 +213,10 @@ def test_printable_escapes_what_would_drive_the_terminal():
 def test_evaluates_printed_lines_escape_the_names_and_the_files_keep_them(capsys):
     from pb_gym.experiments.evaluate import report as evaluate_report
 
-    system = {
-        "name": "x\x1b[31my",
-        "type": "flat",
-        "hands": 0,
-        "ev_per_unit_wagered": float("nan"),
-        "ci95": [float("nan"), float("nan")],
-        "exact_edge": -0.0106,
-        "exact_edge_conditional": None,
-        "edge_within_ci": None,
-        "interval_note": None,
-        "p_ruin": 0.0,
-        "p_stop_loss": 0.0,
-        "p_target": 0.0,
-        "median_final_bankroll": 1000.0,
-        "table_max_binds": 0.0,
-    }
-    report = {
-        "name": "a\x1b[2Jb\x07\u202ec",
-        "sessions": 20,
-        "hands_per_session": 20,
-        "bankroll": 1000,
-        "table": {"minimum": 10, "maximum": 5000, "unit": 10},
-        "chunks": 1,
-        "timings": {"seconds": 1.0},
-        "systems": [system],
-    }
+    system = evaluate_reports.system_row(
+        "x\x1b[31my", float("nan"), [float("nan"), float("nan")], -0.0106, hands=0
+    )
+    report = evaluate_reports.report([system], name="a\x1b[2Jb\x07\u202ec", sessions=20, hands_per_session=20)
     evaluate_report.print_report(report)
     out = capsys.readouterr().out
     assert out.startswith("a\\x1b[2Jb\\x07\\u202ec: 20 sessions")

@@ -30,7 +30,6 @@ import functools
 import hashlib
 import json
 import math
-import os
 import sys
 import tempfile
 import time
@@ -412,8 +411,8 @@ def run(
     store=None,
 ) -> dict:
     """Train and score every run, then aggregate. With a ``store``, the runs it holds are loaded
-    instead of trained, and each run is kept there as soon as it finishes (``serial``; with
-    ``processes`` or ``dask``, ``workers`` runs at a time, kept as each batch finishes)."""
+    instead of trained, and each run is kept there as soon as it finishes (with ``processes`` or
+    ``dask``, ``workers`` runs at a time)."""
     started = time.perf_counter()
     runs = plan_runs(config)
     results: dict[str, dict] = {}
@@ -436,23 +435,23 @@ def run(
             file=sys.stderr,
             flush=True,
         )
-    batch = 1 if backend == "serial" else (workers or os.cpu_count() or 1)
+
+    def keep(chunk: scale.Chunk, result: dict) -> None:  # (run chunk.index of todo, as it finishes)
+        results[todo[chunk.index]["step"]] = result
+        if store is not None:
+            store.save_step(todo[chunk.index]["step"], result)
+
+    task = functools.partial(
+        train_and_score,
+        runs=todo,
+        task=config.task,
+        tables=config.tables,
+        hands=config.hands,
+        seed=config.seed,
+    )
     with scale.progress_printer("benchmark: training runs", progress, len(todo)) as printer:
-        for start in range(0, len(todo), batch):
-            part = todo[start : start + batch]
-            task = functools.partial(
-                train_and_score,
-                runs=part,
-                task=config.task,
-                tables=config.tables,
-                hands=config.hands,
-                seed=config.seed,
-            )
-            done = scale.run(task, scale.plan(len(part), 1, 0), backend, scheduler, workers, printer)
-            for r, result in zip(part, done, strict=True):
-                results[r["step"]] = result
-                if store is not None:
-                    store.save_step(r["step"], result)
+        if todo:
+            scale.run(task, scale.plan(len(todo), 1, 0), backend, scheduler, workers, printer, keep=keep)
     ordered = [results[r["step"]] for r in runs]
     _check_same_deal(ordered)
     # a trained run has the deal's counts; recorded rows only the estimates

@@ -242,6 +242,7 @@ def run(
     workers: int | None = None,
     progress: Callable[[Chunk], None] | None = None,
     store: ChunkStore | None = None,
+    keep: Callable[[Chunk, Result], None] | None = None,
 ) -> list[Result]:
     """Run ``task`` on every chunk with the backend; return the results in chunk order.
 
@@ -250,7 +251,9 @@ def run(
     (:class:`pb_gym.experiments.common.chunk_store.ChunkStore`)
     the chunks it already holds are loaded instead of computed, and every chunk is saved as soon as it
     finishes, so that an interruption (Ctrl-C, a killed process, a chunk failing twice) loses only the
-    chunks that were running.
+    chunks that were running. ``keep`` is called here with each chunk and its result as it finishes
+    (before ``progress``): for a caller that keeps its results under names of its own (the regret
+    table's runs, :meth:`~pb_gym.experiments.common.chunk_store.ChunkStore.save_step`).
     """
     _check_backend(backend, scheduler, workers)
     progress = progress or (lambda chunk: None)
@@ -260,6 +263,8 @@ def run(
         results[chunk.index] = result
         if store is not None:
             store.save(chunk, result)
+        if keep is not None:
+            keep(chunk, result)
         progress(chunk)
 
     todo = [chunk for chunk in chunks if chunk.index not in results]

@@ -23,6 +23,8 @@ those import Dash and Plotly.
 
 from __future__ import annotations
 
+from pb_gym.agents import extras
+
 LAB_MODULES = ("dash", "plotly", "flask")
 """The modules of the ``lab`` extra."""
 LAB_INSTALL = "pip install -e '.[lab]' -c constraints.txt"
@@ -36,19 +38,12 @@ class MissingExtra(ImportError):
 def require_lab(what: str = "pb-gym lab") -> None:
     """Raise :class:`MissingExtra` naming ``what`` unless the modules of the ``lab`` extra can be
     imported (found, not imported)."""
-    import importlib.util
-    import sys
-
-    for name in LAB_MODULES:
-        try:  # (a module set to None in sys.modules is one that cannot be imported)
-            missing = sys.modules[name] is None if name in sys.modules else not importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            missing = True
-        if missing:
-            raise MissingExtra(
-                f"{what} needs the lab extra (Dash, Plotly), not installed here (no module named "
-                f"{name!r}); install it in the clone: {LAB_INSTALL}"
-            )
+    name = extras.missing_module(LAB_MODULES)
+    if name is not None:
+        raise MissingExtra(
+            f"{what} needs the lab extra (Dash, Plotly), not installed here (no module named "
+            f"{name!r}); install it in the clone: {LAB_INSTALL}"
+        )
 
 
 __all__ = ["LAB_MODULES", "LAB_INSTALL", "MissingExtra", "require_lab"]

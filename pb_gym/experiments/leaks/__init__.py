@@ -84,7 +84,7 @@ class LeaksConfig(Strict):
 # --------------------------------------------------------------------------------------------------
 # The bettor's rule: which main bet (or none, -1) for each leaked key, from the exact EVs
 # --------------------------------------------------------------------------------------------------
-def _decisions(sums: np.ndarray) -> tuple[np.ndarray, float, float]:
+def _decisions(sums: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
     """Per key: the best main bet's index into :data:`MAIN` when its EV sum is positive, else -1; and
     the edge (summed best positive EV) and the chance of a bet."""
     best = sums.argmax(axis=-1)
@@ -123,23 +123,8 @@ def table_leak_rule(leak: str, table: np.ndarray, probabilities: np.ndarray, com
         high, _ = known_cards.best_split(table, positions)
     mask = np.zeros(10, dtype=bool)
     mask[list(high)] = True
-    summed = table.sum(axis=tuple(a for a in range(4) if a + 1 not in positions))
-    chance = probabilities.sum(axis=tuple(a for a in range(4) if a + 1 not in positions))
-    for axis in range(len(positions)):
-        summed = np.stack(
-            [
-                np.compress(~mask, summed, axis=axis).sum(axis=axis),
-                np.compress(mask, summed, axis=axis).sum(axis=axis),
-            ],
-            axis=axis,
-        )
-        chance = np.stack(
-            [
-                np.compress(~mask, chance, axis=axis).sum(axis=axis),
-                np.compress(mask, chance, axis=axis).sum(axis=axis),
-            ],
-            axis=axis,
-        )
+    summed = known_cards.sorted_classes(table, mask, positions)
+    chance = known_cards.sorted_classes(probabilities, mask, positions)
     decision, edge, positive = _decisions(summed.reshape(-1, 3))
     return {
         "positions": positions,

@@ -9,9 +9,8 @@ import pytest
 import yaml
 
 from pb_gym import parallel
-from pb_gym.experiments import cli, evaluate
+from pb_gym.experiments import cli
 from pb_gym.experiments.common import scale
-from pb_gym.experiments.common.yaml_config import validate
 
 import chunk_tasks
 
@@ -192,26 +191,6 @@ def test_bad_backend_arguments():
         scale.run(chunk_tasks.sum_of_draws, chunks, "processes", scheduler="tcp://127.0.0.1:8786")
 
 
-STUDY = {
-    "name": "scale",
-    "rules": {"decks": 8},
-    "table": {"unit": 10, "minimum": 10, "maximum": 640},
-    "bankroll": 1000,
-    "sessions": 300,
-    "hands": 60,
-    "win_goal": 300,
-    "seed": 9,
-    "chunk_sessions": 100,
-    "systems": [
-        {"type": "flat"},
-        {"type": "martingale", "on_cap": "reset"},
-        {"type": "paroli"},
-        {"type": "kelly", "bets": ["banker", "dragon7"]},
-        {"type": "random"},
-    ],
-}
-
-
 def _without_timings(report: dict) -> str:
     report = {k: v for k, v in report.items() if k not in ("timings", "written")}
     return json.dumps(report, sort_keys=True)
@@ -219,7 +198,7 @@ def _without_timings(report: dict) -> str:
 
 def test_evaluate_is_bit_identical_on_every_backend(tmp_path, capsys):
     path = tmp_path / "study.yaml"
-    path.write_text(yaml.safe_dump(STUDY))
+    path.write_text(yaml.safe_dump(chunk_tasks.SCALE_STUDY))
     printed = {}
     for backend, workers in BACKENDS:
         argv = ["evaluate", str(path), "--json", "--backend", backend]
@@ -231,22 +210,9 @@ def test_evaluate_is_bit_identical_on_every_backend(tmp_path, capsys):
     assert _without_timings(printed["serial"]) == _without_timings(printed["dask"])
 
 
-def test_merged_chunks_keep_exact_totals():
-    config = validate(STUDY, evaluate.StudyConfig, "scale")
-    report = evaluate.run_study(config)
-    chunks = scale.plan(300, 100, 9)
-    parts = [evaluate.run_chunk(config.model_dump(mode="json"), chunk) for chunk in chunks]
-    for i, system in enumerate(report["systems"]):
-        assert system["net"] == sum(p["systems"][i]["sum_net"] for p in parts)
-        assert system["hands"] == sum(p["systems"][i]["bets"] for p in parts)
-        finals = np.concatenate([p["systems"][i]["final_bankrolls"] for p in parts])
-        assert np.array_equal(report["final_bankrolls"][system["name"]], finals)
-        assert system["median_final_bankroll"] == float(np.median(finals))
-
-
 def test_no_report_is_written_when_a_chunk_fails(tmp_path, monkeypatch):
     path = tmp_path / "study.yaml"
-    path.write_text(yaml.safe_dump(STUDY))
+    path.write_text(yaml.safe_dump(chunk_tasks.SCALE_STUDY))
     chunk_tasks.lose_evaluate_chunk(monkeypatch)
     out = tmp_path / "out"
     with pytest.raises(SystemExit) as exit_info:  # (serially: the chunks kept do not depend on timing)
@@ -255,20 +221,6 @@ def test_no_report_is_written_when_a_chunk_fails(tmp_path, monkeypatch):
     # no report, only the finished chunk kept for a rerun to resume (tests/experiments/common/test_outputs.py)
     assert sorted(p.name for p in out.iterdir()) == [".partial"]
     assert sorted(p.name for p in (out / ".partial").iterdir()) == ["chunk-000000.json.gz", "run.json"]
-
-
-def test_binned_quantiles_are_exact_to_a_bin():
-    rng = np.random.default_rng(0)
-    values = rng.normal(1000, 150, 20000).clip(0, None)
-    edges = np.linspace(0, 2000, evaluate.FAN_BINS + 1)
-    where = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, evaluate.FAN_BINS)
-    counts = np.bincount(where, minlength=evaluate.FAN_BINS + 1)
-    width = edges[1] - edges[0]
-    from pb_gym.experiments.evaluate.summary import binned_quantiles
-
-    np.testing.assert_allclose(
-        binned_quantiles(counts, edges), np.quantile(values, evaluate.QUANTILES), atol=width
-    )
 
 
 def test_scheduler_needs_the_dask_backend(capsys):

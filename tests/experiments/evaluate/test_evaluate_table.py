@@ -10,39 +10,8 @@ import pytest
 from pb_gym.experiments.common import stats
 from pb_gym.experiments.evaluate import report as evaluate_report
 
-
-def _system(name: str, ev: float, ci: list[float], exact: float, **more) -> dict:
-    within = None if math.isnan(ci[0]) else ci[0] <= exact <= ci[1]
-    return {
-        "name": name,
-        "type": more.pop("type", "flat"),
-        "hands": 9_869_207,
-        "ev_per_unit_wagered": ev,
-        "ci95": ci,
-        "exact_edge": exact,
-        "exact_edge_conditional": None,
-        "edge_within_ci": within,
-        "interval_note": more.pop("note", None),
-        "p_ruin": 0.354,
-        "p_stop_loss": 0.53,
-        "p_target": 0.646,
-        "median_final_bankroll": 1502.0,
-        "table_max_binds": 0.0025,
-        **more,
-    }
-
-
-def _report(systems: list[dict]) -> dict:
-    return {
-        "name": "classic",
-        "sessions": 10_000,
-        "hands_per_session": 1000,
-        "bankroll": 1000,
-        "table": {"minimum": 10, "maximum": 5000, "unit": 10},
-        "chunks": 2,
-        "timings": {"seconds": 25.0},
-        "systems": systems,
-    }
+from evaluate_reports import report as _report
+from evaluate_reports import system_row as _system
 
 
 def test_two_sided_p_is_005_at_the_ends_of_a_95_interval():
