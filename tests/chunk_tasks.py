@@ -1,6 +1,6 @@
-"""Chunk tasks for tests/experiments/common/test_scale.py (module level, so processes and Dask workers can import
-them), the lost evaluation chunk that the scale, output and train tests inject, and a study's chunk task
-patched (a chunk failing, interrupted, or counted)."""
+"""Chunk tasks for tests/experiments/common/test_scale.py (module level, so processes and Dask workers can
+import them), the lost evaluation chunk that the scale, output and train tests inject, and a study's chunk
+task patched (a chunk failing, interrupted, or counted)."""
 
 import os
 import signal

@@ -12,12 +12,12 @@ stop-loss 20, bankroll 100 units, 200 hands) this module plays the same sessions
   shuffler: independent hands, through the engine's own shuffle, burn and deal);
 * ``shoe``: hands dealt by the engine from one shoe per session, to the cut card (the evaluator's way);
 
-each by one vectorized Labouchere written from the rules (:func:`play`; it equals the evaluator's on
-the same hands, checked in ``tests/experiments/evaluate/test_exact_shoe_effect.py``), and scans the evaluator's
-own P(goal) over many seeds (:func:`evaluator_seeds`). ``shoe`` minus ``csm`` is the shoe effect; the
-``independent`` row checks the chain. :func:`miss_by_hand` splits one seed's miss of the exact P(goal)
-hand by hand (P(goal | the state after a hand) minus before it, summed over the sessions), from a
-value iteration over the session's states written here (a second computation of the exact figure).
+each by one vectorized Labouchere written from the rules (:func:`play`; it equals the evaluator's on the same
+hands, checked in ``tests/experiments/evaluate/test_exact_shoe_effect.py``), and scans the evaluator's own
+P(goal) over many seeds (:func:`evaluator_seeds`). ``shoe`` minus ``csm`` is the shoe effect; the
+``independent`` row checks the chain. :func:`miss_by_hand` splits one seed's miss of the exact P(goal) hand by
+hand (P(goal | the state after a hand) minus before it, summed over the sessions), from a value iteration over
+the session's states written here (a second computation of the exact figure).
 """
 
 from __future__ import annotations
