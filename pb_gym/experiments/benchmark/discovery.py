@@ -26,6 +26,7 @@ statistics, fed the environment's own observations. Episodes run as in training 
 from __future__ import annotations
 
 import csv
+import functools
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -312,7 +313,8 @@ def score(
 ) -> dict:
     """Play ``policy`` on ``tables`` x ``hands`` held-out hands (seed ``seed``) beside the perfect
     bettor (and the linear ``count`` if given); the JSON-ready statistics (see the module docstring).
-    The deal and its per-shoe sums are the benchmark scorer's (:class:`pb_gym.benchmark.Deal`)."""
+    The deal, its per-hand loop and its per-shoe sums are the benchmark scorer's
+    (:meth:`pb_gym.benchmark.Deal.play`)."""
     systems = ("learned", "perfect", "count", "never") if count is not None else ("learned", "perfect")
     kinds = ("exact", "real", "bets", "staked")
     deal = Deal(env_kwargs, tables, seed, [f"{kind}/{s}" for kind in kinds for s in systems])
@@ -322,34 +324,24 @@ def score(
     policy.reset()
     rows = np.arange(tables)
     calib = _Calibration(bets, spots)
-    episode_start = np.ones(tables, dtype=bool)
-    stakes = np.zeros((tables, table.n_columns))
-    for _ in range(hands):
-        composition, ev, bankroll = deal.before()
-        actions, probs = policy.act(deal.obs, bankroll, episode_start, probabilities=calibration)
-        env_actions.decode_actions(cfg, actions, bankroll, stakes)
-        reward, payoffs, done = deal.step(actions)
+    # episodes that ended start again, as in training (a reset starts a new shoe); the policy is also
+    # given the bankrolls (MaskablePPO's masks) and the episode starts (RecurrentPPO's state)
+    for hand in deal.play(hands, functools.partial(policy.act, probabilities=calibration)):
         # the systems' stakes and exact / realized profits on this hand
-        side_ev = ev[:, spots]
-        best, positive = exact.best_positive(side_ev)
-        perfect = np.zeros_like(stakes)
+        best, positive = exact.best_positive(hand.ev[:, spots])
+        perfect = np.zeros_like(hand.stakes)
         perfect[rows[positive], spots[best[positive]]] = 1.0
-        placed = {"learned": stakes, "perfect": perfect}
+        placed = {"learned": hand.stakes, "perfect": perfect}
         if count is not None:
             placed["count"] = count_stakes(
-                count, composition.astype(np.float64), spots, rules.decks, table.n_columns
+                count, hand.composition.astype(np.float64), spots, rules.decks, table.n_columns
             )
-            placed["never"] = np.zeros_like(stakes)
+            placed["never"] = np.zeros_like(hand.stakes)
         for name, st in placed.items():
-            deal.add(f"exact/{name}", (st * ev).sum(axis=1))
-            deal.add(f"real/{name}", reward if name == "learned" else (st * payoffs).sum(axis=1))
-            deal.add(f"bets/{name}", (st > 0).any(axis=1))
-            deal.add(f"staked/{name}", st.sum(axis=1))
+            realized = hand.reward if name == "learned" else (st * hand.payoffs).sum(axis=1)
+            deal.add_stakes(name, st, hand.ev, realized)
         if calibration:
-            calib.add(ev, stakes, perfect, probs)
-        # episodes that ended start again, as in training (a reset starts a new shoe)
-        episode_start = done.copy()
-        deal.end_hand(done)
+            calib.add(hand.ev, hand.stakes, perfect, hand.extra)
     sums, n = deal.totals()
     out: dict[str, Any] = {
         "tables": tables,
