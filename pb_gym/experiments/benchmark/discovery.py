@@ -37,8 +37,8 @@ from pydantic import Field
 
 from pb_gym import exact
 from pb_gym import rules as R
+from pb_gym.agents import learned
 from pb_gym.benchmark import Deal, ci_text
-from pb_gym.envs import actions as env_actions
 from pb_gym.envs import config
 from pb_gym.experiments import atlas
 from pb_gym.experiments.common import plotting, stats
@@ -79,20 +79,15 @@ class DiscoveryConfig(Strict):
 
 
 # ------------------------------------------------------------------------------------ the policy
-class Policy:
+class Policy(learned.ModelActor):
     """A trained SB3 model as a function of the environment's observations (greedy actions, and the
-    probability of betting each spot where the algorithm has an action distribution)."""
+    probability of betting each spot where the algorithm has an action distribution): the agents'
+    :class:`pb_gym.agents.learned.ModelActor`, its action distribution read as well."""
 
     def __init__(
         self, model, algorithm: str, cfg: config.EnvConfig, obs_transform: str = "none", normalizer=None
     ) -> None:
-        from pb_gym.agents import learned as learned_agents
-
-        self.model, self.algorithm, self.cfg = model, algorithm, cfg
-        self.transform = obs_transform
-        self.normalizer = normalizer
-        self._transform_obs = learned_agents.transform_obs
-        self.lstm_state = None
+        super().__init__(model, algorithm, cfg, obs_transform, normalizer)
         # the table's stake column (-1 = none) each action or choice index stakes
         choice_spot = cfg.choice_spot
         if cfg.action_mode == "discrete":
@@ -103,16 +98,6 @@ class Policy:
         else:
             self.action_spot = choice_spot.astype(np.int64)
 
-    def reset(self) -> None:
-        self.lstm_state = None
-
-    def _prepare(self, obs):
-        if isinstance(obs, dict):
-            obs = self._transform_obs(self.transform, obs, self.cfg)
-        if self.normalizer is not None:
-            obs = self.normalizer.normalize_obs(obs)
-        return obs
-
     def act(
         self, obs, bankroll: np.ndarray, episode_start: np.ndarray, probabilities: bool = True
     ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -120,19 +105,9 @@ class Policy:
         columns (None for DQN)."""
         import torch
 
-        obs = self._prepare(obs)
-        kwargs: dict[str, Any] = {"deterministic": True}
-        masks = None
-        if self.algorithm == "MaskablePPO":
-            masks = env_actions.action_masks(self.cfg, bankroll)
-            kwargs["action_masks"] = masks
+        obs = self.prepare(obs)
         state_before = self.lstm_state
-        if self.algorithm == "RecurrentPPO":
-            actions, self.lstm_state = self.model.predict(
-                obs, state=self.lstm_state, episode_start=episode_start, **kwargs
-            )
-        else:
-            actions, _ = self.model.predict(obs, **kwargs)
+        actions = self.predict(obs, bankroll, episode_start)
         if not probabilities or self.algorithm == "DQN":
             return actions, None
         policy = self.model.policy
@@ -150,7 +125,7 @@ class Policy:
                     tensor, lstm, torch.tensor(episode_start, dtype=torch.float32, device=device)
                 )
             elif self.algorithm == "MaskablePPO":
-                dist = policy.get_distribution(tensor, action_masks=masks)
+                dist = policy.get_distribution(tensor, action_masks=self.masks)
             else:
                 dist = policy.get_distribution(tensor)
             inner = dist.distribution
