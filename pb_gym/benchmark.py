@@ -76,6 +76,7 @@ from pb_gym.envs.tasks import (
     get_task,
     is_session_task,
 )
+from pb_gym.kelly import kelly_growth
 
 Policy = Callable[[np.ndarray], Any]
 
@@ -137,25 +138,6 @@ def policy_actions(raw: Any, rows: int, n_actions: int) -> np.ndarray:
     return actions
 
 
-def _kelly(probabilities: np.ndarray, values: np.ndarray, iterations: int = 60) -> np.ndarray:
-    """The expected log growth at the Kelly fraction of bets paying ``values`` (``(k,)`` net wins) with
-    ``probabilities`` ``(n, k)`` (the rest a push); 0 where the EV is <= 0. Bisection on the
-    derivative of the concave ``sum_k p_k log(1 + f x_k)`` over ``f`` in [0, 1)."""
-    growth = np.zeros(len(probabilities))
-    positive = np.flatnonzero(probabilities @ values > 0)
-    if positive.size:
-        q = probabilities[positive]
-        lo = np.zeros(positive.size)
-        hi = np.full(positive.size, (1.0 / max(1.0, -values.min()) if values.min() < 0 else 1.0) - 1e-9)
-        for _ in range(iterations):
-            mid = 0.5 * (lo + hi)
-            rising = (q * values / (1.0 + mid[:, None] * values)).sum(axis=1) > 0
-            lo = np.where(rising, mid, lo)
-            hi = np.where(rising, hi, mid)
-        growth[positive] = (q * np.log1p(lo[:, None] * values)).sum(axis=1)
-    return growth
-
-
 class _Growth:
     """Exact expected log growth of the bankroll over a hand, for the stakes placed (the env's
     ``reward="log_growth"`` formula, :func:`pb_gym.envs.observation.log_growth_before_hand`)."""
@@ -199,7 +181,7 @@ class _Growth:
             column = self.pay[:, spot]
             values = np.array(sorted(set(column.tolist()) - {0.0}))
             grouped = probabilities @ (column[:, None] == values[None, :]).astype(np.float64)
-            best = np.maximum(best, _kelly(grouped, values))
+            best = np.maximum(best, kelly_growth(grouped, values)[1])
         return best
 
 
