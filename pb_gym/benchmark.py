@@ -56,8 +56,8 @@ over the one-unit bettor's, above 1 for a policy that stakes more.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -76,6 +76,7 @@ from pb_gym.envs.tasks import (
     get_task,
     is_session_task,
 )
+from pb_gym.kelly import kelly_growth
 
 Policy = Callable[[np.ndarray], Any]
 
@@ -137,25 +138,6 @@ def policy_actions(raw: Any, rows: int, n_actions: int) -> np.ndarray:
     return actions
 
 
-def _kelly(probabilities: np.ndarray, values: np.ndarray, iterations: int = 60) -> np.ndarray:
-    """The expected log growth at the Kelly fraction of bets paying ``values`` (``(k,)`` net wins) with
-    ``probabilities`` ``(n, k)`` (the rest a push); 0 where the EV is <= 0. Bisection on the
-    derivative of the concave ``sum_k p_k log(1 + f x_k)`` over ``f`` in [0, 1)."""
-    growth = np.zeros(len(probabilities))
-    positive = np.flatnonzero(probabilities @ values > 0)
-    if positive.size:
-        q = probabilities[positive]
-        lo = np.zeros(positive.size)
-        hi = np.full(positive.size, (1.0 / max(1.0, -values.min()) if values.min() < 0 else 1.0) - 1e-9)
-        for _ in range(iterations):
-            mid = 0.5 * (lo + hi)
-            rising = (q * values / (1.0 + mid[:, None] * values)).sum(axis=1) > 0
-            lo = np.where(rising, mid, lo)
-            hi = np.where(rising, hi, mid)
-        growth[positive] = (q * np.log1p(lo[:, None] * values)).sum(axis=1)
-    return growth
-
-
 class _Growth:
     """Exact expected log growth of the bankroll over a hand, for the stakes placed (the env's
     ``reward="log_growth"`` formula, :func:`pb_gym.envs.observation.log_growth_before_hand`)."""
@@ -199,8 +181,26 @@ class _Growth:
             column = self.pay[:, spot]
             values = np.array(sorted(set(column.tolist()) - {0.0}))
             grouped = probabilities @ (column[:, None] == values[None, :]).astype(np.float64)
-            best = np.maximum(best, _kelly(grouped, values))
+            best = np.maximum(best, kelly_growth(grouped, values)[1])
         return best
+
+
+class Hand(NamedTuple):
+    """One hand of :meth:`Deal.play` at every table: before it, the unseen cards' composition
+    ``(tables, 13)``, every column's exact EV for them ``(tables, n_columns)`` (:meth:`Deal.before`)
+    and the bankrolls; the actions played, the stakes they placed (an array the next hand overwrites),
+    the realized rewards, every column's net win per unit ``(tables, n_columns)``, the tables whose
+    episode ended, and what ``act`` gave besides the actions."""
+
+    composition: np.ndarray
+    ev: np.ndarray
+    bankroll: np.ndarray
+    actions: np.ndarray
+    stakes: np.ndarray
+    reward: np.ndarray
+    payoffs: np.ndarray
+    done: np.ndarray
+    extra: Any
 
 
 class Deal:
@@ -212,7 +212,8 @@ class Deal:
     time: :meth:`before` gives the unseen cards' composition and every column's exact EV before the
     hand, :meth:`step` plays the actions and starts a new shoe id where the hand came from a freshly
     shuffled shoe, :meth:`add` adds a weight per table to the current shoe's sum of a key,
-    :meth:`end_hand` resets the tables whose episode ended (a reset is a new shoe, and a new id).
+    :meth:`end_hand` resets the tables whose episode ended (a reset is a new shoe, and a new id);
+    :meth:`play` is the loop of the two scorers over them.
     Shoes are the independent groups of the CIs: :meth:`totals` gives each key's per-shoe sums and
     the hands of each shoe, for the shoes that were dealt.
 
@@ -293,6 +294,36 @@ class Deal:
         if done.any():
             self.obs, _ = self.env.reset(options={"reset_mask": done})
             self._new_shoes(done)
+
+    def play(self, hands: int, act: Callable[..., tuple[np.ndarray, Any]]) -> Iterator[Hand]:
+        """The one per-hand loop of the scorers: ``hands`` hands at every table, each a :class:`Hand`.
+
+        Before each hand ``act(obs, bankroll, episode_start)`` (``episode_start``: the tables whose
+        episode ended on the hand before, all of them at the first) gives the actions and anything the
+        caller wants back with the hand (:attr:`Hand.extra`); the actions are decoded to stakes and
+        played. The caller adds its sums (:meth:`add`, :meth:`add_stakes`) before the next hand; then
+        the tables whose episode ended are reset (:meth:`end_hand`)."""
+        from pb_gym.envs import actions as env_actions
+
+        stakes = np.zeros((len(self.shoe_id), self.cfg.n_columns))
+        episode_start = np.ones(len(self.shoe_id), dtype=bool)
+        for _ in range(hands):
+            composition, ev, bankroll = self.before()
+            actions, extra = act(self.obs, bankroll, episode_start)
+            env_actions.decode_actions(self.cfg, actions, bankroll, stakes)
+            reward, payoffs, done = self.step(actions)
+            yield Hand(composition, ev, bankroll, actions, stakes, reward, payoffs, done, extra)
+            episode_start = done.copy()
+            self.end_hand(done)
+
+    def add_stakes(self, name: str, stakes: np.ndarray, ev: np.ndarray, realized: np.ndarray) -> None:
+        """Add a system's hand to its sums: ``exact/name`` (``stakes`` x ``ev``), ``real/name``
+        (``realized``), ``bets/name`` (whether it bet) and, where that key is kept, ``staked/name``."""
+        self.add(f"exact/{name}", (stakes * ev).sum(axis=1))
+        self.add(f"real/{name}", realized)
+        self.add(f"bets/{name}", (stakes > 0).any(axis=1))
+        if f"staked/{name}" in self.sums:
+            self.add(f"staked/{name}", stakes.sum(axis=1))
 
     def totals(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """Each key's per-shoe sums and the hands of each shoe, for the shoes dealt; closes the env."""
@@ -379,39 +410,31 @@ def score(
     unit_action = np.array([action_index(spec, b, cfg.stake_levels[0]) for b in spec.bets])
     if reset is not None:
         reset()
-    stakes = np.zeros((tables, cfg.n_columns))
-    perfect = np.zeros_like(stakes)
+    perfect = np.zeros((tables, cfg.n_columns))
     # the perfect bettor stakes on the task's starting bankroll, whatever the policy's has become: its
     # profit is then the same for every policy (with Sizing-v0's fractions it is one unit, as in
     # Discover-v0; on the policy's bankroll its smallest level fell below the table minimum, and out
     # of play, after any net loss of the policy)
     start = np.full(tables, cfg.bankroll_units)
-    for _ in range(hands):
-        composition, ev, bankroll = deal.before()
-        actions = policy_actions(policy(deal.obs), tables, cfg.n_actions)
-        env_actions.decode_actions(cfg, actions, bankroll, stakes)
+    # the policy sees the observations alone (the bankroll and episode starts are for train's policies)
+    for hand in deal.play(hands, lambda obs, *_: (policy_actions(policy(obs), tables, cfg.n_actions), None)):
+        stakes = hand.stakes
         # a bet chosen whose stake the table does not take (below its minimum): no bet, and counted
-        below_minimum = (actions != 0) & ~(stakes > 0).any(axis=1)
+        below_minimum = (hand.actions != 0) & ~(stakes > 0).any(axis=1)
         # the perfect bettor: the smallest stake on the best scored bet, where its exact EV is > 0
-        side_ev = ev[:, spots]
+        side_ev = hand.ev[:, spots]
         best, positive = best_positive(side_ev)
         env_actions.decode_actions(cfg, np.where(positive, unit_action[best], 0), start, perfect)
-        reward, payoffs, done = deal.step(actions)
         placed = {"policy": stakes, "perfect": perfect}
-        realized = {"policy": reward, "perfect": (perfect * payoffs).sum(axis=1)}
+        realized = {"policy": hand.reward, "perfect": (perfect * hand.payoffs).sum(axis=1)}
         grown: dict[str, np.ndarray] = {}
         if growth is not None:
-            grown = _sizing(
-                growth, cfg, composition, side_ev, bankroll, stakes, perfect, placed, realized, payoffs
-            )
+            grown = _sizing(growth, cfg, hand, side_ev, perfect, placed, realized)
         for name, st in placed.items():
-            deal.add(f"exact/{name}", (st * ev).sum(axis=1))
-            deal.add(f"real/{name}", realized[name])
-            deal.add(f"bets/{name}", (st > 0).any(axis=1))
+            deal.add_stakes(name, st, hand.ev, realized[name])
         for name, g in grown.items():
             deal.add(f"growth/{name}", g)
         deal.add("below_minimum/policy", below_minimum)
-        deal.end_hand(done)
     sums, n = deal.totals()
 
     def per_hand(key: str) -> dict:
@@ -456,16 +479,7 @@ def score(
 
 
 def _sizing(
-    growth: _Growth,
-    cfg,
-    composition: np.ndarray,
-    side_ev: np.ndarray,
-    bankroll: np.ndarray,
-    stakes: np.ndarray,
-    perfect: np.ndarray,
-    placed: dict,
-    realized: dict,
-    payoffs: np.ndarray,
+    growth: _Growth, cfg, hand: Hand, side_ev: np.ndarray, perfect: np.ndarray, placed: dict, realized: dict
 ) -> dict[str, np.ndarray]:
     """The exact log growth of the policy, of the best action of the task's own (the sizer) and of
     the Kelly bettor on this hand. A stake can grow the bankroll only on a bet whose EV is > 0, so the
@@ -473,6 +487,7 @@ def _sizing(
     from pb_gym import exact
     from pb_gym.envs import actions as env_actions
 
+    composition, bankroll, stakes = hand.composition, hand.bankroll, hand.stakes
     n = len(bankroll)
     out = {name: np.zeros(n) for name in ("policy", "sizer", "kelly")}
     sizer = np.zeros_like(stakes)
@@ -489,7 +504,7 @@ def _sizing(
         sizer[rows] = chosen
         out["kelly"][rows] = growth.kelly(probabilities)
     placed["sizer"] = sizer
-    realized["sizer"] = (sizer * payoffs).sum(axis=1)
+    realized["sizer"] = (sizer * hand.payoffs).sum(axis=1)
     return out
 
 

@@ -157,7 +157,7 @@ def action_table(task: str | SessionTask, policy: Policy, chunk: int = SCORE_TAB
     if isinstance(policy, so.PolicyTable):
         return _from_table(s, policy)
     if isinstance(policy, StatePolicy):  # called at every live state, its answers checked there
-        return _from_table(s, so._table_from_function(problem(task), policy.function))
+        return _from_table(s, so.table_from_function(problem(task), policy.function))
     if callable(policy):
         return _from_observations(s, policy, chunk)
     raise ValueError(

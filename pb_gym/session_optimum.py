@@ -510,8 +510,12 @@ def _whole_stake(value: object, where: str) -> int:
     raise ValueError(f"policy: {where}, the stake must be a whole number of units (got {value!r})")
 
 
-def _table_from_function(session: Session, policy: PolicyFunction) -> PolicyTable:
-    """Call ``policy`` at every live state (bankroll from the table minimum to under the goal)."""
+def table_from_function(session: Session, policy: PolicyFunction) -> PolicyTable:
+    """``policy``, a function of (bankroll in units as a Fraction, hands left) returning ``(bet name,
+    stake in whole units)`` or None, as a :class:`PolicyTable`: called at every live state (a bankroll
+    from the table minimum to under the goal), no bet elsewhere. A ValueError names the state of an
+    action that is not ``(bet, stake)``, of a bet not offered or of a stake off whole units (the table
+    limits and the bankroll are checked where a table is valued: :func:`policy_values`)."""
     ticks, n, offered = session.ticks_per_unit, session.goal_ticks, ", ".join(session.bets)
     bet = np.full((session.hands + 1, n + 1), NO_BET, dtype=np.int64)
     stake = np.zeros_like(bet)
@@ -557,7 +561,7 @@ def _steps(session: Session, policy: Policy, hands: range) -> Iterator[tuple[int
     """For each ``h`` of ``hands``: the bankroll ticks the policy's action at ``(h, b)`` leads to and
     their probabilities, ``(n, outcomes)`` each (no bet: ``b`` with probability 1; the goal clipped to
     ``n``). The actions are checked first (:func:`_check_table`)."""
-    table = policy if isinstance(policy, PolicyTable) else _table_from_function(session, policy)
+    table = policy if isinstance(policy, PolicyTable) else table_from_function(session, policy)
     bet, stake = _check_table(session, table)
     model = _model(session)
     # one row per bet padded with probability 0, and a last row (which NO_BET indexes) for no bet

@@ -3,7 +3,7 @@
 Why. A Kelly bettor on one bet (the main job's is on the banker) prices every table before every hand:
 the EV bound of :mod:`pb_gym.ev_bound` first, the exact EV (:func:`pb_gym.exact.expectations`) where
 the bound cannot rule the bet out, the probabilities of its payoffs where the exact EV does not
-either, and the Kelly fraction (:func:`agents.staking.kelly_bisection`) where the bet is positive.
+either, and the Kelly fraction (:func:`pb_gym.kelly.kelly_bisection`) where the bet is positive.
 Done as numpy calls, each step over the rows the step before left, the glue between the kernels
 (checks, gathers, the layout of the exact walk's blocks) costs a large share of what the kernels
 cost, and every call lets go of the GIL that the other chunks' threads then take. :func:`kelly_rows`
@@ -26,8 +26,8 @@ import numpy as np
 
 from pb_gym import multiset_walk
 from pb_gym import rules as R
-from pb_gym.agents.staking import _numpy_sum, kelly_bisection
 from pb_gym.ev_bound import _upper_kernel
+from pb_gym.kelly import kelly_bisection, numpy_sum
 
 RANK_VALUE = np.array(R.RANK_VALUES, dtype=np.int64)
 """The baccarat value of each rank A..K (:data:`pb_gym.rules.RANK_VALUES`), for the compiled code."""
@@ -97,7 +97,7 @@ def kelly_rows(
     ``u0`` .. ``quartic_by_pairs``: the bet's :class:`pb_gym.ev_bound.EVBound` (its tables from
     count 0); ``ev_weights`` ``(n_multisets, 1)``: the multiset weights folded with the bet's net
     payoffs; ``level_weights``: with its indicator of each payoff in ``values``; ``high``,
-    ``iterations``: :func:`agents.systems.kelly_growth`'s. Returns ``(-1, 0)`` (every row is usable:
+    ``iterations``: :func:`pb_gym.kelly.kelly_growth`'s. Returns ``(-1, 0)`` (every row is usable:
     the compositions were checked)."""
     n = stop - start
     bound = np.empty(ranks.shape[0])
@@ -152,7 +152,7 @@ def kelly_rows(
     for i in range(m):
         for k in range(values.shape[0]):
             terms[k] = q[i, k] * math.log1p(f[i] * values[k])
-        if _numpy_sum(terms) > 0.0:
+        if numpy_sum(terms) > 0.0:
             t = rows[positive[i]]
             out_column[t] = column
             out_fraction[t] = f[i]

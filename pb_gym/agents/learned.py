@@ -28,6 +28,9 @@ counterpart. When the study's bankroll, hand limit or win goal differ from the t
 the policy still runs (a generalization test) but a warning says so; rules and table limits must
 agree (an error names the mismatch).
 
+:class:`ModelActor` is the model's predict on its env's observations (transform, normalization,
+MaskablePPO's masks, RecurrentPPO's state), the one that train's discovery scoring uses too.
+
 Also here: :class:`NeverBet` (``type: never``), the abstaining baseline, and :class:`PerfectInformation`
 (``type: perfect``), the flat perfect-information bettor (``base`` units on the best bet whose exact EV
 for the unseen cards is positive).
@@ -150,6 +153,65 @@ def training_mismatch(
     return None
 
 
+class ModelActor:
+    """A stable-baselines3 model's actions on the observations of the env it was trained on, as
+    ``pb-gym train`` trained it: its observation transform, its ``VecNormalize`` statistics,
+    MaskablePPO's action masks (from the bankrolls) and RecurrentPPO's LSTM state. The one predict of
+    :class:`Sb3Policy` and of train's discovery scoring
+    (:class:`pb_gym.experiments.benchmark.discovery.Policy`, which adds the policy's probabilities).
+
+    Args:
+        model: the SB3 model.
+        algorithm: its algorithm's name (one of :data:`ALGORITHMS`).
+        cfg: the env it was trained on.
+        obs_transform: its observation transform (:func:`transform_obs`).
+        normalizer: its ``VecNormalize`` (observations), or None.
+        deterministic: greedy actions; False samples from the policy.
+    """
+
+    def __init__(
+        self,
+        model,
+        algorithm: str,
+        cfg: config.EnvConfig,
+        obs_transform: str = "none",
+        normalizer=None,
+        deterministic: bool = True,
+    ) -> None:
+        self.model, self.algorithm, self.cfg = model, algorithm, cfg
+        self.obs_transform, self.normalizer, self.deterministic = obs_transform, normalizer, deterministic
+        self.lstm_state: tuple[np.ndarray, ...] | None = None
+        self.masks: np.ndarray | None = None  # MaskablePPO's, of the last predict
+
+    def reset(self) -> None:
+        """Forget RecurrentPPO's state."""
+        self.lstm_state = None
+
+    def prepare(self, obs):
+        """The model's input: the env's observation (a dict: split) transformed and normalized."""
+        if isinstance(obs, dict):
+            obs = transform_obs(self.obs_transform, obs, self.cfg)
+        if self.normalizer is not None:
+            obs = self.normalizer.normalize_obs(obs)
+        return obs
+
+    def predict(self, obs, bankroll: np.ndarray, episode_start: np.ndarray) -> np.ndarray:
+        """The model's actions for the prepared observations ``obs`` (:meth:`prepare`); ``bankroll``
+        (units) gives MaskablePPO's masks, ``episode_start`` restarts RecurrentPPO's state."""
+        kwargs: dict[str, Any] = {"deterministic": self.deterministic}
+        self.masks = None
+        if self.algorithm == "MaskablePPO":
+            self.masks = env_actions.action_masks(self.cfg, bankroll)
+            kwargs["action_masks"] = self.masks
+        if self.algorithm == "RecurrentPPO":
+            actions, self.lstm_state = self.model.predict(
+                obs, state=self.lstm_state, episode_start=episode_start, **kwargs
+            )
+            return actions
+        actions, _ = self.model.predict(obs, **kwargs)
+        return actions
+
+
 class Sb3Policy(systems.BettingSystem):
     """A saved stable-baselines3 model as a betting system (``type: sb3``, ``model: path``).
 
@@ -176,19 +238,21 @@ class Sb3Policy(systems.BettingSystem):
                 "evaluation replays one bet per hand (multidiscrete or discrete)"
             )
         self.deterministic = bool(deterministic)
-        self.model = algorithm_class(self.algorithm).load(zip_path, device="cpu")
-        self.normalizer = None
+        loaded = algorithm_class(self.algorithm).load(zip_path, device="cpu")
+        normalizer = None
         if meta.get("vecnormalize"):
-            self.normalizer = _load_normalizer(
+            normalizer = _load_normalizer(
                 zip_path.parent / meta["vecnormalize"], self.env_kwargs, self.obs_transform, self.cfg
             )
+        self.actor = ModelActor(
+            loaded, self.algorithm, self.cfg, self.obs_transform, normalizer, self.deterministic
+        )
         self.bead_plate = self.cfg.history  # the session keeps at least this much bead plate
         self._checked = False
-        self._lstm_state: tuple[np.ndarray, ...] | None = None
 
     def reset(self, n_tables: int, rng: np.random.Generator | None = None) -> None:
         super().reset(n_tables, rng)
-        self._lstm_state = None
+        self.actor.reset()
         self._checked = False
         if not self.deterministic:
             import torch
@@ -291,22 +355,11 @@ class Sb3Policy(systems.BettingSystem):
         self._to_table = np.array([table.column(b) if b in offered else -1 for b in names], dtype=np.int64)
 
     def _act(self, obs, view: systems.TableView) -> np.ndarray:
-        """The model's actions for the observations (transform, normalization, masks, LSTM state)."""
-        obs = transform_obs(self.obs_transform, obs, self.cfg) if isinstance(obs, dict) else obs
-        if self.normalizer is not None:
-            obs = self.normalizer.normalize_obs(obs)
-        kwargs: dict[str, Any] = {"deterministic": self.deterministic}
-        if self.algorithm == "MaskablePPO":
-            kwargs["action_masks"] = env_actions.action_masks(self.cfg, np.asarray(view.bankroll_units))
-        if self.algorithm == "RecurrentPPO":
-            n = len(view.bankroll_units)
-            starts = np.full(n, view.hands_played == 0)
-            actions, self._lstm_state = self.model.predict(
-                obs, state=self._lstm_state, episode_start=starts, **kwargs
-            )
-            return actions
-        actions, _ = self.model.predict(obs, **kwargs)
-        return actions
+        """The model's actions for the observations (:class:`ModelActor`: transform, normalization,
+        masks, LSTM state restarted where the session starts)."""
+        bankroll = np.asarray(view.bankroll_units)
+        starts = np.full(len(bankroll), view.hands_played == 0)
+        return self.actor.predict(self.actor.prepare(obs), bankroll, starts)
 
     def bet_columns(self) -> tuple[int, ...]:
         own = [int(spot) for spot in self.cfg.choice_spot if spot >= 0]
@@ -383,6 +436,7 @@ class PerfectInformation(systems.BettingSystem):
 
 
 __all__ = [
+    "ModelActor",
     "Sb3Policy",
     "NeverBet",
     "PerfectInformation",

@@ -31,6 +31,7 @@ import numba
 import numpy as np
 
 from pb_gym import rules as R
+from pb_gym.kelly import kelly_bisection as kelly_bisection  # (moved to the core: pb_gym.kelly)
 from pb_gym.session.live import seat_span, table_at
 
 NO_BET = -1
@@ -436,55 +437,3 @@ def update_range(start, stop, table, state, pays, seat_of, placed, net, unit, li
                 live_count,
                 k,
             )
-
-
-# The Kelly bettor's fraction (agents.systems.kelly_growth): a bisection over the few tables whose
-# bets may be positive, where numpy's per-call cost dominated.
-@numba.njit(cache=True, nogil=True)
-def _numpy_sum(a):
-    """``numpy.sum`` of a 1-d array, bit for bit: numpy's pairwise summation (eight running sums
-    from eight terms on, halves beyond 128)."""
-    n = a.shape[0]
-    if n < 8:
-        total = 0.0
-        for i in range(n):
-            total += a[i]
-        return total
-    if n > 128:
-        half = (n // 2) - (n // 2) % 8
-        return _numpy_sum(a[:half]) + _numpy_sum(a[half:])
-    r = a[:8].copy()
-    i = 8
-    while i < n - n % 8:
-        for j in range(8):
-            r[j] += a[i + j]
-        i += 8
-    total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-    while i < n:
-        total += a[i]
-        i += 1
-    return total
-
-
-@numba.njit(cache=True, nogil=True)
-def kelly_bisection(q, x, high, iterations):
-    """The Kelly fraction of each row of ``q`` (``(n, k)``, the probability of each net payoff ``x``):
-    the root in ``[0, high]`` of ``sum_k q_k x_k / (1 + f x_k)``, by ``iterations`` bisections (the
-    sum decreases in ``f``). The same arithmetic, in the same order, as the numpy expression
-    ``(q * x / (1 + f * x)).sum(axis=1)`` row by row (:func:`_numpy_sum`), so the same bits, at a
-    fraction of the cost of numpy's calls on a few rows."""
-    out = np.empty(q.shape[0])
-    terms = np.empty(x.shape[0])
-    for i in range(q.shape[0]):
-        lo = 0.0
-        hi = high
-        for _ in range(iterations):
-            mid = 0.5 * (lo + hi)
-            for k in range(x.shape[0]):
-                terms[k] = q[i, k] * x[k] / (1.0 + mid * x[k])
-            if _numpy_sum(terms) > 0:
-                lo = mid
-            else:
-                hi = mid
-        out[i] = lo
-    return out

@@ -28,7 +28,7 @@ from typing import Annotated, ClassVar
 import numpy as np
 from annotated_types import Ge, MinLen
 
-from pb_gym import catalog, ev_bound, exact
+from pb_gym import catalog, ev_bound, exact, kelly
 from pb_gym import rules as R
 from pb_gym.agents import kelly_rows, staking
 from pb_gym.agents.system_protocol import BANKER_SPOT as BANKER_SPOT
@@ -49,6 +49,8 @@ from pb_gym.agents.system_protocol import Units as Units
 from pb_gym.agents.system_protocol import bet_columns as bet_columns
 from pb_gym.agents.system_protocol import capped_proposal as capped_proposal
 from pb_gym.agents.system_protocol import check_bets as check_bets
+from pb_gym.kelly import KELLY_ITERATIONS as KELLY_ITERATIONS
+from pb_gym.kelly import kelly_growth as kelly_growth
 from pb_gym.parallel import run_rows
 
 
@@ -469,7 +471,7 @@ class Kelly(BettingSystem):
                     np.ascontiguousarray(exact.folded_weights(payoffs)),
                     np.ascontiguousarray(exact.folded_weights(matrix)),
                     x,
-                    _kelly_high(x),
+                    kelly.kelly_high(x),
                     KELLY_ITERATIONS,
                     column,
                 )
@@ -554,39 +556,6 @@ class Kelly(BettingSystem):
         return capped_proposal(
             np.where(f > 0, column, NO_BET), self.fraction * f * view.bankroll_units, view.max_units
         )
-
-
-KELLY_ITERATIONS = 60
-"""Bisections of the Kelly fraction (:func:`kelly_growth`): 2^-60 of the range, below a double's
-rounding of the fraction."""
-
-
-def _kelly_high(values: np.ndarray) -> float:
-    """The largest fraction tried: never the whole bankroll (log(0) where a loss is possible at all)."""
-    return (1.0 / max(1.0, -values.min()) if values.min() < 0 else 1.0) - 1e-9
-
-
-def kelly_growth(
-    probabilities: np.ndarray, values: np.ndarray, iterations: int = KELLY_ITERATIONS
-) -> tuple[np.ndarray, np.ndarray]:
-    """The Kelly fraction and the expected log growth at it, for bets with net payoffs ``values``.
-
-    ``probabilities`` is ``(n, k)``: the probability of each payoff in ``values`` (``k``); the rest of
-    the mass is a push (net 0). Maximizes ``sum_k p_k log(1 + f x_k)`` over ``f`` in [0, 1) by
-    bisection on the derivative (concave in ``f``; the largest loss is the stake). Returns zeros where
-    the EV is <= 0.
-    """
-    p = np.asarray(probabilities, dtype=np.float64)
-    x = np.asarray(values, dtype=np.float64)
-    f = np.zeros(len(p))
-    growth = np.zeros(len(p))
-    positive = np.flatnonzero(p @ x > 0)  # off the top of the shoe: rare, so solve only these
-    if positive.size:
-        q = p[positive]
-        lo = staking.kelly_bisection(np.ascontiguousarray(q), x, _kelly_high(x), iterations)
-        f[positive] = lo
-        growth[positive] = (q * np.log1p(lo[:, None] * x)).sum(axis=1)
-    return f, growth
 
 
 SYSTEMS: dict[str, type[BettingSystem]] = {

@@ -26,6 +26,7 @@ statistics, fed the environment's own observations. Episodes run as in training 
 from __future__ import annotations
 
 import csv
+import functools
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,8 +37,8 @@ from pydantic import Field
 
 from pb_gym import exact
 from pb_gym import rules as R
+from pb_gym.agents import learned
 from pb_gym.benchmark import Deal, ci_text
-from pb_gym.envs import actions as env_actions
 from pb_gym.envs import config
 from pb_gym.experiments import atlas
 from pb_gym.experiments.common import plotting, stats
@@ -78,20 +79,15 @@ class DiscoveryConfig(Strict):
 
 
 # ------------------------------------------------------------------------------------ the policy
-class Policy:
+class Policy(learned.ModelActor):
     """A trained SB3 model as a function of the environment's observations (greedy actions, and the
-    probability of betting each spot where the algorithm has an action distribution)."""
+    probability of betting each spot where the algorithm has an action distribution): the agents'
+    :class:`pb_gym.agents.learned.ModelActor`, its action distribution read as well."""
 
     def __init__(
         self, model, algorithm: str, cfg: config.EnvConfig, obs_transform: str = "none", normalizer=None
     ) -> None:
-        from pb_gym.agents import learned as learned_agents
-
-        self.model, self.algorithm, self.cfg = model, algorithm, cfg
-        self.transform = obs_transform
-        self.normalizer = normalizer
-        self._transform_obs = learned_agents.transform_obs
-        self.lstm_state = None
+        super().__init__(model, algorithm, cfg, obs_transform, normalizer)
         # the table's stake column (-1 = none) each action or choice index stakes
         choice_spot = cfg.choice_spot
         if cfg.action_mode == "discrete":
@@ -102,16 +98,6 @@ class Policy:
         else:
             self.action_spot = choice_spot.astype(np.int64)
 
-    def reset(self) -> None:
-        self.lstm_state = None
-
-    def _prepare(self, obs):
-        if isinstance(obs, dict):
-            obs = self._transform_obs(self.transform, obs, self.cfg)
-        if self.normalizer is not None:
-            obs = self.normalizer.normalize_obs(obs)
-        return obs
-
     def act(
         self, obs, bankroll: np.ndarray, episode_start: np.ndarray, probabilities: bool = True
     ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -119,19 +105,9 @@ class Policy:
         columns (None for DQN)."""
         import torch
 
-        obs = self._prepare(obs)
-        kwargs: dict[str, Any] = {"deterministic": True}
-        masks = None
-        if self.algorithm == "MaskablePPO":
-            masks = env_actions.action_masks(self.cfg, bankroll)
-            kwargs["action_masks"] = masks
+        obs = self.prepare(obs)
         state_before = self.lstm_state
-        if self.algorithm == "RecurrentPPO":
-            actions, self.lstm_state = self.model.predict(
-                obs, state=self.lstm_state, episode_start=episode_start, **kwargs
-            )
-        else:
-            actions, _ = self.model.predict(obs, **kwargs)
+        actions = self.predict(obs, bankroll, episode_start)
         if not probabilities or self.algorithm == "DQN":
             return actions, None
         policy = self.model.policy
@@ -149,7 +125,7 @@ class Policy:
                     tensor, lstm, torch.tensor(episode_start, dtype=torch.float32, device=device)
                 )
             elif self.algorithm == "MaskablePPO":
-                dist = policy.get_distribution(tensor, action_masks=masks)
+                dist = policy.get_distribution(tensor, action_masks=self.masks)
             else:
                 dist = policy.get_distribution(tensor)
             inner = dist.distribution
@@ -312,7 +288,8 @@ def score(
 ) -> dict:
     """Play ``policy`` on ``tables`` x ``hands`` held-out hands (seed ``seed``) beside the perfect
     bettor (and the linear ``count`` if given); the JSON-ready statistics (see the module docstring).
-    The deal and its per-shoe sums are the benchmark scorer's (:class:`pb_gym.benchmark.Deal`)."""
+    The deal, its per-hand loop and its per-shoe sums are the benchmark scorer's
+    (:meth:`pb_gym.benchmark.Deal.play`)."""
     systems = ("learned", "perfect", "count", "never") if count is not None else ("learned", "perfect")
     kinds = ("exact", "real", "bets", "staked")
     deal = Deal(env_kwargs, tables, seed, [f"{kind}/{s}" for kind in kinds for s in systems])
@@ -322,34 +299,24 @@ def score(
     policy.reset()
     rows = np.arange(tables)
     calib = _Calibration(bets, spots)
-    episode_start = np.ones(tables, dtype=bool)
-    stakes = np.zeros((tables, table.n_columns))
-    for _ in range(hands):
-        composition, ev, bankroll = deal.before()
-        actions, probs = policy.act(deal.obs, bankroll, episode_start, probabilities=calibration)
-        env_actions.decode_actions(cfg, actions, bankroll, stakes)
-        reward, payoffs, done = deal.step(actions)
+    # episodes that ended start again, as in training (a reset starts a new shoe); the policy is also
+    # given the bankrolls (MaskablePPO's masks) and the episode starts (RecurrentPPO's state)
+    for hand in deal.play(hands, functools.partial(policy.act, probabilities=calibration)):
         # the systems' stakes and exact / realized profits on this hand
-        side_ev = ev[:, spots]
-        best, positive = exact.best_positive(side_ev)
-        perfect = np.zeros_like(stakes)
+        best, positive = exact.best_positive(hand.ev[:, spots])
+        perfect = np.zeros_like(hand.stakes)
         perfect[rows[positive], spots[best[positive]]] = 1.0
-        placed = {"learned": stakes, "perfect": perfect}
+        placed = {"learned": hand.stakes, "perfect": perfect}
         if count is not None:
             placed["count"] = count_stakes(
-                count, composition.astype(np.float64), spots, rules.decks, table.n_columns
+                count, hand.composition.astype(np.float64), spots, rules.decks, table.n_columns
             )
-            placed["never"] = np.zeros_like(stakes)
+            placed["never"] = np.zeros_like(hand.stakes)
         for name, st in placed.items():
-            deal.add(f"exact/{name}", (st * ev).sum(axis=1))
-            deal.add(f"real/{name}", reward if name == "learned" else (st * payoffs).sum(axis=1))
-            deal.add(f"bets/{name}", (st > 0).any(axis=1))
-            deal.add(f"staked/{name}", st.sum(axis=1))
+            realized = hand.reward if name == "learned" else (st * hand.payoffs).sum(axis=1)
+            deal.add_stakes(name, st, hand.ev, realized)
         if calibration:
-            calib.add(ev, stakes, perfect, probs)
-        # episodes that ended start again, as in training (a reset starts a new shoe)
-        episode_start = done.copy()
-        deal.end_hand(done)
+            calib.add(hand.ev, hand.stakes, perfect, hand.extra)
     sums, n = deal.totals()
     out: dict[str, Any] = {
         "tables": tables,

@@ -464,7 +464,7 @@ def discovery_step(config: TrainConfig, store: chunk_store.ChunkStore, trained: 
     model, normalizer = trained.get("model_object"), trained.get("normalizer")
     if model is None:  # resumed after training: the kept model, checked against its recorded SHA-256
         kept = learned.Sb3Policy(model=str(trained["model"]))
-        model, normalizer = kept.model, kept.normalizer
+        model, normalizer = kept.actor.model, kept.actor.normalizer
     folder = _fresh_folder(store, DISCOVERY_STEP)
     try:
         result, files = run_discovery(
