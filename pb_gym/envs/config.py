@@ -237,8 +237,8 @@ class EnvConfig:
     The bankroll always moves by the realized win."""
 
     def __post_init__(self, *rule_keywords: Any) -> None:
-        # the rule keywords' InitVars, declared above in the order of RULE_SHORTCUTS (the Rules fields')
-        shortcuts = dict(zip(RULE_SHORTCUTS, rule_keywords, strict=True))
+        # the rule keywords' InitVars, in the order they are declared (_RULE_INITVARS)
+        shortcuts = dict(zip(_RULE_INITVARS, rule_keywords, strict=True))
         rules, side_bets = _resolve_rules(self.rules, self.side_bets, shortcuts)
         set_ = functools.partial(object.__setattr__, self)
         set_("rules", rules)
@@ -452,6 +452,13 @@ class EnvConfig:
             return "no_bet", 0.0
         bet, level = divmod(int(index) - int(self.allow_no_bet), len(self.stake_levels))
         return self.bets.offered[bet], self.stake_levels[level]
+
+
+_RULE_INITVARS: tuple[str, ...] = tuple(
+    name for name in inspect.signature(EnvConfig).parameters if name in RULE_SHORTCUTS
+)
+"""The rule keywords in the order :class:`EnvConfig` declares them, which is the order its
+``__post_init__`` receives them in, whatever the order of :data:`RULE_SHORTCUTS`."""
 
 
 def _resolve_rules(
