@@ -24,7 +24,8 @@ import sys
 
 from pb_gym import interrupts
 from pb_gym.experiments.cli import optimum, studies
-from pb_gym.experiments.cli.odds import UsageError, add_command, add_rules_options, cmd_odds, cmd_simulate
+from pb_gym.experiments.cli.odds import add_rules_options, cmd_odds, cmd_simulate
+from pb_gym.experiments.cli.parsing import UsageError, add_command
 from pb_gym.experiments.cli.studies import positive_int
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy and ruff know the name)

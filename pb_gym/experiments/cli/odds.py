@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pb_gym.experiments.cli.parsing import UsageError
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy and ruff know the name)
 if TYPE_CHECKING:  # for the annotations only; the modules are imported where they are used
     from collections.abc import Sequence
@@ -14,20 +16,6 @@ if TYPE_CHECKING:  # for the annotations only; the modules are imported where th
     import numpy as np
 
     from pb_gym import rules as R
-
-
-class UsageError(ValueError):
-    """A bad command-line value; reported as ``pb-gym: error: ...`` with exit status 2."""
-
-
-def add_command(sub, func, help: str, **options) -> argparse.ArgumentParser:
-    """The subcommand of ``sub`` that ``func`` (``cmd_NAME``) runs: named NAME, its description
-    ``func``'s docstring unless ``options`` give another."""
-    parser = sub.add_parser(
-        func.__name__.removeprefix("cmd_"), help=help, **{"description": func.__doc__, **options}
-    )
-    parser.set_defaults(func=func)
-    return parser
 
 
 def add_rules_options(parser: argparse.ArgumentParser) -> None:

@@ -15,7 +15,8 @@ import re
 import textwrap
 from decimal import Decimal, InvalidOperation
 
-from pb_gym.experiments.cli.odds import UsageError, add_command, add_rules_options, rules_of
+from pb_gym.experiments.cli.odds import add_rules_options, rules_of
+from pb_gym.experiments.cli.parsing import UsageError, add_command
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy and ruff know the name)
 if TYPE_CHECKING:  # for the annotations only; the modules are imported where they are used

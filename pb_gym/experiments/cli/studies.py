@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pb_gym.experiments.cli.odds import UsageError, add_command
+from pb_gym.experiments.cli.parsing import UsageError, add_command
 
 
 def positive_int(text: str) -> int:
