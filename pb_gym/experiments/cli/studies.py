@@ -49,6 +49,7 @@ def _study(module: str, args: argparse.Namespace) -> dict:
         SchedulerError,
         check_scheduler_address,
     )
+    from pb_gym.experiments.common.study import SerialOnly
     from pb_gym.experiments.common.yaml_config import ConfigError
 
     options = {"resume": args.resume} if getattr(args, "resume", None) is not None else {}
@@ -73,7 +74,7 @@ def _study(module: str, args: argparse.Namespace) -> dict:
     except ConfigError as error:  # one line for one problem; several are listed one per line
         text = str(error)
         raise UsageError(f"invalid config{chr(10) if chr(10) in text else ': '}{text}") from None
-    except (OutputError, ResumeError, RunTooLarge) as error:
+    except (OutputError, ResumeError, RunTooLarge, SerialOnly) as error:
         raise UsageError(str(error)) from None
     except (ChunkError, SchedulerError) as error:
         print(f"pb-gym {args.command}: error: {error}", file=sys.stderr)

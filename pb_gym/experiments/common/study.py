@@ -20,6 +20,11 @@ from pb_gym.experiments.common.yaml_config import Strict, load
 ConfigT = TypeVar("ConfigT", bound=Strict)
 
 
+class SerialOnly(ValueError):
+    """A backend other than ``serial`` asked of a study that runs serially (the command line reports
+    it as a usage error, before anything is computed)."""
+
+
 def command(
     name: str,
     config_type: type[ConfigT],
@@ -72,7 +77,7 @@ def command(
         store = outputs.chunk_store(destination, depends, resume)
         if serial:
             if backend != "serial":
-                raise ValueError(f"backend={backend!r}: the {name} study runs serially; allowed: serial")
+                raise SerialOnly(f"backend={backend!r}: the {name} study runs serially; allowed: serial")
             result = run(config, progress=not as_json)
         else:
             result = run(config, backend, scheduler, workers, progress=not as_json, store=store)
@@ -95,7 +100,7 @@ def command(
     return main
 
 
-__all__ = ["command"]
+__all__ = ["SerialOnly", "command"]
 
 
 def write_table_files(

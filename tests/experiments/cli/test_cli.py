@@ -10,6 +10,8 @@ import pytest
 from pb_gym.experiments import cli
 from pb_gym.simulate import Z95
 
+from repo_paths import ROOT  # noqa: E402
+
 
 def run_json(capsys, *argv):
     assert cli.main([*argv, "--json"]) == 0
@@ -87,6 +89,10 @@ def test_odds_text(capsys):
         (["odds", "--variant", "french"], "invalid choice: 'french'"),
         (["simulate", "--hands", "0"], "--hands=0 is not allowed; allowed: an integer >= 1"),
         (["simulate", "--tables", "-3"], "--tables=-3 is not allowed"),
+        (
+            ["experiment", "leaks", str(ROOT / "configs/experiments/leaks-smoke.yaml"), "--backend=threads"],
+            "backend='threads': the leaks study runs serially; allowed: serial",
+        ),
     ],
 )
 def test_argument_errors_exit_2_with_a_clear_message(capsys, argv, message):
